@@ -1,0 +1,154 @@
+"""Generates the per-operator call functions of the dispatch hot path (internal).
+
+Note [Generated call functions]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Binding ``(*args, **kwargs)`` against a schema in Python costs microseconds; the interpreter's
+own argument binding costs tens of nanoseconds. So each operator gets a ``__call__`` (and a
+``redispatch``) generated from its schema, whose Python signature *is* the schema: the
+interpreter binds positional, keyword and keyword-only arguments and fills defaults. Required
+arguments get a sentinel default and the signature ends in ``*_extra, **_unknown``, so a bad
+call never fails inside the interpreter with a message that does not name the operator: it
+reaches ``op._bad_call``, which re-binds slowly through the schema and raises the schema's
+``TypeError``. The generated body then
+
+1. ORs the key sets of the tensor arguments with the thread's ``included`` set and masks with
+   its ``~excluded`` (a non-tensor where a tensor belongs fails the attribute read, and goes to
+   ``_bad_call``);
+2. checks each non-tensor argument with one ``type(x) in <frozenset>`` test, normalizing
+   (``int[2]`` from a bare int, numpy scalars) only when that fails;
+3. looks the key set up in the operator's dispatch cache (Note [Dispatch cache]) and calls the
+   callable found there with the bound arguments;
+4. for arguments the schema marks written ``(a!)``, bumps the version counter when the kernel
+   left it unchanged, so nested dispatch of one in-place call bumps it exactly once.
+
+Operators whose argument names are not usable as Python parameters (``from``) get the generic,
+slower path, which binds through the schema.
+"""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Callable
+from typing import Any
+
+from . import schema as _schema
+from .dispatch import local_state
+
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
+
+_RESERVED = {"_op", "_ks", "_extra", "_unknown", "_k", "_r", "_v", "_tls", "_get", "_M"}
+
+
+def usable_names(schema: _schema.FunctionSchema) -> bool:
+    return all(
+        a.name.isidentifier() and not keyword.iskeyword(a.name) and a.name not in _RESERVED
+        for a in schema.arguments
+    )
+
+
+def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..., Any], ...]:
+    """``(__call__, redispatch)`` for ``op`` (an ``OpOverload``), reading ``cache``."""
+    schema: _schema.FunctionSchema = op._schema
+    ns: dict[str, Any] = {
+        "_tls": local_state,
+        "_get": cache.get,
+        "_M": MISSING,
+        "_ks_list": ks_list,
+        "_ks_optlist": ks_optlist,
+    }
+    params: list[str] = []
+    kw_params: list[str] = []
+    ks_terms: list[str] = []
+    checks: list[str] = []
+    written: list[tuple[str, str | None]] = []
+    for i, a in enumerate(schema.arguments):
+        name = a.name
+        if a.has_default:
+            try:
+                dv = _schema.normalize_argument(a.default_value, a.type)
+            except Exception:
+                dv = a.default_value
+            ns[f"_D{i}"] = dv
+            spec = f"{name}=_D{i}"
+        else:
+            spec = f"{name}=_M"
+        (kw_params if a.kwarg_only else params).append(spec)
+        kind = a.tensor_kind
+        if kind == "Tensor":
+            ks_terms.append(f"{name}._tp_keyset")
+        elif kind == "Tensor?":
+            ks_terms.append(f"(0 if {name} is None else {name}._tp_keyset)")
+        elif kind == "Tensor[]":
+            ks_terms.append(f"_ks_list({name})")
+        elif kind == "Tensor?[]":
+            ks_terms.append(f"_ks_optlist({name})")
+        else:
+            ns[f"_F{i}"] = _schema.fast_types(a.type)
+            checks.append(
+                f"    if type({name}) not in _F{i}:\n        {name} = _op._normalize({i}, {name})"
+            )
+        if a.is_write and kind is not None:
+            written.append((name, kind))
+
+    all_names = [a.name for a in schema.arguments]
+    pos_names = [a.name for a in schema.positional]
+    kw_names = [a.name for a in schema.kwarg_only]
+    sig = ", ".join([*params, *(["*_extra"]), *kw_params, "**_unknown"])
+    bad = f"_op._bad_call(({', '.join(all_names)}{',' if all_names else ''}), _extra, _unknown)"
+    call_args = ", ".join([*pos_names, *(f"{n}={n}" for n in kw_names)])
+    ks_expr = " | ".join([*ks_terms, "_tls.inc"])
+
+    def body(ks_line: str) -> str:
+        lines = [
+            "    if _extra or _unknown:",
+            f"        return {bad}",
+            "    try:",
+            f"        {ks_line}",
+            "    except AttributeError:",
+            f"        return {bad}",
+            *checks,
+            "    _k = _get(_ks)",
+            "    if _k is None:",
+            "        _k = _op._resolve(_ks)",
+        ]
+        if not written:
+            lines.append(f"    return _k({call_args})")
+            return "\n".join(lines)
+        for j, (n, kind) in enumerate(written):
+            lines.append(f"    _v{j} = _op._versions({n}, {kind!r})")
+        lines.append(f"    _r = _k({call_args})")
+        for j, (n, kind) in enumerate(written):
+            lines.append(f"    _op._bump({n}, {kind!r}, _v{j})")
+        lines.append("    return _r")
+        return "\n".join(lines)
+
+    qual = op._name
+    src = (
+        f"def __call__(_op, {sig}):\n"
+        + body(f"_ks = ({ks_expr}) & _tls.nexc")
+        + f"\n\ndef redispatch(_op, _ks, {sig}):\n"
+        + body("_ks = _ks & -1" if not ks_terms else "pass")
+        + "\n"
+    )
+    code = compile(src, f"<tensorplug dispatch {qual}>", "exec")
+    exec(code, ns)
+    call, redispatch = ns["__call__"], ns["redispatch"]
+    call.__qualname__ = qual
+    redispatch.__qualname__ = qual + ".redispatch"
+    call.__source__ = src
+    return call, redispatch
+
+
+def ks_list(xs: Any) -> int:
+    ks = 0
+    for x in xs:
+        ks |= x._tp_keyset
+    return ks
+
+
+def ks_optlist(xs: Any) -> int:
+    ks = 0
+    for x in xs:
+        if x is not None:
+            ks |= x._tp_keyset
+    return ks

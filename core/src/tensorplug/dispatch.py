@@ -1,0 +1,103 @@
+"""Thread-local dispatch state and the guards that change it.
+
+For every call the dispatcher computes (DESIGN §3)::
+
+    ks = (OR of the argument key sets | included) & ~excluded
+
+``included`` starts empty and ``excluded`` starts as every ``Autocast<B>`` key, per thread.
+The guards below change them for the current thread only, and restore them on exit, also when
+the body raises. Alias names expand to their runtime keys::
+
+    with tensorplug.dispatch.exclude("Autograd"):     # every Autograd<B>
+        ...
+    with tensorplug.dispatch.include("Tracer"):
+        ...
+
+``excluded`` wins over ``included``: a key both included and excluded is not dispatched to.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from . import keys as _keys
+from .keys import DispatchKeySet, KeyLike
+
+__all__ = ["exclude", "excluded", "include", "included", "local_state"]
+
+
+# Note [BackendSelect is always included]
+# Factory functions have no tensor argument to take a backend from, so every call's key set
+# holds BackendSelect; the core registers a fallthrough fallback for it, and only factories have
+# BackendSelect kernels. It is folded into ``inc`` so the hot path ORs nothing extra, and
+# ``included()`` does not report it.
+ALWAYS_INCLUDED = _keys.get("BackendSelect").mask
+
+
+class _LocalState(threading.local):
+    """Per-thread ``included`` and ``excluded`` masks.
+
+    The hot path reads ``inc`` and ``nexc`` (the complement of ``excluded``, kept ready so a
+    call does one ``&``). Note [Autocast bits] in keys.py explains the initial value.
+    """
+
+    inc: int
+    nexc: int
+
+    def __init__(self) -> None:
+        self.inc = ALWAYS_INCLUDED
+        self.nexc = _keys.initial_not_excluded()
+
+
+local_state = _LocalState()
+
+
+def included() -> DispatchKeySet:
+    """The keys this thread includes (besides the always-included BackendSelect)."""
+    return DispatchKeySet(local_state.inc & ~ALWAYS_INCLUDED)
+
+
+def excluded() -> DispatchKeySet:
+    """The registered runtime keys this thread excludes."""
+    return DispatchKeySet(_keys.all_runtime_mask() & ~local_state.nexc)
+
+
+@contextmanager
+def include(*names: KeyLike) -> Iterator[None]:
+    """Add keys to this thread's ``included`` set for the duration of the block."""
+    mask = int(_keys.keyset(*names))
+    st = local_state
+    old = st.inc
+    st.inc = old | mask
+    try:
+        yield
+    finally:
+        st.inc = old
+
+
+@contextmanager
+def exclude(*names: KeyLike) -> Iterator[None]:
+    """Add keys to this thread's ``excluded`` set for the duration of the block."""
+    mask = int(_keys.keyset(*names))
+    st = local_state
+    old = st.nexc
+    st.nexc = old & ~mask
+    try:
+        yield
+    finally:
+        st.nexc = old
+
+
+@contextmanager
+def unexclude(*names: KeyLike) -> Iterator[None]:
+    """Remove keys from this thread's ``excluded`` set (``autocast`` un-excludes its key)."""
+    mask = int(_keys.keyset(*names))
+    st = local_state
+    old = st.nexc
+    st.nexc = old | mask
+    try:
+        yield
+    finally:
+        st.nexc = old

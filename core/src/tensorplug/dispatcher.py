@@ -1,0 +1,744 @@
+"""The operator registry and its computed dispatch tables.
+
+Every operator overload (``ns::op.overload``) has registrations: kernels keyed by the
+registration key they were registered for (a runtime key such as ``CPU``, or an alias key such
+as ``Autograd``). Fallbacks are registered per key for all operators at once. From these the
+dispatcher computes, for each operator and each runtime key, the entry a call to that key runs
+(the steps of DESIGN §4, numbered the same in :meth:`OpOverload._compute_entry`). Tables are
+recomputed whenever a registration or the set of keys changes, never per call.
+
+Note [Dispatch cache]
+~~~~~~~~~~~~~~~~~~~~~
+A call computes its key set ``ks`` (Note [Generated call functions] in _callgen.py) and needs
+the kernel of the highest key of ``ks`` whose entry is not a fallthrough. Bits do not follow
+priority (Note [Bits and priority] in keys.py), so that answer is a walk over the priority
+order. Each operator keeps a dict ``ks -> ready callable`` filled on the first call with a given
+key set and emptied whenever its table is recomputed: a table lookup is one dict ``get``. The
+ready callable is the kernel itself, or a ``functools.partial`` that prepends the key set
+(``with_keyset=True`` kernels) or ``(op, keyset)`` (boxed fallbacks).
+
+Usage::
+
+    import tensorplug as tp
+    with tp.Library("myops", "DEF") as lib:
+        lib.define("myadd(Tensor self, Tensor other) -> Tensor")
+        lib.impl("myadd", myadd_cpu, "CPU")
+        tp.dispatcher.dispatch_table("myops::myadd")["CPU"]        # 'CPU'
+        tp.dispatcher.registrations("myops::myadd")                # {'CPU': 'mymodule:test'}
+        print(tp.dispatcher.explain(tp.ops.myops.myadd, a, b))
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from . import _callgen
+from . import dispatch as _dispatch
+from . import keys as _keys
+from . import schema as _schema
+from .dispatch import local_state
+from .errors import DispatchError, RegistrationError
+from .keys import DispatchKey, DispatchKeySet, KeyKind
+
+__all__ = [
+    "OpOverload",
+    "dispatch_table",
+    "explain",
+    "find_op",
+    "registrations",
+    "all_ops",
+]
+
+_CEA = "CompositeExplicitAutograd"
+_CIA = "CompositeImplicitAutograd"
+
+
+def fallthrough_kernel(*args: Any, **kwargs: Any) -> Any:
+    """Register this for a key to make that key pass calls through to the next one.
+
+    It is never called: the dispatcher drops fallthrough keys before choosing a kernel.
+    """
+    raise AssertionError("fallthrough_kernel is never called; the dispatcher skips it")
+
+
+@dataclass(eq=False)
+class Kernel:
+    """One registration: a kernel for (op, key), or a fallback for a key."""
+
+    fn: Callable[..., Any]
+    key: DispatchKey  # the registration key (may be an alias)
+    registrant: str  # plugin name or module:function
+    with_keyset: bool = False
+    boxed: bool = False  # fallbacks: fn(op, keyset, *args, **kwargs)
+    owner: object = None  # the Library that made it
+    replaced: Kernel | None = None  # what an override=True registration replaced
+    removed: bool = False
+
+    @property
+    def is_fallthrough(self) -> bool:
+        return self.fn is fallthrough_kernel
+
+    @property
+    def where(self) -> str:
+        fn = self.fn
+        return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+# name of the registration source for the entry of one runtime key; None = missing
+Entry = tuple[str, "Kernel | None"]
+
+_lock = threading.RLock()
+_ops: dict[str, OpOverload] = {}  # "ns::op.overload" (or "ns::op" for default) -> op
+_fallbacks: dict[str, Kernel] = {}  # registration key name -> fallback
+
+
+class OpOverload:
+    """One operator overload: ``tp.ops.ns.op.overload``. Calling it dispatches.
+
+    Each instance gets a class of its own whose ``__call__`` and ``redispatch`` are generated
+    from the schema (Note [Generated call functions]).
+    """
+
+    _schema: _schema.FunctionSchema
+    _name: str
+
+    def __new__(cls, schema: _schema.FunctionSchema, namespace: str) -> OpOverload:
+        sub = type(f"OpOverload_{namespace}_{schema.name}_{schema.overload_name}", (cls,), {})
+        return super().__new__(sub)
+
+    def __init__(self, schema: _schema.FunctionSchema, namespace: str) -> None:
+        self._schema = schema
+        self.namespace = namespace
+        self.op_name = schema.name
+        self.overload_name = schema.overload_name or "default"
+        self.qualname = f"{namespace}::{schema.name}"
+        self._name = f"{self.qualname}.{self.overload_name}"
+        self._kernels: dict[str, Kernel] = {}
+        self._table: dict[int, Entry] = {}
+        self._cache: dict[int, Callable[..., Any]] = {}
+        self._fallthrough_mask = 0
+        self.defined_by = ""
+        self.tags: tuple[str, ...] = ()
+        self._removed = False
+        if _callgen.usable_names(schema):
+            call, redispatch = _callgen.generate(self, self._cache)
+            self._fast = (call, redispatch)
+        else:
+            self._fast = (_generic_call, _generic_redispatch)
+        self._use_fast(not _trace.enabled)
+
+    def _use_fast(self, fast: bool) -> None:
+        cls = type(self)
+        if fast:
+            cls.__call__, cls.redispatch = self._fast  # type: ignore[method-assign]
+        else:
+            cls.__call__, cls.redispatch = _traced_call, _traced_redispatch  # type: ignore[method-assign]
+
+    # The generated functions replace these on the per-op class.
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
+        raise AssertionError
+
+    def redispatch(self, keyset: int, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
+        """Dispatch to the highest key of ``keyset`` (no argument key sets, no TLS)."""
+        raise AssertionError
+
+    @property
+    def schema(self) -> _schema.FunctionSchema:
+        return self._schema
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"<OpOverload {self._name}>"
+
+    # --- registrations and the table -----------------------------------------------------
+
+    def _add_kernel(self, k: Kernel, override: bool) -> None:
+        name = k.key.name
+        old = self._kernels.get(name)
+        if old is not None and not override:
+            raise RegistrationError(
+                f"{self._name}: a kernel for key {name!r} is already registered by "
+                f"{old.registrant} ({old.where}); {k.registrant} tried to register another "
+                f"({k.where}). Pass override=True to replace it, or close the library that "
+                "registered the first one."
+            )
+        other = {_CEA: _CIA, _CIA: _CEA}.get(name)
+        if other is not None and other in self._kernels:
+            raise RegistrationError(
+                f"{self._name}: cannot register a {name} kernel ({k.registrant}) because a "
+                f"{other} kernel is registered by {self._kernels[other].registrant}; an op is "
+                "either CompositeImplicitAutograd (decomposes, differentiable through its parts) "
+                "or CompositeExplicitAutograd (one kernel for all backends), not both."
+            )
+        k.replaced = old
+        self._kernels[name] = k
+        self._recompute()
+
+    def _remove_kernel(self, k: Kernel) -> None:
+        name = k.key.name
+        if self._kernels.get(name) is k:
+            prev = k.replaced
+            if prev is not None and not prev.removed:
+                self._kernels[name] = prev
+            else:
+                del self._kernels[name]
+        k.removed = True
+        self._recompute()
+
+    def _recompute(self) -> None:
+        table: dict[int, Entry] = {}
+        ft = 0
+        for key in _keys.priority_order():
+            entry = self._compute_entry(key)
+            table[key.bit] = entry
+            if entry[1] is not None and entry[1].is_fallthrough:
+                ft |= 1 << key.bit
+        self._table = table
+        self._fallthrough_mask = ft
+        self._cache.clear()
+
+    def _compute_entry(self, k: DispatchKey) -> Entry:
+        """The entry of runtime key ``k``: the steps of DESIGN §4, in order."""
+        kernels = self._kernels
+        is_backend = k.kind is KeyKind.BACKEND
+        # 1. a kernel registered directly on K
+        if k.name in kernels:
+            return _source(k.name, kernels[k.name])
+        # 2. K is a backend and the op has a CompositeExplicitAutograd kernel
+        if is_backend and _CEA in kernels:
+            return _source(_CEA, kernels[_CEA])
+        # 3. K is a backend or an Autograd<B> key and the op has a CompositeImplicitAutograd
+        #    kernel -- for Autograd<B> only when B has no kernel of its own (direct or step 2)
+        if _CIA in kernels:
+            if is_backend:
+                return _source(_CIA, kernels[_CIA])
+            if k.family == "Autograd" and k.backend is not None:
+                b = k.backend.name
+                if b not in kernels and _CEA not in kernels:
+                    return _source(_CIA, kernels[_CIA])
+        # 4. K is an Autograd<B> (Autocast<B>) key and the op has an Autograd (Autocast) kernel
+        if k.family is not None and k.family in kernels:
+            return _source(k.family, kernels[k.family])
+        # 5. a fallback registered for K (or for K's alias); it may be the fallthrough kernel
+        fb = _fallback_for(k)
+        if fb is not None:
+            return ("fallthrough" if fb.is_fallthrough else "fallback", fb)
+        # 6. missing
+        return ("missing", None)
+
+    # --- per call (cold paths of the generated functions) --------------------------------
+
+    def _resolve(self, ks: int) -> Callable[..., Any]:
+        """Fill the dispatch cache for ``ks`` (Note [Dispatch cache])."""
+        if self._removed:
+            raise RegistrationError(
+                f"{self._name} was removed (the library that defined it was closed); "
+                "define it again before calling it"
+            )
+        key, kernel = self._select(ks)
+        fn = kernel.fn
+        full = DispatchKeySet(ks)
+        ready: Callable[..., Any]
+        if kernel.boxed:
+            ready = functools.partial(fn, self, full)
+        elif kernel.with_keyset:
+            ready = functools.partial(fn, full)
+        else:
+            ready = fn
+        self._cache[ks] = ready
+        return ready
+
+    def _select(self, ks: int) -> tuple[DispatchKey, Kernel]:
+        live = ks & ~self._fallthrough_mask
+        for key in _keys.priority_order():
+            if live & (1 << key.bit):
+                source, kernel = self._table.get(key.bit, ("missing", None))
+                if kernel is None:
+                    raise self._missing(key)
+                return key, kernel
+        raise self._missing(None)
+
+    def _missing(self, key: DispatchKey | None) -> DispatchError:
+        available = sorted(self._kernels, key=_registration_order)
+        if key is None:
+            msg = (
+                f"Could not run '{self._name}': the dispatch key set of the call is empty "
+                "(no tensor argument, and no key included by the thread). "
+                f"'{self._name}' is only available for these keys: [{', '.join(available)}]."
+            )
+            return DispatchError(msg, op=self._name, key="", available=available)
+        msg = (
+            f"Could not run '{self._name}' with arguments from the '{key.name}' backend. "
+            f"'{self._name}' is only available for these keys: [{', '.join(available)}]. "
+            + _remedy(self, key)
+        )
+        return DispatchError(msg, op=self._name, key=key.name, available=available)
+
+    def _bad_call(self, values: tuple[Any, ...], extra: tuple[Any, ...], unknown: dict[str, Any]) -> Any:
+        """A call the fast path could not bind: re-bind through the schema, which raises."""
+        args, kwargs = _reconstruct(self._schema, values, extra, unknown)
+        self._schema.bind(args, kwargs, self._name)
+        # The schema accepted it (e.g. a tensor subclass without _tp_keyset on its type but
+        # on the instance): dispatch generically.
+        return _generic_call(self, *args, **kwargs)
+
+    def _normalize(self, index: int, value: Any) -> Any:
+        arg = self._schema.arguments[index]
+        if value is _callgen.MISSING:
+            raise TypeError(
+                f"{self._name}() missing required argument '{arg.name}' "
+                f"({_schema.type_name(arg.type)})"
+            )
+        try:
+            return _schema.normalize_argument(value, arg.type)
+        except _schema.ArgumentTypeError:
+            pos = "" if arg.kwarg_only else f" (position {index + 1})"
+            raise TypeError(
+                f"{self._name}(): argument '{arg.name}'{pos} must be "
+                f"{_schema.type_name(arg.type)}, not {type(value).__name__}"
+            ) from None
+
+    @staticmethod
+    def _versions(t: Any, kind: str) -> Any:
+        if t is None:
+            return None
+        if kind in ("Tensor", "Tensor?"):
+            return t._tp_version.value
+        return [None if x is None else x._tp_version.value for x in t]
+
+    @staticmethod
+    def _bump(t: Any, kind: str, before: Any) -> None:
+        if t is None:
+            return
+        if kind in ("Tensor", "Tensor?"):
+            vc = t._tp_version
+            if vc.value == before:
+                vc.value = before + 1
+            return
+        for x, v in zip(t, before, strict=False):
+            if x is not None and x._tp_version.value == v:
+                x._tp_version.value = v + 1
+
+
+def _source(reg_key: str, kernel: Kernel) -> Entry:
+    return ("fallthrough" if kernel.is_fallthrough else reg_key, kernel)
+
+
+def _fallback_for(k: DispatchKey) -> Kernel | None:
+    fb = _fallbacks.get(k.name)
+    if fb is not None:
+        return fb
+    for alias_name, fb in _fallbacks.items():
+        alias = _keys.get(alias_name)
+        if alias.is_alias and int(_keys.expand(alias)) & (1 << k.bit):
+            return fb
+    return None
+
+
+def _registration_order(name: str) -> tuple[int, str]:
+    """Sort registration keys by priority; an alias sits with the highest key it covers."""
+    covered = int(_keys.expand(name))
+    for i, k in enumerate(_keys.priority_order()):
+        if covered & (1 << k.bit):
+            return (i, name)
+    return (1 << 30, name)
+
+
+# Distributions that provide first-party keys, for the remedy of a DispatchError.
+_PROVIDERS = {
+    "CPU": ("cpu", "tensorplug-cpu"),
+    "CUDA": ("cuda", "tensorplug-cuda"),
+    "Batched": ("batched", "tensorplug-batched"),
+    "Tracer": ("tracer", "tensorplug-tracer"),
+    "Autograd": ("autograd", "tensorplug-autograd"),
+    "ADInplaceOrView": ("autograd", "tensorplug-autograd"),
+    "Autocast": ("autocast", "tensorplug-autocast"),
+}
+
+
+def provider_of(key: DispatchKey) -> tuple[str, str] | None:
+    """``(plugin name, distribution)`` of the first-party plugin that serves ``key``."""
+    return _PROVIDERS.get(key.family or key.name)
+
+
+def _remedy(op: OpOverload, key: DispatchKey) -> str:
+    prov = provider_of(key)
+    loaded = _loaded_plugins()
+    if prov is not None and prov[0] not in loaded:
+        return (
+            f"The '{key.name}' key is served by the {prov[1]} plugin, which is not loaded: "
+            f"`pip install {prov[1]}` (or check TENSORPLUG_PLUGINS / TENSORPLUG_DISABLE_PLUGINS)."
+        )
+    owner = f" (plugin {key.owner})" if key.owner != "tensorplug" else ""
+    return (
+        f"No kernel is registered for '{key.name}'{owner}. Register one with "
+        f"tp.Library('{op.namespace}', 'IMPL').impl('{op.op_name}"
+        f"{'' if op.overload_name == 'default' else '.' + op.overload_name}', fn, "
+        f"'{key.name}'), or a fallback with tp.Library('_', 'IMPL').fallback(fn, '{key.name}')."
+    )
+
+
+def _loaded_plugins() -> set[str]:
+    mod = sys.modules.get("tensorplug.plugins")
+    if mod is None:
+        return set()
+    names: set[str] = getattr(mod, "loaded_names", lambda: set())()
+    return names
+
+
+def _reconstruct(
+    schema: _schema.FunctionSchema,
+    values: tuple[Any, ...],
+    extra: tuple[Any, ...],
+    unknown: dict[str, Any],
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The ``(args, kwargs)`` of a call, from the values the generated signature bound."""
+    npos = len(schema.positional)
+    if extra:  # every positional slot was filled positionally
+        return (*values[:npos], *extra), {**_given(schema.kwarg_only, values[npos:]), **unknown}
+    kwargs = _given(schema.arguments, values)
+    return (), {**kwargs, **unknown}
+
+
+def _given(args: tuple[_schema.Argument, ...], values: tuple[Any, ...]) -> dict[str, Any]:
+    return {a.name: v for a, v in zip(args, values, strict=False) if v is not _callgen.MISSING}
+
+
+# --- the generic and the traced paths -------------------------------------------------------
+
+
+def _keyset_of(op: OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+    ks = 0
+    schema = op._schema
+    for a, v in zip(schema.positional, args, strict=False):
+        ks |= _arg_ks(a, v)
+    for a in schema.kwarg_only:
+        ks |= _arg_ks(a, kwargs.get(a.name))
+    return ks
+
+
+def _arg_ks(a: _schema.Argument, v: Any) -> int:
+    kind = a.tensor_kind
+    if kind is None or v is None:
+        return 0
+    if kind in ("Tensor", "Tensor?"):
+        return int(v._tp_keyset)
+    return _callgen.ks_optlist(v)
+
+
+def _invoke(op: OpOverload, ks: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    fn = op._cache.get(ks) or op._resolve(ks)
+    written = [
+        (v, a.tensor_kind)
+        for a, v in zip(op._schema.arguments, (*args, *kwargs.values()), strict=False)
+        if a.is_write and a.tensor_kind is not None
+    ]
+    before = [op._versions(v, str(kind)) for v, kind in written]
+    result = fn(*args, **kwargs)
+    for (v, kind), b in zip(written, before, strict=False):
+        op._bump(v, str(kind), b)
+    return result
+
+
+def _generic_call(op: OpOverload, /, *args: Any, **kwargs: Any) -> Any:
+    args, kwargs = op._schema.bind(args, kwargs, op._name)
+    ks = (_keyset_of(op, args, kwargs) | local_state.inc) & local_state.nexc
+    return _invoke(op, ks, args, kwargs)
+
+
+def _generic_redispatch(op: OpOverload, keyset: int, /, *args: Any, **kwargs: Any) -> Any:
+    args, kwargs = op._schema.bind(args, kwargs, op._name)
+    return _invoke(op, int(keyset), args, kwargs)
+
+
+class _Trace(threading.local):
+    depth = 0
+
+
+class _TraceState:
+    """Whether calls take the traced path, and where trace lines go."""
+
+    def __init__(self) -> None:
+        self.enabled = False
+        self.sinks: list[Callable[[str], None]] = []
+        self.local = _Trace()
+
+
+_trace = _TraceState()
+
+
+def _emit(line: str) -> None:
+    for sink in list(_trace.sinks):
+        sink(line)
+
+
+def _traced(op: OpOverload, ks: int | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    args, kwargs = op._schema.bind(args, kwargs, op._name)
+    loc = _trace.local
+    indent = "  " * loc.depth
+    if ks is None:
+        arg_ks = _keyset_of(op, args, kwargs)
+        ks = (arg_ks | local_state.inc) & local_state.nexc
+        how = "call"
+    else:
+        how = "redispatch"
+    if op._removed:
+        op._resolve(ks)  # raises
+    try:
+        key, kernel = op._select(ks)
+    except DispatchError as e:
+        _emit(f"{indent}[dispatch] {how} {op._name} keyset={DispatchKeySet(ks)!r} -> error: {e}")
+        raise
+    skipped = [
+        k.name for k in DispatchKeySet(ks) if k is not key and op._fallthrough_mask & (1 << k.bit)
+        and _keys.priority_order().index(k) < _keys.priority_order().index(key)
+    ]
+    src = op._table[key.bit][0]
+    via = f" (skipped fallthrough {', '.join(skipped)})" if skipped else ""
+    _emit(
+        f"{indent}[dispatch] {how} {op._name} keyset={DispatchKeySet(ks)!r} -> {key.name}{via}: "
+        f"{'boxed fallback ' if kernel.boxed else ''}{kernel.where} from {src} "
+        f"registered by {kernel.registrant}"
+    )
+    loc.depth += 1
+    try:
+        return _invoke(op, ks, args, kwargs)
+    finally:
+        loc.depth -= 1
+
+
+def _traced_call(op: OpOverload, /, *args: Any, **kwargs: Any) -> Any:
+    return _traced(op, None, args, kwargs)
+
+
+def _traced_redispatch(op: OpOverload, keyset: int, /, *args: Any, **kwargs: Any) -> Any:
+    return _traced(op, int(keyset), args, kwargs)
+
+
+def _set_tracing(enabled: bool) -> None:
+    """Switch every operator between the generated and the traced call path."""
+    with _lock:
+        _trace.enabled = enabled
+        for op in _ops.values():
+            op._use_fast(not enabled)
+
+
+class _Capture:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def __call__(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def _stderr_sink(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def tracing(sink: Callable[[str], None]) -> _TraceContext:
+    """Context manager: send every dispatch step to ``sink`` (a function of one line)."""
+    return _TraceContext(sink)
+
+
+class _TraceContext:
+    def __init__(self, sink: Callable[[str], None]) -> None:
+        self.sink = sink
+
+    def __enter__(self) -> None:
+        with _lock:
+            _trace.sinks.append(self.sink)
+            _set_tracing(True)
+
+    def __exit__(self, *exc: object) -> None:
+        with _lock:
+            _trace.sinks.remove(self.sink)
+            _set_tracing(bool(_trace.sinks))
+
+
+# --- registry -------------------------------------------------------------------------------
+
+
+_generation = 0
+
+
+def generation() -> int:
+    """A number that changes whenever operators are defined or removed (packet caches)."""
+    return _generation
+
+
+def _changed() -> None:
+    global _generation
+    _generation += 1
+
+
+def _register_op(op: OpOverload) -> None:
+    with _lock:
+        _ops[op._name] = op
+        op._recompute()
+        _changed()
+
+
+def _remove_op(op: OpOverload) -> None:
+    with _lock:
+        if _ops.get(op._name) is op:
+            del _ops[op._name]
+        op._removed = True
+        op._cache.clear()
+        _changed()
+
+
+def _add_fallback(k: Kernel, override: bool) -> None:
+    with _lock:
+        old = _fallbacks.get(k.key.name)
+        if old is not None and not override:
+            raise RegistrationError(
+                f"a fallback for key {k.key.name!r} is already registered by {old.registrant} "
+                f"({old.where}); {k.registrant} tried to register another ({k.where}). "
+                "Pass override=True to replace it."
+            )
+        k.replaced = old
+        _fallbacks[k.key.name] = k
+        _recompute_all()
+
+
+def _remove_fallback(k: Kernel) -> None:
+    with _lock:
+        name = k.key.name
+        if _fallbacks.get(name) is k:
+            prev = k.replaced
+            if prev is not None and not prev.removed:
+                _fallbacks[name] = prev
+            else:
+                del _fallbacks[name]
+        k.removed = True
+        _recompute_all()
+
+
+def _recompute_all() -> None:
+    with _lock:
+        for op in _ops.values():
+            op._recompute()
+
+
+_keys._state.listeners.append(_recompute_all)
+
+
+def all_ops() -> list[OpOverload]:
+    return list(_ops.values())
+
+
+def find_op(name: str | OpOverload) -> OpOverload:
+    """The overload called ``"ns::op.overload"``; ``"ns::op"`` means the default overload."""
+    if isinstance(name, OpOverload):
+        return name
+    packet = getattr(name, "_packet_overloads", None)
+    if packet is not None:
+        ovs = list(packet())
+        if len(ovs) == 1:
+            return ovs[0]
+        raise RegistrationError(
+            f"{name!r} has several overloads ({', '.join(o.overload_name for o in ovs)}); "
+            "name one, e.g. tp.ops.ns.op.default"
+        )
+    full = name if "." in name.split("::")[-1] else f"{name}.default"
+    op = _ops.get(full)
+    if op is None:
+        if "::" not in name:
+            raise RegistrationError(f"operator names are qualified: 'ns::op.overload', got {name!r}")
+        similar = sorted(n for n in _ops if n.startswith(name.split(".")[0] + "."))
+        hint = f" Known overloads: {', '.join(similar)}." if similar else ""
+        raise RegistrationError(
+            f"No operator named '{full}' is defined.{hint} Define it with "
+            f"tp.Library('{name.split('::')[0]}', 'DEF').define('<schema>')."
+        )
+    return op
+
+
+def ops_in(namespace: str) -> Iterator[OpOverload]:
+    for op in list(_ops.values()):
+        if op.namespace == namespace:
+            yield op
+
+
+def dispatch_table(name: str | OpOverload) -> dict[str, str]:
+    """Runtime key name -> where its entry comes from (DESIGN §4)."""
+    op = find_op(name)
+    return {k.name: op._table.get(k.bit, ("missing", None))[0] for k in _keys.priority_order()}
+
+
+def registrations(name: str | OpOverload) -> dict[str, str]:
+    """Registration key -> who registered its kernel."""
+    op = find_op(name)
+    return {key: k.registrant for key, k in op._kernels.items()}
+
+
+def fallbacks() -> dict[str, str]:
+    """Registration key -> who registered the fallback for it."""
+    return {key: k.registrant for key, k in _fallbacks.items()}
+
+
+def explain(op: Any, /, *args: Any, run: bool = True, **kwargs: Any) -> str:
+    """Why a call runs the kernel it runs.
+
+    Reports the key set of each tensor argument, the thread's included/excluded sets, the
+    resulting key set, the chosen key (and the fallthrough keys passed on the way), the kernel
+    and who registered it. With ``run=True`` (the default) the call is executed once under a
+    trace, so each redispatch step it takes is listed too.
+    """
+    ov = _pick_overload(op, args, kwargs)
+    bargs, bkwargs = ov._schema.bind(args, kwargs, ov._name)
+    lines = [f"explain {ov._name}: {ov._schema}"]
+    for a, v in zip(ov._schema.arguments, (*bargs, *bkwargs.values()), strict=False):
+        if a.tensor_kind is not None:
+            lines.append(f"  argument {a.name}: keyset {DispatchKeySet(_arg_ks(a, v))!r}")
+    arg_ks = _keyset_of(ov, bargs, bkwargs)
+    lines.append(f"  thread included: {_dispatch.included()!r}")
+    lines.append(f"  thread excluded: {_dispatch.excluded()!r}")
+    ks = (arg_ks | local_state.inc) & local_state.nexc
+    lines.append(f"  dispatch keyset: {DispatchKeySet(ks)!r}")
+    try:
+        key, kernel = ov._select(ks)
+    except DispatchError as e:
+        lines.append(f"  -> error: {e}")
+        return "\n".join(lines)
+    for k in DispatchKeySet(ks):
+        if k is key:
+            break
+        if ov._fallthrough_mask & (1 << k.bit):
+            lines.append(f"  skip {k.name}: fallthrough ({ov._table[k.bit][1].registrant})")  # type: ignore[union-attr]
+    src = ov._table[key.bit][0]
+    lines.append(
+        f"  chosen key: {key.name} (entry from {src}) -> "
+        f"{'boxed fallback ' if kernel.boxed else ''}{kernel.where}, registered by {kernel.registrant}"
+    )
+    if run:
+        cap = _Capture()
+        with tracing(cap):
+            ov(*bargs, **bkwargs)
+        lines.append("  dispatch steps when run:")
+        lines.extend("    " + ln for ln in cap.lines)
+    return "\n".join(lines)
+
+
+def _pick_overload(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> OpOverload:
+    if isinstance(op, OpOverload):
+        return op
+    resolver = getattr(op, "_resolve_overload", None)
+    if resolver is not None:
+        ov: OpOverload = resolver(args, kwargs)
+        return ov
+    return find_op(op)
+
+
+if os.environ.get("TENSORPLUG_SHOW_DISPATCH_TRACE", "") not in ("", "0"):
+    _trace.sinks.append(_stderr_sink)
+    _trace.enabled = True

@@ -1,0 +1,586 @@
+"""Dispatch keys, their priority order, and key sets.
+
+A dispatch key names one reason to run a kernel. There are four kinds (DESIGN §2):
+
+* **backend** keys name where data lives (``CPU``, ``CUDA``, ``Meta``, and any a plugin adds);
+  each owns a device type string (``"cpu"``);
+* **functionality** keys add behaviour on top (``Batched``, ``Tracer``, ``ADInplaceOrView``,
+  ``BackendSelect``, and any a plugin adds);
+* **per-backend functionality** keys exist once per backend: registering backend ``B``
+  creates ``AutogradB`` and ``AutocastB``;
+* **alias** keys are for registration only and stand for a set of runtime keys:
+  ``Autograd``, ``Autocast``, ``CompositeExplicitAutograd``, ``CompositeImplicitAutograd``.
+
+Note [Bits and priority]
+~~~~~~~~~~~~~~~~~~~~~~~~
+A :class:`DispatchKeySet` is an ``int`` bitmask. A key's bit is assigned when the key is created
+and never changes (a key unregistered and registered again gets its old bit back), so key sets
+stored on existing tensors stay valid when plugins add keys. Priority is kept separately, as an
+ordered list recomputed whenever a key is added: the built-in chain
+
+    Batched > Autocast<B>... > Tracer > Autograd<B>... > ADInplaceOrView > BackendSelect
+            > third-party backends > Meta > CUDA > CPU
+
+plus the ``before=``/``after=`` constraints of plugin keys, topologically sorted. Among keys that
+the constraints leave free, the sort keeps each key next to its anchor. Because bits do not
+follow priority, "the highest key of a set" walks the priority list; the dispatcher caches the
+answer per key set (Note [Dispatch cache] in dispatcher.py), so that walk is never on the hot
+path.
+
+Usage::
+
+    from tensorplug import keys
+    xla = keys.register_backend("XLA", "xla")       # also creates AutogradXLA, AutocastXLA
+    keys.register_functionality("Profile", before="Tracer")
+    ks = keys.keyset("AutogradXLA", "XLA")
+    ks.highest()                                   # DispatchKey('AutogradXLA')
+    ks.below("AutogradXLA")                        # DispatchKeySet(XLA)
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable, Iterator
+from typing import Final
+
+__all__ = [
+    "DispatchKey",
+    "DispatchKeySet",
+    "KeyError_",
+    "KeyKind",
+    "all_keys",
+    "backend_for_device_type",
+    "backends",
+    "device_types",
+    "expand",
+    "get",
+    "keyset",
+    "priority_order",
+    "register_backend",
+    "register_functionality",
+    "unregister",
+]
+
+
+class KeyKind(enum.Enum):
+    BACKEND = "backend"
+    FUNCTIONALITY = "functionality"
+    PER_BACKEND = "per-backend functionality"
+    ALIAS = "alias"
+
+
+class KeyError_(LookupError):  # noqa: N801 - `KeyError` is a builtin we must not shadow
+    """An unknown key name, or a key registration that cannot be honoured."""
+
+
+# Families of per-backend functionality keys, in the order they are created for a backend.
+PER_BACKEND_FAMILIES: Final = ("Autograd", "Autocast")
+
+
+class DispatchKey:
+    """One dispatch key. Compare by identity; look up by name with :func:`get`."""
+
+    __slots__ = ("name", "kind", "bit", "device_type", "backend", "family", "owner", "__weakref__")
+
+    def __init__(
+        self,
+        name: str,
+        kind: KeyKind,
+        bit: int,
+        *,
+        device_type: str | None = None,
+        backend: DispatchKey | None = None,
+        family: str | None = None,
+        owner: str = "tensorplug",
+    ) -> None:
+        self.name = name
+        self.kind = kind
+        self.bit = bit  # -1 for alias keys, which are never dispatched to
+        self.device_type = device_type
+        self.backend = backend  # the backend of a per-backend key
+        self.family = family  # "Autograd" / "Autocast" for per-backend keys
+        self.owner = owner
+
+    @property
+    def mask(self) -> int:
+        if self.bit < 0:
+            return expand(self).__int__()
+        return 1 << self.bit
+
+    @property
+    def is_alias(self) -> bool:
+        return self.kind is KeyKind.ALIAS
+
+    def __repr__(self) -> str:
+        return f"DispatchKey({self.name!r})"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+KeyLike = DispatchKey | str
+
+
+class DispatchKeySet(int):
+    """An immutable set of runtime dispatch keys, stored as an ``int`` bitmask.
+
+    Set operators return :class:`DispatchKeySet`; iteration yields keys highest priority first.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, value: int | Iterable[KeyLike] = 0) -> DispatchKeySet:
+        if not isinstance(value, int):
+            mask = 0
+            for k in value:
+                mask |= _resolve(k).mask
+            value = mask
+        return super().__new__(cls, value)
+
+    def __or__(self, other: int) -> DispatchKeySet:
+        return DispatchKeySet(int(self) | int(other))
+
+    __ror__ = __or__
+
+    def __and__(self, other: int) -> DispatchKeySet:
+        return DispatchKeySet(int(self) & int(other))
+
+    __rand__ = __and__
+
+    def __sub__(self, other: int) -> DispatchKeySet:  # type: ignore[override]
+        return DispatchKeySet(int(self) & ~int(other))
+
+    def __contains__(self, key: KeyLike) -> bool:
+        k = _resolve(key)
+        return bool(int(self) & k.mask) if not k.is_alias else bool(int(self) & k.mask)
+
+    def __iter__(self) -> Iterator[DispatchKey]:
+        v = int(self)
+        return (k for k in _state.order if v & (1 << k.bit))
+
+    def __len__(self) -> int:
+        return int(self).bit_count()
+
+    def add(self, key: KeyLike) -> DispatchKeySet:
+        return DispatchKeySet(int(self) | _resolve(key).mask)
+
+    def remove(self, key: KeyLike) -> DispatchKeySet:
+        return DispatchKeySet(int(self) & ~_resolve(key).mask)
+
+    def highest(self) -> DispatchKey | None:
+        """The highest-priority key of the set, or ``None`` when it is empty."""
+        v = int(self)
+        for k in _state.order:
+            if v & (1 << k.bit):
+                return k
+        return None
+
+    def below(self, key: KeyLike) -> DispatchKeySet:
+        """The keys of this set whose priority is strictly lower than ``key``'s."""
+        k = _resolve(key)
+        if k.is_alias:
+            raise KeyError_(f"below() needs a runtime key, not the alias key {k.name!r}")
+        return DispatchKeySet(int(self) & _state.below_mask[k.bit])
+
+    def names(self) -> list[str]:
+        return [k.name for k in self]
+
+    def __repr__(self) -> str:
+        return f"DispatchKeySet({', '.join(self.names())})"
+
+    __str__ = __repr__
+
+
+class _KeyState:
+    """Every key ever created, and the current priority order (Note [Bits and priority])."""
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, DispatchKey] = {}
+        self.bit_of_name: dict[str, int] = {}  # remembered across unregister
+        self.next_bit = 0
+        self.next_autocast_bit = 0
+        # Runtime keys (not aliases), highest priority first.
+        self.order: list[DispatchKey] = []
+        # bit -> mask of the keys with strictly lower priority
+        self.below_mask: dict[int, int] = {}
+        # name -> (before, after) constraints of functionality keys added by plugins
+        self.constraints: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        # functions called after every change of the key set or order (dispatcher caches)
+        self.listeners: list[Callable[[], None]] = []
+        self.builtin_names: frozenset[str] = frozenset()
+
+
+_state = _KeyState()
+
+
+def _add_key(key: DispatchKey) -> DispatchKey:
+    _state.by_name[key.name] = key
+    return key
+
+
+def _new_bit(name: str, *, autocast: bool = False) -> int:
+    bit = _state.bit_of_name.get(name)
+    if bit is None:
+        if autocast:  # Note [Autocast bits]
+            bit = AUTOCAST_BIT_BASE + _state.next_autocast_bit
+            _state.next_autocast_bit += 1
+        else:
+            bit = _state.next_bit
+            _state.next_bit += 1
+            if bit >= AUTOCAST_BIT_BASE:
+                raise KeyError_(f"too many dispatch keys (at most {AUTOCAST_BIT_BASE})")
+        _state.bit_of_name[name] = bit
+    return bit
+
+
+def get(name: KeyLike) -> DispatchKey:
+    """The key called ``name``; an unknown name raises with the list of known keys."""
+    if isinstance(name, DispatchKey):
+        return name
+    try:
+        return _state.by_name[name]
+    except (KeyError, TypeError):
+        known = ", ".join(sorted(_state.by_name))
+        raise KeyError_(
+            f"Unknown dispatch key {name!r}. Known keys: {known}. "
+            "A plugin may add it: see `tensorplug plugins` for what is installed."
+        ) from None
+
+
+_resolve = get
+
+
+def all_keys() -> list[DispatchKey]:
+    """Every registered key: runtime keys in priority order, then the alias keys."""
+    aliases = [k for k in _state.by_name.values() if k.is_alias]
+    return [*_state.order, *aliases]
+
+
+def priority_order() -> list[DispatchKey]:
+    """Runtime keys, highest priority first."""
+    return list(_state.order)
+
+
+def backends() -> list[DispatchKey]:
+    return [k for k in _state.order if k.kind is KeyKind.BACKEND]
+
+
+def device_types() -> dict[str, DispatchKey]:
+    """Device type string -> backend key."""
+    return {k.device_type: k for k in backends() if k.device_type is not None}
+
+
+def backend_for_device_type(device_type: str) -> DispatchKey | None:
+    for k in _state.order:
+        if k.kind is KeyKind.BACKEND and k.device_type == device_type:
+            return k
+    return None
+
+
+def per_backend(family: str, backend: KeyLike) -> DispatchKey:
+    """The ``family`` key of ``backend``: ``per_backend("Autograd", "CPU")`` is ``AutogradCPU``."""
+    return get(family + get(backend).name)
+
+
+def expand(key: KeyLike) -> DispatchKeySet:
+    """The runtime keys a registration key stands for (itself, for a runtime key)."""
+    k = get(key)
+    if not k.is_alias:
+        return DispatchKeySet(1 << k.bit)
+    mask = 0
+    for rk in _state.order:
+        if _alias_covers(k.name, rk):
+            mask |= 1 << rk.bit
+    return DispatchKeySet(mask)
+
+
+def _alias_covers(alias: str, rk: DispatchKey) -> bool:
+    if alias in PER_BACKEND_FAMILIES:
+        return rk.family == alias
+    if alias == "CompositeExplicitAutograd":
+        return rk.kind is KeyKind.BACKEND
+    if alias == "CompositeImplicitAutograd":
+        return rk.kind is KeyKind.BACKEND or rk.family == "Autograd"
+    return False
+
+
+def keyset(*keys: KeyLike) -> DispatchKeySet:
+    """The set of the given keys; alias names expand to their runtime keys."""
+    mask = 0
+    for k in keys:
+        mask |= int(expand(k))
+    return DispatchKeySet(mask)
+
+
+def tensor_keyset(backend: KeyLike) -> int:
+    """The key set a plain tensor of ``backend`` carries: the backend and its ``Autocast`` key."""
+    b = get(backend)
+    return (1 << b.bit) | (1 << per_backend("Autocast", b).bit)
+
+
+# --- registration ---------------------------------------------------------------------------
+
+
+def register_backend(name: str, device_type: str, *, owner: str = "tensorplug") -> DispatchKey:
+    """Create backend key ``name`` owning ``device_type``, with its ``Autograd``/``Autocast`` keys.
+
+    Third-party backends rank above ``Meta`` and below ``BackendSelect``.
+    """
+    _check_new_name(name)
+    for fam in PER_BACKEND_FAMILIES:
+        _check_new_name(fam + name)
+    if device_type in device_types():
+        other = device_types()[device_type]
+        raise KeyError_(
+            f"register_backend({name!r}, {device_type!r}): device type {device_type!r} "
+            f"already belongs to backend {other.name!r} (registered by {other.owner})."
+        )
+    b = _add_key(
+        DispatchKey(name, KeyKind.BACKEND, _new_bit(name), device_type=device_type, owner=owner)
+    )
+    for fam in PER_BACKEND_FAMILIES:
+        n = fam + name
+        _add_key(
+            DispatchKey(
+                n,
+                KeyKind.PER_BACKEND,
+                _new_bit(n, autocast=fam == "Autocast"),
+                backend=b,
+                family=fam,
+                owner=owner,
+            )
+        )
+    _recompute()
+    return b
+
+
+def register_functionality(
+    name: str,
+    *,
+    before: KeyLike | Iterable[KeyLike] | None = None,
+    after: KeyLike | Iterable[KeyLike] | None = None,
+    owner: str = "tensorplug",
+) -> DispatchKey:
+    """Create functionality key ``name``.
+
+    ``before=X`` ranks it above (is dispatched before) ``X``; ``after=X`` ranks it below ``X``.
+    Anchors may be alias names (``after="Autograd"`` means below every ``Autograd<B>``). With
+    neither, the key goes directly above ``BackendSelect``: it sees a call after autograd
+    recorded it and before a backend runs it. Unknown anchors and cycles are errors.
+    """
+    _check_new_name(name)
+    bef = _names(before)
+    aft = _names(after)
+    for anchor in (*bef, *aft):
+        get(anchor)  # raises with the list of known keys
+    if not bef and not aft:
+        bef = ("BackendSelect",)
+    key = DispatchKey(name, KeyKind.FUNCTIONALITY, _new_bit(name), owner=owner)
+    _state.by_name[name] = key
+    _state.constraints[name] = (bef, aft)
+    try:
+        _recompute()
+    except KeyError_:
+        del _state.by_name[name]
+        del _state.constraints[name]
+        _recompute()
+        order = " > ".join(k.name for k in _state.order)
+        raise KeyError_(
+            f"cannot place dispatch key {name!r} before {list(bef)} and after {list(aft)}: "
+            f"the constraints form a cycle with the current order {order}"
+        ) from None
+    return key
+
+
+def unregister(name: KeyLike) -> None:
+    """Remove a key added by a plugin (and, for a backend, its per-backend keys)."""
+    k = get(name)
+    if k.name in _state.builtin_names:
+        raise KeyError_(f"cannot unregister built-in dispatch key {k.name!r}")
+    dependents = [
+        n for n, (bef, aft) in _state.constraints.items() if n != k.name and k.name in bef + aft
+    ]
+    if dependents:
+        raise KeyError_(
+            f"cannot unregister dispatch key {k.name!r}: keys {dependents} are placed relative to it"
+        )
+    names = [k.name]
+    if k.kind is KeyKind.BACKEND:
+        names += [fam + k.name for fam in PER_BACKEND_FAMILIES]
+    for n in names:
+        _state.by_name.pop(n, None)
+        _state.constraints.pop(n, None)
+    _recompute()
+
+
+def _names(spec: KeyLike | Iterable[KeyLike] | None) -> tuple[str, ...]:
+    if spec is None:
+        return ()
+    if isinstance(spec, str | DispatchKey):
+        return (get(spec).name if isinstance(spec, DispatchKey) else spec,)
+    return tuple(s.name if isinstance(s, DispatchKey) else s for s in spec)
+
+
+def _check_new_name(name: str) -> None:
+    if not name.isidentifier():
+        raise KeyError_(f"dispatch key names must be identifiers, got {name!r}")
+    if name in _state.by_name:
+        k = _state.by_name[name]
+        raise KeyError_(f"dispatch key {name!r} already exists (registered by {k.owner})")
+
+
+# --- the priority order ---------------------------------------------------------------------
+
+# Built-in order, highest first; groups stand for every key of that family / kind.
+_CHAIN: Final = (
+    "Batched",
+    "<Autocast>",
+    "Tracer",
+    "<Autograd>",
+    "ADInplaceOrView",
+    "BackendSelect",
+    "<third-party>",
+    "Meta",
+    "CUDA",
+    "CPU",
+)
+_BUILTIN_BACKENDS: Final = ("Meta", "CUDA", "CPU")
+
+
+def _group_of(k: DispatchKey) -> str:
+    if k.family is not None:
+        return f"<{k.family}>"
+    if k.kind is KeyKind.BACKEND and k.name not in _BUILTIN_BACKENDS:
+        return "<third-party>"
+    return k.name
+
+
+def _recompute() -> None:
+    """Recompute the priority order: a topological sort of the constraints (highest first)."""
+    runtime = [k for k in _state.by_name.values() if not k.is_alias]
+    # rank: position in the built-in chain (lower = higher priority); plugin keys sit next to
+    # their anchors so that unconstrained neighbours keep a stable, explainable order.
+    chain_pos = {g: float(i) for i, g in enumerate(_CHAIN)}
+    rank: dict[str, float] = {}
+    for k in runtime:
+        g = _group_of(k)
+        if g in chain_pos:
+            rank[k.name] = chain_pos[g]
+    edges: dict[str, set[str]] = {k.name: set() for k in runtime}  # a -> b: a ranks above b
+
+    def members(anchor: str) -> list[str]:
+        a = _state.by_name[anchor]
+        if a.is_alias:
+            return [k.name for k in runtime if _alias_covers(a.name, k)]
+        return [anchor]
+
+    # built-in chain edges between consecutive groups
+    by_group: dict[str, list[str]] = {}
+    for k in runtime:
+        by_group.setdefault(_group_of(k), []).append(k.name)
+    present = [g for g in _CHAIN if by_group.get(g)]
+    for hi, lo in zip(present, present[1:], strict=False):
+        for a in by_group[hi]:
+            for b in by_group[lo]:
+                edges[a].add(b)
+    # plugin constraints, resolved to runtime keys
+    pending = dict(_state.constraints)
+    while pending:
+        progressed = False
+        for name, (bef, aft) in list(pending.items()):
+            anchors = [a for a in (*bef, *aft) if a in _state.by_name]
+            if any(a in pending for a in anchors):
+                continue
+            lows = [rank.get(m, 0.0) for a in bef for m in members(a)]
+            highs = [rank.get(m, 0.0) for a in aft for m in members(a)]
+            if lows and highs:
+                rank[name] = (min(lows) + max(highs)) / 2
+            elif lows:
+                rank[name] = min(lows) - 0.25
+            else:
+                rank[name] = max(highs) + 0.25
+            for a in bef:
+                for m in members(a):
+                    edges[name].add(m)
+            for a in aft:
+                for m in members(a):
+                    edges[m].add(name)
+            del pending[name]
+            progressed = True
+        if not progressed:  # anchors that are themselves constrained in a cycle
+            raise KeyError_(f"dispatch key constraints form a cycle among {sorted(pending)}")
+
+    order = _toposort(runtime, edges, rank)
+    _state.order = order
+    below: dict[int, int] = {}
+    acc = 0
+    for k in reversed(order):
+        below[k.bit] = acc
+        acc |= 1 << k.bit
+    _state.below_mask = below
+    for listener in list(_state.listeners):
+        listener()
+
+
+def _toposort(
+    runtime: list[DispatchKey], edges: dict[str, set[str]], rank: dict[str, float]
+) -> list[DispatchKey]:
+    indeg = {k.name: 0 for k in runtime}
+    for a, bs in edges.items():
+        for b in bs:
+            indeg[b] += 1
+    seq = {k.name: i for i, k in enumerate(runtime)}
+    ready = [n for n, d in indeg.items() if d == 0]
+    out: list[DispatchKey] = []
+    while ready:
+        # most urgent first: lowest rank, then newest (third-party backends added later rank
+        # above earlier ones), so the built-in order is exact
+        ready.sort(key=lambda n: (rank.get(n, 0.0), -seq[n]))
+        n = ready.pop(0)
+        out.append(_state.by_name[n])
+        for b in edges[n]:
+            indeg[b] -= 1
+            if indeg[b] == 0:
+                ready.append(b)
+    if len(out) != len(runtime):
+        stuck = sorted(n for n, d in indeg.items() if d > 0)
+        raise KeyError_(f"dispatch key constraints form a cycle among {stuck}")
+    return out
+
+
+# --- thread-local default exclusion ---------------------------------------------------------
+# Note [Autocast bits]
+# Every thread starts with all Autocast<B> keys excluded (DESIGN §3), including the keys of
+# backends registered after the thread started. Autocast keys therefore take their bits from a
+# range of their own, starting at AUTOCAST_BIT_BASE, and a thread's initial ``~excluded`` mask is
+# simply "every bit below that range": no registry of live threads to update.
+
+AUTOCAST_BIT_BASE: Final = 64
+
+
+def initial_not_excluded() -> int:
+    """``~excluded`` as every thread starts: all bits except the Autocast range."""
+    return (1 << AUTOCAST_BIT_BASE) - 1
+
+
+# --- built-in keys --------------------------------------------------------------------------
+
+
+def _builtin() -> None:
+    for name in ("Batched", "Tracer", "ADInplaceOrView", "BackendSelect"):
+        _add_key(DispatchKey(name, KeyKind.FUNCTIONALITY, _new_bit(name)))
+    for alias in ("Autograd", "Autocast", "CompositeExplicitAutograd", "CompositeImplicitAutograd"):
+        _add_key(DispatchKey(alias, KeyKind.ALIAS, -1))
+    for name, dt in (("CPU", "cpu"), ("CUDA", "cuda"), ("Meta", "meta")):
+        register_backend(name, dt)
+    _state.builtin_names = frozenset(_state.by_name)
+
+
+_builtin()
+
+
+def all_runtime_mask() -> int:
+    mask = 0
+    for k in _state.order:
+        mask |= 1 << k.bit
+    return mask

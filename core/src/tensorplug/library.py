@@ -1,0 +1,264 @@
+"""Libraries: the one way to define operators and register kernels and fallbacks.
+
+A :class:`Library` owns everything it registers, so ``close()`` (or leaving its ``with``
+block) removes all of it again: definitions, kernels and fallbacks. Plugins get their libraries
+from the plugin registry, which closes them when a plugin fails or is unregistered.
+
+Kinds (as in ``torch.library``):
+
+* ``"DEF"`` defines operators of its namespace and may register kernels; only one ``DEF``
+  library per namespace is open at a time;
+* ``"FRAGMENT"`` adds definitions to a namespace (after or without a ``DEF`` library);
+* ``"IMPL"`` only registers kernels, for operators of its namespace defined elsewhere, and
+  fallbacks when its namespace is ``"_"``.
+
+Usage::
+
+    import tensorplug as tp
+    lib = tp.Library("myops", "DEF")
+    lib.define("myadd(Tensor self, Tensor other) -> Tensor")
+    lib.impl("myadd", myadd_cpu, "CPU")
+    lib.impl("myadd", myadd_autograd, "Autograd")
+    tp.Library("_", "IMPL").fallback(tracer_fallback, "Tracer")
+    lib.impl("myadd", tp.library.fallthrough_kernel, "Autocast")
+
+    @tp.library.impl("myops::myadd", "CUDA")
+    def myadd_cuda(self, other): ...
+
+    tp.ops.myops.myadd(a, b)
+    lib.close()
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from types import TracebackType
+from typing import Any, Literal, TypeVar
+
+from . import dispatcher as _dispatcher
+from . import keys as _keys
+from . import schema as _schema
+from .dispatcher import Kernel, OpOverload, fallthrough_kernel
+from .errors import RegistrationError
+
+__all__ = ["Library", "fallthrough_kernel", "impl", "define"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+LibraryKind = Literal["DEF", "IMPL", "FRAGMENT"]
+
+_def_libraries: dict[str, Library] = {}  # namespace -> its open DEF library
+
+
+class Library:
+    """Registrations into the dispatcher, owned and removable as a whole."""
+
+    def __init__(
+        self,
+        ns: str,
+        kind: LibraryKind,
+        dispatch_key: str = "",
+        *,
+        owner: str | None = None,
+    ) -> None:
+        if kind not in ("DEF", "IMPL", "FRAGMENT"):
+            raise RegistrationError(
+                f"Library({ns!r}, {kind!r}): kind must be 'DEF', 'IMPL' or 'FRAGMENT'"
+            )
+        if not (ns == "_" or ns.isidentifier()):
+            raise RegistrationError(f"Library namespace must be an identifier, got {ns!r}")
+        self.ns = ns
+        self.kind = kind
+        self.dispatch_key = dispatch_key
+        self.owner = owner or _caller()
+        if kind == "DEF":
+            if ns == "_":
+                raise RegistrationError("the '_' namespace is for fallbacks: use kind 'IMPL'")
+            other = _def_libraries.get(ns)
+            if other is not None:
+                raise RegistrationError(
+                    f"Only one DEF library per namespace: namespace {ns!r} is already defined "
+                    f"by a library of {other.owner}. Use tp.Library({ns!r}, 'FRAGMENT') to add "
+                    "definitions to it, or close the other library first."
+                )
+            _def_libraries[ns] = self
+        self._ops: list[OpOverload] = []
+        self._kernels: list[tuple[OpOverload, Kernel]] = []
+        self._fallbacks: list[Kernel] = []
+        self._closed = False
+
+    # --- definitions ---------------------------------------------------------------------
+
+    def define(self, schema: str, *, tags: Iterable[str] = ()) -> OpOverload:
+        """Define an operator from its schema text; returns the new overload."""
+        self._check_open()
+        if self.kind == "IMPL":
+            raise RegistrationError(
+                f"Library({self.ns!r}, 'IMPL') cannot define operators; use a 'DEF' or "
+                "'FRAGMENT' library"
+            )
+        parsed = _schema.parse(schema)
+        if parsed.namespace and parsed.namespace != self.ns:
+            raise RegistrationError(
+                f"Library({self.ns!r}).define: schema {schema!r} names namespace "
+                f"{parsed.namespace!r}; define it in a library of that namespace"
+            )
+        full = f"{self.ns}::{parsed.full_name}"
+        existing = _dispatcher._ops.get(f"{self.ns}::{parsed.name}.{parsed.overload_name or 'default'}")
+        if existing is not None:
+            raise RegistrationError(
+                f"operator {full} is already defined (by {existing.defined_by}) as "
+                f"'{existing.schema}'"
+            )
+        op = OpOverload(parsed, self.ns)
+        op.defined_by = self.owner
+        op.tags = tuple(tags)
+        _dispatcher._register_op(op)
+        self._ops.append(op)
+        return op
+
+    # --- kernels and fallbacks -----------------------------------------------------------
+
+    def impl(
+        self,
+        name: str | OpOverload,
+        fn: Callable[..., Any],
+        key: str = "",
+        *,
+        with_keyset: bool = False,
+        override: bool = False,
+    ) -> None:
+        """Register ``fn`` as the kernel of operator ``name`` (in this namespace) for ``key``.
+
+        ``key`` may be a runtime key or an alias key. ``with_keyset=True`` passes the call's
+        key set as the first argument (for ``op.redispatch(keyset.below(key), ...)``).
+        """
+        self._check_open()
+        op = self._find(name)
+        k = _keys.get(key or self.dispatch_key or "CompositeImplicitAutograd")
+        kern = Kernel(fn, k, self.owner, with_keyset=with_keyset, owner=self)
+        op._add_kernel(kern, override)
+        self._kernels.append((op, kern))
+
+    def fallback(self, fn: Callable[..., Any], key: str = "", *, override: bool = False) -> None:
+        """Register a boxed fallback ``fn(op, keyset, *args, **kwargs)`` for every operator."""
+        self._check_open()
+        if self.ns != "_":
+            raise RegistrationError(
+                f"Library({self.ns!r}, {self.kind!r}).fallback: a fallback applies to every "
+                "operator, so it is registered on the '_' namespace: "
+                f"tp.Library('_', 'IMPL').fallback(fn, {key or self.dispatch_key!r})"
+            )
+        k = _keys.get(key or self.dispatch_key)
+        kern = Kernel(fn, k, self.owner, boxed=True, owner=self)
+        _dispatcher._add_fallback(kern, override)
+        self._fallbacks.append(kern)
+
+    def _find(self, name: str | OpOverload) -> OpOverload:
+        if isinstance(name, OpOverload):
+            return name
+        if "::" in name:
+            qual = name
+        else:
+            if self.ns == "_":
+                raise RegistrationError("the '_' namespace has no operators; use fallback()")
+            qual = f"{self.ns}::{name}"
+        try:
+            return _dispatcher.find_op(qual)
+        except RegistrationError:
+            full = qual if "." in qual.split("::")[1] else f"{qual}.default"
+            raise RegistrationError(
+                f"cannot register a kernel for '{full}': that operator was never defined. "
+                f"Define it first: tp.Library('{qual.split('::')[0]}', 'DEF').define("
+                f"'{qual.split('::')[1]}(...) -> ...')"
+            ) from None
+
+    # --- lifetime ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Remove every registration this library made. Closing twice is harmless."""
+        if self._closed:
+            return
+        self._closed = True
+        for op, kern in reversed(self._kernels):
+            op._remove_kernel(kern)
+        for fb in reversed(self._fallbacks):
+            _dispatcher._remove_fallback(fb)
+        for op in reversed(self._ops):
+            _dispatcher._remove_op(op)
+        self._kernels.clear()
+        self._fallbacks.clear()
+        self._ops.clear()
+        if _def_libraries.get(self.ns) is self:
+            del _def_libraries[self.ns]
+        _dispatcher._changed()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RegistrationError(f"Library({self.ns!r}, {self.kind!r}) is closed")
+
+    def __enter__(self) -> Library:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"{len(self._ops)} ops, {len(self._kernels)} kernels"
+        return f"Library({self.ns!r}, {self.kind!r}, owner={self.owner!r}; {state})"
+
+
+def _caller() -> str:
+    """``module:function`` of the first frame outside tensorplug's registration modules."""
+    f = sys._getframe(1)
+    while f is not None and f.f_globals.get("__name__", "") in _INTERNAL:
+        f = f.f_back  # type: ignore[assignment]
+    if f is None:
+        return "?"
+    return f"{f.f_globals.get('__name__', '?')}:{f.f_code.co_name}"
+
+
+_INTERNAL = {__name__, "tensorplug.plugins", "tensorplug._plugins"}
+
+
+# --- decorator forms (as torch.library.define / torch.library.impl) -------------------------
+
+_decorator_libraries: dict[tuple[str, str], Library] = {}
+
+
+def _global_library(ns: str, kind: LibraryKind) -> Library:
+    lib = _decorator_libraries.get((ns, kind))
+    if lib is None or lib._closed:
+        lib = _decorator_libraries[(ns, kind)] = Library(ns, kind, owner=_caller())
+    return lib
+
+
+def define(qualname_or_schema: str, schema: str | None = None, *, lib: Library | None = None,
+           tags: Iterable[str] = ()) -> OpOverload:
+    """Define an operator: ``define("ns::op(Tensor x) -> Tensor")`` or ``define("ns::op", "(Tensor x) -> Tensor")``."""
+    text = qualname_or_schema if schema is None else qualname_or_schema + schema
+    if "::" not in text.split("(")[0]:
+        raise RegistrationError(f"tensorplug.library.define needs a qualified name 'ns::op', got {text!r}")
+    ns, rest = text.split("::", 1)
+    target = lib if lib is not None else _global_library(ns, "FRAGMENT")
+    return target.define(rest, tags=tags)
+
+
+def impl(qualname: str, key: str, fn: Callable[..., Any] | None = None, *,
+         lib: Library | None = None, with_keyset: bool = False, override: bool = False) -> Any:
+    """Register a kernel; usable as a decorator: ``@tp.library.impl("ns::op", "CPU")``."""
+    if "::" not in qualname:
+        raise RegistrationError(f"tensorplug.library.impl needs a qualified name 'ns::op', got {qualname!r}")
+    ns = qualname.split("::", 1)[0]
+
+    def register(f: F) -> F:
+        target = lib if lib is not None else _global_library(ns, "IMPL")
+        target.impl(qualname, f, key, with_keyset=with_keyset, override=override)
+        return f
+
+    if fn is not None:
+        register(fn)
+        return fn
+    return register

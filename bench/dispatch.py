@@ -1,0 +1,92 @@
+"""Dispatcher overhead per call (issue: core dispatcher).
+
+Prints per-call times and ratios, all measured in this one process:
+
+* the kernel called directly;
+* ``tp.ops.ns.op.default(a, b)`` (one overload);
+* the packet ``tp.ops.ns.op(a, b)`` (overload resolved from the arguments);
+* one and two functionality layers above the backend that redispatch (``with_keyset``);
+* a fallthrough layer (goal: adds nothing measurable).
+
+Goal: the dispatcher adds at most 0.6 us to a two-tensor call over the direct kernel call.
+Run: ``python bench/dispatch.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import tensorplug as tp  # noqa: E402
+from _timing import interleaved, us  # noqa: E402
+from tensorplug._protocol import VersionCounter  # noqa: E402
+from tensorplug.dispatch import include  # noqa: E402
+
+
+class T:
+    __slots__ = ("_tp_keyset", "_tp_version")
+
+    def __init__(self, *keys: str) -> None:
+        self._tp_keyset = int(tp.keys.keyset(*keys))
+        self._tp_version = VersionCounter()
+
+
+def kernel(a: T, b: T) -> T:
+    return a
+
+
+def main() -> None:
+    with tp.Library("benchops", "DEF") as lib:
+        lib.define("add(Tensor self, Tensor other) -> Tensor")
+        lib.define("add2(Tensor self, Tensor other) -> Tensor")
+        lib.define("add2.Scalar(Tensor self, Scalar other) -> Tensor")
+        lib.impl("add", kernel, "CPU")
+        lib.impl("add2", kernel, "CPU")
+        op = tp.ops.benchops.add.default
+        packet = tp.ops.benchops.add2
+
+        def layer(name: str):
+            def k(ks, a, b):
+                return op.redispatch(ks.below(name), a, b)
+
+            return k
+
+        lib.impl("add", layer("AutogradCPU"), "AutogradCPU", with_keyset=True)
+        lib.impl("add", layer("Tracer"), "Tracer", with_keyset=True)
+        lib.impl("add", tp.library.fallthrough_kernel, "Batched")
+
+        a, b = T("CPU"), T("CPU")
+        ag, bg = T("CPU", "AutogradCPU"), T("CPU")
+        bat = T("CPU", "Batched")
+
+        def traced_two_layers():
+            with include("Tracer"):
+                pass
+
+        assert op(a, b) is a and packet(a, b) is a and op(ag, bg) is ag and op(bat, b) is bat
+        times = interleaved(
+            {
+                "direct kernel": lambda: kernel(a, b),
+                "op.default(a, b)": lambda: op(a, b),
+                "packet op(a, b)": lambda: packet(a, b),
+                "1 layer (AutogradCPU)": lambda: op(ag, bg),
+                "fallthrough layer (Batched)": lambda: op(bat, b),
+            }
+        )
+        with include("Tracer"):
+            times.update(interleaved({"2 layers (Tracer+AutogradCPU)": lambda: op(ag, bg)}))
+            times.update(interleaved({"direct kernel (again)": lambda: kernel(a, b)}))
+    base = min(times["direct kernel"], times["direct kernel (again)"])
+    print(f"{'case':34s} {'per call':>10s} {'over kernel':>12s} {'ratio':>7s}")
+    for name, t in times.items():
+        print(f"{name:34s} {us(t)} {us(t - base)} {t / base:6.2f}x")
+    over = times["op.default(a, b)"] - base
+    ft = times["fallthrough layer (Batched)"] - times["op.default(a, b)"]
+    print(f"\ndispatcher overhead on a two-tensor call: {over * 1e6:.3f} us (goal <= 0.6 us)")
+    print(f"fallthrough layer adds: {ft * 1e6:+.3f} us (goal: nothing measurable)")
+
+
+if __name__ == "__main__":
+    main()

@@ -19,8 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import tensorplug as tp  # noqa: E402
 from _timing import interleaved, us  # noqa: E402
+
+import tensorplug as tp  # noqa: E402
 from tensorplug._protocol import VersionCounter  # noqa: E402
 from tensorplug.dispatch import include  # noqa: E402
 

@@ -8,9 +8,9 @@ import sys
 import threading
 
 import pytest
-from conftest import FakeTensor
 
 import tensorplug as tp
+from conftest import FakeTensor
 from tensorplug.dispatch import exclude, include
 
 
@@ -392,6 +392,10 @@ def test_explain_reports_keys_choice_and_steps(ns):
         a, b = FakeTensor("CPU", "AutogradCPU"), FakeTensor("CPU")
         with include("Tracer"):
             text = tp.dispatcher.explain(getattr(tp.ops, ns).f, a, b)
+        # after explain the generated fast path is back
+        assert type(op).__call__ is not tp.dispatcher._traced_call
+        op(FakeTensor("CPU"), b)
+        assert type(op).__call__.__qualname__ == f"{ns}::f.default"
     assert f"explain {ns}::f.default: f(Tensor self, Tensor other) -> Tensor" in text
     assert "argument self: keyset DispatchKeySet(AutogradCPU, CPU)" in text
     assert "argument other: keyset DispatchKeySet(CPU)" in text
@@ -400,8 +404,7 @@ def test_explain_reports_keys_choice_and_steps(ns):
     assert "chosen key: AutogradCPU (entry from Autograd)" in text
     assert "registered by test_dispatcher:test_explain_reports_keys_choice_and_steps" in text
     assert "redispatch " + f"{ns}::f.default keyset=DispatchKeySet(BackendSelect, CPU) -> CPU" in text
-    # after explain the fast path is back
-    assert type(op).__call__.__qualname__ == f"{ns}::f.default"
+
 
 
 def test_show_dispatch_trace_env_var(tmp_path):

@@ -588,7 +588,7 @@ def test_normalize_accepts(type_text: str, value: Any, expected: Any) -> None:
         ("Tensor?", 0, "not int"), ("int[]", 1, "not int"), ("int[]", "12", "not str"),
         ("int[2]", 2.0, "not float"), ("bool[2]", True, "not bool"),
         ("int[]", [1, 2.0], "but found element of type float at pos 1"),
-        ("ScalarType", None, "not NoneType"), ("Generator?", 0.5, None),
+        ("ScalarType", None, "not NoneType"), ("Layout?", 0.5, None),
     ],
 )  # fmt: skip
 def test_normalize_rejects(type_text: str, value: Any, detail: str | None) -> None:
@@ -732,8 +732,14 @@ def test_register_python_type_checks_its_arguments() -> None:
     unregister_python_type("Nothing")  # no error
 
 
-def test_registry_is_left_empty_by_these_tests() -> None:
-    assert "ScalarType" not in _binding._PYTHON_TYPES
+def test_registry_holds_only_the_core_registrations_after_these_tests() -> None:
+    import tensorplug as tp
+
+    assert _binding._PYTHON_TYPES == {
+        "ScalarType": (tp.dtype,),
+        "Device": (tp.device,),
+        "Generator": (tp.Generator,),
+    }
 
 
 # --------------------------------------------------------------------------------------------

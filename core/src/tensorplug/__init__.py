@@ -1,16 +1,52 @@
 """tensorplug: an operator dispatcher in the spirit of PyTorch's c10 dispatcher.
 
-The public API is what this module re-exports; see docs/ and DESIGN.md.
+The public API is what this module re-exports; see docs/ and DESIGN.md. Importing it defines
+the standard operators (native_functions.yaml), then discovers and loads the plugins installed
+under the ``tensorplug`` entry-point group, which add keys, kernels and names.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import dispatch, dispatcher, keys, library, schema
+from . import dtypes as _dtypes_module
+from .device import device, get_default_device, set_default_device
 from .dispatcher import OpOverload
+from .dtypes import (
+    bfloat16,
+    can_cast,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    short,
+    uint8,
+)
 from .errors import DispatchError, MissingPluginError, RegistrationError
 from .library import Library
 from .ops import OpPacket, ops
 from .schema import SchemaError
+from .tensor import Tensor
+
+bool = _dtypes_module.bool  # noqa: A001 - tensorplug.bool is the dtype, as torch.bool
+float = _dtypes_module.float  # noqa: A001
+int = _dtypes_module.int  # noqa: A001
 
 __version__ = "0.1.0"
 
@@ -20,18 +56,32 @@ _core_library = Library("_", "IMPL", owner="tensorplug")
 _core_library.fallback(library.fallthrough_kernel, "BackendSelect")
 _core_library.fallback(library.fallthrough_kernel, "ADInplaceOrView")
 
-__all__ = [
-    "DispatchError",
-    "Library",
-    "MissingPluginError",
-    "OpOverload",
-    "OpPacket",
-    "RegistrationError",
-    "SchemaError",
-    "dispatch",
-    "dispatcher",
-    "keys",
-    "library",
-    "ops",
-    "schema",
-]
+from . import random  # noqa: E402
+from .random import Generator, manual_seed  # noqa: E402
+
+schema.register_python_type("ScalarType", dtype)
+schema.register_python_type("Device", device)
+schema.register_python_type("Generator", Generator)
+
+# The standard operators, their functions (tensorplug.add, ...) and Tensor methods.
+from . import _api, _operators, _repr, overrides  # noqa: E402
+
+_api.install(globals())
+_operators.install()
+Tensor.__repr__ = _repr.tensor_repr  # type: ignore[method-assign,assignment]
+Tensor.requires_grad_ = _api.missing_autograd  # type: ignore[attr-defined]
+return_types = _api.return_types
+tensor = _operators.tensor
+as_tensor = _operators.as_tensor
+
+from . import plugins  # noqa: E402
+from .hookspecs import hookimpl  # noqa: E402
+
+plugins.load_entry_points()
+
+
+def __getattr__(name: str) -> Any:
+    err = plugins.missing_name(name)
+    if err is not None:
+        raise err
+    raise AttributeError(f"module 'tensorplug' has no attribute '{name}'")

@@ -41,7 +41,7 @@ from typing import Any
 from . import _callgen
 from . import dispatch as _dispatch
 from . import keys as _keys
-from . import schema as _schema
+from . import schema as _sch
 from .dispatch import local_state
 from .errors import DispatchError, RegistrationError
 from .keys import DispatchKey, DispatchKeySet, KeyKind
@@ -105,14 +105,14 @@ class OpOverload:
     from the schema (Note [Generated call functions]).
     """
 
-    _schema: _schema.FunctionSchema
+    _schema: _sch.FunctionSchema
     _name: str
 
-    def __new__(cls, schema: _schema.FunctionSchema, namespace: str) -> OpOverload:
+    def __new__(cls, schema: _sch.FunctionSchema, namespace: str) -> OpOverload:
         sub = type(f"OpOverload_{namespace}_{schema.name}_{schema.overload_name}", (cls,), {})
         return super().__new__(sub)
 
-    def __init__(self, schema: _schema.FunctionSchema, namespace: str) -> None:
+    def __init__(self, schema: _sch.FunctionSchema, namespace: str) -> None:
         self._schema = schema
         self.namespace = namespace
         self.op_name = schema.name
@@ -126,19 +126,29 @@ class OpOverload:
         self.defined_by = ""
         self.tags: tuple[str, ...] = ()
         self._removed = False
-        if _callgen.usable_names(schema):
-            call, redispatch = _callgen.generate(self, self._cache)
-            self._fast = (call, redispatch)
-        else:
-            self._fast = (_generic_call, _generic_redispatch)
+        self.allow_mixed_devices = False
+        # generated on first use (Note [Generated call functions]); import stays cheap
+        self._fast: tuple[Callable[..., Any], Callable[..., Any]] | None = None
         self._use_fast(not _trace.enabled)
 
     def _use_fast(self, fast: bool) -> None:
         cls = type(self)
-        if fast:
-            cls.__call__, cls.redispatch = self._fast  # type: ignore[method-assign]
+        pair: tuple[Callable[..., Any], Callable[..., Any]]
+        if not fast:
+            pair = (_traced_call, _traced_redispatch)
+        elif self._fast is None:
+            pair = (_lazy_call, _lazy_redispatch)
         else:
-            cls.__call__, cls.redispatch = _traced_call, _traced_redispatch  # type: ignore[method-assign]
+            pair = self._fast
+        cls.__call__, cls.redispatch = pair  # type: ignore[method-assign]
+
+    def _generate(self) -> None:
+        if self._fast is None:
+            if _callgen.usable_names(self._schema):
+                self._fast = _callgen.generate(self, self._cache)  # type: ignore[assignment]
+            else:
+                self._fast = (_generic_call, _generic_redispatch)
+        self._use_fast(not _trace.enabled)
 
     # The generated functions replace these on the per-op class.
     def __call__(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
@@ -149,7 +159,7 @@ class OpOverload:
         raise AssertionError
 
     @property
-    def schema(self) -> _schema.FunctionSchema:
+    def schema(self) -> _sch.FunctionSchema:
         return self._schema
 
     @property
@@ -254,6 +264,8 @@ class OpOverload:
             ready = functools.partial(fn, full)
         else:
             ready = fn
+        if (ks & _keys.backend_mask()).bit_count() > 1 and not self.allow_mixed_devices:
+            ready = _same_device_guard(self, ready)
         self._cache[ks] = ready
         return ready
 
@@ -296,15 +308,15 @@ class OpOverload:
         if value is _callgen.MISSING:
             raise TypeError(
                 f"{self._name}() missing required argument '{arg.name}' "
-                f"({_schema.type_name(arg.type)})"
+                f"({_sch.type_name(arg.type)})"
             )
         try:
-            return _schema.normalize_argument(value, arg.type)
-        except _schema.ArgumentTypeError:
+            return _sch.normalize_argument(value, arg.type)
+        except _sch.ArgumentTypeError:
             pos = "" if arg.kwarg_only else f" (position {index + 1})"
             raise TypeError(
                 f"{self._name}(): argument '{arg.name}'{pos} must be "
-                f"{_schema.type_name(arg.type)}, not {type(value).__name__}"
+                f"{_sch.type_name(arg.type)}, not {type(value).__name__}"
             ) from None
 
     @staticmethod
@@ -327,6 +339,43 @@ class OpOverload:
         for x, v in zip(t, before, strict=False):
             if x is not None and x._tp_version.value == v:
                 x._tp_version.value = v + 1
+
+
+def _lazy_call(op: OpOverload, /, *args: Any, **kwargs: Any) -> Any:
+    op._generate()
+    return type(op).__call__(op, *args, **kwargs)
+
+
+def _lazy_redispatch(op: OpOverload, keyset: int, /, *args: Any, **kwargs: Any) -> Any:
+    op._generate()
+    return type(op).redispatch(op, keyset, *args, **kwargs)
+
+
+def _same_device_guard(op: OpOverload, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Wraps the kernel of a key set with two backends: the arguments must share a device.
+
+    Only such key sets pay for the check (DESIGN §6: CPU 0-dim tensors are allowed anywhere).
+    """
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        devices: list[Any] = []
+        for v in (*args, *kwargs.values()):
+            for t in v if isinstance(v, list | tuple) else (v,):
+                dev = getattr(t, "_device", None)
+                if dev is None or not hasattr(type(t), "_tp_keyset"):
+                    continue
+                if dev.type == "cpu" and t._data.ndim == 0:
+                    continue
+                if dev not in devices:
+                    devices.append(dev)
+        if len(devices) > 1:
+            raise RuntimeError(
+                f"{op.name}: Expected all tensors to be on the same device, but found at least "
+                f"two devices, {devices[0]} and {devices[1]}!"
+            )
+        return fn(*args, **kwargs)
+
+    return guarded
 
 
 def _source(reg_key: str, kernel: Kernel) -> Entry:
@@ -396,7 +445,7 @@ def _loaded_plugins() -> set[str]:
 
 
 def _reconstruct(
-    schema: _schema.FunctionSchema,
+    schema: _sch.FunctionSchema,
     values: tuple[Any, ...],
     extra: tuple[Any, ...],
     unknown: dict[str, Any],
@@ -409,7 +458,7 @@ def _reconstruct(
     return (), {**kwargs, **unknown}
 
 
-def _given(args: tuple[_schema.Argument, ...], values: tuple[Any, ...]) -> dict[str, Any]:
+def _given(args: tuple[_sch.Argument, ...], values: tuple[Any, ...]) -> dict[str, Any]:
     return {a.name: v for a, v in zip(args, values, strict=False) if v is not _callgen.MISSING}
 
 
@@ -426,7 +475,7 @@ def _keyset_of(op: OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     return ks
 
 
-def _arg_ks(a: _schema.Argument, v: Any) -> int:
+def _arg_ks(a: _sch.Argument, v: Any) -> int:
     kind = a.tensor_kind
     if kind is None or v is None:
         return 0
@@ -642,7 +691,7 @@ def find_op(name: str | OpOverload) -> OpOverload:
         return name
     packet = getattr(name, "_packet_overloads", None)
     if packet is not None:
-        ovs = list(packet())
+        ovs: list[OpOverload] = list(packet())
         if len(ovs) == 1:
             return ovs[0]
         raise RegistrationError(

@@ -147,7 +147,7 @@ class DispatchKeySet(int):
 
     __rand__ = __and__
 
-    def __sub__(self, other: int) -> DispatchKeySet:  # type: ignore[override]
+    def __sub__(self, other: int) -> DispatchKeySet:
         return DispatchKeySet(int(self) & ~int(other))
 
     def __contains__(self, key: KeyLike) -> bool:
@@ -208,6 +208,9 @@ class _KeyState:
         # functions called after every change of the key set or order (dispatcher caches)
         self.listeners: list[Callable[[], None]] = []
         self.builtin_names: frozenset[str] = frozenset()
+        # backend and Autocast<B> bits: what a plain tensor's key set may hold
+        self.plain_mask = 0
+        self.backend_mask = 0
 
 
 _state = _KeyState()
@@ -518,6 +521,12 @@ def _recompute() -> None:
         below[k.bit] = acc
         acc |= 1 << k.bit
     _state.below_mask = below
+    plain = 0
+    for k in order:
+        if k.kind is KeyKind.BACKEND or k.family == "Autocast":
+            plain |= 1 << k.bit
+    _state.plain_mask = plain
+    _state.backend_mask = sum(1 << k.bit for k in order if k.kind is KeyKind.BACKEND)
     for listener in list(_state.listeners):
         listener()
 
@@ -584,3 +593,13 @@ def all_runtime_mask() -> int:
     for k in _state.order:
         mask |= 1 << k.bit
     return mask
+
+
+def plain_mask() -> int:
+    """Bits of backend and ``Autocast<B>`` keys: ``ks & plain_mask()`` strips functionality."""
+    return _state.plain_mask
+
+
+def backend_mask() -> int:
+    """Bits of all backend keys."""
+    return _state.backend_mask

@@ -89,7 +89,7 @@ class Library:
 
     # --- definitions ---------------------------------------------------------------------
 
-    def define(self, schema: str, *, tags: Iterable[str] = ()) -> OpOverload:
+    def define(self, schema: str | _schema.FunctionSchema, *, tags: Iterable[str] = ()) -> OpOverload:
         """Define an operator from its schema text; returns the new overload."""
         self._check_open()
         if self.kind == "IMPL":
@@ -97,7 +97,7 @@ class Library:
                 f"Library({self.ns!r}, 'IMPL') cannot define operators; use a 'DEF' or "
                 "'FRAGMENT' library"
             )
-        parsed = _schema.parse(schema)
+        parsed = schema if isinstance(schema, _schema.FunctionSchema) else _schema.parse(schema)
         if parsed.namespace and parsed.namespace != self.ns:
             raise RegistrationError(
                 f"Library({self.ns!r}).define: schema {schema!r} names namespace "

@@ -1,0 +1,338 @@
+"""The standard operator set: native_functions.yaml -> operators, functions, methods (internal).
+
+At ``import tensorplug`` this module
+
+1. defines every operator of ``native_functions.yaml`` in the ``aten`` namespace (one ``DEF``
+   library owned by the core);
+2. registers the composite kernels the yaml names (``dispatch: CompositeImplicitAutograd: fn``,
+   functions of :mod:`tensorplug.composites`) and a ``BackendSelect`` kernel for every factory
+   (ops without tensor arguments: it picks the backend from ``device=``);
+3. makes the public functions (``variants: function`` -> ``tensorplug.<name>``) and the Tensor
+   methods (``variants: method``). A function takes every overload of its name and lets the
+   packet pick one from the arguments; it honours ``__tensorplug_function__`` (overrides.py).
+
+Backends provide all other kernels; the core provides none.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import inspect
+import os
+import pickle
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from . import _backends, composites, overrides
+from . import dtypes as _dtypes
+from . import keys as _keys
+from .device import canonical as _canonical_device
+from .device import device as _Device
+from .dispatch import local_state
+from .dispatcher import OpOverload
+from .errors import MissingPluginError
+from .library import Library
+from .ops import OpPacket, ops
+from .schema import FunctionSchema, parse, type_name
+from .tensor import Tensor
+
+__all__ = ["OpEntry", "entries", "public_functions", "install"]
+
+
+@dataclass
+class OpEntry:
+    """One yaml entry."""
+
+    func: str
+    variants: tuple[str, ...] = ("function",)
+    dispatch: dict[str, str] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    python: str | None = None
+    op: OpOverload | None = None
+
+    @property
+    def public_name(self) -> str:
+        assert self.op is not None
+        return self.python or self.op.op_name
+
+
+def _load_yaml() -> list[tuple[dict[str, Any], FunctionSchema]]:
+    """The yaml entries with their parsed schemas, from a cache when the yaml is unchanged.
+
+    Parsing 150 schemas (each checked for its round trip) and importing PyYAML take tens of
+    milliseconds, most of ``import tensorplug``; the cache, keyed by the yaml's hash and the
+    versions involved, turns that into one pickle load.
+    """
+    raw = resources.files("tensorplug").joinpath("native_functions.yaml").read_bytes()
+    tag = f"{__package__}-{sys.version_info[:2]}-{_schema_mtime()}".encode()
+    key = hashlib.sha1(raw + tag).hexdigest()[:16]
+    cache = _cache_dir() / f"native_functions-{key}.pickle"
+    try:
+        cached: list[tuple[dict[str, Any], FunctionSchema]] = pickle.loads(cache.read_bytes())
+        return cached
+    except Exception:
+        pass
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data: list[dict[str, Any]] = yaml.load(raw.decode(), Loader=loader)
+    parsed = [(d, parse(d["func"])) for d in data]
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(tmp, cache)
+    except OSError:
+        pass  # a read-only home: parse every time
+    return parsed
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "tensorplug"
+
+
+def _schema_mtime() -> int:
+    # the pickled dataclasses must match the schema module that loads them
+    from . import schema
+
+    return int(os.stat(schema.__file__ or "").st_mtime)
+
+
+entries: list[OpEntry] = []
+public_functions: dict[str, Callable[..., Any]] = {}
+_library: Library | None = None
+
+
+def install(namespace: dict[str, Any]) -> None:
+    """Define the standard operators and put their functions into ``namespace``."""
+    global _library
+    lib = _library = Library("aten", "DEF", owner="tensorplug")
+    for raw, parsed in _load_yaml():
+        variants = tuple(v.strip() for v in str(raw.get("variants", "function")).split(","))
+        e = OpEntry(
+            func=raw["func"],
+            variants=variants,
+            dispatch=dict(raw.get("dispatch") or {}),
+            tags=tuple(raw.get("tags") or ()),
+            python=raw.get("python"),
+        )
+        e.op = lib.define(parsed, tags=e.tags)
+        e.op.allow_mixed_devices = "mixed_devices" in e.tags
+        for key, fn_name in e.dispatch.items():
+            lib.impl(e.op, getattr(composites, fn_name), key)
+        if "factory" in e.tags:
+            lib.impl(e.op, _backend_select(e.op), "BackendSelect", with_keyset=True)
+        entries.append(e)
+
+    by_function: dict[str, list[OpEntry]] = collections.defaultdict(list)
+    by_method: dict[str, list[OpEntry]] = collections.defaultdict(list)
+    for e in entries:
+        if "function" in e.variants:
+            by_function[e.public_name].append(e)
+        if "method" in e.variants:
+            by_method[e.public_name].append(e)
+    for name, es in by_function.items():
+        fn = _make_function(name, es)
+        public_functions[name] = fn
+        namespace[name] = fn
+    for name, es in by_method.items():
+        setattr(Tensor, name, _make_method(name, es, public_functions.get(name)))
+
+
+# --- BackendSelect for factories ------------------------------------------------------------
+
+
+def _backend_select(op: OpOverload) -> Callable[..., Any]:
+    """Pick the backend of a factory call from ``device=`` and redispatch to it."""
+    below = _keys.get("BackendSelect")
+
+    def backend_select(ks: Any, *args: Any, **kwargs: Any) -> Any:
+        dev = _canonical_device(kwargs.get("device"))
+        storage = _backends.for_device_type(dev.type)  # clear error when none is loaded
+        kwargs["device"] = dev
+        backend_ks = _keys.tensor_keyset(storage.key_name) & local_state.nexc
+        return op.redispatch(ks.below(below) | backend_ks, *args, **kwargs)
+
+    backend_select.__qualname__ = f"backend_select[{op.name}]"
+    return backend_select
+
+
+# --- public functions and methods -----------------------------------------------------------
+
+# Types that never take part in __tensorplug_function__: checked with one set lookup per arg.
+_PLAIN = frozenset(
+    {Tensor, int, float, bool, complex, str, type(None), _dtypes.dtype, _Device}
+)
+
+ReturnTypes = type("return_types", (), {})
+return_types = ReturnTypes()
+
+
+def _named_tuple(entries_: list[OpEntry]) -> type | None:
+    for e in entries_:
+        assert e.op is not None
+        rets = e.op.schema.returns
+        if len(rets) > 1 and all(r.name for r in rets):
+            nt = collections.namedtuple(e.op.op_name, [str(r.name) for r in rets])  # type: ignore[misc]
+            setattr(return_types, e.op.op_name, nt)
+            return nt
+    return None
+
+
+def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
+    packet: Callable[..., Any]
+    ops_ = [e.op for e in es]
+    assert all(o is not None for o in ops_)
+    first = ops_[0]
+    assert first is not None
+    packet = getattr(ops.aten, first.op_name)
+    if len(ops_) == 1 or len({o.op_name for o in ops_ if o}) > 1:
+        # a single overload (or a python name over several op names): call it directly
+        target: Callable[..., Any] = first if len(ops_) == 1 else packet
+    else:
+        target = packet
+    nt = _named_tuple(es)
+    is_factory = all("factory" in e.tags for e in es)
+    plain = _PLAIN
+
+    pack = _packs_int_varargs(es, method=False)
+    if is_factory:
+
+        def factory(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Any:
+            if pack and args and type(args[0]) is int:  # zeros(2, 3) means zeros([2, 3])
+                args = (list(args),)
+            r = target(*args, **kwargs)
+            if requires_grad:
+                r.requires_grad_()
+            return r
+
+        fn = factory
+        overrides._ignored.add(fn)
+    elif nt is not None:
+
+        def function_nt(*args: Any, **kwargs: Any) -> Any:
+            for a in args:
+                if type(a) not in plain:
+                    return _slow(function_nt, target, args, kwargs, nt)
+            if kwargs:
+                for a in kwargs.values():
+                    if type(a) not in plain:
+                        return _slow(function_nt, target, args, kwargs, nt)
+            r = target(*args, **kwargs)
+            return nt(*r) if type(r) is tuple else r
+
+        fn = function_nt
+    else:
+
+        def function(*args: Any, **kwargs: Any) -> Any:
+            for a in args:
+                if type(a) not in plain:
+                    return _slow(function, target, args, kwargs, None)
+            if kwargs:
+                for a in kwargs.values():
+                    if type(a) not in plain:
+                        return _slow(function, target, args, kwargs, None)
+            return target(*args, **kwargs)
+
+        fn = function
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = "tensorplug"
+    fn.__doc__ = _doc(name, es)
+    if not is_factory:
+        overrides._overridable.setdefault("tensorplug", []).append(fn)
+        overrides._signatures[fn] = _signature(es[0])
+    return fn
+
+
+def _slow(public: Callable[..., Any], target: Callable[..., Any], args: tuple[Any, ...],
+          kwargs: dict[str, Any], nt: Any) -> Any:
+    """A call with an unusual argument type: honour __tensorplug_function__, else dispatch."""
+    relevant = (*args, *kwargs.values())
+    if overrides.has_tensorplug_function(relevant):
+        return overrides.handle_tensorplug_function(public, relevant, *args, **kwargs)
+    r = target(*args, **kwargs)
+    return nt(*r) if nt is not None and type(r) is tuple else r
+
+
+def _make_method(name: str, es: list[OpEntry], function: Callable[..., Any] | None) -> Callable[..., Any]:
+    if function is None:
+        ops_ = [e.op for e in es]
+        first = ops_[0]
+        assert first is not None
+        target: Callable[..., Any] = first if len(ops_) == 1 else getattr(ops.aten, first.op_name)
+        nt = _named_tuple(es)
+
+        def bare(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+            r = target(self, *args, **kwargs)
+            return nt(*r) if nt is not None and type(r) is tuple else r
+
+        method = bare
+    else:
+        fn = function
+
+        def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+            return fn(self, *args, **kwargs)
+
+    if _packs_int_varargs(es, method=True):
+        inner = method
+
+        def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+            if len(args) != 1 and args and type(args[0]) is int:  # x.view(2, 3)
+                args = (list(args),)
+            return inner(self, *args, **kwargs)
+
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = _doc(name, es)
+    overrides._overridable.setdefault("Tensor", []).append(method)
+    return method
+
+
+def _packs_int_varargs(es: list[OpEntry], *, method: bool) -> bool:
+    """Whether ``f(2, 3)`` means ``f([2, 3])``: the only positional argument is an int list.
+
+    True for ``zeros(size)``, and for methods like ``view(self, size)`` / ``permute(self, dims)``.
+    """
+    for e in es:
+        assert e.op is not None
+        pos = e.op.schema.positional[1 if method else 0 :]
+        if len(pos) != 1 or type_name(pos[0].type) not in ("int[]", "int[]?"):
+            return False
+    return True
+
+
+def _doc(name: str, es: list[OpEntry]) -> str:
+    lines = [f"tensorplug.{name}: dispatches to the operator overload the arguments fit:", ""]
+    for e in es:
+        assert e.op is not None
+        lines.append(f"    aten::{e.op.schema}")
+    return "\n".join(lines)
+
+
+def _signature(e: OpEntry) -> inspect.Signature:
+    assert e.op is not None
+    params = []
+    for a in e.op.schema.arguments:
+        kind = (
+            inspect.Parameter.KEYWORD_ONLY if a.kwarg_only else inspect.Parameter.POSITIONAL_OR_KEYWORD
+        )
+        default = a.default_value if a.has_default else inspect.Parameter.empty
+        params.append(inspect.Parameter(a.name, kind, default=default))
+    return inspect.Signature(params)
+
+
+def missing_autograd(*_: Any, **__: Any) -> Any:
+    raise MissingPluginError(
+        "requires_grad=True needs the tensorplug-autograd plugin, which is not installed (or "
+        "not loaded): pip install tensorplug-autograd",
+        distribution="tensorplug-autograd",
+    )
+
+
+__all__ += ["return_types", "OpPacket"]

@@ -1,0 +1,92 @@
+"""What the core needs to know about each backend's storage (internal).
+
+Kernels go through the dispatcher; a few things do not: turning Python data into a tensor
+(``tp.tensor``), reading a tensor back to the host (``.item()``, ``.tolist()``, ``.numpy()``,
+``repr``), and moving data between backends (``.to("cuda")``). A backend plugin describes those
+with a :class:`StorageBackend` registered for its key (``tensorplug.array_backend.register``
+does it for array-API libraries). The core never imports numpy: it only calls these methods.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from .errors import MissingPluginError
+
+__all__ = ["StorageBackend", "register", "unregister", "for_key", "for_device_type"]
+
+
+class StorageBackend(Protocol):
+    key_name: str  # the backend dispatch key, e.g. "CPU"
+    device_type: str  # e.g. "cpu"
+    plugin: str  # the plugin that registered it
+
+    def from_python(self, data: Any, dtype: Any, device: Any) -> Any:
+        """Python data (nested sequences, scalars, host arrays) -> (array, tensorplug dtype)."""
+        ...
+
+    def to_host(self, data: Any) -> Any:
+        """The backend array as a numpy array on the host (no copy where possible)."""
+        ...
+
+    def from_host(self, host: Any, device: Any) -> Any:
+        """A host numpy array -> a backend array on ``device``."""
+        ...
+
+
+_by_key: dict[str, StorageBackend] = {}
+
+
+def register(backend: StorageBackend) -> None:
+    _by_key[backend.key_name] = backend
+
+
+def unregister(backend: StorageBackend) -> None:
+    if _by_key.get(backend.key_name) is backend:
+        del _by_key[backend.key_name]
+
+
+def for_key(key_name: str) -> StorageBackend:
+    b = _by_key.get(key_name)
+    if b is None:
+        raise _missing_backend(key_name, key_name.lower())
+    return b
+
+
+def for_device_type(device_type: str) -> StorageBackend:
+    for b in _by_key.values():
+        if b.device_type == device_type:
+            return b
+    from . import keys
+
+    k = keys.backend_for_device_type(device_type)
+    raise _missing_backend(k.name if k is not None else None, device_type)
+
+
+# device type -> distribution that provides it, for errors when nothing is loaded for it
+FIRST_PARTY_DEVICES = {"cpu": "tensorplug-cpu", "cuda": "tensorplug-cuda"}
+
+
+def _missing_backend(key_name: str | None, device_type: str) -> Exception:
+    from . import keys
+
+    dist = FIRST_PARTY_DEVICES.get(device_type)
+    if dist is not None:
+        return MissingPluginError(
+            f"No backend is loaded for device type '{device_type}': it is provided by the "
+            f"{dist} plugin. Install it with `pip install {dist}` (or check "
+            "TENSORPLUG_PLUGINS / TENSORPLUG_DISABLE_PLUGINS).",
+            distribution=dist,
+        )
+    known = sorted(keys.device_types())
+    loaded = sorted(b.device_type for b in _by_key.values())
+    if key_name is None:
+        return RuntimeError(
+            f"Unknown device type '{device_type}'. Known device types: {', '.join(known)}; "
+            f"with a backend loaded: {', '.join(loaded) or 'none'}. A third-party plugin may "
+            "provide it: see `tensorplug plugins`."
+        )
+    return RuntimeError(
+        f"The '{key_name}' backend (device type '{device_type}') has no storage backend "
+        f"loaded; loaded device types: {', '.join(loaded) or 'none'}."
+    )

@@ -1,0 +1,284 @@
+"""Composite kernels: operators written in terms of other operators.
+
+native_functions.yaml names these under ``dispatch: CompositeImplicitAutograd``. They run for
+every backend and, where the backend has no kernel of its own, for ``Autograd<B>`` too (DESIGN
+§4 step 3), so autograd, batching and tracing see the operators they decompose into. They call
+operators through ``tensorplug.ops.aten`` and never touch backend arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .ops import ops
+
+aten = ops.aten
+
+__all__ = [
+    "chunk",
+    "contiguous",
+    "cross_entropy",
+    "dropout",
+    "embedding",
+    "empty_like",
+    "flatten",
+    "full_like",
+    "index_put",
+    "layer_norm",
+    "linear",
+    "mse_loss",
+    "ones_like",
+    "rand_like",
+    "randn_like",
+    "stack",
+    "std_correction",
+    "std_unbiased",
+    "t",
+    "var_unbiased",
+    "zero_",
+    "zeros_like",
+]
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+        )
+    return dim + ndim if dim < 0 else dim
+
+
+def linear(input: Any, weight: Any, bias: Any = None) -> Any:
+    out = aten.matmul.default(input, aten.t.default(weight))
+    return out if bias is None else aten.add.Tensor(out, bias)
+
+
+def t(self: Any) -> Any:
+    if self.ndim > 2:
+        raise RuntimeError(f"aten::t.default: t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+    if self.ndim < 2:  # a view with the same shape, as torch
+        return aten.view.default(self, list(self.shape))
+    return aten.transpose.int(self, 0, 1)
+
+
+def flatten(self: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
+    shape = list(self.shape)
+    if self.ndim == 0:
+        return aten.reshape.default(self, [1])
+    s = _wrap_dim(start_dim, len(shape))
+    e = _wrap_dim(end_dim, len(shape))
+    if s > e:
+        raise RuntimeError("aten::flatten.using_ints: flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return aten.reshape.default(self, shape)
+    n = 1
+    for d in shape[s : e + 1]:
+        n *= d
+    return aten.reshape.default(self, [*shape[:s], n, *shape[e + 1 :]])
+
+
+def chunk(self: Any, chunks: int, dim: int = 0) -> Any:
+    if chunks <= 0:
+        raise RuntimeError(f"aten::chunk: chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = _wrap_dim(dim, self.ndim)
+    size = self.shape[d]
+    split_size = (size + chunks - 1) // chunks
+    if split_size == 0 and size == 0:
+        sizes = [0] * chunks
+        return aten.split_with_sizes.default(self, sizes, d)
+    return aten.split.Tensor(self, max(split_size, 1), d)
+
+
+def stack(tensors: Any, dim: int = 0) -> Any:
+    if len(tensors) == 0:
+        raise RuntimeError("aten::stack: stack expects a non-empty TensorList")
+    shape = tuple(tensors[0].shape)
+    for i, x in enumerate(tensors):
+        if tuple(x.shape) != shape:
+            raise RuntimeError(
+                f"aten::stack: stack expects each tensor to be equal size, but got {list(shape)} "
+                f"at entry 0 and {list(x.shape)} at entry {i}"
+            )
+    d = _wrap_dim(dim, len(shape) + 1)
+    return aten.cat.default([aten.unsqueeze.default(x, d) for x in tensors], d)
+
+
+def var_unbiased(self: Any, unbiased: bool = True) -> Any:
+    return aten.var.correction(self, None, correction=1 if unbiased else 0)
+
+
+def std_correction(self: Any, dim: Any = None, *, correction: Any = None, keepdim: bool = False) -> Any:
+    return aten.sqrt.default(aten.var.correction(self, dim, correction=correction, keepdim=keepdim))
+
+
+def std_unbiased(self: Any, unbiased: bool = True) -> Any:
+    return aten.sqrt.default(aten.var.correction(self, None, correction=1 if unbiased else 0))
+
+
+# --- *_like factories -----------------------------------------------------------------------
+
+
+def _like(self: Any, dtype: Any, device: Any) -> dict[str, Any]:
+    return {"dtype": dtype or self.dtype, "device": device or self.device}
+
+
+def zeros_like(self: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+               pin_memory: Any = None, memory_format: Any = None) -> Any:
+    return aten.zeros.default(list(self.shape), **_like(self, dtype, device))
+
+
+def ones_like(self: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+              pin_memory: Any = None, memory_format: Any = None) -> Any:
+    return aten.ones.default(list(self.shape), **_like(self, dtype, device))
+
+
+def empty_like(self: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+               pin_memory: Any = None, memory_format: Any = None) -> Any:
+    return aten.empty.memory_format(list(self.shape), **_like(self, dtype, device))
+
+
+def full_like(self: Any, fill_value: Any, *, dtype: Any = None, layout: Any = None,
+              device: Any = None, pin_memory: Any = None, memory_format: Any = None) -> Any:
+    return aten.full.default(list(self.shape), fill_value, **_like(self, dtype, device))
+
+
+def rand_like(self: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+              pin_memory: Any = None, memory_format: Any = None) -> Any:
+    return aten.rand.default(list(self.shape), **_like(self, dtype, device))
+
+
+def randn_like(self: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+               pin_memory: Any = None, memory_format: Any = None) -> Any:
+    return aten.randn.default(list(self.shape), **_like(self, dtype, device))
+
+
+# --- copies ---------------------------------------------------------------------------------
+
+
+def contiguous(self: Any, *, memory_format: Any = "contiguous_format") -> Any:
+    data = self._data
+    flags = getattr(data, "flags", None)
+    if flags is not None and flags["C_CONTIGUOUS"]:
+        return self
+    return aten.clone.default(self)
+
+
+def zero_(self: Any) -> Any:
+    return aten.fill_.Scalar(self, 0)
+
+
+def index_put(self: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:
+    return aten.index_put_.default(aten.clone.default(self), indices, values, accumulate)
+
+
+# --- neural network functions ---------------------------------------------------------------
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _check_reduction(op: str, reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"aten::{op}: {reduction} is not a valid value for reduction (none, mean, sum)")
+
+
+def mse_loss(self: Any, target: Any, reduction: str = "mean") -> Any:
+    _check_reduction("mse_loss", reduction)
+    diff = aten.sub.Tensor(self, target)
+    sq = aten.mul.Tensor(diff, diff)
+    if reduction == "mean":
+        return aten.mean.default(sq)
+    if reduction == "sum":
+        return aten.sum.default(sq)
+    return sq
+
+
+def cross_entropy(self: Any, target: Any, weight: Any = None, reduction: str = "mean",
+                  ignore_index: int = -100, label_smoothing: float = 0.0) -> Any:
+    _check_reduction("cross_entropy_loss", reduction)
+    class_dim = 0 if self.ndim == 1 else 1
+    logp = aten.log_softmax.int(self, class_dim)
+    if target.dtype.is_floating_point:  # class probabilities
+        if label_smoothing > 0:
+            n = self.shape[class_dim]
+            target = aten.add.Scalar(aten.mul.Scalar(target, 1 - label_smoothing), label_smoothing / n)
+        w = logp if weight is None else aten.mul.Tensor(logp, _class_shaped(weight, self.ndim, class_dim))
+        loss = aten.neg.default(aten.sum.dim_IntList(aten.mul.Tensor(w, target), [class_dim]))
+        if reduction == "mean":
+            n = loss.numel() if loss.ndim else 1
+            return aten.div.Scalar(aten.sum.default(loss), n)
+        return aten.sum.default(loss) if reduction == "sum" else loss
+    nll = aten.nll_loss.default(logp, target, weight, reduction, ignore_index)
+    if label_smoothing <= 0:
+        return nll
+    # smoothing term: mean over classes of -log p, weighted like torch
+    n = self.shape[class_dim]
+    w = logp if weight is None else aten.mul.Tensor(logp, _class_shaped(weight, self.ndim, class_dim))
+    smooth = aten.neg.default(aten.sum.dim_IntList(w, [class_dim]))
+    keep = aten.ne.Scalar(target, ignore_index)
+    smooth = aten.where.ScalarOther(keep, smooth, 0.0)
+    if reduction == "mean":
+        if weight is None:
+            denom: Any = aten.sum.default(keep)
+        else:
+            safe = aten.where.ScalarOther(keep, target, 0)
+            denom = aten.sum.default(aten.where.ScalarOther(keep, aten.index.Tensor(weight, [safe]), 0.0))
+        smooth = aten.div.Tensor(aten.sum.default(smooth), denom)
+    elif reduction == "sum":
+        smooth = aten.sum.default(smooth)
+    return aten.add.Tensor(
+        aten.mul.Scalar(nll, 1 - label_smoothing), aten.mul.Scalar(smooth, label_smoothing / n)
+    )
+
+
+def _class_shaped(weight: Any, ndim: int, class_dim: int) -> Any:
+    if ndim <= 1:
+        return weight
+    shape = [1] * ndim
+    shape[class_dim] = weight.shape[0]
+    return aten.reshape.default(weight, shape)
+
+
+def dropout(input: Any, p: float, train: bool) -> Any:
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"aten::dropout: dropout probability has to be between 0 and 1, but got {p}")
+    if not train or p == 0.0:
+        return input
+    if p == 1.0:
+        return aten.mul.Scalar(input, 0.0)
+    keep = aten.ge.Scalar(aten.rand_like.default(input), p)
+    return aten.mul.Scalar(aten.where.ScalarOther(keep, input, 0.0), 1.0 / (1.0 - p))
+
+
+def embedding(weight: Any, indices: Any, padding_idx: int = -1,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
+    if weight.ndim != 2:
+        raise RuntimeError("aten::embedding: 'weight' must be 2-D")
+    if indices.dtype.is_floating_point or indices.dtype.is_complex:
+        raise RuntimeError(
+            f"aten::embedding: Expected tensor for argument #1 'indices' to have one of the following "
+            f"scalar types: Long, Int; but got {indices.dtype} instead"
+        )
+    return aten.index.Tensor(weight, [indices])
+
+
+def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
+               eps: float = 1e-05, cudnn_enable: bool = True) -> Any:
+    n = len(normalized_shape)
+    if tuple(input.shape[input.ndim - n :]) != tuple(normalized_shape):
+        raise RuntimeError(
+            f"aten::layer_norm: Given normalized_shape={list(normalized_shape)}, expected input "
+            f"with shape [*, {', '.join(map(str, normalized_shape))}], but got input of size "
+            f"{list(input.shape)}"
+        )
+    dims = list(range(input.ndim - n, input.ndim))
+    mean = aten.mean.dim(input, dims, True)
+    centered = aten.sub.Tensor(input, mean)
+    var = aten.mean.dim(aten.mul.Tensor(centered, centered), dims, True)
+    out = aten.mul.Tensor(centered, aten.rsqrt.default(aten.add.Scalar(var, eps)))
+    if weight is not None:
+        out = aten.mul.Tensor(out, weight)
+    if bias is not None:
+        out = aten.add.Tensor(out, bias)
+    return out
+

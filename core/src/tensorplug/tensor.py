@@ -1,0 +1,151 @@
+"""The Tensor: a backend array plus what the dispatcher and plugins need to know about it.
+
+A ``Tensor`` holds its backend's array (``_data``: a numpy array for CPU, a cupy array for
+CUDA), its tensorplug ``dtype`` and ``device``, its key set ``_tp_keyset`` and the version
+counter ``_tp_version`` it shares with its views (Note [Tensor protocol] in _protocol.py).
+Kernels build tensors with :meth:`Tensor._new` and views with :meth:`Tensor._alias`; everything
+a user calls goes through the dispatcher (the operators of native_functions.yaml become methods
+in ``_api.py``).
+
+Slots ``_autograd`` and ``_batched`` are reserved for the plugins that own those keys; the
+``__dict__`` lets other plugins attach state (and lets users set attributes, as in PyTorch).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import dtypes as _dtypes
+from . import keys as _keys
+from ._protocol import VersionCounter
+from .device import device as Device
+
+__all__ = ["Tensor"]
+
+
+class Tensor:
+    __slots__ = (
+        "_data",
+        "_dtype",
+        "_device",
+        "_tp_keyset",
+        "_tp_version",
+        "_base",
+        "_autograd",
+        "_batched",
+        "__weakref__",
+        "__dict__",
+    )
+
+    _data: Any
+    _dtype: _dtypes.dtype
+    _device: Device
+    _tp_keyset: int
+    _tp_version: VersionCounter
+    _base: Tensor | None
+    _autograd: Any
+    _batched: Any
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(
+            "tensorplug.Tensor cannot be constructed directly; use tensorplug.tensor(data), "
+            "tensorplug.zeros(shape), or another factory function"
+        )
+
+    @classmethod
+    def _new(cls, data: Any, dtype: _dtypes.dtype, device: Device, keyset: int) -> Tensor:
+        """A new tensor owning ``data`` (a backend array), with a fresh version counter."""
+        t = object.__new__(cls)
+        t._data = data
+        t._dtype = dtype
+        t._device = device
+        t._tp_keyset = keyset
+        t._tp_version = VersionCounter()
+        t._base = None
+        t._autograd = None
+        t._batched = None
+        return t
+
+    def _alias(self, data: Any, dtype: _dtypes.dtype | None = None) -> Tensor:
+        """A view of ``self`` over ``data``: shares the version counter, remembers its base.
+
+        The key set is the plain one of ``self``'s backend: functionality keys (autograd,
+        batching) are added by the plugins that own them, on their own outputs.
+        """
+        t = object.__new__(type(self))
+        t._data = data
+        t._dtype = self._dtype if dtype is None else dtype
+        t._device = self._device
+        t._tp_keyset = self._tp_keyset & _keys.plain_mask()
+        t._tp_version = self._tp_version
+        base = self._base
+        t._base = self if base is None else base
+        t._autograd = None
+        t._batched = None
+        return t
+
+    # --- metadata ------------------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._data.shape)
+
+    def size(self, dim: int | None = None) -> Any:
+        shape = tuple(self._data.shape)
+        if dim is None:
+            return shape
+        return shape[_wrap_dim(dim, len(shape), "size")]
+
+    @property
+    def dtype(self) -> _dtypes.dtype:
+        return self._dtype
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    @property
+    def ndim(self) -> int:
+        return int(self._data.ndim)
+
+    def dim(self) -> int:
+        return int(self._data.ndim)
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    def __len__(self) -> int:
+        shape = self._data.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return int(shape[0])
+
+    @property
+    def _version(self) -> int:
+        return self._tp_version.value
+
+    @property
+    def is_leaf(self) -> bool:  # replaced by the autograd plugin; without it all are leaves
+        return True
+
+    @property
+    def requires_grad(self) -> bool:  # replaced by the autograd plugin
+        return False
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self._dtype.is_complex
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+
+def _wrap_dim(dim: int, ndim: int, what: str) -> int:
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+        )
+    return dim + ndim if dim < 0 else dim

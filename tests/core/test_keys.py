@@ -1,0 +1,142 @@
+"""Dispatch keys: kinds, stable bits, the priority order, key sets."""
+
+from __future__ import annotations
+
+import pytest
+
+import tensorplug as tp
+from tensorplug import keys
+from tensorplug.keys import DispatchKeySet, KeyKind
+
+
+def names(order):
+    return [k.name for k in order]
+
+
+def test_builtin_order_matches_design():
+    order = names(keys.priority_order())
+    expected_groups = [
+        ["Batched"],
+        ["AutocastMeta", "AutocastCUDA", "AutocastCPU"],
+        ["Tracer"],
+        ["AutogradMeta", "AutogradCUDA", "AutogradCPU"],
+        ["ADInplaceOrView"],
+        ["BackendSelect"],
+        ["Meta"],
+        ["CUDA"],
+        ["CPU"],
+    ]
+    pos = 0
+    for group in expected_groups:
+        assert sorted(order[pos : pos + len(group)]) == sorted(group), order
+        pos += len(group)
+    assert pos == len(order)
+
+
+def test_kinds_and_aliases():
+    assert keys.get("CPU").kind is KeyKind.BACKEND and keys.get("CPU").device_type == "cpu"
+    assert keys.get("AutogradCPU").kind is KeyKind.PER_BACKEND
+    assert keys.get("AutogradCPU").backend is keys.get("CPU")
+    assert keys.get("Tracer").kind is KeyKind.FUNCTIONALITY
+    assert keys.get("Autograd").is_alias
+    assert set(keys.expand("Autograd").names()) == {"AutogradCPU", "AutogradCUDA", "AutogradMeta"}
+    assert set(keys.expand("CompositeExplicitAutograd").names()) == {"CPU", "CUDA", "Meta"}
+    assert set(keys.expand("CompositeImplicitAutograd").names()) == {
+        "CPU", "CUDA", "Meta", "AutogradCPU", "AutogradCUDA", "AutogradMeta"
+    }
+
+
+def test_register_backend_creates_per_backend_keys_and_places_them(backend):
+    n = backend.name
+    order = names(keys.priority_order())
+    assert f"Autograd{n}" in order and f"Autocast{n}" in order
+    assert order.index("BackendSelect") < order.index(n) < order.index("Meta")
+    assert order.index("Tracer") < order.index(f"Autograd{n}") < order.index("ADInplaceOrView")
+    assert order.index("Batched") < order.index(f"Autocast{n}") < order.index("Tracer")
+    assert keys.backend_for_device_type("testdev") is backend
+    assert set(keys.expand("Autograd").names()) >= {f"Autograd{n}"}
+
+
+def test_bits_are_stable_across_unregister():
+    k = keys.register_functionality("StableBit", before="Tracer", owner="tests")
+    bit = k.bit
+    t_bits = {kk.name: kk.bit for kk in keys.all_keys()}
+    keys.unregister("StableBit")
+    other = keys.register_functionality("OtherKey", after="Tracer", owner="tests")
+    again = keys.register_functionality("StableBit", after="Batched", owner="tests")
+    try:
+        assert again.bit == bit and other.bit != bit
+        for kk in keys.all_keys():
+            if kk.name in t_bits:
+                assert kk.bit == t_bits[kk.name]
+    finally:
+        keys.unregister("StableBit")
+        keys.unregister("OtherKey")
+
+
+def test_functionality_placement_before_after_and_default():
+    a = keys.register_functionality("AboveTracer", before="Tracer", owner="tests")
+    b = keys.register_functionality("BelowAutograd", after="Autograd", before="ADInplaceOrView", owner="tests")
+    c = keys.register_functionality("NoConstraint", owner="tests")
+    try:
+        order = names(keys.priority_order())
+        assert order.index("AboveTracer") == order.index("Tracer") - 1
+        assert all(order.index(x) < order.index("BelowAutograd") for x in keys.expand("Autograd").names())
+        assert order.index("BelowAutograd") < order.index("ADInplaceOrView")
+        assert order.index("NoConstraint") == order.index("BackendSelect") - 1
+        assert (a.kind, b.kind, c.kind) == (KeyKind.FUNCTIONALITY,) * 3
+    finally:
+        for n in ("AboveTracer", "BelowAutograd", "NoConstraint"):
+            keys.unregister(n)
+    assert "AboveTracer" not in names(keys.priority_order())
+
+
+def test_cycle_and_unknown_anchor_errors():
+    before = names(keys.priority_order())
+    with pytest.raises(keys.KeyError_) as e:
+        keys.register_functionality("Impossible", after="Tracer", before="Batched")
+    assert str(e.value).startswith(
+        "cannot place dispatch key 'Impossible' before ['Batched'] and after ['Tracer']: "
+        "the constraints form a cycle with the current order Batched > "
+    )
+    with pytest.raises(keys.KeyError_, match=r"Unknown dispatch key 'Nope'\. Known keys: .*Tracer"):
+        keys.register_functionality("Dangling", before="Nope")
+    assert names(keys.priority_order()) == before
+    with pytest.raises(keys.KeyError_, match="already exists"):
+        keys.register_functionality("Tracer")
+    with pytest.raises(keys.KeyError_, match="cannot unregister built-in dispatch key 'CPU'"):
+        keys.unregister("CPU")
+    with pytest.raises(keys.KeyError_, match="device type 'cpu' already belongs to backend 'CPU'"):
+        keys.register_backend("MyCPU", "cpu")
+
+
+def test_keyset_operations():
+    ks = keys.keyset("AutogradCPU", "CPU", "Tracer")
+    assert isinstance(ks, int) and isinstance(ks, DispatchKeySet)
+    assert ks.highest() is keys.get("Tracer")
+    assert names(ks) == ["Tracer", "AutogradCPU", "CPU"]
+    assert ks.below("Tracer") == keys.keyset("AutogradCPU", "CPU")
+    assert ks.below("CPU") == DispatchKeySet()
+    assert "CPU" in ks and "CUDA" not in ks
+    assert ks.remove("Tracer").add("Batched").highest() is keys.get("Batched")
+    assert (ks | keys.keyset("CUDA")).names() == ["Tracer", "AutogradCPU", "CUDA", "CPU"]
+    assert DispatchKeySet().highest() is None
+    assert repr(ks) == "DispatchKeySet(Tracer, AutogradCPU, CPU)"
+    with pytest.raises(keys.KeyError_, match="below\\(\\) needs a runtime key"):
+        ks.below("Autograd")
+
+
+def test_tensor_keyset_and_plain_mask():
+    ks = keys.tensor_keyset("CPU")
+    assert set(DispatchKeySet(ks).names()) == {"CPU", "AutocastCPU"}
+    grad = ks | keys.get("AutogradCPU").mask
+    assert grad & keys.plain_mask() == ks
+
+
+def test_get_accepts_keys_and_lists_known():
+    k = keys.get("CPU")
+    assert keys.get(k) is k
+    with pytest.raises(keys.KeyError_) as e:
+        keys.get("cpu")
+    assert "Known keys: ADInplaceOrView, Autocast, " in str(e.value)
+    assert tp.keys is keys

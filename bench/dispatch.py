@@ -87,6 +87,31 @@ def main() -> None:
     ft = times["fallthrough layer (Batched)"] - times["op.default(a, b)"]
     print(f"\ndispatcher overhead on a two-tensor call: {over * 1e6:.3f} us (goal <= 0.6 us)")
     print(f"fallthrough layer adds: {ft * 1e6:+.3f} us (goal: nothing measurable)")
+    torch_comparison(over)
+
+
+def torch_comparison(ours: float) -> None:
+    """The same custom op through torch.library, when torch is importable."""
+    try:
+        import torch
+    except ImportError:
+        print("\ntorch not importable: no torch.library comparison")
+        return
+    lib = torch.library.Library("tpbench", "DEF")
+    lib.define("add(Tensor self, Tensor other) -> Tensor")
+
+    def tkernel(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a
+
+    lib.impl("add", tkernel, "CPU")
+    op = torch.ops.tpbench.add.default
+    a, b = torch.ones(1), torch.ones(1)
+    t = interleaved({"kernel": lambda: tkernel(a, b), "torch.ops": lambda: op(a, b)}, number=5000)
+    theirs = t["torch.ops"] - t["kernel"]
+    print(
+        f"torch {torch.__version__} torch.library Python op overhead: {theirs * 1e6:.3f} us "
+        f"-> tensorplug's is {ours / theirs:.2f}x of it"
+    )
 
 
 if __name__ == "__main__":

@@ -624,9 +624,14 @@ def generation() -> int:
     return _generation
 
 
+_change_listeners: list[Callable[[], None]] = []
+
+
 def _changed() -> None:
     global _generation
     _generation += 1
+    for listener in _change_listeners:
+        listener()
 
 
 def _register_op(op: OpOverload) -> None:

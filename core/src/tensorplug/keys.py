@@ -177,10 +177,12 @@ class DispatchKeySet(int):
 
     def below(self, key: KeyLike) -> DispatchKeySet:
         """The keys of this set whose priority is strictly lower than ``key``'s."""
-        k = _resolve(key)
-        if k.is_alias:
+        # on the redispatch path of every layered kernel: no helper calls
+        k = _state.by_name.get(key) if type(key) is str else key  # type: ignore[call-overload]
+        if k is None or k.bit < 0:
+            k = _resolve(key)
             raise KeyError_(f"below() needs a runtime key, not the alias key {k.name!r}")
-        return DispatchKeySet(int(self) & _state.below_mask[k.bit])
+        return int.__new__(DispatchKeySet, int(self) & _state.below_mask[k.bit])
 
     def names(self) -> list[str]:
         return [k.name for k in self]

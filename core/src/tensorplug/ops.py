@@ -28,9 +28,8 @@ class OpPacket:
         self._namespace = namespace
         self._op_name = name
         self.qualname = f"{namespace}::{name}"
-        # argument-type signature -> overload, for calls without list arguments
+        # argument-type signature -> overload (Note [Packet cache])
         self._choice: dict[tuple[Any, ...], OpOverload] = {}
-        self._generation = -1
 
     def _packet_overloads(self) -> Iterator[OpOverload]:
         for op in _dispatcher.ops_in(self._namespace):
@@ -53,28 +52,34 @@ class OpPacket:
             ) from None
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
-        return self._resolve_overload(args, kwargs)(*args, **kwargs)
+        # The chosen overload is cached per argument-type signature (Note [Packet cache]).
+        if kwargs:
+            sig: tuple[Any, ...] = (*map(type, args), *kwargs, *map(type, kwargs.values()))
+        else:
+            sig = tuple(map(type, args))
+        op = self._choice.get(sig)
+        if op is None:
+            op = self._choose(args, kwargs, sig)
+        return op(*args, **kwargs)
 
     def _resolve_overload(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> OpOverload:
-        gen = _dispatcher.generation()
-        if gen != self._generation:
-            self._choice.clear()
-            self._generation = gen
-        sig: tuple[Any, ...] | None = (*map(type, args), *kwargs)
-        if any(t is list or t is tuple for t in sig):  # type: ignore[union-attr]
-            sig = None  # element types matter: bind every time
-        else:
-            op = self._choice.get(sig)  # type: ignore[arg-type]
-            if op is not None:
-                return op
+        sig = (*map(type, args), *kwargs, *map(type, kwargs.values()))
+        return self._choice.get(sig) or self._choose(args, kwargs, sig)
+
+    def _choose(self, args: tuple[Any, ...], kwargs: dict[str, Any], sig: tuple[Any, ...]) -> OpOverload:
+        """Note [Packet cache]: the first overload whose schema binds the arguments.
+
+        Types decide the choice, except for the contents of lists (``Tensor[]`` vs ``int[]``):
+        a signature with a list or tuple in it is resolved every time and never cached. The
+        caches are emptied whenever operators are defined or removed.
+        """
         ovs = list(self._packet_overloads())
         if not ovs:
             raise RegistrationError(f"operator '{self.qualname}' is not defined (any more)")
-        if len(ovs) == 1:
-            return ovs[0]
+        cacheable = list not in sig and tuple not in sig
         for op in ovs:
-            if op.schema.try_bind(args, kwargs) is not None:
-                if sig is not None:
+            if len(ovs) == 1 or op.schema.try_bind(args, kwargs) is not None:
+                if cacheable:
                     self._choice[sig] = op
                 return op
         got = ", ".join([*(type(a).__name__ for a in args), *(f"{k}={type(v).__name__}" for k, v in kwargs.items())])
@@ -113,6 +118,14 @@ class OpNamespace:
 
 
 _packets: dict[tuple[str, str], OpPacket] = {}
+
+
+def _forget_choices() -> None:
+    for p in _packets.values():
+        p._choice.clear()
+
+
+_dispatcher._change_listeners.append(_forget_choices)
 
 
 def _packet(ns: str, name: str) -> OpPacket:

@@ -1,0 +1,469 @@
+"""The ``tensorplug`` command: what is installed, what it registered, and why a call runs what
+it runs.
+
+Subcommands::
+
+    tensorplug plugins                      the plugins: distribution, version, status, keys, ops
+    tensorplug keys                         dispatch keys in priority order: kind, bit, owner
+    tensorplug ops [--key KEY] [--missing KEY] [--ns NS]
+                                            kernels per registration key; the ops with a kernel
+                                            for KEY; the ops of NS (default aten) without one
+    tensorplug table OP                     the computed dispatch table of OP (DESIGN §4)
+    tensorplug explain OP ARG...            dispatcher.explain on described inputs, e.g.
+                                            explain aten::add.Tensor "f32[2,3]" "f32[3] cpu"
+    tensorplug demo                         an end-to-end run of whatever plugins are installed
+
+An unknown operator or key is reported in one line on stderr with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import re
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import tensorplug
+
+from . import dispatcher as _dispatcher
+from . import keys as _keys
+from . import plugins as _plugins
+from .errors import DispatchError, MissingPluginError, RegistrationError
+from .keys import KeyError_
+
+__all__ = ["main"]
+
+# Most of the API is installed at import time (the functions of native_functions.yaml, the
+# names plugins add), so the type checker sees it as Any.
+tp: Any = tensorplug
+
+
+class CliError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+# --- plugins / keys -------------------------------------------------------------------------
+
+
+def _table(rows: Sequence[Sequence[str]], out: TextIO) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), file=out)
+
+
+def cmd_plugins(args: argparse.Namespace, out: TextIO) -> int:
+    infos = _plugins.list()
+    if not infos:
+        print("no tensorplug plugins are installed (pip install tensorplug-cpu)", file=out)
+        return 0
+    rows = [("NAME", "DISTRIBUTION", "VERSION", "STATUS", "KEYS", "OPS")]
+    for i in infos:
+        rows.append(
+            (
+                i.name,
+                i.distribution or "(in-process)",
+                i.version or "-",
+                i.status,
+                ",".join(i.keys) or "-",
+                str(i.op_count),
+            )
+        )
+    _table(rows, out)
+    for i in infos:
+        if i.error is not None:
+            print(f"{i.name}: failed: {i.error}", file=out)
+        elif i.reason is not None:
+            print(f"{i.name}: disabled: {i.reason}", file=out)
+    return 0
+
+
+def cmd_keys(args: argparse.Namespace, out: TextIO) -> int:
+    rows = [("KEY", "KIND", "BIT", "OWNER")]
+    for k in _keys.all_keys():
+        bit = "-" if k.is_alias else str(k.bit)
+        rows.append((k.name, k.kind.value, bit, k.owner))
+    print("dispatch keys, highest priority first (alias keys last):", file=out)
+    _table(rows, out)
+    return 0
+
+
+# --- ops / table ----------------------------------------------------------------------------
+
+
+def _key(name: str) -> _keys.DispatchKey:
+    try:
+        return _keys.get(name)
+    except KeyError_ as e:
+        raise CliError(str(e)) from None
+
+
+def cmd_ops(args: argparse.Namespace, out: TextIO) -> int:
+    ops = sorted(_dispatcher.all_ops(), key=lambda o: o.name)
+    if args.missing:
+        key = _key(args.missing)
+        if key.is_alias:
+            raise CliError(
+                f"--missing needs a runtime key; {key.name!r} is an alias key "
+                f"(try one of: {', '.join(k.name for k in _keys.expand(key))})"
+            )
+        ns_ops = [o for o in ops if o.namespace == args.ns]
+        if not ns_ops:
+            raise CliError(f"no operators are defined in namespace {args.ns!r}")
+        missing = [o.name for o in ns_ops if _dispatcher.dispatch_table(o)[key.name] == "missing"]
+        print(
+            f"{len(missing)} of {len(ns_ops)} {args.ns} ops have no kernel for {key.name}:",
+            file=out,
+        )
+        for name in missing:
+            print(f"  {name}", file=out)
+        return 0
+    if args.key:
+        key = _key(args.key)
+        names = [o.name for o in ops if key.name in _dispatcher.registrations(o)]
+        print(f"{len(names)} ops have a kernel registered for {key.name}:", file=out)
+        for name in names:
+            print(f"  {name}  ({_dispatcher.registrations(name)[key.name]})", file=out)
+        return 0
+    counts: dict[str, int] = {}
+    for o in ops:
+        for reg in _dispatcher.registrations(o):
+            counts[reg] = counts.get(reg, 0) + 1
+    print(f"{len(ops)} operators defined; kernels registered per key:", file=out)
+    rows = [("KEY", "KIND", "KERNELS")]
+    for k in _keys.all_keys():
+        if k.name in counts:
+            rows.append((k.name, k.kind.value, str(counts[k.name])))
+    _table(rows, out)
+    fbs = _dispatcher.fallbacks()
+    if fbs:
+        print("fallbacks (every op): " + ", ".join(f"{k} ({v})" for k, v in fbs.items()), file=out)
+    return 0
+
+
+def _op(name: str) -> Any:
+    """An overload for ``ns::op.overload``; the packet for ``ns::op`` with several overloads."""
+    if "::" not in name:
+        raise CliError(f"operator names are qualified, 'ns::op.overload': got {name!r}")
+    ns, rest = name.split("::", 1)
+    if "." in rest:
+        try:
+            return _dispatcher.find_op(name)
+        except RegistrationError as e:
+            raise CliError(str(e)) from None
+    overloads = [o for o in _dispatcher.all_ops() if o.namespace == ns and o.op_name == rest]
+    if not overloads:
+        raise CliError(f"No operator named {name!r} is defined (see `tensorplug ops`)")
+    if len(overloads) == 1:
+        return overloads[0]
+    return getattr(getattr(tp.ops, ns), rest)
+
+
+def cmd_table(args: argparse.Namespace, out: TextIO) -> int:
+    op = _op(args.op)
+    if not isinstance(op, _dispatcher.OpOverload):
+        names = ", ".join(f"{args.op}.{o}" for o in op.overloads())
+        raise CliError(f"{args.op!r} has several overloads; name one: {names}")
+    print(f"{op.name}: {op.schema}", file=out)
+    regs = _dispatcher.registrations(op)
+    rows = [("KEY", "ENTRY", "REGISTERED BY")]
+    for key, source in _dispatcher.dispatch_table(op).items():
+        who = regs.get(source) or _dispatcher.fallbacks().get(key, "")
+        if source in ("fallback", "fallthrough") and not who:
+            who = _fallback_registrant(key)
+        rows.append((key, source, who if source != "missing" else ""))
+    _table(rows, out)
+    return 0
+
+
+def _fallback_registrant(key: str) -> str:
+    fbs = _dispatcher.fallbacks()
+    for alias, who in fbs.items():
+        if _keys.get(alias).is_alias and key in _keys.expand(alias).names():
+            return who
+    return ""
+
+
+# --- explain --------------------------------------------------------------------------------
+
+_TENSOR_SPEC = re.compile(r"^(?P<dtype>[a-z]+[0-9]*)\[(?P<shape>[0-9, ]*)\](?P<rest>.*)$")
+_SHORT_DTYPES = {
+    "b8": "bool",
+    "bool": "bool",
+    "u8": "uint8",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "f32": "float32",
+    "f64": "float64",
+    "c64": "complex64",
+    "c128": "complex128",
+}
+
+
+def _tensor_from_spec(spec: str) -> Any:
+    m = _TENSOR_SPEC.match(spec.strip())
+    assert m is not None
+    name = _SHORT_DTYPES.get(m["dtype"], m["dtype"])
+    try:
+        dtype = tp.dtypes.from_name(name)
+    except (KeyError, ValueError, TypeError) as e:
+        raise CliError(f"unknown dtype {m['dtype']!r} in {spec!r}: {e}") from None
+    shape = [int(s) for s in m["shape"].replace(" ", "").split(",") if s]
+    device = None
+    requires_grad = False
+    for word in m["rest"].split():
+        if word == "requires_grad":
+            requires_grad = True
+        else:
+            device = word
+    if requires_grad and "autograd" not in _plugins.loaded_names():
+        raise CliError(
+            f"{spec!r}: requires_grad needs the tensorplug-autograd plugin, which is not "
+            "loaded: pip install tensorplug-autograd"
+        )
+    t = tp.zeros(shape, dtype=dtype, device=device)
+    if requires_grad:
+        t.requires_grad_()
+    return t
+
+
+def _value(text: str) -> Any:
+    if _TENSOR_SPEC.match(text.strip()):
+        return _tensor_from_spec(text)
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text  # a str argument (e.g. reduction="mean" given as mean)
+
+
+def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
+    op = _op(args.op)
+    pos: list[Any] = []
+    kw: dict[str, Any] = {}
+    for a in args.args:
+        name, eq, value = a.partition("=")
+        if eq and name.isidentifier():
+            kw[name] = _value(value)
+        else:
+            pos.append(_value(a))
+    try:
+        text = _dispatcher.explain(op, *pos, **kw)
+    except TypeError as e:  # arguments that do not fit the schema
+        raise CliError(str(e)) from None
+    print(text, file=out)
+    return 0
+
+
+# --- demo -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Section:
+    """One part of the demo, shown when ``plugin`` is loaded (always, for ``plugin=None``)."""
+
+    title: str
+    plugin: str | None
+    distribution: str
+    run: Callable[[TextIO], None]
+
+
+def _demo_core(out: TextIO) -> None:
+    loaded = sorted(_plugins.loaded_names())
+    print(
+        f"tensorplug {tp.__version__}: {len(_dispatcher.all_ops())} operators defined, "
+        f"{len(_keys.priority_order())} runtime dispatch keys",
+        file=out,
+    )
+    print(f"loaded plugins: {', '.join(loaded) or 'none'}", file=out)
+
+
+def _demo_cpu(out: TextIO) -> None:
+    a = tp.tensor([[1.0, 2.0], [3.0, 4.0]])
+    b = tp.ones([2, 2])
+    print(f"a = {a!r}", file=out)
+    print(f"a + 1 = {a + 1!r}", file=out)
+    print(f"a @ b = {a @ b!r}", file=out)
+    print(f"(a * a).sum() = {(a * a).sum().item()}", file=out)
+    print("dispatch table of aten::add.Tensor (keys with an entry):", file=out)
+    for key, source in _dispatcher.dispatch_table("aten::add.Tensor").items():
+        if source != "missing":
+            print(f"  {key:<20} {source}", file=out)
+
+
+def _demo_autograd(out: TextIO) -> None:
+    # logistic regression on two separable blobs: x -> sigmoid(x @ w + b)
+    tp.manual_seed(0)
+    n = 64
+    x = tp.cat([tp.randn([n, 2]) + 2.0, tp.randn([n, 2]) - 2.0])
+    y = tp.cat([tp.ones([n]), tp.zeros([n])])
+    w = tp.zeros([2, 1], requires_grad=True)
+    b = tp.zeros([1], requires_grad=True)
+    lr = 0.5
+    for step in range(51):
+        p = (x @ w + b).sigmoid().reshape([2 * n])
+        loss = -(y * (p + 1e-7).log() + (1 - y) * (1 - p + 1e-7).log()).mean()
+        w.grad = None
+        b.grad = None
+        loss.backward()
+        with tp.no_grad():
+            w.sub_(w.grad * lr)
+            b.sub_(b.grad * lr)
+        if step % 25 == 0:
+            print(f"step {step:2d}: loss {loss.item():.4f}", file=out)
+    with tp.no_grad():
+        p = (x @ w + b).sigmoid().reshape([2 * n])
+        acc = ((p > 0.5).to(tp.float32) == y).to(tp.float32).mean().item()
+    print(f"trained a 2-feature logistic regression classifier: accuracy {acc:.2f}", file=out)
+
+
+def _demo_autocast(out: TextIO) -> None:
+    a = tp.randn([4, 4])
+    with tp.autocast("cpu", dtype=tp.bfloat16):
+        c = a @ a
+        s = c.sum()
+    print(f"inside autocast('cpu', bfloat16): matmul -> {c.dtype}, sum -> {s.dtype}", file=out)
+
+
+def _demo_tracer(out: TextIO) -> None:
+    def f(x: Any) -> Any:
+        return (x * 2 + 1).relu().sum()
+
+    x = tp.randn([3])
+    graph = tp.trace(f, x)
+    print(f"tp.trace recorded:\n{graph}", file=out)
+
+
+def _demo_batched(out: TextIO) -> None:
+    x = tp.randn([5, 3])
+    w = tp.randn([3])
+    batched = tp.vmap(lambda row: (row * w).sum())(x)
+    looped = tp.stack([(x[i] * w).sum() for i in range(5)])
+    same = bool((batched - looped).abs().max().item() < 1e-5)
+    print(f"vmap over 5 rows -> shape {tuple(batched.shape)}; equals the loop: {same}", file=out)
+
+
+def _demo_cuda(out: TextIO) -> None:
+    if not tp.cuda.is_available():
+        print("tensorplug-cuda is installed, but no CUDA device is available", file=out)
+        return
+    a = tp.randn([256, 256], device="cuda")
+    c = (a @ a).sum()
+    tp.cuda.synchronize()
+    print(
+        f"{tp.cuda.device_count()} CUDA device(s); (a @ a).sum() on {c.device}: "
+        f"{c.cpu().item():.3f}",
+        file=out,
+    )
+
+
+_FIRST_PARTY = {"cpu", "cuda", "autograd", "autocast", "tracer", "batched"}
+
+SECTIONS: list[Section] = [
+    Section("core", None, "tensorplug", _demo_core),
+    Section("CPU backend", "cpu", "tensorplug-cpu", _demo_cpu),
+    Section("autograd", "autograd", "tensorplug-autograd", _demo_autograd),
+    Section("autocast", "autocast", "tensorplug-autocast", _demo_autocast),
+    Section("tracer", "tracer", "tensorplug-tracer", _demo_tracer),
+    Section("batched (vmap)", "batched", "tensorplug-batched", _demo_batched),
+    Section("CUDA backend", "cuda", "tensorplug-cuda", _demo_cuda),
+]
+
+
+def _third_party_section(info: _plugins.PluginInfo) -> Section:
+    def run(out: TextIO) -> None:
+        print(
+            f"keys: {', '.join(info.keys) or 'none'}; kernels: {info.op_count}; "
+            f"names: {', '.join(info.names) or 'none'}",
+            file=out,
+        )
+        for name in info.keys:
+            key = _keys.get(name)
+            if key.kind is not _keys.KeyKind.BACKEND or key.device_type is None:
+                continue
+            try:
+                t = tp.tensor([1.0, 2.0], device=key.device_type)
+                print(f"tensor on {key.device_type!r}: t + 1 = {t + 1!r}", file=out)
+            except (DispatchError, MissingPluginError, RuntimeError) as e:
+                print(f"a tensor on {key.device_type!r} cannot be used here: {e}", file=out)
+
+    return Section(f"third-party plugin {info.name}", info.name, info.distribution or "", run)
+
+
+def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    loaded = _plugins.loaded_names()
+    sections = list(SECTIONS)
+    for info in _plugins.list():
+        if info.name not in _FIRST_PARTY and info.status == "loaded":
+            sections.append(_third_party_section(info))
+    failures = 0
+    for s in sections:
+        print(f"== {s.title} ==", file=out)
+        if s.plugin is not None and s.plugin not in loaded:
+            print(f"not installed: pip install {s.distribution}", file=out)
+            continue
+        try:
+            s.run(out)
+        except Exception:
+            failures += 1
+            print(f"this section failed:\n{traceback.format_exc()}", file=out)
+    return 1 if failures else 0
+
+
+# --- main -----------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tensorplug", description="Inspect tensorplug's plugins, keys and dispatch tables."
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("plugins", help="installed plugins and what they registered").set_defaults(
+        fn=cmd_plugins
+    )
+    sub.add_parser("keys", help="dispatch keys in priority order").set_defaults(fn=cmd_keys)
+    ops = sub.add_parser("ops", help="kernels per key; ops with or without a kernel for a key")
+    ops.add_argument("--key", help="list the ops with a kernel registered for KEY")
+    ops.add_argument("--missing", metavar="KEY", help="list the ops of --ns with no entry for KEY")
+    ops.add_argument("--ns", default="aten", help="namespace for --missing (default: aten)")
+    ops.set_defaults(fn=cmd_ops)
+    table = sub.add_parser("table", help="the computed dispatch table of an operator")
+    table.add_argument("op", help="ns::op.overload, e.g. aten::add.Tensor")
+    table.set_defaults(fn=cmd_table)
+    explain = sub.add_parser(
+        "explain",
+        help="why a call runs the kernel it runs",
+        description='Arguments: tensors as DTYPE[SHAPE] [DEVICE] [requires_grad] (e.g. "f32[2,3] '
+        'cpu"), Python literals, or name=value keyword arguments.',
+    )
+    explain.add_argument("op", help="ns::op.overload or ns::op")
+    explain.add_argument("args", nargs="*")
+    explain.set_defaults(fn=cmd_explain)
+    sub.add_parser("demo", help="an end-to-end run of the installed plugins").set_defaults(
+        fn=cmd_demo
+    )
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    fn: Callable[[argparse.Namespace, TextIO], int] = args.fn
+    try:
+        return fn(args, sys.stdout)
+    except (CliError, RegistrationError, KeyError_, MissingPluginError, DispatchError) as e:
+        print(f"tensorplug {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `tensorplug ops | head`: stop quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

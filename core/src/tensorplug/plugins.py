@@ -1,0 +1,661 @@
+"""Plugins: discovery through entry points, loading in phases, and removal (DESIGN §7).
+
+Every dispatch key beyond the built-in ones, every kernel, and every public name that is not
+core comes from a plugin: a module named by an entry point of the group ``tensorplug`` whose
+hook implementations (:mod:`tensorplug.hookspecs`) run in four phases -- every plugin's
+``tensorplug_add_keys`` before any plugin's ``tensorplug_register_kernels``, then
+``tensorplug_add_names``, then ``tensorplug_add_tensor_methods``.
+
+Discovery reads the entry point group once (:func:`load_entry_points`, called at the end of
+``import tensorplug``). Selection happens before any plugin module is imported:
+
+* ``TENSORPLUG_PLUGINS=cpu,autograd`` -- only these (an empty value: none);
+* ``TENSORPLUG_DISABLE_PLUGINS=autocast`` -- all but these;
+* ``TENSORPLUG_AUTOLOAD=0`` -- none at all (plugins can still be registered by hand).
+
+Note [Plugin rollback]
+~~~~~~~~~~~~~~~~~~~~~~
+A plugin never touches the global tables directly: it is handed a :class:`KeyRegistrar` and a
+:class:`KernelRegistry` that create keys, libraries and storage backends *on its behalf* and
+record them, and its names and tensor methods are set by the loader, which records them too
+(with whatever a method replaced). Removing a plugin -- because it failed in any phase, or
+because :func:`unregister` was called -- undoes those records in reverse order. A failing plugin
+is reported with a :class:`PluginLoadWarning` that names it and the variable that skips it; the
+other plugins carry on. Registrations a plugin makes behind the loader's back (a
+``tp.Library`` it creates itself) are not recorded and cannot be rolled back.
+
+Usage::
+
+    import tensorplug as tp
+    for info in tp.plugins.list():
+        print(info.name, info.status, info.keys, info.op_count)
+
+    class MyPlugin:                        # in-process plugin, e.g. in a test or notebook
+        @tp.hookimpl
+        def tensorplug_register_kernels(registry):
+            registry.library("aten", "IMPL").impl("add.Tensor", my_add, "CPU", override=True)
+
+    tp.plugins.register(MyPlugin, name="mine")
+    tp.plugins.unregister("mine")          # removes everything it registered
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib import metadata
+from types import ModuleType
+from typing import Any, Final, Literal
+
+import pluggy
+
+from . import _backends
+from . import hookspecs as _hookspecs
+from . import keys as _keys
+from .errors import MissingPluginError
+from .keys import DispatchKey, KeyLike
+from .library import Library, LibraryKind
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "KernelRegistry",
+    "KeyRegistrar",
+    "PluginError",
+    "PluginInfo",
+    "PluginLoadWarning",
+    "get",
+    "list",
+    "load_entry_points",
+    "loaded_names",
+    "missing_name",
+    "register",
+    "unregister",
+]
+
+ENTRY_POINT_GROUP: Final = "tensorplug"
+
+Status = Literal["loaded", "failed", "disabled"]
+
+
+class PluginLoadWarning(UserWarning):
+    """An installed plugin could not be loaded; it was rolled back and the others work."""
+
+
+class PluginError(RuntimeError):
+    """A plugin that cannot be registered or unregistered as asked.
+
+    ``plugin`` is the plugin name; ``distribution`` the distribution that provides it, if any.
+    """
+
+    def __init__(self, message: str, *, plugin: str, distribution: str | None = None) -> None:
+        super().__init__(message)
+        self.plugin = plugin
+        self.distribution = distribution
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """What :func:`list` reports about one plugin."""
+
+    name: str  # the entry point name (or the name given to register())
+    distribution: str | None  # None for in-process plugins
+    version: str | None
+    status: Status
+    keys: tuple[str, ...] = ()  # dispatch keys it created (backends: without Autograd<B>...)
+    op_count: int = 0  # kernels it registered, summed over its libraries
+    fallbacks: int = 0  # boxed fallbacks it registered
+    names: tuple[str, ...] = ()  # attributes it added to the tensorplug module
+    tensor_methods: tuple[str, ...] = ()  # attributes it set on tensorplug.Tensor
+    error: str | None = None  # status "failed": the exception, as "Type: message"
+    reason: str | None = None  # status "disabled": which setting disabled it
+
+
+_ABSENT: Final = object()
+
+
+class _Plugin:
+    """One plugin and everything it registered (Note [Plugin rollback])."""
+
+    def __init__(
+        self,
+        name: str,
+        obj: object = None,
+        *,
+        entry_point: metadata.EntryPoint | None = None,
+        distribution: str | None = None,
+        version: str | None = None,
+    ) -> None:
+        self.name = name
+        self.obj = obj
+        self.entry_point = entry_point
+        self.distribution = distribution
+        self.version = version
+        self.status: Status = "loaded"
+        self.error: BaseException | None = None
+        self.reason: str | None = None
+        self.registered = False  # with the pluggy manager
+        self.keys: builtins.list[str] = []
+        self.libraries: builtins.list[Library] = []
+        self.storage: builtins.list[_backends.StorageBackend] = []
+        self.names: dict[str, object] = {}  # name -> the value it set
+        self.methods: dict[str, object] = {}  # name -> what Tensor.__dict__ held before
+
+    def info(self) -> PluginInfo:
+        return PluginInfo(
+            name=self.name,
+            distribution=self.distribution,
+            version=self.version,
+            status=self.status,
+            keys=tuple(self.keys),
+            op_count=sum(len(lib._kernels) for lib in self.libraries),
+            fallbacks=sum(len(lib._fallbacks) for lib in self.libraries),
+            names=tuple(self.names),
+            tensor_methods=tuple(self.methods),
+            error=None if self.error is None else _describe(self.error),
+            reason=self.reason,
+        )
+
+    @property
+    def origin(self) -> str:
+        if self.distribution is None:
+            return "in-process plugin"
+        return f"distribution {self.distribution} {self.version or ''}".rstrip()
+
+
+# --- what a plugin is handed ----------------------------------------------------------------
+
+
+class KeyRegistrar:
+    """The ``keys`` argument of ``tensorplug_add_keys``: creates keys owned by one plugin."""
+
+    def __init__(self, plugin: _Plugin) -> None:
+        self._plugin = plugin
+
+    @property
+    def plugin_name(self) -> str:
+        return self._plugin.name
+
+    def register_backend(self, name: str, device_type: str) -> DispatchKey:
+        """A backend key (and its ``Autograd<B>``/``Autocast<B>`` keys): keys.register_backend."""
+        key = _keys.register_backend(name, device_type, owner=self._plugin.name)
+        self._plugin.keys.append(key.name)
+        return key
+
+    def register_functionality(
+        self,
+        name: str,
+        *,
+        before: KeyLike | Iterable[KeyLike] | None = None,
+        after: KeyLike | Iterable[KeyLike] | None = None,
+    ) -> DispatchKey:
+        """A functionality key placed by ``before=``/``after=``: keys.register_functionality."""
+        key = _keys.register_functionality(
+            name, before=before, after=after, owner=self._plugin.name
+        )
+        self._plugin.keys.append(key.name)
+        return key
+
+    def get(self, name: KeyLike) -> DispatchKey:
+        return _keys.get(name)
+
+
+class KernelRegistry:
+    """The ``registry`` argument of ``tensorplug_register_kernels``."""
+
+    def __init__(self, plugin: _Plugin) -> None:
+        self._plugin = plugin
+
+    @property
+    def plugin_name(self) -> str:
+        return self._plugin.name
+
+    def library(self, ns: str, kind: LibraryKind, dispatch_key: str = "") -> Library:
+        """A :class:`~tensorplug.Library` owned by this plugin, closed when it is removed."""
+        lib = Library(ns, kind, dispatch_key, owner=self._plugin.name)
+        self._plugin.libraries.append(lib)
+        return lib
+
+    def add_storage_backend(self, backend: _backends.StorageBackend) -> None:
+        """Make ``backend`` the storage of its key (tensor creation, host transfers)."""
+        other = _backends._by_key.get(backend.key_name)
+        if other is not None:
+            raise PluginError(
+                f"plugin {self._plugin.name!r} adds a storage backend for key "
+                f"{backend.key_name!r}, which already has one from plugin "
+                f"{getattr(other, 'plugin', '?')!r}; unregister that plugin first.",
+                plugin=self._plugin.name,
+            )
+        _backends.register(backend)
+        self._plugin.storage.append(backend)
+
+
+# --- state ----------------------------------------------------------------------------------
+
+
+class _State:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.pm = pluggy.PluginManager(_hookspecs.PROJECT)
+        self.pm.add_hookspecs(_hookspecs)
+        self.records: dict[str, _Plugin] = {}  # every plugin seen, in load order
+        self.name_owner: dict[str, str] = {}  # tensorplug.<name> -> plugin
+        self.method_owner: dict[str, str] = {}  # Tensor.<name> -> plugin
+        self.entry_points_loaded = False
+
+
+_state = _State()
+
+
+def _tensorplug_module() -> ModuleType:
+    return sys.modules["tensorplug"]
+
+
+def _tensor_class() -> type:
+    from .tensor import Tensor
+
+    return Tensor
+
+
+# --- the phases -----------------------------------------------------------------------------
+
+
+def _hook_results(p: _Plugin, hook: str, **kwargs: Any) -> builtins.list[Any]:
+    """Call ``p``'s implementation of ``hook`` (if any) with the arguments it asks for."""
+    caller = getattr(_state.pm.hook, hook)
+    out = []
+    for impl in caller.get_hookimpls():
+        if impl.plugin is p.obj:
+            if impl.wrapper or impl.hookwrapper:
+                raise PluginError(
+                    f"plugin {p.name!r}: {hook} is marked as a hook wrapper; tensorplug hooks "
+                    "are plain implementations (@tensorplug.hookimpl)",
+                    plugin=p.name,
+                )
+            out.append(impl.function(*(kwargs[a] for a in impl.argnames)))
+    return out
+
+
+def _phase_import(p: _Plugin) -> None:
+    if p.entry_point is not None:
+        p.obj = p.entry_point.load()
+    # pluggy leaves a half-registered plugin behind when validation fails: mark it registered
+    # first so that the rollback unregisters it (but see _rollback: only if it is really ours)
+    p.registered = True
+    _state.pm.register(p.obj, name=p.name)
+    known = sorted(n for n in dir(_hookspecs) if n.startswith("tensorplug_"))
+    for hc in _state.pm.get_hookcallers(p.obj) or ():
+        if not hc.has_spec():
+            raise PluginError(
+                f"plugin {p.name!r} implements unknown hook {hc.name!r}; the tensorplug hooks "
+                f"are: {', '.join(known)}",
+                plugin=p.name,
+                distribution=p.distribution,
+            )
+
+
+def _phase_keys(p: _Plugin) -> None:
+    _hook_results(p, "tensorplug_add_keys", keys=KeyRegistrar(p))
+
+
+def _phase_kernels(p: _Plugin) -> None:
+    _hook_results(p, "tensorplug_register_kernels", registry=KernelRegistry(p))
+
+
+def _returned_dict(p: _Plugin, hook: str) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for result in _hook_results(p, hook):
+        if result is None:
+            continue
+        if not isinstance(result, dict) or not all(isinstance(k, str) for k in result):
+            raise PluginError(
+                f"plugin {p.name!r}: {hook} must return a dict of str -> object, "
+                f"got {type(result).__name__}",
+                plugin=p.name,
+            )
+        merged.update(result)
+    for name in merged:
+        if not name.isidentifier():
+            raise PluginError(
+                f"plugin {p.name!r}: {hook} returned {name!r}, which is not an identifier",
+                plugin=p.name,
+            )
+    return merged
+
+
+def _phase_names(p: _Plugin) -> None:
+    module = _tensorplug_module()
+    new = _returned_dict(p, "tensorplug_add_names")
+    for name in new:
+        owner = _state.name_owner.get(name)
+        if owner is not None:
+            raise PluginError(
+                f"plugins {owner!r} and {p.name!r} both add the name tensorplug.{name}; "
+                f"disable one of them (TENSORPLUG_DISABLE_PLUGINS={p.name})",
+                plugin=p.name,
+            )
+        if name in vars(module):
+            raise PluginError(
+                f"plugin {p.name!r} adds tensorplug.{name}, which the core already defines; "
+                "a plugin may add names, not replace them",
+                plugin=p.name,
+            )
+    for name, value in new.items():
+        setattr(module, name, value)
+        p.names[name] = value
+        _state.name_owner[name] = p.name
+
+
+def _phase_methods(p: _Plugin) -> None:
+    # Unlike module names, a plugin may replace what the core defines on Tensor: the core's
+    # `requires_grad` and `is_leaf` are placeholders that the autograd plugin replaces.
+    tensor = _tensor_class()
+    new = _returned_dict(p, "tensorplug_add_tensor_methods")
+    for name in new:
+        owner = _state.method_owner.get(name)
+        if owner is not None:
+            raise PluginError(
+                f"plugins {owner!r} and {p.name!r} both set Tensor.{name}; "
+                f"disable one of them (TENSORPLUG_DISABLE_PLUGINS={p.name})",
+                plugin=p.name,
+            )
+    for name, value in new.items():
+        p.methods[name] = tensor.__dict__.get(name, _ABSENT)
+        setattr(tensor, name, value)
+        _state.method_owner[name] = p.name
+
+
+_PHASES: Final[tuple[tuple[str, Callable[[_Plugin], None]], ...]] = (
+    ("import", _phase_import),
+    ("tensorplug_add_keys", _phase_keys),
+    ("tensorplug_register_kernels", _phase_kernels),
+    ("tensorplug_add_names", _phase_names),
+    ("tensorplug_add_tensor_methods", _phase_methods),
+)
+
+
+def _load(plugins: builtins.list[_Plugin], *, raise_errors: bool) -> None:
+    """Run the phases over ``plugins``: each phase for all of them before the next phase."""
+    for phase, run in _PHASES:
+        for p in plugins:
+            if p.status != "loaded":
+                continue
+            try:
+                run(p)
+            except Exception as e:
+                p.status = "failed"
+                p.error = e
+                problems = _rollback(p)
+                msg = _failure_message(p, e, phase, problems)
+                if raise_errors:
+                    raise PluginError(msg, plugin=p.name, distribution=p.distribution) from e
+                warnings.warn(msg, PluginLoadWarning, stacklevel=4)
+
+
+def _failure_message(p: _Plugin, e: BaseException, phase: str, problems: Iterable[str]) -> str:
+    if phase == "import":
+        where = "while importing it" if p.entry_point is not None else "while registering it"
+    else:
+        where = f"in {phase}"
+    msg = (
+        f"tensorplug plugin {p.name!r} ({p.origin}) failed to load {where}: "
+        f"{_describe(e)}. Everything it registered was rolled back"
+    )
+    extra = "; ".join(problems)
+    if extra:
+        msg += f" (except: {extra})"
+    if p.distribution is not None:
+        msg += f"; set TENSORPLUG_DISABLE_PLUGINS={p.name} to skip it."
+    else:
+        msg += "."
+    return msg
+
+
+def _describe(e: BaseException) -> str:
+    """``Type: message`` on one line (pluggy's validation errors span several)."""
+    text = "; ".join(line.strip() for line in str(e).splitlines() if line.strip())
+    return f"{type(e).__name__}: {text}"
+
+
+def _rollback(p: _Plugin) -> builtins.list[str]:
+    """Undo every recorded registration of ``p`` (Note [Plugin rollback]).
+
+    Best effort: each step runs even if an earlier one failed; what could not be undone is
+    returned as messages.
+    """
+    problems: builtins.list[str] = []
+
+    def attempt(what: str, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except Exception as e:
+            problems.append(f"{what}: {_describe(e)}")
+
+    tensor = _tensor_class()
+    for name, before in reversed(p.methods.items()):
+        if before is _ABSENT:
+            attempt(f"Tensor.{name}", lambda n=name: delattr(tensor, n))  # type: ignore[misc]
+        else:
+            attempt(f"Tensor.{name}", lambda n=name, b=before: setattr(tensor, n, b))  # type: ignore[misc]
+        _state.method_owner.pop(name, None)
+    p.methods.clear()
+    module = _tensorplug_module()
+    for name, value in reversed(p.names.items()):
+        if vars(module).get(name) is value:
+            attempt(f"tensorplug.{name}", lambda n=name: delattr(module, n))  # type: ignore[misc]
+        _state.name_owner.pop(name, None)
+    p.names.clear()
+    for lib in reversed(p.libraries):
+        attempt(repr(lib), lib.close)
+    for sb in reversed(p.storage):
+        attempt(f"storage backend {sb.key_name}", lambda s=sb: _backends.unregister(s))  # type: ignore[misc]
+    p.storage.clear()
+    for key in reversed(p.keys):
+        attempt(f"dispatch key {key}", lambda k=key: _keys.unregister(k))  # type: ignore[misc]
+    p.keys.clear()
+    if p.registered and _state.pm.get_name(p.obj) == p.name:
+        attempt("plugin manager", lambda: _state.pm.unregister(p.obj))
+    p.registered = False
+    return problems
+
+
+# --- discovery ------------------------------------------------------------------------------
+
+
+def _env_list(var: str) -> builtins.list[str] | None:
+    value = os.environ.get(var)
+    if value is None:
+        return None
+    return [n.strip() for n in value.split(",") if n.strip()]
+
+
+def _disabled_reason(name: str) -> str | None:
+    """Why the environment deselects plugin ``name`` (None: it is selected)."""
+    autoload = os.environ.get("TENSORPLUG_AUTOLOAD", "1").strip().lower()
+    if autoload in ("0", "false", "no", "off"):
+        return f"TENSORPLUG_AUTOLOAD={os.environ['TENSORPLUG_AUTOLOAD']}"
+    only = _env_list("TENSORPLUG_PLUGINS")
+    if only is not None and name not in only:
+        return f"not listed in TENSORPLUG_PLUGINS={os.environ['TENSORPLUG_PLUGINS']!r}"
+    if name in (_env_list("TENSORPLUG_DISABLE_PLUGINS") or ()):
+        return f"listed in TENSORPLUG_DISABLE_PLUGINS={os.environ['TENSORPLUG_DISABLE_PLUGINS']}"
+    return None
+
+
+def _dist_of(ep: metadata.EntryPoint) -> tuple[str | None, str | None]:
+    dist = getattr(ep, "dist", None)
+    if dist is None:
+        return None, None
+    return dist.metadata["Name"], dist.version
+
+
+def load_entry_points() -> builtins.list[PluginInfo]:
+    """Discover and load the installed plugins, once per process (later calls do nothing).
+
+    The environment selects plugins before any of their modules is imported. A plugin that
+    fails is rolled back and reported with a :class:`PluginLoadWarning`.
+    """
+    with _state.lock:
+        if _state.entry_points_loaded:
+            return list()
+        _state.entry_points_loaded = True
+        found: dict[str, _Plugin] = {}
+        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            dist, version = _dist_of(ep)
+            first = found.get(ep.name)
+            if first is not None:
+                if first.entry_point is not None and first.entry_point.value != ep.value:
+                    warnings.warn(
+                        f"two distributions provide the tensorplug plugin {ep.name!r}: "
+                        f"{first.distribution} ({first.entry_point.value}) and {dist} "
+                        f"({ep.value}); loading the first. Uninstall one of them.",
+                        PluginLoadWarning,
+                        stacklevel=3,
+                    )
+                continue
+            found[ep.name] = _Plugin(ep.name, entry_point=ep, distribution=dist, version=version)
+        only = _env_list("TENSORPLUG_PLUGINS")
+        unknown = sorted(set(only or ()) - set(found))
+        if unknown:
+            warnings.warn(
+                f"TENSORPLUG_PLUGINS names {', '.join(map(repr, unknown))}, which no installed "
+                f"distribution provides; installed plugins: {', '.join(sorted(found)) or 'none'}",
+                PluginLoadWarning,
+                stacklevel=3,
+            )
+        selected = []
+        for name in sorted(found):
+            p = found[name]
+            p.reason = _disabled_reason(name)
+            if p.reason is not None:
+                p.status = "disabled"
+            else:
+                selected.append(p)
+            _state.records[name] = p
+        _load(selected, raise_errors=False)
+        return list()
+
+
+# --- public API -----------------------------------------------------------------------------
+
+
+def list() -> builtins.list[PluginInfo]:  # noqa: A001 - the public name is tp.plugins.list
+    """Every plugin discovered or registered: loaded, failed and disabled ones."""
+    with _state.lock:
+        return [p.info() for p in _state.records.values()]
+
+
+def get(name: str) -> PluginInfo:
+    """The record of plugin ``name``; unknown names raise :class:`PluginError`."""
+    with _state.lock:
+        p = _state.records.get(name)
+        if p is None:
+            raise _unknown(name)
+        return p.info()
+
+
+def loaded_names() -> set[str]:
+    """Names of the plugins that are loaded now (the dispatcher uses it for error remedies)."""
+    return {n for n, p in _state.records.items() if p.status == "loaded"}
+
+
+def register(plugin: object, name: str | None = None) -> PluginInfo:
+    """Load an in-process plugin: a module, class or object with ``@hookimpl`` functions.
+
+    Its hooks run in the usual phase order. If one raises, everything it registered is rolled
+    back and :class:`PluginError` is raised (chained to the original exception).
+    """
+    if name is None:
+        name = getattr(plugin, "__name__", None) or type(plugin).__name__
+    with _state.lock:
+        old = _state.records.get(name)
+        if old is not None and old.status == "loaded":
+            raise PluginError(
+                f"a plugin named {name!r} is already loaded ({old.origin}); "
+                f"call tensorplug.plugins.unregister({name!r}) first, or pass another name=",
+                plugin=name,
+            )
+        if _state.pm.is_registered(plugin):
+            raise PluginError(
+                f"this plugin object is already registered as "
+                f"{_state.pm.get_name(plugin)!r}; unregister it first",
+                plugin=name,
+            )
+        p = _Plugin(name, plugin)
+        _state.records[name] = p
+        _load([p], raise_errors=True)
+        return p.info()
+
+
+def unregister(name: str) -> PluginInfo:
+    """Remove plugin ``name`` with all its registrations; returns its last record.
+
+    A failed or disabled plugin's record is simply forgotten.
+    """
+    with _state.lock:
+        p = _state.records.get(name)
+        if p is None:
+            raise _unknown(name)
+        info = p.info()
+        del _state.records[name]
+        if p.status != "loaded":
+            return info
+        problems = _rollback(p)
+        if problems:
+            raise PluginError(
+                f"plugin {name!r} was unregistered, but not everything it registered could be "
+                f"removed: {'; '.join(problems)}",
+                plugin=name,
+                distribution=p.distribution,
+            )
+        return info
+
+
+def _unknown(name: str) -> PluginError:
+    known = ", ".join(sorted(_state.records)) or "none"
+    return PluginError(f"no tensorplug plugin named {name!r}; known plugins: {known}", plugin=name)
+
+
+# --- names only an absent first-party plugin provides --------------------------------------
+
+# public name -> (plugin name, distribution)
+_FIRST_PARTY_NAMES: Final = {
+    "vmap": ("batched", "tensorplug-batched"),
+    "autocast": ("autocast", "tensorplug-autocast"),
+    "trace": ("tracer", "tensorplug-tracer"),
+    "autograd": ("autograd", "tensorplug-autograd"),
+    "no_grad": ("autograd", "tensorplug-autograd"),
+    "enable_grad": ("autograd", "tensorplug-autograd"),
+    "set_grad_enabled": ("autograd", "tensorplug-autograd"),
+    "cuda": ("cuda", "tensorplug-cuda"),
+}
+
+
+def missing_name(name: str) -> Exception | None:
+    """The error for ``tensorplug.<name>`` when only an absent first-party plugin provides it.
+
+    ``None`` when no first-party plugin is known to provide ``name``, or when that plugin is
+    loaded (then the name is simply not there: an ``AttributeError`` is right).
+    """
+    provider = _FIRST_PARTY_NAMES.get(name)
+    if provider is None:
+        return None
+    plugin, dist = provider
+    p = _state.records.get(plugin)
+    head = f"tensorplug.{name} is provided by the {dist} plugin, which "
+    if p is None:
+        msg = f"{head}is not installed (or not loaded): pip install {dist}"
+    elif p.status == "disabled":
+        msg = f"{head}is installed but not loaded ({p.reason}): remove it from that setting"
+    elif p.status == "failed":
+        msg = (
+            f"{head}failed to load ({p.info().error}); see the PluginLoadWarning at import, "
+            f"or run `tensorplug plugins`"
+        )
+    else:
+        return None
+    return MissingPluginError(msg, distribution=dist)

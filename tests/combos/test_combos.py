@@ -1,0 +1,130 @@
+"""tensorplug in real virtual environments with only some plugins installed.
+
+To test another combination, add one line to ``COMBOS``: every combination is checked to
+import without warnings and to load exactly the plugins its distributions declare. Add lines to
+``CHECKS`` for what a combination must print.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import Venvs, entry_points
+
+pytestmark = pytest.mark.venv
+
+# name -> project directories to install (relative to the repository root)
+COMBOS: dict[str, list[str]] = {
+    "core": ["core"],
+    "core+cpu": ["core", "plugins/cpu"],
+    "core+cpu+foo": ["core", "plugins/cpu", "examples/foo_backend"],
+    "core+fixtures": ["core", "tests/fixtures/good_plugin", "tests/fixtures/broken_plugin"],
+}
+
+MISSING_CPU = """
+import tensorplug as tp
+try:
+    tp.tensor([1.0])
+except tp.MissingPluginError as e:
+    print(type(e).__name__, e.distribution, "tensorplug-cpu" in str(e))
+"""
+MISSING_VMAP = """
+import tensorplug as tp
+try:
+    tp.vmap
+except tp.MissingPluginError as e:
+    print(e)
+"""
+
+# (combination, python code -- or ["tensorplug", args...], a regex one line of its stdout matches)
+CHECKS: list[tuple[str, str | list[str], str]] = [
+    ("core", MISSING_CPU, r"^MissingPluginError tensorplug-cpu True$"),
+    ("core", "import tensorplug as tp; print(tp.plugins.list())", r"^\[\]$"),
+    (
+        "core",
+        ["tensorplug", "plugins"],
+        r"^no tensorplug plugins are installed \(pip install tensorplug-cpu\)$",
+    ),
+    (
+        "core+cpu",
+        "import tensorplug as tp; print(tp.tensor([1., 2.]) + 1)",
+        r"^tensor\(\[2\., 3\.\]\)$",
+    ),
+    (
+        "core+cpu",
+        MISSING_VMAP,
+        r"^tensorplug\.vmap is provided by the tensorplug-batched plugin, which is not installed \(or not loaded\): pip install tensorplug-batched$",
+    ),
+    ("core+cpu", ["tensorplug", "table", "aten::add.Tensor"], r"^CPU\s+CPU\s+cpu$"),
+    ("core+cpu", ["tensorplug", "demo"], r"^a \+ 1 = tensor"),
+    ("core+cpu+foo", ["tensorplug", "keys"], r"^Foo\s+backend\s+\d+\s+foo$"),
+    ("core+cpu+foo", ["tensorplug", "keys"], r"^FooCount\s+functionality\s+\d+\s+foo$"),
+    (
+        "core+cpu+foo",
+        "import tensorplug as tp; print(tp.tensor([1., 2.], device='foo').is_foo)",
+        r"^True$",
+    ),
+    ("core+fixtures", "import tensorplug as tp; print(tp.tiny_hello())", r"^hello from tiny$"),
+]
+
+# plugins that fail to load on purpose (tests/fixtures/broken_plugin)
+EXPECTED_FAILURES = {"fixture_broken", "fixture_import_error"}
+
+
+def _plugin_names(combo: str) -> list[str]:
+    return sorted(n for p in COMBOS[combo] for n in entry_points(p))
+
+
+PLUGINS_LISTING = """
+import warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import tensorplug as tp
+for w in caught:
+    print("warning:", w.category.__name__)
+for i in tp.plugins.list():
+    print(i.name, i.status)
+"""
+
+
+@pytest.mark.parametrize("combo", COMBOS)
+def test_imports_and_loads_its_plugins(venvs: Venvs, combo: str) -> None:
+    r = venvs.python(combo, PLUGINS_LISTING)
+    assert r.returncode == 0, r.stderr
+    names = _plugin_names(combo)
+    expected = ["warning: PluginLoadWarning" for n in names if n in EXPECTED_FAILURES]
+    expected += [f"{n} {'failed' if n in EXPECTED_FAILURES else 'loaded'}" for n in names]
+    assert r.stdout.splitlines() == expected
+
+
+def test_broken_plugins_are_isolated(venvs: Venvs) -> None:
+    r = venvs.command("core+fixtures", "tensorplug", "plugins")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert "fixture_broken: failed: RuntimeError: the broken fixture plugin fails on purpose" in out
+    assert any(
+        ln.split()[:4] == ["fixture_good", "tensorplug-fixture-good", "0.1", "loaded"] for ln in out
+    )
+    assert "set TENSORPLUG_DISABLE_PLUGINS=fixture_broken to skip it." in r.stderr
+    r = venvs.command(
+        "core+fixtures",
+        "tensorplug",
+        "plugins",
+        env={"TENSORPLUG_DISABLE_PLUGINS": "fixture_broken,fixture_import_error"},
+    )
+    assert r.stderr == ""
+    assert (
+        "fixture_broken: disabled: listed in TENSORPLUG_DISABLE_PLUGINS=fixture_broken,fixture_import_error"
+        in r.stdout
+    )
+
+
+@pytest.mark.parametrize(
+    ("combo", "what", "expected"), CHECKS, ids=[f"{c}:{i}" for i, (c, _, _) in enumerate(CHECKS)]
+)
+def test_check(venvs: Venvs, combo: str, what: str | list[str], expected: str) -> None:
+    r = venvs.command(combo, *what) if isinstance(what, list) else venvs.python(combo, what)
+    assert r.returncode == 0, f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}"
+    assert re.search(expected, r.stdout, re.MULTILINE), r.stdout

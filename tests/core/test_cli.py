@@ -1,0 +1,312 @@
+"""The ``tensorplug`` command, run in-process through ``main([...])`` (and once as a subprocess)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tensorplug as tp
+from tensorplug import plugins
+from tensorplug.cli import main
+from tensorplug.hookspecs import hookimpl
+
+CORE_SRC = Path(tp.__file__).resolve().parents[1]
+
+needs_cpu = pytest.mark.skipif(
+    "cpu" not in plugins.loaded_names(), reason="needs the tensorplug-cpu plugin"
+)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+class CliProbe:
+    """An in-process plugin: a backend key, an op with two kernels, a fallback."""
+
+    @hookimpl
+    def tensorplug_add_keys(self, keys: Any) -> None:
+        keys.register_backend("CliProbe", "cliprobe")
+
+    @hookimpl
+    def tensorplug_register_kernels(self, registry: Any) -> None:
+        lib = registry.library("cliprobe", "DEF")
+        lib.define("f(Tensor x) -> Tensor")
+        lib.define("g.one(Tensor x) -> Tensor")
+        lib.define("g.two(Tensor x, int n) -> Tensor")
+        lib.impl("f", lambda x: x, "CliProbe")
+        lib.impl("f", lambda x: x, "Autograd")
+        lib.impl("g.one", lambda x: x, "CompositeImplicitAutograd")
+
+
+@pytest.fixture
+def probe() -> Iterator[None]:
+    plugins.register(CliProbe(), name="cli_probe")
+    try:
+        yield
+    finally:
+        plugins.unregister("cli_probe")
+
+
+# --- plugins / keys -------------------------------------------------------------------------
+
+
+def test_plugins_table(capsys, probe):
+    code, out, err = run(capsys, "plugins")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].split() == ["NAME", "DISTRIBUTION", "VERSION", "STATUS", "KEYS", "OPS"]
+    [row] = [ln for ln in lines if ln.startswith("cli_probe ")]
+    assert row.split() == ["cli_probe", "(in-process)", "-", "loaded", "CliProbe", "3"]
+
+
+def test_plugins_reports_failures(capsys):
+    def boom(keys: Any) -> None:
+        raise ValueError("cli boom")
+
+    plug = type("P", (), {"tensorplug_add_keys": staticmethod(hookimpl(boom))})
+    with pytest.raises(plugins.PluginError):
+        plugins.register(plug, name="cli_broken")
+    try:
+        code, out, _ = run(capsys, "plugins")
+        assert code == 0
+        assert "cli_broken: failed: ValueError: cli boom" in out.splitlines()
+    finally:
+        plugins.unregister("cli_broken")
+
+
+def test_keys_in_priority_order(capsys, probe):
+    code, out, _ = run(capsys, "keys")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "dispatch keys, highest priority first (alias keys last):"
+    assert lines[1].split() == ["KEY", "KIND", "BIT", "OWNER"]
+    rows = {ln.split()[0]: ln for ln in lines[2:]}
+    names = [ln.split()[0] for ln in lines[2:]]
+    assert names.index("Batched") < names.index("Tracer") < names.index("CliProbe")
+    assert names.index("CliProbe") < names.index("Meta") < names.index("CUDA") < names.index("CPU")
+    cpu = tp.keys.get("CPU")
+    assert rows["CPU"].split() == ["CPU", "backend", str(cpu.bit), "tensorplug"]
+    assert rows["CliProbe"].split()[1:] == [
+        "backend",
+        str(tp.keys.get("CliProbe").bit),
+        "cli_probe",
+    ]
+    assert rows["AutogradCliProbe"].split()[1:3] == ["per-backend", "functionality"]
+    assert rows["Autograd"].split() == ["Autograd", "alias", "-", "tensorplug"]
+    assert names[-4:] == [
+        "Autograd",
+        "Autocast",
+        "CompositeExplicitAutograd",
+        "CompositeImplicitAutograd",
+    ]
+
+
+# --- ops / table ----------------------------------------------------------------------------
+
+
+def test_ops_counts(capsys, probe):
+    code, out, _ = run(capsys, "ops")
+    assert code == 0
+    lines = out.splitlines()
+    assert (
+        lines[0] == f"{len(tp.dispatcher.all_ops())} operators defined; kernels registered per key:"
+    )
+    rows = {ln.split()[0]: ln.split() for ln in lines[2:] if not ln.startswith("fallbacks")}
+    assert rows["CliProbe"] == ["CliProbe", "backend", "1"]
+    assert int(rows["Autograd"][-1]) >= 1
+    assert "fallbacks (every op): " in out and "BackendSelect (tensorplug)" in out
+
+
+def test_ops_key(capsys, probe):
+    code, out, _ = run(capsys, "ops", "--key", "CliProbe")
+    assert code == 0
+    assert (
+        out == "1 ops have a kernel registered for CliProbe:\n  cliprobe::f.default  (cli_probe)\n"
+    )
+
+
+def test_ops_missing(capsys, probe):
+    code, out, _ = run(capsys, "ops", "--missing", "CliProbe", "--ns", "cliprobe")
+    assert code == 0
+    # f has a CliProbe kernel, g.one a CompositeImplicitAutograd one; g.two nothing
+    assert out == "1 of 3 cliprobe ops have no kernel for CliProbe:\n  cliprobe::g.two\n"
+
+
+@needs_cpu
+def test_ops_missing_aten_for_cpu(capsys):
+    code, out, _ = run(capsys, "ops", "--missing", "CPU")
+    assert code == 0
+    assert out.splitlines()[0].endswith(" aten ops have no kernel for CPU:")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["ops", "--key", "Nope"],
+            "tensorplug ops: error: Unknown dispatch key 'Nope'. Known keys: ",
+        ),
+        (["ops", "--missing", "Nope"], "tensorplug ops: error: Unknown dispatch key 'Nope'. "),
+        (
+            ["ops", "--missing", "Autograd"],
+            "tensorplug ops: error: --missing needs a runtime key; 'Autograd' is an alias key "
+            "(try one of: ",
+        ),
+        (
+            ["ops", "--missing", "CPU", "--ns", "nowhere"],
+            "tensorplug ops: error: no operators are defined in namespace 'nowhere'\n",
+        ),
+        (
+            ["table", "aten::nope.Tensor"],
+            "tensorplug table: error: No operator named 'aten::nope.Tensor' is defined.",
+        ),
+        (
+            ["table", "nope"],
+            "tensorplug table: error: operator names are qualified, 'ns::op.overload': got 'nope'\n",
+        ),
+        (
+            ["table", "aten::nope"],
+            "tensorplug table: error: No operator named 'aten::nope' is defined "
+            "(see `tensorplug ops`)\n",
+        ),
+        (
+            ["table", "aten::add"],
+            "tensorplug table: error: 'aten::add' has several overloads; name one: "
+            "aten::add.Tensor, aten::add.Scalar, aten::add.out\n",
+        ),
+        (
+            ["explain", "aten::nope.x"],
+            "tensorplug explain: error: No operator named 'aten::nope.x'",
+        ),
+        (
+            ["explain", "aten::add.Tensor", "q7[2]", "f32[2]"],
+            "tensorplug explain: error: unknown dtype 'q7' in 'q7[2]': ",
+        ),
+        (
+            ["explain", "aten::add.Tensor", "f32[2] requires_grad", "f32[2]"],
+            "tensorplug explain: error: 'f32[2] requires_grad': requires_grad needs the "
+            "tensorplug-autograd plugin, which is not loaded: pip install tensorplug-autograd\n",
+        ),
+    ],
+)
+def test_errors_exit_2_without_traceback(capsys, argv, message):
+    if "requires_grad" in " ".join(argv) and "autograd" in plugins.loaded_names():
+        pytest.skip("tensorplug-autograd is loaded here")
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.startswith(message)
+    assert "Traceback" not in err
+
+
+def test_table(capsys, probe):
+    code, out, _ = run(capsys, "table", "cliprobe::f")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "cliprobe::f.default: f(Tensor x) -> Tensor"
+    assert lines[1].split() == ["KEY", "ENTRY", "REGISTERED", "BY"]
+    rows = {ln.split()[0]: ln.split()[1:] for ln in lines[2:]}
+    assert set(rows) == set(tp.dispatcher.dispatch_table("cliprobe::f"))
+    assert rows["CliProbe"] == ["CliProbe", "cli_probe"]
+    assert rows["AutogradCPU"] == ["Autograd", "cli_probe"]
+    assert rows["BackendSelect"] == ["fallthrough", "tensorplug"]
+    assert rows["CPU"] == ["missing"]
+
+
+def test_table_composite(capsys, probe):
+    code, out, _ = run(capsys, "table", "cliprobe::g.one")
+    rows = {ln.split()[0]: ln.split()[1:] for ln in out.splitlines()[2:]}
+    assert rows["CPU"] == ["CompositeImplicitAutograd", "cli_probe"]
+    assert rows["AutogradCliProbe"] == ["CompositeImplicitAutograd", "cli_probe"]
+
+
+# --- explain / demo (need a backend) --------------------------------------------------------
+
+
+@needs_cpu
+def test_explain_add(capsys):
+    code, out, err = run(capsys, "explain", "aten::add.Tensor", "f32[2,3]", "f32[3] cpu", "alpha=2")
+    assert code == 0, err
+    assert out.startswith("explain aten::add.Tensor: add.Tensor(Tensor self, Tensor other, *, ")
+    assert "  argument self: keyset DispatchKeySet(" in out
+    assert "  chosen key: CPU (entry from CPU)" in out
+
+
+@needs_cpu
+def test_explain_packet_picks_overload(capsys):
+    code, out, _ = run(capsys, "explain", "aten::add", "f64[2]", "1.5")
+    assert code == 0
+    assert out.startswith("explain aten::add.Scalar: ")
+
+
+@needs_cpu
+def test_explain_bad_arguments(capsys):
+    code, out, err = run(capsys, "explain", "aten::add.Tensor", "f32[2]", "'text'")
+    assert code == 2 and out == ""
+    assert err.startswith("tensorplug explain: error: aten::add.Tensor(): argument 'other'")
+
+
+def test_demo_runs_and_names_missing_plugins(capsys):
+    code, out, _ = run(capsys, "demo")
+    assert code == 0, out
+    assert out.startswith("== core ==\ntensorplug ")
+    loaded = plugins.loaded_names()
+    for name, dist in [
+        ("cpu", "tensorplug-cpu"),
+        ("autograd", "tensorplug-autograd"),
+        ("autocast", "tensorplug-autocast"),
+        ("tracer", "tensorplug-tracer"),
+        ("batched", "tensorplug-batched"),
+        ("cuda", "tensorplug-cuda"),
+    ]:
+        assert (f"not installed: pip install {dist}" in out) == (name not in loaded)
+    assert "this section failed" not in out
+
+
+@needs_cpu
+def test_demo_cpu_section(capsys):
+    code, out, _ = run(capsys, "demo")
+    section = out.split("== CPU backend ==\n")[1].split("==")[0]
+    assert "a + 1 = tensor([[2., 3.],\n        [4., 5.]])" in section
+    assert "dispatch table of aten::add.Tensor (keys with an entry):\n" in section
+    assert "  CPU                  CPU\n" in section
+
+
+def test_demo_third_party_section(capsys, probe):
+    code, out, _ = run(capsys, "demo")
+    section = out.split("== third-party plugin cli_probe ==\n")[1]
+    assert section.startswith("keys: CliProbe; kernels: 3; names: none\n")
+    # CliProbe has no storage backend: said, not crashed
+    assert "a tensor on 'cliprobe' cannot be used here: " in section
+
+
+def test_no_subcommand_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as ei:
+        main([])
+    assert ei.value.code == 2
+    assert "the following arguments are required: command" in capsys.readouterr().err
+
+
+def test_python_m_keys():
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(CORE_SRC), os.environ.get("PYTHONPATH", "")])
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "tensorplug.cli", "keys"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    names = [ln.split()[0] for ln in r.stdout.splitlines()[2:]]
+    assert names[0] == "Batched" and "CPU" in names

@@ -1,0 +1,576 @@
+"""Plugins: in-process register/unregister, rollback of failures, and discovery through real
+entry points (fake distributions on PYTHONPATH, in subprocesses) with the selection variables."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tensorplug as tp
+from conftest import FakeTensor
+from tensorplug import _backends, dispatcher, plugins
+from tensorplug.errors import MissingPluginError
+from tensorplug.hookspecs import hookimpl
+from tensorplug.plugins import PluginError
+from tensorplug.tensor import Tensor
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+CORE_SRC = Path(tp.__file__).resolve().parents[1]  # the core this process imported
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+
+def snapshot() -> dict[str, Any]:
+    """Every global table a plugin can change."""
+    return {
+        "keys": [(k.name, k.bit, k.owner) for k in tp.keys.all_keys()],
+        "ops": sorted(op.name for op in dispatcher.all_ops()),
+        "fallbacks": dispatcher.fallbacks(),
+        "module": {n: v for n, v in vars(tp).items() if not _dunder_or_submodule(n, v)},
+        "tensor": dict(Tensor.__dict__),
+        "storage": dict(_backends._by_key),
+        "plugins": plugins.list(),
+        "pluggy": sorted(n for n, _ in plugins._state.pm.list_name_plugin()),
+    }
+
+
+def _dunder_or_submodule(name: str, value: object) -> bool:
+    # importing a submodule (tensorplug.array_backend) sets an attribute: not a registration
+    return name.startswith("__") or getattr(value, "__name__", None) == f"tensorplug.{name}"
+
+
+class FakeStorage:
+    key_name = "Probe"
+    device_type = "probe"
+    plugin = "probe"
+
+    def from_python(self, data: Any, dtype: Any, device: Any) -> Any:
+        return data, dtype
+
+    def to_host(self, data: Any) -> Any:
+        return data
+
+    def from_host(self, host: Any, device: Any) -> Any:
+        return host
+
+
+class ProbePlugin:
+    """A fresh plugin using every hook and every kind of registration."""
+
+    def __init__(self, fail_in: str = "") -> None:
+        self.fail_in = fail_in
+        self.calls: list[str] = []
+
+    @hookimpl
+    def tensorplug_add_keys(self, keys: Any) -> None:
+        self.calls.append("add_keys")
+        keys.register_backend("Probe", "probe")
+        keys.register_functionality("ProbeTrace", after="Tracer")
+        if self.fail_in == "add_keys":
+            raise ValueError("probe failed in add_keys")
+
+    @hookimpl
+    def tensorplug_register_kernels(self, registry: Any) -> None:
+        self.calls.append("register_kernels")
+        assert registry.plugin_name == "probe"
+        lib = registry.library("probe", "DEF")
+        lib.define("double(Tensor x) -> Tensor")
+        lib.impl("double", lambda x: ("doubled", x.tag), "Probe")
+        lib.impl("double", lambda x: ("cpu", x.tag), "CPU")
+        registry.library("_", "IMPL").fallback(tp.library.fallthrough_kernel, "ProbeTrace")
+        registry.add_storage_backend(FakeStorage())
+        if self.fail_in == "register_kernels":
+            raise RuntimeError("probe failed in register_kernels")
+
+    @hookimpl
+    def tensorplug_add_names(self) -> dict[str, Any]:
+        self.calls.append("add_names")
+        return {"probe_fn": probe_fn}
+
+    @hookimpl
+    def tensorplug_add_tensor_methods(self) -> dict[str, Any]:
+        self.calls.append("add_tensor_methods")
+        if self.fail_in == "add_tensor_methods":
+            raise KeyError("probe failed in add_tensor_methods")
+        # replaces a core placeholder: must be restored afterwards
+        return {"probe_method": lambda self: "probed", "requires_grad": property(lambda s: True)}
+
+
+def probe_fn() -> str:
+    return "probe"
+
+
+def make_plugin(**hooks: Any) -> object:
+    """A plugin object from hook functions given by name."""
+    return type("Plugin", (), {n: staticmethod(hookimpl(f)) for n, f in hooks.items()})
+
+
+@pytest.fixture
+def clean():
+    before = snapshot()
+    yield before
+    for info in plugins.list():
+        if info.name not in {p.name for p in before["plugins"]}:
+            plugins.unregister(info.name)
+    assert snapshot() == before
+
+
+# --- in-process register / unregister -------------------------------------------------------
+
+
+def test_register_runs_every_hook_in_order_and_unregister_restores_everything(clean):
+    before = clean
+    p = ProbePlugin()
+    info = plugins.register(p, name="probe")
+    assert p.calls == ["add_keys", "register_kernels", "add_names", "add_tensor_methods"]
+    assert info.status == "loaded"
+    assert info.distribution is None and info.version is None
+    assert info.keys == ("Probe", "ProbeTrace")
+    assert info.op_count == 2 and info.fallbacks == 1
+    assert info.names == ("probe_fn",)
+    assert info.tensor_methods == ("probe_method", "requires_grad")
+    assert plugins.get("probe") == info
+    assert "probe" in plugins.loaded_names()
+
+    assert tp.keys.get("Probe").owner == "probe"
+    assert tp.keys.get("AutogradProbe").owner == "probe"
+    assert tp.probe_fn() == "probe"
+    assert Tensor.probe_method(None) == "probed"
+    assert _backends.for_device_type("probe").key_name == "Probe"
+    table = dispatcher.dispatch_table("probe::double")
+    assert table["Probe"] == "Probe" and table["ProbeTrace"] == "fallthrough"
+    assert dispatcher.registrations("probe::double") == {"Probe": "probe", "CPU": "probe"}
+    assert tp.ops.probe.double(FakeTensor("Probe", tag="a")) == ("doubled", "a")
+
+    last = plugins.unregister("probe")
+    assert last == info
+    assert snapshot() == before
+    assert "probe" not in plugins.loaded_names()
+    assert Tensor.__dict__["requires_grad"] is before["tensor"]["requires_grad"]
+    with pytest.raises(tp.keys.KeyError_, match="Unknown dispatch key 'Probe'"):
+        tp.keys.get("Probe")
+
+
+def test_register_again_after_unregister(clean):
+    plugins.register(ProbePlugin(), name="probe")
+    plugins.unregister("probe")
+    info = plugins.register(ProbePlugin(), name="probe")
+    assert info.status == "loaded" and info.op_count == 2
+
+
+def test_default_name_is_the_object_name(clean):
+    plug = make_plugin(tensorplug_add_names=lambda: {"named_by_default": 1})
+    plug.__name__ = "my_notebook_plugin"
+    assert plugins.register(plug).name == "my_notebook_plugin"
+    assert tp.named_by_default == 1
+
+
+@pytest.mark.parametrize(
+    ("phase", "exc"),
+    [
+        ("add_keys", "ValueError: probe failed in add_keys"),
+        ("register_kernels", "RuntimeError: probe failed in register_kernels"),
+        ("add_tensor_methods", "KeyError: 'probe failed in add_tensor_methods'"),
+    ],
+)
+def test_failing_plugin_is_rolled_back_and_others_keep_working(clean, phase, exc):
+    good = make_plugin(tensorplug_add_names=lambda: {"survivor": "still here"})
+    plugins.register(good, name="good")
+    with_good = snapshot()
+
+    with pytest.raises(PluginError) as ei:
+        plugins.register(ProbePlugin(fail_in=phase), name="probe")
+    assert str(ei.value) == (
+        f"tensorplug plugin 'probe' (in-process plugin) failed to load in tensorplug_{phase}: "
+        f"{exc}. Everything it registered was rolled back."
+    )
+    assert ei.value.plugin == "probe"
+    assert isinstance(ei.value.__cause__, ValueError | RuntimeError | KeyError)
+
+    after = snapshot()
+    failed = [i for i in after.pop("plugins") if i.name == "probe"]
+    assert after == {k: v for k, v in with_good.items() if k != "plugins"}
+    assert failed[0].status == "failed" and failed[0].error == exc
+    assert failed[0].keys == () and failed[0].op_count == 0
+    assert "probe" not in plugins.loaded_names()
+    assert tp.survivor == "still here"
+    with pytest.raises(tp.keys.KeyError_):
+        tp.keys.get("Probe")
+    with pytest.raises(tp.RegistrationError, match="No operator named 'probe::double.default'"):
+        dispatcher.find_op("probe::double")
+
+    # a failed record can be forgotten, and the name reused
+    assert plugins.unregister("probe").status == "failed"
+    assert plugins.register(ProbePlugin(), name="probe").status == "loaded"
+
+
+def test_name_conflict_between_plugins_names_both(clean):
+    plugins.register(make_plugin(tensorplug_add_names=lambda: {"shared": 1}), name="first")
+    with pytest.raises(PluginError) as ei:
+        plugins.register(make_plugin(tensorplug_add_names=lambda: {"shared": 2}), name="second")
+    assert str(ei.value) == (
+        "tensorplug plugin 'second' (in-process plugin) failed to load in tensorplug_add_names: "
+        "PluginError: plugins 'first' and 'second' both add the name tensorplug.shared; "
+        "disable one of them (TENSORPLUG_DISABLE_PLUGINS=second). "
+        "Everything it registered was rolled back."
+    )
+    assert tp.shared == 1
+
+
+def test_tensor_method_conflict_between_plugins_names_both(clean):
+    plugins.register(make_plugin(tensorplug_add_tensor_methods=lambda: {"m": 1}), name="first")
+    with pytest.raises(PluginError, match=r"plugins 'first' and 'second' both set Tensor\.m; "):
+        plugins.register(make_plugin(tensorplug_add_tensor_methods=lambda: {"m": 2}), name="second")
+    assert Tensor.m == 1
+
+
+def test_plugin_cannot_replace_a_core_name(clean):
+    with pytest.raises(PluginError) as ei:
+        plugins.register(make_plugin(tensorplug_add_names=lambda: {"Library": 1}), name="bad")
+    assert (
+        "PluginError: plugin 'bad' adds tensorplug.Library, which the core already defines; "
+        "a plugin may add names, not replace them." in str(ei.value)
+    )
+    assert tp.Library is tp.library.Library
+
+
+def test_bad_hook_results_are_errors(clean):
+    with pytest.raises(
+        PluginError, match="tensorplug_add_names must return a dict of str -> object, got list"
+    ):
+        plugins.register(make_plugin(tensorplug_add_names=lambda: ["x"]), name="bad")
+    with pytest.raises(PluginError, match="returned 'not a name', which is not an identifier"):
+        plugins.register(make_plugin(tensorplug_add_names=lambda: {"not a name": 1}), name="bad2")
+
+
+def test_unknown_hook_is_an_error(clean):
+    with pytest.raises(PluginError) as ei:
+        plugins.register(make_plugin(tensorplug_add_kyes=lambda keys: None), name="typo")
+    assert (
+        "failed to load while registering it: PluginError: plugin 'typo' implements unknown hook "
+        "'tensorplug_add_kyes'; the tensorplug hooks are: tensorplug_add_keys, "
+        "tensorplug_add_names, tensorplug_add_tensor_methods, tensorplug_register_kernels"
+    ) in str(ei.value)
+
+
+def test_wrong_hook_arguments_are_an_error(clean):
+    with pytest.raises(PluginError, match=r"PluginValidationError: .*'registy'"):
+        plugins.register(make_plugin(tensorplug_register_kernels=lambda registy: None), name="x")
+
+
+def test_register_twice_and_unregister_unknown(clean):
+    plugins.register(make_plugin(), name="once")
+    with pytest.raises(PluginError) as ei:
+        plugins.register(make_plugin(), name="once")
+    assert str(ei.value) == (
+        "a plugin named 'once' is already loaded (in-process plugin); call "
+        "tensorplug.plugins.unregister('once') first, or pass another name="
+    )
+    obj = make_plugin()
+    plugins.register(obj, name="obj1")
+    with pytest.raises(PluginError, match="this plugin object is already registered as 'obj1'"):
+        plugins.register(obj, name="obj2")
+    with pytest.raises(PluginError) as ei:
+        plugins.unregister("nope")
+    assert str(ei.value).startswith("no tensorplug plugin named 'nope'; known plugins: ")
+    assert "obj1, once" in str(ei.value)
+    with pytest.raises(PluginError, match="no tensorplug plugin named 'nope'"):
+        plugins.get("nope")
+
+
+def test_storage_backend_conflict(clean):
+    def kernels(registry: Any) -> None:
+        registry.add_storage_backend(FakeStorage())
+
+    plugins.register(make_plugin(tensorplug_register_kernels=kernels), name="s1")
+    with pytest.raises(
+        PluginError,
+        match="adds a storage backend for key 'Probe', which already "
+        "has one from plugin 'probe'; unregister that plugin first",
+    ):
+        plugins.register(make_plugin(tensorplug_register_kernels=kernels), name="s2")
+
+
+def test_dispatch_error_remedy_uses_loaded_names(clean, ns):
+    """The dispatcher asks plugins.loaded_names() whether the provider of a key is loaded."""
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        op = getattr(tp.ops, ns).f
+        with pytest.raises(
+            tp.DispatchError,
+            match="served by the tensorplug-batched plugin, "
+            "which is not loaded: `pip install tensorplug-batched`",
+        ):
+            op(FakeTensor("Batched", "CPU"))
+        plugins.register(make_plugin(), name="batched")
+        with pytest.raises(tp.DispatchError, match="No kernel is registered for 'Batched'"):
+            op(FakeTensor("Batched", "CPU"))
+
+
+# --- names only an absent first-party plugin provides ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "dist"),
+    [
+        ("vmap", "tensorplug-batched"),
+        ("autocast", "tensorplug-autocast"),
+        ("trace", "tensorplug-tracer"),
+        ("no_grad", "tensorplug-autograd"),
+        ("enable_grad", "tensorplug-autograd"),
+        ("set_grad_enabled", "tensorplug-autograd"),
+        ("autograd", "tensorplug-autograd"),
+        ("cuda", "tensorplug-cuda"),
+    ],
+)
+def test_missing_name_names_the_distribution(clean, name, dist):
+    if any(i.name == dist.removeprefix("tensorplug-") for i in plugins.list()):
+        pytest.skip(f"{dist} is installed in this environment")
+    err = plugins.missing_name(name)
+    assert isinstance(err, MissingPluginError)
+    assert err.distribution == dist
+    assert str(err) == (
+        f"tensorplug.{name} is provided by the {dist} plugin, which is not installed "
+        f"(or not loaded): pip install {dist}"
+    )
+
+
+def test_missing_name_unknown_or_loaded_is_none(clean):
+    assert plugins.missing_name("no_such_thing") is None
+    plugins.register(make_plugin(), name="batched")
+    assert plugins.missing_name("vmap") is None
+
+
+def test_missing_name_of_a_failed_plugin(clean):
+    def boom(keys: Any) -> None:
+        raise RuntimeError("boom")
+
+    with pytest.raises(PluginError):
+        plugins.register(make_plugin(tensorplug_add_keys=boom), name="tracer")
+    err = plugins.missing_name("trace")
+    assert str(err) == (
+        "tensorplug.trace is provided by the tensorplug-tracer plugin, which failed to load "
+        "(RuntimeError: boom); see the PluginLoadWarning at import, or run `tensorplug plugins`"
+    )
+
+
+# --- real entry points, in subprocesses -----------------------------------------------------
+
+
+def install_fake(site: Path, project: Path) -> None:
+    """Put ``project``'s package on ``site`` with a dist-info importlib.metadata discovers."""
+    meta = tomllib.loads((project / "pyproject.toml").read_text())["project"]
+    for pkg in (project / "src").iterdir():
+        shutil.copytree(pkg, site / pkg.name)
+    write_dist_info(site, meta["name"], meta["version"], meta["entry-points"]["tensorplug"])
+
+
+def write_dist_info(site: Path, dist: str, version: str, eps: dict[str, str]) -> None:
+    info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+    lines = "".join(f"{n} = {v}\n" for n, v in eps.items())
+    (info / "entry_points.txt").write_text(f"[tensorplug]\n{lines}")
+
+
+PROBE_SCRIPT = textwrap.dedent(
+    """
+    import dataclasses, json, warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        import tensorplug as tp
+        import tensorplug.plugins as plugins
+        plugins.load_entry_points()
+        plugins.load_entry_points()  # discovery happens once
+    out = {
+        "plugins": {i.name: dataclasses.asdict(i) for i in plugins.list()},
+        "warnings": [str(w.message) for w in caught
+                     if issubclass(w.category, plugins.PluginLoadWarning)],
+        "keys": [k.name for k in tp.keys.priority_order()],
+        "names": sorted(n for n in ("tiny_hello", "broken_name") if hasattr(tp, n)),
+    }
+    print(json.dumps(out))
+    """
+)
+
+
+def run_probe(site: Path, **env: str) -> dict[str, Any]:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("TENSORPLUG_")}
+    full_env["PYTHONPATH"] = os.pathsep.join([str(site), str(CORE_SRC)])
+    full_env.update(env)
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE_SCRIPT],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    out: dict[str, Any] = json.loads(r.stdout)
+    # only what this test installed (the environment may hold real plugins too)
+    out["plugins"] = {n: i for n, i in out["plugins"].items() if n.startswith("fixture_")}
+    return out
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    site = tmp_path_factory.mktemp("site")
+    install_fake(site, FIXTURES / "good_plugin")
+    install_fake(site, FIXTURES / "broken_plugin")
+    return site
+
+
+BROKEN_MSG = (
+    "tensorplug plugin 'fixture_broken' (distribution tensorplug-fixture-broken 0.1) failed to "
+    "load in tensorplug_register_kernels: RuntimeError: the broken fixture plugin fails on "
+    "purpose. Everything it registered was rolled back; "
+    "set TENSORPLUG_DISABLE_PLUGINS=fixture_broken to skip it."
+)
+IMPORT_MSG = (
+    "tensorplug plugin 'fixture_import_error' (distribution tensorplug-fixture-broken 0.1) "
+    "failed to load while importing it: ModuleNotFoundError: No module named "
+    "'tensorplug_fixture_missing_dependency'. Everything it registered was rolled back; "
+    "set TENSORPLUG_DISABLE_PLUGINS=fixture_import_error to skip it."
+)
+
+
+def test_entry_points_failure_isolation(site):
+    out = run_probe(site)
+    ps = out["plugins"]
+    assert sorted(ps) == ["fixture_broken", "fixture_good", "fixture_import_error"]
+    good = ps["fixture_good"]
+    assert good["status"] == "loaded"
+    assert good["distribution"] == "tensorplug-fixture-good" and good["version"] == "0.1"
+    assert good["keys"] == ["Tiny", "TinyProbe"]
+    assert good["op_count"] == 1 and good["fallbacks"] == 1
+    assert good["names"] == ["tiny_hello"] and good["tensor_methods"] == ["tiny_tag"]
+    broken = ps["fixture_broken"]
+    assert broken["status"] == "failed"
+    assert broken["error"] == "RuntimeError: the broken fixture plugin fails on purpose"
+    assert broken["keys"] == [] and broken["op_count"] == 0
+    assert ps["fixture_import_error"]["status"] == "failed"
+    assert ps["fixture_import_error"]["error"] == (
+        "ModuleNotFoundError: No module named 'tensorplug_fixture_missing_dependency'"
+    )
+    assert sorted(out["warnings"]) == [BROKEN_MSG, IMPORT_MSG]
+    # the broken plugin's key was rolled back; the good one's stays
+    assert "Broken" not in out["keys"] and "AutogradBroken" not in out["keys"]
+    assert "Tiny" in out["keys"] and "TinyProbe" in out["keys"]
+    assert out["keys"].index("TinyProbe") == out["keys"].index("Tracer") + 1
+    assert out["names"] == ["tiny_hello"]
+
+
+def test_entry_points_selection_only(site):
+    out = run_probe(site, TENSORPLUG_PLUGINS="fixture_good")
+    ps = out["plugins"]
+    assert ps["fixture_good"]["status"] == "loaded"
+    for n in ("fixture_broken", "fixture_import_error"):
+        assert ps[n]["status"] == "disabled"
+        assert ps[n]["reason"] == "not listed in TENSORPLUG_PLUGINS='fixture_good'"
+    assert out["warnings"] == []
+
+
+def test_entry_points_selection_empty_means_none(site):
+    out = run_probe(site, TENSORPLUG_PLUGINS="")
+    assert {i["status"] for i in out["plugins"].values()} == {"disabled"}
+    assert "Tiny" not in out["keys"]
+    assert out["warnings"] == []
+
+
+def test_entry_points_disable(site):
+    out = run_probe(site, TENSORPLUG_DISABLE_PLUGINS="fixture_broken, fixture_import_error")
+    ps = out["plugins"]
+    assert ps["fixture_good"]["status"] == "loaded"
+    assert ps["fixture_broken"]["status"] == "disabled"
+    assert ps["fixture_broken"]["reason"] == (
+        "listed in TENSORPLUG_DISABLE_PLUGINS=fixture_broken, fixture_import_error"
+    )
+    assert out["warnings"] == []
+
+
+def test_entry_points_autoload_off(site):
+    out = run_probe(site, TENSORPLUG_AUTOLOAD="0")
+    assert {i["reason"] for i in out["plugins"].values()} == {"TENSORPLUG_AUTOLOAD=0"}
+    assert {i["status"] for i in out["plugins"].values()} == {"disabled"}
+    assert "Tiny" not in out["keys"] and out["names"] == []
+
+
+def test_entry_points_unknown_selection_warns(site):
+    out = run_probe(site, TENSORPLUG_PLUGINS="fixture_good,fixture_goood")
+    [msg] = out["warnings"]
+    assert msg.startswith(
+        "TENSORPLUG_PLUGINS names 'fixture_goood', which no installed distribution provides; "
+        "installed plugins: "
+    )
+    assert "fixture_broken, fixture_good, fixture_import_error" in msg
+    assert out["plugins"]["fixture_good"]["status"] == "loaded"
+
+
+def test_entry_points_keys_of_all_plugins_come_before_kernels(tmp_path):
+    """Plugin 'a_user' registers a kernel for a key that plugin 'b_maker' (loaded after it,
+    alphabetically) creates: that works because every add_keys runs first."""
+    (tmp_path / "order_a.py").write_text(
+        textwrap.dedent(
+            """
+        from tensorplug.hookspecs import hookimpl
+        @hookimpl
+        def tensorplug_register_kernels(registry):
+            lib = registry.library("order", "DEF")
+            lib.define("f(Tensor x) -> Tensor")
+            lib.impl("f", lambda x: x, "Late")
+        """
+        )
+    )
+    (tmp_path / "order_b.py").write_text(
+        textwrap.dedent(
+            """
+        from tensorplug.hookspecs import hookimpl
+        @hookimpl
+        def tensorplug_add_keys(keys):
+            keys.register_backend("Late", "late")
+        """
+        )
+    )
+    write_dist_info(tmp_path, "fixture-order-a", "1.0", {"fixture_a_user": "order_a"})
+    write_dist_info(tmp_path, "fixture-order-b", "2.0", {"fixture_b_maker": "order_b"})
+    out = run_probe(tmp_path)
+    assert out["warnings"] == []
+    assert out["plugins"]["fixture_a_user"]["op_count"] == 1
+    assert out["plugins"]["fixture_b_maker"]["keys"] == ["Late"]
+    assert out["plugins"]["fixture_b_maker"]["version"] == "2.0"
+
+
+# --- the third-party template (examples/foo_backend) ----------------------------------------
+
+
+def test_foo_example_plugin(clean, monkeypatch):
+    array_backend = pytest.importorskip("tensorplug.array_backend")
+    if not hasattr(array_backend, "register"):
+        pytest.skip("tensorplug.array_backend.register does not exist yet")
+    if "foo" in plugins.loaded_names():
+        pytest.skip("tensorplug-foo is installed in this environment")
+    monkeypatch.syspath_prepend(str(ROOT / "examples" / "foo_backend" / "src"))
+    import tensorplug_foo
+
+    info = plugins.register(tensorplug_foo, name="foo")
+    assert info.keys == ("Foo", "FooCount") and info.op_count > 100
+    assert info.names == ("foo_counting",) and info.tensor_methods == ("is_foo",)
+    x = tp.tensor([1.0, 2.0], device="foo")
+    assert x.is_foo and x.device.type == "foo"
+    with tp.foo_counting() as counts:
+        y = tp.ops.foo.scale_shift(x, 2.0, 1.0)
+    assert y.tolist() == [3.0, 5.0] and y.is_foo
+    assert counts["foo::scale_shift.default"] == 1 and len(counts) >= 3
+    assert dispatcher.dispatch_table("foo::scale_shift")["Foo"] == "CompositeImplicitAutograd"
+    plugins.unregister("foo")

@@ -62,7 +62,8 @@ def _flatten(v: Any, shape: tuple[int, ...], summarize: bool) -> Any:
 
 def _formatter(dtype: _dtypes.dtype, flat: list[Any]) -> Callable[[Any], str]:
     if dtype is _dtypes.bool:
-        return lambda x: "True" if x else "False"
+        width = 5 if any(not x for x in flat) else 4
+        return lambda x: ("True" if x else "False").rjust(width)
     if not (dtype.is_floating_point or dtype.is_complex):
         width = max((len(str(x)) for x in flat), default=1)
         return lambda x: str(x).rjust(width)
@@ -105,7 +106,7 @@ def _format(v: Any, shape: tuple[int, ...], fmt: Callable[[Any], str], indent: i
     if len(shape) == 1:
         items = [fmt(x) for x in v]
         if summarize and len(items) > 2 * EDGE:
-            items = [*items[:EDGE], "...", *items[-EDGE:]]
+            items = [*items[:EDGE], " ...", *items[-EDGE:]]
         return "[" + ", ".join(items) + "]"
     parts = [_format(x, shape[1:], fmt, indent + 1, summarize) for x in v]
     if summarize and len(parts) > 2 * EDGE:

@@ -35,6 +35,7 @@ from .device import canonical as _canonical_device
 from .device import device as _Device
 from .dispatch import local_state
 from .dispatcher import OpOverload
+from .dispatcher import _change_listeners as _dispatcher_change_listeners
 from .errors import MissingPluginError
 from .library import Library
 from .ops import OpPacket, ops
@@ -185,24 +186,64 @@ def _named_tuple(entries_: list[OpEntry]) -> type | None:
     return None
 
 
-def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
-    packet: Callable[..., Any]
-    ops_ = [e.op for e in es]
-    assert all(o is not None for o in ops_)
-    first = ops_[0]
+# Note [Public function fast path]
+# A public function caches, per signature of argument types, the overload to call. Only
+# signatures made of plain types (_PLAIN: no lists, nothing that could define
+# __tensorplug_function__) are cached, so a cache hit also proves that the protocol has nothing
+# to say: the hot path is one tuple of types, one dict lookup and the overload's own call.
+_choice_caches: list[dict[tuple[Any, ...], Any]] = []
+
+
+def _forget_choices() -> None:
+    for c in _choice_caches:
+        c.clear()
+
+
+_dispatcher_change_listeners.append(_forget_choices)
+
+
+def _target(es: list[OpEntry]) -> Callable[..., Any]:
+    """The one overload, or the packet that picks among several."""
+    first = es[0].op
     assert first is not None
-    packet = getattr(ops.aten, first.op_name)
-    if len(ops_) == 1 or len({o.op_name for o in ops_ if o}) > 1:
-        # a single overload (or a python name over several op names): call it directly
-        target: Callable[..., Any] = first if len(ops_) == 1 else packet
-    else:
-        target = packet
+    if len(es) == 1:
+        return first
+    packet: Callable[..., Any] = getattr(ops.aten, first.op_name)
+    return packet
+
+
+def _first_call(
+    public: Callable[..., Any],
+    target: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    sig: tuple[Any, ...],
+    choice: dict[tuple[Any, ...], Any],
+    nt: Any,
+) -> Any:
+    """A signature not seen yet (or one that is never cached): the full path."""
+    relevant = (*args, *kwargs.values())
+    if overrides.has_tensorplug_function(relevant):
+        return overrides.handle_tensorplug_function(public, relevant, *args, **kwargs)
+    resolve = getattr(target, "_resolve_overload", None)
+    op = resolve(args, kwargs) if resolve is not None else target
+    if all(t in _PLAIN for t in sig if isinstance(t, type)):
+        choice[sig] = op
+    r = op(*args, **kwargs)
+    return nt(*r) if nt is not None and type(r) is tuple else r
+
+
+def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
+    target = _target(es)
     nt = _named_tuple(es)
     is_factory = all("factory" in e.tags for e in es)
-    plain = _PLAIN
+    choice: dict[tuple[Any, ...], Any] = {}
+    _choice_caches.append(choice)
+    get = choice.get
 
-    pack = _packs_int_varargs(es, method=False)
+    fn: Callable[..., Any]
     if is_factory:
+        pack = _packs_int_varargs(es, method=False)
 
         def factory(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Any:
             if pack and args and type(args[0]) is int:  # zeros(2, 3) means zeros([2, 3])
@@ -217,75 +258,77 @@ def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
     elif nt is not None:
 
         def function_nt(*args: Any, **kwargs: Any) -> Any:
-            for a in args:
-                if type(a) not in plain:
-                    return _slow(function_nt, target, args, kwargs, nt)
+            n = len(args)
             if kwargs:
-                for a in kwargs.values():
-                    if type(a) not in plain:
-                        return _slow(function_nt, target, args, kwargs, nt)
-            r = target(*args, **kwargs)
+                sig = (*map(type, args), *kwargs, *map(type, kwargs.values()))
+            elif n == 2:
+                sig = (type(args[0]), type(args[1]))
+            elif n == 1:
+                sig = (type(args[0]),)
+            else:
+                sig = tuple(map(type, args))
+            op = get(sig)
+            if op is None:
+                return _first_call(function_nt, target, args, kwargs, sig, choice, nt)
+            r = op(*args, **kwargs)
             return nt(*r) if type(r) is tuple else r
 
         fn = function_nt
     else:
 
         def function(*args: Any, **kwargs: Any) -> Any:
-            for a in args:
-                if type(a) not in plain:
-                    return _slow(function, target, args, kwargs, None)
+            n = len(args)
             if kwargs:
-                for a in kwargs.values():
-                    if type(a) not in plain:
-                        return _slow(function, target, args, kwargs, None)
-            return target(*args, **kwargs)
+                sig = (*map(type, args), *kwargs, *map(type, kwargs.values()))
+            elif n == 2:
+                sig = (type(args[0]), type(args[1]))
+            elif n == 1:
+                sig = (type(args[0]),)
+            else:
+                sig = tuple(map(type, args))
+            op = get(sig)
+            if op is None:
+                return _first_call(function, target, args, kwargs, sig, choice, None)
+            return op(*args, **kwargs)
 
         fn = function
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = "tensorplug"
     fn.__doc__ = _doc(name, es)
+    fn._choice = choice  # type: ignore[attr-defined]
     if not is_factory:
         overrides._overridable.setdefault("tensorplug", []).append(fn)
         overrides._signatures[fn] = _signature(es[0])
     return fn
 
 
-def _slow(public: Callable[..., Any], target: Callable[..., Any], args: tuple[Any, ...],
-          kwargs: dict[str, Any], nt: Any) -> Any:
-    """A call with an unusual argument type: honour __tensorplug_function__, else dispatch."""
-    relevant = (*args, *kwargs.values())
-    if overrides.has_tensorplug_function(relevant):
-        return overrides.handle_tensorplug_function(public, relevant, *args, **kwargs)
-    r = target(*args, **kwargs)
-    return nt(*r) if nt is not None and type(r) is tuple else r
-
-
 def _make_method(name: str, es: list[OpEntry], function: Callable[..., Any] | None) -> Callable[..., Any]:
+    """``Tensor.<name>``: shares the signature cache of ``tensorplug.<name>`` when there is one."""
+    target = _target(es)
+    nt = _named_tuple(es)
+    public = function
+    choice: dict[tuple[Any, ...], Any] = getattr(function, "_choice", None) or {}
     if function is None:
-        ops_ = [e.op for e in es]
-        first = ops_[0]
-        assert first is not None
-        target: Callable[..., Any] = first if len(ops_) == 1 else getattr(ops.aten, first.op_name)
-        nt = _named_tuple(es)
+        _choice_caches.append(choice)
+    get = choice.get
+    pack = _packs_int_varargs(es, method=True)
 
-        def bare(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-            r = target(self, *args, **kwargs)
-            return nt(*r) if nt is not None and type(r) is tuple else r
-
-        method = bare
-    else:
-        fn = function
-
-        def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-            return fn(self, *args, **kwargs)
-
-    if _packs_int_varargs(es, method=True):
-        inner = method
-
-        def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-            if len(args) != 1 and args and type(args[0]) is int:  # x.view(2, 3)
-                args = (list(args),)
-            return inner(self, *args, **kwargs)
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        if pack and args and type(args[0]) is int:  # x.view(2, 3) means x.view([2, 3])
+            args = (list(args),)
+        if kwargs:
+            sig = (type(self), *map(type, args), *kwargs, *map(type, kwargs.values()))
+        elif len(args) == 1:
+            sig = (type(self), type(args[0]))
+        elif not args:
+            sig = (type(self),)
+        else:
+            sig = (type(self), *map(type, args))
+        op = get(sig)
+        if op is None:
+            return _first_call(public or method, target, (self, *args), kwargs, sig, choice, nt)
+        r = op(self, *args, **kwargs)
+        return nt(*r) if nt is not None and type(r) is tuple else r
 
     method.__name__ = name
     method.__qualname__ = f"Tensor.{name}"

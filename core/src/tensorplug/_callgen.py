@@ -6,10 +6,11 @@ Binding ``(*args, **kwargs)`` against a schema in Python costs microseconds; the
 own argument binding costs tens of nanoseconds. So each operator gets a ``__call__`` (and a
 ``redispatch``) generated from its schema, whose Python signature *is* the schema: the
 interpreter binds positional, keyword and keyword-only arguments and fills defaults. Required
-arguments get a sentinel default and the signature ends in ``*_extra, **_unknown``, so a bad
-call never fails inside the interpreter with a message that does not name the operator: it
-reaches ``op._bad_call``, which re-binds slowly through the schema and raises the schema's
-``TypeError``. The generated body then
+arguments get a sentinel default and the positional ones are followed by ``*_extra``, so a bad
+call reaches ``op._bad_call``, which re-binds slowly through the schema and raises the schema's
+``TypeError``. An unknown keyword is left to the interpreter: the function's ``__qualname__`` is
+the operator's name, so its message already reads ``ns::op.overload() got an unexpected keyword
+argument 'x'`` (a ``**kwargs`` catch-all would cost a dict per call). The generated body then
 
 1. ORs the key sets of the tensor arguments with the thread's ``included`` set and masks with
    its ``~excluded`` (a non-tensor where a tensor belongs fails the attribute read, and goes to
@@ -36,7 +37,7 @@ from .dispatch import local_state
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 
-_RESERVED = {"_op", "_ks", "_extra", "_unknown", "_k", "_r", "_v", "_tls", "_get", "_M"}
+_RESERVED = {"_op", "_ks", "_extra", "_k", "_r", "_v", "_tls", "_get", "_M"}
 
 
 def usable_names(schema: _schema.FunctionSchema) -> bool:
@@ -93,14 +94,14 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
     all_names = [a.name for a in schema.arguments]
     pos_names = [a.name for a in schema.positional]
     kw_names = [a.name for a in schema.kwarg_only]
-    sig = ", ".join([*params, *(["*_extra"]), *kw_params, "**_unknown"])
-    bad = f"_op._bad_call(({', '.join(all_names)}{',' if all_names else ''}), _extra, _unknown)"
+    sig = ", ".join([*params, "*_extra", *kw_params])
+    bad = f"_op._bad_call(({', '.join(all_names)}{',' if all_names else ''}), _extra, {{}})"
     call_args = ", ".join([*pos_names, *(f"{n}={n}" for n in kw_names)])
     ks_expr = " | ".join([*ks_terms, "_tls.inc"])
 
     def body(ks_line: str) -> str:
         lines = [
-            "    if _extra or _unknown:",
+            "    if _extra:",
             f"        return {bad}",
             "    try:",
             f"        {ks_line}",

@@ -34,7 +34,7 @@ import functools
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -637,6 +637,7 @@ def _changed() -> None:
 def _register_op(op: OpOverload) -> None:
     with _lock:
         _ops[op._name] = op
+        _by_namespace.setdefault(op.namespace, {}).setdefault(op.op_name, []).append(op)
         op._recompute()
         _changed()
 
@@ -645,6 +646,10 @@ def _remove_op(op: OpOverload) -> None:
     with _lock:
         if _ops.get(op._name) is op:
             del _ops[op._name]
+            ovs = _by_namespace[op.namespace][op.op_name]
+            ovs.remove(op)
+            if not ovs:
+                del _by_namespace[op.namespace][op.op_name]
         op._removed = True
         op._cache.clear()
         _changed()
@@ -717,10 +722,16 @@ def find_op(name: str | OpOverload) -> OpOverload:
     return op
 
 
-def ops_in(namespace: str) -> Iterator[OpOverload]:
-    for op in list(_ops.values()):
-        if op.namespace == namespace:
-            yield op
+def ops_in(namespace: str, op_name: str | None = None) -> list[OpOverload]:
+    """The overloads defined in ``namespace`` (of operator ``op_name``), in definition order."""
+    by_name = _by_namespace.get(namespace, {})
+    if op_name is not None:
+        return list(by_name.get(op_name, ()))
+    return [op for ovs in by_name.values() for op in ovs]
+
+
+# namespace -> op name -> overloads, kept beside _ops so tp.ops lookups need no scan
+_by_namespace: dict[str, dict[str, list[OpOverload]]] = {}
 
 
 def dispatch_table(name: str | OpOverload) -> dict[str, str]:

@@ -11,7 +11,6 @@ library removes its operators from here too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from . import dispatcher as _dispatcher
@@ -31,10 +30,8 @@ class OpPacket:
         # argument-type signature -> overload (Note [Packet cache])
         self._choice: dict[tuple[Any, ...], OpOverload] = {}
 
-    def _packet_overloads(self) -> Iterator[OpOverload]:
-        for op in _dispatcher.ops_in(self._namespace):
-            if op.op_name == self._op_name:
-                yield op
+    def _packet_overloads(self) -> list[OpOverload]:
+        return _dispatcher.ops_in(self._namespace, self._op_name)
 
     def overloads(self) -> list[str]:
         return [op.overload_name for op in self._packet_overloads()]
@@ -44,7 +41,9 @@ class OpPacket:
             raise AttributeError(overload)
         name = f"{self.qualname}.{overload}"
         try:
-            return _dispatcher.find_op(name)
+            op = _dispatcher.find_op(name)
+            self.__dict__[overload] = op  # until operators change (_forget_choices)
+            return op
         except RegistrationError:
             raise AttributeError(
                 f"operator '{self.qualname}' has no overload '{overload}'; "
@@ -102,9 +101,9 @@ class OpNamespace:
     def __getattr__(self, op_name: str) -> OpPacket:
         if op_name.startswith("__"):
             raise AttributeError(op_name)
-        for op in _dispatcher.ops_in(self._name):
-            if op.op_name == op_name:
-                return _packet(self._name, op_name)
+        if _dispatcher.ops_in(self._name, op_name):
+            p = self.__dict__[op_name] = _packet(self._name, op_name)
+            return p
         raise AttributeError(
             f"no operator '{self._name}::{op_name}' is defined. Define it with "
             f"tp.Library('{self._name}', 'DEF').define('{op_name}(...) -> ...')"
@@ -121,8 +120,14 @@ _packets: dict[tuple[str, str], OpPacket] = {}
 
 
 def _forget_choices() -> None:
+    """Operators were defined or removed: drop every cached choice and attribute."""
     for p in _packets.values():
         p._choice.clear()
+        for k in [k for k in p.__dict__ if not k.startswith("_") and k != "qualname"]:
+            del p.__dict__[k]
+    for space in _namespaces.values():
+        for k in [k for k in space.__dict__ if not k.startswith("_")]:
+            del space.__dict__[k]
 
 
 _dispatcher._change_listeners.append(_forget_choices)
@@ -135,11 +140,18 @@ def _packet(ns: str, name: str) -> OpPacket:
     return p
 
 
+_namespaces: dict[str, OpNamespace] = {}
+
+
 class _Ops:
     def __getattr__(self, ns: str) -> OpNamespace:
         if ns.startswith("__"):
             raise AttributeError(ns)
-        return OpNamespace(ns)
+        space = _namespaces.get(ns)
+        if space is None:
+            space = _namespaces[ns] = OpNamespace(ns)
+        self.__dict__[ns] = space  # namespaces are never removed; their contents are live
+        return space
 
     def __dir__(self) -> list[str]:
         return sorted({op.namespace for op in _dispatcher.all_ops()})

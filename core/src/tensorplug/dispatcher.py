@@ -121,6 +121,7 @@ class OpOverload:
         self._name = f"{self.qualname}.{self.overload_name}"
         self._kernels: dict[str, Kernel] = {}
         self._table: dict[int, Entry] = {}
+        self._dirty = True
         self._cache: dict[int, Callable[..., Any]] = {}
         self._fallthrough_mask = 0
         self.defined_by = ""
@@ -205,6 +206,28 @@ class OpOverload:
         self._recompute()
 
     def _recompute(self) -> None:
+        """Registrations changed: the table is recomputed before it is next read.
+
+        Registering a plugin's hundred kernels then costs one table computation per operator,
+        on first use, instead of one per registration; calls never compute it (the dispatch
+        cache is emptied here, and refilled through ``_resolve``, which reads the table).
+        """
+        self._dirty = True
+        self._cache.clear()
+
+    @property
+    def table(self) -> dict[int, Entry]:
+        if self._dirty:
+            self._compute_table()
+        return self._table
+
+    @property
+    def fallthrough_mask(self) -> int:
+        if self._dirty:
+            self._compute_table()
+        return self._fallthrough_mask
+
+    def _compute_table(self) -> None:
         table: dict[int, Entry] = {}
         ft = 0
         for key in _keys.priority_order():
@@ -214,7 +237,7 @@ class OpOverload:
                 ft |= 1 << key.bit
         self._table = table
         self._fallthrough_mask = ft
-        self._cache.clear()
+        self._dirty = False
 
     def _compute_entry(self, k: DispatchKey) -> Entry:
         """The entry of runtime key ``k``: the steps of DESIGN §4, in order."""
@@ -270,10 +293,10 @@ class OpOverload:
         return ready
 
     def _select(self, ks: int) -> tuple[DispatchKey, Kernel]:
-        live = ks & ~self._fallthrough_mask
+        live = ks & ~self.fallthrough_mask
         for key in _keys.priority_order():
             if live & (1 << key.bit):
-                source, kernel = self._table.get(key.bit, ("missing", None))
+                source, kernel = self.table.get(key.bit, ("missing", None))
                 if kernel is None:
                     raise self._missing(key)
                 return key, kernel
@@ -383,14 +406,24 @@ def _source(reg_key: str, kernel: Kernel) -> Entry:
 
 
 def _fallback_for(k: DispatchKey) -> Kernel | None:
-    fb = _fallbacks.get(k.name)
-    if fb is not None:
-        return fb
-    for alias_name, fb in _fallbacks.items():
-        alias = _keys.get(alias_name)
-        if alias.is_alias and int(_keys.expand(alias)) & (1 << k.bit):
-            return fb
-    return None
+    """The fallback of runtime key ``k``: registered for ``k`` itself, else for an alias of it."""
+    global _fallback_by_bit
+    if _fallback_by_bit is None:
+        by_bit: dict[int, Kernel] = {}
+        for name, fb in _fallbacks.items():  # aliases first, so direct registrations win
+            if _keys.get(name).is_alias:
+                for rk in _keys.expand(name):
+                    by_bit.setdefault(rk.bit, fb)
+        for name, fb in _fallbacks.items():
+            key = _keys.get(name)
+            if not key.is_alias:
+                by_bit[key.bit] = fb
+        _fallback_by_bit = by_bit
+    return _fallback_by_bit.get(k.bit)
+
+
+# runtime key bit -> fallback; rebuilt on first use after fallbacks or keys change
+_fallback_by_bit: dict[int, Kernel] | None = None
 
 
 def _registration_order(name: str) -> tuple[int, str]:
@@ -548,10 +581,10 @@ def _traced(op: OpOverload, ks: int | None, args: tuple[Any, ...], kwargs: dict[
         _emit(f"{indent}[dispatch] {how} {op._name} keyset={DispatchKeySet(ks)!r} -> error: {e}")
         raise
     skipped = [
-        k.name for k in DispatchKeySet(ks) if k is not key and op._fallthrough_mask & (1 << k.bit)
+        k.name for k in DispatchKeySet(ks) if k is not key and op.fallthrough_mask & (1 << k.bit)
         and _keys.priority_order().index(k) < _keys.priority_order().index(key)
     ]
-    src = op._table[key.bit][0]
+    src = op.table[key.bit][0]
     via = f" (skipped fallthrough {', '.join(skipped)})" if skipped else ""
     _emit(
         f"{indent}[dispatch] {how} {op._name} keyset={DispatchKeySet(ks)!r} -> {key.name}{via}: "
@@ -683,6 +716,8 @@ def _remove_fallback(k: Kernel) -> None:
 
 
 def _recompute_all() -> None:
+    global _fallback_by_bit
+    _fallback_by_bit = None
     with _lock:
         for op in _ops.values():
             op._recompute()
@@ -737,7 +772,8 @@ _by_namespace: dict[str, dict[str, list[OpOverload]]] = {}
 def dispatch_table(name: str | OpOverload) -> dict[str, str]:
     """Runtime key name -> where its entry comes from (DESIGN §4)."""
     op = find_op(name)
-    return {k.name: op._table.get(k.bit, ("missing", None))[0] for k in _keys.priority_order()}
+    table = op.table
+    return {k.name: table.get(k.bit, ("missing", None))[0] for k in _keys.priority_order()}
 
 
 def registrations(name: str | OpOverload) -> dict[str, str]:
@@ -778,9 +814,9 @@ def explain(op: Any, /, *args: Any, run: bool = True, **kwargs: Any) -> str:
     for k in DispatchKeySet(ks):
         if k is key:
             break
-        if ov._fallthrough_mask & (1 << k.bit):
-            lines.append(f"  skip {k.name}: fallthrough ({ov._table[k.bit][1].registrant})")  # type: ignore[union-attr]
-    src = ov._table[key.bit][0]
+        if ov.fallthrough_mask & (1 << k.bit):
+            lines.append(f"  skip {k.name}: fallthrough ({ov.table[k.bit][1].registrant})")  # type: ignore[union-attr]
+    src = ov.table[key.bit][0]
     lines.append(
         f"  chosen key: {key.name} (entry from {src}) -> "
         f"{'boxed fallback ' if kernel.boxed else ''}{kernel.where}, registered by {kernel.registrant}"

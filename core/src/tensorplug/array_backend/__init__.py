@@ -1,0 +1,330 @@
+"""Turn an array-API library into a tensorplug backend: one kernel set, any ``xp``.
+
+Every standard operator of ``native_functions.yaml`` that is not a composite gets a kernel
+written once against an array namespace ``xp`` (numpy for CPU, cupy for CUDA, any array-API
+library for a third party). :func:`register` binds those kernels to one backend key and
+registers them, plus the backend's storage (``tensorplug._backends.StorageBackend``: Python
+data in, host arrays out, transfers between backends).
+
+The kernels live in sibling modules by kind: ``_pointwise``, ``_reductions``, ``_linalg``,
+``_shape``, ``_indexing``, ``_factories``, ``_copy``, ``_nn``; ``_kit`` holds what they share
+(dtype maps, wrapping, promotion helpers, errors; see its Notes). Nothing here imports numpy at
+module level: the core does not depend on it.
+
+Usage (what ``tensorplug-cpu`` does in its ``tensorplug_register_kernels`` hook)::
+
+    import numpy
+    from tensorplug import array_backend
+
+    backend = array_backend.register(registry, "CPU", numpy)
+    backend.dtypes                      # frozenset of the tensorplug dtypes it supports
+    array_backend.register(registry, "XLA", my_xp, device_type="xla",
+                           overrides={"mm": my_fast_mm})
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from .. import _backends
+from .. import dtypes as _dt
+from .. import keys as _keys
+from ..device import canonical
+from ..device import device as Device
+from ..errors import RegistrationError
+from ..tensor import Tensor
+from . import _copy, _factories, _indexing, _kit, _linalg, _nn, _pointwise, _reductions, _shape
+from ._kit import Kernel, Kit, OpError
+
+__all__ = ["ArrayBackend", "ArrayStorage", "OpError", "Registry", "register"]
+
+_MODULES = (_pointwise, _reductions, _linalg, _shape, _indexing, _factories, _copy, _nn)
+
+
+class Registry(Protocol):
+    """What :func:`register` needs from the plugin registry (``tensorplug.plugins``)."""
+
+    def library(self, ns: str, kind: Any) -> Any: ...
+
+    def add_storage_backend(self, backend: Any) -> None: ...
+
+
+class ArrayBackend:
+    """A registered array backend: its kit, its library of kernels and its storage."""
+
+    def __init__(
+        self,
+        kit: Kit,
+        library: Any,
+        storage: ArrayStorage,
+        kernels: dict[str, Kernel],
+        skipped: list[str],
+    ) -> None:
+        self.kit = kit
+        self.library = library
+        self.storage = storage
+        self.kernels = kernels  # op name ("add.Tensor") -> the registered kernel
+        self.skipped = skipped  # kernels of ops not defined when registering
+
+    @property
+    def key(self) -> str:
+        return self.kit.key_name
+
+    @property
+    def xp(self) -> Any:
+        return self.kit.xp
+
+    @property
+    def dtypes(self) -> frozenset[_dt.dtype]:
+        """The tensorplug dtypes this backend stores."""
+        return self.kit.dtypes
+
+    def supports(self, d: _dt.dtype) -> bool:
+        return d in self.kit.dtypes
+
+    def close(self) -> None:
+        """Remove the kernels and the storage backend (the registry normally does this)."""
+        self.library.close()
+        _backends.unregister(self.storage)
+
+    def __repr__(self) -> str:
+        return (
+            f"<ArrayBackend {self.key} ({getattr(self.xp, '__name__', self.xp)}): "
+            f"{len(self.kernels)} kernels, dtypes {sorted(d.name for d in self.dtypes)}>"
+        )
+
+
+class ArrayStorage:
+    """The storage backend of an array backend (tensorplug._backends.StorageBackend)."""
+
+    def __init__(self, kit: Kit, plugin: str, host_dtypes: dict[_dt.dtype, Any]) -> None:
+        self.kit = kit
+        self.key_name = kit.key_name
+        self.device_type = kit.device_type
+        self.plugin = plugin
+        self._host_dtypes = host_dtypes
+        self._from_host_dtype: dict[Any, _dt.dtype] = {}
+        for d, x in host_dtypes.items():
+            self._from_host_dtype.setdefault(x, d)
+
+    def to_host(self, data: Any) -> Any:
+        return self.kit.to_host(data)
+
+    def host_dtype(self, host: Any) -> _dt.dtype:
+        d = self._from_host_dtype.get(host.dtype)
+        if d is None:
+            names = ", ".join(d.name for d in _dt.all_dtypes() if d in self._host_dtypes)
+            raise TypeError(
+                f"can't convert an array of dtype {host.dtype} to a tensor on the "
+                f"{self.key_name} backend. The only supported types are: {names}."
+            )
+        return d
+
+    def from_host(self, host: Any, device: Any) -> Tensor:
+        """A tensor over host array ``host`` (no copy where the backend can share it)."""
+        kit = self.kit
+        dev = kit.device(canonical(device))
+        d = self.host_dtype(host)
+        kit.check_dtype(d)
+        return kit.new(kit.from_host_array(host, dev), d, dev, kit.keyset)
+
+    def from_python(self, data: Any, dtype: _dt.dtype | None, device: Any) -> Tensor:
+        """``tp.tensor(data)``: always a copy; dtype inferred as ``torch.tensor`` does."""
+        import numpy
+
+        kit = self.kit
+        dev = kit.device(canonical(device))
+        host, inferred = self._host_of(data)
+        d = inferred if dtype is None else dtype
+        kit.check_dtype(d)
+        want = self._host_dtypes[d]
+        if inferred.kind == "c" and d.kind != "c":
+            host = numpy.real(host)
+        out = host.astype(want) if host.dtype != want else host.copy()
+        return kit.new(kit.from_host_array(out, dev), d, dev, kit.keyset)
+
+    def _host_of(self, data: Any) -> tuple[Any, _dt.dtype]:
+        import numpy
+
+        if isinstance(data, Tensor):
+            host = _backends.for_device_type(data._device.type).to_host(data._data)
+            return numpy.asarray(host), data._dtype
+        if type(data) is self.kit.array_type and not isinstance(data, numpy.ndarray):
+            host = self.kit.to_host(data)
+            return host, self.host_dtype(host)
+        if isinstance(data, (numpy.ndarray, numpy.generic)):
+            host = numpy.asarray(data)
+            return host, self.host_dtype(host)
+        if isinstance(data, (list, tuple)):
+            data = _plain(data)
+        try:
+            host = numpy.asarray(data)
+        except (OverflowError, ValueError) as e:
+            raise TypeError(f"Could not convert {type(data).__name__} to a tensor: {e}") from e
+        kind = host.dtype.kind
+        if kind == "b":
+            return host, _dt.bool
+        if kind in "iu":
+            if kind == "u" or host.dtype.itemsize > 8:
+                raise OverflowError("Overflow when unpacking long")
+            return host.astype(numpy.int64), _dt.int64
+        if kind == "f":
+            return host, _dt.get_default_dtype()
+        if kind == "c":
+            return host, _dt.get_default_dtype().to_complex()
+        if kind == "O" and host.size and all(isinstance(x, int) for x in host.reshape(-1)):
+            raise OverflowError("Overflow when unpacking long")
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _plain(data: Any) -> Any:
+    """Nested sequences with tensors (0-dim or not) replaced by Python values."""
+    if isinstance(data, Tensor):
+        host = _backends.for_device_type(data._device.type).to_host(data._data)
+        return host.tolist() if data._dtype is not _dt.bfloat16 else host.astype("float32").tolist()
+    if isinstance(data, (list, tuple)):
+        return [_plain(x) for x in data]
+    return data
+
+
+def _default_storage(xp: Any) -> tuple[dict[_dt.dtype, Any], dict[_dt.dtype, Any]]:
+    """Every dtype ``xp`` has by name; bfloat16 through ml_dtypes for numpy."""
+    storage: dict[_dt.dtype, Any] = {}
+    for d in _dt.all_dtypes():
+        names = (d.name, "bool_") if d is _dt.bool else (d.name,)
+        for n in names:
+            x = getattr(xp, n, None)
+            if x is not None:
+                storage[d] = x
+                break
+    compute: dict[_dt.dtype, Any] = {}
+    if _dt.bfloat16 not in storage and getattr(xp, "__name__", "") == "numpy":
+        try:
+            import ml_dtypes
+        except ImportError:  # bfloat16 unsupported; the kit says so on use
+            pass
+        else:
+            storage[_dt.bfloat16] = ml_dtypes.bfloat16
+            compute[_dt.bfloat16] = xp.float32
+    return storage, compute
+
+
+def _host_dtypes() -> dict[_dt.dtype, Any]:
+    import numpy
+
+    out: dict[_dt.dtype, Any] = {}
+    for d in _dt.all_dtypes():
+        if d is _dt.bfloat16:
+            try:
+                import ml_dtypes
+            except ImportError:
+                continue
+            out[d] = numpy.dtype(ml_dtypes.bfloat16)
+        else:
+            out[d] = numpy.dtype(d.name)
+    return out
+
+
+def register(
+    registry: Registry,
+    key: str,
+    xp: Any,
+    *,
+    device_type: str | None = None,
+    overrides: Mapping[str, Kernel] | None = None,
+    dtypes: Mapping[_dt.dtype, Any] | None = None,
+    compute_dtypes: Mapping[_dt.dtype, Any] | None = None,
+    to_host: Callable[[Any], Any] | None = None,
+    from_host: Callable[[Any, Device], Any] | None = None,
+    device_context: Callable[[Device], contextlib.AbstractContextManager[Any]] | None = None,
+    make_rng: Callable[[int], Any] | None = None,
+) -> ArrayBackend:
+    """Register the array kernels for backend ``key`` over array namespace ``xp``.
+
+    ``registry`` gives the library (``registry.library("aten", "IMPL")``) and takes the storage
+    backend (``registry.add_storage_backend``). Optional arguments:
+
+    * ``device_type``: defaults to the key's (``"cpu"`` for ``CPU``);
+    * ``overrides``: ``{"op.overload": kernel}`` replacing single kernels;
+    * ``dtypes``: tensorplug dtype -> ``xp`` dtype to store it in (default: every dtype ``xp``
+      names, plus bfloat16 via ml_dtypes for numpy); ``compute_dtypes``: where arithmetic
+      should run in another dtype (default: bfloat16 in float32 when stored by ml_dtypes);
+    * ``to_host``/``from_host``: array <-> host numpy array (defaults: ``xp.asnumpy`` or
+      ``numpy.asarray``, and ``xp.asarray``); ``device_context``: a context manager making a
+      device current (cupy's ``Device``); ``make_rng(seed)``: the backend's random state
+      (default: numpy's PCG64, or ``xp.random.default_rng``, or numpy on the host).
+    """
+    import numpy
+
+    k = _keys.get(key)
+    if k.kind is not _keys.KeyKind.BACKEND:
+        raise RegistrationError(
+            f"array_backend.register: {key!r} is a {k.kind.value} key, not a backend key; "
+            "create one with tensorplug.keys.register_backend(name, device_type)"
+        )
+    dev_type = device_type or k.device_type
+    if dev_type is None:
+        raise RegistrationError(f"array_backend.register: backend {key!r} has no device type")
+    if dtypes is None:
+        storage, compute = _default_storage(xp)
+    else:
+        storage, compute = dict(dtypes), {}
+    if compute_dtypes is not None:
+        compute.update(compute_dtypes)
+    kit = Kit(xp, k.name, dev_type, storage, compute, device_context=device_context)
+
+    is_numpy = xp is numpy
+    if to_host is None:
+        asnumpy = getattr(xp, "asnumpy", None)
+        to_host = (lambda a: a) if is_numpy else (asnumpy or numpy.asarray)
+    if from_host is None:
+        asarray = xp.asarray
+
+        def from_host(host: Any, device: Device) -> Any:
+            with kit.on(device):
+                return asarray(host)
+
+    rng_on_host = False
+    if make_rng is None:
+        if is_numpy or getattr(getattr(xp, "random", None), "default_rng", None) is None:
+            rng_on_host = not is_numpy
+
+            def make_rng(seed: int) -> Any:
+                return numpy.random.Generator(numpy.random.PCG64(seed))
+
+        else:
+            make_rng = xp.random.default_rng
+    kit.to_host = to_host
+    kit.from_host_array = from_host
+    kit.make_rng = make_rng
+    if rng_on_host:
+        kit.from_rng = from_host
+    else:
+        kit.from_rng = lambda arr, device: arr
+
+    kernels: dict[str, Kernel] = {}
+    for mod in _MODULES:
+        kernels.update(mod.build(kit))
+    if overrides:
+        kernels.update(overrides)
+
+    from .. import dispatcher
+
+    lib = registry.library("aten", "IMPL")
+    registered: dict[str, Kernel] = {}
+    skipped: list[str] = []
+    for name, fn in kernels.items():
+        try:
+            dispatcher.find_op("aten::" + name)
+        except RegistrationError:
+            skipped.append(name)
+            continue
+        kern = _kit.guard(name, fn)
+        lib.impl(name, kern, k.name)
+        registered[name] = kern
+    plugin = str(getattr(registry, "plugin_name", "") or getattr(lib, "owner", "?"))
+    store = ArrayStorage(kit, plugin, _host_dtypes())
+    registry.add_storage_backend(store)
+    return ArrayBackend(kit, lib, store, registered, skipped)

@@ -1,0 +1,295 @@
+"""Factory kernels: zeros, ones, empty, full, arange, linspace, eye, rand, randn, randint.
+
+Factories reach a backend through ``BackendSelect`` with ``device=`` already naming it. Default
+dtypes follow PyTorch: the default floating dtype, except ``arange`` with integer arguments and
+``randint`` (int64) and ``full``, whose dtype follows the fill value (bool, int64, default
+float, default complex). Random factories draw from ``generator`` or the device type's default
+generator (``tensorplug.random``), through the backend's own random state
+(:meth:`tensorplug.random.Generator.backend_state`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .. import dtypes as _dt
+from .. import random as _random
+from ..device import canonical
+from ..device import device as Device
+from ..tensor import Tensor
+from ._kit import Kernels, Kit, OpError, Scalar, check_fits, check_sizes, scalar_dtype, torch_name
+
+
+def build(kit: Kit) -> Kernels:
+    xp = kit.xp
+    k: Kernels = {}
+    ks = kit.keyset
+
+    def target(dtype: _dt.dtype | None, device: str | Device | None) -> tuple[_dt.dtype, Device]:
+        d = _dt.get_default_dtype() if dtype is None else dtype
+        kit.check_dtype(d)
+        return d, kit.device(canonical(device))
+
+    def make(fn: Any, shape: tuple[int, ...], d: _dt.dtype, dev: Device) -> Tensor:
+        with kit.on(dev):
+            if d in kit.native:
+                arr = fn(shape, dtype=kit.storage[d])
+            else:
+                arr = kit.cast(fn(shape, dtype=kit.compute[d]), kit.storage[d])
+        return kit.new(arr, d, dev, ks)
+
+    def zeros(
+        size: Sequence[int],
+        *,
+        dtype: _dt.dtype | None = None,
+        layout: Any = None,
+        device: str | Device | None = None,
+        pin_memory: bool | None = None,
+    ) -> Tensor:
+        d, dev = target(dtype, device)
+        return make(xp.zeros, check_sizes(size), d, dev)
+
+    def ones(
+        size: Sequence[int],
+        *,
+        dtype: _dt.dtype | None = None,
+        layout: Any = None,
+        device: str | Device | None = None,
+        pin_memory: bool | None = None,
+    ) -> Tensor:
+        d, dev = target(dtype, device)
+        return make(xp.ones, check_sizes(size), d, dev)
+
+    def empty(
+        size: Sequence[int],
+        *,
+        dtype: _dt.dtype | None = None,
+        layout: Any = None,
+        device: str | Device | None = None,
+        pin_memory: bool | None = None,
+        memory_format: Any = None,
+    ) -> Tensor:
+        d, dev = target(dtype, device)
+        return make(xp.empty, check_sizes(size), d, dev)
+
+    def full(
+        size: Sequence[int],
+        fill_value: Scalar,
+        *,
+        dtype: _dt.dtype | None = None,
+        layout: Any = None,
+        device: str | Device | None = None,
+        pin_memory: bool | None = None,
+    ) -> Tensor:
+        d, dev = target(scalar_dtype(fill_value) if dtype is None else dtype, device)
+        shape = check_sizes(size)
+        check_fits(fill_value, d)
+        arr = kit.fill_array(shape, fill_value, d, dev)
+        return kit.new(arr, d, dev, ks)
+
+    k["zeros"] = zeros
+    k["ones"] = ones
+    k["empty.memory_format"] = empty
+    k["full"] = full
+
+    # --- ranges --------------------------------------------------------------------------
+
+    def arange_start_step(
+        start: Scalar,
+        end: Scalar,
+        step: Scalar = 1,
+        *,
+        dtype: _dt.dtype | None = None,
+        layout: Any = None,
+        device: str | Device | None = None,
+        pin_memory: bool | None = None,
+    ) -> Tensor:
+        all_int = all(isinstance(x, int) for x in (start, end, step))
+        if dtype is None:
+            dtype = _dt.int64 if all_int else _dt.get_default_dtype()
+        d, dev = target(dtype, device)
+        real: list[int | float] = []
+        for x in (start, end, step):
+            if isinstance(x, complex):
+                raise OpError("arange does not support complex arguments")
+            if not math.isfinite(x):
+                raise OpError(f"unsupported range: {start} -> {end}")
+            real.append(x)
+        lo, hi, st = real
+        if st == 0:
+            raise OpError("step must be nonzero")
+        if (st > 0 and hi < lo) or (st < 0 and hi > lo):
+            raise OpError("upper bound and larger bound inconsistent with step sign")
+        if isinstance(lo, int) and isinstance(hi, int) and isinstance(st, int):
+            n = max(0, -(-(hi - lo) // st))
+        else:
+            n = max(0, math.ceil((hi - lo) / st))
+        with kit.on(dev):
+            if all_int and d.kind in "ui":
+                arr = xp.arange(lo, lo + n * st, st, dtype=kit.storage[_dt.int64])[:n]
+            else:
+                acc = kit.compute[_dt.float64] if _dt.float64 in kit.compute else kit.compute[d]
+                arr = xp.arange(n, dtype=acc) * st + lo
+        return kit.wrap(arr, d, dev)
+
+    def arange(
+        end: Scalar,
+        *,
+        dtype: _dt.dtype | None = None,
+        layout: Any = None,
+        device: str | Device | None = None,
+        pin_memory: bool | None = None,
+    ) -> Tensor:
+        return arange_start_step(0, end, 1, dtype=dtype, device=device)
+
+    def linspace(
+        start: Scalar,
+        end: Scalar,
+        steps: int,
+        *,
+        dtype: _dt.dtype | None = None,
+        layout: Any = None,
+        device: str | Device | None = None,
+        pin_memory: bool | None = None,
+    ) -> Tensor:
+        if steps < 0:
+            raise OpError("number of steps must be non-negative")
+        if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
+            dtype = _dt.get_default_dtype().to_complex()
+        d, dev = target(dtype, device)
+        acc_d = _dt.complex128 if d.kind == "c" else _dt.float64
+        acc = kit.compute[acc_d] if acc_d in kit.compute else kit.compute[d]
+        with kit.on(dev):
+            if steps == 1:
+                arr = xp.full((1,), start, dtype=acc)
+            else:
+                # PyTorch's symmetric formula: the first half counts up from start, the second
+                # half down from end, so both ends are exact
+                i = xp.arange(steps, dtype=acc)
+                step = (end - start) / (steps - 1)
+                half = steps // 2
+                arr = xp.where(i < half, start + step * i, end - step * (steps - 1 - i))
+        if d.kind in "ui":
+            arr = xp.trunc(xp.real(arr)) if acc_d is _dt.complex128 else xp.trunc(arr)
+        return kit.wrap(arr, d, dev)
+
+    def eye_m(
+        n: int,
+        m: int,
+        *,
+        dtype: _dt.dtype | None = None,
+        layout: Any = None,
+        device: str | Device | None = None,
+        pin_memory: bool | None = None,
+    ) -> Tensor:
+        if n < 0:
+            raise OpError(f"n must be greater or equal to 0, got {n}")
+        if m < 0:
+            raise OpError(f"m must be greater or equal to 0, got {m}")
+        d, dev = target(dtype, device)
+        with kit.on(dev):
+            arr = xp.eye(n, m, dtype=kit.compute[d])
+        return kit.wrap(arr, d, dev)
+
+    def eye(
+        n: int,
+        *,
+        dtype: _dt.dtype | None = None,
+        layout: Any = None,
+        device: str | Device | None = None,
+        pin_memory: bool | None = None,
+    ) -> Tensor:
+        return eye_m(n, n, dtype=dtype, device=device)
+
+    k["arange"] = arange
+    k["arange.start_step"] = arange_start_step
+    k["linspace"] = linspace
+    k["eye"] = eye
+    k["eye.m"] = eye_m
+
+    # --- random --------------------------------------------------------------------------
+
+    def rng(generator: _random.Generator | None, dev: Device) -> Any:
+        g = generator if generator is not None else _random.default_generator(dev.type)
+        return g.backend_state(kit.key_name, kit.make_rng)
+
+    def real_dtype(d: _dt.dtype) -> Any:
+        r = d.to_real()
+        return kit.storage[_dt.float64] if r is _dt.float64 else kit.storage[_dt.float32]
+
+    def draw(gen: Any, how: str, shape: tuple[int, ...], d: _dt.dtype, dev: Device) -> Any:
+        with kit.on(dev):
+            xd = real_dtype(d)
+            method = getattr(gen, how)
+            if d.kind == "c":
+                re, im = method(shape, dtype=xd), method(shape, dtype=xd)
+                if how == "standard_normal":
+                    re, im = re / math.sqrt(2), im / math.sqrt(2)
+                arr = re + 1j * im
+            else:
+                arr = method(shape, dtype=xd)
+        return kit.from_rng(arr, dev)
+
+    def random_float(name: str, how: str) -> Any:
+        def kernel(
+            size: Sequence[int],
+            *,
+            generator: _random.Generator | None = None,
+            dtype: _dt.dtype | None = None,
+            layout: Any = None,
+            device: str | Device | None = None,
+            pin_memory: bool | None = None,
+        ) -> Tensor:
+            d, dev = target(dtype, device)
+            if d.kind not in "fc":
+                raise OpError(f"\"{name}\" not implemented for '{torch_name(d)}'")
+            shape = check_sizes(size)
+            return kit.wrap(draw(rng(generator, dev), how, shape, d, dev), d, dev)
+
+        return kernel
+
+    k["rand"] = random_float("check_uniform_bounds", "random")
+    k["randn"] = random_float("normal_kernel_cpu", "standard_normal")
+
+    def randint_low(
+        low: int,
+        high: int,
+        size: Sequence[int],
+        *,
+        generator: _random.Generator | None = None,
+        dtype: _dt.dtype | None = None,
+        layout: Any = None,
+        device: str | Device | None = None,
+        pin_memory: bool | None = None,
+    ) -> Tensor:
+        d, dev = target(_dt.int64 if dtype is None else dtype, device)
+        if low >= high:
+            raise OpError(
+                f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+            )
+        shape = check_sizes(size)
+        if d.kind in "ui":
+            check_fits(low, d)
+            check_fits(high - 1, d)
+        gen = rng(generator, dev)
+        with kit.on(dev):
+            arr = gen.integers(low, high, size=shape, dtype=kit.storage[_dt.int64])
+        return kit.wrap(kit.from_rng(arr, dev), d, dev)
+
+    def randint(
+        high: int,
+        size: Sequence[int],
+        *,
+        generator: _random.Generator | None = None,
+        dtype: _dt.dtype | None = None,
+        layout: Any = None,
+        device: str | Device | None = None,
+        pin_memory: bool | None = None,
+    ) -> Tensor:
+        return randint_low(0, high, size, generator=generator, dtype=dtype, device=device)
+
+    k["randint"] = randint
+    k["randint.low"] = randint_low
+    return k

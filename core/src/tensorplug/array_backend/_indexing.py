@@ -1,0 +1,203 @@
+"""Indexing kernels: index (advanced indexing), index_put_, gather, scatter_add.
+
+``index.Tensor`` takes a ``Tensor?[]``: ``None`` stands for a full slice of that dimension,
+integer tensors (int64/int32) index, and bool (or uint8) tensors are masks. The placement of
+the result dimensions follows the same rule as numpy (advanced indices side by side go where
+the first one was; separated ones go first), so the array library's own indexing is used once
+the entries are translated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .. import dtypes as _dt
+from ..tensor import Tensor
+from ._kit import Kernels, Kit, OpError, torch_name, wrap_dim
+
+
+def _fmt(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
+def build(kit: Kit) -> Kernels:
+    xp = kit.xp
+    k: Kernels = {}
+    long_t = kit.storage[_dt.int64]
+    bool_t = kit.storage[_dt.bool]
+
+    def translate(self: Tensor, indices: Sequence[Tensor | None]) -> tuple[tuple[Any, ...], bool]:
+        """The array-library index for ``indices``, and whether it holds a tensor."""
+        a = self._data
+        shape = tuple(a.shape)
+        device = self._device
+        used = sum(
+            1 if i is None else max(i._data.ndim, 1) if i._dtype in (_dt.bool, _dt.uint8) else 1
+            for i in indices
+        )
+        if used > a.ndim:
+            raise IndexError(f"too many indices for tensor of dimension {a.ndim} (got {used})")
+        out: list[Any] = []
+        advanced = False
+        at = 0
+        for _pos, i in enumerate(indices):
+            if i is None:
+                out.append(slice(None))
+                at += 1
+                continue
+            advanced = True
+            if i._dtype in (_dt.bool, _dt.uint8):
+                m = kit.operand(i, _dt.bool, device)
+                ms = tuple(m.shape)
+                for j, n in enumerate(ms):
+                    if n != shape[at + j]:
+                        raise IndexError(
+                            f"The shape of the mask {_fmt(ms)} at index {j} does not match the "
+                            f"shape of the indexed tensor {_fmt(shape)} at index {at + j}"
+                        )
+                out.append(kit.cast(m, bool_t))
+                at += max(len(ms), 1)
+            elif i._dtype in (_dt.int64, _dt.int32):
+                out.append(kit.operand(i, i._dtype, device))
+                at += 1
+            else:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return tuple(out), advanced
+
+    def index(self: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+        idx, advanced = translate(self, indices)
+        r = self._data[idx]
+        if not advanced:
+            r = kit.copy(r)
+        return kit.wrap(r, self._dtype, self._device)
+
+    def integer_index(idx: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Masks as integer index arrays (what ``add.at`` needs); slices kept."""
+        out: list[Any] = []
+        for e in idx:
+            if getattr(e, "dtype", None) is not None and e.dtype == bool_t:
+                out.extend(xp.nonzero(e) if e.ndim else (xp.nonzero(xp.reshape(e, (1,)))[0],))
+            else:
+                out.append(e)
+        return tuple(out)
+
+    def add_at(target: Any, idx: tuple[Any, ...], values: Any) -> None:
+        at = getattr(xp.add, "at", None)
+        if at is None:
+            raise OpError(
+                f"accumulating index_put_/scatter_add needs `add.at` in the array library of the "
+                f"{kit.key_name} backend; pass an override for this kernel"
+            )
+        at(target, idx, values)
+
+    def index_put_(
+        self: Tensor, indices: Sequence[Tensor | None], values: Tensor, accumulate: bool = False
+    ) -> Tensor:
+        if values._dtype is not self._dtype:
+            raise OpError(
+                "Index put requires the source and destination dtypes match, got "
+                f"{torch_name(self._dtype)} for the destination and "
+                f"{torch_name(values._dtype)} for the source."
+            )
+        idx, _ = translate(self, indices)
+        d = self._dtype
+        v = kit.operand(values, d, self._device)
+        a = self._data
+        try:
+            if not accumulate:
+                a[idx] = kit.cast(v, kit.storage[d])
+                return self
+            iidx = integer_index(idx)
+            if d in kit.native:
+                add_at(a, iidx, v)
+            else:
+                work = kit.cast(a, kit.compute[d])
+                add_at(work, iidx, v)
+                a[...] = kit.cast(work, kit.storage[d])
+        except ValueError as e:
+            target = tuple(a[idx].shape)
+            if "read-only" in str(e) or tuple(v.shape) == target:
+                raise
+            raise OpError(
+                f"shape mismatch: value tensor of shape {_fmt(v.shape)} cannot be broadcast to "
+                f"indexing result of shape {_fmt(target)}"
+            ) from e
+        return self
+
+    k["index.Tensor"] = index
+    k["index_put_"] = index_put_
+
+    def grids(index: Any, d: int) -> tuple[Any, ...]:
+        """Index arrays selecting, for every position of ``index``, its row along ``d``."""
+        nd = index.ndim
+        out: list[Any] = []
+        for j in range(nd):
+            if j == d:
+                out.append(index)
+            else:
+                shape = [1] * nd
+                shape[j] = int(index.shape[j])
+                out.append(xp.reshape(xp.arange(int(index.shape[j]), dtype=long_t), tuple(shape)))
+        return tuple(out)
+
+    def check_index(name: str, self: Tensor, index: Tensor, d: int) -> Any:
+        if index._dtype is not _dt.int64:
+            raise OpError(f"{name}(): Expected dtype int64 for index")
+        sa, si = tuple(self._data.shape), tuple(index._data.shape)
+        if max(len(si), 1) != max(len(sa), 1):
+            raise OpError("Index tensor must have the same number of dimensions as input tensor")
+        for j in range(len(si)):
+            if j != d and si[j] > sa[j]:
+                raise OpError(
+                    f"Size does not match at dimension {j} expected index {_fmt(si)} to be no "
+                    f"larger than self {_fmt(sa)} apart from dimension {d}"
+                )
+        i = kit.operand(index, _dt.int64, self._device)
+        n = int(sa[d]) if sa else 1
+        if i.size:
+            lo, hi = int(xp.min(i)), int(xp.max(i))
+            bad = lo if lo < 0 else hi if hi >= n else None
+            if bad is not None:
+                # PyTorch raises RuntimeError here (IndexError in index.Tensor)
+                raise OpError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+        return i
+
+    def gather(self: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+        d = wrap_dim(dim, self._data.ndim)
+        i = check_index("gather", self, index, d)
+        a = self._data
+        if a.ndim == 0:
+            r = xp.reshape(xp.reshape(a, (1,))[xp.reshape(i, (-1,))], tuple(i.shape))
+        else:
+            r = a[grids(i, d)]
+        return kit.wrap(r, self._dtype, self._device)
+
+    def scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        if src._dtype is not self._dtype:
+            raise OpError("scatter(): Expected self.dtype to be equal to src.dtype")
+        d = wrap_dim(dim, self._data.ndim)
+        i = check_index("scatter", self, index, d)
+        si, ss = tuple(i.shape), tuple(src._data.shape)
+        for j in range(len(si)):
+            if si[j] > ss[j]:
+                raise OpError(
+                    f"Expected index {_fmt(si)} to be no larger than src {_fmt(ss)} apart from "
+                    f"dimension {d}"
+                )
+        dt = self._dtype
+        work = kit.copy(kit.as_compute(self, dt))
+        s = kit.operand(src, dt, self._device)
+        if i.size:
+            if work.ndim == 0:
+                flat = xp.reshape(work, (1,))
+                add_at(flat, (xp.reshape(i, (-1,)),), xp.reshape(s, (-1,))[: i.size])
+                work = xp.reshape(flat, ())
+            else:
+                sub = s[tuple(slice(0, n) for n in si)]
+                add_at(work, grids(i, d), sub)
+        return kit.wrap(work, dt, self._device)
+
+    k["gather"] = gather
+    k["scatter_add"] = scatter_add
+    return k

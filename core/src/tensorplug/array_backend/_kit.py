@@ -1,0 +1,441 @@
+"""The kit: what every kernel of one array backend needs, computed once at registration.
+
+A :class:`Kit` binds the generic kernels to one array namespace ``xp`` and one backend key:
+the dtype maps (tensorplug dtype -> storage dtype, compute dtype, accumulation dtype), the
+key set of the tensors it makes, the array type, and the helpers that cast, wrap and promote.
+Kernels are closures over a kit, so the per-call cost is attribute reads on locals, never a
+dict built or a dtype looked up by name.
+
+Note [Storage and compute dtypes]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Each dtype a backend supports has a *storage* dtype (what ``Tensor._data`` holds) and a
+*compute* dtype (what arithmetic runs in). They are the same except where the array library
+stores a type it cannot compute well in: numpy stores bfloat16 as ``ml_dtypes.bfloat16`` and
+computes in float32, then rounds the result back. Reductions also have an *accumulation* dtype
+(float32 for float16 and bfloat16, as PyTorch accumulates half precision in float32). A kernel
+casts inputs to the compute dtype of the result dtype (that PyTorch's promotion rules give,
+``tensorplug.dtypes.result_type``) and stores the result in its storage dtype, so every output's
+tensorplug dtype is exactly PyTorch's.
+
+Note [Kernel errors]
+~~~~~~~~~~~~~~~~~~~~
+Errors leave a kernel as ``RuntimeError`` or ``IndexError`` whose message starts with the op
+(``aten::add.Tensor: ...``) and whose ``__cause__`` is the array library's exception. Common
+checks (broadcasting, dims, sizes) are done explicitly with PyTorch's wording; anything else the
+array library raises is converted by :func:`guard` at registration time, so a user never sees a
+bare numpy traceback. Hot kernels (binary pointwise) catch errors themselves and skip the
+wrapper, which would cost a call level (Note [Binary fast path] in _pointwise.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .. import dtypes as _dt
+from .. import keys as _keys
+from ..device import device as Device
+from ..tensor import Tensor
+
+__all__ = ["Kit", "OpError", "OpTypeError", "guard", "torch_name", "wrap_dim", "check_broadcast"]
+
+Kernel = Callable[..., Any]
+Kernels = dict[str, Kernel]
+Scalar = bool | int | float | complex
+
+
+class OpError(RuntimeError):
+    """An error a kernel raises with PyTorch's wording; :func:`guard` adds the op name."""
+
+
+class OpTypeError(TypeError):
+    """A wrong argument type a kernel detects itself; it stays a ``TypeError``."""
+
+
+# PyTorch's names for dtypes in error messages ("Got: Long").
+_TORCH_NAMES = {
+    "bool": "Bool",
+    "uint8": "Byte",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+
+
+def torch_name(d: _dt.dtype) -> str:
+    return _TORCH_NAMES[d.name]
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+_AXIS_BOUNDS = re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)")
+_CONVERTED: tuple[type[BaseException], ...] = (
+    ValueError,
+    IndexError,
+    TypeError,
+    OverflowError,
+    ZeroDivisionError,
+    OpError,
+)
+
+
+def convert_error(qual: str, e: BaseException) -> BaseException:
+    """The exception a kernel of ``qual`` raises for ``e`` (Note [Kernel errors])."""
+    msg = str(e)
+    if msg.startswith("aten::"):
+        return e  # already named by an inner kernel
+    m = _AXIS_BOUNDS.search(msg)
+    if m is not None:
+        msg = f"index {m[1]} is out of bounds for dimension {m[2]} with size {m[3]}"
+    elif "read-only" in msg or "not writeable" in msg:
+        msg = (
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
+    cls: type[BaseException] = IndexError if isinstance(e, IndexError) else RuntimeError
+    if isinstance(e, OpTypeError):
+        cls = TypeError
+    if isinstance(e, (OpError, OpTypeError)) or cls is IndexError:
+        out = cls(f"{qual}: {msg}")
+    else:
+        out = cls(f"{qual}: {msg} ({type(e).__name__} from the array library)")
+    out.__cause__ = e
+    return out
+
+
+def guard(name: str, fn: Kernel) -> Kernel:
+    """``fn`` with its errors converted (Note [Kernel errors]); hot kernels opt out."""
+    if getattr(fn, "_tp_guarded", False):
+        return fn
+    qual = "aten::" + name
+
+    @functools.wraps(fn)
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except _CONVERTED as e:
+            raise convert_error(qual, e) from e
+
+    return kernel
+
+
+def guarded(fn: Kernel) -> Kernel:
+    """Mark ``fn`` as converting its own errors."""
+    fn._tp_guarded = True  # type: ignore[attr-defined]
+    return fn
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    """``dim`` in ``[0, ndim)``; a 0-d tensor accepts -1 and 0 (PyTorch's wording)."""
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+        )
+    if ndim == 0:
+        return 0
+    return dim + ndim if dim < 0 else dim
+
+
+def wrap_dims(dims: Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
+    """Reduction dims: ``None`` or ``[]`` is every dim (returned as None); duplicates raise."""
+    if not dims:
+        return None
+    out = tuple(wrap_dim(d, ndim) for d in dims)
+    seen: set[int] = set()
+    for d in out:
+        if d in seen:
+            raise OpError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
+    return out if ndim else None
+
+
+def check_broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The broadcast shape, or PyTorch's error naming the first mismatching dimension."""
+    ndim = max(len(s) for s in shapes)
+    out = [1] * ndim
+    for si, s in enumerate(shapes):
+        for i, n in enumerate(s):
+            j = ndim - len(s) + i
+            if out[j] == 1:
+                out[j] = n
+            elif n != 1 and n != out[j]:
+                which = "a" if si == 0 else "b"
+                other = "b" if si == 0 else "a"
+                raise OpError(
+                    f"The size of tensor {other} ({out[j]}) must match the size of tensor "
+                    f"{which} ({n}) at non-singleton dimension {j}"
+                )
+    return tuple(out)
+
+
+def check_sizes(size: Sequence[int]) -> tuple[int, ...]:
+    for n in size:
+        if n < 0:
+            raise OpError(
+                f"Trying to create tensor with negative dimension {n}: [{', '.join(map(str, size))}]"
+            )
+    return tuple(size)
+
+
+def scalar_dtype(value: Scalar) -> _dt.dtype:
+    """The dtype a Python scalar gives a factory (``full``): bool, int64, default, complex."""
+    if isinstance(value, bool):
+        return _dt.bool
+    if isinstance(value, int):
+        return _dt.int64
+    if isinstance(value, float):
+        return _dt.get_default_dtype()
+    return _dt.get_default_dtype().to_complex()
+
+
+def check_fits(value: Scalar, d: _dt.dtype) -> None:
+    """PyTorch's overflow check for a scalar written into dtype ``d`` (``full``, ``fill_``)."""
+    if d.kind in "ui" and not isinstance(value, complex):
+        info = _dt.iinfo(d)
+        v = value
+        if isinstance(v, float):
+            if math.isnan(v) or math.isinf(v):
+                raise OpError(f"value cannot be converted to type {d.name} without overflow")
+            v = int(v)
+        if not info.min <= v <= info.max:
+            raise OpError(f"value cannot be converted to type {d.name} without overflow")
+    elif d.kind == "f" and not isinstance(value, complex):
+        fv = float(value)
+        if math.isfinite(fv) and abs(fv) > _dt.finfo(d).max:
+            raise OpError(f"value cannot be converted to type {d.name} without overflow")
+    if isinstance(value, complex) and d.kind != "c":
+        raise OpError(f"value cannot be converted to type {d.name} without overflow")
+
+
+def wrap_int(value: int, d: _dt.dtype) -> int:
+    """A Python int wrapped into the range of integer dtype ``d`` (two's complement, as C)."""
+    info = _dt.iinfo(d)
+    if info.min <= value <= info.max:
+        return value
+    span = info.max - info.min + 1
+    return (value - info.min) % span + info.min
+
+
+# --- the kit --------------------------------------------------------------------------------
+
+
+class Kit:
+    """One backend's view of the world: ``xp``, dtype maps, and the tensor constructor."""
+
+    def __init__(
+        self,
+        xp: Any,
+        key_name: str,
+        device_type: str,
+        storage: dict[_dt.dtype, Any],
+        compute: dict[_dt.dtype, Any],
+        *,
+        device_context: Callable[[Device], contextlib.AbstractContextManager[Any]] | None = None,
+    ) -> None:
+        self.xp = xp
+        self.key_name = key_name
+        self.device_type = device_type
+        self.keyset = _keys.tensor_keyset(key_name)
+        probe = xp.asarray(0)
+        self.array_type: type[Any] = type(probe)
+        self.device_context = device_context
+        # storage and compute dtypes as the array library reports them (``arr.dtype``), so
+        # kernels can compare with ``is`` (Note [Storage and compute dtypes])
+        self.storage: dict[_dt.dtype, Any] = {
+            d: xp.empty(0, dtype=x).dtype for d, x in storage.items()
+        }
+        self.compute: dict[_dt.dtype, Any] = {
+            d: xp.empty(0, dtype=compute.get(d, x)).dtype for d, x in storage.items()
+        }
+        self.accumulate: dict[_dt.dtype, Any] = dict(self.compute)
+        if _dt.float32 in self.storage:
+            for d in (_dt.float16, _dt.bfloat16):
+                if d in self.storage:
+                    self.accumulate[d] = self.storage[_dt.float32]
+        self.native = frozenset(d for d in self.storage if self.storage[d] == self.compute[d])
+        self.from_xp: dict[Any, _dt.dtype] = {}
+        for d, x in self.storage.items():
+            self.from_xp.setdefault(x, d)
+        self.dtypes = frozenset(self.storage)
+        self.new = Tensor._new
+        self._devices: dict[Device, Device] = {}
+        # set by register(): host transfers and the random state (see its docstring)
+        self.to_host: Callable[[Any], Any] = _unset
+        self.from_host_array: Callable[[Any, Device], Any] = _unset
+        self.make_rng: Callable[[int], Any] = _unset
+        self.from_rng: Callable[[Any, Device], Any] = _unset
+
+    def device(self, d: Device) -> Device:
+        """One device object per device, so kernels compare devices with ``is``."""
+        got = self._devices.get(d)
+        if got is None:
+            if d.type != self.device_type:
+                raise OpError(
+                    f"the {self.key_name} backend cannot create tensors on device {d}; its "
+                    f"device type is '{self.device_type}'"
+                )
+            got = self._devices[d] = d
+        return got
+
+    # --- dtypes ------------------------------------------------------------------------
+
+    def check_dtype(self, d: _dt.dtype) -> None:
+        if d not in self.storage:
+            raise OpError(
+                f"dtype {d.name} is not supported by the {self.key_name} backend; it supports "
+                f"{', '.join(x.name for x in _dt.all_dtypes() if x in self.storage)}"
+            )
+
+    def dtype_of(self, arr: Any) -> _dt.dtype:
+        d = self.from_xp.get(arr.dtype)
+        if d is None:
+            raise OpError(
+                f"array dtype {arr.dtype} has no tensorplug dtype on the {self.key_name} backend"
+            )
+        return d
+
+    # --- arrays ------------------------------------------------------------------------
+
+    def cast(self, arr: Any, xd: Any) -> Any:
+        """``arr`` as array dtype ``xd``; no copy when it already is."""
+        if arr.dtype is xd or arr.dtype == xd:
+            return arr
+        return arr.astype(xd)
+
+    def copy(self, arr: Any) -> Any:
+        """A new contiguous array equal to ``arr``."""
+        method = getattr(arr, "copy", None)
+        if method is not None:
+            return method()
+        return self.xp.asarray(arr, copy=True)
+
+    def as_compute(self, t: Tensor, d: _dt.dtype) -> Any:
+        """The data of ``t`` in the compute dtype of ``d``."""
+        return self.cast(t._data, self.compute[d])
+
+    def acc(self, t: Tensor) -> Any:
+        """The data of ``t`` in its accumulation dtype (reductions)."""
+        return self.cast(t._data, self.accumulate[t._dtype])
+
+    def wrap(self, r: Any, d: _dt.dtype, device: Device) -> Tensor:
+        """A new tensor of dtype ``d`` holding result ``r`` (cast to the storage dtype)."""
+        if type(r) is not self.array_type:
+            r = self.xp.asarray(r)
+        want = self.storage[d]
+        if r.dtype is not want and r.dtype != want:
+            r = r.astype(want)
+        return self.new(r, d, device, self.keyset)
+
+    def scalar(self, value: Scalar, d: _dt.dtype) -> Any:
+        """A Python scalar as an operand that keeps the compute dtype of ``d``.
+
+        Python scalars are weak in numpy >= 2 and the array API, so they can be passed as
+        they are, except integers outside the dtype's range (numpy raises; PyTorch wraps).
+        """
+        if d.kind in "ui":
+            if isinstance(value, bool):
+                return int(value)
+            if isinstance(value, int):
+                return wrap_int(value, d)
+            return self.xp.asarray(value).astype(self.compute[d])
+        if d.kind == "b":
+            return bool(value)
+        if d.kind == "f" and isinstance(value, complex):
+            return value.real
+        return value
+
+    def fill_array(
+        self, shape: tuple[int, ...], value: Scalar, d: _dt.dtype, device: Device
+    ) -> Any:
+        with self.on(device):
+            if d.kind in "ui" and isinstance(value, float):
+                value = int(value)  # truncation toward zero, as a C cast
+            return self.xp.full(shape, self.scalar(value, d), dtype=self.storage[d])
+
+    def on(self, device: Device) -> contextlib.AbstractContextManager[Any]:
+        """The context that makes ``device`` current for new arrays (a no-op on CPU)."""
+        if self.device_context is None:
+            return contextlib.nullcontext()
+        return self.device_context(device)
+
+    def quiet(self) -> contextlib.AbstractContextManager[Any]:
+        """Silence floating-point warnings (PyTorch gives inf/nan silently)."""
+        errstate = getattr(self.xp, "errstate", None)
+        if errstate is None:
+            return contextlib.nullcontext()
+        cm: contextlib.AbstractContextManager[Any] = errstate(all="ignore")
+        return cm
+
+    def item(self, arr: Any, d: _dt.dtype) -> Scalar:
+        """A one-element array as a Python scalar of the kind of ``d``."""
+        v = arr.reshape(()).item() if hasattr(arr, "item") else arr
+        if d.kind == "b":
+            return bool(v)
+        if d.kind in "ui":
+            return int(v)
+        if d.kind == "f":
+            return float(v)
+        return complex(v)
+
+    def result_dtype(self, *operands: Any) -> _dt.dtype:
+        d = _dt.result_type(*operands)
+        if d not in self.storage:
+            self.check_dtype(d)
+        return d
+
+    def same_device(self, a: Tensor, b: Tensor) -> None:
+        """PyTorch's device check; CPU 0-dim tensors are allowed with any device."""
+        da, db = a._device, b._device
+        if da is db or da == db:
+            return
+        if (db.type == "cpu" and not b._data.ndim) or (da.type == "cpu" and not a._data.ndim):
+            return
+        raise OpError(
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            f"{da} and {db}!"
+        )
+
+    def operand(self, t: Tensor, d: _dt.dtype, device: Device) -> Any:
+        """``t``'s data in the compute dtype of ``d``, moved here if it is a CPU 0-dim tensor."""
+        if t._device is not device and t._device != device:
+            if t._data.ndim == 0 and t._device.type == "cpu":
+                return self.scalar(_host_item(t), d)
+            raise OpError(
+                "Expected all tensors to be on the same device, but found at least two devices, "
+                f"{device} and {t._device}!"
+            )
+        return self.cast(t._data, self.compute[d])
+
+
+def _unset(*args: Any) -> Any:
+    raise OpError("this kit was not set up by tensorplug.array_backend.register")
+
+
+def _host_item(t: Tensor) -> Scalar:
+    from .. import _backends
+
+    host = _backends.for_key(_keys.get(_backend_key(t)).name).to_host(t._data)
+    v = host.reshape(()).item()
+    if t._dtype.kind == "f":
+        return float(v)
+    r: Scalar = v
+    return r
+
+
+def _backend_key(t: Tensor) -> str:
+    for k in _keys.backends():
+        if t._tp_keyset & (1 << k.bit):
+            return k.name
+    raise OpError(f"tensor on {t._device} carries no backend key")

@@ -1,0 +1,136 @@
+"""Matrix products: mm, bmm, matmul, addmm.
+
+PyTorch does not promote here: both operands must have the same dtype, and the shape checks
+name the operands the way ATen does ("mat1 and mat2 shapes cannot be multiplied (2x3 and
+4x5)"). Half precision multiplies in float32 and rounds once (Note [Storage and compute
+dtypes] in _kit.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tensor import Tensor
+from ._kit import Kernels, Kit, OpError, Scalar, check_broadcast, torch_name
+
+
+def _shape(t: Tensor) -> tuple[int, ...]:
+    return tuple(t._data.shape)
+
+
+def _same_dtype(a: Tensor, b: Tensor) -> None:
+    if a._dtype is not b._dtype:
+        raise OpError(
+            f"expected m1 and m2 to have the same dtype, but got: {_cname(a)} != {_cname(b)}"
+        )
+
+
+def _cname(t: Tensor) -> str:
+    # ATen prints C++ type names here ("float != double")
+    return {
+        "Float": "float",
+        "Double": "double",
+        "Long": "long int",
+        "Int": "int",
+        "Half": "c10::Half",
+        "BFloat16": "c10::BFloat16",
+        "Bool": "bool",
+        "Short": "short int",
+        "Char": "signed char",
+        "Byte": "unsigned char",
+        "ComplexFloat": "c10::complex<float>",
+        "ComplexDouble": "c10::complex<double>",
+    }[torch_name(t._dtype)]
+
+
+def build(kit: Kit) -> Kernels:
+    xp = kit.xp
+    k: Kernels = {}
+
+    def product(a: Tensor, b: Tensor) -> Any:
+        d = a._dtype
+        kit.same_device(a, b)
+        return xp.matmul(kit.as_compute(a, d), kit.as_compute(b, d))
+
+    def check_mm(a: Tensor, b: Tensor) -> None:
+        sa, sb = _shape(a), _shape(b)
+        if len(sa) != 2:
+            raise OpError(f"self must be a matrix (got a {len(sa)}-D tensor)")
+        if len(sb) != 2:
+            raise OpError(f"mat2 must be a matrix (got a {len(sb)}-D tensor)")
+        if sa[1] != sb[0]:
+            raise OpError(
+                f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})"
+            )
+        _same_dtype(a, b)
+
+    def mm(self: Tensor, mat2: Tensor) -> Tensor:
+        check_mm(self, mat2)
+        return kit.wrap(product(self, mat2), self._dtype, self._device)
+
+    def bmm(self: Tensor, mat2: Tensor) -> Tensor:
+        sa, sb = _shape(self), _shape(mat2)
+        if len(sa) != 3:
+            raise OpError(f"batch1 must be a 3D tensor (got a {len(sa)}-D tensor)")
+        if len(sb) != 3:
+            raise OpError(f"batch2 must be a 3D tensor (got a {len(sb)}-D tensor)")
+        if sb[0] != sa[0] or sb[1] != sa[2]:
+            raise OpError(
+                f"Expected size for first two dimensions of batch2 tensor to be: "
+                f"[{sa[0]}, {sa[2]}] but got: [{sb[0]}, {sb[1]}]."
+            )
+        _same_dtype(self, mat2)
+        return kit.wrap(product(self, mat2), self._dtype, self._device)
+
+    def matmul(self: Tensor, other: Tensor) -> Tensor:
+        sa, sb = _shape(self), _shape(other)
+        if not sa or not sb:
+            raise OpError(
+                "both arguments to matmul need to be at least 1D, but they are "
+                f"{len(sa)}D and {len(sb)}D"
+            )
+        _same_dtype(self, other)
+        if len(sa) == 2 and len(sb) == 2:
+            check_mm(self, other)
+        inner_a = sa[-1]
+        inner_b = sb[0] if len(sb) == 1 else sb[-2]
+        if inner_a != inner_b:
+            if len(sa) == 1 and len(sb) == 1:
+                raise OpError(
+                    f"inconsistent tensor size, expected tensor [{sa[0]}] and src [{sb[0]}] to have the same "
+                    f"number of elements, but got {sa[0]} and {sb[0]} elements respectively"
+                )
+            rows = 1 if len(sa) == 1 else sa[-2]
+            cols = 1 if len(sb) == 1 else sb[-1]
+            raise OpError(
+                f"mat1 and mat2 shapes cannot be multiplied ({rows}x{inner_a} and {inner_b}x{cols})"
+            )
+        if len(sa) > 2 or len(sb) > 2:
+            check_broadcast(sa[:-2] if len(sa) > 1 else (), sb[:-2] if len(sb) > 1 else ())
+        return kit.wrap(product(self, other), self._dtype, self._device)
+
+    def addmm(
+        self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Scalar = 1, alpha: Scalar = 1
+    ) -> Tensor:
+        check_mm(mat1, mat2)
+        _same_dtype(self, mat1)
+        d = mat1._dtype
+        prod = product(mat1, mat2)
+        out_shape = (_shape(mat1)[0], _shape(mat2)[1])
+        check_broadcast(_shape(self), out_shape)
+        if alpha != 1:
+            prod = prod * kit.scalar(alpha, d)
+        if beta == 0:  # PyTorch ignores self entirely (nan and inf do not propagate)
+            r = prod
+        else:
+            bias = kit.operand(self, d, mat1._device)
+            r = prod + (bias if beta == 1 else bias * kit.scalar(beta, d))
+        if tuple(r.shape) != out_shape:  # a (0-d) bias cannot grow the product; be safe
+            r = r + xp.zeros(out_shape, dtype=r.dtype)
+        return kit.wrap(r, d, mat1._device)
+
+    k["mm"] = mm
+    k["bmm"] = bmm
+    k["matmul"] = matmul
+    k["addmm"] = addmm
+    return k

@@ -1,0 +1,118 @@
+"""Loss kernels: nll_loss and binary_cross_entropy, with PyTorch's reductions and checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import dtypes as _dt
+from ..tensor import Tensor
+from ._kit import Kernels, Kit, OpError, torch_name
+
+
+def _fmt(shape: Any) -> str:
+    return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
+def _check_reduction(reduction: str) -> None:
+    if reduction not in ("none", "mean", "sum"):
+        raise OpError(f"{reduction} is not a valid value for reduction")
+
+
+def build(kit: Kit) -> Kernels:
+    xp = kit.xp
+    k: Kernels = {}
+
+    def floating(name: str, t: Tensor) -> _dt.dtype:
+        if t._dtype.kind != "f":
+            raise OpError(f"\"{name}\" not implemented for '{torch_name(t._dtype)}'")
+        return t._dtype
+
+    def nll_loss(
+        self: Tensor,
+        target: Tensor,
+        weight: Tensor | None = None,
+        reduction: str = "mean",
+        ignore_index: int = -100,
+    ) -> Tensor:
+        _check_reduction(reduction)
+        d = floating("nll_loss_forward_out_frame", self)
+        device = self._device
+        x = kit.cast(self._data, kit.accumulate[d])
+        if target._dtype is not _dt.int64:
+            raise OpError(f"expected scalar type Long but found {torch_name(target._dtype)}")
+        t = kit.operand(target, _dt.int64, device)
+        if x.ndim == 0:
+            raise OpError("input tensor should be 1D or 2D")
+        batched = x.ndim >= 2
+        n_classes = int(x.shape[1] if batched else x.shape[0])
+        expected = (int(x.shape[0]), *map(int, x.shape[2:])) if batched else ()
+        if tuple(t.shape) != expected:
+            if batched and t.ndim >= 1 and int(t.shape[0]) != expected[0]:
+                raise OpError(
+                    f"Expected input batch_size ({expected[0]}) to match target batch_size "
+                    f"({int(t.shape[0])})."
+                )
+            raise OpError(
+                f"Expected target of shape {_fmt(expected)} for input of shape "
+                f"{_fmt(x.shape)}, got {_fmt(t.shape)}"
+            )
+        if weight is not None:
+            if tuple(weight._data.shape) != (n_classes,):
+                raise OpError(
+                    f"weight tensor should be defined either for all {n_classes} classes or no "
+                    f"classes but got weight tensor of shape: {_fmt(weight._data.shape)}"
+                )
+            w = kit.cast(kit.operand(weight, weight._dtype, device), x.dtype)
+        else:
+            w = xp.ones((n_classes,), dtype=x.dtype)
+        valid = t != ignore_index
+        safe = xp.where(valid, t, xp.zeros((), dtype=t.dtype))
+        bad = valid & ((safe < 0) | (safe >= n_classes))
+        if bool(xp.any(bad)):
+            first = int(xp.reshape(t[bad], (-1,))[0])
+            raise IndexError(f"Target {first} is out of bounds.")
+        if batched:
+            picked = xp.squeeze(xp.take_along_axis(x, xp.expand_dims(safe, axis=1), axis=1), axis=1)
+        else:
+            picked = x[safe]
+        wt = w[safe] * kit.cast(valid, x.dtype)
+        loss = -picked * wt
+        if reduction == "none":
+            return kit.wrap(loss, d, device)
+        total = xp.sum(loss)
+        if reduction == "sum":
+            return kit.wrap(total, d, device)
+        with kit.quiet():
+            return kit.wrap(total / xp.sum(wt), d, device)
+
+    def binary_cross_entropy(
+        self: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
+    ) -> Tensor:
+        _check_reduction(reduction)
+        d = floating("binary_cross_entropy", self)
+        device = self._device
+        if tuple(target._data.shape) != tuple(self._data.shape):
+            raise OpError(
+                f"Using a target size ({_fmt(target._data.shape)}) that is different to the input "
+                f"size ({_fmt(self._data.shape)}) is deprecated. Please ensure they have the same "
+                "size."
+            )
+        x = kit.cast(self._data, kit.accumulate[d])
+        t = kit.cast(kit.operand(target, target._dtype, device), x.dtype)
+        if x.size and (bool(xp.any(x < 0)) or bool(xp.any(x > 1))):
+            raise OpError("all elements of input should be between 0 and 1")
+        with kit.quiet():
+            floor = xp.asarray(-100.0, dtype=x.dtype)
+            log_x = xp.maximum(xp.log(x), floor)
+            log_1mx = xp.maximum(xp.log(1 - x), floor)
+            loss = -(t * log_x + (1 - t) * log_1mx)
+        if weight is not None:
+            loss = loss * kit.cast(kit.operand(weight, weight._dtype, device), x.dtype)
+        if reduction == "none":
+            return kit.wrap(loss, d, device)
+        r = xp.sum(loss) if reduction == "sum" else xp.mean(loss)
+        return kit.wrap(r, d, device)
+
+    k["nll_loss"] = nll_loss
+    k["binary_cross_entropy"] = binary_cross_entropy
+    return k

@@ -1,0 +1,718 @@
+"""Pointwise kernels: binary arithmetic, comparisons, logic, unary math, clamp and where.
+
+Note [Binary fast path]
+~~~~~~~~~~~~~~~~~~~~~~~
+``tp.add(a, b)`` on small tensors is dominated by Python overhead, and it is the benchmark of
+the whole stack (DESIGN §10). The kernel of a binary op therefore first tries the common case in
+a handful of attribute reads: both operands have the same dtype, that dtype is computed natively
+(Note [Storage and compute dtypes] in _kit.py), both live on the same (interned) device and
+alpha is 1. It then calls the array function once and wraps the result; no promotion, no cast,
+no dict built. Everything else (mixed dtypes, scalars, bfloat16, alpha, 0-dim CPU tensors with
+another device) takes the general path, which computes the result dtype with
+``tensorplug.dtypes.result_type``. These kernels catch their own errors
+(Note [Kernel errors]), and they turn numpy's broadcasting error into PyTorch's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .. import dtypes as _dt
+from ..tensor import Tensor
+from ._kit import (
+    _CONVERTED,
+    Kernels,
+    Kit,
+    OpError,
+    Scalar,
+    check_broadcast,
+    convert_error,
+    guarded,
+    torch_name,
+)
+
+Rule = Callable[[_dt.dtype], _dt.dtype]
+
+
+def _same(d: _dt.dtype) -> _dt.dtype:
+    return d
+
+
+def _to_float(d: _dt.dtype) -> _dt.dtype:
+    """Integer and bool inputs of floating functions give the default dtype (PyTorch)."""
+    return d if d.kind in "fc" else _dt.get_default_dtype()
+
+
+def _to_bool(d: _dt.dtype) -> _dt.dtype:
+    return _dt.bool
+
+
+def _shape_error(qual: str, e: BaseException, *operands: Any) -> BaseException:
+    """PyTorch's broadcasting message when the shapes are the cause, else the usual one."""
+    shapes = [tuple(x._data.shape) for x in operands if isinstance(x, Tensor)]
+    if len(shapes) > 1:
+        try:
+            check_broadcast(*shapes)
+        except OpError as oe:
+            err = RuntimeError(f"{qual}: {oe}")
+            err.__cause__ = e
+            return err
+    return convert_error(qual, e)
+
+
+def build(kit: Kit) -> Kernels:
+    xp = kit.xp
+    k: Kernels = {}
+    new = kit.new
+    ks = kit.keyset
+    arr_t = kit.array_type
+    asarray = xp.asarray
+    native = kit.native
+    storage = kit.storage
+    compute = kit.compute
+
+    def general(
+        qual: str,
+        f: Callable[..., Any],
+        rule: Rule,
+        self: Tensor,
+        other: Tensor | Scalar,
+        alpha: Scalar = 1,
+        *,
+        out_rule: Rule | None = None,
+        quiet: bool = False,
+    ) -> tuple[Any, _dt.dtype]:
+        """The general binary path: (result array in compute dtype, result dtype)."""
+        device = self._device
+        promoted = kit.result_dtype(self, other)
+        cd = rule(promoted)
+        kit.check_dtype(cd)
+        a = kit.operand(self, cd, device)
+        if isinstance(other, Tensor):
+            b = kit.operand(other, cd, device)
+        else:
+            b = kit.scalar(other, cd)
+        if alpha != 1:
+            _check_alpha(alpha, cd)
+            b = b * kit.scalar(alpha, cd)
+        if quiet:
+            with kit.quiet():
+                r = f(a, b)
+        else:
+            r = f(a, b)
+        return r, (out_rule(cd) if out_rule is not None else cd)
+
+    def defbinary(
+        name: str,
+        f: Callable[..., Any],
+        *,
+        rule: Rule = _same,
+        out_rule: Rule | None = None,
+        fast_kinds: str = "buifc",
+        alpha: bool = False,
+        scalar: bool = True,
+        inplace: bool = True,
+        out: bool = False,
+        reverse: bool = False,
+        quiet: bool = False,
+        overload: str = "Tensor",
+    ) -> None:
+        """Register ``name.<overload>`` (and ``.Scalar``, ``_.Tensor``, ``_.Scalar``, ``.out``)."""
+        # dtype -> output dtype of the fast path (Note [Binary fast path])
+        # quiet ops (division, powers) take the general path: it silences numpy's warnings
+        fast = {
+            d: (out_rule or _same)(d)
+            for d in native
+            if d.kind in fast_kinds and _keeps(rule, d) and not quiet
+        }
+        get_fast = fast.get
+        qual_t = f"aten::{name}.{overload}" if overload else f"aten::{name}"
+
+        def slow(self: Tensor, other: Tensor | Scalar, alpha: Scalar, qual: str) -> Tensor:
+            try:
+                r, od = general(qual, f, rule, self, other, alpha, out_rule=out_rule, quiet=quiet)
+                return kit.wrap(r, od, self._device)
+            except _CONVERTED as e:
+                raise _shape_error(qual, e, self, other) from e
+
+        if alpha:
+
+            def tensor_kernel(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
+                d = self._dtype
+                od = get_fast(d)
+                if (
+                    od is not None
+                    and d is other._dtype
+                    and self._device is other._device
+                    and alpha == 1
+                ):
+                    try:
+                        r = f(self._data, other._data)
+                    except _CONVERTED as e:
+                        raise _shape_error(qual_t, e, self, other) from e
+                    if type(r) is not arr_t:
+                        r = asarray(r)
+                    return new(r, od, self._device, ks)
+                return slow(self, other, alpha, qual_t)
+
+        else:
+
+            def tensor_kernel(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]
+                d = self._dtype
+                od = get_fast(d)
+                if od is not None and d is other._dtype and self._device is other._device:
+                    try:
+                        r = f(self._data, other._data)
+                    except _CONVERTED as e:
+                        raise _shape_error(qual_t, e, self, other) from e
+                    if type(r) is not arr_t:
+                        r = asarray(r)
+                    return new(r, od, self._device, ks)
+                return slow(self, other, 1, qual_t)
+
+        key = f"{name}.{overload}" if overload else name
+        k[key] = guarded(tensor_kernel)
+
+        if scalar:
+            qual_s = f"aten::{name}.Scalar"
+
+            def scalar_kernel(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:
+                return slow(self, other, alpha, qual_s)
+
+            k[f"{name}.Scalar"] = guarded(scalar_kernel)
+
+        if reverse:  # rsub.Scalar / rdiv.Scalar: other OP self
+            qual_r = f"aten::r{name}.Scalar"
+
+            def reverse_kernel(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:
+                try:
+                    cd = rule(kit.result_dtype(self, other))
+                    kit.check_dtype(cd)
+                    a = kit.as_compute(self, cd)
+                    if alpha != 1:
+                        _check_alpha(alpha, cd)
+                        a = a * kit.scalar(alpha, cd)
+                    with kit.quiet():
+                        r = f(kit.scalar(other, cd), a)
+                    return kit.wrap(r, out_rule(cd) if out_rule else cd, self._device)
+                except _CONVERTED as e:
+                    raise convert_error(qual_r, e) from e
+
+            k[f"r{name}.Scalar"] = guarded(reverse_kernel)
+
+        if inplace:
+
+            def make_inplace(qual: str) -> Callable[..., Tensor]:
+                def inplace_kernel(
+                    self: Tensor, other: Tensor | Scalar, alpha: Scalar = 1
+                ) -> Tensor:
+                    try:
+                        r, od = general(
+                            qual, f, rule, self, other, alpha, out_rule=out_rule, quiet=quiet
+                        )
+                        write_result(self, r, od, in_place=True)
+                        return self
+                    except _CONVERTED as e:
+                        raise _shape_error(qual, e, self, other) from e
+
+                return inplace_kernel
+
+            ip_t = make_inplace(f"aten::{name}_.Tensor")
+            ip_s = make_inplace(f"aten::{name}_.Scalar")
+            if alpha:
+
+                def ip_tensor(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
+                    return ip_t(self, other, alpha)
+
+                def ip_scalar(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:
+                    return ip_s(self, other, alpha)
+
+            else:
+
+                def ip_tensor(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
+                    return ip_t(self, other)
+
+                def ip_scalar(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:
+                    return ip_s(self, other)
+
+            k[f"{name}_.Tensor"] = guarded(ip_tensor)
+            k[f"{name}_.Scalar"] = guarded(ip_scalar)
+
+        if out:
+            qual_o = f"aten::{name}.out"
+
+            def out_kernel(
+                self: Tensor, other: Tensor, *, alpha: Scalar = 1, out: Tensor
+            ) -> Tensor:
+                try:
+                    r, od = general(
+                        qual_o, f, rule, self, other, alpha, out_rule=out_rule, quiet=quiet
+                    )
+                    write_result(out, r, od, in_place=False)
+                    return out
+                except _CONVERTED as e:
+                    raise _shape_error(qual_o, e, self, other) from e
+
+            if not alpha:
+
+                def out_noalpha(self: Tensor, other: Tensor, *, out: Tensor) -> Tensor:
+                    return out_kernel(self, other, out=out)
+
+                k[f"{name}.out"] = guarded(out_noalpha)
+            else:
+                k[f"{name}.out"] = guarded(out_kernel)
+
+    def write_result(dst: Tensor, r: Any, od: _dt.dtype, *, in_place: bool) -> None:
+        """Write result ``r`` (dtype ``od``) into ``dst``: in place, or as an ``out=``."""
+        if not _dt.can_cast(od, dst._dtype):
+            raise OpError(
+                f"result type {torch_name(od)} can't be cast to the desired output type "
+                f"{torch_name(dst._dtype)}"
+            )
+        shape = tuple(r.shape) if hasattr(r, "shape") else ()
+        dshape = tuple(dst._data.shape)
+        if shape == dshape:
+            dst._data[...] = kit.cast(asarray(r), storage[dst._dtype])
+        elif in_place:
+            raise OpError(
+                f"output with shape {list(dshape)} doesn't match the broadcast shape {list(shape)}"
+            )
+        else:  # out= of another shape is resized, as PyTorch does
+            dst._data = kit.cast(asarray(r), storage[dst._dtype])
+
+    # --- arithmetic --------------------------------------------------------------------
+
+    def sub_fn(a: Any, b: Any) -> Any:
+        return xp.subtract(a, b)
+
+    def no_bool_sub(d: _dt.dtype) -> None:
+        if d is _dt.bool:
+            raise OpError(
+                "Subtraction, the `-` operator, with two bool tensors is not supported. "
+                "Use the `^` or `logical_xor()` operator instead."
+            )
+
+    def sub_rule(d: _dt.dtype) -> _dt.dtype:
+        no_bool_sub(d)
+        return d
+
+    defbinary("add", xp.add, alpha=True, out=True)
+    defbinary("sub", sub_fn, rule=sub_rule, fast_kinds="uifc", alpha=True, out=True, reverse=True)
+    defbinary("mul", xp.multiply, out=True)
+    defbinary("div", xp.divide, rule=_to_float, fast_kinds="fc", out=True, reverse=True, quiet=True)
+    defbinary(
+        "maximum", _no_complex(xp.maximum, "maximum"), scalar=False, inplace=False, overload=""
+    )
+    defbinary(
+        "minimum", _no_complex(xp.minimum, "minimum"), scalar=False, inplace=False, overload=""
+    )
+    defbinary(
+        "pow",
+        xp.power,
+        fast_kinds="fc",
+        scalar=False,
+        inplace=False,
+        quiet=True,
+        overload="Tensor_Tensor",
+    )
+
+    def int_division(mode: str) -> Callable[[Any, Any], Any]:
+        def fn(a: Any, b: Any) -> Any:
+            if (
+                a.dtype.kind in "iub"
+                and getattr(b, "dtype", None) is not None
+                and b.dtype.kind in "iub"
+            ):
+                if bool(xp.any(b == 0)):
+                    raise OpError("ZeroDivisionError")
+                if mode == "trunc":
+                    q = xp.floor_divide(a, b)
+                    fix = (xp.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+                    return q + fix.astype(q.dtype)
+                if mode == "remainder":
+                    return xp.remainder(a, b)
+                return xp.floor_divide(a, b)
+            if mode == "trunc":
+                return xp.trunc(xp.divide(a, b))
+            if mode == "remainder":
+                return xp.remainder(a, b)
+            return xp.floor_divide(a, b)
+
+        return fn
+
+    def scalar_to_array(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        # integer division checks for zero divisors on arrays; make Python scalars arrays
+        def g(a: Any, b: Any) -> Any:
+            if not hasattr(b, "dtype"):
+                b = asarray(b, dtype=a.dtype)
+            return fn(a, b)
+
+        return g
+
+    floor_fn = scalar_to_array(int_division("floor"))
+    trunc_fn = scalar_to_array(int_division("trunc"))
+    rem_fn = scalar_to_array(int_division("remainder"))
+    defbinary("floor_divide", floor_fn, fast_kinds="f", inplace=False, quiet=True, overload="")
+    defbinary("remainder", rem_fn, fast_kinds="f", inplace=False, quiet=True)
+    # floor_divide.Scalar is registered under "floor_divide.Scalar" by defbinary(scalar=True)
+
+    def div_mode(self: Tensor, other: Tensor, *, rounding_mode: str | None = None) -> Tensor:
+        if rounding_mode is None:
+            return k["div.Tensor"](self, other)  # type: ignore[no-any-return]
+        if rounding_mode not in ("trunc", "floor"):
+            raise OpError(
+                "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                f"'{rounding_mode}'"
+            )
+        fn = trunc_fn if rounding_mode == "trunc" else floor_fn
+        r, od = general("aten::div.Tensor_mode", fn, _same, self, other, quiet=True)
+        return kit.wrap(r, od, self._device)
+
+    k["div.Tensor_mode"] = div_mode
+
+    def pow_scalar_exp(self: Tensor, exponent: Scalar) -> Tensor:
+        r, od = general("aten::pow.Tensor_Scalar", xp.power, _same, self, exponent, quiet=True)
+        return kit.wrap(r, od, self._device)
+
+    def pow_scalar_base(self: Scalar, exponent: Tensor) -> Tensor:
+        od = kit.result_dtype(self, exponent)
+        with kit.quiet():
+            r = xp.power(kit.scalar(self, od), kit.as_compute(exponent, od))
+        return kit.wrap(r, od, exponent._device)
+
+    k["pow.Tensor_Scalar"] = pow_scalar_exp
+    k["pow.Scalar"] = pow_scalar_base
+
+    # --- comparisons and logic ---------------------------------------------------------
+
+    for cmp, fn in (
+        ("eq", xp.equal),
+        ("ne", xp.not_equal),
+        ("lt", xp.less),
+        ("le", xp.less_equal),
+        ("gt", xp.greater),
+        ("ge", xp.greater_equal),
+    ):
+        defbinary(cmp, fn, out_rule=_to_bool, inplace=False)
+
+    def logical(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        b_t = storage[_dt.bool]
+
+        def g(a: Any, b: Any) -> Any:
+            return fn(kit.cast(a, b_t), kit.cast(b, b_t))
+
+        return g
+
+    defbinary(
+        "logical_and",
+        logical(xp.logical_and),
+        out_rule=_to_bool,
+        scalar=False,
+        inplace=False,
+        overload="",
+    )
+    defbinary(
+        "logical_or",
+        logical(xp.logical_or),
+        out_rule=_to_bool,
+        scalar=False,
+        inplace=False,
+        overload="",
+    )
+
+    def integral_only(name: str) -> Rule:
+        def rule(d: _dt.dtype) -> _dt.dtype:
+            if d.kind not in "bui":
+                raise OpError(f"\"{name}_cpu\" not implemented for '{torch_name(d)}'")
+            return d
+
+        return rule
+
+    for bw, fn in (
+        ("bitwise_and", xp.bitwise_and),
+        ("bitwise_or", xp.bitwise_or),
+        ("bitwise_xor", xp.bitwise_xor),
+    ):
+        defbinary(bw, fn, rule=integral_only(bw), fast_kinds="bui", scalar=False, inplace=False)
+
+    # --- unary -------------------------------------------------------------------------
+
+    def defunary(
+        name: str,
+        f: Callable[[Any], Any],
+        *,
+        rule: Rule = _same,
+        out_rule: Rule | None = None,
+        quiet: bool = False,
+        reject: str = "",
+    ) -> None:
+        fast = {
+            d: (out_rule or _same)(d) for d in native if _keeps(rule, d) and d.kind not in reject
+        }
+        get_fast = fast.get
+
+        def kernel(self: Tensor) -> Tensor:
+            d = self._dtype
+            od = get_fast(d)
+            if od is not None and not quiet:
+                r = f(self._data)
+                if type(r) is not arr_t:
+                    r = asarray(r)
+                return new(r, od, self._device, ks)
+            if d.kind in reject:
+                raise OpError(f"\"{name}\" not implemented for '{torch_name(d)}'")
+            cd = rule(d)
+            kit.check_dtype(cd)
+            with kit.quiet():
+                r = f(kit.as_compute(self, cd))
+            return kit.wrap(r, (out_rule or _same)(cd), self._device)
+
+        k[name] = kernel
+
+    def neg(a: Any) -> Any:
+        if a.dtype.kind == "b":
+            raise OpError(
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+            )
+        return xp.negative(a)
+
+    def sign(a: Any) -> Any:
+        if a.dtype.kind == "c":
+            raise OpError(
+                "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                "torch.sgn instead."
+            )
+        if a.dtype.kind == "b":
+            return a.copy() if hasattr(a, "copy") else xp.asarray(a, copy=True)
+        return xp.sign(a)
+
+    defunary("neg", neg)
+    defunary("abs", xp.abs, out_rule=lambda d: d.to_real())
+    defunary("sign", sign)
+    for name in ("exp", "log", "log1p", "sqrt", "sin", "cos", "tanh"):
+        defunary(
+            name, getattr(xp, name), rule=_to_float, quiet=name in ("exp", "log", "log1p", "sqrt")
+        )
+
+    def rsqrt(a: Any) -> Any:
+        return 1 / xp.sqrt(a)
+
+    def sigmoid(a: Any) -> Any:
+        return 1 / (1 + xp.exp(-a))
+
+    def silu(a: Any) -> Any:
+        return a / (1 + xp.exp(-a))
+
+    defunary("rsqrt", rsqrt, rule=_to_float, quiet=True)
+    defunary("sigmoid", sigmoid, rule=_to_float, quiet=True)
+    defunary("silu", silu, rule=_floating_only("silu"), quiet=True)
+    defunary(
+        "logical_not", lambda a: xp.logical_not(kit.cast(a, storage[_dt.bool])), out_rule=_to_bool
+    )
+
+    def bitwise_not(a: Any) -> Any:
+        if a.dtype.kind == "b":
+            return xp.logical_not(a)
+        return xp.bitwise_not(a)
+
+    defunary("bitwise_not", bitwise_not, rule=integral_only("bitwise_not"))
+
+    def relu(a: Any) -> Any:
+        return xp.maximum(a, xp.zeros((), dtype=a.dtype))
+
+    defunary("relu", relu, reject="bc")
+
+    def relu_(self: Tensor) -> Tensor:
+        if self._dtype.kind in "bc":
+            raise OpError(f"\"clamp_min_\" not implemented for '{torch_name(self._dtype)}'")
+        cd = compute[self._dtype]
+        a = kit.cast(self._data, cd)
+        self._data[...] = kit.cast(relu(a), storage[self._dtype])
+        return self
+
+    k["relu_"] = relu_
+
+    def gelu(self: Tensor, *, approximate: str = "none") -> Tensor:
+        d = self._dtype
+        if d.kind != "f":
+            raise OpError(f"\"GeluKernelImpl\" not implemented for '{torch_name(d)}'")
+        x = kit.as_compute(self, d)
+        with kit.quiet():
+            if approximate == "tanh":
+                inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
+                r = 0.5 * x * (1 + xp.tanh(inner))
+            elif approximate == "none":
+                # gelu(x) = x * Phi(x) = x/2 * erfc(-x/sqrt(2)): relative accuracy of erfc
+                x64 = kit.cast(x, compute[_dt.float64]) if _dt.float64 in compute else x
+                r = 0.5 * x64 * erfc(xp, -x64 / math.sqrt(2))
+            else:
+                raise OpError(
+                    f"approximate argument must be either none or tanh, got '{approximate}'"
+                )
+        return kit.wrap(r, d, self._device)
+
+    k["gelu"] = gelu
+
+    # --- clamp and where ---------------------------------------------------------------
+
+    def clamp(self: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:
+        if min is None and max is None:
+            raise OpError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        bounds = [b for b in (min, max) if b is not None]
+        od = kit.result_dtype(self, *bounds)
+        if od is _dt.bool:
+            raise OpError("\"clamp_scalar_cpu\" not implemented for 'Bool'")
+        r = kit.as_compute(self, od)
+        if min is not None:
+            r = xp.maximum(r, xp.asarray(kit.scalar(min, od), dtype=compute[od]))
+        if max is not None:
+            r = xp.minimum(r, xp.asarray(kit.scalar(max, od), dtype=compute[od]))
+        return kit.wrap(r, od, self._device)
+
+    def clamp_tensor(self: Tensor, min: Tensor | None = None, max: Tensor | None = None) -> Tensor:
+        if min is None and max is None:
+            raise OpError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        bounds = [b for b in (min, max) if b is not None]
+        od = kit.result_dtype(self, *bounds)
+        device = self._device
+        check_broadcast(tuple(self._data.shape), *(tuple(b._data.shape) for b in bounds))
+        r = kit.as_compute(self, od)
+        if min is not None:
+            r = xp.maximum(r, kit.operand(min, od, device))
+        if max is not None:
+            r = xp.minimum(r, kit.operand(max, od, device))
+        return kit.wrap(r, od, device)
+
+    k["clamp"] = clamp
+    k["clamp.Tensor"] = clamp_tensor
+
+    def check_condition(condition: Tensor) -> None:
+        if condition._dtype is not _dt.bool:
+            raise OpError(
+                "where expected condition to be a boolean tensor, but got a tensor with dtype "
+                f"{torch_name(condition._dtype)}"
+            )
+
+    def where_self(condition: Tensor, self: Tensor, other: Tensor) -> Tensor:
+        check_condition(condition)
+        od = kit.result_dtype(self, other)
+        device = self._device
+        check_broadcast(*(tuple(t._data.shape) for t in (condition, self, other)))
+        c = kit.operand(condition, _dt.bool, device)
+        return kit.wrap(
+            xp.where(c, kit.operand(self, od, device), kit.operand(other, od, device)), od, device
+        )
+
+    def where_scalar_other(condition: Tensor, self: Tensor, other: Scalar) -> Tensor:
+        check_condition(condition)
+        od = kit.result_dtype(self, other)
+        device = self._device
+        check_broadcast(tuple(condition._data.shape), tuple(self._data.shape))
+        c = kit.operand(condition, _dt.bool, device)
+        b = xp.asarray(kit.scalar(other, od), dtype=compute[od])
+        return kit.wrap(xp.where(c, kit.operand(self, od, device), b), od, device)
+
+    def where_scalar_self(condition: Tensor, self: Scalar, other: Tensor) -> Tensor:
+        check_condition(condition)
+        od = kit.result_dtype(self, other)
+        device = other._device
+        check_broadcast(tuple(condition._data.shape), tuple(other._data.shape))
+        c = kit.operand(condition, _dt.bool, device)
+        a = xp.asarray(kit.scalar(self, od), dtype=compute[od])
+        return kit.wrap(xp.where(c, a, kit.operand(other, od, device)), od, device)
+
+    k["where.self"] = where_self
+    k["where.ScalarOther"] = where_scalar_other
+    k["where.ScalarSelf"] = where_scalar_self
+
+    def masked_fill(self: Tensor, mask: Tensor, value: Scalar) -> Tensor:
+        if mask._dtype is not _dt.bool:
+            raise OpError(
+                "masked_fill_ only supports boolean masks, but got mask with dtype "
+                f"{mask._dtype.name}"
+            )
+        d = self._dtype
+        device = self._device
+        check_broadcast(tuple(self._data.shape), tuple(mask._data.shape))
+        if d.kind in "ui" and isinstance(value, float):
+            value = int(value)
+        v = xp.asarray(kit.scalar(value, d), dtype=compute[d])
+        m = kit.operand(mask, _dt.bool, device)
+        return kit.wrap(xp.where(m, v, kit.as_compute(self, d)), d, device)
+
+    k["masked_fill.Scalar"] = masked_fill
+    return k
+
+
+def _keeps(rule: Rule, d: _dt.dtype) -> bool:
+    """Whether ``rule`` maps ``d`` to itself (a rule that rejects ``d`` does not)."""
+    try:
+        return rule(d) is d
+    except OpError:
+        return False
+
+
+def _check_alpha(alpha: Scalar, d: _dt.dtype) -> None:
+    if isinstance(alpha, bool):
+        if d is not _dt.bool:
+            raise OpError("Boolean alpha only supported for Boolean results.")
+    elif d.kind in "bui" and isinstance(alpha, (float, complex)):
+        raise OpError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    elif d.kind == "f" and isinstance(alpha, complex):
+        raise OpError("For non-complex input tensors, argument alpha must not be a complex number.")
+
+
+def _no_complex(f: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Any], Any]:
+    def g(a: Any, b: Any) -> Any:
+        if getattr(a, "dtype", None) is not None and a.dtype.kind == "c":
+            raise OpError(f"{name} not implemented for complex tensors.")
+        return f(a, b)
+
+    return g
+
+
+def _floating_only(name: str) -> Rule:
+    def rule(d: _dt.dtype) -> _dt.dtype:
+        if d.kind not in "fc":
+            raise OpError(f"\"{name}_cpu\" not implemented for '{torch_name(d)}'")
+        return d
+
+    return rule
+
+
+# --- erf --------------------------------------------------------------------------------------
+# Note [erfc]
+# The array API has no erf. erfc is computed in float64 with two expansions, each accurate to
+# ~1e-15 relative where it is used:
+#   |x| < 2:   erf(x) = 2/sqrt(pi) * exp(-x^2) * sum_n 2^n x^(2n+1) / (1*3*...*(2n+1))
+#              (all terms positive, so no cancellation; 60 terms converge for |x| < 2)
+#   |x| >= 2:  erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...))))
+#              (the continued fraction, evaluated bottom-up with 60 levels)
+# and erfc(-x) = 2 - erfc(x). Measured against math.erfc on [-8, 8]: relative error < 2e-13.
+
+_SERIES_TERMS = 60
+_CF_DEPTH = 60
+
+
+def erfc(xp: Any, x: Any) -> Any:
+    z = xp.abs(x)
+    zs = xp.minimum(z, 2.0)
+    term = zs
+    total = zs
+    z2 = zs * zs
+    for n in range(1, _SERIES_TERMS):
+        term = term * (2 * z2) / (2 * n + 1)
+        total = total + term
+    erf_small = (2 / math.sqrt(math.pi)) * xp.exp(-z2) * total
+    zc = xp.maximum(z, 2.0)
+    cf = zc
+    for j in range(_CF_DEPTH, 0, -1):
+        cf = zc + (j / 2) / cf
+    erfc_large = xp.exp(-zc * zc) / (math.sqrt(math.pi) * cf)
+    erfc_pos = xp.where(z < 2.0, 1.0 - erf_small, erfc_large)
+    return xp.where(x < 0, 2.0 - erfc_pos, erfc_pos)

@@ -1,0 +1,271 @@
+"""Reduction kernels: sum, mean, var, prod, amax/amin, max/min, argmax/argmin, logsumexp,
+softmax and log_softmax.
+
+Output dtypes follow PyTorch: ``sum``/``prod`` of bool and integers give int64; ``mean`` and
+``var`` need a floating or complex input (or ``dtype=``); ``var`` of complex is real. Half
+precision inputs accumulate in float32 (Note [Storage and compute dtypes] in _kit.py). A dim
+list that is ``None`` or empty reduces every dimension.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .. import dtypes as _dt
+from ..tensor import Tensor
+from ._kit import Kernels, Kit, OpError, Scalar, torch_name, wrap_dim, wrap_dims
+
+
+def build(kit: Kit) -> Kernels:
+    xp = kit.xp
+    k: Kernels = {}
+
+    def reduce(
+        fn: Any,
+        self: Tensor,
+        dim: Sequence[int] | None,
+        keepdim: bool,
+        od: _dt.dtype,
+    ) -> Tensor:
+        kit.check_dtype(od)
+        axes = wrap_dims(dim, self._data.ndim)
+        a = kit.cast(self._data, kit.accumulate[od])
+        with kit.quiet():
+            r = fn(a, axis=axes, keepdims=keepdim)
+        return kit.wrap(r, od, self._device)
+
+    def int_to_long(d: _dt.dtype, dtype: _dt.dtype | None) -> _dt.dtype:
+        if dtype is not None:
+            return dtype
+        return _dt.int64 if d.kind in "bui" else d
+
+    # --- sum, prod, mean ---------------------------------------------------------------
+
+    def sum_all(self: Tensor, *, dtype: _dt.dtype | None = None) -> Tensor:
+        return reduce(xp.sum, self, None, False, int_to_long(self._dtype, dtype))
+
+    def sum_dim(
+        self: Tensor,
+        dim: Sequence[int] | None,
+        keepdim: bool = False,
+        *,
+        dtype: _dt.dtype | None = None,
+    ) -> Tensor:
+        return reduce(xp.sum, self, dim, keepdim, int_to_long(self._dtype, dtype))
+
+    def prod_all(self: Tensor, *, dtype: _dt.dtype | None = None) -> Tensor:
+        return reduce(xp.prod, self, None, False, int_to_long(self._dtype, dtype))
+
+    def prod_dim(
+        self: Tensor, dim: int, keepdim: bool = False, *, dtype: _dt.dtype | None = None
+    ) -> Tensor:
+        return reduce(xp.prod, self, [dim], keepdim, int_to_long(self._dtype, dtype))
+
+    def mean_dtype(self: Tensor, dtype: _dt.dtype | None) -> _dt.dtype:
+        od = self._dtype if dtype is None else dtype
+        if od.kind not in "fc":
+            what = "Input" if dtype is None else "Optional"
+            raise OpError(
+                "mean(): could not infer output dtype. "
+                f"{what} dtype must be either a floating point or complex dtype. "
+                f"Got: {torch_name(od)}"
+            )
+        return od
+
+    def mean_all(self: Tensor, *, dtype: _dt.dtype | None = None) -> Tensor:
+        return reduce(xp.mean, self, None, False, mean_dtype(self, dtype))
+
+    def mean_dim(
+        self: Tensor,
+        dim: Sequence[int] | None,
+        keepdim: bool = False,
+        *,
+        dtype: _dt.dtype | None = None,
+    ) -> Tensor:
+        return reduce(xp.mean, self, dim, keepdim, mean_dtype(self, dtype))
+
+    k["sum"] = sum_all
+    k["sum.dim_IntList"] = sum_dim
+    k["prod"] = prod_all
+    k["prod.dim_int"] = prod_dim
+    k["mean"] = mean_all
+    k["mean.dim"] = mean_dim
+
+    # --- var -----------------------------------------------------------------------------
+
+    def var(
+        self: Tensor,
+        dim: Sequence[int] | None = None,
+        *,
+        correction: Scalar | None = None,
+        keepdim: bool = False,
+    ) -> Tensor:
+        d = self._dtype
+        if d.kind not in "fc":
+            raise OpError("std and var only support floating point and complex dtypes")
+        ndim = self._data.ndim
+        axes = wrap_dims(dim, ndim)
+        a = kit.cast(self._data, kit.accumulate[d])
+        n = 1
+        shape = self._data.shape
+        for ax in range(ndim) if axes is None else axes:
+            n *= int(shape[ax])
+        c = 1 if correction is None else correction
+        with kit.quiet():
+            mu = xp.mean(a, axis=axes, keepdims=True)
+            dev = a - mu
+            sq = xp.real(dev * xp.conj(dev)) if d.kind == "c" else dev * dev
+            s = xp.sum(sq, axis=axes, keepdims=keepdim)
+            r = s / max(n - float(c.real if isinstance(c, complex) else c), 0.0)
+        return kit.wrap(r, d.to_real(), self._device)
+
+    k["var.correction"] = var
+
+    # --- extrema -------------------------------------------------------------------------
+
+    def no_complex(name: str, d: _dt.dtype) -> None:
+        if d.kind == "c":
+            raise OpError(f"{name}(): does not support complex input")
+
+    def nonempty_dims(name: str, self: Tensor, axes: tuple[int, ...] | None) -> None:
+        shape = self._data.shape
+        for ax in range(self._data.ndim) if axes is None else axes:
+            if shape[ax] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {ax} to have non-zero size.")
+
+    def defextremum(name: str, fn: Any) -> None:
+        def kernel(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+            d = self._dtype
+            no_complex(name, d)
+            axes = wrap_dims(dim, self._data.ndim)
+            nonempty_dims(name, self, axes)
+            r = fn(kit.as_compute(self, d), axis=axes, keepdims=keepdim)
+            return kit.wrap(r, d, self._device)
+
+        def all_kernel(self: Tensor) -> Tensor:
+            d = self._dtype
+            no_complex(name[1:], d)
+            if self._data.size == 0:
+                raise OpError(
+                    f"{name[1:]}(): Expected reduction dim to be specified for input.numel() == 0. "
+                    "Specify the reduction dim with the 'dim' argument."
+                )
+            return kit.wrap(fn(kit.as_compute(self, d)), d, self._device)
+
+        k[name] = kernel
+        k[name[1:]] = all_kernel
+
+    defextremum("amax", xp.max)
+    defextremum("amin", xp.min)
+
+    def defdim(name: str, arg: Any) -> None:
+        def kernel(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+            d = self._dtype
+            no_complex(name, d)
+            ax = wrap_dim(dim, self._data.ndim)
+            a = kit.as_compute(self, d)
+            if a.ndim == 0:
+                a = xp.reshape(a, (1,))
+                idx = xp.zeros((1,), dtype=kit.storage[_dt.int64])
+                vals = a
+            else:
+                nonempty_dims(name, self, (ax,))
+                idx = arg(a, axis=ax, keepdims=True)
+                vals = xp.take_along_axis(a, idx, axis=ax)
+                if not keepdim:
+                    idx = xp.squeeze(idx, axis=ax)
+                    vals = xp.squeeze(vals, axis=ax)
+            if self._data.ndim == 0:
+                idx = xp.reshape(idx, ())
+                vals = xp.reshape(vals, ())
+            device = self._device
+            return kit.wrap(vals, d, device), kit.wrap(idx, _dt.int64, device)
+
+        def arg_kernel(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+            d = self._dtype
+            no_complex("arg" + name, d)
+            a = kit.as_compute(self, d)
+            device = self._device
+            if dim is None:
+                if a.size == 0:
+                    raise OpError(
+                        f"arg{name}(): Expected reduction dim to be specified for "
+                        "input.numel() == 0."
+                    )
+                r = arg(xp.reshape(a, (-1,)))
+                if keepdim:
+                    r = xp.reshape(xp.asarray(r), (1,) * a.ndim)
+                return kit.wrap(r, _dt.int64, device)
+            ax = wrap_dim(dim, a.ndim)
+            if a.ndim == 0:
+                return kit.wrap(xp.zeros((), dtype=kit.storage[_dt.int64]), _dt.int64, device)
+            nonempty_dims("arg" + name, self, (ax,))
+            return kit.wrap(arg(a, axis=ax, keepdims=keepdim), _dt.int64, device)
+
+        k[f"{name}.dim"] = kernel
+        k[f"arg{name}"] = arg_kernel
+
+    defdim("max", xp.argmax)
+    defdim("min", xp.argmin)
+
+    # --- logsumexp and softmax -----------------------------------------------------------
+
+    def float_input(name: str, self: Tensor) -> _dt.dtype:
+        d = self._dtype
+        return d if d.kind in "fc" else _dt.get_default_dtype()
+
+    def stable_max(a: Any, axes: Any) -> Any:
+        m = xp.max(a, axis=axes, keepdims=True)
+        return xp.where(xp.isinf(m), xp.zeros((), dtype=m.dtype), m)
+
+    def logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tensor:
+        od = float_input("logsumexp", self)
+        axes = wrap_dims(dim, self._data.ndim)
+        a = kit.cast(self._data, kit.accumulate[od])
+        with kit.quiet():
+            if a.size == 0:
+                r = xp.log(xp.sum(xp.exp(a), axis=axes, keepdims=keepdim))
+            else:
+                m = stable_max(a, axes)
+                r = xp.log(xp.sum(xp.exp(a - m), axis=axes, keepdims=True)) + m
+                if not keepdim:
+                    r = xp.squeeze(r, axis=tuple(range(a.ndim)) if axes is None else axes)
+        return kit.wrap(r, od, self._device)
+
+    k["logsumexp"] = logsumexp
+
+    def softmax_dtype(name: str, self: Tensor, dtype: _dt.dtype | None) -> _dt.dtype:
+        od = self._dtype if dtype is None else dtype
+        if od.kind != "f":
+            raise OpError(f"\"{name}_lastdim_kernel_impl\" not implemented for '{torch_name(od)}'")
+        return od
+
+    def softmax(self: Tensor, dim: int, dtype: _dt.dtype | None = None) -> Tensor:
+        od = softmax_dtype("softmax", self, dtype)
+        ax = wrap_dim(dim, self._data.ndim)
+        a = kit.cast(self._data, kit.accumulate[od])
+        if a.ndim == 0:
+            return kit.wrap(xp.ones((), dtype=a.dtype), od, self._device)
+        with kit.quiet():
+            e = xp.exp(a - xp.max(a, axis=ax, keepdims=True)) if a.size else a
+            r = e / xp.sum(e, axis=ax, keepdims=True)
+        return kit.wrap(r, od, self._device)
+
+    def log_softmax(self: Tensor, dim: int, dtype: _dt.dtype | None = None) -> Tensor:
+        od = softmax_dtype("log_softmax", self, dtype)
+        ax = wrap_dim(dim, self._data.ndim)
+        a = kit.cast(self._data, kit.accumulate[od])
+        if a.ndim == 0:
+            return kit.wrap(xp.zeros((), dtype=a.dtype), od, self._device)
+        with kit.quiet():
+            if a.size:
+                shifted = a - xp.max(a, axis=ax, keepdims=True)
+                r = shifted - xp.log(xp.sum(xp.exp(shifted), axis=ax, keepdims=True))
+            else:
+                r = a
+        return kit.wrap(r, od, self._device)
+
+    k["softmax.int"] = softmax
+    k["log_softmax.int"] = log_softmax
+    return k

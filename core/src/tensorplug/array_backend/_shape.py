@@ -1,0 +1,292 @@
+"""Views and shape kernels: transpose, permute, view, reshape, (un)squeeze, expand, select,
+slice, split, cat, detach.
+
+Ops whose schema returns ``Tensor(a)`` return views made with ``Tensor._alias``: they share the
+version counter and the memory of their base, so writing into a view writes through (numpy and
+cupy basic indexing, transposes and reshapes without copy are views). ``reshape`` returns a view
+when the strides allow one and a new tensor otherwise, as in PyTorch; ``expand`` gives a
+read-only broadcast view, and writing into it raises PyTorch's "more than one element of the
+written-to tensor refers to a single memory location".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..tensor import Tensor
+from ._kit import Kernels, Kit, OpError, OpTypeError, wrap_dim
+
+
+def infer_size(shape: Sequence[int], numel: int) -> tuple[int, ...]:
+    """``shape`` with its one ``-1`` filled in; PyTorch's errors otherwise."""
+    infer = -1
+    known = 1
+    for i, n in enumerate(shape):
+        if n == -1:
+            if infer >= 0:
+                raise OpError("only one dimension can be inferred")
+            infer = i
+        elif n < 0:
+            raise OpError(f"invalid shape dimension {n}")
+        else:
+            known *= n
+    out = list(shape)
+    if infer >= 0:
+        if known == 0:
+            raise OpError(
+                f"cannot reshape tensor of 0 elements into shape {_fmt(shape)} because the "
+                "unspecified dimension size -1 can be any value and is ambiguous"
+            )
+        if numel % known == 0:
+            out[infer] = numel // known
+            return tuple(out)
+    elif known == numel:
+        return tuple(out)
+    raise OpError(f"shape '{_fmt(shape)}' is invalid for input of size {numel}")
+
+
+def _fmt(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
+def build(kit: Kit) -> Kernels:
+    xp = kit.xp
+    k: Kernels = {}
+    permute_dims = getattr(xp, "permute_dims", None) or xp.transpose
+    concat = getattr(xp, "concat", None) or xp.concatenate
+
+    def reshape_view(a: Any, shape: tuple[int, ...]) -> Any:
+        """``a`` reshaped without a copy; ValueError when the strides do not allow it."""
+        try:
+            return xp.reshape(a, shape, copy=False)
+        except TypeError:  # numpy < 2.1 has no copy=
+            r = a.view()
+            try:
+                r.shape = shape
+            except AttributeError as e:
+                raise ValueError(str(e)) from e
+            return r
+
+    def view(self: Tensor, size: Sequence[int]) -> Tensor:
+        a = self._data
+        shape = infer_size(size, int(a.size))
+        try:
+            return self._alias(reshape_view(a, shape))
+        except ValueError:
+            raise OpError(
+                "view size is not compatible with input tensor's size and stride (at least one "
+                "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+            ) from None
+
+    def reshape(self: Tensor, shape: Sequence[int]) -> Tensor:
+        a = self._data
+        target = infer_size(shape, int(a.size))
+        try:
+            return self._alias(reshape_view(a, target))
+        except ValueError:
+            return kit.new(xp.reshape(kit.copy(a), target), self._dtype, self._device, kit.keyset)
+
+    def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
+        a = self._data
+        nd = a.ndim
+        d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
+        if nd < 2:
+            return self._alias(a[...])
+        perm = list(range(nd))
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+        return self._alias(permute_dims(a, tuple(perm)))
+
+    def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
+        a = self._data
+        nd = a.ndim
+        if len(dims) != nd:
+            raise OpError(
+                "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                f"length of the desired ordering of dimensions i.e. input.dim() = {nd} is not "
+                f"equal to len(dims) = {len(dims)}"
+            )
+        wrapped = tuple(wrap_dim(d, nd) for d in dims)
+        if len(set(wrapped)) != len(wrapped):
+            raise OpError("permute(): duplicate dims are not allowed.")
+        return self._alias(permute_dims(a, wrapped) if nd else a[...])
+
+    def unsqueeze(self: Tensor, dim: int) -> Tensor:
+        a = self._data
+        d = wrap_dim(dim, a.ndim + 1)
+        return self._alias(xp.expand_dims(a, axis=d))
+
+    def squeeze(self: Tensor) -> Tensor:
+        a = self._data
+        axes = tuple(i for i, n in enumerate(a.shape) if n == 1)
+        return self._alias(xp.squeeze(a, axis=axes) if axes else a[...])
+
+    def squeeze_dim(self: Tensor, dim: int) -> Tensor:
+        a = self._data
+        d = wrap_dim(dim, a.ndim)
+        if a.ndim and a.shape[d] == 1:
+            return self._alias(xp.squeeze(a, axis=d))
+        return self._alias(a[...])
+
+    def expand(self: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:
+        a = self._data
+        shape = tuple(a.shape)
+        if len(size) < len(shape):
+            raise OpError(
+                f"expand({self._dtype.name} tensor{{{_fmt(shape)}}}, size={_fmt(size)}): the "
+                f"number of sizes provided ({len(size)}) must be greater or equal to the number "
+                f"of dimensions in the tensor ({len(shape)})"
+            )
+        lead = len(size) - len(shape)
+        target = []
+        for i, n in enumerate(size):
+            if i < lead:
+                if n < 0:
+                    raise OpError(
+                        f"The expanded size of the tensor ({n}) isn't allowed in a leading, "
+                        "non-existing dimension 0"
+                    )
+                target.append(n)
+                continue
+            have = shape[i - lead]
+            if n == -1:
+                n = have
+            elif have != n and have != 1:
+                raise OpError(
+                    f"The expanded size of the tensor ({n}) must match the existing size "
+                    f"({have}) at non-singleton dimension {i}.  Target sizes: {_fmt(size)}.  "
+                    f"Tensor sizes: {_fmt(shape)}"
+                )
+            target.append(n)
+        out = tuple(target)
+        return self._alias(a[...] if out == shape else xp.broadcast_to(a, out))
+
+    def select(self: Tensor, dim: int, index: int) -> Tensor:
+        a = self._data
+        if a.ndim == 0:
+            raise IndexError("select() cannot be applied to a 0-dim tensor.")
+        d = wrap_dim(dim, a.ndim)
+        n = a.shape[d]
+        if not -n <= index < n:
+            raise IndexError(
+                f"select(): index {index} out of range for tensor of size "
+                f"{_fmt(a.shape)} at dimension {d}"
+            )
+        return self._alias(a[(slice(None),) * d + (index, Ellipsis)])
+
+    def slice_(
+        self: Tensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
+    ) -> Tensor:
+        a = self._data
+        if a.ndim == 0:
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        d = wrap_dim(dim, a.ndim)
+        if step <= 0:
+            raise OpError("slice step must be positive")
+        return self._alias(a[(slice(None),) * d + (slice(start, end, step),)])
+
+    def pieces(self: Tensor, sizes: Sequence[int], d: int) -> list[Tensor]:
+        a = self._data
+        out = []
+        at = 0
+        for n in sizes:
+            out.append(self._alias(a[(slice(None),) * d + (slice(at, at + n),)]))
+            at += n
+        return out
+
+    def split(self: Tensor, split_size: int, dim: int = 0) -> list[Tensor]:
+        a = self._data
+        if a.ndim == 0:
+            raise OpError("split expects at least a 1-dimensional tensor")
+        d = wrap_dim(dim, a.ndim)
+        n = int(a.shape[d])
+        if split_size < 0:
+            raise OpError(
+                f"split expects split_size be non-negative, but got split_size={split_size}"
+            )
+        if split_size == 0:
+            if n != 0:
+                raise OpError(
+                    f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
+                )
+            return pieces(self, [0], d)
+        count = max(1, -(-n // split_size))
+        sizes = [split_size] * (count - 1) + [n - split_size * (count - 1)]
+        return pieces(self, sizes, d)
+
+    def split_with_sizes(self: Tensor, split_sizes: Sequence[int], dim: int = 0) -> list[Tensor]:
+        a = self._data
+        if a.ndim == 0:
+            raise OpError("split expects at least a 1-dimensional tensor")
+        d = wrap_dim(dim, a.ndim)
+        n = int(a.shape[d])
+        for s in split_sizes:
+            if s < 0:
+                raise OpError(
+                    "split_with_sizes expects split_sizes have only non-negative entries, but got "
+                    f"split_sizes={_fmt(split_sizes)}"
+                )
+        if sum(split_sizes) != n:
+            raise OpError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
+                f"at dimension {d}), but got split_sizes={_fmt(split_sizes)}"
+            )
+        return pieces(self, split_sizes, d)
+
+    def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+        if not isinstance(tensors, (list, tuple)):
+            raise OpTypeError(
+                f"cat(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                f"{type(tensors).__name__}"
+            )
+        if len(tensors) == 0:
+            raise OpError("torch.cat(): expected a non-empty list of Tensors")
+        # PyTorch skips legacy empty 1-D tensors (shape [0]) when others have more dims
+        full = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
+        if not full:
+            full = list(tensors[:1])
+        ref = full[0]
+        nd = ref._data.ndim
+        if nd == 0:
+            raise OpError("zero-dimensional tensor (at position 0) cannot be concatenated")
+        d = wrap_dim(dim, nd)
+        od = kit.result_dtype(*tensors) if len({t._dtype for t in tensors}) > 1 else ref._dtype
+        device = ref._device
+        arrays = []
+        keep = {id(t) for t in full}
+        for i, t in enumerate(tensors):
+            if id(t) not in keep:
+                continue
+            s = t._data.shape
+            if t._data.ndim != nd:
+                raise OpError(
+                    f"Tensors must have same number of dimensions: got {nd} and {t._data.ndim}"
+                )
+            for j in range(nd):
+                if j != d and s[j] != ref._data.shape[j]:
+                    raise OpError(
+                        f"Sizes of tensors must match except in dimension {d}. Expected size "
+                        f"{ref._data.shape[j]} but got size {s[j]} for tensor number {i} in the list."
+                    )
+            kit.same_device(ref, t)
+            arrays.append(kit.cast(t._data, kit.storage[od]))
+        return kit.wrap(concat(arrays, axis=d), od, device)
+
+    def detach(self: Tensor) -> Tensor:
+        return self._alias(self._data[...])
+
+    k["view"] = view
+    k["reshape"] = reshape
+    k["transpose.int"] = transpose
+    k["permute"] = permute
+    k["unsqueeze"] = unsqueeze
+    k["squeeze"] = squeeze
+    k["squeeze.dim"] = squeeze_dim
+    k["expand"] = expand
+    k["select.int"] = select
+    k["slice.Tensor"] = slice_
+    k["split.Tensor"] = split
+    k["split_with_sizes"] = split_with_sizes
+    k["cat"] = cat
+    k["detach"] = detach
+    return k

@@ -1,0 +1,134 @@
+"""Random number generators: ``Generator``, ``manual_seed`` and the default generators.
+
+A :class:`Generator` is backend-neutral: it holds a seed and, per backend, the state of that
+backend's own random number generator (a ``numpy.random.Generator`` for CPU, a cupy one for
+CUDA). The core never imports numpy: backends create their state lazily through
+:meth:`Generator.backend_state`, from the seed, so reseeding is only forgetting states.
+
+Factories that draw random numbers (``rand``, ``randn``, ``randint``; ``dropout`` through them)
+use their ``generator=`` argument, or the default generator of the device type. Reseeding makes
+draws reproducible per backend: the same seed gives the same numbers on the same backend, not
+across backends (as in PyTorch, where CPU and CUDA streams differ).
+
+Usage::
+
+    import tensorplug as tp
+    tp.manual_seed(0)                            # every default generator
+    g = tp.Generator().manual_seed(42)           # a private stream
+    tp.rand(3, generator=g)
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from .device import device as Device
+
+__all__ = ["Generator", "default_generator", "initial_seed", "manual_seed", "seed"]
+
+# PyTorch's default CPU seed, so an unseeded process starts from a fixed, documented state.
+DEFAULT_SEED = 67280421310721
+_MASK64 = (1 << 64) - 1
+
+
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        try:
+            seed = int(seed.__index__())
+        except AttributeError:
+            raise TypeError(f"manual_seed expected an int, got {type(seed).__name__}") from None
+    if not -(1 << 63) <= seed <= _MASK64:
+        raise RuntimeError(
+            f"Overflow when unpacking long long: seed must be within [-2**63, 2**64), got {seed}"
+        )
+    return int(seed) & _MASK64
+
+
+class Generator:
+    """A seeded random stream for one device type (``Generator(device="cpu")``)."""
+
+    def __init__(self, device: str | Device = "cpu") -> None:
+        self.device = Device(device) if not isinstance(device, Device) else device
+        self._seed = DEFAULT_SEED
+        self._states: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Reseed; returns ``self`` (so ``Generator().manual_seed(0)`` chains)."""
+        s = _check_seed(seed)
+        with self._lock:
+            self._seed = s
+            self._states.clear()
+        return self
+
+    def initial_seed(self) -> int:
+        """The seed the stream started from."""
+        return self._seed
+
+    def seed(self) -> int:
+        """Reseed from the operating system's entropy; returns the new seed."""
+        s = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
+        self.manual_seed(s)
+        return s
+
+    def backend_state(self, key_name: str, make: Callable[[int], Any]) -> Any:
+        """This stream's state on backend ``key_name``, created by ``make(seed)`` on first use.
+
+        The state object belongs to the backend (it advances it in place); reseeding the
+        generator drops it, so the next draw starts over from the new seed.
+        """
+        state = self._states.get(key_name)
+        if state is None:
+            with self._lock:
+                state = self._states.get(key_name)
+                if state is None:
+                    state = self._states[key_name] = make(self._seed)
+        return state
+
+    def __repr__(self) -> str:
+        return f"<tensorplug.Generator device={self.device} seed={self._seed}>"
+
+
+_defaults: dict[str, Generator] = {}
+_defaults_lock = threading.Lock()
+_default_seed = DEFAULT_SEED  # what default generators created later start from
+
+
+def default_generator(device_type: str = "cpu") -> Generator:
+    """The default generator of ``device_type``, created on first use."""
+    g = _defaults.get(device_type)
+    if g is None:
+        with _defaults_lock:
+            g = _defaults.get(device_type)
+            if g is None:
+                g = Generator(device_type).manual_seed(_default_seed)
+                _defaults[device_type] = g
+    return g
+
+
+def manual_seed(seed: int) -> Generator:
+    """Reseed every default generator (of every device type); returns the CPU one."""
+    global _default_seed
+    s = _check_seed(seed)
+    cpu = default_generator("cpu")
+    with _defaults_lock:
+        _default_seed = s
+        gens = list(_defaults.values())
+    for g in gens:
+        g.manual_seed(s)
+    return cpu
+
+
+def seed() -> int:
+    """Reseed every default generator from the operating system's entropy."""
+    s = default_generator("cpu").seed()
+    manual_seed(s)
+    return s
+
+
+def initial_seed() -> int:
+    """The initial seed of the default CPU generator."""
+    return default_generator("cpu").initial_seed()

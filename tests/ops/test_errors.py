@@ -1,0 +1,461 @@
+"""Bad inputs to the standard operators raise PyTorch's exception types and texts, naming the op.
+
+Every case checks three things: the exception type PyTorch raises, PyTorch's message text
+(``match=``), and that the message names the operator as ``aten::<op>`` -- a user must learn
+which call failed without reading a numpy traceback.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+
+
+def T(shape: tuple[int, ...], dtype: str = "float32") -> Any:
+    return tp.tensor(np.zeros(shape, dtype=dtype))
+
+
+def I(values: Any) -> Any:  # noqa: E743 - an index tensor
+    return tp.tensor(np.asarray(values, dtype=np.int64))
+
+
+def _is_numpy_exception(e: BaseException) -> bool:
+    return type(e).__module__.split(".")[0] == "numpy"
+
+
+def check_error(call: Callable[[], Any], exc: Any, text: str, op: str | tuple[str, ...]) -> None:
+    with pytest.raises(exc, match=re.escape(text)) as info:
+        call()
+    message = str(info.value)
+    ops = (op,) if isinstance(op, str) else op
+    assert any(f"aten::{o}" in message for o in ops), (
+        f"the message should name the op as aten::{ops[0]}: {message!r}"
+    )
+    assert not _is_numpy_exception(info.value), f"a raw numpy exception escaped: {info.value!r}"
+
+
+# (id, call, exception type, PyTorch's text, op name in the message)
+ErrorCase = tuple[str, Callable[[], Any], Any, str, Any]
+
+SIZE_MISMATCH = (
+    "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1"
+)
+
+SHAPE_CASES: list[ErrorCase] = [
+    ("add.Tensor", lambda: tp.add(T((2, 3)), T((2, 4))), RuntimeError, SIZE_MISMATCH, "add"),
+    ("sub.Tensor", lambda: tp.sub(T((2, 3)), T((2, 4))), RuntimeError, SIZE_MISMATCH, "sub"),
+    ("mul.Tensor", lambda: tp.mul(T((2, 3)), T((2, 4))), RuntimeError, SIZE_MISMATCH, "mul"),
+    ("div.Tensor", lambda: tp.div(T((2, 3)), T((2, 4))), RuntimeError, SIZE_MISMATCH, "div"),
+    (
+        "add.out",
+        lambda: tp.add(T((2, 3)), T((2, 4)), out=T((2, 3))),
+        RuntimeError,
+        SIZE_MISMATCH,
+        "add",
+    ),
+    ("add_.Tensor", lambda: T((2, 3)).add_(T((2, 4))), RuntimeError, SIZE_MISMATCH, "add_"),
+    ("maximum", lambda: tp.maximum(T((2, 3)), T((2, 4))), RuntimeError, SIZE_MISMATCH, "maximum"),
+    ("eq.Tensor", lambda: tp.eq(T((2, 3)), T((2, 4))), RuntimeError, SIZE_MISMATCH, "eq"),
+    (
+        "where.self",
+        lambda: tp.where(T((2, 3), "bool"), T((2, 3)), T((2, 4))),
+        RuntimeError,
+        SIZE_MISMATCH,
+        "where",
+    ),
+    (
+        "mm",
+        lambda: tp.mm(T((2, 3)), T((4, 5))),
+        RuntimeError,
+        "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)",
+        "mm",
+    ),
+    (
+        "matmul",
+        lambda: tp.matmul(T((2, 3)), T((4, 5))),
+        RuntimeError,
+        "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)",
+        "matmul",
+    ),
+    (
+        "linear",
+        lambda: tp.linear(T((2, 3)), T((5, 4))),
+        RuntimeError,
+        "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)",
+        ("linear", "matmul", "mm", "addmm"),
+    ),
+    (
+        "bmm_2d",
+        lambda: tp.bmm(T((2, 3)), T((3, 4))),
+        RuntimeError,
+        "batch1 must be a 3D tensor",
+        "bmm",
+    ),
+    (
+        "cat",
+        lambda: tp.cat([T((2, 3)), T((2, 4))]),
+        RuntimeError,
+        "Sizes of tensors must match except in dimension 0. Expected size 3 but got size 4 for tensor "
+        "number 1 in the list.",
+        "cat",
+    ),
+    (
+        "stack",
+        lambda: tp.stack([T((2, 3)), T((2, 4))]),
+        RuntimeError,
+        "stack expects each tensor to be equal size, but got [2, 3] at entry 0 and [2, 4] at entry 1",
+        "stack",
+    ),
+    (
+        "reshape",
+        lambda: tp.reshape(T((2, 3)), [4, 2]),
+        RuntimeError,
+        "shape '[4, 2]' is invalid for input of size 6",
+        "reshape",
+    ),
+    (
+        "view",
+        lambda: T((2, 3)).view([5]),
+        RuntimeError,
+        "shape '[5]' is invalid for input of size 6",
+        "view",
+    ),
+    (
+        "expand",
+        lambda: T((2, 3)).expand([3, 3]),
+        RuntimeError,
+        "The expanded size of the tensor (3) must match the existing size (2) at non-singleton dimension 0",
+        "expand",
+    ),
+    (
+        "index_put_",
+        lambda: tp.index_put_(T((2, 3)), [I([0, 1])], T((3, 3))),
+        RuntimeError,
+        "shape mismatch: value tensor of shape [3, 3] cannot be broadcast to indexing result of shape [2, 3]",
+        "index_put_",
+    ),
+]
+
+DIM_OUT_OF_RANGE = "Dimension out of range (expected to be in range of [-2, 1], but got 2)"
+
+DIM_CASES: list[ErrorCase] = [
+    ("sum.dim_IntList", lambda: tp.sum(T((2, 3)), 2), IndexError, DIM_OUT_OF_RANGE, "sum"),
+    (
+        "sum.dim_IntList_list",
+        lambda: tp.sum(T((2, 3)), [0, 2]),
+        IndexError,
+        DIM_OUT_OF_RANGE,
+        "sum",
+    ),
+    ("mean.dim", lambda: tp.mean(T((2, 3)), 2), IndexError, DIM_OUT_OF_RANGE, "mean"),
+    ("max.dim", lambda: tp.max(T((2, 3)), 2), IndexError, DIM_OUT_OF_RANGE, "max"),
+    ("argmax", lambda: tp.argmax(T((2, 3)), 2), IndexError, DIM_OUT_OF_RANGE, "argmax"),
+    ("softmax.int", lambda: tp.softmax(T((2, 3)), 2), IndexError, DIM_OUT_OF_RANGE, "softmax"),
+    (
+        "log_softmax.int",
+        lambda: tp.log_softmax(T((2, 3)), 2),
+        IndexError,
+        DIM_OUT_OF_RANGE,
+        "log_softmax",
+    ),
+    (
+        "transpose.int",
+        lambda: tp.transpose(T((2, 3)), 0, 2),
+        IndexError,
+        DIM_OUT_OF_RANGE,
+        "transpose",
+    ),
+    ("select.int", lambda: tp.select(T((2, 3)), 2, 0), IndexError, DIM_OUT_OF_RANGE, "select"),
+    ("cat", lambda: tp.cat([T((2, 3)), T((2, 3))], 2), IndexError, DIM_OUT_OF_RANGE, "cat"),
+    ("flatten", lambda: tp.flatten(T((2, 3)), 0, 2), IndexError, DIM_OUT_OF_RANGE, "flatten"),
+    ("squeeze.dim", lambda: tp.squeeze(T((2, 3)), 2), IndexError, DIM_OUT_OF_RANGE, "squeeze"),
+    ("var.correction", lambda: tp.var(T((2, 3)), 2), IndexError, DIM_OUT_OF_RANGE, "var"),
+    (
+        "neg_dim",
+        lambda: tp.sum(T((2, 3)), -3),
+        IndexError,
+        "Dimension out of range (expected to be in range of [-2, 1], but got -3)",
+        "sum",
+    ),
+    (
+        "unsqueeze",
+        lambda: tp.unsqueeze(T((2, 3)), 3),
+        IndexError,
+        "Dimension out of range (expected to be in range of [-3, 2], but got 3)",
+        "unsqueeze",
+    ),
+    (
+        "0dim",
+        lambda: tp.sum(T(()), 1),
+        IndexError,
+        "Dimension out of range (expected to be in range of [-1, 0], but got 1)",
+        "sum",
+    ),
+]
+
+INDEX_CASES: list[ErrorCase] = [
+    (
+        "index.Tensor",
+        lambda: tp.index(T((3, 2)), [I([0, 5])]),
+        IndexError,
+        "index 5 is out of bounds for dimension 0 with size 3",
+        "index",
+    ),
+    (
+        "index.Tensor_negative",
+        lambda: tp.index(T((3, 2)), [I([-4])]),
+        IndexError,
+        "index -4 is out of bounds for dimension 0 with size 3",
+        "index",
+    ),
+    (
+        "index_put_",
+        lambda: tp.index_put_(T((3, 2)), [I([5])], T((2,))),
+        IndexError,
+        "index 5 is out of bounds for dimension 0 with size 3",
+        "index_put_",
+    ),
+    (
+        "gather",
+        lambda: tp.gather(T((2, 3)), 1, I([[5]])),
+        RuntimeError,
+        "index 5 is out of bounds for dimension 1 with size 3",
+        "gather",
+    ),
+    (
+        "scatter_add",
+        lambda: tp.scatter_add(T((3, 3)), 0, I([[5]]), T((1, 1))),
+        RuntimeError,
+        "index 5 is out of bounds for dimension 0 with size 3",
+        "scatter_add",
+    ),
+    (
+        "select.int",
+        lambda: tp.select(T((3, 2)), 0, 5),
+        IndexError,
+        "select(): index 5 out of range for tensor of size [3, 2] at dimension 0",
+        "select",
+    ),
+    (
+        "embedding",
+        lambda: tp.embedding(T((3, 2)), I([5])),
+        IndexError,
+        "out of",
+        ("embedding", "index"),
+    ),
+    (
+        "nll_loss",
+        lambda: tp.nll_loss(T((2, 3)), I([0, 7])),
+        IndexError,
+        "Target 7 is out of bounds.",
+        "nll_loss",
+    ),
+]
+
+TYPE_CASES: list[ErrorCase] = [
+    ("add_str", lambda: tp.add(T((2,)), "x"), TypeError, "add", "add"),
+    ("add_missing_argument", lambda: tp.add(T((2,))), TypeError, "add", "add"),
+    ("add_unknown_keyword", lambda: tp.add(T((2,)), T((2,)), bogus=1), TypeError, "bogus", "add"),
+    ("sum_dim_str", lambda: tp.sum(T((2,)), "x"), TypeError, "sum", "sum"),
+    ("full_fill_str", lambda: tp.full([2], "x"), TypeError, "fill_value", "full"),
+    ("zeros_dtype_str", lambda: tp.zeros([2], dtype="float32"), TypeError, "dtype", "zeros"),
+    ("mm_list", lambda: tp.mm([[1.0]], T((1, 1))), TypeError, "mm", "mm"),
+    ("cat_not_a_list", lambda: tp.cat(T((2,))), TypeError, "cat", "cat"),
+    (
+        "transpose_float_dim",
+        lambda: tp.transpose(T((2, 3)), 0.5, 1),
+        TypeError,
+        "transpose",
+        "transpose",
+    ),
+]
+
+SEMANTIC_CASES: list[ErrorCase] = [
+    (
+        "add_int_float_alpha",
+        lambda: tp.add(T((2,), "int64"), T((2,), "int64"), alpha=0.5),
+        RuntimeError,
+        "For integral input tensors, argument alpha must not be a floating point number.",
+        "add",
+    ),
+    (
+        "sub_bool",
+        lambda: tp.sub(T((2,), "bool"), T((2,), "bool")),
+        RuntimeError,
+        "Subtraction, the `-` operator, with two bool tensors is not supported.",
+        "sub",
+    ),
+    (
+        "neg_bool",
+        lambda: tp.neg(T((2,), "bool")),
+        RuntimeError,
+        "Negation, the `-` operator, on a bool tensor is not supported.",
+        "neg",
+    ),
+    (
+        "mean_int",
+        lambda: tp.mean(T((2,), "int64")),
+        RuntimeError,
+        "mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
+        "dtype. Got: Long",
+        "mean",
+    ),
+    (
+        "pow_int_negative",
+        lambda: tp.pow(T((2,), "int64"), -1),
+        RuntimeError,
+        "Integers to negative integer powers are not allowed.",
+        "pow",
+    ),
+    (
+        "inplace_cast",
+        lambda: T((2,), "int64").add_(1.5),
+        RuntimeError,
+        "result type Float can't be cast to the desired output type Long",
+        "add_",
+    ),
+    (
+        "div_inplace_int",
+        lambda: T((2,), "int64").div_(T((2,), "int64")),
+        RuntimeError,
+        "result type Float can't be cast to the desired output type Long",
+        "div_",
+    ),
+    (
+        "where_float_condition",
+        lambda: tp.where(T((2,)), T((2,)), T((2,))),
+        RuntimeError,
+        "where expected condition to be a boolean tensor, but got a tensor with dtype Float",
+        "where",
+    ),
+    (
+        "clamp_no_bounds",
+        lambda: tp.clamp(T((2,))),
+        RuntimeError,
+        "At least one of 'min' or 'max' must not be None",
+        "clamp",
+    ),
+    (
+        "max_empty",
+        lambda: tp.max(T((0,))),
+        RuntimeError,
+        "max(): Expected reduction dim to be specified for input.numel() == 0.",
+        "max",
+    ),
+    (
+        "permute_duplicate",
+        lambda: tp.permute(T((2, 3)), [0, 0]),
+        RuntimeError,
+        "permute(): duplicate dims are not allowed.",
+        "permute",
+    ),
+    (
+        "split_zero",
+        lambda: tp.split(T((2, 3)), 0),
+        RuntimeError,
+        "split_size can only be 0 if dimension size is 0, but got dimension size of 2",
+        "split",
+    ),
+    (
+        "chunk_zero",
+        lambda: tp.chunk(T((2, 3)), 0),
+        RuntimeError,
+        "chunk expects `chunks` to be greater than 0, got: 0",
+        "chunk",
+    ),
+    (
+        "cat_empty_list",
+        lambda: tp.cat([]),
+        ValueError,
+        "expected a non-empty list of Tensors",
+        "cat",
+    ),
+    (
+        "dropout_p",
+        lambda: tp.dropout(T((2,)), 1.5, True),
+        ValueError,
+        "dropout probability has to be between 0 and 1, but got 1.5",
+        "dropout",
+    ),
+    (
+        "eye_negative",
+        lambda: tp.eye(-1),
+        RuntimeError,
+        "n must be greater or equal to 0, got -1",
+        "eye",
+    ),
+    (
+        "randint_empty_range",
+        lambda: tp.randint(0, [2]),
+        RuntimeError,
+        "random_ expects 'from' to be less than 'to', but got from=0 >= to=0",
+        "randint",
+    ),
+]
+
+
+def _params(cases: list[ErrorCase]) -> list[Any]:
+    return [pytest.param(call, exc, text, op, id=name) for name, call, exc, text, op in cases]
+
+
+@pytest.mark.parametrize(("call", "exc", "text", "op"), _params(SHAPE_CASES))
+def test_shape_mismatch(call: Callable[[], Any], exc: Any, text: str, op: Any) -> None:
+    check_error(call, exc, text, op)
+
+
+@pytest.mark.parametrize(("call", "exc", "text", "op"), _params(DIM_CASES))
+def test_dim_out_of_range(call: Callable[[], Any], exc: Any, text: str, op: Any) -> None:
+    check_error(call, exc, text, op)
+
+
+@pytest.mark.parametrize(("call", "exc", "text", "op"), _params(INDEX_CASES))
+def test_index_out_of_bounds(call: Callable[[], Any], exc: Any, text: str, op: Any) -> None:
+    check_error(call, exc, text, op)
+
+
+@pytest.mark.parametrize(("call", "exc", "text", "op"), _params(TYPE_CASES))
+def test_wrong_argument_type(call: Callable[[], Any], exc: Any, text: str, op: Any) -> None:
+    check_error(call, exc, text, op)
+
+
+@pytest.mark.parametrize(("call", "exc", "text", "op"), _params(SEMANTIC_CASES))
+def test_invalid_values(call: Callable[[], Any], exc: Any, text: str, op: Any) -> None:
+    check_error(call, exc, text, op)
+
+
+def test_wrong_type_names_argument_and_expected_type() -> None:
+    with pytest.raises(TypeError) as info:
+        tp.full([2], "x")
+    message = str(info.value)
+    assert "fill_value" in message and "Scalar" in message and "str" in message, message
+
+
+@pytest.mark.parametrize("name", ["flaot32", "float", "int128"])
+def test_unknown_dtype_names(name: str) -> None:
+    if name == "float":  # a PyTorch alias, valid
+        assert tp.dtypes.from_name(name) == tp.float32
+        return
+    with pytest.raises((TypeError, ValueError), match=re.escape(f"Unknown dtype '{name}'")) as info:
+        tp.dtypes.from_name(name)
+    assert "float32" in str(info.value), "the message should list the known dtypes"
+
+
+def test_mixing_devices() -> None:
+    try:
+        other = tp.tensor([1.0], device="cuda")
+    except Exception:  # noqa: BLE001 - no second backend here
+        pytest.skip("mixing devices needs a second backend (tensorplug-cuda with a GPU)")
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape(
+            "Expected all tensors to be on the same device, but found at least two devices"
+        ),
+    ):
+        tp.add(other, T((1,)))
+    tp.add(other, tp.tensor(1.0))  # a CPU 0-dim tensor is allowed, as in PyTorch

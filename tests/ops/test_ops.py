@@ -1,0 +1,406 @@
+"""Every standard operator against its numpy oracle, driven by the OpInfo registry.
+
+One test case per (op overload, dtype, sample), with ids like ``add.Tensor-float32-broadcast``.
+Each case runs every variant of the op (public function, Tensor method, and the overload
+``tp.ops.aten.<op>.<overload>``) on fresh tensors and checks, per the OpInfo's kind:
+
+* the result's dtype (PyTorch promotion), shape and values (exact for ints and bools);
+* that inputs are left untouched (values and version counters);
+* in-place: the result *is* the mutated input and its ``_version`` went up by exactly one;
+* ``out=``: the out tensor is written, returned, and its version bumped once;
+* views: writing through the view changes the base (and bumps the shared version counter);
+* random ops: shape, dtype, range, and reproducibility under ``tp.manual_seed``.
+"""
+
+from __future__ import annotations
+
+import warnings
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+import tensorplug as tp
+from tensorplug.tensor import Tensor
+
+from .opinfo import (
+    DT,
+    OP_DB,
+    OPS_BY_NAME,
+    OpInfo,
+    SampleInput,
+    is_float,
+    is_int,
+    ml_dtypes,
+    np_dtype,
+)
+
+YAML_PATH = (
+    Path(__file__).resolve().parents[2] / "core" / "src" / "tensorplug" / "native_functions.yaml"
+)
+
+# (rtol, atol) by result dtype; an OpInfo's ``tol`` overrides per dtype
+TOLERANCES = {
+    "float16": (2e-3, 1e-3),
+    "bfloat16": (1.6e-2, 1e-2),
+    "float32": (1.3e-6, 1e-5),
+    "float64": (1e-7, 1e-7),
+}
+
+
+# --- conversions ------------------------------------------------------------------------------
+
+
+def to_tp(x: Any) -> Any:
+    """Sample values -> call arguments: arrays become tensors, DT markers become dtypes."""
+    if isinstance(x, np.ndarray):
+        if x.dtype.name == "bfloat16":
+            return tp.tensor(x.astype(np.float32), dtype=tp.bfloat16)
+        return tp.tensor(x.copy())
+    if isinstance(x, DT):
+        return getattr(tp, x.name)
+    if isinstance(x, list):
+        return [to_tp(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(to_tp(v) for v in x)
+    if isinstance(x, dict):
+        return {k: to_tp(v) for k, v in x.items()}
+    return x
+
+
+def to_ref(x: Any) -> Any:
+    """Sample values -> oracle arguments: fresh copies; float16/bfloat16 computed in float64."""
+    if isinstance(x, np.ndarray):
+        if x.dtype.name in ("float16", "bfloat16"):
+            return x.astype(np.float64)
+        return x.copy()
+    if isinstance(x, DT):
+        return np.float64 if x.name in ("float16", "bfloat16") else np_dtype(x.name)
+    if isinstance(x, list):
+        return [to_ref(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(to_ref(v) for v in x)
+    if isinstance(x, dict):
+        return {k: to_ref(v) for k, v in x.items()}
+    return x
+
+
+def to_numpy(t: Tensor) -> np.ndarray:
+    arr = np.asarray(t.numpy())
+    if arr.dtype.name in ("float16", "bfloat16"):
+        return arr.astype(np.float64)
+    return np.array(arr, copy=True)
+
+
+def tensors_in(x: Any) -> Iterator[Tensor]:
+    if isinstance(x, Tensor):
+        yield x
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from tensors_in(v)
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from tensors_in(v)
+
+
+def sentinel_for(dtype_name: str) -> Any:
+    return True if dtype_name == "bool" else 42 if is_int(dtype_name) else 42.0
+
+
+# --- case generation --------------------------------------------------------------------------
+
+
+def _cases() -> Iterator[Any]:
+    for info in OP_DB:
+        for dtype in info.dtypes:
+            if dtype == "bfloat16" and ml_dtypes is None:
+                continue
+            rng = np.random.default_rng(zlib.crc32(f"{info.name}-{dtype}".encode()))
+            seen: dict[str, int] = {}
+            for sample in info.sample_inputs(dtype, rng):
+                n = seen[sample.name] = seen.get(sample.name, 0) + 1
+                suffix = sample.name if n == 1 else f"{sample.name}_{n}"
+                yield pytest.param(info, dtype, sample, id=f"{info.name}-{dtype}-{suffix}")
+
+
+CASES = list(_cases())
+
+
+# --- checks -----------------------------------------------------------------------------------
+
+
+def check_result(
+    got: Any, expected: Any, expected_dtype: Any, info: OpInfo, what: str = "result"
+) -> None:
+    if isinstance(expected, (list, tuple)):
+        assert isinstance(got, (list, tuple)), (
+            f"{what}: expected a sequence of {len(expected)} tensors, got {type(got).__name__}"
+        )
+        assert len(got) == len(expected), (
+            f"{what}: expected {len(expected)} tensors, got {len(got)}"
+        )
+        dts = (
+            expected_dtype
+            if isinstance(expected_dtype, tuple)
+            else (expected_dtype,) * len(expected)
+        )
+        for i, (g, e, dt) in enumerate(zip(got, expected, dts, strict=True)):
+            check_result(g, e, dt, info, f"{what}[{i}]")
+        return
+    exp = np.asarray(expected)
+    check_meta(got, exp.shape, expected_dtype, what)
+    arr = to_numpy(got)
+    assert arr.shape == exp.shape, f"{what}: .numpy() shape {arr.shape} != .shape {exp.shape}"
+    if not info.check_values:
+        return
+    compare_values(arr, exp, expected_dtype, info, what)
+
+
+def check_meta(got: Any, shape: tuple[int, ...], expected_dtype: str, what: str) -> None:
+    assert isinstance(got, Tensor), f"{what}: expected a Tensor, got {type(got).__name__}: {got!r}"
+    want_dtype = getattr(tp, expected_dtype)
+    assert got.dtype == want_dtype, f"{what}: dtype {got.dtype} != expected tp.{expected_dtype}"
+    assert tuple(got.shape) == tuple(shape), (
+        f"{what}: shape {tuple(got.shape)} != expected {tuple(shape)}"
+    )
+
+
+def compare_values(arr: np.ndarray, exp: np.ndarray, dt: str, info: OpInfo, what: str) -> None:
+    if dt == "bool" or is_int(dt):
+        with np.errstate(invalid="ignore"):
+            want = exp.astype(np_dtype(dt))
+        np.testing.assert_array_equal(arr, want, err_msg=f"{what}: values differ (exact)")
+        return
+    rtol, atol = info.tol.get(dt, TOLERANCES[dt])
+    want64 = exp.astype(np.float64)
+    if dt in ("float32", "float64"):
+        want64 = want64.astype(dt).astype(np.float64)  # the oracle, rounded to the result dtype
+    np.testing.assert_allclose(
+        arr.astype(np.float64),
+        want64,
+        rtol=rtol,
+        atol=atol,
+        equal_nan=True,
+        err_msg=f"{what}: values differ (rtol={rtol}, atol={atol})",
+    )
+
+
+class Snapshot:
+    """The values and versions of every tensor argument, to prove an op left them alone."""
+
+    def __init__(self, args: Any, kwargs: Any) -> None:
+        self.items = [(t, to_numpy(t), t._version) for t in tensors_in((args, kwargs))]
+
+    def assert_unchanged(self, *skip: Any) -> None:
+        for i, (t, arr, version) in enumerate(self.items):
+            if any(t is s for s in skip):
+                continue
+            np.testing.assert_array_equal(
+                to_numpy(t), arr, err_msg=f"tensor argument #{i} was modified by the op"
+            )
+            assert t._version == version, (
+                f"tensor argument #{i}: _version changed from {version} to {t._version}"
+            )
+
+
+def check_view_write(
+    info: OpInfo, sample: SampleInput, dtype: str, base: Tensor, result: Any
+) -> None:
+    view = result[0] if isinstance(result, (list, tuple)) else result
+    if view.numel() == 0 or base.numel() == 0:
+        return
+    s = sentinel_for(dtype)
+    ref_args, ref_kwargs = to_ref(sample.args), to_ref(sample.kwargs)
+    if info.view_write == "view":
+        rv = info.ref(*ref_args, **ref_kwargs)  # type: ignore[misc]
+        rv0 = rv[0] if isinstance(rv, (list, tuple)) else rv
+        assert np.shares_memory(rv0, ref_args[0]), (
+            "oracle bug: the oracle of a view op must return a numpy view of its input"
+        )
+        v0 = base._version
+        view.fill_(s)
+        rv0[...] = s
+        np.testing.assert_array_equal(
+            to_numpy(base).astype(np.float64),
+            ref_args[0].astype(np.float64),
+            err_msg="writing through the view did not change the base as a view must",
+        )
+        assert base._version == v0 + 1, (
+            f"writing through a view must bump the shared version counter: {v0} -> {base._version}"
+        )
+    elif info.view_write == "base":
+        base.fill_(s)
+        np.testing.assert_array_equal(
+            to_numpy(view).astype(np.float64),
+            np.full(view.shape, float(s)),
+            err_msg="writing to the base did not show through the view",
+        )
+
+
+def check_named_returns(info: OpInfo, result: Any) -> None:
+    for i, name in enumerate(info.returns_names):
+        assert getattr(result, name) is result[i], f"result.{name} is not result[{i}]"
+    unpacked = tuple(result)
+    assert len(unpacked) == len(info.returns_names)
+
+
+def run_variant(
+    info: OpInfo,
+    dtype: str,
+    sample: SampleInput,
+    variant: str,
+    call: Callable[..., Any],
+    expected: Any,
+    expected_dtype: Any,
+) -> None:
+    args, kwargs = to_tp(sample.args), to_tp(sample.kwargs)
+    snap = Snapshot(args, kwargs)
+
+    if info.kind == "inplace":
+        self_t = args[0]
+        v0 = self_t._version
+        result = call(*args, **kwargs)
+        assert result is self_t, "an in-place op must return its first argument itself"
+        assert self_t._version == v0 + 1, (
+            f"in-place op must bump _version by exactly 1: {v0} -> {self_t._version}"
+        )
+        check_result(self_t, expected, expected_dtype, info, "mutated self")
+        snap.assert_unchanged(self_t)
+        return
+
+    if info.kind == "out":
+        exp = np.asarray(expected)
+        out = to_tp(np.zeros(exp.shape, np_dtype(expected_dtype)))
+        v0 = out._version
+        result = call(*args, **kwargs, out=out)
+        assert result is out, "an out= op must return the out tensor itself"
+        assert out._version == v0 + 1, (
+            f"out= must bump out._version by exactly 1: {v0} -> {out._version}"
+        )
+        check_result(out, expected, expected_dtype, info, "out")
+        snap.assert_unchanged()
+        return
+
+    result = call(*args, **kwargs)
+    if info.compare is not None:
+        info.compare(result, expected, sample, dtype)
+    else:
+        check_result(result, expected, expected_dtype, info)
+    if info.returns_names and variant != "aten":
+        check_named_returns(info, result)
+    snap.assert_unchanged()
+    if info.kind == "view":
+        check_view_write(info, sample, dtype, args[0], result)
+
+
+def run_random_variant(
+    info: OpInfo, dtype: str, sample: SampleInput, call: Callable[..., Any], expected_dtype: str
+) -> None:
+    args, kwargs = to_tp(sample.args), to_tp(sample.kwargs)
+    snap = Snapshot(args, kwargs)
+    if "size" in sample.meta:
+        shape = tuple(sample.meta["size"])
+    elif isinstance(sample.args[0], np.ndarray):
+        shape = sample.args[0].shape
+    else:
+        shape = tuple(sample.args[0])
+    tp.manual_seed(1234)
+    first = call(*args, **kwargs)
+    check_meta(first, shape, expected_dtype, "result")
+    a1 = to_numpy(first).astype(np.float64)
+    assert info.random_check is not None
+    info.random_check(a1, sample, dtype)
+    tp.manual_seed(1234)
+    a2 = to_numpy(call(*args, **kwargs)).astype(np.float64)
+    np.testing.assert_array_equal(a1, a2, err_msg="the same manual_seed must give the same values")
+    a3 = to_numpy(call(*args, **kwargs)).astype(np.float64)
+    if a1.size >= 16 and not sample.meta.get("deterministic"):
+        assert not np.array_equal(a2, a3), "two draws after one manual_seed gave identical values"
+    snap.assert_unchanged()
+
+
+@pytest.mark.parametrize(("info", "dtype", "sample"), CASES)
+def test_op(info: OpInfo, dtype: str, sample: SampleInput) -> None:
+    failures: list[str] = []
+    if info.kind == "random":
+        expected_dtype = info.result_dtype(sample, dtype)
+        for variant, call in info.variants():
+            try:
+                run_random_variant(info, dtype, sample, call, expected_dtype)
+            except Exception as e:  # noqa: BLE001 - every variant is reported, not just the first
+                failures.append(f"[{variant}] {type(e).__name__}: {e}")
+    else:
+        assert info.ref is not None
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # "Mean of empty slice"
+            expected = info.ref(*to_ref(sample.args), **to_ref(sample.kwargs))
+        expected_dtype = info.result_dtype(sample, dtype)
+        for variant, call in info.variants():
+            try:
+                run_variant(info, dtype, sample, variant, call, expected, expected_dtype)
+            except Exception as e:  # noqa: BLE001
+                failures.append(f"[{variant}] {type(e).__name__}: {e}")
+    if failures:
+        pytest.fail(f"{info.name} {dtype} {sample.name}:\n" + "\n".join(failures), pytrace=False)
+
+
+# --- coverage of the yaml ---------------------------------------------------------------------
+
+
+def _yaml_entries() -> list[dict[str, Any]]:
+    return list(yaml.safe_load(YAML_PATH.read_text()))
+
+
+def _key(func: str) -> str:
+    return func.split("(", 1)[0].strip()
+
+
+def test_every_yaml_op_has_samples() -> None:
+    problems = []
+    for entry in _yaml_entries():
+        key = _key(entry["func"])
+        info = OPS_BY_NAME.get(key)
+        if info is None:
+            problems.append(f"{key}: no OpInfo")
+            continue
+        n = sum(
+            len(list(info.sample_inputs(d, np.random.default_rng(0))))
+            for d in info.dtypes
+            if d != "bfloat16" or ml_dtypes is not None
+        )
+        if n == 0:
+            problems.append(f"{key}: no samples")
+    assert not problems, "op overloads without an OpInfo or samples:\n" + "\n".join(problems)
+
+
+def test_no_opinfo_without_a_yaml_op() -> None:
+    keys = {_key(e["func"]) for e in _yaml_entries()}
+    extra = sorted(set(OPS_BY_NAME) - keys)
+    assert not extra, f"OpInfos for ops the yaml does not declare: {extra}"
+
+
+def test_public_names_exist() -> None:
+    """Every yaml op has its public function (variant function) and Tensor method (variant method)."""
+    missing = []
+    for entry in _yaml_entries():
+        key = _key(entry["func"])
+        base = key.split(".")[0]
+        variants = [v.strip() for v in str(entry.get("variants", "function")).split(",")]
+        if "function" in variants:
+            name = entry.get("python", base)
+            if not callable(getattr(tp, name, None)):
+                missing.append(f"tp.{name} ({key})")
+        if "method" in variants:
+            if not callable(getattr(Tensor, base, None)):
+                missing.append(f"Tensor.{base} ({key})")
+    assert not missing, "public names missing:\n" + "\n".join(sorted(set(missing)))
+
+
+def test_every_dtype_is_valid() -> None:
+    for info in OP_DB:
+        for d in info.dtypes:
+            assert is_float(d) or is_int(d) or d == "bool", (info.name, d)

@@ -1,4 +1,4 @@
-"""Shared test helpers: a tensor-like double that follows the dispatcher's tensor protocol."""
+"""Shared fixtures: fresh namespaces and a test backend key."""
 
 from __future__ import annotations
 
@@ -8,27 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 import tensorplug as tp
-from tensorplug._protocol import VersionCounter
 
 _counter = itertools.count()
-
-
-class FakeTensor:
-    """Follows Note [Tensor protocol]: a key set and a shared version counter."""
-
-    __slots__ = ("_tp_keyset", "_tp_version", "tag")
-
-    def __init__(self, *keys: str, tag: str = "", version: VersionCounter | None = None) -> None:
-        self._tp_keyset = int(tp.keys.keyset(*keys))
-        self._tp_version = version if version is not None else VersionCounter()
-        self.tag = tag
-
-    @property
-    def _version(self) -> int:
-        return self._tp_version.value
-
-    def __repr__(self) -> str:
-        return f"FakeTensor({tp.keys.DispatchKeySet(self._tp_keyset)!r}, tag={self.tag!r})"
 
 
 @pytest.fixture

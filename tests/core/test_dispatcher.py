@@ -10,7 +10,7 @@ import threading
 import pytest
 
 import tensorplug as tp
-from conftest import FakeTensor
+from fakes import FakeTensor
 from tensorplug.dispatch import exclude, include
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import FakeTensor
+from fakes import FakeTensor
 
 import tensorplug as tp
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import tensorplug as tp
-from conftest import FakeTensor
+from fakes import FakeTensor
 from tensorplug import _backends, dispatcher, plugins
 from tensorplug.errors import MissingPluginError
 from tensorplug.hookspecs import hookimpl

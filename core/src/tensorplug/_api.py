@@ -330,6 +330,17 @@ def _make_method(name: str, es: list[OpEntry], function: Callable[..., Any] | No
         r = op(self, *args, **kwargs)
         return nt(*r) if nt is not None and type(r) is tuple else r
 
+    first = es[0].op
+    assert first is not None
+    at = [a.name for a in first.schema.positional].index("self") if any(
+        a.name == "self" for a in first.schema.positional) else 0
+    if at > 0:  # x.where(cond, y) is where(cond, x, y): the tensor is the argument named self
+        bound = method
+
+        def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+            return _first_call(public or bound, target, (*args[:at], self, *args[at:]), kwargs,
+                               (None,), {}, nt)
+
     method.__name__ = name
     method.__qualname__ = f"Tensor.{name}"
     method.__doc__ = _doc(name, es)

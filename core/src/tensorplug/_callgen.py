@@ -141,6 +141,8 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
 
 
 def ks_list(xs: Any) -> int:
+    if type(xs) is not list and type(xs) is not tuple:
+        raise AttributeError  # not a Tensor[]: the slow path raises the schema's TypeError
     ks = 0
     for x in xs:
         ks |= x._tp_keyset
@@ -148,6 +150,8 @@ def ks_list(xs: Any) -> int:
 
 
 def ks_optlist(xs: Any) -> int:
+    if type(xs) is not list and type(xs) is not tuple:
+        raise AttributeError
     ks = 0
     for x in xs:
         if x is not None:

@@ -40,11 +40,12 @@ __all__ = [
 ]
 
 
-def _wrap_dim(dim: int, ndim: int) -> int:
+def _wrap_dim(dim: int, ndim: int, op: str) -> int:
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not lo <= dim <= hi:
         raise IndexError(
-            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+            f"aten::{op}: Dimension out of range (expected to be in range of [{lo}, {hi}], "
+            f"but got {dim})"
         )
     return dim + ndim if dim < 0 else dim
 
@@ -66,8 +67,8 @@ def flatten(self: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     shape = list(self.shape)
     if self.ndim == 0:
         return aten.reshape.default(self, [1])
-    s = _wrap_dim(start_dim, len(shape))
-    e = _wrap_dim(end_dim, len(shape))
+    s = _wrap_dim(start_dim, len(shape), "flatten.using_ints")
+    e = _wrap_dim(end_dim, len(shape), "flatten.using_ints")
     if s > e:
         raise RuntimeError("aten::flatten.using_ints: flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
@@ -81,7 +82,7 @@ def flatten(self: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
 def chunk(self: Any, chunks: int, dim: int = 0) -> Any:
     if chunks <= 0:
         raise RuntimeError(f"aten::chunk: chunk expects `chunks` to be greater than 0, got: {chunks}")
-    d = _wrap_dim(dim, self.ndim)
+    d = _wrap_dim(dim, self.ndim, "chunk")
     size = self.shape[d]
     split_size = (size + chunks - 1) // chunks
     if split_size == 0 and size == 0:
@@ -100,7 +101,7 @@ def stack(tensors: Any, dim: int = 0) -> Any:
                 f"aten::stack: stack expects each tensor to be equal size, but got {list(shape)} "
                 f"at entry 0 and {list(x.shape)} at entry {i}"
             )
-    d = _wrap_dim(dim, len(shape) + 1)
+    d = _wrap_dim(dim, len(shape) + 1, "stack")
     return aten.cat.default([aten.unsqueeze.default(x, d) for x in tensors], d)
 
 

@@ -302,8 +302,11 @@ class OpOverload:
                 return key, kernel
         raise self._missing(None)
 
-    def _missing(self, key: DispatchKey | None) -> DispatchError:
+    def _missing(self, key: DispatchKey | None) -> Exception:
         available = sorted(self._kernels, key=_registration_order)
+        if key is None and any(a.tensor_kind in ("Tensor[]", "Tensor?[]") for a in self._schema.arguments):
+            # the only tensors would have come from an empty list: nothing names a backend
+            return ValueError(f"{self._name}: expected a non-empty list of Tensors")
         if key is None:
             msg = (
                 f"Could not run '{self._name}': the dispatch key set of the call is empty "

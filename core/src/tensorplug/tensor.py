@@ -29,7 +29,7 @@ class Tensor:
         "_dtype",
         "_device",
         "_tp_keyset",
-        "_tp_version",
+        "_vc",
         "_base",
         "_autograd",
         "_batched",
@@ -41,7 +41,7 @@ class Tensor:
     _dtype: _dtypes.dtype
     _device: Device
     _tp_keyset: int
-    _tp_version: VersionCounter
+    _vc: VersionCounter | None
     _base: Tensor | None
     _autograd: Any
     _batched: Any
@@ -60,7 +60,7 @@ class Tensor:
         t._dtype = dtype
         t._device = device
         t._tp_keyset = keyset
-        t._tp_version = VersionCounter()
+        t._vc = None  # created on first use: most tensors are never written in place
         t._base = None
         t._autograd = None
         t._batched = None
@@ -77,7 +77,7 @@ class Tensor:
         t._dtype = self._dtype if dtype is None else dtype
         t._device = self._device
         t._tp_keyset = self._tp_keyset & _keys.plain_mask()
-        t._tp_version = self._tp_version
+        t._vc = self._tp_version
         base = self._base
         t._base = self if base is None else base
         t._autograd = None
@@ -119,6 +119,14 @@ class Tensor:
         if not shape:
             raise TypeError("len() of a 0-d tensor")
         return int(shape[0])
+
+    @property
+    def _tp_version(self) -> VersionCounter:
+        """The version counter shared with views (Note [Tensor protocol])."""
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = VersionCounter()
+        return vc
 
     @property
     def _version(self) -> int:

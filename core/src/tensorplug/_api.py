@@ -228,7 +228,10 @@ def _first_call(
     resolve = getattr(target, "_resolve_overload", None)
     op = resolve(args, kwargs) if resolve is not None else target
     if all(t in _PLAIN for t in sig if isinstance(t, type)):
-        choice[sig] = op
+        # cache the bound generated __call__: one lookup less per call. Tracing swaps the
+        # class's __call__, and clears these caches when it does (dispatcher._set_tracing).
+        op._generate()
+        choice[sig] = op.__call__
     r = op(*args, **kwargs)
     return nt(*r) if nt is not None and type(r) is tuple else r
 

@@ -615,6 +615,7 @@ def _set_tracing(enabled: bool) -> None:
         _trace.enabled = enabled
         for op in _ops.values():
             op._use_fast(not enabled)
+        _changed()  # callers holding bound __call__s (public functions) drop them
 
 
 class _Capture:

@@ -7,7 +7,7 @@ Kernels build tensors with :meth:`Tensor._new` and views with :meth:`Tensor._ali
 a user calls goes through the dispatcher (the operators of native_functions.yaml become methods
 in ``_api.py``).
 
-Slots ``_autograd`` and ``_batched`` are reserved for the plugins that own those keys; the
+Attributes ``_autograd`` and ``_batched`` are reserved for the plugins that own those keys; the
 ``__dict__`` lets other plugins attach state (and lets users set attributes, as in PyTorch).
 """
 
@@ -30,9 +30,6 @@ class Tensor:
         "_device",
         "_tp_keyset",
         "_vc",
-        "_base",
-        "_autograd",
-        "_batched",
         "__weakref__",
         "__dict__",
     )
@@ -42,9 +39,11 @@ class Tensor:
     _device: Device
     _tp_keyset: int
     _vc: VersionCounter | None
-    _base: Tensor | None
-    _autograd: Any
-    _batched: Any
+    # Rarely set, so not slots: a new tensor stores nothing for them (they live in __dict__
+    # once set) and reads fall back to these class defaults.
+    _base: Tensor | None = None
+    _autograd: Any = None
+    _batched: Any = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError(
@@ -61,9 +60,6 @@ class Tensor:
         t._device = device
         t._tp_keyset = keyset
         t._vc = None  # created on first use: most tensors are never written in place
-        t._base = None
-        t._autograd = None
-        t._batched = None
         return t
 
     def _alias(self, data: Any, dtype: _dtypes.dtype | None = None) -> Tensor:
@@ -80,8 +76,6 @@ class Tensor:
         t._vc = self._tp_version
         base = self._base
         t._base = self if base is None else base
-        t._autograd = None
-        t._batched = None
         return t
 
     # --- metadata ------------------------------------------------------------------------

@@ -68,13 +68,13 @@ from . import _api, _operators, _repr, overrides  # noqa: E402
 
 _api.install(globals())
 _operators.install()
-Tensor.__repr__ = _repr.tensor_repr  # type: ignore[method-assign,assignment]
+Tensor.__repr__ = _repr.tensor_repr  # type: ignore[method-assign]
 Tensor.requires_grad_ = _api.missing_autograd  # type: ignore[attr-defined]
 return_types = _api.return_types
 tensor = _operators.tensor
 as_tensor = _operators.as_tensor
 
-from . import plugins  # noqa: E402
+from . import array_backend, plugins  # noqa: E402  (array_backend: for backend plugins)
 from .hookspecs import hookimpl  # noqa: E402
 
 plugins.load_entry_points()
@@ -85,3 +85,15 @@ def __getattr__(name: str) -> Any:
     if err is not None:
         raise err
     raise AttributeError(f"module 'tensorplug' has no attribute '{name}'")
+
+
+__all__ = [  # the public API (plus the generated functions: tensorplug.add, tensorplug.sum, ...)
+    "DispatchError", "Generator", "Library", "MissingPluginError", "OpOverload", "OpPacket",
+    "RegistrationError", "SchemaError", "Tensor", "array_backend", "as_tensor", "bfloat16",
+    "bool", "can_cast", "cdouble", "cfloat", "complex64", "complex128", "device", "dispatch",
+    "dispatcher", "double", "dtype", "float", "float16", "float32", "float64",
+    "get_default_device", "get_default_dtype", "half", "hookimpl", "int", "int8", "int16",
+    "int32", "int64", "keys", "library", "long", "manual_seed", "ops", "overrides", "plugins",
+    "promote_types", "random", "result_type", "return_types", "schema", "set_default_device",
+    "set_default_dtype", "short", "tensor", "uint8",
+]  # fmt: skip

@@ -226,7 +226,7 @@ def _first_call(
     if overrides.has_tensorplug_function(relevant):
         return overrides.handle_tensorplug_function(public, relevant, *args, **kwargs)
     resolve = getattr(target, "_resolve_overload", None)
-    op = resolve(args, kwargs) if resolve is not None else target
+    op: Any = resolve(args, kwargs) if resolve is not None else target
     if all(t in _PLAIN for t in sig if isinstance(t, type)):
         # cache the bound generated __call__: one lookup less per call. Tracing swaps the
         # class's __call__, and clears these caches when it does (dispatcher._set_tracing).
@@ -298,7 +298,7 @@ def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = "tensorplug"
     fn.__doc__ = _doc(name, es)
-    fn._choice = choice  # type: ignore[attr-defined]
+    setattr(fn, "_choice", choice)  # noqa: B010 - read by _make_method
     if not is_factory:
         overrides._overridable.setdefault("tensorplug", []).append(fn)
         overrides._signatures[fn] = _signature(es[0])

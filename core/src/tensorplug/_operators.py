@@ -85,7 +85,7 @@ def _inplace(tensor_op: Any, scalar_op: Any) -> Callable[[Tensor, Any], Any]:
 
 def install() -> None:
     a = ops.aten
-    T = Tensor
+    T: Any = Tensor  # methods are attached below (typed as Any: mypy cannot see setattr)
     for name, public, top, sop in (
         ("add", "add", a.add.Tensor, a.add.Scalar),
         ("sub", "sub", a.sub.Tensor, a.sub.Scalar),
@@ -308,7 +308,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         dev = _canonical_device(device)
         t = _backends.for_device_type(dev.type).from_python(data, dtype, dev)
     if requires_grad:
-        t.requires_grad_()  # type: ignore[attr-defined]
+        t.requires_grad_()
     result: Tensor = t
     return result
 

@@ -178,7 +178,7 @@ class DispatchKeySet(int):
     def below(self, key: KeyLike) -> DispatchKeySet:
         """The keys of this set whose priority is strictly lower than ``key``'s."""
         # on the redispatch path of every layered kernel: no helper calls
-        k = _state.by_name.get(key) if type(key) is str else key  # type: ignore[call-overload]
+        k = _state.by_name.get(key) if isinstance(key, str) else key
         if k is None or k.bit < 0:
             k = _resolve(key)
             raise KeyError_(f"below() needs a runtime key, not the alias key {k.name!r}")
@@ -537,7 +537,7 @@ def _toposort(
     runtime: list[DispatchKey], edges: dict[str, set[str]], rank: dict[str, float]
 ) -> list[DispatchKey]:
     indeg = {k.name: 0 for k in runtime}
-    for a, bs in edges.items():
+    for bs in edges.values():
         for b in bs:
             indeg[b] += 1
     seq = {k.name: i for i, k in enumerate(runtime)}

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
 from tensorplug.device import canonical, device, get_default_device, set_default_device
 
 

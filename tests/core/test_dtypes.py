@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+
 import tensorplug.dtypes as dt
 
 b, u8, i8, i16, i32, i64 = dt.bool, dt.uint8, dt.int8, dt.int16, dt.int32, dt.int64

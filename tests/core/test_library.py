@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from fakes import FakeTensor
 
 import tensorplug as tp
+from fakes import FakeTensor
 
 
 def test_decorator_forms_with_explicit_library(ns):

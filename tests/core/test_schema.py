@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from tensorplug import _binding
 from tensorplug.schema import (
     Annotation,

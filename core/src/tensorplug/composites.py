@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .ops import ops
+from .tensor import _wrap_dim
 
 aten = ops.aten
 
@@ -38,16 +39,6 @@ __all__ = [
     "zero_",
     "zeros_like",
 ]
-
-
-def _wrap_dim(dim: int, ndim: int, op: str) -> int:
-    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
-    if not lo <= dim <= hi:
-        raise IndexError(
-            f"aten::{op}: Dimension out of range (expected to be in range of [{lo}, {hi}], "
-            f"but got {dim})"
-        )
-    return dim + ndim if dim < 0 else dim
 
 
 def linear(input: Any, weight: Any, bias: Any = None) -> Any:

@@ -653,20 +653,11 @@ class _TraceContext:
 # --- registry -------------------------------------------------------------------------------
 
 
-_generation = 0
-
-
-def generation() -> int:
-    """A number that changes whenever operators are defined or removed (packet caches)."""
-    return _generation
-
-
 _change_listeners: list[Callable[[], None]] = []
 
 
 def _changed() -> None:
-    global _generation
-    _generation += 1
+    """Operators were defined or removed (or tracing toggled): drop dependent caches."""
     for listener in _change_listeners:
         listener()
 

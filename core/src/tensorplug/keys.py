@@ -151,8 +151,7 @@ class DispatchKeySet(int):
         return DispatchKeySet(int(self) & ~int(other))
 
     def __contains__(self, key: KeyLike) -> bool:
-        k = _resolve(key)
-        return bool(int(self) & k.mask) if not k.is_alias else bool(int(self) & k.mask)
+        return bool(int(self) & _resolve(key).mask)
 
     def __iter__(self) -> Iterator[DispatchKey]:
         v = int(self)

@@ -88,7 +88,7 @@ class Tensor:
         shape = tuple(self._data.shape)
         if dim is None:
             return shape
-        return shape[_wrap_dim(dim, len(shape), "size")]
+        return shape[_wrap_dim(dim, len(shape))]
 
     @property
     def dtype(self) -> _dtypes.dtype:
@@ -144,10 +144,13 @@ class Tensor:
         return self._dtype.itemsize
 
 
-def _wrap_dim(dim: int, ndim: int, what: str) -> int:
+def _wrap_dim(dim: int, ndim: int, op: str = "") -> int:
+    """``dim`` in ``[0, ndim)``, with PyTorch's message; ``op`` names the operator in it."""
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not lo <= dim <= hi:
+        prefix = f"aten::{op}: " if op else ""
         raise IndexError(
-            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+            f"{prefix}Dimension out of range (expected to be in range of [{lo}, {hi}], "
+            f"but got {dim})"
         )
     return dim + ndim if dim < 0 else dim

@@ -42,7 +42,7 @@ from . import schema as _schema
 from .dispatcher import Kernel, OpOverload, fallthrough_kernel
 from .errors import RegistrationError
 
-__all__ = ["Library", "fallthrough_kernel", "impl", "define"]
+__all__ = ["Library", "fallthrough_kernel", "impl", "define", "register_autograd"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 LibraryKind = Literal["DEF", "IMPL", "FRAGMENT"]
@@ -126,17 +126,23 @@ class Library:
         key: str = "",
         *,
         with_keyset: bool = False,
+        boxed: bool | None = None,
         override: bool = False,
     ) -> None:
         """Register ``fn`` as the kernel of operator ``name`` (in this namespace) for ``key``.
 
         ``key`` may be a runtime key or an alias key. ``with_keyset=True`` passes the call's
         key set as the first argument (for ``op.redispatch(keyset.below(key), ...)``).
+        ``boxed=True`` calls ``fn(op, keyset, *args, **kwargs)`` like a fallback; it defaults
+        to ``fn._tp_boxed`` (set by kernel factories such as the autograd plugin's
+        ``autograd_not_implemented_fallback()``).
         """
         self._check_open()
         op = self._find(name)
         k = _keys.get(key or self.dispatch_key or "CompositeImplicitAutograd")
-        kern = Kernel(fn, k, self.owner, with_keyset=with_keyset, owner=self)
+        if boxed is None:
+            boxed = bool(getattr(fn, "_tp_boxed", False))
+        kern = Kernel(fn, k, self.owner, with_keyset=with_keyset, boxed=boxed, owner=self)
         op._add_kernel(kern, override)
         self._kernels.append((op, kern))
 
@@ -262,3 +268,22 @@ def impl(qualname: str, key: str, fn: Callable[..., Any] | None = None, *,
         register(fn)
         return fn
     return register
+
+
+def register_autograd(
+    op: str | OpOverload,
+    backward: Callable[..., Any],
+    /,
+    *,
+    setup_context: Callable[[Any, tuple[Any, ...], Any], Any] | None = None,
+    lib: Library | None = None,
+) -> None:
+    """Make ``backward(ctx, *grads)`` the derivative of ``op`` (as torch.library.register_autograd).
+
+    Provided by the tensorplug-autograd plugin (``tp.autograd.register_autograd``); without it
+    this raises an error naming the distribution to install.
+    """
+    import tensorplug
+
+    autograd = getattr(tensorplug, "autograd")  # the plugin's name, or a MissingPluginError
+    autograd.register_autograd(op, backward, setup_context=setup_context, lib=lib)

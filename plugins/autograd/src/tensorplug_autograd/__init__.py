@@ -1,0 +1,64 @@
+"""tensorplug-autograd: reverse-mode automatic differentiation (DESIGN §8).
+
+The plugin owns the ``Autograd<B>`` keys (through the ``Autograd`` alias) and
+``ADInplaceOrView``. It registers one Autograd kernel per standard operator, generated from the
+formula table (formulas.py, kernels.py), a fallback for operators without a derivative, the
+Tensor attributes of autograd (tensor_api.py), and the names ``tp.autograd``, ``tp.no_grad``,
+``tp.enable_grad``, ``tp.set_grad_enabled``, ``tp.is_grad_enabled`` and ``tp.inference_mode``.
+A tensor carries its ``Autograd<B>`` key only while it requires grad, so calls on plain tensors
+never reach this plugin.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorplug import _repr
+from tensorplug import keys as _keys
+from tensorplug.hookspecs import hookimpl
+
+from . import autograd as _autograd_api
+from . import grad_mode as _grad_mode
+from . import kernels as _kernels
+from . import tensor_api as _tensor_api
+from .graph import M
+
+__all__ = [
+    "tensorplug_add_names",
+    "tensorplug_add_tensor_methods",
+    "tensorplug_register_kernels",
+]
+
+
+def _refresh(*_: Any) -> None:
+    M.refresh()
+
+
+@hookimpl
+def tensorplug_register_kernels(registry: Any) -> None:
+    M.refresh()
+    if _refresh not in _keys._state.listeners:
+        _keys._state.listeners.append(_refresh)  # a backend added later gets Autograd<B>
+    lib = registry.library("_", "IMPL")
+    lib.fallback(_kernels.not_implemented_kernel, "Autograd")
+    aten = registry.library("aten", "IMPL")
+    _kernels.register_all(aten)
+    if _tensor_api.repr_suffix not in _repr.suffix_hooks:
+        _repr.suffix_hooks.append(_tensor_api.repr_suffix)
+
+
+@hookimpl
+def tensorplug_add_names() -> dict[str, Any]:
+    return {
+        "autograd": _autograd_api,
+        "no_grad": _grad_mode.no_grad,
+        "enable_grad": _grad_mode.enable_grad,
+        "set_grad_enabled": _grad_mode.set_grad_enabled,
+        "is_grad_enabled": _grad_mode.is_grad_enabled,
+        "inference_mode": _grad_mode.inference_mode,
+    }
+
+
+@hookimpl
+def tensorplug_add_tensor_methods() -> dict[str, Any]:
+    return dict(_tensor_api.METHODS)

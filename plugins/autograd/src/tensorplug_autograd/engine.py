@@ -1,0 +1,382 @@
+"""The backward engine: runs a graph of nodes from its outputs back to its inputs.
+
+Note [Engine order]
+~~~~~~~~~~~~~~~~~~~
+The engine first walks the graph from the roots, counting for each node how many edges lead
+to it. A node runs once every node that feeds it has run, so its input buffer holds the sum of
+all gradients reaching it; among ready nodes the most recently created runs first (a heap on
+the creation sequence number, as PyTorch's CPU ready queue). ``autograd.grad`` only runs nodes
+on a path to the requested inputs and captures the gradient arriving there instead of
+accumulating it into ``.grad``.
+
+Note [Stealing gradients]
+~~~~~~~~~~~~~~~~~~~~~~~~~
+The first gradient accumulated into a leaf is stored as ``leaf.grad`` without a copy when
+nothing else refers to it (CPython's reference count says so) and it is not a view, as
+PyTorch's AccumulateGrad does; otherwise a clone is stored, so that in-place updates of one
+``.grad`` never show up in another tensor. Later gradients are added in place, or out of
+place when the backward pass records a graph (``create_graph=True``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import tensorplug as tp
+from tensorplug.dispatch import local_state
+from tensorplug.tensor import Tensor
+
+from .graph import (
+    M,
+    AccumulateGrad,
+    Node,
+    edge,
+    input_meta,
+    meta_of,
+    requires_grad,
+)
+
+__all__ = ["backward", "grad", "accumulate_into_grad"]
+
+
+def _as_tuple(x: Any) -> tuple[Any, ...]:
+    if isinstance(x, Tensor) or x is None:
+        return (x,)
+    return tuple(x)
+
+
+def _root_grads(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph: bool) -> list[Tensor]:
+    given = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    if len(given) != len(outputs):
+        raise RuntimeError(
+            f"grad requires one gradient per output: got {len(given)} gradients for "
+            f"{len(outputs)} outputs"
+        )
+    grads = []
+    for i, (out, g) in enumerate(zip(outputs, given, strict=True)):
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = tp.ones_like(out)
+        elif not isinstance(g, Tensor):
+            g = tp.full_like(out, g)
+        elif tuple(g.shape) != tuple(out.shape):
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
+                f"output[{i}] has a shape of {list(out.shape)}."
+            )
+        if not create_graph and requires_grad(g):
+            g = g.detach()
+        grads.append(g)
+    return grads
+
+
+def _root_edges(outputs: tuple[Tensor, ...]) -> list[tuple[Node, int]]:
+    edges = []
+    for i, out in enumerate(outputs):
+        if not isinstance(out, Tensor):
+            raise TypeError(f"backward/grad outputs must be Tensors, got {type(out).__name__}")
+        node, nr = edge(out)
+        if node is None:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+        edges.append((node, nr))
+    return edges
+
+
+def backward(
+    tensors: Any,
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
+    """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves of the graph."""
+    outputs = _as_tuple(tensors)
+    keep = create_graph if retain_graph is None else retain_graph
+    roots = _root_edges(outputs)
+    grads = _root_grads(outputs, grad_tensors, create_graph)
+    if inputs is None:
+        _execute(roots, grads, keep, create_graph, None)
+        return
+    ins = _as_tuple(inputs)
+    if not ins:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    targets = _targets(ins, allow_unused=True)
+    captured = _execute(roots, grads, keep, create_graph, targets)
+    for t, g in zip(ins, captured, strict=True):
+        if g is not None:
+            accumulate_into_grad(t, g)
+
+
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """The gradients of ``outputs`` with respect to ``inputs`` (nothing goes into ``.grad``)."""
+    outs = _as_tuple(outputs)
+    ins = _as_tuple(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    keep = create_graph if retain_graph is None else retain_graph
+    roots = _root_edges(outs)
+    grads = _root_grads(outs, grad_outputs, create_graph)
+    targets = _targets(ins, allow_unused)
+    captured = _execute(roots, grads, keep, create_graph, targets)
+    result = []
+    for t, g in zip(ins, captured, strict=True):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior."
+                )
+            if materialize_grads:
+                g = tp.zeros_like(t)
+        result.append(g)
+    return tuple(result)
+
+
+def _targets(inputs: tuple[Any, ...], allow_unused: bool) -> list[tuple[Node | None, int]]:
+    targets: list[tuple[Node | None, int]] = []
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad inputs must be Tensors, got {type(t).__name__}")
+        if not requires_grad(t):
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        targets.append(edge(t))
+    return targets
+
+
+# --- execution ----------------------------------------------------------------------------------
+
+
+def _execute(
+    roots: list[tuple[Node, int]],
+    root_grads: list[Tensor],
+    keep_graph: bool,
+    create_graph: bool,
+    targets: list[tuple[Node | None, int]] | None,
+) -> list[Tensor | None]:
+    """Run the graph (Note [Engine order]); with ``targets``, capture what reaches them."""
+    # 1. every node reachable from the roots, and for each node its list of parents
+    nodes: dict[Node, list[Node]] = {}
+    stack = [n for n, _ in roots]
+    for n in stack:
+        nodes.setdefault(n, [])
+    while stack:
+        n = stack.pop()
+        for child, _ in n.next_functions:
+            if child is None:
+                continue
+            parents = nodes.get(child)
+            if parents is None:
+                nodes[child] = [n]
+                stack.append(child)
+            else:
+                parents.append(n)
+
+    # 2. which nodes run: all of them, or (with targets) those on a path to a target
+    capture: dict[tuple[Node, int], list[int]] = {}
+    if targets is None:
+        needed = nodes.keys()
+    else:
+        needed_set: set[Node] = set()
+        for i, (n, nr) in enumerate(targets):
+            if n is None or n not in nodes:
+                continue
+            capture.setdefault((n, nr), []).append(i)
+            work = [n]
+            while work:
+                x = work.pop()
+                if x in needed_set:
+                    continue
+                needed_set.add(x)
+                work.extend(nodes[x])
+        needed = needed_set
+    deps: dict[Node, int] = {}
+    for n in needed:
+        for p in nodes[n]:
+            if p in needed:
+                deps[n] = deps.get(n, 0) + 1
+
+    # 3. run them
+    captured: list[Tensor | None] = [None] * (len(targets) if targets is not None else 0)
+    buffers: dict[Node, list[Tensor | None]] = {}
+    for (n, nr), g in zip(roots, root_grads, strict=True):
+        if n in needed:
+            _add_to_buffer(buffers, n, nr, g, create_graph)
+    ready = [(-n._seq, n) for n in {n for n, _ in roots} if n in needed and not deps.get(n)]
+    heapq.heapify(ready)
+
+    st = local_state
+    saved_mode = st.nexc
+    st.nexc = (saved_mode | M.ag) if create_graph else (saved_mode & M.nag)
+    try:
+        while ready:
+            _, node = heapq.heappop(ready)
+            grads = buffers.pop(node, None) or [None] * _n_outputs(node)
+            if node._pre_hooks:
+                grads = _run_pre_hooks(node, grads)
+            if capture:
+                for nr, g in enumerate(grads):
+                    for i in capture.get((node, nr), ()):
+                        captured[i] = g if captured[i] is None else captured[i] + g
+            if type(node) is AccumulateGrad:
+                if targets is None:
+                    g0 = grads[0]
+                    del grads
+                    if g0 is not None:
+                        accumulate_into_grad(node.variable, g0, _steal_refs=3)
+                continue
+            if targets is not None and not any(c in needed for c, _ in node.next_functions):
+                continue
+            outs = _apply(node, grads)
+            del grads
+            if not keep_graph:
+                node._release()
+            for (child, nr), g in zip(node.next_functions, outs, strict=False):
+                if child is None or child not in needed:
+                    continue
+                if g is not None:
+                    _add_to_buffer(buffers, child, nr, g, create_graph)
+                left = deps[child] - 1
+                deps[child] = left
+                if left == 0:
+                    heapq.heappush(ready, (-child._seq, child))
+            del outs
+    finally:
+        st.nexc = saved_mode
+    return captured
+
+
+def _n_outputs(node: Node) -> int:
+    return getattr(node, "_n_out", 1)
+
+
+def _add_to_buffer(
+    buffers: dict[Node, list[Tensor | None]], node: Node, nr: int, g: Tensor, create_graph: bool
+) -> None:
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * _n_outputs(node)
+    old = buf[nr]
+    buf[nr] = g if old is None else old + g
+
+
+def _run_pre_hooks(node: Node, grads: list[Tensor | None]) -> list[Tensor | None]:
+    hooks = node._pre_hooks
+    assert hooks is not None
+    for nr, fns in hooks.items():
+        if nr < 0:
+            continue
+        for fn in list(fns):
+            g = grads[nr]
+            if g is None:
+                continue
+            new = fn(g)
+            if new is not None:
+                grads[nr] = new
+    for fn in list(hooks.get(-1, ())):
+        new = fn(tuple(grads))
+        if new is not None:
+            grads = list(new)
+    return grads
+
+
+def _apply(node: Node, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
+    outs = node.apply(grads)
+    n = len(node.next_functions)
+    if len(outs) != n:
+        raise RuntimeError(
+            f"function {node.name()} returned an incorrect number of gradients (expected {n}, "
+            f"got {len(outs)})"
+        )
+    metas = node._input_meta
+    fixed: list[Tensor | None] | None = None
+    for i, g in enumerate(outs):
+        if g is None:
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(
+                f"function {node.name()} returned a gradient of type {type(g).__name__} at "
+                f"index {i}; expected a Tensor or None"
+            )
+        meta = metas[i] if i < len(metas) else None
+        if meta is None:
+            continue
+        shape, dtype, device = meta
+        new = g
+        if new._data.shape != shape:
+            new = _reduce_to(new, shape, node, i)
+        if new._dtype is not dtype:
+            new = new.to(dtype)
+        if new._device != device:
+            new = new.to(device)
+        if new is not g:
+            if fixed is None:
+                fixed = list(outs)
+            fixed[i] = new
+    if node._post_hooks:
+        result = tuple(outs if fixed is None else fixed)
+        for fn in list(node._post_hooks):
+            new_result = fn(result, tuple(grads))
+            if new_result is not None:
+                result = tuple(new_result)
+        return result
+    return outs if fixed is None else fixed
+
+
+def _reduce_to(g: Tensor, shape: tuple[int, ...], node: Node, i: int) -> Tensor:
+    """Sum the broadcast dimensions of ``g`` away so it has ``shape`` (or raise)."""
+    gs = tuple(g._data.shape)
+    lead = len(gs) - len(shape)
+    ok = lead >= 0 and all(s in (1, d) for s, d in zip(shape, gs[lead:], strict=True))
+    if not ok:
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {i} - got "
+            f"{list(gs)} but expected shape compatible with {list(shape)}"
+        )
+    dims = list(range(lead)) + [lead + j for j, s in enumerate(shape) if s == 1 and gs[lead + j] != 1]
+    if dims:
+        g = tp.sum(g, dims, keepdim=True)
+    if lead:
+        g = g.reshape(list(shape))
+    return g
+
+
+def accumulate_into_grad(t: Tensor, g: Tensor, _steal_refs: int = 2) -> None:
+    """Add ``g`` into ``t.grad`` (Note [Stealing gradients]); runs the leaf's hooks first."""
+    m = meta_of(t)
+    if m.hooks:
+        for fn in list(m.hooks):
+            new = fn(g)
+            if new is not None:
+                g = new
+                _steal_refs = 0  # a hook's result may be referenced by the hook: copy it
+    recording = bool(local_state.nexc & M.ag)
+    old = m.grad
+    if old is None:
+        if recording:
+            m.grad = g
+        elif g._base is None and g._autograd is None and sys.getrefcount(g) <= _steal_refs + 1:
+            m.grad = g
+        else:
+            m.grad = g.detach().clone()
+    elif recording:
+        m.grad = old + g
+    else:
+        old.add_(g)
+
+
+def _meta_for_tests(t: Tensor) -> tuple[tuple[int, ...], Any, Any]:
+    return input_meta(t)

@@ -1,0 +1,295 @@
+"""``tp.autograd.Function`` and ``tp.library.register_autograd``: user-defined derivatives.
+
+A ``Function`` subclass defines ``forward`` and ``backward`` as static methods; ``apply`` runs
+``forward`` with grad mode off and, when an input requires grad, makes a node (an instance of
+``<Name>Backward``, which is also the ``ctx`` both methods receive) the ``grad_fn`` of the
+outputs. Both styles of PyTorch work::
+
+    class MulConstant(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, tensor, constant):          # ctx first ...
+            ctx.constant = constant
+            return tensor * constant
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * ctx.constant, None
+
+    class Exp(tp.autograd.Function):
+        @staticmethod
+        def forward(x):                              # ... or a separate setup_context
+            return x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(output)
+
+``register_autograd(op, backward, setup_context=...)`` gives an operator the same machinery
+through an Autograd kernel: the op runs below autograd and ``backward`` is its derivative.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import tensorplug as tp
+from tensorplug.dispatch import local_state
+from tensorplug.tensor import Tensor
+
+from .graph import M, Node, SavedTensor, edge, input_meta, meta_of, set_history, zeros_for
+
+__all__ = ["Function", "FunctionCtx", "register_autograd"]
+
+
+class FunctionCtx(Node):
+    """The ``ctx`` of a Function: it is also the backward node of the call."""
+
+    # no __slots__: users store anything on ctx (ctx.constant = ...)
+    _backward: Callable[..., Any]
+    _fn_name: str = "Function"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.needs_input_grad: tuple[bool, ...] = ()
+        self.materialize_grads = True
+        self._to_save: tuple[Any, ...] | None = None
+        self._saved: tuple[SavedTensor | None, ...] | None = None
+        self._dirty: tuple[Tensor, ...] = ()
+        self._non_differentiable: tuple[Tensor, ...] = ()
+        self._out_meta: tuple[Any, ...] = ()
+        self._n_out = 1
+        self._arg_edges: tuple[int | None, ...] = ()  # forward arg position -> edge index
+
+    # --- the API of ctx -------------------------------------------------------------------
+
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    "save_for_backward can only save variables, but argument "
+                    f"{tensors.index(t)} is of type {type(t).__name__}"
+                )
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self) -> tuple[Tensor | None, ...]:
+        if self._saved is None:
+            if self._to_save is not None:  # read inside forward / setup_context
+                return self._to_save
+            return ()
+        return tuple(None if s is None else s.unpack(self) for s in self._saved)
+
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self.materialize_grads = bool(value)
+
+    # --- as a node ------------------------------------------------------------------------
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
+        if self.materialize_grads:
+            grads = [
+                g if g is not None or m is None else zeros_for(m)
+                for g, m in zip(grads, self._out_meta, strict=True)
+            ]
+        result = self._backward(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n_args = len(self._arg_edges)
+        if len(result) < n_args or any(r is not None for r in result[n_args:]):
+            raise RuntimeError(
+                f"function {self.name()} returned an incorrect number of gradients (expected "
+                f"{n_args}, got {len(result)})"
+            )
+        res: list[Tensor | None] = [None] * len(self.next_functions)
+        for pos, e in enumerate(self._arg_edges):
+            r = result[pos]
+            if e is None:
+                if r is not None and not isinstance(r, Tensor):
+                    continue
+                if r is not None:
+                    raise RuntimeError(
+                        f"function {self.name()} returned a gradient different than None at "
+                        f"position {pos + 1}, but the corresponding forward input was not a "
+                        "Variable"
+                    )
+                continue
+            res[e] = r
+        return res
+
+    def _release(self) -> None:
+        if self._saved is not None:
+            for s in self._saved:
+                if s is not None:
+                    s.freed = True
+
+
+class _FunctionMeta(type):
+    """Gives each Function subclass its node class ``<Name>Backward``."""
+
+    def __init__(cls, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> None:
+        super().__init__(name, bases, ns)
+        backward = cls.__dict__.get("backward")
+        fn = backward.__func__ if isinstance(backward, staticmethod) else getattr(cls, "backward", None)
+        cls._backward_cls = type(
+            f"{name}Backward", (FunctionCtx,), {"_backward": staticmethod(fn), "_fn_name": name}
+        )
+
+
+class Function(metaclass=_FunctionMeta):
+    """Base class of user-defined differentiable functions (see the module docstring)."""
+
+    _backward_cls: type[FunctionCtx]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError(
+            f"{type(self).__name__} is a tp.autograd.Function: call {type(self).__name__}.apply(...) "
+            "instead of creating an instance"
+        )
+
+    @staticmethod
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
+        return _NO_SETUP
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD.")
+
+    vjp = backward
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        uses_setup = cls.setup_context is not Function.setup_context
+
+        def forward(ctx: FunctionCtx) -> Any:
+            if uses_setup:
+                out = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, out)
+                return out
+            return cls.forward(ctx, *args, **kwargs)
+
+        return run_function(cls._backward_cls, args, forward)
+
+
+_NO_SETUP = object()
+
+
+def run_function(node_cls: type[FunctionCtx], args: Sequence[Any], forward: Callable[[FunctionCtx], Any]) -> Any:
+    """Run ``forward(ctx)`` with grad mode off; connect its outputs to ``ctx`` as a node."""
+    ctx = node_cls()
+    edges: list[Any] = []
+    metas: list[Any] = []
+    arg_edges: list[int | None] = []
+    needs: list[bool] = []
+    for a in args:
+        if isinstance(a, Tensor):
+            arg_edges.append(len(edges))
+            e = edge(a) if local_state.nexc & M.ag else (None, 0)
+            edges.append(e)
+            metas.append(input_meta(a))
+            needs.append(e[0] is not None)
+        else:
+            arg_edges.append(None)
+            needs.append(False)
+    ctx.needs_input_grad = tuple(needs)
+    ctx._arg_edges = tuple(arg_edges)
+    st = local_state
+    old = st.nexc
+    st.nexc = old & M.nag
+    try:
+        out = forward(ctx)
+    finally:
+        st.nexc = old
+    if not any(needs):
+        return out
+    single = not isinstance(out, tuple)
+    outs = [out] if single else list(out)
+    inputs = [a for a in args if isinstance(a, Tensor)]
+    dirty = ctx._dirty
+    nondiff = ctx._non_differentiable
+    for nr, t in enumerate(outs):
+        if not isinstance(t, Tensor):
+            continue
+        if any(t is x for x in inputs) and not any(t is d for d in dirty):
+            t = outs[nr] = tp.ops.aten.detach.default(t)  # an input returned as is: an alias
+        if any(t is x for x in nondiff) or not t._dtype.is_floating_point:
+            continue
+        set_history(t, ctx, nr)
+    ctx.next_functions = tuple(edges)
+    ctx._input_meta = tuple(metas)
+    ctx._n_out = len(outs)
+    ctx._out_meta = tuple(input_meta(t) if isinstance(t, Tensor) else None for t in outs)
+    if ctx._to_save is not None:
+        saved: list[SavedTensor | None] = []
+        for t in ctx._to_save:
+            if t is None:
+                saved.append(None)
+                continue
+            nr = next((i for i, o in enumerate(outs) if o is t), -1)
+            saved.append(SavedTensor(t, nr) if nr >= 0 else SavedTensor(t))
+        ctx._saved = tuple(saved)
+        ctx._to_save = None
+    for d in dirty:
+        meta_of(d)
+    return outs[0] if single else tuple(outs)
+
+
+# --- register_autograd --------------------------------------------------------------------------
+
+_libraries: list[Any] = []  # Libraries made by register_autograd without lib=: kept alive
+
+
+def register_autograd(
+    op: Any,
+    backward: Callable[..., Any],
+    /,
+    *,
+    setup_context: Callable[[Any, tuple[Any, ...], Any], Any] | None = None,
+    lib: Any = None,
+) -> None:
+    """Make ``backward(ctx, *grads)`` the derivative of ``op`` (PyTorch's register_autograd).
+
+    ``setup_context(ctx, inputs, output)`` runs after the op, with ``inputs`` the op's
+    arguments in schema order; ``backward`` returns one gradient per argument (``None`` for
+    arguments that are not tensors or need none).
+    """
+    from tensorplug import dispatcher
+
+    overload = dispatcher.find_op(op) if not isinstance(op, tp.OpOverload) else op
+    s = overload._schema
+    names = [a.name for a in s.arguments]
+    npos = len(s.positional)
+    node_cls = type(
+        f"{overload.op_name.capitalize()}Backward",
+        (FunctionCtx,),
+        {"_backward": staticmethod(backward), "_fn_name": overload._name},
+    )
+
+    def kernel(ks: int, *args: Any, **kwargs: Any) -> Any:
+        inputs = (*args, *(kwargs[n] for n in names[npos:] if n in kwargs))
+
+        def forward(ctx: FunctionCtx) -> Any:
+            out = overload.redispatch(ks & M.below, *args, **kwargs)
+            if setup_context is not None:
+                setup_context(ctx, inputs, out)
+            return out
+
+        return run_function(node_cls, inputs, forward)
+
+    kernel.__qualname__ = f"register_autograd[{overload._name}]"
+    if lib is None:
+        lib = tp.Library(overload.namespace, "IMPL")
+        _libraries.append(lib)
+    lib.impl(overload, kernel, "Autograd", with_keyset=True)

@@ -1,0 +1,108 @@
+"""Grad mode: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
+
+Grad mode is the thread's exclusion of the ``Autograd<B>`` keys (DESIGN §3): ``no_grad()``
+excludes them all, so calls skip the autograd kernels and record nothing; ``enable_grad()``
+removes them from the excluded set again. Each works as a context manager and as a decorator,
+and restores the previous state on exit, as in PyTorch::
+
+    with tp.no_grad():
+        w.sub_(lr * w.grad)
+
+    @tp.no_grad()
+    def evaluate(model, x): ...
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from tensorplug.dispatch import local_state
+
+from .graph import M
+
+__all__ = ["enable_grad", "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def is_grad_enabled() -> bool:
+    return bool(local_state.nexc & M.ag)
+
+
+class _GradMode:
+    """A context manager and decorator that sets grad mode to ``self._enabled``."""
+
+    _enabled: bool = True
+
+    def __init__(self) -> None:
+        self._prev: list[int] = []
+
+    def __enter__(self) -> None:
+        st = local_state
+        self._prev.append(st.nexc)
+        st.nexc = (st.nexc | M.ag) if self._enabled else (st.nexc & M.nag)
+
+    def __exit__(self, *exc: object) -> None:
+        local_state.nexc = self._prev.pop()
+
+    def __call__(self, fn: F) -> F:
+        if inspect.isgeneratorfunction(fn):
+            raise TypeError(f"{type(self).__name__} cannot decorate a generator function")
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self.clone():
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    def clone(self) -> _GradMode:
+        return type(self)()
+
+
+class no_grad(_GradMode):  # noqa: N801 - PyTorch's name
+    """Disable gradient recording in this thread for the block (or decorated function)."""
+
+    _enabled = False
+
+
+class enable_grad(_GradMode):  # noqa: N801
+    """Enable gradient recording in this thread for the block (or decorated function)."""
+
+    _enabled = True
+
+
+class set_grad_enabled(_GradMode):  # noqa: N801
+    """Set grad mode to ``mode``. Takes effect on construction, like PyTorch's, so both
+    ``set_grad_enabled(False)`` as a statement and ``with set_grad_enabled(False):`` work."""
+
+    def __init__(self, mode: bool) -> None:
+        super().__init__()
+        self._enabled = bool(mode)
+        st = local_state
+        self._entry = st.nexc
+        st.nexc = (st.nexc | M.ag) if self._enabled else (st.nexc & M.nag)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        local_state.nexc = self._entry
+
+    def __call__(self, fn: F) -> F:
+        local_state.nexc = self._entry  # used as a decorator: undo the change made above
+        return super().__call__(fn)
+
+    def clone(self) -> _GradMode:
+        return set_grad_enabled(self._enabled)
+
+
+class inference_mode(no_grad):  # noqa: N801
+    """``no_grad`` (tensorplug has no separate inference tensors); ``mode=False`` is a no-op."""
+
+    def __init__(self, mode: bool = True) -> None:
+        super().__init__()
+        self._enabled = not mode

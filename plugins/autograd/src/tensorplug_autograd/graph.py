@@ -1,0 +1,328 @@
+"""The autograd graph: per-tensor metadata, backward nodes, saved tensors.
+
+Note [Autograd state of a tensor]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A tensor requires grad exactly when its key set holds an ``Autograd<B>`` key (DESIGN §3), so
+ops on plain tensors never reach an autograd kernel and pay nothing. Everything else lives in
+``tensor._autograd``, an :class:`AutogradMeta` created only for tensors that take part in a
+graph: the accumulated ``grad``, the ``grad_fn`` that produced the tensor (``None`` for leaves)
+and which of its outputs it is, hooks, and for views of tensors that require grad how to
+re-create the view from its base (used when the view is modified in place).
+
+Note [Graph edges]
+~~~~~~~~~~~~~~~~~~
+A node's ``next_functions`` has one ``(node, output_nr)`` edge per differentiable tensor input,
+in schema order (a ``Tensor[]`` argument contributes one edge per element). The edge of a
+non-leaf is its ``grad_fn``; the edge of a leaf that requires grad is its
+:class:`AccumulateGrad` node, created once per leaf and kept weakly by the leaf, so every use of
+the leaf in one graph reaches the same node; inputs that do not require grad have
+``(None, 0)``. Each edge also records the input's shape, dtype and device: the engine reduces a
+broadcast gradient to that shape and casts it, as PyTorch's ``validate_outputs`` does.
+
+Note [Saved tensors]
+~~~~~~~~~~~~~~~~~~~~
+A tensor saved for backward remembers its version counter's value (DESIGN §5). Reading it
+back after an in-place change raises PyTorch's "modified by an inplace operation" error.
+An op's own outputs are saved as detached aliases sharing data and version counter, so the
+graph holds no reference cycle (output -> grad_fn -> output); when a backward pass builds a
+graph (``create_graph=True``) the alias is given the node back as its ``grad_fn``. Freeing a
+graph (``retain_graph=False``) drops the saved tensors; reading one afterwards raises
+"Trying to backward through the graph a second time".
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import tensorplug as tp
+from tensorplug import keys as _keys
+from tensorplug.tensor import Tensor
+
+__all__ = ["AccumulateGrad", "AutogradMeta", "Node", "RemovableHandle", "SavedTensor"]
+
+
+class _Masks:
+    """Key-set masks of the hot path, recomputed when keys change."""
+
+    ag: int = 0  # every Autograd<B> bit
+    nag: int = -1  # ~ag, for the thread's not-excluded mask
+    below: int = -1  # keys strictly below every Autograd<B> key
+    ag_of: dict[int, int] = {}  # a plain tensor key set -> its Autograd<B> bit
+
+    @classmethod
+    def refresh(cls) -> None:
+        cls.ag = int(_keys.keyset("Autograd"))
+        cls.nag = ~cls.ag
+        order = _keys.priority_order()
+        lowest = [k for k in order if k.family == "Autograd"][-1]
+        cls.below = int(_keys.DispatchKeySet(-1 & _keys.all_runtime_mask()).below(lowest))
+        cls.ag_of = {}
+
+
+M = _Masks
+
+
+def autograd_bit(t: Tensor) -> int:
+    """The ``Autograd<B>`` bit for ``t``'s backend."""
+    ks = t._tp_keyset
+    bit = M.ag_of.get(ks)
+    if bit is None:
+        backend = ks & _keys.backend_mask()
+        key = next(k for k in _keys.backends() if backend & k.mask)
+        bit = M.ag_of[ks] = _keys.per_backend("Autograd", key).mask
+    return bit
+
+
+_sequence = itertools.count()
+
+
+class RemovableHandle:
+    """What ``register_hook`` returns: ``handle.remove()`` takes the hook out again."""
+
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list[Any], hook: Any) -> None:
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self) -> None:
+        try:
+            self._hooks.remove(self._hook)
+        except ValueError:
+            pass
+
+
+class ViewInfo:
+    """How a view of a tensor that requires grad was made: its root base and the view ops."""
+
+    __slots__ = ("base", "chain")
+
+    def __init__(self, base: Tensor, chain: tuple[tuple[Any, tuple[Any, ...], dict[str, Any]], ...]):
+        self.base = base
+        self.chain = chain  # ((op, args after self, kwargs), ...) applied to base in order
+
+    def replay(self, base: Tensor) -> Tensor:
+        t = base
+        for op, args, kwargs in self.chain:
+            t = op(t, *args, **kwargs)
+        return t
+
+
+class AutogradMeta:
+    """Note [Autograd state of a tensor]."""
+
+    __slots__ = ("grad", "grad_fn", "output_nr", "acc", "hooks", "retains_grad", "view", "name")
+
+    def __init__(self, grad_fn: Node | None = None, output_nr: int = 0) -> None:
+        self.grad: Tensor | None = None
+        self.grad_fn = grad_fn
+        self.output_nr = output_nr
+        self.acc: weakref.ref[AccumulateGrad] | None = None
+        self.hooks: list[Callable[[Tensor], Tensor | None]] | None = None  # leaves only
+        self.retains_grad = False
+        self.view: ViewInfo | None = None
+
+
+def meta_of(t: Tensor) -> AutogradMeta:
+    m: AutogradMeta | None = t._autograd
+    if m is None:
+        m = t._autograd = AutogradMeta()
+    return m
+
+
+# --- nodes --------------------------------------------------------------------------------------
+
+
+class Node:
+    """A backward function: gradients of its outputs in, gradients of its inputs out.
+
+    ``next_functions`` holds the edges to the nodes of its inputs (Note [Graph edges]).
+    """
+
+    __slots__ = ("next_functions", "_input_meta", "_seq", "_pre_hooks", "_post_hooks", "__weakref__")
+
+    next_functions: tuple[tuple[Node | None, int], ...]
+
+    def __init__(self) -> None:
+        self.next_functions = ()
+        self._input_meta: tuple[tuple[tuple[int, ...], Any, Any] | None, ...] = ()
+        self._seq = next(_sequence)
+        self._pre_hooks: dict[int, list[Any]] | None = None
+        self._post_hooks: list[Any] | None = None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        """Free saved tensors (the graph is not retained)."""
+
+    def register_hook(self, fn: Callable[[tuple[Any, ...], tuple[Any, ...]], Any]) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after this node; may return new grad_inputs."""
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(fn)
+        return RemovableHandle(self._post_hooks, fn)
+
+    def register_prehook(self, fn: Callable[[tuple[Any, ...]], Any]) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before this node; may return new grad_outputs."""
+        hooks = self._add_pre_hook(-1, fn)
+        return RemovableHandle(hooks, fn)
+
+    def _add_pre_hook(self, output_nr: int, fn: Any) -> list[Any]:
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        hooks = self._pre_hooks.setdefault(output_nr, [])
+        hooks.append(fn)
+        return hooks
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {}
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf: adds the incoming gradient into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor) -> None:
+        super().__init__()
+        self.variable = variable
+        self._input_meta = (input_meta(variable),)
+
+    def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
+        from .engine import accumulate_into_grad
+
+        g = grads[0]
+        if g is not None:
+            accumulate_into_grad(self.variable, g)
+        return ()
+
+
+def accumulator(t: Tensor) -> AccumulateGrad:
+    m = meta_of(t)
+    acc = m.acc() if m.acc is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        m.acc = weakref.ref(acc)
+    return acc
+
+
+def input_meta(t: Tensor) -> tuple[tuple[int, ...], Any, Any]:
+    return (t._data.shape, t._dtype, t._device)
+
+
+def edge(t: Tensor) -> tuple[Node | None, int]:
+    """The edge a use of ``t`` adds to a node (Note [Graph edges])."""
+    m: AutogradMeta | None = t._autograd
+    if m is not None and m.grad_fn is not None:
+        return (m.grad_fn, m.output_nr)
+    if t._tp_keyset & M.ag:
+        return (accumulator(t), 0)
+    return (None, 0)
+
+
+def set_history(t: Tensor, node: Node, output_nr: int) -> None:
+    """Make ``t`` an output of ``node`` that requires grad."""
+    m: AutogradMeta | None = t._autograd
+    if m is None:
+        t._autograd = AutogradMeta(node, output_nr)
+    else:
+        m.grad_fn = node
+        m.output_nr = output_nr
+    t._tp_keyset |= autograd_bit(t)
+
+
+def requires_grad(t: Any) -> bool:
+    return bool(t._tp_keyset & M.ag)
+
+
+def is_differentiable_dtype(t: Tensor) -> bool:
+    return bool(t._dtype.is_floating_point)
+
+
+# --- saved tensors ------------------------------------------------------------------------------
+
+_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+class SavedTensor:
+    """Note [Saved tensors]."""
+
+    __slots__ = ("t", "version", "output_nr", "freed")
+
+    def __init__(self, t: Tensor, output_nr: int = -1) -> None:
+        if output_nr >= 0:
+            # an output of the node that saves it: keep a detached alias, no reference cycle
+            d = Tensor._new(t._data, t._dtype, t._device, t._tp_keyset & ~M.ag)
+            d._vc = t._tp_version
+            t = d
+        self.t = t
+        self.version = t._tp_version.value
+        self.output_nr = output_nr
+        self.freed = False
+
+    def unpack(self, node: Node | None) -> Tensor:
+        if self.freed:
+            raise RuntimeError(_FREED)
+        t = self.t
+        if t._tp_version.value != self.version:
+            raise RuntimeError(modified_message(t, node, self))
+        if self.output_nr >= 0 and node is not None and grad_recording():
+            # create_graph: the output is differentiable again, through this node
+            out = Tensor._new(t._data, t._dtype, t._device, t._tp_keyset)
+            out._vc = t._vc
+            set_history(out, node, self.output_nr)
+            return out
+        return t
+
+
+def modified_message(t: Tensor, node: Node | None, saved: SavedTensor) -> str:
+    what = f"[{t.device.type.upper()} {t.dtype} {list(t.shape)}]"
+    if node is not None:
+        if saved.output_nr >= 0:
+            what += f", which is output {saved.output_nr} of {node.name()},"
+        else:
+            what += f", which is saved by {node.name()} (an input of it),"
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: {what} is at version {t._tp_version.value}; expected version "
+        f"{saved.version} instead. Hint: the tensor was changed in place (an op ending in _, "
+        "out=, or item assignment) after it was used; clone() it before changing it, or "
+        "change it out of place."
+    )
+
+
+def grad_recording() -> bool:
+    """True when autograd keys are not excluded in this thread (grad mode is on)."""
+    from tensorplug.dispatch import local_state
+
+    return bool(local_state.nexc & M.ag)
+
+
+def tensors_in(x: Any) -> list[Tensor]:
+    if isinstance(x, Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for t in x if isinstance(t, Tensor)]
+    return []
+
+
+def zeros_for(meta: tuple[tuple[int, ...], Any, Any]) -> Tensor:
+    shape, dtype, device = meta
+    return tp.zeros(list(shape), dtype=dtype, device=device)

@@ -1,0 +1,718 @@
+"""The Autograd kernels: one per differentiable operator, generated from the formula table.
+
+Note [Autograd kernel]
+~~~~~~~~~~~~~~~~~~~~~~
+Every kernel is registered on the ``Autograd`` alias key with ``with_keyset=True`` and does
+what PyTorch's VariableType kernels do:
+
+1. run the operator below autograd: ``op.redispatch(keyset & below-autograd, ...)`` with the
+   ``Autograd<B>`` keys excluded in this thread meanwhile, so kernels that re-enter the
+   dispatcher (composites of backends) record nothing;
+2. if a differentiable tensor input requires grad, make a node of the op's class
+   (``MulBackward0``) with an edge per differentiable input (Note [Graph edges] in graph.py),
+   save what the formula reads (Note [Saved tensors]), and make each differentiable floating
+   point output require grad with the node as its ``grad_fn``.
+
+The kernel's Python signature is the schema's (generated source, like the core's call
+functions), because the dispatcher passes arguments by name; the argument tuple then goes to
+one generic routine. In-place ops additionally refuse leaves that require grad, clone
+``self`` first when the formula needs its old value, and move ``self``'s history onto the new
+node (for a view of a tensor that requires grad, its base's history: :class:`CopySlices`).
+``out=`` overloads refuse arguments that require grad, as PyTorch does. Ops with no formula
+get :func:`not_implemented_kernel`: the call works, and backward through it raises an error
+naming the op.
+"""
+
+from __future__ import annotations
+
+import keyword
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import tensorplug as tp
+from tensorplug import schema as _schema
+from tensorplug.dispatch import local_state
+from tensorplug.dispatcher import OpOverload
+from tensorplug.library import fallthrough_kernel
+from tensorplug.tensor import Tensor
+
+from . import formulas as _formulas
+from .graph import (
+    M,
+    Node,
+    SavedTensor,
+    ViewInfo,
+    edge,
+    input_meta,
+    meta_of,
+    set_history,
+    zeros_for,
+)
+
+__all__ = ["register_all", "not_implemented_kernel", "autograd_not_implemented_fallback"]
+
+_NOT_SAVED = object()
+
+
+def camel(op_name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in op_name.strip("_").split("_"))
+
+
+class Rule:
+    """What an op's autograd kernel and node need to know, computed once per op."""
+
+    def __init__(self, op: OpOverload, table: dict[str | tuple[str, ...], Callable[..., Any]] | None):
+        s = op._schema
+        self.op = op
+        self.name = op._name
+        self.schema = s
+        args = s.arguments
+        self.arg_names = tuple(a.name for a in args)
+        self.index = {a.name: i for i, a in enumerate(args)}
+        self.npos = len(s.positional)
+        self.kw_names = tuple(a.name for a in s.kwarg_only)
+        self.tensor_args = tuple((i, a.tensor_kind) for i, a in enumerate(args) if a.tensor_kind)
+        self.returns = s.returns
+        self.return_names = tuple(r.name or "" for r in s.returns)
+        self.returns_list = len(s.returns) == 1 and str(s.returns[0].type).startswith("Tensor") and str(s.returns[0].type).endswith("[]")
+        self.n_out = len(s.returns)
+        self.inplace = bool(args) and args[0].is_write and not any(a.kwarg_only and a.is_write for a in args)
+        self.out = any(a.kwarg_only and a.is_write for a in args)
+        first = s.returns[0] if s.returns else None
+        self.view = (
+            first is not None
+            and first.annotation is not None
+            and not first.annotation.is_write
+            and not self.inplace
+        )
+        self.table = table or {}
+        self.formulas: list[tuple[tuple[str, ...], Callable[..., Any]]] = []
+        diff_names: list[str] = []
+        for key, fn in self.table.items():
+            names = key if isinstance(key, tuple) else (key,)
+            for n in names:
+                if n not in self.index:
+                    raise ValueError(f"formula of {self.name} names {n!r}, not an argument of its schema")
+                diff_names.append(n)
+            self.formulas.append((names, fn))
+        self.diff = tuple((i, k) for i, k in self.tensor_args if self.arg_names[i] in diff_names)
+        self.joint = [isinstance(k, tuple) for k in self.table]
+        used = set()
+        for fn in self.table.values():
+            used |= _names_read(fn.__code__)
+        self.saved = frozenset(i for i, _ in self.tensor_args if self.arg_names[i] in used)
+        self.saves_result = "result" in used or any(n and n in used for n in self.return_names)
+        self.saves_self_before = self.inplace and "self" in used
+        out_diff = _formulas.OUTPUT_DIFFERENTIABILITY.get(_short(self.name))
+        self.out_diff = out_diff or (True,) * max(self.n_out, 1)
+        self.node_cls: type[OpNode] = type(
+            f"{camel(op.op_name)}Backward{_overload_number(op)}", (OpNode,), {"_rule": self, "__slots__": ()}
+        )
+
+    def call_below(self, ks: int, args: tuple[Any, ...]) -> Any:
+        kw = {n: args[self.npos + j] for j, n in enumerate(self.kw_names)}
+        st = local_state
+        old = st.nexc
+        st.nexc = old & M.nag
+        try:
+            return self.op.redispatch(ks & M.below, *args[: self.npos], **kw)
+        finally:
+            st.nexc = old
+
+
+def _short(name: str) -> str:
+    return name.split("::", 1)[1]
+
+
+def _overload_number(op: OpOverload) -> int:
+    """PyTorch numbers overloads of one op in declaration order: MulBackward0, MulBackward1."""
+    from tensorplug import dispatcher
+
+    same = [o for o in dispatcher.ops_in(op.namespace, op.op_name)]
+    try:
+        return same.index(op)
+    except ValueError:
+        return 0
+
+
+def _names_read(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _names_read(c)
+    return names
+
+
+# --- the node of an op --------------------------------------------------------------------------
+
+
+class OpNode(Node):
+    """The backward node of one call of an op with a formula (its class is per op)."""
+
+    __slots__ = ("_args", "_result", "_spans", "_out_meta", "_n_out")
+    _rule: Rule
+
+    def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
+        rule = self._rule
+        n = len(self.next_functions)
+        res: list[Tensor | None] = [None] * n
+        if rule.n_out == 1 and not rule.returns_list:
+            g: Any = grads[0]
+            if g is None:
+                return res
+        else:
+            if all(x is None for x in grads):
+                return res
+            g = tuple(
+                x if x is not None else (zeros_for(m) if m is not None else None)
+                for x, m in zip(grads, self._out_meta, strict=True)
+            )
+            if rule.returns_list:
+                g = list(g)
+        s = SavedView(self)
+        spans = self._spans
+        nexts = self.next_functions
+        for names, fn in rule.formulas:
+            need = False
+            for name in names:
+                start, count = spans[name]
+                for j in range(start, start + count):
+                    if nexts[j][0] is not None:
+                        need = True
+            if not need:
+                continue
+            r = fn(g, s)
+            if len(names) == 1:
+                rs: tuple[Any, ...] = (r,)
+            else:
+                rs = tuple(r)
+            for name, value in zip(names, rs, strict=True):
+                start, count = spans[name]
+                if count == 1 and not _is_list_arg(rule, name):
+                    res[start] = value
+                elif value is not None:
+                    for j, v in enumerate(value):
+                        res[start + j] = v
+        return res
+
+    def _release(self) -> None:
+        args = self._args
+        for x in args:
+            if type(x) is SavedTensor:
+                x.freed = True
+            elif type(x) is list:
+                for y in x:
+                    if type(y) is SavedTensor:
+                        y.freed = True
+        r = self._result
+        if type(r) is SavedTensor:
+            r.freed = True
+        elif type(r) is tuple:
+            for y in r:
+                if type(y) is SavedTensor:
+                    y.freed = True
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {"op": self._rule.name}
+
+
+def _is_list_arg(rule: Rule, name: str) -> bool:
+    kind = rule.schema.arguments[rule.index[name]].tensor_kind
+    return kind in ("Tensor[]", "Tensor?[]")
+
+
+class SavedView:
+    """The ``s`` a formula reads (Note [Formula table] in formulas.py)."""
+
+    __slots__ = ("_node",)
+
+    def __init__(self, node: OpNode) -> None:
+        self._node = node
+
+    def __getattr__(self, name: str) -> Any:
+        node = self._node
+        rule = node._rule
+        i = rule.index.get(name)
+        if i is not None:
+            v = node._args[i]
+            if v is _NOT_SAVED:
+                raise AttributeError(
+                    f"the formula of {rule.name} reads s.{name}, which was not saved; read it "
+                    "as s.<name> directly in the formula's own body"
+                )
+            if type(v) is SavedTensor:
+                return v.unpack(node)
+            if type(v) is list and v and any(type(x) is SavedTensor for x in v):
+                return [x.unpack(node) if type(x) is SavedTensor else x for x in v]
+            return v
+        if name == "result" or (name in rule.return_names and name):
+            r = node._result
+            if r is None:
+                raise AttributeError(f"the formula of {rule.name} reads s.{name}, which was not saved")
+            if type(r) is tuple:
+                unpacked = tuple(x.unpack(node) if type(x) is SavedTensor else x for x in r)
+                return unpacked if name == "result" else unpacked[rule.return_names.index(name)]
+            if type(r) is list:
+                return [x.unpack(node) for x in r]
+            return r.unpack(node)
+        for suffix, k in (("_shape", 0), ("_dtype", 1), ("_device", 2)):
+            if name.endswith(suffix):
+                arg = name[: -len(suffix)]
+                if arg in node._spans:
+                    start, count = node._spans[arg]
+                    if _is_list_arg(rule, arg):
+                        return [None if m is None else m[k] for m in node._input_meta[start : start + count]]
+                    m = node._input_meta[start]
+                    return None if m is None else m[k]
+        raise AttributeError(f"the formula of {rule.name} reads s.{name}: no such argument or output")
+
+
+# --- recording ----------------------------------------------------------------------------------
+
+
+def _edges(rule: Rule, args: tuple[Any, ...]) -> tuple[list[tuple[Node | None, int]], list[Any], dict[str, tuple[int, int]]]:
+    edges: list[tuple[Node | None, int]] = []
+    metas: list[Any] = []
+    spans: dict[str, tuple[int, int]] = {}
+    for i, kind in rule.diff:
+        v = args[i]
+        start = len(edges)
+        if kind in ("Tensor[]", "Tensor?[]"):
+            for x in v:
+                if x is None:
+                    edges.append((None, 0))
+                    metas.append(None)
+                else:
+                    edges.append(edge(x))
+                    metas.append(input_meta(x))
+        elif v is None:
+            edges.append((None, 0))
+            metas.append(None)
+        else:
+            edges.append(edge(v))
+            metas.append(input_meta(v))
+        spans[rule.arg_names[i]] = (start, len(edges) - start)
+    return edges, metas, spans
+
+
+def _saved_args(rule: Rule, args: tuple[Any, ...], before: Tensor | None) -> tuple[Any, ...]:
+    out = list(args)
+    for i, kind in rule.tensor_args:
+        v = args[i]
+        if i not in rule.saved:
+            out[i] = _NOT_SAVED if v is not None else None
+        elif i == 0 and before is not None:
+            out[i] = SavedTensor(before)
+        elif kind in ("Tensor[]", "Tensor?[]"):
+            out[i] = [None if x is None else SavedTensor(x) for x in v]
+        elif v is not None:
+            out[i] = SavedTensor(v)
+    return tuple(out)
+
+
+def _outputs(out: Any) -> list[Any]:
+    if isinstance(out, Tensor):
+        return [out]
+    return list(out)
+
+
+def record(rule: Rule, out: Any, args: tuple[Any, ...], before: Tensor | None = None) -> Node | None:
+    """Step 2 of Note [Autograd kernel]: the node for this call, if an input requires grad."""
+    edges, metas, spans = _edges(rule, args)
+    for n, _ in edges:
+        if n is not None:
+            break
+    else:
+        return None
+    node = rule.node_cls()
+    node.next_functions = tuple(edges)
+    node._input_meta = tuple(metas)
+    node._spans = spans
+    node._args = _saved_args(rule, args, before)
+    outs = _outputs(out)
+    node._n_out = len(outs)
+    node._out_meta = tuple(input_meta(t) if isinstance(t, Tensor) else None for t in outs)
+    diff = rule.out_diff
+    for nr, t in enumerate(outs):
+        if isinstance(t, Tensor) and (diff[nr] if nr < len(diff) else diff[-1]) and t._dtype.is_floating_point:
+            set_history(t, node, nr)
+    if rule.saves_result:
+        saved = [SavedTensor(t, nr) if isinstance(t, Tensor) else t for nr, t in enumerate(outs)]
+        if isinstance(out, Tensor):
+            node._result = saved[0]
+        elif isinstance(out, list):
+            node._result = saved
+        else:
+            node._result = tuple(saved)
+    else:
+        node._result = None
+    return node
+
+
+def _set_view(rule: Rule, out: Any, args: tuple[Any, ...]) -> None:
+    """Outputs of a view op remember how to re-create them from their base (for CopySlices)."""
+    self = args[0]
+    m = self._autograd
+    base_view = m.view if m is not None else None
+    step = (rule.op, args[1 : rule.npos], {n: args[rule.npos + j] for j, n in enumerate(rule.kw_names)})
+    if base_view is not None:
+        root, chain = base_view.base, base_view.chain
+    else:
+        root, chain = self, ()
+    outs = _outputs(out)
+    for nr, t in enumerate(outs):
+        if not isinstance(t, Tensor) or t._autograd is None:
+            continue
+        s = step
+        if rule.returns_list:  # split/chunk: select the nr-th piece
+            s = (_ListItem(rule.op, nr), s[1], s[2])
+        t._autograd.view = ViewInfo(root, (*chain, s))
+
+
+class _ListItem:
+    """Replays a list-returning view op and picks one of its results."""
+
+    def __init__(self, op: OpOverload, nr: int) -> None:
+        self.op = op
+        self.nr = nr
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.op(*args, **kwargs)[self.nr]
+
+
+def run(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
+    """An out-of-place op: Note [Autograd kernel]."""
+    out = rule.call_below(ks, args)
+    record(rule, out, args)
+    if rule.view and isinstance(args[0], Tensor) and args[0]._tp_keyset & M.ag:
+        _set_view(rule, out, args)
+    return out
+
+
+def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
+    self: Tensor = args[0]
+    m = self._autograd
+    is_leaf = m is None or m.grad_fn is None
+    if self._tp_keyset & M.ag and is_leaf and (m is None or m.view is None):
+        raise RuntimeError(
+            f"{rule.name}: a leaf Variable that requires grad is being used in an in-place "
+            "operation. Do it under tp.no_grad(), or on a clone()."
+        )
+    view = m.view if m is not None else None
+    if view is not None and _is_leaf(view.base) and view.base._tp_keyset & M.ag:
+        raise RuntimeError(
+            f"{rule.name}: a view of a leaf Variable that requires grad is being used in an "
+            "in-place operation. Do it under tp.no_grad(), or on a clone()."
+        )
+    if view is None and self._base is not None:
+        base = self._base
+        raise RuntimeError(
+            f"{rule.name}: in-place operation on a view of a tensor that does not require grad "
+            f"(base of shape {list(base.shape)}), with an argument that requires grad: "
+            "tensorplug-autograd cannot make the base part of the graph. Build the result out "
+            "of place instead (tp.cat, tp.stack, tp.where, index_put), or call "
+            "base.requires_grad_() before taking the view if the base is a leaf you train."
+        )
+    before = None
+    if rule.saves_self_before:
+        st = local_state
+        old = st.nexc
+        st.nexc = old & M.nag
+        try:
+            before = tp.clone(self)
+        finally:
+            st.nexc = old
+    version = self._tp_version
+    v0 = version.value
+    out = rule.call_below(ks, args)
+    if version.value == v0:
+        version.value = v0 + 1  # bump before saving the result; the dispatcher won't bump again
+    if view is None:
+        record(rule, out, args, before)
+        return out
+    # Note [Autograd kernel]: the base gets a CopySlices node, the view a fresh view of it
+    fn = record(rule, out, args, before)  # self's history is replaced below
+    if fn is None:
+        return out
+    base = view.base
+    copy = CopySlices(base, view, fn)
+    set_history(base, copy, 0)
+    with _grad_enabled():
+        fresh = view.replay(base)
+    fm = fresh._autograd
+    sm = meta_of(self)
+    sm.grad_fn, sm.output_nr = fm.grad_fn, fm.output_nr
+    self._tp_keyset |= M.ag & fresh._tp_keyset
+    return out
+
+
+def _is_leaf(t: Tensor) -> bool:
+    m = t._autograd
+    return m is None or m.grad_fn is None
+
+
+class _grad_enabled:  # noqa: N801
+    def __enter__(self) -> None:
+        st = local_state
+        self.old = st.nexc
+        st.nexc = st.nexc | M.ag
+
+    def __exit__(self, *exc: object) -> None:
+        local_state.nexc = self.old
+
+
+class CopySlices(Node):
+    """The base's node after one of its views was modified in place (PyTorch's CopySlices)."""
+
+    __slots__ = ("_view", "_fn", "_base_meta")
+
+    def __init__(self, base: Tensor, view: ViewInfo, fn: Node) -> None:
+        super().__init__()
+        self._view = view
+        self._fn = fn
+        self._base_meta = input_meta(base)
+        self.next_functions = (edge(base), *fn.next_functions[1:])
+        self._input_meta = (self._base_meta, *fn._input_meta[1:])
+
+    def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
+        from .engine import _apply
+
+        g = grads[0]
+        if g is None:
+            return [None] * len(self.next_functions)
+        result = tp.clone(g)
+        grad_slice = self._view.replay(result)
+        res = _apply(self._fn, [tp.clone(grad_slice)])
+        if res[0] is None:
+            grad_slice.zero_()
+        else:
+            grad_slice.copy_(res[0])
+        return [result, *res[1:]]
+
+    def _release(self) -> None:
+        self._fn._release()
+
+
+# --- kernels ------------------------------------------------------------------------------------
+
+
+def _generated(rule: Rule, body: Callable[[Rule, int, tuple[Any, ...]], Any]) -> Callable[..., Any]:
+    """A kernel whose signature is the schema's, passing ``(ks, args)`` to ``body``."""
+    names = list(rule.arg_names)
+    if not all(n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_") for n in names):
+        def generic(ks: int, *args: Any, **kwargs: Any) -> Any:
+            bound = rule.schema.bind(args, kwargs, rule.name)
+            return body(rule, ks, tuple(bound))
+        return generic
+    pos = names[: rule.npos]
+    kw = names[rule.npos :]
+    sig = ", ".join(["_ks", *pos, *(["*", *kw] if kw else [])])
+    tup = ", ".join(names) + ("," if len(names) == 1 else "")
+    src = f"def kernel({sig}):\n    return _body(_rule, _ks, ({tup}))\n"
+    ns: dict[str, Any] = {"_body": body, "_rule": rule}
+    exec(compile(src, f"<tensorplug autograd {rule.name}>", "exec"), ns)
+    fn: Callable[..., Any] = ns["kernel"]
+    fn.__qualname__ = f"autograd_kernel[{rule.name}]"
+    fn.__module__ = __name__
+    return fn
+
+
+def _fast_unary_binary(rule: Rule) -> Callable[..., Any] | None:
+    """A leaner kernel for the common shape: tensor args first, one output, no lists."""
+    if rule.inplace or rule.out or rule.view or rule.returns_list or rule.n_out != 1:
+        return None
+    names = list(rule.arg_names)
+    if not all(n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_") for n in names):
+        return None
+    kinds = dict(rule.tensor_args)
+    if any(k != "Tensor" for k in kinds.values()):
+        return None
+    pos = names[: rule.npos]
+    kw = names[rule.npos :]
+    sig = ", ".join(["_ks", *pos, *(["*", *kw] if kw else [])])
+    call = ", ".join([*pos, *(f"{n}={n}" for n in kw)])
+    tup = ", ".join(names) + ("," if len(names) == 1 else "")
+    req = " | ".join(f"{names[i]}._tp_keyset" for i, _ in rule.diff) or "0"
+    src = (
+        f"def kernel({sig}):\n"
+        "    _st = _tls\n"
+        "    _old = _st.nexc\n"
+        "    _st.nexc = _old & _M.nag\n"
+        "    try:\n"
+        f"        _out = _redispatch(_ks & _M.below, {call})\n"
+        "    finally:\n"
+        "        _st.nexc = _old\n"
+        f"    if ({req}) & _M.ag:\n"
+        f"        _record(_rule, _out, ({tup}))\n"
+        "    return _out\n"
+    )
+    ns: dict[str, Any] = {
+        "_tls": local_state,
+        "_M": M,
+        "_redispatch": rule.op.redispatch,
+        "_record": record,
+        "_rule": rule,
+    }
+    exec(compile(src, f"<tensorplug autograd {rule.name}>", "exec"), ns)
+    fn: Callable[..., Any] = ns["kernel"]
+    fn.__qualname__ = f"autograd_kernel[{rule.name}]"
+    fn.__module__ = __name__
+    return fn
+
+
+def _out_error(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
+    raise RuntimeError(
+        f"{rule.name}(): functions with out=... arguments don't support automatic "
+        "differentiation, but one of the arguments requires grad. Call it under tp.no_grad(), "
+        "or use the functional form."
+    )
+
+
+def kernel_for(rule: Rule) -> Callable[..., Any]:
+    if rule.out:
+        return _generated(rule, _out_error)
+    if rule.inplace:
+        return _generated(rule, run_inplace)
+    fast = _fast_unary_binary(rule)
+    if fast is not None:
+        return fast
+    return _generated(rule, run)
+
+
+# --- ops without a formula ----------------------------------------------------------------------
+
+
+class NotImplementedNode(Node):
+    """Backward of an op with no derivative: raises, naming the op."""
+
+    __slots__ = ("_op_name", "_n_out")
+
+    def __init__(self, op_name: str) -> None:
+        super().__init__()
+        self._op_name = op_name
+
+    def name(self) -> str:
+        return "NotImplemented"
+
+    def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
+        raise RuntimeError(
+            f"the derivative for '{self._op_name}' is not implemented: it ran with inputs that "
+            "require grad, and backward reached it. Register one with "
+            f"tp.library.register_autograd('{self._op_name}', backward, setup_context=...), or "
+            "an Autograd kernel, or compute it under tp.no_grad()."
+        )
+
+
+def not_implemented_kernel(op: Any, ks: int, *args: Any, **kwargs: Any) -> Any:
+    """Boxed: run ``op`` below autograd; outputs get a :class:`NotImplementedNode`."""
+    st = local_state
+    old = st.nexc
+    st.nexc = old & M.nag
+    try:
+        out = op.redispatch(ks & M.below, *args, **kwargs)
+    finally:
+        st.nexc = old
+    inputs = [t for a in (*args, *kwargs.values()) for t in _tensors(a)]
+    edges = [edge(t) for t in inputs if t._tp_keyset & M.ag]
+    if not edges:
+        return out
+    node = NotImplementedNode(op._name)
+    node.next_functions = tuple(edges)
+    node._input_meta = tuple(None for _ in edges)
+    outs = _outputs(out) if isinstance(out, (Tensor, list, tuple)) else []
+    node._n_out = max(len(outs), 1)
+    for nr, t in enumerate(outs):
+        if isinstance(t, Tensor) and t._dtype.is_floating_point:
+            set_history(t, node, nr)
+    return out
+
+
+not_implemented_kernel._tp_boxed = True  # type: ignore[attr-defined]
+
+
+def autograd_not_implemented_fallback() -> Callable[..., Any]:
+    """The kernel to register for ``Autograd`` on an op without a derivative (PyTorch's name)::
+
+        lib.impl("myop", tp.autograd.autograd_not_implemented_fallback(), "Autograd")
+
+    Calls run normally; a backward pass that reaches the op raises an error naming it.
+    """
+    return not_implemented_kernel
+
+
+def _tensors(a: Any) -> list[Tensor]:
+    if isinstance(a, Tensor):
+        return [a]
+    if isinstance(a, (list, tuple)):
+        return [x for x in a if isinstance(x, Tensor)]
+    return []
+
+
+# --- registration -------------------------------------------------------------------------------
+
+
+RULES: dict[str, Rule] = {}
+
+
+def _functional_name(name: str) -> str | None:
+    """``add_.Tensor`` -> ``add.Tensor``; ``add.out`` -> ``add.Tensor``; else None."""
+    op_name, _, overload = name.partition(".")
+    if op_name.endswith("_") and not op_name.startswith("_"):
+        base = op_name[:-1]
+        cand = f"{base}.{overload}" if overload else base
+        if _find(cand):
+            return cand
+        return None
+    if overload == "out":
+        for cand in (f"{op_name}.Tensor", op_name):
+            if _find(cand):
+                return cand
+    return None
+
+
+def _find(short: str) -> bool:
+    from tensorplug import dispatcher
+
+    try:
+        dispatcher.find_op(f"aten::{short}")
+        return True
+    except Exception:
+        return False
+
+
+def register_all(lib: Any) -> int:
+    """Register the Autograd kernel (or fallthrough) of every standard op; returns the count."""
+    from tensorplug import dispatcher
+
+    count = 0
+    for op in dispatcher.ops_in("aten"):
+        if "CompositeImplicitAutograd" in op._kernels and op._kernels["CompositeImplicitAutograd"].registrant == "tensorplug":
+            continue
+        short = _short(op._name)
+        if short.endswith(".default"):
+            short = short[: -len(".default")]
+        if short in _formulas.NON_DIFFERENTIABLE:
+            lib.impl(op, fallthrough_kernel, "Autograd")
+            count += 1
+            continue
+        table = _formulas.FORMULAS.get(short)
+        functional = None
+        if table is None:
+            functional = _functional_name(short)
+            if functional is not None:
+                if functional in _formulas.NON_DIFFERENTIABLE:
+                    lib.impl(op, fallthrough_kernel, "Autograd")
+                    count += 1
+                    continue
+                table = _formulas.FORMULAS.get(functional)
+        if table is None:
+            continue  # the fallback: works forward, raises on backward
+        rule = Rule(op, table)
+        if functional is not None and not rule.inplace:
+            rule.out = True
+        RULES[op._name] = rule
+        lib.impl(op, kernel_for(rule), "Autograd", with_keyset=True)
+        count += 1
+    return count

@@ -1,0 +1,180 @@
+"""The autograd attributes and methods this plugin adds to ``tensorplug.Tensor``.
+
+``requires_grad``, ``grad``, ``grad_fn``, ``is_leaf``, ``retains_grad`` and ``data`` are
+properties; ``requires_grad_``, ``backward``, ``retain_grad`` and ``register_hook`` methods,
+with PyTorch's signatures and error messages (Note [Autograd state of a tensor] in graph.py).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from tensorplug.tensor import Tensor
+
+from . import engine
+from .graph import M, AutogradMeta, RemovableHandle, autograd_bit, meta_of
+
+__all__ = ["METHODS", "repr_suffix"]
+
+
+def _requires_grad(self: Tensor) -> bool:
+    return bool(self._tp_keyset & M.ag)
+
+
+def _is_leaf(self: Tensor) -> bool:
+    m: AutogradMeta | None = self._autograd
+    return m is None or m.grad_fn is None
+
+
+def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
+    if not _is_leaf(self):
+        if not requires_grad:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        return self
+    if requires_grad:
+        if not self._dtype.is_floating_point:
+            kind = "complex" if self._dtype.is_complex else "integer/bool"
+            raise RuntimeError(
+                f"only Tensors of floating point dtype can require gradients (got {self._dtype}, "
+                f"{kind}); convert it first, e.g. t.to(tp.float32)"
+                + ("; complex autograd is not supported by tensorplug-autograd yet" if kind == "complex" else "")
+            )
+        self._tp_keyset |= autograd_bit(self)
+    else:
+        self._tp_keyset &= M.nag
+    return self
+
+
+def _set_requires_grad(self: Tensor, value: bool) -> None:
+    requires_grad_(self, bool(value))
+
+
+def _grad(self: Tensor) -> Tensor | None:
+    m: AutogradMeta | None = self._autograd
+    return None if m is None else m.grad
+
+
+def _set_grad(self: Tensor, value: Tensor | None) -> None:
+    if value is not None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
+        if tuple(value.shape) != tuple(self.shape):
+            raise RuntimeError(
+                f"assigned grad has data of a different size: expected {list(self.shape)}, got "
+                f"{list(value.shape)}"
+            )
+        if value.dtype is not self.dtype:
+            raise RuntimeError(
+                f"assigned grad has data of a different type: expected {self.dtype}, got {value.dtype}"
+            )
+        if value.device != self.device:
+            raise RuntimeError(
+                f"assigned grad has data located on a different device: expected {self.device}, "
+                f"got {value.device}"
+            )
+    if value is None and self._autograd is None:
+        return
+    meta_of(self).grad = value
+
+
+def _del_grad(self: Tensor) -> None:
+    _set_grad(self, None)
+
+
+def _grad_fn(self: Tensor) -> Any:
+    m: AutogradMeta | None = self._autograd
+    return None if m is None else m.grad_fn
+
+
+def backward(
+    self: Tensor,
+    gradient: Tensor | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
+    """Accumulate the gradient of this tensor with respect to the graph leaves into ``.grad``."""
+    engine.backward(self, gradient, retain_graph, create_graph, inputs)
+
+
+def retain_grad(self: Tensor) -> None:
+    """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
+    if not _requires_grad(self):
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    m = meta_of(self)
+    if m.grad_fn is None or m.retains_grad:
+        return  # leaves keep their grad anyway
+    m.retains_grad = True
+    ref = weakref.ref(self)
+
+    def keep(g: Tensor) -> None:
+        t = ref()
+        if t is None:
+            return
+        tm = meta_of(t)
+        if tm.grad is None:
+            tm.grad = g.detach().clone()
+        else:
+            tm.grad = tm.grad + g.detach()
+
+    m.grad_fn._add_pre_hook(m.output_nr, keep)
+
+
+def _retains_grad(self: Tensor) -> bool:
+    m: AutogradMeta | None = self._autograd
+    return m is not None and m.retains_grad
+
+
+def register_hook(self: Tensor, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+    """``hook(grad)`` runs when this tensor's gradient is computed; may return a new one."""
+    if not _requires_grad(self):
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    m = meta_of(self)
+    if m.grad_fn is not None:
+        hooks = m.grad_fn._add_pre_hook(m.output_nr, hook)
+        return RemovableHandle(hooks, hook)
+    if m.hooks is None:
+        m.hooks = []
+    m.hooks.append(hook)
+    return RemovableHandle(m.hooks, hook)
+
+
+def _data(self: Tensor) -> Tensor:
+    return self.detach()
+
+
+def _set_data(self: Tensor, value: Tensor) -> None:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
+    self._data = value._data
+    self._dtype = value._dtype
+    self._device = value._device
+
+
+def repr_suffix(t: Any) -> list[str]:
+    m: AutogradMeta | None = t._autograd
+    if m is not None and m.grad_fn is not None:
+        return [f"grad_fn=<{m.grad_fn.name()}>"]
+    if t._tp_keyset & M.ag:
+        return ["requires_grad=True"]
+    return []
+
+
+METHODS: dict[str, Any] = {
+    "requires_grad": property(_requires_grad, _set_requires_grad),
+    "requires_grad_": requires_grad_,
+    "is_leaf": property(_is_leaf),
+    "grad": property(_grad, _set_grad, _del_grad),
+    "grad_fn": property(_grad_fn),
+    "backward": backward,
+    "retain_grad": retain_grad,
+    "retains_grad": property(_retains_grad),
+    "register_hook": register_hook,
+    "data": property(_data, _set_data),
+}

@@ -104,7 +104,7 @@ class ProbePlugin:
         if self.fail_in == "add_tensor_methods":
             raise KeyError("probe failed in add_tensor_methods")
         # replaces a core placeholder: must be restored afterwards
-        return {"probe_method": lambda self: "probed", "requires_grad": property(lambda s: True)}
+        return {"probe_method": lambda self: "probed", "element_size": lambda s: -1}
 
 
 def probe_fn() -> str:
@@ -139,7 +139,7 @@ def test_register_runs_every_hook_in_order_and_unregister_restores_everything(cl
     assert info.keys == ("Probe", "ProbeTrace")
     assert info.op_count == 2 and info.fallbacks == 1
     assert info.names == ("probe_fn",)
-    assert info.tensor_methods == ("probe_method", "requires_grad")
+    assert info.tensor_methods == ("probe_method", "element_size")
     assert plugins.get("probe") == info
     assert "probe" in plugins.loaded_names()
 
@@ -157,7 +157,7 @@ def test_register_runs_every_hook_in_order_and_unregister_restores_everything(cl
     assert last == info
     assert snapshot() == before
     assert "probe" not in plugins.loaded_names()
-    assert Tensor.__dict__["requires_grad"] is before["tensor"]["requires_grad"]
+    assert Tensor.__dict__["element_size"] is before["tensor"]["element_size"]
     with pytest.raises(tp.keys.KeyError_, match="Unknown dispatch key 'Probe'"):
         tp.keys.get("Probe")
 

@@ -1,0 +1,36 @@
+"""Neural network building blocks (``tensorplug.nn``), in the image of ``torch.nn``.
+
+Modules, parameters, initializers and losses written purely in terms of tensorplug's public
+operators: they run on every backend, are differentiated by the autograd plugin, traced by the
+tracer and batched by vmap like any other code. Without tensorplug-autograd they still serve
+inference (Note [nn without autograd] in _autograd.py). ``import tensorplug`` does not import
+this package; the first ``tensorplug.nn`` does.
+
+Usage::
+
+    import tensorplug as tp
+    from tensorplug import nn
+
+    model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 3))
+    loss = nn.CrossEntropyLoss()(model(x), y)
+    opt = tp.optim.Adam(model.parameters(), lr=1e-2)
+"""
+
+from __future__ import annotations
+
+from . import functional, init
+from .activation import GELU, ReLU, Sigmoid, SiLU, Tanh
+from .container import Sequential
+from .dropout import Dropout
+from .linear import Linear
+from .loss import BCELoss, CrossEntropyLoss, MSELoss, NLLLoss
+from .module import Module
+from .normalization import LayerNorm
+from .parameter import Parameter
+from .sparse import Embedding
+
+__all__ = [
+    "BCELoss", "CrossEntropyLoss", "Dropout", "Embedding", "GELU", "LayerNorm", "Linear",
+    "MSELoss", "Module", "NLLLoss", "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "Tanh",
+    "functional", "init",
+]  # fmt: skip

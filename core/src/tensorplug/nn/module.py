@@ -1,0 +1,454 @@
+"""``Module``: the base class of every layer and model (``tensorplug.nn.Module``).
+
+A Module owns three ordered registries, filled by attribute assignment:
+
+- ``_parameters``: name -> :class:`Parameter` (or None): ``self.w = Parameter(...)``;
+- ``_buffers``: name -> Tensor (or None), state that is not learned: ``register_buffer(...)``;
+- ``_modules``: name -> sub-Module (or None): ``self.fc = Linear(...)``.
+
+Everything else walks that tree: ``parameters()``, ``named_modules()``, ``state_dict()``
+(dotted names such as ``"0.weight"``), ``train()`` / ``eval()``, ``zero_grad()``, ``to()``.
+Calling a module runs its ``forward``. The behaviour, the names and the error messages are
+PyTorch's; the differences are written down in docs/nn.md.
+
+Usage::
+
+    class TwoLayer(tp.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = tp.nn.Linear(2, 16)
+            self.fc2 = tp.nn.Linear(16, 3)
+
+        def forward(self, x):
+            return self.fc2(tp.nn.functional.relu(self.fc1(x)))
+
+    model = TwoLayer()
+    [name for name, _ in model.named_parameters()]   # ['fc1.weight', 'fc1.bias', ...]
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NamedTuple, TypeVar
+
+from .. import dtypes as _dtypes
+from ..device import canonical as _canonical_device
+from ..device import device as _Device
+from ..ops import ops
+from ..tensor import Tensor
+from ._autograd import no_grad, reset_grad, set_requires_grad
+from .parameter import Parameter
+
+__all__ = ["IncompatibleKeys", "Module"]
+
+_aten = ops.aten
+M = TypeVar("M", bound="Module")
+
+
+class IncompatibleKeys(NamedTuple):
+    """What ``load_state_dict(strict=False)`` could not match."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+def _forward_unimplemented(self: Module, *args: Any, **kwargs: Any) -> Any:
+    raise NotImplementedError(
+        f'Module [{type(self).__name__}] is missing the required "forward" function'
+    )
+
+
+class Module:
+    """Base class for all neural network modules; subclasses define ``forward``."""
+
+    training: bool
+    _parameters: dict[str, Parameter | None]
+    _buffers: dict[str, Tensor | None]
+    _non_persistent_buffers: set[str]
+    _modules: dict[str, Module | None]
+
+    # An attribute, not a method, so that subclasses may give forward any signature.
+    forward: Callable[..., Any] = _forward_unimplemented
+
+    def __init__(self) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "training", True)
+        setattr_(self, "_parameters", {})
+        setattr_(self, "_buffers", {})
+        setattr_(self, "_non_persistent_buffers", set())
+        setattr_(self, "_modules", {})
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    # --- registration ------------------------------------------------------------------------
+
+    def _check_new_name(self, kind: str, name: Any, own: str) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self.__dict__[own]:
+            raise KeyError(f"attribute '{name}' already exists")
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter (or a None placeholder) under ``name``."""
+        self._check_new_name("parameter", name, "_parameters")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                "(tensorplug.nn.Parameter or None required)"
+            )
+        if param is not None and not param.is_leaf:
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+                "created explicitly: wrap the computed tensor in Parameter(...)"
+            )
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add a tensor that is state but not a parameter; ``persistent`` ones are saved."""
+        self._check_new_name("buffer", name, "_buffers")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                "(tensorplug.Tensor or None required)"
+            )
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers.discard(name)
+        else:
+            self._non_persistent_buffers.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add a child module (or a None placeholder) under ``name``."""
+        self._check_new_name("module", name, "_modules")
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            _forget(self, name)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                    "(tensorplug.nn.Parameter or None expected)"
+                )
+            params[name] = None
+        elif isinstance(value, Module):
+            if params is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            _forget(self, name)
+            self.add_module(name, value)
+        elif params is not None and name in self._modules:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                    "(tensorplug.nn.Module or None expected)"
+                )
+            self._modules[name] = None
+        elif params is not None and name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                    "(tensorplug.Tensor or None expected)"
+                )
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        # only called when normal lookup fails: the registries hold the rest
+        d = self.__dict__
+        for registry in ("_parameters", "_buffers", "_modules"):
+            r = d.get(registry)
+            if r is not None and name in r:
+                return r[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        for registry in (self._parameters, self._buffers, self._modules):
+            if name in registry:
+                del registry[name]
+                self._non_persistent_buffers.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self) -> list[str]:
+        names = [*super().__dir__(), *self._parameters, *self._buffers, *self._modules]
+        return sorted(set(names))
+
+    # --- walking the tree --------------------------------------------------------------------
+
+    def named_modules(self, memo: set[int] | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """``(dotted name, module)`` for this module and every descendant, depth first."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, child in self._modules.items():
+            if child is not None:
+                sub = f"{prefix}.{name}" if prefix else name
+                yield from child.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        seen: set[int] = set()
+        for name, child in self._modules.items():
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                yield name, child
+
+    def children(self) -> Iterator[Module]:
+        for _, child in self.named_children():
+            yield child
+
+    def _named_members(self, registry: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool) -> Iterator[tuple[str, Any]]:
+        seen: set[int] = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+            else iter([(prefix, self)])
+        for module_prefix, module in modules:
+            for name, value in getattr(module, registry).items():
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                seen.add(id(value))
+                yield (f"{module_prefix}.{name}" if module_prefix else name), value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """``(dotted name, parameter)``; a parameter shared by two modules comes once."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def apply(self: M, fn: Callable[[Module], None]) -> M:
+        """Call ``fn`` on every submodule (children first), then on this module."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    # --- modes and gradients -----------------------------------------------------------------
+
+    def train(self: M, mode: bool = True) -> M:
+        """Set training mode (``mode=False`` is evaluation mode) here and in every descendant."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self: M) -> M:
+        return self.train(False)
+
+    def requires_grad_(self: M, requires_grad: bool = True) -> M:
+        """Turn gradient recording for every parameter on or off (needs the autograd plugin)."""
+        for p in self.parameters():
+            set_requires_grad(p, requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of every parameter: to None, or to zeros in place."""
+        for p in self.parameters():
+            reset_grad(p, set_to_none)
+
+    # --- conversion --------------------------------------------------------------------------
+
+    def _apply(self: M, fn: Callable[[Tensor], Tensor]) -> M:
+        for module in self.modules():
+            for name, p in module._parameters.items():
+                if p is None:
+                    continue
+                with no_grad():
+                    new = fn(p)
+                if new is not p:
+                    module._parameters[name] = Parameter(new, p.requires_grad)
+            for name, b in module._buffers.items():
+                if b is not None:
+                    module._buffers[name] = fn(b)
+        return self
+
+    def to(self: M, *args: Any, **kwargs: Any) -> M:
+        """Move and/or cast parameters and buffers: ``to(device)``, ``to(dtype)``,
+        ``to(device, dtype)``, ``to(tensor)``; a dtype applies to floating-point tensors only.
+
+        Parameters that change are replaced by new ones: build optimizers after ``to()``.
+        """
+        dtype: _dtypes.dtype | None = kwargs.pop("dtype", None)
+        device: Any = kwargs.pop("device", None)
+        if kwargs:
+            raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        for a in args:
+            if isinstance(a, _dtypes.dtype):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, str | _Device):
+                device = a
+            else:
+                raise TypeError(
+                    f"to() received an invalid argument of type {type(a).__name__}; expected "
+                    "a dtype, a device (or its string), or a Tensor"
+                )
+        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+            raise TypeError(
+                f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                f"dtype={dtype}"
+            )
+        dev = None if device is None else _canonical_device(device)
+
+        def convert(t: Tensor) -> Tensor:
+            cast_ = dtype if dtype is not None and (t.is_floating_point() or t.is_complex()) \
+                else None
+            r: Tensor = t.to(device=dev, dtype=cast_)  # type: ignore[attr-defined]
+            return r
+
+        return self._apply(convert)
+
+    def float(self: M) -> M:
+        return self.to(_dtypes.float32)
+
+    def double(self: M) -> M:
+        return self.to(_dtypes.float64)
+
+    def cpu(self: M) -> M:
+        return self.to("cpu")
+
+    # --- state dict --------------------------------------------------------------------------
+
+    def _state_items(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
+        """Every parameter and persistent buffer under its dotted name (duplicates included)."""
+        for module_prefix, module in self.named_modules(prefix=prefix, remove_duplicate=False):
+            dot = f"{module_prefix}." if module_prefix else ""
+            for name, p in module._parameters.items():
+                if p is not None:
+                    yield dot + name, p
+            for name, b in module._buffers.items():
+                if b is not None and name not in module._non_persistent_buffers:
+                    yield dot + name, b
+
+    def state_dict(self, *, prefix: str = "",
+                   keep_vars: bool = False) -> OrderedDict[str, Tensor]:
+        """Parameters and persistent buffers by dotted name; detached unless ``keep_vars``.
+
+        The tensors share storage with the module's: clone them to keep a snapshot.
+        """
+        out: OrderedDict[str, Tensor] = OrderedDict()
+        for name, t in self._state_items(prefix):
+            out[name] = t if keep_vars else _aten.detach.default(t)
+        return out
+
+    def load_state_dict(self, state_dict: Mapping[str, Any],
+                        strict: bool = True) -> IncompatibleKeys:
+        """Copy ``state_dict``'s tensors into this module's parameters and buffers, in place.
+
+        Every problem is collected first and raised together in one ``RuntimeError``, before
+        anything is copied: a failed load changes nothing. With ``strict=False`` missing and
+        unexpected keys are returned instead; shape mismatches always raise.
+        """
+        own = dict(self._state_items())
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors: list[str] = []
+        if strict:
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in unexpected) + ".")
+            if missing:
+                errors.append("Missing key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in missing) + ".")
+        pairs: list[tuple[Tensor, Tensor]] = []
+        for name, target in own.items():
+            if name not in state_dict:
+                continue
+            value = state_dict[name]
+            if not isinstance(value, Tensor):
+                errors.append(
+                    f'While copying the parameter named "{name}", expected a tensorplug.Tensor '
+                    f"from the checkpoint but received {type(value).__name__}"
+                )
+            elif tuple(value.shape) != tuple(target.shape):
+                errors.append(
+                    f"size mismatch for {name}: copying a param with shape {list(value.shape)} "
+                    f"from checkpoint, the shape in current model is {list(target.shape)}."
+                )
+            else:
+                pairs.append((target, value))
+        if errors:
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                + "\n\t".join(errors)
+            )
+        with no_grad():
+            for target, value in pairs:
+                _aten.copy_.default(target, value)
+        return IncompatibleKeys(missing, unexpected)
+
+    # --- repr --------------------------------------------------------------------------------
+
+    def extra_repr(self) -> str:
+        """The text inside this module's parentheses in ``repr`` (override in subclasses)."""
+        return ""
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [
+            f"({name}): " + _indent(repr(m), 2) for name, m in self._modules.items()
+        ]
+        lines = extra_lines + child_lines
+        head = self._get_name() + "("
+        if not lines:
+            return head + ")"
+        if len(extra_lines) == 1 and not child_lines:
+            return head + extra_lines[0] + ")"
+        return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _forget(module: Module, name: str) -> None:
+    """Remove ``name`` from the instance dict and every registry (before re-registering it)."""
+    module.__dict__.pop(name, None)
+    for registry in (module._parameters, module._buffers, module._modules):
+        registry.pop(name, None)
+    module._non_persistent_buffers.discard(name)
+
+
+def _indent(text: str, spaces: int) -> str:
+    """Indent every line of ``text`` but the first (nested reprs)."""
+    first, *rest = text.split("\n")
+    return "\n".join([first, *(" " * spaces + line for line in rest)])

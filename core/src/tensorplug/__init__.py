@@ -7,7 +7,7 @@ under the ``tensorplug`` entry-point group, which add keys, kernels and names.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import dispatch, dispatcher, keys, library, schema
 from . import dtypes as _dtypes_module
@@ -79,8 +79,16 @@ from .hookspecs import hookimpl  # noqa: E402
 
 plugins.load_entry_points()
 
+_LAZY_SUBMODULES = frozenset({"nn", "optim"})
+if TYPE_CHECKING:
+    from . import nn, optim
+
 
 def __getattr__(name: str) -> Any:
+    if name in _LAZY_SUBMODULES:  # imported on first use: `import tensorplug` stays fast
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
     err = plugins.missing_name(name)
     if err is not None:
         raise err
@@ -93,7 +101,7 @@ __all__ = [  # the public API (plus the generated functions: tensorplug.add, ten
     "bool", "can_cast", "cdouble", "cfloat", "complex64", "complex128", "device", "dispatch",
     "dispatcher", "double", "dtype", "float", "float16", "float32", "float64",
     "get_default_device", "get_default_dtype", "half", "hookimpl", "int", "int8", "int16",
-    "int32", "int64", "keys", "library", "long", "manual_seed", "ops", "overrides", "plugins",
+    "int32", "int64", "keys", "library", "long", "manual_seed", "nn", "ops", "optim", "overrides", "plugins",
     "promote_types", "random", "result_type", "return_types", "schema", "set_default_device",
     "set_default_dtype", "short", "tensor", "uint8",
 ]  # fmt: skip

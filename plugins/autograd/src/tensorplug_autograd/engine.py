@@ -34,7 +34,6 @@ from .graph import (
     AccumulateGrad,
     Node,
     edge,
-    input_meta,
     meta_of,
     requires_grad,
 )
@@ -235,8 +234,9 @@ def _execute(
                 if targets is None:
                     g0 = grads[0]
                     del grads
-                    if g0 is not None:
-                        accumulate_into_grad(node.variable, g0, _steal_refs=3)
+                    var = node.variable
+                    if g0 is not None and var is not None:
+                        accumulate_into_grad(var, g0, _steal_refs=3)
                 continue
             if targets is not None and not any(c in needed for c, _ in node.next_functions):
                 continue
@@ -368,7 +368,7 @@ def accumulate_into_grad(t: Tensor, g: Tensor, _steal_refs: int = 2) -> None:
     if old is None:
         if recording:
             m.grad = g
-        elif g._base is None and g._autograd is None and sys.getrefcount(g) <= _steal_refs + 1:
+        elif g._autograd is None and sys.getrefcount(g) <= _steal_refs + 1 and _owns_layout(g):
             m.grad = g
         else:
             m.grad = g.detach().clone()
@@ -378,5 +378,13 @@ def accumulate_into_grad(t: Tensor, g: Tensor, _steal_refs: int = 2) -> None:
         old.add_(g)
 
 
-def _meta_for_tests(t: Tensor) -> tuple[tuple[int, ...], Any, Any]:
-    return input_meta(t)
+def _owns_layout(g: Tensor) -> bool:
+    """Whether ``g``'s array can become a ``.grad`` as is: dense, row-major and writable.
+
+    Array libraries with numpy's ``flags`` (numpy, cupy) say so; for others, only a tensor
+    that is not a view qualifies.
+    """
+    flags = getattr(g._data, "flags", None)
+    if flags is None:
+        return g._base is None
+    return bool(flags.c_contiguous and flags.writeable)

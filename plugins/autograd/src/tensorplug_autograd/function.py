@@ -281,7 +281,7 @@ def register_autograd(
         inputs = (*args, *(kwargs[n] for n in names[npos:] if n in kwargs))
 
         def forward(ctx: FunctionCtx) -> Any:
-            out = overload.redispatch(ks & M.below, *args, **kwargs)
+            out = overload.redispatch(M.below & ks, *args, **kwargs)
             if setup_context is not None:
                 setup_context(ctx, inputs, out)
             return out

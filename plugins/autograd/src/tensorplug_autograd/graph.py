@@ -120,7 +120,7 @@ class AutogradMeta:
         self.grad: Tensor | None = None
         self.grad_fn = grad_fn
         self.output_nr = output_nr
-        self.acc: weakref.ref[AccumulateGrad] | None = None
+        self.acc: AccumulateGrad | None = None
         self.hooks: list[Callable[[Tensor], Tensor | None]] | None = None  # leaves only
         self.retains_grad = False
         self.view: ViewInfo | None = None
@@ -190,30 +190,41 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """The node of a leaf: adds the incoming gradient into ``variable.grad``."""
+    """The node of a leaf: adds the incoming gradient into ``variable.grad``.
 
-    __slots__ = ("variable",)
+    The leaf keeps its accumulator (so every graph that uses the leaf reaches the same node,
+    and a training loop does not build a new one per step); the accumulator refers to the leaf
+    weakly, so there is no reference cycle. A gradient reaching the accumulator of a leaf that
+    no longer exists has nowhere to go and is dropped.
+    """
+
+    __slots__ = ("_variable",)
 
     def __init__(self, variable: Tensor) -> None:
         super().__init__()
-        self.variable = variable
-        self._input_meta = (input_meta(variable),)
+        self._variable = weakref.ref(variable)
+
+    @property
+    def variable(self) -> Tensor | None:
+        return self._variable()
 
     def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
         from .engine import accumulate_into_grad
 
         g = grads[0]
-        if g is not None:
-            accumulate_into_grad(self.variable, g)
+        t = self._variable()
+        if g is not None and t is not None:
+            accumulate_into_grad(t, g)
         return ()
 
 
 def accumulator(t: Tensor) -> AccumulateGrad:
-    m = meta_of(t)
-    acc = m.acc() if m.acc is not None else None
+    m: AutogradMeta | None = t._autograd
+    if m is None:
+        m = t._autograd = AutogradMeta()
+    acc = m.acc
     if acc is None:
-        acc = AccumulateGrad(t)
-        m.acc = weakref.ref(acc)
+        acc = m.acc = AccumulateGrad(t)
     return acc
 
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import tensorplug as tp
-from tensorplug import schema as _schema
+from tensorplug import dispatcher as _dispatcher
 from tensorplug.dispatch import local_state
 from tensorplug.dispatcher import OpOverload
 from tensorplug.library import fallthrough_kernel
@@ -42,6 +42,8 @@ from .graph import (
     M,
     Node,
     SavedTensor,
+    _sequence,
+    accumulator,
     ViewInfo,
     edge,
     input_meta,
@@ -97,7 +99,9 @@ class Rule:
                 diff_names.append(n)
             self.formulas.append((names, fn))
         self.diff = tuple((i, k) for i, k in self.tensor_args if self.arg_names[i] in diff_names)
-        self.joint = [isinstance(k, tuple) for k in self.table]
+        self.diff_idx = tuple(i for i, _ in self.diff)
+        self.tensor_idx = tuple(i for i, _ in self.tensor_args)
+        self.static_spans = {self.arg_names[i]: (j, 1) for j, i in enumerate(self.diff_idx)}
         used = set()
         for fn in self.table.values():
             used |= _names_read(fn.__code__)
@@ -116,7 +120,7 @@ class Rule:
         old = st.nexc
         st.nexc = old & M.nag
         try:
-            return self.op.redispatch(ks & M.below, *args[: self.npos], **kw)
+            return self.op.redispatch(M.below & ks, *args[: self.npos], **kw)
         finally:
             st.nexc = old
 
@@ -197,8 +201,7 @@ class OpNode(Node):
         return res
 
     def _release(self) -> None:
-        args = self._args
-        for x in args:
+        for x in self._args:
             if type(x) is SavedTensor:
                 x.freed = True
             elif type(x) is list:
@@ -519,15 +522,19 @@ def _generated(rule: Rule, body: Callable[[Rule, int, tuple[Any, ...]], Any]) ->
     return fn
 
 
-def _fast_unary_binary(rule: Rule) -> Callable[..., Any] | None:
-    """A leaner kernel for the common shape: tensor args first, one output, no lists."""
+def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
+    """A leaner kernel for the common shape: plain ``Tensor`` arguments, one output.
+
+    It looks the kernel below autograd up in the op's dispatch cache itself (what the
+    generated ``redispatch`` does, minus its argument checks, which the outer call made),
+    except while dispatch tracing is on, so that the trace shows the step.
+    """
     if rule.inplace or rule.out or rule.view or rule.returns_list or rule.n_out != 1:
         return None
     names = list(rule.arg_names)
     if not all(n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_") for n in names):
         return None
-    kinds = dict(rule.tensor_args)
-    if any(k != "Tensor" for k in kinds.values()):
+    if any(k != "Tensor" for _, k in rule.tensor_args):
         return None
     pos = names[: rule.npos]
     kw = names[rule.npos :]
@@ -541,7 +548,14 @@ def _fast_unary_binary(rule: Rule) -> Callable[..., Any] | None:
         "    _old = _st.nexc\n"
         "    _st.nexc = _old & _M.nag\n"
         "    try:\n"
-        f"        _out = _redispatch(_ks & _M.below, {call})\n"
+        "        _b = _M.below & _ks\n"
+        "        if _trace.enabled:\n"
+        f"            _out = _op.redispatch(_b, {call})\n"
+        "        else:\n"
+        "            _k = _op._cache.get(_b)\n"
+        "            if _k is None:\n"
+        "                _k = _op._resolve(_b)\n"
+        f"            _out = _k({call})\n"
         "    finally:\n"
         "        _st.nexc = _old\n"
         f"    if ({req}) & _M.ag:\n"
@@ -551,8 +565,9 @@ def _fast_unary_binary(rule: Rule) -> Callable[..., Any] | None:
     ns: dict[str, Any] = {
         "_tls": local_state,
         "_M": M,
-        "_redispatch": rule.op.redispatch,
-        "_record": record,
+        "_op": rule.op,
+        "_trace": _dispatcher._trace,
+        "_record": record_simple,
         "_rule": rule,
     }
     exec(compile(src, f"<tensorplug autograd {rule.name}>", "exec"), ns)
@@ -560,6 +575,42 @@ def _fast_unary_binary(rule: Rule) -> Callable[..., Any] | None:
     fn.__qualname__ = f"autograd_kernel[{rule.name}]"
     fn.__module__ = __name__
     return fn
+
+
+def record_simple(rule: Rule, out: Tensor, args: tuple[Any, ...]) -> None:
+    """:func:`record` for plain ``Tensor`` arguments and one output (the hot path)."""
+    ag = M.ag
+    edges = []
+    metas = []
+    for i in rule.diff_idx:
+        t = args[i]
+        m = t._autograd
+        if m is not None and m.grad_fn is not None:
+            edges.append((m.grad_fn, m.output_nr))
+        elif t._tp_keyset & ag:
+            edges.append((m.acc if m is not None and m.acc is not None else accumulator(t), 0))
+        else:
+            edges.append(_NO_EDGE)
+        metas.append((t._data.shape, t._dtype, t._device))
+    node = object.__new__(rule.node_cls)
+    node.next_functions = tuple(edges)
+    node._input_meta = tuple(metas)
+    node._seq = next(_sequence)
+    node._pre_hooks = None
+    node._post_hooks = None
+    node._spans = rule.static_spans
+    node._n_out = 1
+    node._out_meta = ()
+    saved = list(args)
+    for i in rule.tensor_idx:
+        saved[i] = SavedTensor(args[i]) if i in rule.saved else _NOT_SAVED
+    node._args = saved
+    if out._dtype.is_floating_point:
+        set_history(out, node, 0)
+    node._result = SavedTensor(out, 0) if rule.saves_result else None
+
+
+_NO_EDGE = (None, 0)
 
 
 def _out_error(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
@@ -575,7 +626,7 @@ def kernel_for(rule: Rule) -> Callable[..., Any]:
         return _generated(rule, _out_error)
     if rule.inplace:
         return _generated(rule, run_inplace)
-    fast = _fast_unary_binary(rule)
+    fast = _fast_kernel(rule)
     if fast is not None:
         return fast
     return _generated(rule, run)
@@ -611,7 +662,7 @@ def not_implemented_kernel(op: Any, ks: int, *args: Any, **kwargs: Any) -> Any:
     old = st.nexc
     st.nexc = old & M.nag
     try:
-        out = op.redispatch(ks & M.below, *args, **kwargs)
+        out = op.redispatch(M.below & ks, *args, **kwargs)
     finally:
         st.nexc = old
     inputs = [t for a in (*args, *kwargs.values()) for t in _tensors(a)]

@@ -1,0 +1,164 @@
+"""The autograd plugin against hand-written numpy (and torch when importable), in one process.
+
+* ``tp.add(a, b)`` on 1-element float32 tensors that require grad: the forward alone
+  (goal: no slower than torch.add with requires_grad), and forward + ``tp.autograd.grad``;
+* a training step of an MLP 784-128-10 (batch 64, ReLU, cross-entropy): forward + backward
+  (goal: at most 1.15x the hand-written numpy step), and with an SGD update.
+
+The numpy step is the floor: the same arithmetic written by hand, with no graph.
+Run: ``python bench/autograd.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import numpy as np  # noqa: E402
+from _timing import interleaved, us  # noqa: E402
+
+import tensorplug as tp  # noqa: E402
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+LR = 0.01
+
+
+def tiny() -> None:
+    a = tp.ones([1], requires_grad=True)
+    b = tp.ones([1])
+    plain_a, plain_b = tp.ones([1]), tp.ones([1])
+    fns: dict[str, Any] = {
+        "tp.add (no grad)": lambda: tp.add(plain_a, plain_b),
+        "tp.add (grad)": lambda: tp.add(a, b),
+        "tp.add + autograd.grad": lambda: tp.autograd.grad(tp.add(a, b), a),
+    }
+    if torch is not None:
+        at = torch.ones(1, requires_grad=True)
+        bt = torch.ones(1)
+        fns["torch.add (grad)"] = lambda: torch.add(at, bt)
+        fns["torch.add + autograd.grad"] = lambda: torch.autograd.grad(torch.add(at, bt), at)
+    t = interleaved(fns, number=5000, rounds=15)
+    print("1-element float32, a.requires_grad")
+    for name, v in t.items():
+        print(f"  {name:28s} {us(v)}")
+    if torch is not None:
+        print(
+            f"  goal: forward with grad no slower than torch: "
+            f"{t['tp.add (grad)'] / t['torch.add (grad)']:.2f}x torch.add"
+        )
+
+
+def mlp_data() -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 784), dtype=np.float32)
+    y = rng.integers(0, 10, 64)
+    w1 = (rng.standard_normal((128, 784)) * 0.03).astype(np.float32)
+    b1 = np.zeros(128, np.float32)
+    w2 = (rng.standard_normal((10, 128)) * 0.1).astype(np.float32)
+    b2 = np.zeros(10, np.float32)
+    return x, y, w1, b1, w2, b2
+
+
+def numpy_step(update: bool) -> Any:
+    x, y, w1, b1, w2, b2 = mlp_data()
+    rows = np.arange(64)
+
+    def step() -> float:
+        h = x @ w1.T + b1
+        a = np.maximum(h, 0)
+        z = a @ w2.T + b2
+        m = z.max(1, keepdims=True)
+        e = np.exp(z - m)
+        lsm = z - m - np.log(e.sum(1, keepdims=True))
+        loss = -lsm[rows, y].mean()
+        dz = np.exp(lsm)
+        dz[rows, y] -= 1
+        dz /= 64
+        dw2 = dz.T @ a
+        db2 = dz.sum(0)
+        dh = (dz @ w2) * (h > 0)
+        dw1 = dh.T @ x
+        db1 = dh.sum(0)
+        if update:
+            for p, g in ((w1, dw1), (b1, db1), (w2, dw2), (b2, db2)):
+                np.subtract(p, LR * g, out=p)
+        return float(loss)
+
+    return step
+
+
+def tp_step(update: bool) -> Any:
+    xn, yn, *params_np = mlp_data()
+    x, y = tp.tensor(xn), tp.tensor(yn)
+    params = [tp.tensor(p, requires_grad=True) for p in params_np]
+    w1, b1, w2, b2 = params
+
+    def step() -> float:
+        z = tp.linear(tp.linear(x, w1, b1).relu(), w2, b2)
+        loss = tp.cross_entropy(z, y)
+        for p in params:
+            p.grad = None
+        loss.backward()
+        if update:
+            with tp.no_grad():
+                for p in params:
+                    p.sub_(p.grad, alpha=LR)
+        return loss
+
+    return step
+
+
+def torch_step(update: bool) -> Any:
+    xn, yn, *params_np = mlp_data()
+    x, y = torch.from_numpy(xn), torch.from_numpy(yn)
+    params = [torch.tensor(p, requires_grad=True) for p in params_np]
+    w1, b1, w2, b2 = params
+    f = torch.nn.functional
+
+    def step() -> Any:
+        z = f.linear(f.linear(x, w1, b1).relu(), w2, b2)
+        loss = f.cross_entropy(z, y)
+        for p in params:
+            p.grad = None
+        loss.backward()
+        if update:
+            with torch.no_grad():
+                for p in params:
+                    p.sub_(p.grad, alpha=LR)
+        return loss
+
+    return step
+
+
+def mlp() -> None:
+    for update in (False, True):
+        fns = {"numpy by hand": numpy_step(update), "tensorplug": tp_step(update)}
+        if torch is not None:
+            torch.set_num_threads(1)
+            fns["torch"] = torch_step(update)
+        t = interleaved(fns, number=50, rounds=15)
+        base = t["numpy by hand"]
+        what = "forward + backward + SGD" if update else "forward + backward"
+        print(f"MLP 784-128-10, batch 64, float32: {what}")
+        for name, v in t.items():
+            print(f"  {name:16s} {us(v)}  {v / base:5.2f}x numpy")
+        if not update:
+            print(f"  goal: tensorplug <= 1.15x numpy: {t['tensorplug'] / base:.2f}x")
+
+
+def main() -> None:
+    if "autograd" not in tp.plugins.loaded_names():
+        sys.exit("bench/autograd.py needs the tensorplug-autograd plugin")
+    tiny()
+    mlp()
+
+
+if __name__ == "__main__":
+    main()

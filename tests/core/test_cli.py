@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -279,6 +280,19 @@ def test_demo_cpu_section(capsys):
     assert "a + 1 = tensor([[2., 3.],\n        [4., 5.]])" in section
     assert "dispatch table of aten::add.Tensor (keys with an entry):\n" in section
     assert "  CPU                  CPU\n" in section
+
+
+@pytest.mark.skipif(
+    not {"cpu", "autograd"} <= plugins.loaded_names(), reason="needs tensorplug-cpu and -autograd"
+)
+def test_demo_autograd_section_trains_a_classifier(capsys):
+    code, out, _ = run(capsys, "demo")
+    section = out.split("== autograd ==\n")[1].split("\n== ")[0]
+    assert section.startswith("model: Sequential(\n  (0): Linear(in_features=2, out_features=16")
+    losses = [float(v) for v in re.findall(r"^step +\d+: loss (\d+\.\d+)$", section, re.M)]
+    assert len(losses) == 5 and losses[-1] < losses[0] / 4
+    accuracy = re.search(r"3-class spiral .* accuracy (\d\.\d\d)$", section, re.M)
+    assert accuracy is not None and float(accuracy.group(1)) > 0.9
 
 
 def test_demo_third_party_section(capsys, probe):

@@ -138,7 +138,10 @@ def _numerical_jacobians(
             for delta in (eps, -eps):
                 with tp.no_grad():
                     data[idx] = orig + delta
-                values.append(_outputs(func, inputs))
+                # copies: a view of the input (expand, select) would follow the next write
+                values.append(
+                    [o if o is None else tp.clone(o.detach()) for o in _outputs(func, inputs)]
+                )
             with tp.no_grad():
                 data[idx] = orig
             plus, minus = values

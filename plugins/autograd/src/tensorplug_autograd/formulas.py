@@ -379,24 +379,42 @@ def _var_backward(g: Tensor, x: Tensor, dim: Any, correction: Any, keepdim: bool
     return _restore_reduced(g, x.ndim, dim, keepdim) * (centered * factor)
 
 
+def _exclusive_products(x: Tensor, dim: int) -> Tensor:
+    """``prod(x_j for j != i)`` along ``dim`` for every ``i``, zeros included.
+
+    Exclusive prefix and suffix products by log-step scans (the op set has no cumprod): a
+    polynomial in ``x``, so its derivatives of every order are right at zeros too, where
+    ``result / x`` is not.
+    """
+    n = x.shape[dim]
+
+    def shifted(t: Tensor, k: int, forward: bool) -> Tensor:  # moved k places, ones filled in
+        ones = x.new_ones([*x.shape[:dim], k, *x.shape[dim + 1 :]])
+        if forward:
+            return tp.cat([ones, tp.slice(t, dim, 0, n - k)], dim)
+        return tp.cat([tp.slice(t, dim, k, n), ones], dim)
+
+    before, after = shifted(x, 1, True), shifted(x, 1, False)
+    k = 1
+    while k < n:
+        before = before * shifted(before, k, True)
+        after = after * shifted(after, k, False)
+        k *= 2
+    return before * after
+
+
 def _prod_backward(g: Tensor, x: Tensor, result: Tensor, dim: int | None, keepdim: bool) -> Tensor:
     if x.ndim == 0:
         return g
-    dims = None if dim is None else [dim % x.ndim]
-    if dims is not None:
-        g = _restore_reduced(g, x.ndim, dims, keepdim)
-        result = _restore_reduced(result, x.ndim, dims, keepdim)
-    is_zero = x == 0
-    if not (is_zero.sum().item()):  # the common case, as PyTorch (which syncs here too)
+    if dim is not None:
+        dim %= x.ndim
+        g = _restore_reduced(g, x.ndim, dim, keepdim)
+        result = _restore_reduced(result, x.ndim, dim, keepdim)
+    if not (x == 0).sum().item():  # the common case, as PyTorch (which syncs here too)
         return g * (result / x)
-    # With zeros, d prod / d x_i is the product of the others: the product of the nonzero
-    # elements at the only zero of a slice, zero elsewhere (and everywhere for 2+ zeros).
-    ones = tp.where(is_zero, 1.0, x)
-    nonzero_prod = ones.prod() if dims is None else ones.prod(dims[0], True)
-    zeros_in = is_zero.sum() if dims is None else is_zero.sum(dims, True)
-    at_zero = _where_zero(zeros_in == 1, nonzero_prod)
-    elsewhere = _where_zero(zeros_in == 0, nonzero_prod / ones)
-    return g * tp.where(is_zero, at_zero, elsewhere)
+    if dim is None:
+        return g * _exclusive_products(x.reshape([-1]), 0).reshape(list(x.shape))
+    return g * _exclusive_products(x, dim)
 
 
 def _evenly_distribute(g: Tensor, x: Tensor, result: Tensor) -> Tensor:

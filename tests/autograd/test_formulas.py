@@ -1,0 +1,432 @@
+"""The derivative formulas of the standard operators (tensorplug_autograd/formulas.py).
+
+* the table against native_functions.yaml: every non-composite functional overload has a
+  formula or is marked non-differentiable, formulas name real tensor arguments;
+* ``gradcheck`` (float64 finite differences, the oracle) of every differentiable overload on
+  the OpInfo samples of tests/ops/opinfo.py, of its in-place variants on clones, and
+  ``gradgradcheck`` of one sample per overload;
+* the points PyTorch defines by convention (ties, kinks, zeros), checked by value;
+* outputs that never require grad, and ``out=`` refusing inputs that require grad.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+from tensorplug_autograd import formulas as F
+
+import tensorplug as tp
+from tensorplug import Tensor
+from tests.ops.opinfo import DT, OPS_BY_NAME, OpInfo, SampleInput
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Mean of empty slice:RuntimeWarning",  # the CPU forward of mean on empty samples
+    "ignore:invalid value encountered:RuntimeWarning",  # where() masks a 0 * inf branch
+)
+
+YAML_PATH = (
+    Path(__file__).resolve().parents[2] / "core" / "src" / "tensorplug" / "native_functions.yaml"
+)
+
+# --- the yaml ---------------------------------------------------------------------------------
+
+
+def _entries() -> dict[str, dict[str, Any]]:
+    return {e["func"].split("(", 1)[0]: e for e in yaml.safe_load(YAML_PATH.read_text())}
+
+
+ENTRIES = _entries()
+
+
+def _is_cia(key: str) -> bool:
+    return "CompositeImplicitAutograd" in (ENTRIES[key].get("dispatch") or {})
+
+
+def _functional_of(key: str) -> str | None:
+    """``add_.Tensor`` -> ``add.Tensor``, ``add.out`` -> ``add.Tensor``, if that is a
+    non-composite overload of the yaml (the variant then reuses its formula); else None."""
+    name, _, overload = key.partition(".")
+    if "out" in ENTRIES[key].get("tags", []):
+        candidates = [f"{name}.Tensor", name]
+    elif name.endswith("_") and not name.startswith("_"):
+        candidates = [f"{name[:-1]}.{overload}" if overload else name[:-1]]
+    else:
+        return None
+    for c in candidates:
+        if c in ENTRIES and not _is_cia(c):
+            return c
+    return None
+
+
+def _schema(key: str) -> Any:
+    name, _, overload = key.partition(".")
+    return getattr(getattr(tp.ops.aten, name), overload or "default")._schema
+
+
+def _needs_entry(key: str) -> bool:
+    return not _is_cia(key) and _functional_of(key) is None
+
+
+def _formula_names(key: str) -> set[str]:
+    names: set[str] = set()
+    for k in F.FORMULAS[key]:
+        names.update(k if isinstance(k, tuple) else (k,))
+    return names
+
+
+def test_every_overload_has_a_formula_or_is_nondifferentiable() -> None:
+    missing = [k for k in ENTRIES if _needs_entry(k) and k not in F.FORMULAS]
+    missing = [k for k in missing if k not in F.NON_DIFFERENTIABLE]
+    assert not missing, f"overloads with neither a formula nor a NON_DIFFERENTIABLE mark: {missing}"
+
+
+def test_no_entry_is_both_differentiable_and_not() -> None:
+    assert not set(F.FORMULAS) & F.NON_DIFFERENTIABLE
+
+
+def test_entries_name_real_noncomposite_overloads() -> None:
+    for key in [*F.FORMULAS, *F.NON_DIFFERENTIABLE, *F.OUTPUT_DIFFERENTIABILITY]:
+        assert key in ENTRIES, f"{key}: not an overload of native_functions.yaml"
+        assert not _is_cia(key), f"{key} is CompositeImplicitAutograd: autograd sees its parts"
+        assert _needs_entry(key), f"{key} reuses {_functional_of(key)}'s formula: no entry"
+
+
+def test_formulas_name_tensor_arguments_of_the_schema() -> None:
+    for key in F.FORMULAS:
+        args = {a.name: a for a in _schema(key).arguments}
+        for name in _formula_names(key):
+            assert name in args, f"{key}: formula for {name!r}, not an argument of its schema"
+            assert args[name].tensor_kind is not None, f"{key}: {name!r} is not a tensor"
+
+
+def test_output_differentiability_matches_the_returns() -> None:
+    for key, flags in F.OUTPUT_DIFFERENTIABILITY.items():
+        assert key in F.FORMULAS, key
+        assert len(flags) == len(_schema(key).returns), key
+
+
+# --- samples -> gradcheck calls ---------------------------------------------------------------
+
+
+class Arg:
+    """A placeholder for the k-th tensor gradcheck perturbs."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+
+def _tensor(a: np.ndarray) -> Tensor:
+    return tp.tensor(a.copy())
+
+
+def _prepare(
+    key: str, sample: SampleInput, diff_names: set[str]
+) -> tuple[list[Tensor], tuple[Any, ...], dict[str, Any]]:
+    """The sample as (leaves that require grad, args and kwargs holding :class:`Arg`s)."""
+    leaves: list[Tensor] = []
+    positional = [a.name for a in _schema(key).positional]
+
+    def convert(x: Any, diff: bool) -> Any:
+        if isinstance(x, np.ndarray):
+            t = _tensor(x)
+            if diff and t.dtype.is_floating_point:
+                leaves.append(t.requires_grad_())
+                return Arg(len(leaves) - 1)
+            return t
+        if isinstance(x, list):
+            return [convert(v, diff) for v in x]
+        if isinstance(x, DT):
+            return getattr(tp, x.name)
+        return x
+
+    args = tuple(
+        convert(x, positional[i] in diff_names if i < len(positional) else False)
+        for i, x in enumerate(sample.args)
+    )
+    kwargs = {k: convert(v, k in diff_names) for k, v in sample.kwargs.items()}
+    return leaves, args, kwargs
+
+
+def _fill(x: Any, leaves: tuple[Tensor, ...]) -> Any:
+    if isinstance(x, Arg):
+        return leaves[x.k]
+    if isinstance(x, list):
+        return [_fill(v, leaves) for v in x]
+    return x
+
+
+def _caller(
+    info: OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any], inplace: bool
+) -> Callable[..., Any]:
+    op = info.aten()  # the overload itself, so its own formula runs
+
+    def call(*leaves: Tensor) -> Any:
+        a = [_fill(x, leaves) for x in args]
+        kw = {k: _fill(v, leaves) for k, v in kwargs.items()}
+        if inplace:  # in place on a clone: the leaf itself must not be modified
+            a[0] = a[0].clone()
+        return op(*a, **kw)
+
+    return call
+
+
+# (op, sample) -> why the sample is left out of gradcheck. Keep it short.
+EXCLUDED = {
+    ("binary_cross_entropy", "saturated_clamped"): "self is 0 and 1 there: log is clamped, "
+    "the loss is not differentiable, and x - eps leaves the domain",
+}
+# (op, sample) -> gradcheck options where the default float64 ones cannot resolve the op
+OPTIONS: dict[tuple[str, str], dict[str, float]] = {
+    ("_to_copy", "to_float32"): {"eps": 1e-3},  # float32 output rounds a 1e-6 step away
+    ("_to_copy", "to_float16"): {"eps": 0.1, "atol": 0.02, "rtol": 0.02},
+}
+
+
+def _samples(info: OpInfo) -> Iterator[SampleInput]:
+    rng = np.random.default_rng(zlib.crc32(f"{info.name}-grad".encode()))
+    seen: set[str] = set()
+    for s in info.sample_inputs("float64", rng):
+        if s.name in seen:  # the generators repeat a name now and then; keep the first
+            continue
+        seen.add(s.name)
+        if (info.name, s.name) not in EXCLUDED:
+            yield s
+
+
+def _inplace_variants() -> dict[str, str]:
+    """In-place overload -> the formula it runs under (its own, or its functional's)."""
+    out = {}
+    for key in ENTRIES:
+        if "inplace" not in ENTRIES[key].get("tags", []) or _is_cia(key):
+            continue
+        functional = _functional_of(key) or key
+        if functional in F.FORMULAS:
+            out[key] = functional
+    return out
+
+
+INPLACE = _inplace_variants()
+FUNCTIONAL = sorted(k for k in F.FORMULAS if k not in INPLACE)
+
+
+def _cases() -> Iterator[Any]:
+    for key in FUNCTIONAL:
+        for s in _samples(OPS_BY_NAME[key]):
+            yield pytest.param(key, key, s, id=f"{key}-{s.name}")
+
+
+def _inplace_cases() -> Iterator[Any]:
+    for key, formula in sorted(INPLACE.items()):
+        for s in _samples(OPS_BY_NAME[key]):
+            yield pytest.param(key, formula, s, id=f"{key}-{s.name}")
+
+
+def _run_gradcheck(key: str, formula: str, sample: SampleInput, *, second: bool = False) -> None:
+    info = OPS_BY_NAME[key]
+    leaves, args, kwargs = _prepare(key, sample, _formula_names(formula))
+    call = _caller(info, args, kwargs, inplace=key in INPLACE)
+    if not leaves:
+        pytest.skip("no floating-point input the formula differentiates")
+    options = OPTIONS.get((key, sample.name), {})
+    check = tp.autograd.gradgradcheck if second else tp.autograd.gradcheck
+    assert check(call, tuple(leaves), **options)
+
+
+@pytest.mark.parametrize(("key", "formula", "sample"), list(_cases()))
+def test_gradcheck(key: str, formula: str, sample: SampleInput) -> None:
+    _run_gradcheck(key, formula, sample)
+
+
+@pytest.mark.parametrize(("key", "formula", "sample"), list(_inplace_cases()))
+def test_gradcheck_inplace(key: str, formula: str, sample: SampleInput) -> None:
+    _run_gradcheck(key, formula, sample)
+
+
+def _gradgrad_cases() -> Iterator[Any]:
+    for key in FUNCTIONAL:
+        for s in _samples(OPS_BY_NAME[key]):
+            dtype = s.kwargs.get("dtype")
+            integral = isinstance(dtype, DT) and not getattr(tp, dtype.name).is_floating_point
+            if (key, s.name) not in OPTIONS and not integral:  # int results: no 2nd order
+                yield pytest.param(key, key, s, id=f"{key}-{s.name}")
+
+
+@pytest.mark.parametrize(("key", "formula", "sample"), list(_gradgrad_cases()))
+def test_gradgradcheck(key: str, formula: str, sample: SampleInput) -> None:
+    _run_gradcheck(key, formula, sample, second=True)
+
+
+def test_exclusions_name_real_samples() -> None:
+    for op, sample in [*EXCLUDED, *OPTIONS]:
+        rng = np.random.default_rng(0)
+        names = {s.name for s in OPS_BY_NAME[op].sample_inputs("float64", rng)}
+        assert sample in names, f"EXCLUDED/OPTIONS name {op} sample {sample!r}, which is gone"
+
+
+# --- values at the points PyTorch defines by convention ---------------------------------------
+
+
+def f64(values: Any, requires_grad: bool = True) -> Tensor:
+    return tp.tensor(values, dtype=tp.float64, requires_grad=requires_grad)
+
+
+def grad_of(fn: Callable[..., Tensor], *inputs: Tensor) -> tuple[Any, ...]:
+    out = fn(*inputs)
+    grads = tp.autograd.grad(out.sum(), list(inputs))
+    return tuple(g.tolist() for g in grads)
+
+
+def test_max_and_amax_share_the_gradient_among_ties() -> None:
+    x = f64([1.0, 3.0, 3.0, 2.0])
+    assert grad_of(tp.max, x) == ([0.0, 0.5, 0.5, 0.0],)
+    assert grad_of(tp.min, f64([1.0, 1.0, 4.0])) == ([0.5, 0.5, 0.0],)
+    m = f64([[1.0, 5.0, 5.0], [2.0, 2.0, 2.0]])
+    third = 1 / 3
+    assert grad_of(lambda t: tp.amax(t, 1), m) == ([[0.0, 0.5, 0.5], [third, third, third]],)
+
+
+def test_max_dim_gives_the_gradient_to_the_selected_index() -> None:
+    x = f64([[1.0, 4.0, 4.0], [3.0, 0.0, 1.0]])
+    assert grad_of(lambda t: tp.max(t, 1).values, x) == ([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]],)
+
+
+def test_maximum_and_minimum_split_ties_half_half() -> None:
+    a, b = f64([1.0, 2.0, 3.0]), f64([1.0, 5.0, 0.0])
+    assert grad_of(tp.maximum, a, b) == ([0.5, 0.0, 1.0], [0.5, 1.0, 0.0])
+    assert grad_of(tp.minimum, a, b) == ([0.5, 1.0, 0.0], [0.5, 0.0, 1.0])
+
+
+def test_kinks_use_pytorchs_subgradients() -> None:
+    x = f64([-1.0, 0.0, 2.0])
+    assert grad_of(tp.abs, x) == ([-1.0, 0.0, 1.0],)  # sign(0) = 0
+    assert grad_of(tp.relu, x) == ([0.0, 0.0, 1.0],)  # relu'(0) = 0
+    # clamp passes the gradient on its bounds
+    assert grad_of(lambda t: tp.clamp(t, 0.0, 2.0), x) == ([0.0, 1.0, 1.0],)
+    lo, hi = f64([0.0, 0.0, 0.0]), f64([1.0, 1.0, 1.0])
+    assert grad_of(lambda t, a, b: tp.clamp(t, a, b), x, lo, hi) == (
+        [0.0, 1.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [0.0, 0.0, 1.0],
+    )
+
+
+def test_piecewise_constant_ops_give_zero_gradients_not_none() -> None:
+    x, y = f64([1.5, -2.5]), f64([2.0, 0.5])
+    assert grad_of(tp.sign, x) == ([0.0, 0.0],)
+    for mode in ("trunc", "floor"):
+        assert grad_of(lambda a, b: tp.div(a, b, rounding_mode=mode), x, y) == (
+            [0.0, 0.0],
+            [0.0, 0.0],
+        )
+    assert grad_of(lambda t: t.clone().fill_(3.0), x) == ([0.0, 0.0],)
+
+
+def test_pow_with_exponent_zero_has_zero_gradient() -> None:
+    x = f64([0.0, 2.0])
+    assert grad_of(lambda t: tp.pow(t, 0), x) == ([0.0, 0.0],)
+    e = f64([0.0, 1.0])
+    # d/dx x**e is 0 where e == 0 (also at x == 0); d/de 0**e is 0 for e >= 0
+    assert grad_of(tp.pow, x, e) == ([0.0, 1.0], [0.0, 2.0 * np.log(2.0)])
+
+
+def test_prod_with_zeros() -> None:
+    assert grad_of(tp.prod, f64([2.0, 0.0, 3.0])) == ([0.0, 6.0, 0.0],)
+    assert grad_of(tp.prod, f64([2.0, 0.0, 0.0])) == ([0.0, 0.0, 0.0],)
+    m = f64([[2.0, 0.0, 3.0], [1.0, 2.0, 4.0]])
+    assert grad_of(lambda t: tp.prod(t, 1), m) == ([[0.0, 6.0, 0.0], [8.0, 4.0, 2.0]],)
+    # prod is multilinear, so finite differences are exact at zeros too
+    for values in ([[2.0, 0.0, 3.0], [0.0, 0.0, 1.5]], [[0.5, -1.0, 0.0], [1.0, 2.0, 3.0]]):
+        t = f64(values)
+        assert tp.autograd.gradcheck(tp.prod, (t,))
+        assert tp.autograd.gradcheck(lambda a: tp.prod(a, 1), (t,))
+        assert tp.autograd.gradgradcheck(lambda a: tp.prod(a, 0, keepdim=True), (t,))
+
+
+def test_expand_sums_back_to_the_input_shape() -> None:
+    x = f64([[1.0], [2.0]])
+    (g,) = tp.autograd.grad(x.expand([3, 2, 4]).sum(), [x])
+    assert g.shape == (2, 1) and g.tolist() == [[12.0], [12.0]]
+
+
+def test_cat_does_not_save_its_inputs() -> None:
+    """cat reads only the input shapes: changing an input afterwards is fine, as in PyTorch."""
+    a, b = f64([1.0, 2.0]), f64([3.0])
+    a2 = a * 1
+    y = tp.cat([a2, b])
+    with tp.no_grad():
+        a2.add_(1.0)
+    y.sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0] and b.grad.tolist() == [1.0]
+
+
+def test_matmul_broadcast_and_vector_cases() -> None:
+    rng = np.random.default_rng(1)
+    for sa, sb in (((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 1, 2, 3), (4, 3, 2))):
+        a, b = f64(rng.standard_normal(sa).tolist()), f64(rng.standard_normal(sb).tolist())
+        assert tp.autograd.gradcheck(tp.matmul, (a, b))
+
+
+# --- outputs that never require grad; out= --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x, y: x == y,
+        lambda x, y: x < 1.0,
+        lambda x, y: tp.logical_and(x, y),
+        lambda x, y: tp.argmax(x),
+        lambda x, y: tp.argmin(x, 0),
+        lambda x, y: tp.floor_divide(x, y),
+        lambda x, y: x // 2.0,
+        lambda x, y: x.detach(),
+        lambda x, y: x.to(tp.int64),
+        lambda x, y: tp.max(x, 0).indices,
+        lambda x, y: tp.zeros_like(x),
+    ],
+    ids=[
+        "eq",
+        "lt_scalar",
+        "logical_and",
+        "argmax",
+        "argmin",
+        "floor_divide",
+        "floor_divide_scalar",
+        "detach",
+        "to_int64",
+        "max_dim_indices",
+        "zeros_like",
+    ],
+)
+def test_nondifferentiable_outputs_do_not_require_grad(fn: Callable[..., Tensor]) -> None:
+    x, y = f64([1.0, -2.0, 3.0]), f64([2.0, 2.0, 2.0])
+    out = fn(x, y)
+    assert not out.requires_grad
+    assert out.grad_fn is None
+
+
+def test_max_dim_values_require_grad_and_indices_do_not() -> None:
+    values, indices = tp.max(f64([[1.0, 2.0], [4.0, 3.0]]), 1)
+    assert values.requires_grad and not indices.requires_grad
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
+def test_out_variants_refuse_inputs_that_require_grad(name: str) -> None:
+    fn = getattr(tp, name)
+    x, y = f64([1.0, 2.0]), f64([3.0, 4.0], requires_grad=False)
+    out = tp.zeros([2], dtype=tp.float64)
+    with pytest.raises(RuntimeError) as info:
+        fn(x, y, out=out)
+    msg = str(info.value)
+    assert "functions with out=... arguments don't support automatic differentiation" in msg
+    assert "but one of the arguments requires grad" in msg
+    # without grad, out= works
+    with tp.no_grad():
+        assert fn(x, y, out=out) is out
+    assert fn(x.detach(), y, out=out) is out

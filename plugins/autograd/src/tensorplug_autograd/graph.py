@@ -304,7 +304,7 @@ class SavedTensor:
 
 
 def modified_message(t: Tensor, node: Node | None, saved: SavedTensor) -> str:
-    what = f"[{t.device.type.upper()} {t.dtype} {list(t.shape)}]"
+    what = f"[{t.device.type.upper()} {str(t.dtype).rsplit('.', 1)[-1]} {list(t.shape)}]"
     if node is not None:
         if saved.output_nr >= 0:
             what += f", which is output {saved.output_nr} of {node.name()},"

@@ -1,0 +1,350 @@
+"""The autograd engine and the Tensor API: graphs, backward, autograd.grad, hooks, grad modes.
+
+Gradients are checked against closed forms or central finite differences in float64.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+
+pytest.importorskip("tensorplug_autograd")
+
+from tensorplug_autograd.graph import AccumulateGrad  # noqa: E402
+
+
+def t64(values, requires_grad=True):
+    return tp.tensor(np.asarray(values, dtype=np.float64), requires_grad=requires_grad)
+
+
+def numeric_grad(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += eps
+        xm[i] -= eps
+        g[i] = (f(xp) - f(xm)) / (2 * eps)
+    return g
+
+
+# --- graph structure -------------------------------------------------------------------------
+
+
+def test_plain_tensors_carry_no_autograd_key_and_record_nothing():
+    a, b = tp.ones([2]), tp.ones([2])
+    c = a * b + 1
+    assert not c.requires_grad and c.grad_fn is None and c.is_leaf
+    assert "AutogradCPU" not in tp.keys.DispatchKeySet(c._tp_keyset).names()
+    x = tp.ones([2], requires_grad=True)
+    assert "AutogradCPU" in tp.keys.DispatchKeySet(x._tp_keyset).names()
+    assert tp.dispatcher.dispatch_table("aten::mul.Tensor")["AutogradCPU"] == "Autograd"
+
+
+def test_grad_fn_names_and_next_functions():
+    a = t64([1.0, 2.0])
+    b = t64([3.0, 4.0])
+    c = a * b
+    assert c.grad_fn.name() == "MulBackward0"
+    assert (a * 2.0).grad_fn.name() == "MulBackward1"
+    assert repr(c).endswith("grad_fn=<MulBackward0>)")
+    assert repr(a).endswith("requires_grad=True)")
+    (na, ia), (nb, ib) = c.grad_fn.next_functions
+    assert isinstance(na, AccumulateGrad) and na.variable is a and ia == 0
+    assert isinstance(nb, AccumulateGrad) and nb.variable is b
+    d = c.sum()
+    assert d.grad_fn.next_functions[0][0] is c.grad_fn
+    assert not c.is_leaf and a.is_leaf
+    # a leaf keeps one accumulator for all its uses
+    assert (a + 1).grad_fn.next_functions[0][0] is na
+
+
+def test_backward_matches_finite_differences():
+    xn = np.array([[0.3, -1.2, 2.0], [0.5, 0.1, -0.7]])
+    wn = np.array([0.2, -0.4, 1.5])
+
+    def f_np(x):
+        return float(np.sum(np.tanh(x * wn) ** 2 + np.exp(x).sum(1, keepdims=True) / (1 + x**2)))
+
+    x, w = t64(xn), t64(wn, requires_grad=False)
+    y = ((x * w).tanh() ** 2 + x.exp().sum(1, keepdim=True) / (1 + x * x)).sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), numeric_grad(f_np, xn), rtol=1e-6, atol=1e-8)
+    assert w.grad is None
+
+
+def test_broadcast_gradients_are_reduced_to_the_input_shape():
+    a = t64(np.ones((2, 3)))
+    b = t64([1.0, 2.0, 3.0])
+    c = t64(2.0)
+    (a * b * c).sum().backward()
+    np.testing.assert_allclose(b.grad.numpy(), [4.0, 4.0, 4.0])
+    assert c.grad.shape == () and c.grad.item() == 12.0
+    np.testing.assert_allclose(a.grad.numpy(), np.full((2, 3), 1.0) * [1, 2, 3] * 2)
+
+
+def test_gradients_accumulate_across_backward_calls():
+    x = t64([1.0, 2.0])
+    (x * x).sum().backward()
+    (x * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2 + 3, 4 + 3])
+    x.grad = None
+    (x * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_stolen_gradient_is_not_shared_between_leaves():
+    a, b = t64([1.0]), t64([2.0])
+    (a + b).sum().backward()  # AddBackward hands the same gradient to both leaves
+    a.grad.add_(10.0)
+    assert b.grad.item() == 1.0
+
+
+def test_gradient_given_to_backward_is_not_aliased():
+    x = t64([1.0, 2.0])
+    g = tp.tensor([1.0, 1.0], dtype=tp.float64)
+    x.backward(g)
+    x.grad.mul_(5)
+    np.testing.assert_allclose(g.numpy(), [1.0, 1.0])
+
+
+def test_backward_twice_needs_retain_graph():
+    x = t64([1.0, 2.0])
+    y = x.exp().sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.backward()
+
+
+def test_backward_errors():
+    x = t64([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        (x * 2).backward()
+    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad"):
+        tp.ones([1]).backward()
+    with pytest.raises(RuntimeError, match=r"Mismatch in shape: grad_output\[0\] has a shape of \[3\]"):
+        (x * 2).backward(tp.ones([3], dtype=tp.float64))
+
+
+# --- autograd.grad ---------------------------------------------------------------------------
+
+
+def test_autograd_grad_does_not_touch_dot_grad():
+    x = t64([1.0, 2.0, 3.0])
+    y = (x * x).sum()
+    (g,) = tp.autograd.grad(y, x)
+    np.testing.assert_allclose(g.numpy(), [2.0, 4.0, 6.0])
+    assert x.grad is None
+
+
+def test_autograd_grad_of_non_leaf_and_several_inputs():
+    x = t64([1.0, 2.0])
+    h = x * 3
+    y = (h * h).sum()
+    gh, gx = tp.autograd.grad(y, [h, x])
+    np.testing.assert_allclose(gh.numpy(), [6.0, 12.0])
+    np.testing.assert_allclose(gx.numpy(), [18.0, 36.0])
+
+
+def test_autograd_grad_unused_inputs():
+    x, z = t64([1.0]), t64([2.0])
+    y = (x * 2).sum()
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        tp.autograd.grad(y, [x, z], retain_graph=True)
+    gx, gz = tp.autograd.grad(y, [x, z], allow_unused=True, retain_graph=True)
+    assert gz is None and gx.item() == 2.0
+    _, gz = tp.autograd.grad(y, [x, z], materialize_grads=True)
+    assert gz.item() == 0.0
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        tp.autograd.grad((x * 2).sum(), tp.ones([1]))
+
+
+def test_create_graph_gives_higher_derivatives():
+    x = t64([0.5, -1.5, 2.0])
+    y = (x**3).sum()
+    (g,) = tp.autograd.grad(y, x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), 3 * x.detach().numpy() ** 2)
+    assert g.requires_grad
+    (gg,) = tp.autograd.grad(g.sum(), x, create_graph=True)
+    np.testing.assert_allclose(gg.detach().numpy(), 6 * x.detach().numpy())
+    (ggg,) = tp.autograd.grad(gg.sum(), x)
+    np.testing.assert_allclose(ggg.numpy(), [6.0, 6.0, 6.0])
+
+
+def test_create_graph_through_saved_outputs():
+    x = t64([0.3, 1.2])
+    (g,) = tp.autograd.grad(x.exp().sum(), x, create_graph=True)  # exp saves its result
+    (gg,) = tp.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(gg.numpy(), np.exp([0.3, 1.2]))
+
+
+def test_backward_with_create_graph_then_grad_of_grad():
+    x = t64([2.0])
+    (x * x * x).sum().backward(create_graph=True)
+    assert x.grad.requires_grad
+    (gg,) = tp.autograd.grad(x.grad.sum(), x)
+    assert gg.item() == pytest.approx(12.0)
+
+
+# --- hooks -----------------------------------------------------------------------------------
+
+
+def test_tensor_hooks_on_leaf_and_non_leaf():
+    x = t64([1.0, 2.0])
+    seen = []
+    h = x * 2
+    h.register_hook(lambda g: seen.append(g.numpy().copy()))
+    handle = x.register_hook(lambda g: g * 10)
+    h.sum().backward()
+    np.testing.assert_allclose(seen[0], [1.0, 1.0])
+    np.testing.assert_allclose(x.grad.numpy(), [20.0, 20.0])
+    handle.remove()
+    x.grad = None
+    (x * 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_retain_grad():
+    x = t64([1.0, 2.0])
+    h = x * x
+    h.retain_grad()
+    assert h.retains_grad
+    (h * 3).sum().backward()
+    np.testing.assert_allclose(h.grad.numpy(), [3.0, 3.0])
+    h2 = x * x
+    (h2 * 3).sum().backward()
+    assert h2.grad is None
+
+
+def test_node_hooks():
+    x = t64([1.0, 2.0])
+    y = x * 2
+    calls = []
+    y.grad_fn.register_hook(lambda gi, go: calls.append((len(gi), len(go))))
+    y.grad_fn.register_prehook(lambda go: (go[0] * 0.5,))
+    y.sum().backward()
+    assert calls == [(1, 1)]
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 1.0])
+
+
+def test_hook_needs_requires_grad():
+    with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
+        tp.ones([1]).register_hook(lambda g: g)
+
+
+# --- grad mode -------------------------------------------------------------------------------
+
+
+def test_no_grad_and_enable_grad():
+    x = t64([1.0])
+    with tp.no_grad():
+        assert not tp.is_grad_enabled()
+        y = x * 2
+        with tp.enable_grad():
+            assert tp.is_grad_enabled()
+            z = x * 2
+    assert tp.is_grad_enabled()
+    assert not y.requires_grad and y.grad_fn is None
+    assert z.requires_grad
+
+
+def test_grad_modes_as_decorators_and_set_grad_enabled():
+    x = t64([1.0])
+
+    @tp.no_grad()
+    def f(t):
+        return t * 2
+
+    assert not f(x).requires_grad
+    assert tp.is_grad_enabled()
+
+    @tp.set_grad_enabled(False)
+    def g(t):
+        return t * 2
+
+    assert tp.is_grad_enabled()  # decorating does not change the mode
+    assert not g(x).requires_grad
+    tp.set_grad_enabled(False)
+    try:
+        assert not (x * 2).requires_grad
+    finally:
+        tp.set_grad_enabled(True)
+    with tp.set_grad_enabled(False):
+        assert not tp.is_grad_enabled()
+    assert tp.is_grad_enabled()
+    with tp.inference_mode():
+        assert not (x * 2).requires_grad
+
+
+def test_grad_mode_is_per_thread():
+    x = t64([1.0])
+    result = {}
+
+    def other():
+        result["req"] = (x * 2).requires_grad
+
+    with tp.no_grad():
+        th = threading.Thread(target=other)
+        th.start()
+        th.join()
+    assert result["req"] is True
+
+
+# --- tensor API ------------------------------------------------------------------------------
+
+
+def test_requires_grad_rules():
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+        tp.tensor([1, 2], requires_grad=True)
+    x = t64([1.0])
+    y = x * 2
+    with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
+        y.requires_grad_(False)
+    z = tp.ones([2])
+    z.requires_grad = True
+    assert z.requires_grad and z.is_leaf
+    z.requires_grad_(False)
+    assert not z.requires_grad
+
+
+def test_detach_and_data():
+    x = t64([1.0, 2.0])
+    d = x.detach()
+    assert not d.requires_grad and d.grad_fn is None
+    d.mul_(2)  # shares storage
+    np.testing.assert_allclose(x.detach().numpy(), [2.0, 4.0])
+    assert not x.data.requires_grad
+
+
+def test_grad_setter_checks():
+    x = t64([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="assigned grad has data of a different size"):
+        x.grad = tp.ones([3], dtype=tp.float64)
+    with pytest.raises(RuntimeError, match="assigned grad has data of a different type"):
+        x.grad = tp.ones([2], dtype=tp.float32)
+    x.grad = tp.ones([2], dtype=tp.float64)
+    del x.grad
+    assert x.grad is None
+
+
+def test_integer_outputs_do_not_require_grad():
+    x = t64([1.0, 3.0, 2.0])
+    assert not x.argmax().requires_grad
+    assert not (x > 1).requires_grad
+    values, indices = x.max(0)
+    assert values.requires_grad and not indices.requires_grad
+
+
+def test_out_variant_refuses_grad():
+    x = t64([1.0])
+    out = tp.empty([1], dtype=tp.float64)
+    with pytest.raises(RuntimeError, match=r"aten::add\.out\(\): functions with out=\.\.\. arguments don't support automatic differentiation"):
+        tp.add(x, x, out=out)
+    with tp.no_grad():
+        tp.add(x, x, out=out)
+    assert out.item() == 2.0

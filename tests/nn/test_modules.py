@@ -276,6 +276,9 @@ def test_state_dict_round_trip():
     assert dst.fc1.weight is not src.fc1.weight  # copied in place, not shared
     kept = src.state_dict(keep_vars=True)["fc1.weight"]
     assert kept is src.fc1.weight
+    twin = copy.deepcopy(src)
+    assert type(twin.fc1.weight) is nn.Parameter and twin.fc1.weight is not src.fc1.weight
+    np.testing.assert_array_equal(a(twin(x)), a(src(x)))
 
 
 def test_load_state_dict_names_missing_and_unexpected_keys():

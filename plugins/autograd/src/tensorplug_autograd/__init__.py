@@ -2,7 +2,8 @@
 
 The plugin owns the ``Autograd<B>`` keys (through the ``Autograd`` alias) and
 ``ADInplaceOrView``. It registers one Autograd kernel per standard operator, generated from the
-formula table (formulas.py, kernels.py), a fallback for operators without a derivative, the
+formula table (formulas.py, kernels.py), ADInplaceOrView kernels for view and in-place ops
+(views.py), a fallback for operators without a derivative, the
 Tensor attributes of autograd (tensor_api.py), and the names ``tp.autograd``, ``tp.no_grad``,
 ``tp.enable_grad``, ``tp.set_grad_enabled``, ``tp.is_grad_enabled`` and ``tp.inference_mode``.
 A tensor carries its ``Autograd<B>`` key only while it requires grad, so calls on plain tensors
@@ -21,6 +22,7 @@ from . import autograd as _autograd_api
 from . import grad_mode as _grad_mode
 from . import kernels as _kernels
 from . import tensor_api as _tensor_api
+from . import views as _views
 from .graph import M
 
 __all__ = [
@@ -43,6 +45,7 @@ def tensorplug_register_kernels(registry: Any) -> None:
     lib.fallback(_kernels.not_implemented_kernel, "Autograd")
     aten = registry.library("aten", "IMPL")
     _kernels.register_all(aten)
+    _views.register_inplace_or_view(aten)
     if _tensor_api.repr_suffix not in _repr.suffix_hooks:
         _repr.suffix_hooks.append(_tensor_api.repr_suffix)
 

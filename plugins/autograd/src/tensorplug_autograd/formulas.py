@@ -599,9 +599,10 @@ defderiv(
 
 # --- indexing ------------------------------------------------------------------------------------
 
+# in place on fresh zeros, as PyTorch's index_backward: the functional index_put would copy them
 defderiv(
     "index.Tensor",
-    self=lambda g, s: tp.index_put(_zeros(g, s.self_shape), s.indices, g, True),
+    self=lambda g, s: _zeros(g, s.self_shape).index_put_(s.indices, g, True),
 )
 # index_put (functional) is composite: the in-place op has the entry (Note [Formula table])
 defderiv(

@@ -49,16 +49,20 @@ class _Masks:
 
     ag: int = 0  # every Autograd<B> bit
     nag: int = -1  # ~ag, for the thread's not-excluded mask
+    adiov: int = 0  # the ADInplaceOrView bit
     below: int = -1  # keys strictly below every Autograd<B> key
-    ag_of: dict[int, int] = {}  # a plain tensor key set -> its Autograd<B> bit
+    below_view: int = -1  # keys strictly below ADInplaceOrView
+    ag_of: dict[int, int] = {}  # a plain tensor key set -> its Autograd<B> | ADInplaceOrView bits
 
     @classmethod
     def refresh(cls) -> None:
         cls.ag = int(_keys.keyset("Autograd"))
         cls.nag = ~cls.ag
-        order = _keys.priority_order()
-        lowest = [k for k in order if k.family == "Autograd"][-1]
-        cls.below = int(_keys.DispatchKeySet(-1 & _keys.all_runtime_mask()).below(lowest))
+        cls.adiov = _keys.get("ADInplaceOrView").mask
+        everything = _keys.DispatchKeySet(_keys.all_runtime_mask())
+        lowest = [k for k in _keys.priority_order() if k.family == "Autograd"][-1]
+        cls.below = int(everything.below(lowest))
+        cls.below_view = int(everything.below("ADInplaceOrView"))
         cls.ag_of = {}
 
 
@@ -66,13 +70,14 @@ M = _Masks
 
 
 def autograd_bit(t: Tensor) -> int:
-    """The ``Autograd<B>`` bit for ``t``'s backend."""
+    """The bits a tensor of ``t``'s backend carries while it requires grad:
+    ``Autograd<B>`` and ``ADInplaceOrView`` (Note [Views under autograd] in views.py)."""
     ks = t._tp_keyset
     bit = M.ag_of.get(ks)
     if bit is None:
         backend = ks & _keys.backend_mask()
         key = next(k for k in _keys.backends() if backend & k.mask)
-        bit = M.ag_of[ks] = _keys.per_backend("Autograd", key).mask
+        bit = M.ag_of[ks] = _keys.per_backend("Autograd", key).mask | M.adiov
     return bit
 
 

@@ -44,7 +44,6 @@ from .graph import (
     SavedTensor,
     _sequence,
     accumulator,
-    ViewInfo,
     edge,
     input_meta,
     meta_of,
@@ -354,148 +353,11 @@ def record(rule: Rule, out: Any, args: tuple[Any, ...], before: Tensor | None = 
     return node
 
 
-def _set_view(rule: Rule, out: Any, args: tuple[Any, ...]) -> None:
-    """Outputs of a view op remember how to re-create them from their base (for CopySlices)."""
-    self = args[0]
-    m = self._autograd
-    base_view = m.view if m is not None else None
-    step = (rule.op, args[1 : rule.npos], {n: args[rule.npos + j] for j, n in enumerate(rule.kw_names)})
-    if base_view is not None:
-        root, chain = base_view.base, base_view.chain
-    else:
-        root, chain = self, ()
-    outs = _outputs(out)
-    for nr, t in enumerate(outs):
-        if not isinstance(t, Tensor) or t._autograd is None:
-            continue
-        s = step
-        if rule.returns_list:  # split/chunk: select the nr-th piece
-            s = (_ListItem(rule.op, nr), s[1], s[2])
-        t._autograd.view = ViewInfo(root, (*chain, s))
-
-
-class _ListItem:
-    """Replays a list-returning view op and picks one of its results."""
-
-    def __init__(self, op: OpOverload, nr: int) -> None:
-        self.op = op
-        self.nr = nr
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.op(*args, **kwargs)[self.nr]
-
-
 def run(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     """An out-of-place op: Note [Autograd kernel]."""
     out = rule.call_below(ks, args)
     record(rule, out, args)
-    if rule.view and isinstance(args[0], Tensor) and args[0]._tp_keyset & M.ag:
-        _set_view(rule, out, args)
     return out
-
-
-def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
-    self: Tensor = args[0]
-    m = self._autograd
-    is_leaf = m is None or m.grad_fn is None
-    if self._tp_keyset & M.ag and is_leaf and (m is None or m.view is None):
-        raise RuntimeError(
-            f"{rule.name}: a leaf Variable that requires grad is being used in an in-place "
-            "operation. Do it under tp.no_grad(), or on a clone()."
-        )
-    view = m.view if m is not None else None
-    if view is not None and _is_leaf(view.base) and view.base._tp_keyset & M.ag:
-        raise RuntimeError(
-            f"{rule.name}: a view of a leaf Variable that requires grad is being used in an "
-            "in-place operation. Do it under tp.no_grad(), or on a clone()."
-        )
-    if view is None and self._base is not None:
-        base = self._base
-        raise RuntimeError(
-            f"{rule.name}: in-place operation on a view of a tensor that does not require grad "
-            f"(base of shape {list(base.shape)}), with an argument that requires grad: "
-            "tensorplug-autograd cannot make the base part of the graph. Build the result out "
-            "of place instead (tp.cat, tp.stack, tp.where, index_put), or call "
-            "base.requires_grad_() before taking the view if the base is a leaf you train."
-        )
-    before = None
-    if rule.saves_self_before:
-        st = local_state
-        old = st.nexc
-        st.nexc = old & M.nag
-        try:
-            before = tp.clone(self)
-        finally:
-            st.nexc = old
-    version = self._tp_version
-    v0 = version.value
-    out = rule.call_below(ks, args)
-    if version.value == v0:
-        version.value = v0 + 1  # bump before saving the result; the dispatcher won't bump again
-    if view is None:
-        record(rule, out, args, before)
-        return out
-    # Note [Autograd kernel]: the base gets a CopySlices node, the view a fresh view of it
-    fn = record(rule, out, args, before)  # self's history is replaced below
-    if fn is None:
-        return out
-    base = view.base
-    copy = CopySlices(base, view, fn)
-    set_history(base, copy, 0)
-    with _grad_enabled():
-        fresh = view.replay(base)
-    fm = fresh._autograd
-    sm = meta_of(self)
-    sm.grad_fn, sm.output_nr = fm.grad_fn, fm.output_nr
-    self._tp_keyset |= M.ag & fresh._tp_keyset
-    return out
-
-
-def _is_leaf(t: Tensor) -> bool:
-    m = t._autograd
-    return m is None or m.grad_fn is None
-
-
-class _grad_enabled:  # noqa: N801
-    def __enter__(self) -> None:
-        st = local_state
-        self.old = st.nexc
-        st.nexc = st.nexc | M.ag
-
-    def __exit__(self, *exc: object) -> None:
-        local_state.nexc = self.old
-
-
-class CopySlices(Node):
-    """The base's node after one of its views was modified in place (PyTorch's CopySlices)."""
-
-    __slots__ = ("_view", "_fn", "_base_meta")
-
-    def __init__(self, base: Tensor, view: ViewInfo, fn: Node) -> None:
-        super().__init__()
-        self._view = view
-        self._fn = fn
-        self._base_meta = input_meta(base)
-        self.next_functions = (edge(base), *fn.next_functions[1:])
-        self._input_meta = (self._base_meta, *fn._input_meta[1:])
-
-    def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
-        from .engine import _apply
-
-        g = grads[0]
-        if g is None:
-            return [None] * len(self.next_functions)
-        result = tp.clone(g)
-        grad_slice = self._view.replay(result)
-        res = _apply(self._fn, [tp.clone(grad_slice)])
-        if res[0] is None:
-            grad_slice.zero_()
-        else:
-            grad_slice.copy_(res[0])
-        return [result, *res[1:]]
-
-    def _release(self) -> None:
-        self._fn._release()
 
 
 # --- kernels ------------------------------------------------------------------------------------
@@ -625,6 +487,8 @@ def kernel_for(rule: Rule) -> Callable[..., Any]:
     if rule.out:
         return _generated(rule, _out_error)
     if rule.inplace:
+        from .views import run_inplace
+
         return _generated(rule, run_inplace)
     fast = _fast_kernel(rule)
     if fast is not None:

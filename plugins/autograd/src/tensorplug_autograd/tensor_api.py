@@ -47,7 +47,7 @@ def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
             )
         self._tp_keyset |= autograd_bit(self)
     else:
-        self._tp_keyset &= M.nag
+        self._tp_keyset &= ~(M.ag | M.adiov)
     return self
 
 

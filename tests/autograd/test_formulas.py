@@ -365,6 +365,13 @@ def test_cat_does_not_save_its_inputs() -> None:
     assert a.grad.tolist() == [1.0, 1.0] and b.grad.tolist() == [1.0]
 
 
+def test_cat_gives_skipped_1d_empty_inputs_an_empty_gradient() -> None:
+    a, e = f64([[1.0, 2.0], [3.0, 4.0]]), f64([])
+    (ga, ge) = tp.autograd.grad(tp.cat([e, a, e], 1).sum(), [a, e])
+    assert ga.tolist() == [[1.0, 1.0], [1.0, 1.0]] and ge.shape == (0,)
+    assert tp.autograd.gradcheck(lambda u, v: tp.cat([u, v], -1), (e, a))
+
+
 def test_matmul_broadcast_and_vector_cases() -> None:
     rng = np.random.default_rng(1)
     for sa, sb in (((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 1, 2, 3), (4, 3, 2))):

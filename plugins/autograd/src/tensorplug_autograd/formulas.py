@@ -590,12 +590,18 @@ defderiv(
 )
 defderiv("split.Tensor", self=lambda g, s: tp.cat(list(g), s.dim))
 defderiv("split_with_sizes", self=lambda g, s: tp.cat(list(g), s.dim))
-defderiv(
-    "cat",
-    tensors=lambda g, s: list(
-        tp.split_with_sizes(g, [shape[s.dim] for shape in s.tensors_shape], s.dim)
-    ),
-)
+
+
+def _cat_backward(g: Tensor, shapes: Sequence[Shape], dim: int) -> list[Tensor]:
+    """Slices of ``g``; a 1-D empty input (which cat skips, as PyTorch) gets an empty one."""
+    dim %= max(g.ndim, 1)
+    skipped = [len(shape) == 1 and shape[0] == 0 for shape in shapes]
+    sizes = [shape[dim] for shape, skip in zip(shapes, skipped, strict=True) if not skip]
+    pieces = iter(tp.split_with_sizes(g, sizes, dim))
+    return [_zeros(g, [0]) if skip else next(pieces) for skip in skipped]
+
+
+defderiv("cat", tensors=lambda g, s: _cat_backward(g, s.tensors_shape, s.dim))
 
 # --- indexing ------------------------------------------------------------------------------------
 

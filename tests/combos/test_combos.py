@@ -20,6 +20,7 @@ COMBOS: dict[str, list[str]] = {
     "core": ["core"],
     "core+cpu": ["core", "plugins/cpu"],
     "core+cpu+foo": ["core", "plugins/cpu", "examples/foo_backend"],
+    "core+cpu+autograd": ["core", "plugins/cpu", "plugins/autograd"],
     "core+fixtures": ["core", "tests/fixtures/good_plugin", "tests/fixtures/broken_plugin"],
 }
 
@@ -29,6 +30,28 @@ try:
     tp.tensor([1.0])
 except tp.MissingPluginError as e:
     print(type(e).__name__, e.distribution, "tensorplug-cpu" in str(e))
+"""
+MISSING_AUTOGRAD = """
+import tensorplug as tp
+for attempt in (lambda: tp.tensor([1.0], requires_grad=True), lambda: tp.ones([1]).requires_grad_(),
+                lambda: tp.no_grad):
+    try:
+        attempt()
+    except tp.MissingPluginError as e:
+        print(e.distribution, "pip install tensorplug-autograd" in str(e))
+print("requires_grad", tp.ones([1]).requires_grad, "is_leaf", tp.ones([1]).is_leaf)
+"""
+TRAIN = """
+import tensorplug as tp
+tp.manual_seed(0)
+x = tp.randn([32, 3]); y = (x.sum(1) > 0).to(tp.int64)
+model = tp.nn.Sequential(tp.nn.Linear(3, 8), tp.nn.ReLU(), tp.nn.Linear(8, 2))
+opt = tp.optim.SGD(model.parameters(), lr=0.5)
+losses = []
+for _ in range(30):
+    loss = tp.nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad(); loss.backward(); opt.step(); losses.append(loss.item())
+print("loss fell", losses[-1] < losses[0] / 2, type(loss.grad_fn).__name__)
 """
 MISSING_VMAP = """
 import tensorplug as tp
@@ -67,6 +90,10 @@ CHECKS: list[tuple[str, str | list[str], str]] = [
         r"^True$",
     ),
     ("core+fixtures", "import tensorplug as tp; print(tp.tiny_hello())", r"^hello from tiny$"),
+    ("core+cpu", MISSING_AUTOGRAD, r"^tensorplug-autograd True\ntensorplug-autograd True\ntensorplug-autograd True\nrequires_grad False is_leaf True$"),
+    ("core+cpu+autograd", TRAIN, r"^loss fell True DivBackward1$|^loss fell True \w+Backward\d*$"),
+    ("core+cpu+autograd", ["tensorplug", "demo"], r"accuracy"),
+    ("core+cpu+autograd", ["tensorplug", "table", "aten::mul.Tensor"], r"^AutogradCPU\s+Autograd\s+autograd$"),
 ]
 
 # plugins that fail to load on purpose (tests/fixtures/broken_plugin)

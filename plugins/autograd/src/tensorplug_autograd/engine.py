@@ -379,7 +379,9 @@ def accumulate_into_grad(t: Tensor, g: Tensor, _steal_refs: int = 2) -> None:
 
 
 def _owns_layout(g: Tensor) -> bool:
-    """Whether ``g``'s array can become a ``.grad`` as is: dense, row-major and writable.
+    """Whether ``g``'s array can become a ``.grad`` as is: dense (row- or column-major) and
+    writable. A transposed gradient (a weight used as ``w.t()``) is kept as it is: copying it
+    into the parameter's layout would cost more than every later use of it.
 
     Array libraries with numpy's ``flags`` (numpy, cupy) say so; for others, only a tensor
     that is not a view qualifies.
@@ -387,4 +389,4 @@ def _owns_layout(g: Tensor) -> bool:
     flags = getattr(g._data, "flags", None)
     if flags is None:
         return g._base is None
-    return bool(flags.c_contiguous and flags.writeable)
+    return bool((flags.c_contiguous or flags.f_contiguous) and flags.writeable)

@@ -11,10 +11,13 @@ import re
 from typing import Any
 
 import pytest
-from tensorplug_autograd.gradcheck import GradcheckError
 
 import tensorplug as tp
 from tensorplug import Tensor
+
+pytest.importorskip("tensorplug_autograd")
+
+from tensorplug_autograd.gradcheck import GradcheckError  # noqa: E402
 
 gradcheck = tp.autograd.gradcheck
 gradgradcheck = tp.autograd.gradgradcheck

@@ -338,6 +338,14 @@ def test_pow_with_exponent_zero_has_zero_gradient() -> None:
     assert grad_of(tp.pow, x, e) == ([0.0, 1.0], [0.0, 2.0 * np.log(2.0)])
 
 
+def test_exact_gelu_at_zero() -> None:
+    """Its formula reads Phi(x) off the result as result / x, except at 0."""
+    x = f64([0.0, -0.0, 1.0])
+    assert grad_of(tp.gelu, x)[0][:2] == [0.5, 0.5]
+    assert tp.autograd.gradcheck(tp.gelu, (x,))
+    assert tp.autograd.gradgradcheck(tp.gelu, (x,))
+
+
 def test_prod_with_zeros() -> None:
     assert grad_of(tp.prod, f64([2.0, 0.0, 3.0])) == ([0.0, 6.0, 0.0],)
     assert grad_of(tp.prod, f64([2.0, 0.0, 0.0])) == ([0.0, 0.0, 0.0],)

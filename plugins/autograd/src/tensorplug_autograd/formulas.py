@@ -280,9 +280,10 @@ def _gelu_backward(g: Tensor, x: Tensor, result: Tensor, approximate: str) -> Te
         d_inner = (1 - t * t) * ((x2 * (3 * _GELU_C) + 1) * _SQRT_2_OVER_PI)
         return g * ((t + 1) * 0.5 + x * 0.5 * d_inner)
     # exact: d/dx x*Phi(x) = Phi(x) + x*phi(x). The op set has no erf, so Phi(x) is read off the
-    # result (result / x), with Phi(0) = 1/2; phi is exp(-x^2/2) / sqrt(2 pi).
+    # result (result / x); at x = 0 it is 1/2 + x*phi(0), right in value and slope, so second
+    # derivatives hold there too. phi(x) = exp(-x^2/2) / sqrt(2 pi).
     is_zero = x == 0
-    cdf = tp.where(is_zero, 0.5, result / tp.where(is_zero, 1.0, x))
+    cdf = tp.where(is_zero, x * _INV_SQRT_2PI + 0.5, result / tp.where(is_zero, 1.0, x))
     pdf = tp.exp(x * x * -0.5) * _INV_SQRT_2PI
     return g * (cdf + x * pdf)
 

@@ -39,7 +39,7 @@ from typing import Any
 from .. import dtypes as _dt
 from .. import keys as _keys
 from ..device import device as Device
-from ..tensor import Tensor
+from ..tensor import Tensor, new_tensor
 
 __all__ = ["Kit", "OpError", "OpTypeError", "guard", "torch_name", "wrap_dim", "check_broadcast"]
 
@@ -269,7 +269,7 @@ class Kit:
         for d, x in self.storage.items():
             self.from_xp.setdefault(x, d)
         self.dtypes = frozenset(self.storage)
-        self.new = Tensor._new
+        self.new = new_tensor  # Note [Cheap tensors] in tensor.py
         self._devices: dict[Device, Device] = {}
         # set by register(): host transfers and the random state (see its docstring)
         self.to_host: Callable[[Any], Any] = _unset

@@ -209,7 +209,7 @@ defderiv(
         _div_other(g, s.self, s.other) if s.rounding_mode is None else _zeros(g, s.other_shape)
     ),
 )
-defderiv("rdiv.Scalar", self=lambda g, s: -g * ((s.other / s.self) / s.self))
+defderiv("rdiv.Scalar", self=lambda g, s: _div_other(g, s.other, s.self))  # other / self
 defderiv(
     "remainder.Tensor",
     self=lambda g, s: g,
@@ -254,16 +254,25 @@ defderiv(
 )
 defderiv("pow.Scalar", exponent=lambda g, s: _pow_scalar_exponent(g, s.self, s.exponent, s.result))
 
-# ties split the gradient half-half, as PyTorch
+
+def _maximum_backward(g: Tensor, x: Tensor, y: Tensor) -> Tensor:
+    """d max(x, y) / dx: ``g`` where x wins, ``g / 2`` on ties (as PyTorch), else 0."""
+    return tp.where(x == y, g / 2, g).masked_fill(x < y, 0)
+
+
+def _minimum_backward(g: Tensor, x: Tensor, y: Tensor) -> Tensor:
+    return tp.where(x == y, g / 2, g).masked_fill(x > y, 0)
+
+
 defderiv(
     "maximum",
-    self=lambda g, s: tp.where(s.self == s.other, g / 2, g).masked_fill(s.self < s.other, 0),
-    other=lambda g, s: tp.where(s.self == s.other, g / 2, g).masked_fill(s.self > s.other, 0),
+    self=lambda g, s: _maximum_backward(g, s.self, s.other),
+    other=lambda g, s: _maximum_backward(g, s.other, s.self),
 )
 defderiv(
     "minimum",
-    self=lambda g, s: tp.where(s.self == s.other, g / 2, g).masked_fill(s.self > s.other, 0),
-    other=lambda g, s: tp.where(s.self == s.other, g / 2, g).masked_fill(s.self < s.other, 0),
+    self=lambda g, s: _minimum_backward(g, s.self, s.other),
+    other=lambda g, s: _minimum_backward(g, s.other, s.self),
 )
 
 # --- pointwise unary -----------------------------------------------------------------------------
@@ -288,6 +297,14 @@ def _gelu_backward(g: Tensor, x: Tensor, result: Tensor, approximate: str) -> Te
     return g * (cdf + x * pdf)
 
 
+def _tanh_backward(g: Tensor, y: Tensor) -> Tensor:
+    return g * (1 - y * y)
+
+
+def _sigmoid_backward(g: Tensor, y: Tensor) -> Tensor:
+    return g * (y * (1 - y))
+
+
 def _silu_backward(g: Tensor, x: Tensor) -> Tensor:
     sig = tp.sigmoid(x)
     return g * (sig * (x * (1 - sig) + 1))
@@ -303,8 +320,8 @@ defderiv("sqrt", self=lambda g, s: g / (s.result * 2))
 defderiv("rsqrt", self=lambda g, s: g * (s.result.pow(3) * -0.5))
 defderiv("sin", self=lambda g, s: g * s.self.cos())
 defderiv("cos", self=lambda g, s: -g * s.self.sin())
-defderiv("tanh", self=lambda g, s: g * (1 - s.result * s.result))
-defderiv("sigmoid", self=lambda g, s: g * (s.result * (1 - s.result)))
+defderiv("tanh", self=lambda g, s: _tanh_backward(g, s.result))
+defderiv("sigmoid", self=lambda g, s: _sigmoid_backward(g, s.result))
 defderiv("relu", self=lambda g, s: _where_zero(s.result > 0, g))
 defderiv("gelu", self=lambda g, s: _gelu_backward(g, s.self, s.result, s.approximate))
 defderiv("silu", self=lambda g, s: _silu_backward(g, s.self))
@@ -484,14 +501,18 @@ defderiv(
     "logsumexp",
     self=lambda g, s: _logsumexp_backward(g, s.self, s.result, s.dim, s.keepdim),
 )
-defderiv(
-    "softmax.int",
-    self=lambda g, s: s.result * (g - (g * s.result).sum([s.dim], True)),
-)
-defderiv(
-    "log_softmax.int",
-    self=lambda g, s: g - s.result.exp() * g.sum([s.dim], True),
-)
+
+
+def _softmax_backward(g: Tensor, y: Tensor, dim: int) -> Tensor:
+    return y * (g - (g * y).sum([dim], True))
+
+
+def _log_softmax_backward(g: Tensor, y: Tensor, dim: int) -> Tensor:
+    return g - y.exp() * g.sum([dim], True)
+
+
+defderiv("softmax.int", self=lambda g, s: _softmax_backward(g, s.result, s.dim))
+defderiv("log_softmax.int", self=lambda g, s: _log_softmax_backward(g, s.result, s.dim))
 
 # --- linear algebra ------------------------------------------------------------------------------
 

@@ -4,11 +4,13 @@ Note [Binary fast path]
 ~~~~~~~~~~~~~~~~~~~~~~~
 ``tp.add(a, b)`` on small tensors is dominated by Python overhead, and it is the benchmark of
 the whole stack (DESIGN §10). The kernel of a binary op therefore first tries the common case in
-a handful of attribute reads: both operands have the same dtype, that dtype is computed natively
-(Note [Storage and compute dtypes] in _kit.py), both live on the same (interned) device and
-alpha is 1. It then calls the array function once and wraps the result; no promotion, no cast,
-no dict built. Everything else (mixed dtypes, scalars, bfloat16, alpha, 0-dim CPU tensors with
-another device) takes the general path, which computes the result dtype with
+a handful of attribute reads, cheapest tests first: both operands have the same dtype and live
+on the same (interned) device (two ``is``), that dtype is computed natively (Note [Storage and
+compute dtypes] in _kit.py; one dict membership) and alpha is 1. It then calls the array
+function once and wraps the result with ``new_tensor`` (Note [Cheap tensors] in tensor.py) in
+the operands' dtype, or the op's output dtype (comparisons: bool); no promotion, no cast, no
+dict built, no method call. Everything else (mixed dtypes, scalars, bfloat16, alpha, 0-dim CPU
+tensors with another device) takes the general path, which computes the result dtype with
 ``tensorplug.dtypes.result_type``. These kernels catch their own errors
 (Note [Kernel errors]), and they turn numpy's broadcasting error into PyTorch's.
 """
@@ -127,7 +129,7 @@ def build(kit: Kit) -> Kernels:
             for d in native
             if d.kind in fast_kinds and _keeps(rule, d) and not quiet
         }
-        get_fast = fast.get
+        same = out_rule is None  # the result has the operands' dtype: no lookup
         qual_t = f"aten::{name}.{overload}" if overload else f"aten::{name}"
 
         def slow(self: Tensor, other: Tensor | Scalar, alpha: Scalar, qual: str) -> Tensor:
@@ -141,35 +143,30 @@ def build(kit: Kit) -> Kernels:
 
             def tensor_kernel(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
                 d = self._dtype
-                od = get_fast(d)
-                if (
-                    od is not None
-                    and d is other._dtype
-                    and self._device is other._device
-                    and alpha == 1
-                ):
+                dev = self._device
+                if d is other._dtype and dev is other._device and d in fast and alpha == 1:
                     try:
                         r = f(self._data, other._data)
                     except _CONVERTED as e:
                         raise _shape_error(qual_t, e, self, other) from e
                     if type(r) is not arr_t:
                         r = asarray(r)
-                    return new(r, od, self._device, ks)
+                    return new(r, d if same else fast[d], dev, ks)
                 return slow(self, other, alpha, qual_t)
 
         else:
 
             def tensor_kernel(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]
                 d = self._dtype
-                od = get_fast(d)
-                if od is not None and d is other._dtype and self._device is other._device:
+                dev = self._device
+                if d is other._dtype and dev is other._device and d in fast:
                     try:
                         r = f(self._data, other._data)
                     except _CONVERTED as e:
                         raise _shape_error(qual_t, e, self, other) from e
                     if type(r) is not arr_t:
                         r = asarray(r)
-                    return new(r, od, self._device, ks)
+                    return new(r, d if same else fast[d], dev, ks)
                 return slow(self, other, 1, qual_t)
 
         key = f"{name}.{overload}" if overload else name

@@ -16,7 +16,8 @@ argument 'x'`` (a ``**kwargs`` catch-all would cost a dict per call). The genera
    its ``~excluded`` (a non-tensor where a tensor belongs fails the attribute read, and goes to
    ``_bad_call``);
 2. checks each non-tensor argument with one ``type(x) in <frozenset>`` test, normalizing
-   (``int[2]`` from a bare int, numpy scalars) only when that fails;
+   (``int[2]`` from a bare int, numpy scalars) only when that fails; an argument left at its
+   default (``x is <default>``, when the default passes that test) skips it;
 3. looks the key set up in the operator's dispatch cache (Note [Dispatch cache]) and calls the
    callable found there with the bound arguments;
 4. for arguments the schema marks written ``(a!)``, bumps the version counter when the kernel
@@ -64,6 +65,7 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
     written: list[tuple[str, str | None]] = []
     for i, a in enumerate(schema.arguments):
         name = a.name
+        default_fits = False  # the default passes the fast type check as it is
         if a.has_default:
             try:
                 dv = _schema.normalize_argument(a.default_value, a.type)
@@ -71,6 +73,7 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
                 dv = a.default_value
             ns[f"_D{i}"] = dv
             spec = f"{name}=_D{i}"
+            default_fits = type(dv) in _schema.fast_types(a.type)
         else:
             spec = f"{name}=_M"
         (kw_params if a.kwarg_only else params).append(spec)
@@ -85,8 +88,11 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
             ks_terms.append(f"_ks_optlist({name})")
         else:
             ns[f"_F{i}"] = _schema.fast_types(a.type)
+            # an argument left at its default is the default object itself: one ``is`` test
+            skip = f"{name} is not _D{i} and " if default_fits else ""
             checks.append(
-                f"    if type({name}) not in _F{i}:\n        {name} = _op._normalize({i}, {name})"
+                f"    if {skip}type({name}) not in _F{i}:\n"
+                f"        {name} = _op._normalize({i}, {name})"
             )
         if a.is_write and kind is not None:
             written.append((name, kind))

@@ -192,6 +192,20 @@ def test_registration_errors():
     with pytest.raises(AttributeError, match=r"cannot assign parameters before Module.__init__\(\) call"):
         Early()
 
+    class EarlyChild(nn.Module):
+        def __init__(self) -> None:
+            self.fc = nn.ReLU()
+
+    with pytest.raises(AttributeError, match=r"cannot assign module before Module.__init__\(\) call"):
+        EarlyChild()
+
+    class EarlyBuffer(nn.Module):
+        def __init__(self) -> None:
+            self.register_buffer("b", None)
+
+    with pytest.raises(AttributeError, match=r"cannot assign buffer before Module.__init__\(\) call"):
+        EarlyBuffer()
+
 
 @needs_autograd
 def test_a_non_leaf_cannot_be_registered():
@@ -258,6 +272,8 @@ def test_to_casts_floating_parameters_and_buffers():
         net.to(tp.int32)
     with pytest.raises(TypeError, match="to\\(\\) received an invalid argument of type int"):
         net.to(3)
+    with pytest.raises(TypeError, match="to\\(\\) got an unexpected keyword argument 'copy'"):
+        net.to(copy=True)
 
 
 # --- state dict -----------------------------------------------------------------------------
@@ -480,6 +496,8 @@ def test_init_functions():
     assert nn.init.calculate_gain("tanh") == 5.0 / 3
     with pytest.raises(ValueError, match="Unsupported nonlinearity gelu"):
         nn.init.calculate_gain("gelu")
+    with pytest.raises(ValueError, match="negative_slope slope not a valid number"):
+        nn.init.calculate_gain("leaky_relu", "slope")
     with pytest.raises(ValueError, match="Mode fan_avg not supported"):
         nn.init.kaiming_uniform_(w, mode="fan_avg")
     with pytest.raises(ValueError, match="fewer than 2 dimensions"):

@@ -237,6 +237,8 @@ def test_constructor_errors():
         (lambda: optim.SGD([{"params": {p}}]), TypeError,
          "optimizer parameters need to be organized in ordered collections"),
         (lambda: optim.SGD([{"lr": 0.1}]), ValueError, "param_group must have a 'params' entry"),
+        (lambda: optim.SGD([p]).add_param_group([p]), TypeError,
+         "param_group must be a dict, but got list"),
         (lambda: optim.SGD([1.0]), TypeError,
          "optimizer can only optimize Tensors, but one of the params is float"),
         (lambda: optim.SGD([p], lr=-1), ValueError, "Invalid learning rate: -1"),

@@ -187,11 +187,47 @@ def _named_tuple(entries_: list[OpEntry]) -> type | None:
 
 
 # Note [Public function fast path]
-# A public function caches, per signature of argument types, the overload to call. Only
-# signatures made of plain types (_PLAIN: no lists, nothing that could define
-# __tensorplug_function__) are cached, so a cache hit also proves that the protocol has nothing
-# to say: the hot path is one tuple of types, one dict lookup and the overload's own call.
-_choice_caches: list[dict[tuple[Any, ...], Any]] = []
+# A public function caches, per signature of argument types, the overload to call (its bound
+# generated ``__call__``). Only signatures made of plain types (_PLAIN: no lists, nothing that
+# could define __tensorplug_function__) are cached, so a cache hit also proves that the protocol
+# has nothing to say. The hot path is shaped by what a call costs in CPython:
+# * the first two positional arguments arrive in positional-only parameters ``a`` and ``b``, so
+#   the common call ``tp.add(x, y)`` builds no argument tuple and unpacks nothing;
+# * the answers for the commonest signatures, ``(Tensor,)`` and ``(Tensor, Tensor)``, are also
+#   kept in attributes of the cache (``t1``, ``t2``) and read after ``type(x) is Tensor``
+#   tests: building and hashing a tuple of types for a dict lookup costs about as much as the
+#   rest of this layer;
+# * anything else (keywords, three or more arguments, other types) takes ``general``, the
+#   dict lookup by the full signature.
+# bench/cpu.py measures it: ``tp.add(a, b)`` against ``np.add``.
+
+
+class _Choices(dict[tuple[Any, ...], Any]):
+    """Signature -> bound generated ``__call__``, with ``(Tensor,)`` and ``(Tensor, Tensor)``
+    also in ``t1`` / ``t2`` (Note [Public function fast path])."""
+
+    __slots__ = ("t1", "t2")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.t1: Any = None
+        self.t2: Any = None
+
+    def __setitem__(self, sig: tuple[Any, ...], op: Any) -> None:
+        super().__setitem__(sig, op)
+        if sig == _T1:
+            self.t1 = op
+        elif sig == _T2:
+            self.t2 = op
+
+    def clear(self) -> None:
+        super().clear()
+        self.t1 = self.t2 = None
+
+
+_T1 = (Tensor,)
+_T2 = (Tensor, Tensor)
+_choice_caches: list[_Choices] = []
 
 
 def _forget_choices() -> None:
@@ -218,7 +254,7 @@ def _first_call(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     sig: tuple[Any, ...],
-    choice: dict[tuple[Any, ...], Any],
+    choice: _Choices,
     nt: Any,
 ) -> Any:
     """A signature not seen yet (or one that is never cached): the full path."""
@@ -236,13 +272,27 @@ def _first_call(
     return nt(*r) if nt is not None and type(r) is tuple else r
 
 
+# "no argument here": the default of the public functions' positional-only parameters
+_NO: Any = type("NoArgument", (), {"__repr__": lambda self: "<no argument>"})()
+
+
+def _pack(a: Any, b: Any, rest: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The positional arguments of a public function call, from its fast parameters."""
+    if a is _NO:
+        return ()
+    if b is _NO:
+        return (a,)
+    return (a, b, *rest)
+
+
 def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
     target = _target(es)
     nt = _named_tuple(es)
     is_factory = all("factory" in e.tags for e in es)
-    choice: dict[tuple[Any, ...], Any] = {}
+    choice = _Choices()
     _choice_caches.append(choice)
     get = choice.get
+    T = Tensor
 
     fn: Callable[..., Any]
     if is_factory:
@@ -258,43 +308,48 @@ def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
 
         fn = factory
         overrides._ignored.add(fn)
-    elif nt is not None:
-
-        def function_nt(*args: Any, **kwargs: Any) -> Any:
-            n = len(args)
-            if kwargs:
-                sig = (*map(type, args), *kwargs, *map(type, kwargs.values()))
-            elif n == 2:
-                sig = (type(args[0]), type(args[1]))
-            elif n == 1:
-                sig = (type(args[0]),)
-            else:
-                sig = tuple(map(type, args))
-            op = get(sig)
-            if op is None:
-                return _first_call(function_nt, target, args, kwargs, sig, choice, nt)
-            r = op(*args, **kwargs)
-            return nt(*r) if type(r) is tuple else r
-
-        fn = function_nt
     else:
 
-        def function(*args: Any, **kwargs: Any) -> Any:
-            n = len(args)
+        def general(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             if kwargs:
                 sig = (*map(type, args), *kwargs, *map(type, kwargs.values()))
-            elif n == 2:
-                sig = (type(args[0]), type(args[1]))
-            elif n == 1:
-                sig = (type(args[0]),)
             else:
                 sig = tuple(map(type, args))
             op = get(sig)
             if op is None:
-                return _first_call(function, target, args, kwargs, sig, choice, None)
-            return op(*args, **kwargs)
+                return _first_call(fn, target, args, kwargs, sig, choice, nt)
+            r = op(*args, **kwargs)
+            return nt(*r) if nt is not None and type(r) is tuple else r
+
+        # Note [Public function fast path]
+        def function(a: Any = _NO, b: Any = _NO, /, *rest: Any, **kwargs: Any) -> Any:
+            if rest or kwargs or a is _NO:
+                return general(_pack(a, b, rest), kwargs)
+            if b is _NO:
+                op = choice.t1 if type(a) is T else None
+                if op is None:
+                    return general((a,), kwargs)
+                return op(a)
+            op = choice.t2 if type(a) is T and type(b) is T else get((type(a), type(b)))
+            if op is None:
+                return general((a, b), kwargs)
+            return op(a, b)
 
         fn = function
+        if nt is not None:  # functions with named returns (max.dim, sort, ...): rarer, simpler
+            named: type = nt
+
+            def function_nt(a: Any = _NO, b: Any = _NO, /, *rest: Any, **kwargs: Any) -> Any:
+                if rest or kwargs or a is _NO:
+                    return general(_pack(a, b, rest), kwargs)
+                args = (a,) if b is _NO else (a, b)
+                op = get(tuple(map(type, args)))
+                if op is None:
+                    return general(args, kwargs)
+                r = op(*args)
+                return named(*r) if type(r) is tuple else r
+
+            fn = function_nt
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = "tensorplug"
     fn.__doc__ = _doc(name, es)
@@ -310,45 +365,55 @@ def _make_method(name: str, es: list[OpEntry], function: Callable[..., Any] | No
     target = _target(es)
     nt = _named_tuple(es)
     public = function
-    choice: dict[tuple[Any, ...], Any] = getattr(function, "_choice", None) or {}
-    if function is None:
+    choice: _Choices | None = getattr(function, "_choice", None)
+    if choice is None:
+        choice = _Choices()
         _choice_caches.append(choice)
     get = choice.get
     pack = _packs_int_varargs(es, method=True)
+    T = Tensor
 
-    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        if pack and args and type(args[0]) is int:  # x.view(2, 3) means x.view([2, 3])
-            args = (list(args),)
+    def general(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if kwargs:
-            sig = (type(self), *map(type, args), *kwargs, *map(type, kwargs.values()))
-        elif len(args) == 1:
-            sig = (type(self), type(args[0]))
-        elif not args:
-            sig = (type(self),)
+            sig = (*map(type, args), *kwargs, *map(type, kwargs.values()))
         else:
-            sig = (type(self), *map(type, args))
+            sig = tuple(map(type, args))
         op = get(sig)
         if op is None:
-            return _first_call(public or method, target, (self, *args), kwargs, sig, choice, nt)
-        r = op(self, *args, **kwargs)
+            return _first_call(public or method, target, args, kwargs, sig, choice, nt)
+        r = op(*args, **kwargs)
         return nt(*r) if nt is not None and type(r) is tuple else r
+
+    # Note [Public function fast path], with ``self`` as ``a``
+    def method(self: Tensor, b: Any = _NO, /, *rest: Any, **kwargs: Any) -> Any:
+        if pack and type(b) is int:  # x.view(2, 3) means x.view([2, 3])
+            return general((self, [b, *rest]), kwargs)
+        if rest or kwargs:
+            return general(_pack(self, b, rest), kwargs)
+        if type(self) is T:
+            op = choice.t1 if b is _NO else choice.t2 if type(b) is T else get((T, type(b)))
+            if op is not None:
+                r = op(self) if b is _NO else op(self, b)
+                return nt(*r) if nt is not None and type(r) is tuple else r
+        return general(_pack(self, b, rest), kwargs)
 
     first = es[0].op
     assert first is not None
     at = [a.name for a in first.schema.positional].index("self") if any(
         a.name == "self" for a in first.schema.positional) else 0
+    result: Callable[..., Any] = method
     if at > 0:  # x.where(cond, y) is where(cond, x, y): the tensor is the argument named self
-        bound = method
 
-        def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-            return _first_call(public or bound, target, (*args[:at], self, *args[at:]), kwargs,
-                               (None,), {}, nt)
+        def reordered(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+            return _first_call(public or method, target, (*args[:at], self, *args[at:]),
+                               kwargs, (None,), _Choices(), nt)
 
-    method.__name__ = name
-    method.__qualname__ = f"Tensor.{name}"
-    method.__doc__ = _doc(name, es)
-    overrides._overridable.setdefault("Tensor", []).append(method)
-    return method
+        result = reordered
+    result.__name__ = name
+    result.__qualname__ = f"Tensor.{name}"
+    result.__doc__ = _doc(name, es)
+    overrides._overridable.setdefault("Tensor", []).append(result)
+    return result
 
 
 def _packs_int_varargs(es: list[OpEntry], *, method: bool) -> bool:

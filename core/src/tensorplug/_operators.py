@@ -31,13 +31,18 @@ def _protocol(public_name: str, self: Any, other: Any, reflected: bool) -> Any:
     return NotImplemented
 
 
+# Operators call ``op.__call__(...)`` rather than ``op(...)``: calling the instance goes through
+# the type's call slot, which builds an argument tuple, while the method call runs the generated
+# function directly (one lookup per call, so tracing's swap of ``__call__`` is still seen).
+
+
 def _binary(public: str, tensor_op: Any, scalar_op: Any) -> Callable[[Tensor, Any], Any]:
     def op(self: Tensor, other: Any) -> Any:
         t = type(other)
         if t is Tensor:
-            return tensor_op(self, other)
+            return tensor_op.__call__(self, other)
         if t in _SCALARS:
-            return scalar_op(self, other)
+            return scalar_op.__call__(self, other)
         if isinstance(other, Tensor):
             return tensor_op(self, other)
         if hasattr(other, "__index__") or hasattr(other, "__float__"):

@@ -265,6 +265,29 @@ def test_gradgradcheck(key: str, formula: str, sample: SampleInput) -> None:
     _run_gradcheck(key, formula, sample, second=True)
 
 
+# Engine bug (kernels/views.py run_inplace): the copy of ``self`` an in-place op saves for its
+# formula is made with autograd excluded, so it has no history and second derivatives through
+# it are lost. Remove these marks once that clone is recorded (made in grad mode).
+INPLACE_SECOND_ORDER_XFAIL = {"mul_.Tensor", "div_.Tensor"}
+
+
+def _inplace_gradgrad_cases() -> Iterator[Any]:
+    for case in _inplace_cases():
+        key, _, sample = case.values
+        empty = any(a.size == 0 for a in sample.args if isinstance(a, np.ndarray))
+        if key in INPLACE_SECOND_ORDER_XFAIL and not empty:
+            reason = "engine: the saved pre-op copy of self has no history (see above)"
+            mark = pytest.mark.xfail(reason=reason, strict=True)
+            yield pytest.param(*case.values, id=case.id, marks=mark)
+        else:
+            yield case
+
+
+@pytest.mark.parametrize(("key", "formula", "sample"), list(_inplace_gradgrad_cases()))
+def test_gradgradcheck_inplace(key: str, formula: str, sample: SampleInput) -> None:
+    _run_gradcheck(key, formula, sample, second=True)
+
+
 def test_exclusions_name_real_samples() -> None:
     for op, sample in [*EXCLUDED, *OPTIONS]:
         rng = np.random.default_rng(0)

@@ -202,3 +202,12 @@ def test_inputs_are_left_as_they_were() -> None:
     assert x.tolist() == [0.5, -1.0, 2.0]
     assert x.grad is None  # gradcheck uses tp.autograd.grad, never .grad
     assert x._version > version  # perturbed in place, like PyTorch's
+
+
+def test_pytorch_modes_without_support_say_so() -> None:
+    x = f64([1.0, 2.0])
+    assert gradcheck(tp.sin, (x,), fast_mode=False, check_batched_grad=False)
+    with pytest.raises(NotImplementedError, match="fast_mode is not supported"):
+        gradcheck(tp.sin, (x,), fast_mode=True)
+    with pytest.raises(NotImplementedError, match="check_fwd_over_rev is not supported"):
+        gradgradcheck(tp.sin, (x,), check_fwd_over_rev=True)

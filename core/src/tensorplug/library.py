@@ -285,5 +285,5 @@ def register_autograd(
     """
     import tensorplug
 
-    autograd = getattr(tensorplug, "autograd")  # the plugin's name, or a MissingPluginError
+    autograd = tensorplug.autograd  # the plugin's name, or a MissingPluginError
     autograd.register_autograd(op, backward, setup_context=setup_context, lib=lib)

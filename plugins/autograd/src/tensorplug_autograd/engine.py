@@ -30,8 +30,8 @@ from tensorplug.dispatch import local_state
 from tensorplug.tensor import Tensor
 
 from .graph import (
-    M,
     AccumulateGrad,
+    M,
     Node,
     edge,
     meta_of,

@@ -237,6 +237,15 @@ def _check_undefined_grad(
             )
 
 
+def _unsupported(**flags: bool) -> None:
+    asked = [name for name, on in flags.items() if on]
+    if asked:
+        raise NotImplementedError(
+            f"gradcheck: {', '.join(asked)} is not supported by tensorplug-autograd (it has no "
+            "forward-mode AD or vmap of gradients); leave it False to run the slow-mode check"
+        )
+
+
 # --- the checks ------------------------------------------------------------------------------------
 
 
@@ -251,12 +260,21 @@ def gradcheck(
     nondet_tol: float = 0.0,
     check_undefined_grad: bool = True,
     check_grad_dtypes: bool = False,
+    fast_mode: bool = False,
+    check_batched_grad: bool = False,
+    check_forward_ad: bool = False,
 ) -> bool:
     """Check the gradients of ``func`` at ``inputs`` against finite differences.
 
     Note [How gradcheck works]. Returns True; on a failure raises :class:`GradcheckError`, or
-    returns False when ``raise_exception`` is False.
+    returns False when ``raise_exception`` is False. PyTorch's other modes (``fast_mode``,
+    batched gradients, forward AD) are not available and raise ``NotImplementedError``.
     """
+    _unsupported(
+        fast_mode=fast_mode,
+        check_batched_grad=check_batched_grad,
+        check_forward_ad=check_forward_ad,
+    )
     tupled = _as_tuple(inputs)
     input_indices = [j for j, x in enumerate(tupled) if _requires_grad(x)]
     if not input_indices:
@@ -351,6 +369,9 @@ def gradgradcheck(
     nondet_tol: float = 0.0,
     check_undefined_grad: bool = True,
     check_grad_dtypes: bool = False,
+    fast_mode: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
 ) -> bool:
     """Check second derivatives: :func:`gradcheck` of the gradients of ``func``.
 
@@ -358,6 +379,11 @@ def gradgradcheck(
     that require grad (non-contiguous with ``gen_non_contig_grad_outputs``), drawn from a
     generator with a fixed seed so a failure reproduces.
     """
+    _unsupported(
+        fast_mode=fast_mode,
+        check_batched_grad=check_batched_grad,
+        check_fwd_over_rev=check_fwd_over_rev,
+    )
     tupled = _as_tuple(inputs)
     if grad_outputs is None:
         diff_outs = [o for o in _outputs(func, tupled) if o is not None and _requires_grad(o)]

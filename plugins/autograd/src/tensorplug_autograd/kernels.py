@@ -30,7 +30,6 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import tensorplug as tp
 from tensorplug import dispatcher as _dispatcher
 from tensorplug.dispatch import local_state
 from tensorplug.dispatcher import OpOverload
@@ -46,7 +45,6 @@ from .graph import (
     accumulator,
     edge,
     input_meta,
-    meta_of,
     set_history,
     zeros_for,
 )

@@ -14,7 +14,7 @@ from typing import Any
 from tensorplug.tensor import Tensor
 
 from . import engine
-from .graph import M, AutogradMeta, RemovableHandle, autograd_bit, meta_of
+from .graph import AutogradMeta, M, RemovableHandle, autograd_bit, meta_of
 
 __all__ = ["METHODS", "repr_suffix"]
 

@@ -265,10 +265,9 @@ def test_gradgradcheck(key: str, formula: str, sample: SampleInput) -> None:
     _run_gradcheck(key, formula, sample, second=True)
 
 
-# Engine bug (kernels/views.py run_inplace): the copy of ``self`` an in-place op saves for its
-# formula is made with autograd excluded, so it has no history and second derivatives through
-# it are lost. Remove these marks once that clone is recorded (made in grad mode).
-INPLACE_SECOND_ORDER_XFAIL = {"mul_.Tensor", "div_.Tensor"}
+# Ops expected to fail second order in place (none: the pre-op copy of ``self`` an in-place op
+# saves is recorded, so second derivatives flow through it).
+INPLACE_SECOND_ORDER_XFAIL: set[str] = set()
 
 
 def _inplace_gradgrad_cases() -> Iterator[Any]:

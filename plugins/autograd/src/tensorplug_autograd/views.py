@@ -87,13 +87,9 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
         )
     before = None
     if rule.saves_self_before:
-        st = local_state
-        old = st.nexc
-        st.nexc = old & M.nag
-        try:
-            before = tp.clone(self)
-        finally:
-            st.nexc = old
+        # recorded (CloneBackward) when self requires grad: a backward pass with
+        # create_graph=True differentiates through the old value
+        before = tp.clone(self)
     version = self._tp_version
     v0 = version.value
     out = rule.call_below(ks, args)

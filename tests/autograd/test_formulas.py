@@ -265,24 +265,7 @@ def test_gradgradcheck(key: str, formula: str, sample: SampleInput) -> None:
     _run_gradcheck(key, formula, sample, second=True)
 
 
-# Ops expected to fail second order in place (none: the pre-op copy of ``self`` an in-place op
-# saves is recorded, so second derivatives flow through it).
-INPLACE_SECOND_ORDER_XFAIL: set[str] = set()
-
-
-def _inplace_gradgrad_cases() -> Iterator[Any]:
-    for case in _inplace_cases():
-        key, _, sample = case.values
-        empty = any(a.size == 0 for a in sample.args if isinstance(a, np.ndarray))
-        if key in INPLACE_SECOND_ORDER_XFAIL and not empty:
-            reason = "engine: the saved pre-op copy of self has no history (see above)"
-            mark = pytest.mark.xfail(reason=reason, strict=True)
-            yield pytest.param(*case.values, id=case.id, marks=mark)
-        else:
-            yield case
-
-
-@pytest.mark.parametrize(("key", "formula", "sample"), list(_inplace_gradgrad_cases()))
+@pytest.mark.parametrize(("key", "formula", "sample"), list(_inplace_cases()))
 def test_gradgradcheck_inplace(key: str, formula: str, sample: SampleInput) -> None:
     _run_gradcheck(key, formula, sample, second=True)
 

@@ -11,9 +11,15 @@ Run: ``python bench/autograd.py``.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
+
+# One BLAS thread for numpy (and so tensorplug) and torch alike: on a shared 2-core machine,
+# threaded matmuls measure the neighbours' load, not the code.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 sys.path.insert(0, str(Path(__file__).parent))
 

@@ -171,6 +171,8 @@ _PLAIN = frozenset(
     {Tensor, int, float, bool, complex, str, type(None), _dtypes.dtype, _Device}
 )
 
+_LISTS = frozenset({list, tuple})
+
 ReturnTypes = type("return_types", (), {})
 return_types = ReturnTypes()
 
@@ -206,12 +208,21 @@ class _Choices(dict[tuple[Any, ...], Any]):
     """Signature -> bound generated ``__call__``, with ``(Tensor,)`` and ``(Tensor, Tensor)``
     also in ``t1`` / ``t2`` (Note [Public function fast path])."""
 
-    __slots__ = ("t1", "t2")
+    __slots__ = ("t1", "t2", "lists")
 
-    def __init__(self) -> None:
+    def __init__(self, entries: list[OpEntry] | None = None) -> None:
         super().__init__()
         self.t1: Any = None
         self.t2: Any = None
+        # Lists may take part in cached signatures when no overload takes a list of tensors:
+        # then a list holds ints (or floats), which neither pick among overloads by their
+        # contents nor define __tensorplug_function__; the generated call checks them anyway.
+        self.lists = entries is not None and not any(
+            a.tensor_kind in ("Tensor[]", "Tensor?[]")
+            for e in entries
+            if e.op is not None
+            for a in e.op.schema.arguments
+        )
 
     def __setitem__(self, sig: tuple[Any, ...], op: Any) -> None:
         super().__setitem__(sig, op)
@@ -263,7 +274,7 @@ def _first_call(
         return overrides.handle_tensorplug_function(public, relevant, *args, **kwargs)
     resolve = getattr(target, "_resolve_overload", None)
     op: Any = resolve(args, kwargs) if resolve is not None else target
-    if all(t in _PLAIN for t in sig if isinstance(t, type)):
+    if all(t in _PLAIN or (choice.lists and t in _LISTS) for t in sig if isinstance(t, type)):
         # cache the bound generated __call__: one lookup less per call. Tracing swaps the
         # class's __call__, and clears these caches when it does (dispatcher._set_tracing).
         op._generate()
@@ -289,7 +300,7 @@ def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
     target = _target(es)
     nt = _named_tuple(es)
     is_factory = all("factory" in e.tags for e in es)
-    choice = _Choices()
+    choice = _Choices(es)
     _choice_caches.append(choice)
     get = choice.get
     T = Tensor
@@ -367,7 +378,7 @@ def _make_method(name: str, es: list[OpEntry], function: Callable[..., Any] | No
     public = function
     choice: _Choices | None = getattr(function, "_choice", None)
     if choice is None:
-        choice = _Choices()
+        choice = _Choices(es)
         _choice_caches.append(choice)
     get = choice.get
     pack = _packs_int_varargs(es, method=True)

@@ -346,9 +346,10 @@ def _reduce_to(g: Tensor, shape: tuple[int, ...], node: Node, i: int) -> Tensor:
             f"Function {node.name()} returned an invalid gradient at index {i} - got "
             f"{list(gs)} but expected shape compatible with {list(shape)}"
         )
-    dims = list(range(lead)) + [lead + j for j, s in enumerate(shape) if s == 1 and gs[lead + j] != 1]
-    if dims:
-        g = tp.sum(g, dims, keepdim=True)
+    keep = [lead + j for j, s in enumerate(shape) if s == 1 and gs[lead + j] != 1]
+    if not keep:  # only leading dimensions: one sum gives the shape
+        return tp.sum(g, list(range(lead)))
+    g = tp.sum(g, list(range(lead)) + keep, keepdim=True)
     if lead:
         g = g.reshape(list(shape))
     return g

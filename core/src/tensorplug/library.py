@@ -285,5 +285,6 @@ def register_autograd(
     """
     import tensorplug
 
-    autograd = tensorplug.autograd  # the plugin's name, or a MissingPluginError
+    # the plugin's name (tp.autograd), or the module __getattr__'s MissingPluginError
+    autograd: Any = getattr(tensorplug, "autograd")  # noqa: B009
     autograd.register_autograd(op, backward, setup_context=setup_context, lib=lib)

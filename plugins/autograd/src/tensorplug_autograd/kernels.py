@@ -622,10 +622,36 @@ def register_all(lib: Any) -> int:
                 table = _formulas.FORMULAS.get(functional)
         if table is None:
             continue  # the fallback: works forward, raises on backward
-        rule = Rule(op, table)
-        if functional is not None and not rule.inplace:
-            rule.out = True
-        RULES[op._name] = rule
-        lib.impl(op, kernel_for(rule), "Autograd", with_keyset=True)
+
+        def build(op: OpOverload = op, table: Any = table, functional: str | None = functional) -> Callable[..., Any]:
+            rule = Rule(op, table)
+            if functional is not None and not rule.inplace:
+                rule.out = True
+            RULES[op._name] = rule
+            return kernel_for(rule)
+
+        lib.impl(op, lazy_kernel(op, "Autograd", build), "Autograd", with_keyset=True)
         count += 1
     return count
+
+
+def lazy_kernel(op: OpOverload, key: str, build: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:
+    """A kernel that builds the real one on its first call and puts it in its own place.
+
+    Note [Lazy kernels]: building a Rule and compiling a kernel for every op costs about 30 ms,
+    which ``import tensorplug`` would pay although most programs call a few dozen ops. The
+    first call builds the kernel, makes it the registration's function and drops the op's
+    dispatch cache, so later calls go straight to it.
+    """
+
+    def first_call(ks: int, *args: Any, **kwargs: Any) -> Any:
+        real = build()
+        kern = op._kernels.get(key)
+        if kern is not None and kern.fn is first_call:
+            kern.fn = real
+            op._cache.clear()
+        return real(ks, *args, **kwargs)
+
+    first_call.__qualname__ = f"autograd_kernel[{op._name}]"
+    first_call.__module__ = __name__
+    return first_call

@@ -25,7 +25,7 @@ from tensorplug.dispatcher import OpOverload
 from tensorplug.tensor import Tensor
 
 from .graph import M, Node, ViewInfo, edge, input_meta, meta_of, set_history
-from .kernels import Rule, _generated, _outputs, record
+from .kernels import Rule, _generated, _outputs, lazy_kernel, record
 
 __all__ = ["CopySlices", "register_inplace_or_view", "run_inplace"]
 
@@ -195,12 +195,20 @@ def register_inplace_or_view(lib: Any) -> int:
         cia = op._kernels.get("CompositeImplicitAutograd")
         if cia is not None and cia.registrant == "tensorplug":
             continue
-        rule = Rule(op, None)
-        if rule.view:
-            lib.impl(op, _generated(rule, _view_body), "ADInplaceOrView", with_keyset=True)
-        elif rule.inplace or rule.out:
-            lib.impl(op, _generated(rule, _inplace_body), "ADInplaceOrView", with_keyset=True)
+        schema = op._schema
+        args = schema.arguments
+        first = schema.returns[0] if schema.returns else None
+        writes = any(a.is_write for a in args)
+        if first is not None and first.annotation is not None and not first.annotation.is_write and not writes:
+            body = _view_body
+        elif writes:
+            body = _inplace_body
         else:
             continue
+
+        def build(op: OpOverload = op, body: Any = body) -> Any:
+            return _generated(Rule(op, None), body)
+
+        lib.impl(op, lazy_kernel(op, "ADInplaceOrView", build), "ADInplaceOrView", with_keyset=True)
         count += 1
     return count

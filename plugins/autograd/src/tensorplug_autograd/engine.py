@@ -34,6 +34,7 @@ from .graph import (
     M,
     Node,
     edge,
+    grad_recording,
     meta_of,
     requires_grad,
 )
@@ -105,7 +106,7 @@ def backward(
     ins = _as_tuple(inputs)
     if not ins:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    targets = _targets(ins, allow_unused=True)
+    targets = _targets(ins)
     captured = _execute(roots, grads, keep, create_graph, targets)
     for t, g in zip(ins, captured, strict=True):
         if g is not None:
@@ -129,7 +130,7 @@ def grad(
     keep = create_graph if retain_graph is None else retain_graph
     roots = _root_edges(outs)
     grads = _root_grads(outs, grad_outputs, create_graph)
-    targets = _targets(ins, allow_unused)
+    targets = _targets(ins)
     captured = _execute(roots, grads, keep, create_graph, targets)
     result = []
     for t, g in zip(ins, captured, strict=True):
@@ -145,7 +146,7 @@ def grad(
     return tuple(result)
 
 
-def _targets(inputs: tuple[Any, ...], allow_unused: bool) -> list[tuple[Node | None, int]]:
+def _targets(inputs: tuple[Any, ...]) -> list[tuple[Node | None, int]]:
     targets: list[tuple[Node | None, int]] = []
     for t in inputs:
         if not isinstance(t, Tensor):
@@ -364,7 +365,7 @@ def accumulate_into_grad(t: Tensor, g: Tensor, _steal_refs: int = 2) -> None:
             if new is not None:
                 g = new
                 _steal_refs = 0  # a hook's result may be referenced by the hook: copy it
-    recording = bool(local_state.nexc & M.ag)
+    recording = grad_recording()
     old = m.grad
     if old is None:
         if recording:

@@ -37,7 +37,17 @@ import tensorplug as tp
 from tensorplug.dispatch import local_state
 from tensorplug.tensor import Tensor
 
-from .graph import M, Node, SavedTensor, edge, input_meta, meta_of, set_history, zeros_for
+from .graph import (
+    M,
+    Node,
+    SavedTensor,
+    edge,
+    grad_recording,
+    input_meta,
+    meta_of,
+    set_history,
+    zeros_for,
+)
 
 __all__ = ["Function", "FunctionCtx", "register_autograd"]
 
@@ -193,10 +203,11 @@ def run_function(node_cls: type[FunctionCtx], args: Sequence[Any], forward: Call
     metas: list[Any] = []
     arg_edges: list[int | None] = []
     needs: list[bool] = []
+    recording = grad_recording()
     for a in args:
         if isinstance(a, Tensor):
             arg_edges.append(len(edges))
-            e = edge(a) if local_state.nexc & M.ag else (None, 0)
+            e = edge(a) if recording else (None, 0)
             edges.append(e)
             metas.append(input_meta(a))
             needs.append(e[0] is not None)

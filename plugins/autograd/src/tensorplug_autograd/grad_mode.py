@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from tensorplug.dispatch import local_state
 
-from .graph import M
+from .graph import M, grad_recording
 
 __all__ = ["enable_grad", "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]
 
@@ -29,7 +29,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def is_grad_enabled() -> bool:
-    return bool(local_state.nexc & M.ag)
+    return grad_recording()
 
 
 class _GradMode:

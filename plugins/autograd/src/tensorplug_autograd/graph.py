@@ -39,6 +39,7 @@ from typing import Any
 
 import tensorplug as tp
 from tensorplug import keys as _keys
+from tensorplug.dispatch import local_state
 from tensorplug.tensor import Tensor
 
 __all__ = ["AccumulateGrad", "AutogradMeta", "Node", "RemovableHandle", "SavedTensor"]
@@ -262,8 +263,10 @@ def requires_grad(t: Any) -> bool:
     return bool(t._tp_keyset & M.ag)
 
 
-def is_differentiable_dtype(t: Tensor) -> bool:
-    return bool(t._dtype.is_floating_point)
+def is_leaf(t: Tensor) -> bool:
+    """True for a tensor no recorded op produced (whether or not it requires grad)."""
+    m: AutogradMeta | None = t._autograd
+    return m is None or m.grad_fn is None
 
 
 # --- saved tensors ------------------------------------------------------------------------------
@@ -326,8 +329,6 @@ def modified_message(t: Tensor, node: Node | None, saved: SavedTensor) -> str:
 
 def grad_recording() -> bool:
     """True when autograd keys are not excluded in this thread (grad mode is on)."""
-    from tensorplug.dispatch import local_state
-
     return bool(local_state.nexc & M.ag)
 
 

@@ -46,6 +46,7 @@ from .graph import (
     edge,
     input_meta,
     set_history,
+    tensors_in,
     zeros_for,
 )
 
@@ -361,10 +362,15 @@ def run(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
 # --- kernels ------------------------------------------------------------------------------------
 
 
+def _usable_names(names: list[str]) -> bool:
+    """Argument names a generated kernel can take as parameters (``_`` names are its own)."""
+    return all(n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_") for n in names)
+
+
 def _generated(rule: Rule, body: Callable[[Rule, int, tuple[Any, ...]], Any]) -> Callable[..., Any]:
     """A kernel whose signature is the schema's, passing ``(ks, args)`` to ``body``."""
     names = list(rule.arg_names)
-    if not all(n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_") for n in names):
+    if not _usable_names(names):
         def generic(ks: int, *args: Any, **kwargs: Any) -> Any:
             bound = rule.schema.bind(args, kwargs, rule.name)
             return body(rule, ks, tuple(bound))
@@ -392,7 +398,7 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
     if rule.inplace or rule.out or rule.view or rule.returns_list or rule.n_out != 1:
         return None
     names = list(rule.arg_names)
-    if not all(n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_") for n in names):
+    if not _usable_names(names):
         return None
     if any(k != "Tensor" for _, k in rule.tensor_args):
         return None
@@ -527,7 +533,7 @@ def not_implemented_kernel(op: Any, ks: int, *args: Any, **kwargs: Any) -> Any:
         out = op.redispatch(M.below & ks, *args, **kwargs)
     finally:
         st.nexc = old
-    inputs = [t for a in (*args, *kwargs.values()) for t in _tensors(a)]
+    inputs = [t for a in (*args, *kwargs.values()) for t in tensors_in(a)]
     edges = [edge(t) for t in inputs if t._tp_keyset & M.ag]
     if not edges:
         return out
@@ -553,14 +559,6 @@ def autograd_not_implemented_fallback() -> Callable[..., Any]:
     Calls run normally; a backward pass that reaches the op raises an error naming it.
     """
     return not_implemented_kernel
-
-
-def _tensors(a: Any) -> list[Tensor]:
-    if isinstance(a, Tensor):
-        return [a]
-    if isinstance(a, (list, tuple)):
-        return [x for x in a if isinstance(x, Tensor)]
-    return []
 
 
 # --- registration -------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any
 from tensorplug.tensor import Tensor
 
 from . import engine
-from .graph import AutogradMeta, M, RemovableHandle, autograd_bit, meta_of
+from .graph import AutogradMeta, M, RemovableHandle, autograd_bit, is_leaf, meta_of
 
 __all__ = ["METHODS", "repr_suffix"]
 
@@ -23,13 +23,8 @@ def _requires_grad(self: Tensor) -> bool:
     return bool(self._tp_keyset & M.ag)
 
 
-def _is_leaf(self: Tensor) -> bool:
-    m: AutogradMeta | None = self._autograd
-    return m is None or m.grad_fn is None
-
-
 def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
-    if not _is_leaf(self):
+    if not is_leaf(self):
         if not requires_grad:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use "
@@ -169,7 +164,7 @@ def repr_suffix(t: Any) -> list[str]:
 METHODS: dict[str, Any] = {
     "requires_grad": property(_requires_grad, _set_requires_grad),
     "requires_grad_": requires_grad_,
-    "is_leaf": property(_is_leaf),
+    "is_leaf": property(is_leaf),
     "grad": property(_grad, _set_grad, _del_grad),
     "grad_fn": property(_grad_fn),
     "backward": backward,

@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import tensorplug as tp
-from tensorplug.dispatch import local_state
 from tensorplug.dispatcher import OpOverload
 from tensorplug.tensor import Tensor
 
-from .graph import M, Node, ViewInfo, edge, input_meta, meta_of, set_history
+from .grad_mode import enable_grad
+from .graph import M, Node, ViewInfo, edge, input_meta, is_leaf, meta_of, set_history
 from .kernels import Rule, _generated, _outputs, lazy_kernel, record
 
 __all__ = ["CopySlices", "register_inplace_or_view", "run_inplace"]
@@ -64,14 +64,13 @@ class _ListItem:
 def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     self: Tensor = args[0]
     m = self._autograd
-    is_leaf = m is None or m.grad_fn is None
-    if self._tp_keyset & M.ag and is_leaf and (m is None or m.view is None):
+    if self._tp_keyset & M.ag and is_leaf(self) and (m is None or m.view is None):
         raise RuntimeError(
             f"{rule.name}: a leaf Variable that requires grad is being used in an in-place "
             "operation. Do it under tp.no_grad(), or on a clone()."
         )
     view = m.view if m is not None else None
-    if view is not None and _is_leaf(view.base) and view.base._tp_keyset & M.ag:
+    if view is not None and is_leaf(view.base) and view.base._tp_keyset & M.ag:
         raise RuntimeError(
             f"{rule.name}: a view of a leaf Variable that requires grad is being used in an "
             "in-place operation. Do it under tp.no_grad(), or on a clone()."
@@ -105,28 +104,13 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     base = view.base
     copy = CopySlices(base, view, fn)
     set_history(base, copy, 0)
-    with _grad_enabled():
+    with enable_grad():
         fresh = view.replay(base)
     fm = fresh._autograd
     sm = meta_of(self)
     sm.grad_fn, sm.output_nr = fm.grad_fn, fm.output_nr
     self._tp_keyset |= M.ag & fresh._tp_keyset
     return out
-
-
-def _is_leaf(t: Tensor) -> bool:
-    m = t._autograd
-    return m is None or m.grad_fn is None
-
-
-class _grad_enabled:  # noqa: N801
-    def __enter__(self) -> None:
-        st = local_state
-        self.old = st.nexc
-        st.nexc = st.nexc | M.ag
-
-    def __exit__(self, *exc: object) -> None:
-        local_state.nexc = self.old
 
 
 class CopySlices(Node):

@@ -3,7 +3,7 @@
 An optimizer holds ``param_groups`` — a list of dicts, each with its ``"params"`` and its
 hyperparameters (the constructor's keywords are the defaults every group starts from) — and
 ``state``, a dict from parameter to that parameter's buffers (momentum, moments, step count).
-Subclasses implement ``step()``: PyTorch's update rule, run under ``no_grad()`` with in-place
+Subclasses implement ``_update(group)``: PyTorch's update rule, run under ``no_grad()`` with in-place
 operators on the parameters (Note [nn without autograd]: a parameter whose ``grad`` is None is
 skipped, and without the autograd plugin every one is).
 
@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..nn._autograd import reset_grad
+from ..nn._autograd import enable_grad, no_grad, reset_grad
 from ..ops import ops
 from ..tensor import Tensor
 
@@ -107,7 +107,22 @@ class Optimizer:
                 reset_grad(p, set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """Update the parameters once from their gradients; returns ``closure()`` if given."""
+        """Update the parameters once from their gradients; returns ``closure()`` if given.
+
+        ``closure`` (which recomputes the loss) runs with grad enabled; the update rule,
+        ``_update(group)`` for each parameter group, runs under ``no_grad()``.
+        """
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                self._update(group)
+        return loss
+
+    def _update(self, group: dict[str, Any]) -> None:
+        """One group's update rule: what a subclass implements."""
         raise NotImplementedError(f"{type(self).__name__} does not implement step()")
 
     # --- state dict --------------------------------------------------------------------------

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from ..nn._autograd import enable_grad, no_grad
 from ..ops import ops
 from .optimizer import Optimizer, ParamsT
 
@@ -44,16 +42,6 @@ class SGD(Optimizer):
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
                     "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize}
         super().__init__(params, defaults)
-
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        with no_grad():
-            for group in self.param_groups:
-                self._update(group)
-        return loss
 
     def _update(self, group: dict[str, Any]) -> None:
         lr, mu, tau = group["lr"], group["momentum"], group["dampening"]

@@ -2851,6 +2851,139 @@ add(
 )
 
 
+# --- backward functions -----------------------------------------------------------------------
+
+
+def _ref_threshold_backward(g: Any, x: Any, threshold: Any) -> Any:
+    g, x = np.asarray(g, np.float64), np.asarray(x, np.float64)
+    return np.where(x <= threshold, 0.0, g)  # NaN in x passes g (PyTorch tests x <= t)
+
+
+def _threshold_backward_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("zero", make((3, 4), d, rng), make((3, 4), d, rng), 0)
+    yield S("float_threshold", make((3, 4), d, rng), make((3, 4), d, rng), 0.5)
+    yield S("ties", make((2, 3), d, rng), np.array([[0, 1, -1], [0.5, 0, 2]], np_dtype(d)), 0.5)
+    yield S("nan_input", make((3,), d, rng), np.array([np.nan, -1, 1], np_dtype(d)), 0)
+    yield S("0dim", make((), d, rng), make((), d, rng), 0)
+    yield S("empty", make((0, 3), d, rng), make((0, 3), d, rng), 0)
+
+
+add(
+    OpInfo(
+        "threshold_backward",
+        op=fn("threshold_backward"),
+        sample_inputs=_threshold_backward_samples,
+        ref=_ref_threshold_backward,
+        dtypes=FLOATS + LOWP,
+    )
+)
+
+
+def _ref_softmax_backward_data(g: Any, y: Any, dim: int, input_dtype: Any) -> Any:
+    g, y = np.asarray(g, np.float64), np.asarray(y, np.float64)
+    if y.ndim == 0:
+        return g * y - y * (g * y)
+    return y * (g - np.sum(g * y, axis=dim, keepdims=True))
+
+
+def _ref_log_softmax_backward_data(g: Any, y: Any, dim: int, input_dtype: Any) -> Any:
+    g, y = np.asarray(g, np.float64), np.asarray(y, np.float64)
+    if y.ndim == 0:
+        return g - np.exp(y) * g
+    return g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)
+
+
+def _softmax_backward_samples(log: bool) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
+    def samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        ref = _ref_log_softmax if log else _ref_softmax
+        for name, shape, dim in (
+            ("dim1", (3, 4), 1),
+            ("dim0", (3, 4), 0),
+            ("neg_dim", (2, 3, 4), -1),
+            ("0dim", (), 0),
+            ("empty", (0, 4), 1),
+        ):
+            y = ref(make(shape, d, rng), dim).astype(np_dtype(d))
+            yield S(name, make(shape, d, rng), y, dim, DT(d))
+        if d == "float32":  # the forward ran in float32 on float16 input
+            y = ref(make((3, 4), d, rng), 1).astype(np.float32)
+            yield S("input_dtype_float16", make((3, 4), d, rng), y, 1, DT("float16"))
+
+    return samples
+
+
+for _name, _ref in (
+    ("_softmax_backward_data", _ref_softmax_backward_data),
+    ("_log_softmax_backward_data", _ref_log_softmax_backward_data),
+):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            sample_inputs=_softmax_backward_samples(_name.startswith("_log")),
+            ref=_ref,
+            dtypes=FLOATS + LOWP,
+            result_dtype=lambda s, d: s.args[3].name,
+            tol=LOWP_TOL_LOOSE,
+        )
+    )
+
+
+def _ref_nll_loss_backward(
+    g: Any,
+    x: Any,
+    target: Any,
+    weight: Any = None,
+    reduction: str = "mean",
+    ignore_index: int = -100,
+) -> Any:
+    # the derivative of _ref_nll in x, written out: -w[t] * g at (n, t[n]), over the total weight
+    x = np.asarray(x, np.float64)
+    target = np.asarray(target)
+    g = np.asarray(g, np.float64)
+    w = np.ones(x.shape[-1] if x.ndim == 1 else x.shape[1]) if weight is None else np.asarray(weight, np.float64)
+    keep = target != ignore_index
+    safe = np.where(keep, target, 0)
+    wt = w[safe] * keep
+    coef = -wt * (g / np.sum(wt) if reduction == "mean" else g)
+    out = np.zeros_like(x)
+    if x.ndim == 1:
+        out[safe] = coef
+    else:
+        for n in range(x.shape[0]):
+            out[n, safe[n]] = coef[n]
+    return out
+
+
+def _nll_loss_backward_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    one = np.array(1.5, np_dtype(d))
+    t_ignore = np.array([1, 0, 1, 2, 3], dtype=np.int64)
+    x = _log_probs((5, 4), d, rng)
+    yield S("mean", one, x, _targets((5,), 4, rng))
+    yield S("sum", one, x, _targets((5,), 4, rng), None, "sum")
+    yield S("none", make((5,), d, rng), x, _targets((5,), 4, rng), reduction="none")
+    yield S("weight_mean", one, x, _targets((5,), 4, rng), make((4,), d, rng, 0.1, 2))
+    yield S(
+        "weight_none", make((5,), d, rng), x, _targets((5,), 4, rng), make((4,), d, rng, 0.1, 2), "none"
+    )
+    yield S("ignore_index_mean", one, x, t_ignore, ignore_index=1)
+    yield S("ignore_index_weight_sum", one, x, t_ignore, make((4,), d, rng, 0.1, 2), "sum", 1)
+    yield S("1d_input", one, _log_probs((4,), d, rng), np.array(2, dtype=np.int64))
+
+
+add(
+    OpInfo(
+        "nll_loss_backward",
+        op=fn("nll_loss_backward"),
+        sample_inputs=_nll_loss_backward_samples,
+        ref=_ref_nll_loss_backward,
+        dtypes=FLOATS,
+        result_dtype=lambda s, d: dtype_name(s.args[1]),
+        tol=LOSS_TOL,
+    )
+)
+
+
 def _ref_cross_entropy(
     x: Any,
     target: Any,

@@ -7,7 +7,7 @@ registers them, plus the backend's storage (``tensorplug._backends.StorageBacken
 data in, host arrays out, transfers between backends).
 
 The kernels live in sibling modules by kind: ``_pointwise``, ``_reductions``, ``_linalg``,
-``_shape``, ``_indexing``, ``_factories``, ``_copy``, ``_nn``; ``_kit`` holds what they share
+``_shape``, ``_indexing``, ``_factories``, ``_copy``, ``_nn``, ``_backward``; ``_kit`` holds what they share
 (dtype maps, wrapping, promotion helpers, errors; see its Notes). Nothing here imports numpy at
 module level: the core does not depend on it.
 
@@ -35,12 +35,23 @@ from ..device import canonical
 from ..device import device as Device
 from ..errors import RegistrationError
 from ..tensor import Tensor
-from . import _copy, _factories, _indexing, _kit, _linalg, _nn, _pointwise, _reductions, _shape
+from . import (
+    _backward,
+    _copy,
+    _factories,
+    _indexing,
+    _kit,
+    _linalg,
+    _nn,
+    _pointwise,
+    _reductions,
+    _shape,
+)
 from ._kit import Kernel, Kit, OpError
 
 __all__ = ["ArrayBackend", "ArrayStorage", "OpError", "Registry", "register"]
 
-_MODULES = (_pointwise, _reductions, _linalg, _shape, _indexing, _factories, _copy, _nn)
+_MODULES = (_pointwise, _reductions, _linalg, _shape, _indexing, _factories, _copy, _nn, _backward)
 
 
 class Registry(Protocol):

@@ -322,9 +322,14 @@ defderiv("sin", self=lambda g, s: g * s.self.cos())
 defderiv("cos", self=lambda g, s: -g * s.self.sin())
 defderiv("tanh", self=lambda g, s: _tanh_backward(g, s.result))
 defderiv("sigmoid", self=lambda g, s: _sigmoid_backward(g, s.result))
-defderiv("relu", self=lambda g, s: _where_zero(s.result > 0, g))
+defderiv("relu", self=lambda g, s: tp.threshold_backward(g, s.result, 0))
 defderiv("gelu", self=lambda g, s: _gelu_backward(g, s.self, s.result, s.approximate))
 defderiv("silu", self=lambda g, s: _silu_backward(g, s.self))
+defderiv(
+    "threshold_backward",
+    grad_output=lambda g, s: tp.threshold_backward(g, s.self, s.threshold),
+    self=lambda g, s: _zeros(g, s.self_shape),
+)
 
 
 def _clamp_self(g: Tensor, x: Tensor, lo: Any, hi: Any) -> Tensor:
@@ -503,16 +508,32 @@ defderiv(
 )
 
 
-def _softmax_backward(g: Tensor, y: Tensor, dim: int) -> Tensor:
-    return y * (g - (g * y).sum([dim], True))
+defderiv(
+    "softmax.int",
+    self=lambda g, s: tp._softmax_backward_data(g, s.result, s.dim, s.self_dtype),
+)
+defderiv(
+    "log_softmax.int",
+    self=lambda g, s: tp._log_softmax_backward_data(g, s.result, s.dim, s.self_dtype),
+)
 
 
-def _log_softmax_backward(g: Tensor, y: Tensor, dim: int) -> Tensor:
-    return g - y.exp() * g.sum([dim], True)
+def _softmax_backward_output(g: Tensor, gg: Tensor, y: Tensor, dim: int) -> Tensor:
+    # d/dy of y * (g - sum(g * y)), applied to gg
+    return gg * (g - (g * y).sum([dim], True)) - g * (gg * y).sum([dim], True)
 
 
-defderiv("softmax.int", self=lambda g, s: _softmax_backward(g, s.result, s.dim))
-defderiv("log_softmax.int", self=lambda g, s: _log_softmax_backward(g, s.result, s.dim))
+defderiv(
+    "_softmax_backward_data",
+    grad_output=lambda g, s: tp._softmax_backward_data(g, s.output, s.dim, s.input_dtype),
+    output=lambda g, s: _softmax_backward_output(s.grad_output, g, s.output, s.dim),
+)
+defderiv(
+    "_log_softmax_backward_data",
+    # its Jacobian in grad_output is I - exp(y) 1^T along dim: not symmetric
+    grad_output=lambda g, s: g - (g * s.output.exp()).sum([s.dim], True),
+    output=lambda g, s: -g * s.output.exp() * s.grad_output.sum([s.dim], True),
+)
 
 # --- linear algebra ------------------------------------------------------------------------------
 
@@ -683,24 +704,6 @@ nondifferentiable("detach", "_local_scalar_dense")
 # --- neural network functions --------------------------------------------------------------------
 
 
-def _nll_loss_backward(
-    g: Tensor,
-    shape: Shape,
-    target: Tensor,
-    weight: Tensor | None,
-    reduction: str,
-    ignore_index: int,
-) -> Tensor:
-    class_dim = 0 if len(shape) == 1 else 1
-    keep = target != ignore_index
-    safe = tp.where(keep, target, 0)
-    w = keep if weight is None else _where_zero(keep, weight.index([safe]))
-    coef = w * (-g / w.sum()) if reduction == "mean" else w * -g
-    return _zeros(g, shape).scatter_add(
-        class_dim, safe.unsqueeze(class_dim), coef.unsqueeze(class_dim)
-    )
-
-
 _BCE_EPS = 1e-12  # PyTorch's EPSILON in binary_cross_entropy_backward
 
 
@@ -725,9 +728,14 @@ def _bce_target(
 
 defderiv(
     "nll_loss",
-    self=lambda g, s: _nll_loss_backward(
-        g, s.self_shape, s.target, s.weight, s.reduction, s.ignore_index
+    self=lambda g, s: tp.nll_loss_backward(
+        g, s.self, s.target, s.weight, s.reduction, s.ignore_index
     ),
+)
+defderiv(
+    "nll_loss_backward",  # linear in grad_output; constant in self
+    grad_output=lambda g, s: tp.nll_loss(g, s.target, s.weight, s.reduction, s.ignore_index),
+    self=lambda g, s: _zeros(g, s.self_shape),
 )
 defderiv(
     "binary_cross_entropy",

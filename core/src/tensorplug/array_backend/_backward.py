@@ -1,0 +1,140 @@
+"""Backward kernels: the gradients of relu, softmax, log_softmax and nll_loss as one kernel each.
+
+Autograd formulas call these (as PyTorch's derivatives.yaml calls ``threshold_backward`` and
+friends) so that a backward pass runs one array expression where a composition of public ops
+would dispatch five. Each computes in the accumulation dtype of its result (Note [Storage and
+compute dtypes] in _kit.py) and keeps PyTorch's conventions:
+
+* ``threshold_backward(g, x, t)`` is ``g`` where ``x > t`` and 0 elsewhere; a NaN in ``x``
+  passes ``g`` through (PyTorch tests ``x <= t``, which NaN fails);
+* ``_softmax_backward_data(g, y, dim, input_dtype)`` is ``y * (g - sum(g * y, dim))`` and
+  ``_log_softmax_backward_data`` is ``g - exp(y) * sum(g, dim)``, both in ``input_dtype``;
+* ``nll_loss_backward`` scatters ``-weight[target] * g`` (divided by the total weight for
+  ``"mean"``) into zeros shaped like ``self``; ignored targets get nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import dtypes as _dt
+from ..tensor import Tensor
+from ._kit import Kernels, Kit, OpError, Scalar, check_broadcast, torch_name, wrap_dim
+
+
+def build(kit: Kit) -> Kernels:
+    xp = kit.xp
+    k: Kernels = {}
+
+    def floating(name: str, d: _dt.dtype) -> _dt.dtype:
+        if d.kind != "f":
+            raise OpError(f"\"{name}\" not implemented for '{torch_name(d)}'")
+        return d
+
+    def threshold_backward(grad_output: Tensor, self: Tensor, threshold: Scalar) -> Tensor:
+        g, x = grad_output, self
+        d = g._dtype if g._dtype is x._dtype else kit.result_dtype(g, x)
+        kit.same_device(g, x)
+        ga, xa = kit.as_compute(g, d), kit.as_compute(x, d)
+        if ga.shape != xa.shape:
+            check_broadcast(tuple(ga.shape), tuple(xa.shape))
+        r = xp.where(xa <= threshold, xp.zeros((), dtype=ga.dtype), ga)
+        return kit.wrap(r, d, g._device)
+
+    def softmax_parts(
+        name: str, grad_output: Tensor, output: Tensor, dim: int, input_dtype: _dt.dtype
+    ) -> tuple[Any, Any, int | None]:
+        floating(name, input_dtype)
+        floating(name, output._dtype)
+        if tuple(grad_output._data.shape) != tuple(output._data.shape):
+            raise OpError(
+                f"grad_output and output must have the same shape, but got "
+                f"{list(grad_output._data.shape)} and {list(output._data.shape)}"
+            )
+        kit.same_device(grad_output, output)
+        acc = kit.accumulate[output._dtype]
+        g = kit.cast(grad_output._data, acc)
+        y = kit.cast(output._data, acc)
+        ndim = y.ndim
+        ax = wrap_dim(dim, ndim)
+        return g, y, (ax if ndim else None)
+
+    def softmax_backward_data(
+        grad_output: Tensor, output: Tensor, dim: int, input_dtype: _dt.dtype
+    ) -> Tensor:
+        g, y, ax = softmax_parts("softmax_backward_data", grad_output, output, dim, input_dtype)
+        gy = g * y
+        r = gy - y * xp.sum(gy, axis=ax, keepdims=True)
+        return kit.wrap(r, input_dtype, output._device)
+
+    def log_softmax_backward_data(
+        grad_output: Tensor, output: Tensor, dim: int, input_dtype: _dt.dtype
+    ) -> Tensor:
+        g, y, ax = softmax_parts("log_softmax_backward_data", grad_output, output, dim, input_dtype)
+        r = g - xp.exp(y) * xp.sum(g, axis=ax, keepdims=True)
+        return kit.wrap(r, input_dtype, output._device)
+
+    def nll_loss_backward(
+        grad_output: Tensor,
+        self: Tensor,
+        target: Tensor,
+        weight: Tensor | None = None,
+        reduction: str = "mean",
+        ignore_index: int = -100,
+    ) -> Tensor:
+        if reduction not in ("none", "mean", "sum"):
+            raise OpError(f"{reduction} is not a valid value for reduction")
+        d = floating("nll_loss_backward", self._dtype)
+        if target._dtype is not _dt.int64:
+            raise OpError(f"expected scalar type Long but found {torch_name(target._dtype)}")
+        device = self._device
+        shape = tuple(self._data.shape)
+        if not shape:
+            raise OpError("input tensor should be 1D or 2D")
+        batched = len(shape) >= 2
+        n_classes = shape[1] if batched else shape[0]
+        t = kit.operand(target, _dt.int64, device)
+        expected = (shape[0], *shape[2:]) if batched else ()
+        if tuple(t.shape) != expected:
+            raise OpError(
+                f"Expected target of shape {list(expected)} for input of shape {list(shape)}, "
+                f"got {list(t.shape)}"
+            )
+        acc = kit.accumulate[d]
+        g = kit.cast(kit.operand(grad_output, grad_output._dtype, device), acc)
+        want = tuple(t.shape) if reduction == "none" else ()
+        if tuple(g.shape) != want:
+            raise OpError(
+                f"grad_output must have shape {list(want)} for reduction '{reduction}', "
+                f"got {list(g.shape)}"
+            )
+        valid = t != ignore_index
+        safe = xp.where(valid, t, xp.zeros((), dtype=t.dtype))
+        if weight is None:
+            wt = kit.cast(valid, acc)
+        else:
+            if tuple(weight._data.shape) != (n_classes,):
+                raise OpError(
+                    f"weight tensor should be defined either for all {n_classes} classes or no "
+                    f"classes but got weight tensor of shape: {list(weight._data.shape)}"
+                )
+            w = kit.cast(kit.operand(weight, weight._dtype, device), acc)
+            wt = w[safe] * kit.cast(valid, acc)
+        with kit.quiet():  # "mean" with every target ignored divides by zero, as PyTorch
+            coef = -wt * (g / xp.sum(wt) if reduction == "mean" else g)
+        out = xp.zeros(shape, dtype=acc)
+        if not batched:
+            out[safe] = coef
+        elif len(shape) == 2:
+            out[xp.arange(shape[0]), safe] = coef
+        else:  # (N, C, d1, ...): compare each class with the target, along dim 1
+            classes = xp.reshape(xp.arange(n_classes), (1, n_classes) + (1,) * (len(shape) - 2))
+            hit = xp.expand_dims(safe, axis=1) == classes
+            out = xp.where(hit, xp.expand_dims(coef, axis=1), out)
+        return kit.wrap(out, d, device)
+
+    k["threshold_backward"] = threshold_backward
+    k["_softmax_backward_data"] = softmax_backward_data
+    k["_log_softmax_backward_data"] = log_softmax_backward_data
+    k["nll_loss_backward"] = nll_loss_backward
+    return k

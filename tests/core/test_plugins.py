@@ -405,9 +405,9 @@ PROBE_SCRIPT = textwrap.dedent(
 )
 
 
-def run_probe(site: Path, **env: str) -> dict[str, Any]:
+def run_probe(site: Path, *more_sites: Path, **env: str) -> dict[str, Any]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("TENSORPLUG_")}
-    full_env["PYTHONPATH"] = os.pathsep.join([str(site), str(CORE_SRC)])
+    full_env["PYTHONPATH"] = os.pathsep.join([str(site), *map(str, more_sites), str(CORE_SRC)])
     full_env.update(env)
     r = subprocess.run(
         [sys.executable, "-c", PROBE_SCRIPT],
@@ -549,6 +549,25 @@ def test_entry_points_keys_of_all_plugins_come_before_kernels(tmp_path):
     assert out["plugins"]["fixture_a_user"]["op_count"] == 1
     assert out["plugins"]["fixture_b_maker"]["keys"] == ["Late"]
     assert out["plugins"]["fixture_b_maker"]["version"] == "2.0"
+
+
+def test_entry_points_one_plugin_from_two_distributions(tmp_path):
+    """The first distribution on sys.path wins, as importlib.metadata orders them; both are
+    named in the warning."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for site, dist in ((first, "fixture-dup-one"), (second, "fixture-dup-two")):
+        site.mkdir()
+        module = dist.replace("-", "_")
+        (site / f"{module}.py").write_text("")
+        write_dist_info(site, dist, "1.0", {"fixture_dup": module})
+    out = run_probe(first, second)
+    assert out["warnings"] == [
+        "two distributions provide the tensorplug plugin 'fixture_dup': fixture-dup-one "
+        "(fixture_dup_one) and fixture-dup-two (fixture_dup_two); loading the first. "
+        "Uninstall one of them."
+    ]
+    assert out["plugins"]["fixture_dup"]["distribution"] == "fixture-dup-one"
+    assert out["plugins"]["fixture_dup"]["status"] == "loaded"
 
 
 # --- the third-party template (examples/foo_backend) ----------------------------------------

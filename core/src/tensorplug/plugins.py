@@ -7,7 +7,8 @@ hook implementations (:mod:`tensorplug.hookspecs`) run in four phases -- every p
 ``tensorplug_add_names``, then ``tensorplug_add_tensor_methods``.
 
 Discovery reads the entry point group once (:func:`load_entry_points`, called at the end of
-``import tensorplug``). Selection happens before any plugin module is imported:
+``import tensorplug``), by hand where the environment allows it and through
+``importlib.metadata`` otherwise (Note [Light entry point scan] in _entry_points.py). Selection happens before any plugin module is imported:
 
 * ``TENSORPLUG_PLUGINS=cpu,autograd`` -- only these (an empty value: none);
 * ``TENSORPLUG_DISABLE_PLUGINS=autocast`` -- all but these;
@@ -48,13 +49,12 @@ import threading
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from importlib import metadata
 from types import ModuleType
 from typing import Any, Final, Literal
 
 import pluggy
 
-from . import _backends
+from . import _backends, _entry_points
 from . import hookspecs as _hookspecs
 from . import keys as _keys
 from .errors import MissingPluginError
@@ -126,15 +126,11 @@ class _Plugin:
         name: str,
         obj: object = None,
         *,
-        entry_point: metadata.EntryPoint | None = None,
-        distribution: str | None = None,
-        version: str | None = None,
+        entry_point: _entry_points.EntryPoint | None = None,
     ) -> None:
         self.name = name
         self.obj = obj
         self.entry_point = entry_point
-        self.distribution = distribution
-        self.version = version
         self.status: Status = "loaded"
         self.error: BaseException | None = None
         self.reason: str | None = None
@@ -159,6 +155,15 @@ class _Plugin:
             error=None if self.error is None else _describe(self.error),
             reason=self.reason,
         )
+
+    # read from the distribution's metadata only when asked (Note [Light entry point scan])
+    @property
+    def distribution(self) -> str | None:
+        return None if self.entry_point is None else self.entry_point.distribution
+
+    @property
+    def version(self) -> str | None:
+        return None if self.entry_point is None else self.entry_point.version
 
     @property
     def origin(self) -> str:
@@ -486,13 +491,6 @@ def _disabled_reason(name: str) -> str | None:
     return None
 
 
-def _dist_of(ep: metadata.EntryPoint) -> tuple[str | None, str | None]:
-    dist = getattr(ep, "dist", None)
-    if dist is None:
-        return None, None
-    return dist.metadata["Name"], dist.version
-
-
 def load_entry_points() -> builtins.list[PluginInfo]:
     """Discover and load the installed plugins, once per process (later calls do nothing).
 
@@ -504,20 +502,19 @@ def load_entry_points() -> builtins.list[PluginInfo]:
             return list()
         _state.entry_points_loaded = True
         found: dict[str, _Plugin] = {}
-        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-            dist, version = _dist_of(ep)
+        for ep in _entry_points.entry_points(ENTRY_POINT_GROUP):
             first = found.get(ep.name)
             if first is not None:
                 if first.entry_point is not None and first.entry_point.value != ep.value:
                     warnings.warn(
                         f"two distributions provide the tensorplug plugin {ep.name!r}: "
-                        f"{first.distribution} ({first.entry_point.value}) and {dist} "
+                        f"{first.distribution} ({first.entry_point.value}) and {ep.distribution} "
                         f"({ep.value}); loading the first. Uninstall one of them.",
                         PluginLoadWarning,
                         stacklevel=3,
                     )
                 continue
-            found[ep.name] = _Plugin(ep.name, entry_point=ep, distribution=dist, version=version)
+            found[ep.name] = _Plugin(ep.name, entry_point=ep)
         only = _env_list("TENSORPLUG_PLUGINS")
         unknown = sorted(set(only or ()) - set(found))
         if unknown:

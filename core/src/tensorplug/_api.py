@@ -17,15 +17,13 @@ Backends provide all other kernels; the core provides none.
 from __future__ import annotations
 
 import collections
-import hashlib
 import inspect
 import os
 import pickle
 import sys
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from . import _backends, composites, overrides
@@ -66,16 +64,26 @@ def _load_yaml() -> list[tuple[dict[str, Any], FunctionSchema]]:
     """The yaml entries with their parsed schemas, from a cache when the yaml is unchanged.
 
     Parsing 150 schemas (each checked for its round trip) and importing PyYAML take tens of
-    milliseconds, most of ``import tensorplug``; the cache, keyed by the yaml's hash and the
-    versions involved, turns that into one pickle load.
+    milliseconds, most of ``import tensorplug``; the cache turns that into one pickle load. A
+    cache file is used only if it holds the very yaml text and versions being loaded (its name
+    is a checksum of them, which cannot prove that alone). Neither ``hashlib`` nor
+    ``importlib.resources`` is imported for this: they cost more than the load itself.
     """
-    raw = resources.files("tensorplug").joinpath("native_functions.yaml").read_bytes()
-    tag = f"{__package__}-{sys.version_info[:2]}-{_schema_mtime()}".encode()
-    key = hashlib.sha1(raw + tag).hexdigest()[:16]
-    cache = _cache_dir() / f"native_functions-{key}.pickle"
     try:
-        cached: list[tuple[dict[str, Any], FunctionSchema]] = pickle.loads(cache.read_bytes())
-        return cached
+        with open(os.path.join(os.path.dirname(__file__), _YAML), "rb") as f:
+            raw = f.read()
+    except OSError:  # not installed as plain files (a zip): importlib.resources reads those
+        from importlib import resources
+
+        raw = resources.files("tensorplug").joinpath(_YAML).read_bytes()
+    tag = f"{__package__}-{sys.version_info[:2]}-{_schema_mtime()}"
+    checksum = zlib.crc32(raw + tag.encode())
+    cache = os.path.join(_cache_dir(), f"native_functions-{checksum:08x}.pickle")
+    try:
+        with open(cache, "rb") as f:
+            cached_raw, cached_tag, cached = pickle.load(f)
+        if cached_raw == raw and cached_tag == tag:
+            return cached  # type: ignore[no-any-return]
     except Exception:
         pass
     import yaml
@@ -84,18 +92,22 @@ def _load_yaml() -> list[tuple[dict[str, Any], FunctionSchema]]:
     data: list[dict[str, Any]] = yaml.load(raw.decode(), Loader=loader)
     parsed = [(d, parse(d["func"])) for d in data]
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL))
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        tmp = f"{cache}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            pickle.dump((raw, tag, parsed), f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, cache)
     except OSError:
         pass  # a read-only home: parse every time
     return parsed
 
 
-def _cache_dir() -> Path:
+_YAML = "native_functions.yaml"
+
+
+def _cache_dir() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "tensorplug"
+    return os.path.join(base, "tensorplug")
 
 
 def _schema_mtime() -> int:

@@ -356,3 +356,15 @@ def test_out_variant_refuses_grad():
     with tp.no_grad():
         tp.add(x, x, out=out)
     assert out.item() == 2.0
+
+
+def test_leaf_grads_are_stolen_not_copied() -> None:
+    # Note [Stealing gradients]: the first gradient reaching a leaf becomes its .grad when
+    # nothing else holds it, transposed layouts included (a weight used as w.t() in linear);
+    # a copy would be row-major
+    x = tp.randn([4, 3])
+    w = tp.randn([5, 3], requires_grad=True)
+    tp.linear(x, w, tp.zeros([5])).sum().backward()
+    wd = w.grad._data  # x.T @ g, transposed back: column-major
+    assert wd.flags.f_contiguous and not wd.flags.c_contiguous
+    np.testing.assert_allclose(w.grad.numpy(), np.ones((4, 5)).T @ x.numpy(), rtol=1e-6)

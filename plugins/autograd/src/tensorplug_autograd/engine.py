@@ -168,63 +168,37 @@ def _execute(
     targets: list[tuple[Node | None, int]] | None,
 ) -> list[Tensor | None]:
     """Run the graph (Note [Engine order]); with ``targets``, capture what reaches them."""
-    # 1. every node reachable from the roots, and for each node its list of parents
-    nodes: dict[Node, list[Node]] = {}
-    stack = [n for n, _ in roots]
-    for n in stack:
-        nodes.setdefault(n, [])
-    while stack:
-        n = stack.pop()
-        for child, _ in n.next_functions:
-            if child is None:
-                continue
-            parents = nodes.get(child)
-            if parents is None:
-                nodes[child] = [n]
-                stack.append(child)
-            else:
-                parents.append(n)
-
-    # 2. which nodes run: all of them, or (with targets) those on a path to a target
+    # 1. which nodes run, and for each how many edges from running nodes lead to it
     capture: dict[tuple[Node, int], list[int]] = {}
+    needed: set[Node] | None = None
     if targets is None:
-        needed = nodes.keys()
+        deps = _dependencies([n for n, _ in roots])
     else:
-        needed_set: set[Node] = set()
-        for i, (n, nr) in enumerate(targets):
-            if n is None or n not in nodes:
-                continue
-            capture.setdefault((n, nr), []).append(i)
-            work = [n]
-            while work:
-                x = work.pop()
-                if x in needed_set:
-                    continue
-                needed_set.add(x)
-                work.extend(nodes[x])
-        needed = needed_set
-    deps: dict[Node, int] = {}
-    for n in needed:
-        for p in nodes[n]:
-            if p in needed:
-                deps[n] = deps.get(n, 0) + 1
+        needed, deps = _needed(roots, targets, capture)
 
-    # 3. run them
+    # 2. run them
     captured: list[Tensor | None] = [None] * (len(targets) if targets is not None else 0)
     buffers: dict[Node, list[Tensor | None]] = {}
     for (n, nr), g in zip(roots, root_grads, strict=True):
-        if n in needed:
+        if needed is None or n in needed:
             _add_to_buffer(buffers, n, nr, g, create_graph)
-    ready = [(-n._seq, n) for n in {n for n, _ in roots} if n in needed and not deps.get(n)]
+    ready = [
+        (-n._seq, n)
+        for n in {n for n, _ in roots}
+        if (needed is None or n in needed) and not deps.get(n)
+    ]
     heapq.heapify(ready)
+    pop, push = heapq.heappop, heapq.heappush
 
     st = local_state
     saved_mode = st.nexc
     st.nexc = (saved_mode | M.ag) if create_graph else (saved_mode & M.nag)
     try:
         while ready:
-            _, node = heapq.heappop(ready)
-            grads = buffers.pop(node, None) or [None] * _n_outputs(node)
+            node = pop(ready)[1]
+            grads = buffers.pop(node, None)
+            if grads is None:
+                grads = [None] * _n_outputs(node)
             if node._pre_hooks:
                 grads = _run_pre_hooks(node, grads)
             if capture:
@@ -239,25 +213,89 @@ def _execute(
                     if g0 is not None and var is not None:
                         accumulate_into_grad(var, g0, _steal_refs=3)
                 continue
-            if targets is not None and not any(c in needed for c, _ in node.next_functions):
+            if needed is not None and not any(c in needed for c, _ in node.next_functions):
                 continue
             outs = _apply(node, grads)
             del grads
             if not keep_graph:
                 node._release()
             for (child, nr), g in zip(node.next_functions, outs, strict=False):
-                if child is None or child not in needed:
+                if child is None or (needed is not None and child not in needed):
                     continue
                 if g is not None:
-                    _add_to_buffer(buffers, child, nr, g, create_graph)
+                    buf = buffers.get(child)
+                    if buf is None:
+                        buf = buffers[child] = [None] * _n_outputs(child)
+                    old = buf[nr]
+                    buf[nr] = g if old is None else old + g
                 left = deps[child] - 1
                 deps[child] = left
-                if left == 0:
-                    heapq.heappush(ready, (-child._seq, child))
+                if not left:
+                    push(ready, (-child._seq, child))
             del outs
+            # the last buffer must not outlive its pop (Note [Stealing gradients])
+            buf = None
     finally:
         st.nexc = saved_mode
     return captured
+
+
+def _dependencies(starts: list[Node]) -> dict[Node, int]:
+    """For every node reachable from ``starts``: the number of edges leading to it."""
+    deps: dict[Node, int] = {}
+    seen = set(starts)
+    stack = list(seen)
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is None:
+                continue
+            deps[child] = deps.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return deps
+
+
+def _needed(
+    roots: list[tuple[Node, int]],
+    targets: list[tuple[Node | None, int]],
+    capture: dict[tuple[Node, int], list[int]],
+) -> tuple[set[Node], dict[Node, int]]:
+    """The nodes on a path from the roots to a target, and their dependency counts among
+    themselves; fills ``capture`` with where each target's gradient is taken."""
+    parents: dict[Node, list[Node]] = {}
+    stack = [n for n, _ in roots]
+    for n in stack:
+        parents.setdefault(n, [])
+    while stack:
+        n = stack.pop()
+        for child, _ in n.next_functions:
+            if child is None:
+                continue
+            ps = parents.get(child)
+            if ps is None:
+                parents[child] = [n]
+                stack.append(child)
+            else:
+                ps.append(n)
+    needed: set[Node] = set()
+    for i, (n, nr) in enumerate(targets):
+        if n is None or n not in parents:
+            continue
+        capture.setdefault((n, nr), []).append(i)
+        work = [n]
+        while work:
+            x = work.pop()
+            if x in needed:
+                continue
+            needed.add(x)
+            work.extend(parents[x])
+    deps: dict[Node, int] = {}
+    for n in needed:
+        for p in parents[n]:
+            if p in needed:
+                deps[n] = deps.get(n, 0) + 1
+    return needed, deps
 
 
 def _n_outputs(node: Node) -> int:
@@ -303,6 +341,7 @@ def _apply(node: Node, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
             f"got {len(outs)})"
         )
     metas = node._input_meta
+    nm = len(metas)
     fixed: list[Tensor | None] | None = None
     for i, g in enumerate(outs):
         if g is None:
@@ -312,10 +351,12 @@ def _apply(node: Node, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
                 f"function {node.name()} returned a gradient of type {type(g).__name__} at "
                 f"index {i}; expected a Tensor or None"
             )
-        meta = metas[i] if i < len(metas) else None
+        meta = metas[i] if i < nm else None
         if meta is None:
             continue
         shape, dtype, device = meta
+        if g._data.shape == shape and g._dtype is dtype and g._device is device:
+            continue  # the common case: nothing to fix
         new = g
         if new._data.shape != shape:
             new = _reduce_to(new, shape, node, i)

@@ -66,6 +66,13 @@ NON_DIFFERENTIABLE: set[str] = set()
 OUTPUT_DIFFERENTIABILITY: dict[str, tuple[bool, ...]] = {}
 
 
+# Hot formulas call operator overloads directly, as derivatives.yaml calls at:: functions: one
+# dispatch, without the public function's overload choice and __tensorplug_function__ check.
+_aten = tp.ops.aten
+_mm = _aten.mm.default
+_t = _aten.t.default
+
+
 def defderiv(name: str, **formulas: Formula) -> None:
     """Add the formulas of overload ``name`` (one keyword per differentiable input)."""
     FORMULAS[name] = dict(formulas)
@@ -322,7 +329,7 @@ defderiv("sin", self=lambda g, s: g * s.self.cos())
 defderiv("cos", self=lambda g, s: -g * s.self.sin())
 defderiv("tanh", self=lambda g, s: _tanh_backward(g, s.result))
 defderiv("sigmoid", self=lambda g, s: _sigmoid_backward(g, s.result))
-defderiv("relu", self=lambda g, s: tp.threshold_backward(g, s.result, 0))
+defderiv("relu", self=lambda g, s: _aten.threshold_backward.default(g, s.result, 0))
 defderiv("gelu", self=lambda g, s: _gelu_backward(g, s.self, s.result, s.approximate))
 defderiv("silu", self=lambda g, s: _silu_backward(g, s.self))
 defderiv(
@@ -510,11 +517,13 @@ defderiv(
 
 defderiv(
     "softmax.int",
-    self=lambda g, s: tp._softmax_backward_data(g, s.result, s.dim, s.self_dtype),
+    self=lambda g, s: _aten._softmax_backward_data.default(g, s.result, s.dim, s.self_dtype),
 )
 defderiv(
     "log_softmax.int",
-    self=lambda g, s: tp._log_softmax_backward_data(g, s.result, s.dim, s.self_dtype),
+    self=lambda g, s: _aten._log_softmax_backward_data.default(
+        g, s.result, s.dim, s.self_dtype
+    ),
 )
 
 
@@ -560,8 +569,8 @@ def _matmul_other(g: Tensor, self: Tensor, other_shape: Shape) -> Tensor:
 
 defderiv(
     "mm",
-    self=lambda g, s: g.mm(s.mat2.transpose(0, 1)),
-    mat2=lambda g, s: s.self.transpose(0, 1).mm(g),
+    self=lambda g, s: _mm(g, _t(s.mat2)),
+    mat2=lambda g, s: _mm(_t(s.self), g),
 )
 defderiv(
     "bmm",
@@ -576,8 +585,8 @@ defderiv(
 defderiv(
     "addmm",
     self=lambda g, s: _scale(g, s.beta),
-    mat1=lambda g, s: _scale(g.mm(s.mat2.transpose(0, 1)), s.alpha),
-    mat2=lambda g, s: _scale(s.mat1.transpose(0, 1).mm(g), s.alpha),
+    mat1=lambda g, s: _scale(_mm(g, _t(s.mat2)), s.alpha),
+    mat2=lambda g, s: _scale(_mm(_t(s.mat1), g), s.alpha),
 )
 
 # --- views and shape -----------------------------------------------------------------------------
@@ -618,7 +627,7 @@ def _select_backward(g: Tensor, shape: Shape, dim: int, index: int) -> Tensor:
     return _embed(g.unsqueeze(dim), shape, dim, index % shape[dim], 1)
 
 
-defderiv("transpose.int", self=lambda g, s: g.transpose(s.dim0, s.dim1))
+defderiv("transpose.int", self=lambda g, s: _aten.transpose.int(g, s.dim0, s.dim1))
 defderiv("permute", self=lambda g, s: _permute_backward(g, s.dims))
 defderiv("view", self=lambda g, s: g.reshape(list(s.self_shape)))
 defderiv("reshape", self=lambda g, s: g.reshape(list(s.self_shape)))
@@ -728,7 +737,7 @@ def _bce_target(
 
 defderiv(
     "nll_loss",
-    self=lambda g, s: tp.nll_loss_backward(
+    self=lambda g, s: _aten.nll_loss_backward.default(
         g, s.self, s.target, s.weight, s.reduction, s.ignore_index
     ),
 )

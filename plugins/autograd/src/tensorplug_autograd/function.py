@@ -292,7 +292,7 @@ def register_autograd(
         inputs = (*args, *(kwargs[n] for n in names[npos:] if n in kwargs))
 
         def forward(ctx: FunctionCtx) -> Any:
-            out = overload.redispatch(M.below & ks, *args, **kwargs)
+            out = overload.redispatch(M.below & int(ks), *args, **kwargs)
             if setup_context is not None:
                 setup_context(ctx, inputs, out)
             return out

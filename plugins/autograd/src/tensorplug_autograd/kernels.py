@@ -25,6 +25,7 @@ naming the op.
 
 from __future__ import annotations
 
+import functools
 import keyword
 import types
 from collections.abc import Callable, Sequence
@@ -106,11 +107,21 @@ class Rule:
         self.saved = frozenset(i for i, _ in self.tensor_args if self.arg_names[i] in used)
         self.saves_result = "result" in used or any(n and n in used for n in self.return_names)
         self.saves_self_before = self.inplace and "self" in used
+        self.list_args = frozenset(
+            a.name for a in args if a.tensor_kind in ("Tensor[]", "Tensor?[]")
+        )
+        # (names, fn, single): single when the formula gives one plain Tensor argument
+        self.plan = tuple(
+            (names, fn, len(names) == 1 and names[0] not in self.list_args)
+            for names, fn in self.formulas
+        )
+        self.simple_out = self.n_out == 1 and not self.returns_list
         out_diff = _formulas.OUTPUT_DIFFERENTIABILITY.get(_short(self.name))
         self.out_diff = out_diff or (True,) * max(self.n_out, 1)
         self.node_cls: type[OpNode] = type(
             f"{camel(op.op_name)}Backward{_overload_number(op)}", (OpNode,), {"_rule": self, "__slots__": ()}
         )
+        self.view_cls = _saved_view_class(self, used)
 
     def call_below(self, ks: int, args: tuple[Any, ...]) -> Any:
         kw = {n: args[self.npos + j] for j, n in enumerate(self.kw_names)}
@@ -118,7 +129,8 @@ class Rule:
         old = st.nexc
         st.nexc = old & M.nag
         try:
-            return self.op.redispatch(M.below & ks, *args[: self.npos], **kw)
+            # int(ks): a DispatchKeySet's own ``&`` is Python code (Note [Masks are ints])
+            return self.op.redispatch(M.below & int(ks), *args[: self.npos], **kw)
         finally:
             st.nexc = old
 
@@ -157,9 +169,9 @@ class OpNode(Node):
 
     def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
         rule = self._rule
-        n = len(self.next_functions)
-        res: list[Tensor | None] = [None] * n
-        if rule.n_out == 1 and not rule.returns_list:
+        nexts = self.next_functions
+        res: list[Any] = [None] * len(nexts)
+        if rule.simple_out:
             g: Any = grads[0]
             if g is None:
                 return res
@@ -172,10 +184,14 @@ class OpNode(Node):
             )
             if rule.returns_list:
                 g = list(g)
-        s = SavedView(self)
+        s = rule.view_cls(self)
         spans = self._spans
-        nexts = self.next_functions
-        for names, fn in rule.formulas:
+        for names, fn, single in rule.plan:
+            if single:  # one plain Tensor input: the common case
+                start = spans[names[0]][0]
+                if nexts[start][0] is not None:
+                    res[start] = fn(g, s)
+                continue
             need = False
             for name in names:
                 start, count = spans[name]
@@ -185,13 +201,10 @@ class OpNode(Node):
             if not need:
                 continue
             r = fn(g, s)
-            if len(names) == 1:
-                rs: tuple[Any, ...] = (r,)
-            else:
-                rs = tuple(r)
+            rs: tuple[Any, ...] = (r,) if len(names) == 1 else tuple(r)
             for name, value in zip(names, rs, strict=True):
                 start, count = spans[name]
-                if count == 1 and not _is_list_arg(rule, name):
+                if count == 1 and name not in rule.list_args:
                     res[start] = value
                 elif value is not None:
                     for j, v in enumerate(value):
@@ -199,7 +212,9 @@ class OpNode(Node):
         return res
 
     def _release(self) -> None:
-        for x in self._args:
+        args = self._args
+        for i in self._rule.saved:
+            x = args[i]
             if type(x) is SavedTensor:
                 x.freed = True
             elif type(x) is list:
@@ -219,13 +234,13 @@ class OpNode(Node):
         return {"op": self._rule.name}
 
 
-def _is_list_arg(rule: Rule, name: str) -> bool:
-    kind = rule.schema.arguments[rule.index[name]].tensor_kind
-    return kind in ("Tensor[]", "Tensor?[]")
-
-
 class SavedView:
-    """The ``s`` a formula reads (Note [Formula table] in formulas.py)."""
+    """The ``s`` a formula reads (Note [Formula table] in formulas.py).
+
+    Each op's rule makes a subclass with a property per name its formulas read
+    (:func:`_saved_view_class`), so ``s.self`` costs a property call; ``__getattr__`` remains
+    for anything else, and raises the explanatory errors.
+    """
 
     __slots__ = ("_node",)
 
@@ -233,41 +248,80 @@ class SavedView:
         self._node = node
 
     def __getattr__(self, name: str) -> Any:
-        node = self._node
-        rule = node._rule
+        return _read(self._node, name)
+
+
+def _saved_view_class(rule: Rule, used: set[str]) -> type[SavedView]:
+    props: dict[str, Any] = {"__slots__": ()}
+    metas = {f"{n}{suffix}": (n, k) for n in rule.static_spans for k, suffix in enumerate(("_shape", "_dtype", "_device"))}
+    for name in used:
         i = rule.index.get(name)
-        if i is not None:
-            v = node._args[i]
-            if v is _NOT_SAVED:
-                raise AttributeError(
-                    f"the formula of {rule.name} reads s.{name}, which was not saved; read it "
-                    "as s.<name> directly in the formula's own body"
-                )
-            if type(v) is SavedTensor:
-                return v.unpack(node)
-            if type(v) is list and v and any(type(x) is SavedTensor for x in v):
-                return [x.unpack(node) if type(x) is SavedTensor else x for x in v]
-            return v
-        if name == "result" or (name in rule.return_names and name):
-            r = node._result
-            if r is None:
-                raise AttributeError(f"the formula of {rule.name} reads s.{name}, which was not saved")
-            if type(r) is tuple:
-                unpacked = tuple(x.unpack(node) if type(x) is SavedTensor else x for x in r)
-                return unpacked if name == "result" else unpacked[rule.return_names.index(name)]
-            if type(r) is list:
-                return [x.unpack(node) for x in r]
-            return r.unpack(node)
-        for suffix, k in (("_shape", 0), ("_dtype", 1), ("_device", 2)):
-            if name.endswith(suffix):
-                arg = name[: -len(suffix)]
-                if arg in node._spans:
-                    start, count = node._spans[arg]
-                    if _is_list_arg(rule, arg):
-                        return [None if m is None else m[k] for m in node._input_meta[start : start + count]]
-                    m = node._input_meta[start]
-                    return None if m is None else m[k]
-        raise AttributeError(f"the formula of {rule.name} reads s.{name}: no such argument or output")
+        if i is not None and rule.arg_names[i] not in rule.list_args:
+            props[name] = property(functools.partial(_read_arg, i=i, name=name))
+        elif name in metas and metas[name][0] not in rule.list_args:
+            arg, k = metas[name]
+            props[name] = property(functools.partial(_read_meta, arg=arg, k=k))
+        elif name == "result" or (name in rule.return_names and name) or i is not None:
+            props[name] = property(functools.partial(_read_name, name=name))
+    return type(f"{rule.node_cls.__name__}Saved", (SavedView,), props)
+
+
+def _read_arg(view: SavedView, i: int, name: str) -> Any:
+    node = view._node
+    v = node._args[i]
+    if type(v) is SavedTensor:
+        return v.unpack_plain(node)
+    if v is _NOT_SAVED:
+        return _read(node, name)  # raises the explanation
+    return v
+
+
+def _read_meta(view: SavedView, arg: str, k: int) -> Any:
+    node = view._node
+    m = node._input_meta[node._spans[arg][0]]
+    return None if m is None else m[k]
+
+
+def _read_name(view: SavedView, name: str) -> Any:
+    return _read(view._node, name)
+
+
+def _read(node: OpNode, name: str) -> Any:
+    """``s.<name>`` of ``node``'s formulas, the general way."""
+    rule = node._rule
+    i = rule.index.get(name)
+    if i is not None:
+        v = node._args[i]
+        if v is _NOT_SAVED:
+            raise AttributeError(
+                f"the formula of {rule.name} reads s.{name}, which was not saved; read it "
+                "as s.<name> directly in the formula's own body"
+            )
+        if type(v) is SavedTensor:
+            return v.unpack_plain(node)
+        if type(v) is list and v and any(type(x) is SavedTensor for x in v):
+            return [x.unpack_plain(node) if type(x) is SavedTensor else x for x in v]
+        return v
+    if name == "result" or (name in rule.return_names and name):
+        r = node._result
+        if r is None:
+            raise AttributeError(f"the formula of {rule.name} reads s.{name}, which was not saved")
+        if type(r) is tuple:
+            unpacked = tuple(x.unpack_plain(node) if type(x) is SavedTensor else x for x in r)
+            return unpacked if name == "result" else unpacked[rule.return_names.index(name)]
+        if type(r) is list:
+            return [x.unpack_plain(node) for x in r]
+        return r.unpack_plain(node)
+    for suffix, k in (("_shape", 0), ("_dtype", 1), ("_device", 2)):
+        if name.endswith(suffix):
+            arg = name[: -len(suffix)]
+            if arg in node._spans:
+                start, count = node._spans[arg]
+                if arg in rule.list_args:
+                    return [None if m is None else m[k] for m in node._input_meta[start : start + count]]
+                m = node._input_meta[start]
+                return None if m is None else m[k]
+    raise AttributeError(f"the formula of {rule.name} reads s.{name}: no such argument or output")
 
 
 # --- recording ----------------------------------------------------------------------------------
@@ -414,7 +468,7 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
         "    _old = _st.nexc\n"
         "    _st.nexc = _old & _M.nag\n"
         "    try:\n"
-        "        _b = _M.below & _ks\n"
+        "        _b = _M.below & _int(_ks)\n"
         "        if _trace.enabled:\n"
         f"            _out = _op.redispatch(_b, {call})\n"
         "        else:\n"
@@ -431,6 +485,7 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
     ns: dict[str, Any] = {
         "_tls": local_state,
         "_M": M,
+        "_int": int,
         "_op": rule.op,
         "_trace": _dispatcher._trace,
         "_record": record_simple,
@@ -530,7 +585,7 @@ def not_implemented_kernel(op: Any, ks: int, *args: Any, **kwargs: Any) -> Any:
     old = st.nexc
     st.nexc = old & M.nag
     try:
-        out = op.redispatch(M.below & ks, *args, **kwargs)
+        out = op.redispatch(M.below & int(ks), *args, **kwargs)
     finally:
         st.nexc = old
     inputs = [t for a in (*args, *kwargs.values()) for t in tensors_in(a)]

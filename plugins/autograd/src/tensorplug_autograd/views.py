@@ -152,7 +152,7 @@ class CopySlices(Node):
 
 def _view_body(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     kw = {n: args[rule.npos + j] for j, n in enumerate(rule.kw_names)}
-    out = rule.op.redispatch(M.below_view & ks, *args[: rule.npos], **kw)
+    out = rule.op.redispatch(M.below_view & int(ks), *args[: rule.npos], **kw)
     if isinstance(args[0], Tensor):
         record_view(rule, out, args)
     return out
@@ -162,7 +162,7 @@ def _inplace_body(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     kw = {n: args[rule.npos + j] for j, n in enumerate(rule.kw_names)}
     written = [args[i] for i, a in enumerate(rule.schema.arguments) if a.is_write and isinstance(args[i], Tensor)]
     before = [t._tp_version.value for t in written]
-    out = rule.op.redispatch(M.below_view & ks, *args[: rule.npos], **kw)
+    out = rule.op.redispatch(M.below_view & int(ks), *args[: rule.npos], **kw)
     for t, v in zip(written, before, strict=True):
         vc = t._tp_version
         if vc.value == v:

@@ -1,15 +1,20 @@
-"""The standard operator set's loading (tensorplug._api): the parsed-yaml cache."""
+"""The standard operator set (tensorplug._api): the parsed-yaml cache, and public functions
+and Tensor methods made on first use."""
 
 from __future__ import annotations
 
 import os
 import pickle
+import subprocess
 import sys
+import textwrap
 
 import pytest
 
+import tensorplug as tp
 from tensorplug import _api
 from tensorplug.schema import parse
+from tensorplug.tensor import Tensor
 
 
 @pytest.fixture
@@ -45,3 +50,99 @@ def test_a_cache_of_other_yaml_text_is_not_used(cache_home, monkeypatch):
     assert len(_api._load_yaml()) == len(good)
     no_yaml(monkeypatch)  # and the rewritten cache serves the next load
     assert len(_api._load_yaml()) == len(good)
+
+
+# --- public functions and methods, made on first use (Note [Lazy public functions]) ---------
+
+FRESH = textwrap.dedent(
+    """
+    import threading
+    import tensorplug as tp
+    from tensorplug import _api, overrides
+    from tensorplug.tensor import Tensor
+
+    # nothing made yet, but every name is listed and return_types is complete
+    assert "logsumexp" not in vars(tp) and "logsumexp" in dir(tp)
+    assert _api.function_names <= set(dir(tp)) and {"nn", "optim"} <= set(dir(tp))
+    assert tp.return_types.max._fields == ("values", "indices")
+
+    # a plugin may not add a name of the core, made or not
+    class P:
+        @tp.hookimpl
+        def tensorplug_add_names():
+            return {"logsumexp": 1}
+    try:
+        tp.plugins.register(P, name="p")
+    except tp.plugins.PluginError as e:
+        assert "adds tensorplug.logsumexp, which the core already defines" in str(e), e
+    else:
+        raise AssertionError("registered")
+
+    # first reads from several threads make one function
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(tp.amax)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 8 and all(f is got[0] for f in got) and vars(tp)["amax"] is got[0]
+    from tensorplug import amin
+    assert amin is tp.amin and tp.sub.__name__ == "sub" and "aten::sub.Tensor" in tp.sub.__doc__
+    assert Tensor.mean is Tensor.mean and Tensor.mean.__qualname__ == "Tensor.mean"
+
+    # the listings hold everything, in yaml order
+    funcs = overrides.get_overridable_functions()
+    names = [f.__name__ for f in funcs["tensorplug"]]
+    assert names == sorted(names, key=_api._order.__getitem__), names
+    assert set(names) == {n for n, es in _api._function_entries.items()
+                          if not all("factory" in e.tags for e in es)}
+    assert {f.__name__ for f in funcs["Tensor"]} == set(_api._method_entries)
+    assert tp.zeros in overrides.get_ignored_functions()
+    print("ok")
+    """
+)
+
+
+def test_functions_and_methods_are_made_on_first_use():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TENSORPLUG_")}
+    r = subprocess.run(
+        [sys.executable, "-c", FRESH], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+
+
+def test_named_returns_share_one_class():
+    x = tp.tensor([[1.0, 5.0], [3.0, 2.0]])
+    assert type(tp.max(x, 0)) is tp.return_types.max
+    assert type(x.max(0)) is tp.return_types.max
+    assert tp.max(x, 0).indices.tolist() == [1, 0]
+
+
+def test_a_plugin_replacing_a_method_not_made_yet_is_rolled_back(clean_plugins, monkeypatch):
+    name = "logsumexp"
+    if not isinstance(Tensor.__dict__[name], _api._PendingMethod):  # made by an earlier test
+        monkeypatch.setattr(Tensor, name, _api._PendingMethod(name))
+    tp.plugins.register(Replacer(name), name="replacer")
+    assert getattr(tp.ones(2), name)() == "replaced"
+    tp.plugins.unregister("replacer")
+    method = getattr(Tensor, name)  # made now, and put in place of the placeholder
+    assert Tensor.__dict__[name] is method and method.__name__ == name
+
+
+class Replacer:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @tp.hookimpl
+    def tensorplug_add_tensor_methods(self) -> dict:
+        return {self.name: lambda self: "replaced"}
+
+
+@pytest.fixture
+def clean_plugins():
+    before = {i.name for i in tp.plugins.list()}
+    yield
+    for info in tp.plugins.list():
+        if info.name not in before:
+            tp.plugins.unregister(info.name)

@@ -17,7 +17,7 @@ import pytest
 
 import tensorplug as tp
 from fakes import FakeTensor
-from tensorplug import _backends, dispatcher, plugins
+from tensorplug import _api, _backends, dispatcher, plugins
 from tensorplug.errors import MissingPluginError
 from tensorplug.hookspecs import hookimpl
 from tensorplug.plugins import PluginError
@@ -37,12 +37,24 @@ def snapshot() -> dict[str, Any]:
         "keys": [(k.name, k.bit, k.owner) for k in tp.keys.all_keys()],
         "ops": sorted(op.name for op in dispatcher.all_ops()),
         "fallbacks": dispatcher.fallbacks(),
-        "module": {n: v for n, v in vars(tp).items() if not _dunder_or_submodule(n, v)},
-        "tensor": dict(Tensor.__dict__),
+        "module": {
+            n: v
+            for n, v in vars(tp).items()
+            if not _dunder_or_submodule(n, v) and n not in _api.function_names
+        },
+        "tensor": {n: _standard_method_or(n, v) for n, v in Tensor.__dict__.items()},
         "storage": dict(_backends._by_key),
         "plugins": plugins.list(),
         "pluggy": sorted(n for n, _ in plugins._state.pm.list_name_plugin()),
     }
+
+
+def _standard_method_or(name: str, value: object) -> object:
+    # standard functions and methods are made on first use (Note [Lazy public functions]):
+    # being made is not a registration
+    if isinstance(value, _api._PendingMethod) or value is _api._methods.get(name):
+        return ("standard method", name)
+    return value
 
 
 def _dunder_or_submodule(name: str, value: object) -> bool:

@@ -63,7 +63,8 @@ schema.register_python_type("ScalarType", dtype)
 schema.register_python_type("Device", device)
 schema.register_python_type("Generator", Generator)
 
-# The standard operators, their functions (tensorplug.add, ...) and Tensor methods.
+# The standard operators, their functions (tensorplug.add, ...) and Tensor methods; functions
+# and methods are made on first use (Note [Lazy public functions] in _api.py).
 from . import _api, _operators, _repr, overrides  # noqa: E402
 
 _api.install(globals())
@@ -85,6 +86,9 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    fn = _api.generated_function(name)
+    if fn is not None:
+        return fn
     if name in _LAZY_SUBMODULES:  # imported on first use: `import tensorplug` stays fast
         import importlib
 
@@ -93,6 +97,10 @@ def __getattr__(name: str) -> Any:
     if err is not None:
         raise err
     raise AttributeError(f"module 'tensorplug' has no attribute '{name}'")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_api.function_names, *_LAZY_SUBMODULES})
 
 
 __all__ = [  # the public API (plus the generated functions: tensorplug.add, tensorplug.sum, ...)

@@ -8,8 +8,9 @@ At ``import tensorplug`` this module
    functions of :mod:`tensorplug.composites`) and a ``BackendSelect`` kernel for every factory
    (ops without tensor arguments: it picks the backend from ``device=``);
 3. makes the public functions (``variants: function`` -> ``tensorplug.<name>``) and the Tensor
-   methods (``variants: method``). A function takes every overload of its name and lets the
-   packet pick one from the arguments; it honours ``__tensorplug_function__`` (overrides.py).
+   methods (``variants: method``), each on first use (Note [Lazy public functions]). A
+   function takes every overload of its name and lets the packet pick one from the
+   arguments; it honours ``__tensorplug_function__`` (overrides.py).
 
 Backends provide all other kernels; the core provides none.
 """
@@ -21,9 +22,9 @@ import inspect
 import os
 import pickle
 import sys
+import threading
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from . import _backends, composites, overrides
@@ -40,19 +41,39 @@ from .ops import OpPacket, ops
 from .schema import FunctionSchema, parse, type_name
 from .tensor import Tensor
 
-__all__ = ["OpEntry", "entries", "public_functions", "install"]
+__all__ = [
+    "OpEntry",
+    "entries",
+    "function_names",
+    "generate_all",
+    "generated_function",
+    "install",
+    "public_functions",
+]
 
 
-@dataclass
 class OpEntry:
-    """One yaml entry."""
+    """One yaml entry. (A plain class: a dataclass costs half a millisecond at import.)"""
 
-    func: str
-    variants: tuple[str, ...] = ("function",)
-    dispatch: dict[str, str] = field(default_factory=dict)
-    tags: tuple[str, ...] = ()
-    python: str | None = None
-    op: OpOverload | None = None
+    __slots__ = ("func", "variants", "dispatch", "tags", "python", "op")
+
+    def __init__(
+        self,
+        func: str,
+        variants: tuple[str, ...] = ("function",),
+        dispatch: dict[str, str] | None = None,
+        tags: tuple[str, ...] = (),
+        python: str | None = None,
+    ) -> None:
+        self.func = func
+        self.variants = variants
+        self.dispatch = {} if dispatch is None else dispatch
+        self.tags = tags
+        self.python = python
+        self.op: OpOverload | None = None
+
+    def __repr__(self) -> str:
+        return f"OpEntry({self.func!r}, variants={self.variants!r})"
 
     @property
     def public_name(self) -> str:
@@ -117,23 +138,43 @@ def _schema_mtime() -> int:
     return int(os.stat(schema.__file__ or "").st_mtime)
 
 
+# Note [Lazy public functions]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Generating the ~115 public functions and ~85 Tensor methods (closures, signature caches,
+# docs, inspect signatures) cost about 5 ms of ``import tensorplug``, for names most programs
+# never use. So install() only records which overloads each name gets. A function is made on
+# the first read of ``tensorplug.<name>``: the module's ``__getattr__`` calls
+# generated_function, which stores it in the module. A method is made on the first read of
+# ``Tensor.<name>``: the class holds a _PendingMethod there, which puts the method in its place.
+# After that the name is a plain module or class attribute, so calls never pay for this.
+# ``dir(tensorplug)`` includes the names not made yet (function_names), and whatever lists
+# every function (tensorplug.overrides) calls generate_all first.
+
 entries: list[OpEntry] = []
-public_functions: dict[str, Callable[..., Any]] = {}
+public_functions: dict[str, Callable[..., Any]] = {}  # the functions made so far
+function_names: frozenset[str] = frozenset()  # every public function, made or not
+_function_entries: dict[str, list[OpEntry]] = {}
+_method_entries: dict[str, list[OpEntry]] = {}
+_methods: dict[str, Callable[..., Any]] = {}  # the methods made so far
+_named_tuples: dict[str, type | None] = {}
+_order: dict[str, int] = {}  # public name -> position in the yaml (for listings)
+_namespace: dict[str, Any] = {}  # the tensorplug module's
+_making = threading.RLock()
 _library: Library | None = None
 
 
 def install(namespace: dict[str, Any]) -> None:
-    """Define the standard operators and put their functions into ``namespace``."""
-    global _library
+    """Define the standard operators; their functions go into ``namespace`` on first use."""
+    global _library, _namespace, function_names
     lib = _library = Library("aten", "DEF", owner="tensorplug")
     for raw, parsed in _load_yaml():
         variants = tuple(v.strip() for v in str(raw.get("variants", "function")).split(","))
         e = OpEntry(
-            func=raw["func"],
-            variants=variants,
-            dispatch=dict(raw.get("dispatch") or {}),
-            tags=tuple(raw.get("tags") or ()),
-            python=raw.get("python"),
+            raw["func"],
+            variants,
+            dict(raw.get("dispatch") or {}),
+            tuple(raw.get("tags") or ()),
+            raw.get("python"),
         )
         e.op = lib.define(parsed, tags=e.tags)
         e.op.allow_mixed_devices = "mixed_devices" in e.tags
@@ -143,19 +184,78 @@ def install(namespace: dict[str, Any]) -> None:
             lib.impl(e.op, _backend_select(e.op), "BackendSelect", with_keyset=True)
         entries.append(e)
 
-    by_function: dict[str, list[OpEntry]] = collections.defaultdict(list)
-    by_method: dict[str, list[OpEntry]] = collections.defaultdict(list)
+    # Note [Lazy public functions]
+    by_name: dict[str, list[OpEntry]] = collections.defaultdict(list)
     for e in entries:
+        name = e.public_name
+        if "function" in e.variants or "method" in e.variants:
+            by_name[name].append(e)
+            _order.setdefault(name, len(_order))
         if "function" in e.variants:
-            by_function[e.public_name].append(e)
+            _function_entries.setdefault(name, []).append(e)
         if "method" in e.variants:
-            by_method[e.public_name].append(e)
-    for name, es in by_function.items():
-        fn = _make_function(name, es)
-        public_functions[name] = fn
-        namespace[name] = fn
-    for name, es in by_method.items():
-        setattr(Tensor, name, _make_method(name, es, public_functions.get(name)))
+            _method_entries.setdefault(name, []).append(e)
+    for name, es in by_name.items():  # tensorplug.return_types is complete from the start
+        _named_tuples[name] = _named_tuple(es)
+    _namespace = namespace
+    function_names = frozenset(_function_entries)
+    for name in _method_entries:
+        setattr(Tensor, name, _PendingMethod(name))
+
+
+def generated_function(name: str) -> Callable[..., Any] | None:
+    """``tensorplug.<name>``, made now if it was not yet; ``None`` if there is no such function.
+
+    The module's ``__getattr__`` calls this (Note [Lazy public functions]).
+    """
+    fn = public_functions.get(name)
+    if fn is not None or name not in _function_entries:
+        return fn
+    with _making:
+        fn = public_functions.get(name)
+        if fn is None:
+            fn = public_functions[name] = _make_function(name, _function_entries[name])
+            _namespace[name] = fn
+        return fn
+
+
+class _PendingMethod:
+    """``Tensor.<name>`` before its first read, which makes the method and puts it in place."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, cls: type | None = None) -> Any:
+        fn = _generated_method(self.name)
+        return fn if obj is None else fn.__get__(obj, cls)
+
+    def __repr__(self) -> str:
+        return f"<Tensor.{self.name}, made on first use>"
+
+
+def _generated_method(name: str) -> Callable[..., Any]:
+    with _making:
+        fn = _methods.get(name)
+        if fn is None:
+            function = generated_function(name)
+            fn = _methods[name] = _make_method(name, _method_entries[name], function)
+        pending = Tensor.__dict__.get(name)
+        if isinstance(pending, _PendingMethod) and pending.name == name:
+            setattr(Tensor, name, fn)  # unless something replaced the placeholder meanwhile
+        return fn
+
+
+def generate_all() -> None:
+    """Make every public function and method not made yet, for listings of all of them."""
+    with _making:
+        for name in _function_entries:
+            generated_function(name)
+        for name in _method_entries:
+            _generated_method(name)
+        for fns in overrides._overridable.values():  # in yaml order, not in order of first use
+            fns.sort(key=lambda f: _order.get(f.__name__, len(_order)))
 
 
 # --- BackendSelect for factories ------------------------------------------------------------
@@ -190,6 +290,8 @@ return_types = ReturnTypes()
 
 
 def _named_tuple(entries_: list[OpEntry]) -> type | None:
+    """The named tuple that functions and methods of these overloads return (max.dim's
+    ``(values, indices)``), also set on ``tensorplug.return_types``; ``None`` if none."""
     for e in entries_:
         assert e.op is not None
         rets = e.op.schema.returns
@@ -310,7 +412,7 @@ def _pack(a: Any, b: Any, rest: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
     target = _target(es)
-    nt = _named_tuple(es)
+    nt = _named_tuples[name]
     is_factory = all("factory" in e.tags for e in es)
     choice = _Choices(es)
     _choice_caches.append(choice)
@@ -386,7 +488,7 @@ def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
 def _make_method(name: str, es: list[OpEntry], function: Callable[..., Any] | None) -> Callable[..., Any]:
     """``Tensor.<name>``: shares the signature cache of ``tensorplug.<name>`` when there is one."""
     target = _target(es)
-    nt = _named_tuple(es)
+    nt = _named_tuples[name]
     public = function
     choice: _Choices | None = getattr(function, "_choice", None)
     if choice is None:

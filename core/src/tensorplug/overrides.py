@@ -37,7 +37,8 @@ __all__ = [
     "is_tensor_like",
 ]
 
-# Filled by _api.py as it generates the public functions.
+# Filled by _api.py as it makes the public functions, on first use (Note [Lazy public
+# functions]): the listings below have it make them all first.
 _overridable: dict[Any, list[Callable[..., Any]]] = {}
 _ignored: set[Callable[..., Any]] = set()
 _signatures: dict[Callable[..., Any], inspect.Signature] = {}
@@ -103,22 +104,31 @@ def is_tensor_like(x: Any) -> bool:
 
 def get_overridable_functions() -> dict[Any, list[Callable[..., Any]]]:
     """Namespace (the ``tensorplug`` module, ``Tensor``) -> functions the protocol covers."""
+    _make_all()
     return {ns: list(fns) for ns, fns in _overridable.items()}
 
 
 def get_ignored_functions() -> set[Callable[..., Any]]:
     """Public functions that never consult the protocol (they take no tensor-like argument)."""
+    _make_all()
     return set(_ignored)
 
 
 def get_testing_overrides() -> dict[Callable[..., Any], Callable[..., Any]]:
     """Each overridable function -> a dummy with the same signature that returns -1."""
+    _make_all()
     out: dict[Callable[..., Any], Callable[..., Any]] = {}
     for fns in _overridable.values():
         for fn in fns:
             sig = _signatures.get(fn)
             out[fn] = _dummy(sig)
     return out
+
+
+def _make_all() -> None:
+    from . import _api
+
+    _api.generate_all()
 
 
 def _dummy(sig: inspect.Signature | None) -> Callable[..., Any]:

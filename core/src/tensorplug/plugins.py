@@ -54,7 +54,7 @@ from typing import Any, Final, Literal
 
 import pluggy
 
-from . import _backends, _entry_points
+from . import _api, _backends, _entry_points
 from . import hookspecs as _hookspecs
 from . import keys as _keys
 from .errors import MissingPluginError
@@ -343,7 +343,7 @@ def _phase_names(p: _Plugin) -> None:
                 f"disable one of them (TENSORPLUG_DISABLE_PLUGINS={p.name})",
                 plugin=p.name,
             )
-        if name in vars(module):
+        if name in vars(module) or name in _api.function_names:
             raise PluginError(
                 f"plugin {p.name!r} adds tensorplug.{name}, which the core already defines; "
                 "a plugin may add names, not replace them",

@@ -94,8 +94,9 @@ def _read_name_and_version(lines: Any) -> tuple[str | None, str | None]:
     return found.get("name"), found.get("version")
 
 
-# ``module``, ``module:attr.attr``, each optionally followed by ``[extras]``
-_VALUE_RE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+# ``module``, ``module:attr.attr``, each optionally followed by ``[extras]`` (compiled on the
+# first load: compiling it at import would cost more than the whole scan)
+_VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
 
 
 class EntryPoint:
@@ -123,7 +124,7 @@ class EntryPoint:
 
     def load(self) -> Any:
         """Import the module the value names and return it, or the attribute it names."""
-        match = _VALUE_RE.match(self.value)
+        match = re.match(_VALUE, self.value)
         if match is None:
             raise ValueError(
                 f"entry point {self.name!r} of group {self.group!r} has the value "
@@ -167,7 +168,11 @@ def _plain_meta_path() -> bool:
 
 
 def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+    """PEP 503 with ``_`` for ``-``: runs of ``-_.`` become one ``_`` (no regex: see _VALUE)."""
+    name = name.lower().replace("-", "_").replace(".", "_")
+    while "__" in name:
+        name = name.replace("__", "_")
+    return name
 
 
 def _scan(group: str) -> list[EntryPoint] | None:

@@ -2864,6 +2864,9 @@ def _threshold_backward_samples(d: str, rng: np.random.Generator) -> Iterator[Sa
     yield S("float_threshold", make((3, 4), d, rng), make((3, 4), d, rng), 0.5)
     yield S("ties", make((2, 3), d, rng), np.array([[0, 1, -1], [0.5, 0, 2]], np_dtype(d)), 0.5)
     yield S("nan_input", make((3,), d, rng), np.array([np.nan, -1, 1], np_dtype(d)), 0)
+    # inf and NaN gradients where the input is dropped still give 0 there
+    inf_grad = np.array([np.inf, np.nan, -np.inf, 1], np_dtype(d))
+    yield S("nonfinite_grad", inf_grad, np.array([-1, 0, 2, 3], np_dtype(d)), 0)
     yield S("0dim", make((), d, rng), make((), d, rng), 0)
     yield S("empty", make((0, 3), d, rng), make((0, 3), d, rng), 0)
 

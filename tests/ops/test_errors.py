@@ -256,6 +256,27 @@ INDEX_CASES: list[ErrorCase] = [
         "Target 7 is out of bounds.",
         "nll_loss",
     ),
+    (  # the fast path (no weight, nothing ignored) checks negative targets itself
+        "nll_loss_backward_negative",
+        lambda: tp.nll_loss_backward(T(()), T((2, 3)), I([0, -1])),
+        IndexError,
+        "Target -1 is out of bounds.",
+        "nll_loss_backward",
+    ),
+    (
+        "nll_loss_backward_too_large",
+        lambda: tp.nll_loss_backward(T(()), T((2, 3)), I([0, 3])),
+        IndexError,
+        "index 3 is out of bounds for dimension 1 with size 3",
+        "nll_loss_backward",
+    ),
+    (
+        "nll_loss_backward_weighted",
+        lambda: tp.nll_loss_backward(T(()), T((2, 3)), I([0, 5]), T((3,))),
+        IndexError,
+        "index 5 is out of bounds for dimension 0 with size 3",
+        "nll_loss_backward",
+    ),
 ]
 
 TYPE_CASES: list[ErrorCase] = [

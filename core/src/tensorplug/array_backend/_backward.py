@@ -31,6 +31,19 @@ def build(kit: Kit) -> Kernels:
             raise OpError(f"\"{name}\" not implemented for '{torch_name(d)}'")
         return d
 
+    zeros0 = {d: xp.zeros((), dtype=kit.compute[d]) for d in kit.compute}
+    native = kit.native
+    isfinite = getattr(xp, "isfinite", None)
+    # array methods where the library has them: numpy's xp.all / xp.min are Python wrappers
+    # (0-d results are numpy scalars, which have the methods too)
+    methods = hasattr(kit.array_type, "all") and hasattr(kit.array_type, "min")
+
+    def all_(a: Any) -> Any:
+        return a.all() if methods else xp.all(a)
+
+    def min_(a: Any) -> Any:
+        return a.min() if methods else xp.min(a)
+
     def threshold_backward(grad_output: Tensor, self: Tensor, threshold: Scalar) -> Tensor:
         g, x = grad_output, self
         d = g._dtype if g._dtype is x._dtype else kit.result_dtype(g, x)
@@ -38,12 +51,29 @@ def build(kit: Kit) -> Kernels:
         ga, xa = kit.as_compute(g, d), kit.as_compute(x, d)
         if ga.shape != xa.shape:
             check_broadcast(tuple(ga.shape), tuple(xa.shape))
-        r = xp.where(xa <= threshold, xp.zeros((), dtype=ga.dtype), ga)
+        drop = xa <= threshold
+        if d.kind == "f" and isfinite is not None and d in native and bool(all_(isfinite(ga))):
+            # g * keep is about twice as fast as where() with numpy, and exact for finite g
+            # (inf * 0 would give NaN where PyTorch gives 0)
+            return kit.wrap(ga * xp.logical_not(drop), d, g._device)
+        r = xp.where(drop, zeros0[d], ga)
         return kit.wrap(r, d, g._device)
 
     def softmax_parts(
         name: str, grad_output: Tensor, output: Tensor, dim: int, input_dtype: _dt.dtype
     ) -> tuple[Any, Any, int | None]:
+        d = output._dtype
+        g, y = grad_output._data, output._data
+        if (
+            d is input_dtype
+            and d is grad_output._dtype
+            and d in native
+            and d.kind == "f"
+            and grad_output._device is output._device
+            and g.shape == y.shape
+            and y.ndim
+        ):  # the common case: one dtype, computed natively
+            return g, y, wrap_dim(dim, y.ndim)
         floating(name, input_dtype)
         floating(name, output._dtype)
         if tuple(grad_output._data.shape) != tuple(output._data.shape):
@@ -109,6 +139,13 @@ def build(kit: Kit) -> Kernels:
                 f"got {list(g.shape)}"
             )
         valid = t != ignore_index
+        if len(shape) == 2 and weight is None and reduction != "none" and bool(all_(valid)):
+            # the common case, no weights and nothing ignored: one value at each target
+            if t.shape[0] and int(min_(t)) < 0:
+                raise IndexError(f"Target {int(min_(t))} is out of bounds.")
+            out = xp.zeros(shape, dtype=acc)
+            out[xp.arange(shape[0]), t] = -(g / shape[0] if reduction == "mean" else g)
+            return kit.wrap(out, d, device)
         safe = xp.where(valid, t, xp.zeros((), dtype=t.dtype))
         if weight is None:
             wt = kit.cast(valid, acc)

@@ -17,7 +17,8 @@ argument 'x'`` (a ``**kwargs`` catch-all would cost a dict per call). The genera
    ``_bad_call``);
 2. checks each non-tensor argument with one ``type(x) in <frozenset>`` test, normalizing
    (``int[2]`` from a bare int, numpy scalars) only when that fails; an argument left at its
-   default (``x is <default>``, when the default passes that test) skips it;
+   default (``x is <default>``, when the default passes that test) skips it; an int list
+   passes as it is when it is already what it binds to, a tuple of ints;
 3. looks the key set up in the operator's dispatch cache (Note [Dispatch cache]) and calls the
    callable found there with the bound arguments;
 4. for arguments the schema marks written ``(a!)``, bumps the version counter when the kernel
@@ -38,7 +39,7 @@ from .dispatch import local_state
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 
-_RESERVED = {"_op", "_ks", "_extra", "_k", "_r", "_v", "_tls", "_get", "_M"}
+_RESERVED = {"_op", "_ks", "_extra", "_k", "_r", "_v", "_tls", "_get", "_M", "_ints"}
 
 
 def usable_names(schema: _schema.FunctionSchema) -> bool:
@@ -57,6 +58,7 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
         "_M": MISSING,
         "_ks_list": ks_list,
         "_ks_optlist": ks_optlist,
+        "_ints": ints,
     }
     params: list[str] = []
     kw_params: list[str] = []
@@ -86,6 +88,13 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
             ks_terms.append(f"_ks_list({name})")
         elif kind == "Tensor?[]":
             ks_terms.append(f"_ks_optlist({name})")
+        elif _int_list(a.type):
+            # int lists bind as tuples of ints: a tuple of ints is already normalized
+            skip = f"{name} is not None and " if isinstance(a.type, _schema.OptionalType) else ""
+            checks.append(
+                f"    if {skip}(type({name}) is not tuple or not _ints({name})):\n"
+                f"        {name} = _op._normalize({i}, {name})"
+            )
         else:
             ns[f"_F{i}"] = _schema.fast_types(a.type)
             # an argument left at its default is the default object itself: one ``is`` test
@@ -144,6 +153,25 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
     redispatch.__qualname__ = qual + ".redispatch"
     call.__source__ = src
     return call, redispatch
+
+
+def _int_list(t: Any) -> bool:
+    """Whether schema type ``t`` is ``int[]`` / ``int[N]``, optional or not."""
+    if isinstance(t, _schema.OptionalType):
+        t = t.elem
+    return (
+        isinstance(t, _schema.ListType)
+        and isinstance(t.elem, _schema.BaseType)
+        and t.elem.name in ("int", "SymInt")
+    )
+
+
+def ints(xs: tuple[Any, ...]) -> bool:
+    """Whether every element is exactly an int (not a bool, not a numpy integer)."""
+    for x in xs:
+        if type(x) is not int:
+            return False
+    return True
 
 
 def ks_list(xs: Any) -> int:

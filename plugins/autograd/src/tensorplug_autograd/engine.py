@@ -378,6 +378,9 @@ def _apply(node: Node, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
     return outs if fixed is None else fixed
 
 
+_sum_dims = tp.ops.aten.sum.dim_IntList
+
+
 def _reduce_to(g: Tensor, shape: tuple[int, ...], node: Node, i: int) -> Tensor:
     """Sum the broadcast dimensions of ``g`` away so it has ``shape`` (or raise)."""
     gs = tuple(g._data.shape)
@@ -388,10 +391,11 @@ def _reduce_to(g: Tensor, shape: tuple[int, ...], node: Node, i: int) -> Tensor:
             f"Function {node.name()} returned an invalid gradient at index {i} - got "
             f"{list(gs)} but expected shape compatible with {list(shape)}"
         )
-    keep = [lead + j for j, s in enumerate(shape) if s == 1 and gs[lead + j] != 1]
+    keep = tuple(lead + j for j, s in enumerate(shape) if s == 1 and gs[lead + j] != 1)
+    # dims as tuples of ints: what int[] binds to, so the call skips normalizing them
     if not keep:  # only leading dimensions: one sum gives the shape
-        return tp.sum(g, list(range(lead)))
-    g = tp.sum(g, list(range(lead)) + keep, keepdim=True)
+        return _sum_dims(g, tuple(range(lead)))
+    g = _sum_dims(g, tuple(range(lead)) + keep, True)
     if lead:
         g = g.reshape(list(shape))
     return g

@@ -17,6 +17,18 @@ casts inputs to the compute dtype of the result dtype (that PyTorch's promotion 
 ``tensorplug.dtypes.result_type``) and stores the result in its storage dtype, so every output's
 tensorplug dtype is exactly PyTorch's.
 
+Note [Quiet arithmetic]
+~~~~~~~~~~~~~~~~~~~~~~~
+PyTorch gives inf and nan silently, where numpy warns ("divide by zero encountered"). Kernels
+whose arithmetic can raise those flags run it between ``token = kit.hush()`` and
+``kit.unhush(token)`` (or in ``with kit.quiet():``). ``np.errstate(all="ignore")`` does this at
+about 0.9 us per use, which is most of what a small kernel costs; numpy >= 2 keeps the error
+state in a context variable, so for numpy the kit sets that variable itself (two C calls, about
+0.2 us), to an error state made once per state it replaces (so a user's ``np.setbufsize`` or
+``np.seterrcall`` still applies inside kernels). Other array libraries use their ``errstate``
+when they have one. Kernels that can prove no flag arises (a division by a finite scalar of
+magnitude at least 1, a shifted exponent <= 0) skip it.
+
 Note [Kernel errors]
 ~~~~~~~~~~~~~~~~~~~~
 Errors leave a kernel as ``RuntimeError`` or ``IndexError`` whose message starts with the op
@@ -270,6 +282,10 @@ class Kit:
             self.from_xp.setdefault(x, d)
         self.dtypes = frozenset(self.storage)
         self.new = new_tensor  # Note [Cheap tensors] in tensor.py
+        # Note [Quiet arithmetic]
+        self.hush: Callable[[], Any]
+        self.unhush: Callable[[Any], Any]
+        self.hush, self.unhush = _quiet_pair(xp)
         self._devices: dict[Device, Device] = {}
         # set by register(): host transfers and the random state (see its docstring)
         self.to_host: Callable[[Any], Any] = _unset
@@ -288,6 +304,10 @@ class Kit:
                 )
             got = self._devices[d] = d
         return got
+
+    def interned_device(self, d: Any) -> Device | None:
+        """The device object for ``d`` if :meth:`device` has made it; None otherwise."""
+        return self._devices.get(d)
 
     # --- dtypes ------------------------------------------------------------------------
 
@@ -371,12 +391,8 @@ class Kit:
         return self.device_context(device)
 
     def quiet(self) -> contextlib.AbstractContextManager[Any]:
-        """Silence floating-point warnings (PyTorch gives inf/nan silently)."""
-        errstate = getattr(self.xp, "errstate", None)
-        if errstate is None:
-            return contextlib.nullcontext()
-        cm: contextlib.AbstractContextManager[Any] = errstate(all="ignore")
-        return cm
+        """Silence floating-point warnings (Note [Quiet arithmetic])."""
+        return _Quiet(self.hush, self.unhush)
 
     def item(self, arr: Any, d: _dt.dtype) -> Scalar:
         """A one-element array as a Python scalar of the kind of ``d``."""
@@ -417,6 +433,58 @@ class Kit:
                 f"{device} and {t._device}!"
             )
         return self.cast(t._data, self.compute[d])
+
+
+class _Quiet:
+    """``with kit.quiet():`` over the kit's hush/unhush (Note [Quiet arithmetic])."""
+
+    __slots__ = ("hush", "unhush", "token")
+
+    def __init__(self, hush: Callable[[], Any], unhush: Callable[[Any], Any]) -> None:
+        self.hush = hush
+        self.unhush = unhush
+
+    def __enter__(self) -> None:
+        self.token = self.hush()
+
+    def __exit__(self, *exc: object) -> None:
+        self.unhush(self.token)
+
+
+def _quiet_pair(xp: Any) -> tuple[Callable[[], Any], Callable[[Any], Any]]:
+    """``(hush, unhush)``: silence floating-point warnings from ``hush()`` to ``unhush(token)``."""
+    if getattr(xp, "__name__", "") == "numpy":
+        try:  # numpy >= 2: the error state is a context variable (Note [Quiet arithmetic])
+            from numpy._core.umath import _extobj_contextvar, _make_extobj
+        except ImportError:
+            pass
+        else:
+            get, put = _extobj_contextvar.get, _extobj_contextvar.set
+            # (state replaced, its silenced copy): one tuple, swapped whole (thread-safe)
+            last: list[tuple[Any, Any]] = [(None, None)]
+
+            def hush() -> Any:
+                cur = get()
+                seen, quiet = last[0]
+                if cur is not seen:
+                    quiet = _make_extobj(all="ignore")  # from ``cur``: keeps bufsize, call
+                    last[0] = (cur, quiet)
+                return put(quiet)
+
+            return hush, _extobj_contextvar.reset
+    errstate = getattr(xp, "errstate", None)
+    if errstate is None:
+        return (lambda: None), (lambda token: None)
+
+    def hush_cm() -> Any:
+        cm = errstate(all="ignore")
+        cm.__enter__()
+        return cm
+
+    def unhush_cm(cm: Any) -> None:
+        cm.__exit__(None, None, None)
+
+    return hush_cm, unhush_cm
 
 
 def _unset(*args: Any) -> Any:

@@ -9,10 +9,25 @@ on the same (interned) device (two ``is``), that dtype is computed natively (Not
 compute dtypes] in _kit.py; one dict membership) and alpha is 1. It then calls the array
 function once and wraps the result with ``new_tensor`` (Note [Cheap tensors] in tensor.py) in
 the operands' dtype, or the op's output dtype (comparisons: bool); no promotion, no cast, no
-dict built, no method call. Everything else (mixed dtypes, scalars, bfloat16, alpha, 0-dim CPU
-tensors with another device) takes the general path, which computes the result dtype with
+dict built, no method call. Everything else (mixed dtypes, bfloat16, alpha, 0-dim CPU tensors
+with another device) takes the general path, which computes the result dtype with
 ``tensorplug.dtypes.result_type``. These kernels catch their own errors
 (Note [Kernel errors]), and they turn numpy's broadcasting error into PyTorch's.
+
+The same shortcut serves the other forms of the op, each time exactly where the general path
+would make the same array call on the same operands:
+
+* ``.Scalar`` (``t * 0.5``, ``t > 0``): a Python float or int with a floating tensor, or an int
+  in the dtype's range with an integer tensor, keeps the tensor's dtype and goes to the array
+  function as it is (numpy >= 2 and the array API treat Python scalars as weak), so the fast
+  path passes it straight through; a float with an integer tensor, a bool, a complex, or an
+  int out of range (PyTorch wraps it) takes the general path;
+* in place (``p.sub_(g, alpha=lr)``, ``p.mul_(0.5)``): same dtype, same shape (no broadcast of
+  ``self``), then ``f(a, b, out=a)`` with ``b`` scaled by alpha first as the general path does;
+  if the array library refuses (a read-only broadcast view), the general path runs and raises
+  PyTorch's error;
+* ops that can make inf or nan (division, powers) run between ``kit.hush()`` and
+  ``kit.unhush()`` (Note [Quiet arithmetic] in _kit.py) instead of leaving the fast path.
 """
 
 from __future__ import annotations
@@ -106,6 +121,19 @@ def build(kit: Kit) -> Kernels:
             r = f(a, b)
         return r, (out_rule(cd) if out_rule is not None else cd)
 
+    hush = kit.hush
+    unhush = kit.unhush
+    # dtype -> (smallest, largest) Python int a fast path passes as it is (Note [Binary fast
+    # path]); floating dtypes take any int, and floats too
+    inf = float("inf")
+    scalar_bounds: dict[_dt.dtype, tuple[bool, float, float]] = {}
+    for d in native:
+        if d.kind == "f":
+            scalar_bounds[d] = (True, -inf, inf)
+        elif d.kind in "ui":
+            info = _dt.iinfo(d)
+            scalar_bounds[d] = (False, info.min, info.max)
+
     def defbinary(
         name: str,
         f: Callable[..., Any],
@@ -120,15 +148,18 @@ def build(kit: Kit) -> Kernels:
         reverse: bool = False,
         quiet: bool = False,
         overload: str = "Tensor",
+        ufunc: Callable[..., Any] | None = None,
     ) -> None:
-        """Register ``name.<overload>`` (and ``.Scalar``, ``_.Tensor``, ``_.Scalar``, ``.out``)."""
+        """Register ``name.<overload>`` (and ``.Scalar``, ``_.Tensor``, ``_.Scalar``, ``.out``).
+
+        ``ufunc`` is ``f`` as an array function taking ``out=``, for the in-place fast path.
+        """
         # dtype -> output dtype of the fast path (Note [Binary fast path])
-        # quiet ops (division, powers) take the general path: it silences numpy's warnings
         fast = {
-            d: (out_rule or _same)(d)
-            for d in native
-            if d.kind in fast_kinds and _keeps(rule, d) and not quiet
+            d: (out_rule or _same)(d) for d in native if d.kind in fast_kinds and _keeps(rule, d)
         }
+        # dtype -> (output dtype, whether floats pass, int bounds) for Python scalar operands
+        sfast = {d: (od, *scalar_bounds[d]) for d, od in fast.items() if d in scalar_bounds}
         same = out_rule is None  # the result has the operands' dtype: no lookup
         qual_t = f"aten::{name}.{overload}" if overload else f"aten::{name}"
 
@@ -139,7 +170,22 @@ def build(kit: Kit) -> Kernels:
             except _CONVERTED as e:
                 raise _shape_error(qual, e, self, other) from e
 
-        if alpha:
+        def call(a: Any, b: Any, qual: str, self: Tensor, other: Tensor | Scalar) -> Any:
+            """``f(a, b)`` of the fast path, quiet where the op is, errors converted."""
+            try:
+                if quiet:
+                    token = hush()
+                    try:
+                        r = f(a, b)
+                    finally:
+                        unhush(token)
+                else:
+                    r = f(a, b)
+            except _CONVERTED as e:
+                raise _shape_error(qual, e, self, other) from e
+            return r if type(r) is arr_t else asarray(r)
+
+        if alpha and not quiet:
 
             def tensor_kernel(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
                 d = self._dtype
@@ -154,7 +200,7 @@ def build(kit: Kit) -> Kernels:
                     return new(r, d if same else fast[d], dev, ks)
                 return slow(self, other, alpha, qual_t)
 
-        else:
+        elif not quiet:
 
             def tensor_kernel(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]
                 d = self._dtype
@@ -169,6 +215,17 @@ def build(kit: Kit) -> Kernels:
                     return new(r, d if same else fast[d], dev, ks)
                 return slow(self, other, 1, qual_t)
 
+        else:
+            assert not alpha, "a quiet op with alpha needs the alpha test of the fast path"
+
+            def tensor_kernel(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]
+                d = self._dtype
+                dev = self._device
+                if d is other._dtype and dev is other._device and d in fast:
+                    r = call(self._data, other._data, qual_t, self, other)
+                    return new(r, d if same else fast[d], dev, ks)
+                return slow(self, other, 1, qual_t)
+
         key = f"{name}.{overload}" if overload else name
         k[key] = guarded(tensor_kernel)
 
@@ -176,6 +233,14 @@ def build(kit: Kit) -> Kernels:
             qual_s = f"aten::{name}.Scalar"
 
             def scalar_kernel(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:
+                spec = sfast.get(self._dtype)
+                if spec is not None and alpha == 1:
+                    t = type(other)
+                    if (t is float and spec[1]) or (
+                        type(other) is int and spec[2] <= other <= spec[3]
+                    ):
+                        r = call(self._data, other, qual_s, self, other)
+                        return new(r, spec[0], self._device, ks)
                 return slow(self, other, alpha, qual_s)
 
             k[f"{name}.Scalar"] = guarded(scalar_kernel)
@@ -218,22 +283,52 @@ def build(kit: Kit) -> Kernels:
 
             ip_t = make_inplace(f"aten::{name}_.Tensor")
             ip_s = make_inplace(f"aten::{name}_.Scalar")
-            if alpha:
+            # in place: the result must have self's dtype (Note [Binary fast path])
+            ipfast = frozenset(d for d, od in fast.items() if od is d) if ufunc else frozenset()
+            g = ufunc
 
-                def ip_tensor(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
-                    return ip_t(self, other, alpha)
+            def write(a: Any, b: Any) -> bool:
+                """``a = g(a, b)`` in place; False where the array library refuses."""
+                try:
+                    if quiet:
+                        token = hush()
+                        try:
+                            g(a, b, out=a)  # type: ignore[misc]
+                        finally:
+                            unhush(token)
+                    else:
+                        g(a, b, out=a)  # type: ignore[misc]
+                except _CONVERTED:
+                    return False
+                return True
 
-                def ip_scalar(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:
-                    return ip_s(self, other, alpha)
+            def ip_tensor(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
+                d = self._dtype
+                if d is other._dtype and self._device is other._device and d in ipfast:
+                    a = self._data
+                    b = other._data
+                    if a.shape == b.shape:
+                        if alpha == 1:
+                            if write(a, b):
+                                return self
+                        elif d.kind == "f" and (type(alpha) is float or type(alpha) is int):
+                            if write(a, b * alpha):
+                                return self
+                return ip_t(self, other, alpha)
 
-            else:
+            def ip_scalar(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:
+                d = self._dtype
+                spec = sfast.get(d)
+                if spec is not None and d in ipfast and alpha == 1:
+                    t = type(other)
+                    if (t is float and spec[1]) or (
+                        type(other) is int and spec[2] <= other <= spec[3]
+                    ):
+                        if write(self._data, other):
+                            return self
+                return ip_s(self, other, alpha)
 
-                def ip_tensor(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
-                    return ip_t(self, other)
-
-                def ip_scalar(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:
-                    return ip_s(self, other)
-
+            # (ops without alpha never receive one: alpha stays 1)
             k[f"{name}_.Tensor"] = guarded(ip_tensor)
             k[f"{name}_.Scalar"] = guarded(ip_scalar)
 
@@ -295,10 +390,28 @@ def build(kit: Kit) -> Kernels:
         no_bool_sub(d)
         return d
 
-    defbinary("add", xp.add, alpha=True, out=True)
-    defbinary("sub", sub_fn, rule=sub_rule, fast_kinds="uifc", alpha=True, out=True, reverse=True)
-    defbinary("mul", xp.multiply, out=True)
-    defbinary("div", xp.divide, rule=_to_float, fast_kinds="fc", out=True, reverse=True, quiet=True)
+    defbinary("add", xp.add, alpha=True, out=True, ufunc=xp.add)
+    defbinary(
+        "sub",
+        sub_fn,
+        rule=sub_rule,
+        fast_kinds="uifc",
+        alpha=True,
+        out=True,
+        reverse=True,
+        ufunc=xp.subtract,
+    )
+    defbinary("mul", xp.multiply, out=True, ufunc=xp.multiply)
+    defbinary(
+        "div",
+        xp.divide,
+        rule=_to_float,
+        fast_kinds="fc",
+        out=True,
+        reverse=True,
+        quiet=True,
+        ufunc=xp.divide,
+    )
     defbinary(
         "maximum", _no_complex(xp.maximum, "maximum"), scalar=False, inplace=False, overload=""
     )
@@ -453,8 +566,15 @@ def build(kit: Kit) -> Kernels:
         def kernel(self: Tensor) -> Tensor:
             d = self._dtype
             od = get_fast(d)
-            if od is not None and not quiet:
-                r = f(self._data)
+            if od is not None:
+                if quiet:  # Note [Quiet arithmetic] in _kit.py
+                    token = hush()
+                    try:
+                        r = f(self._data)
+                    finally:
+                        unhush(token)
+                else:
+                    r = f(self._data)
                 if type(r) is not arr_t:
                     r = asarray(r)
                 return new(r, od, self._device, ks)
@@ -487,12 +607,11 @@ def build(kit: Kit) -> Kernels:
         return xp.sign(a)
 
     defunary("neg", neg)
-    defunary("abs", xp.abs, out_rule=lambda d: d.to_real())
+    # quiet: |complex| can overflow; sin/cos of inf and complex tanh are invalid (numpy warns)
+    defunary("abs", xp.abs, out_rule=lambda d: d.to_real(), quiet=True)
     defunary("sign", sign)
     for name in ("exp", "log", "log1p", "sqrt", "sin", "cos", "tanh"):
-        defunary(
-            name, getattr(xp, name), rule=_to_float, quiet=name in ("exp", "log", "log1p", "sqrt")
-        )
+        defunary(name, getattr(xp, name), rule=_to_float, quiet=True)
 
     def rsqrt(a: Any) -> Any:
         return 1 / xp.sqrt(a)
@@ -518,7 +637,7 @@ def build(kit: Kit) -> Kernels:
     defunary("bitwise_not", bitwise_not, rule=integral_only("bitwise_not"))
 
     def relu(a: Any) -> Any:
-        return xp.maximum(a, xp.zeros((), dtype=a.dtype))
+        return xp.maximum(a, 0)  # a weak Python scalar: the result keeps a's dtype
 
     defunary("relu", relu, reject="bc")
 
@@ -593,7 +712,31 @@ def build(kit: Kit) -> Kernels:
                 f"{torch_name(condition._dtype)}"
             )
 
+    # where's fast path (Note [Binary fast path]): a bool condition and tensors of one native
+    # dtype and one shape on one device, and for a scalar a float (or an int that a double holds
+    # exactly) with a floating tensor: ``xp.where`` converts it as ``asarray(v, dtype)`` does
+    where_fast = frozenset(d for d in native if d.kind in "biufc")
+    where_scalar_fast = frozenset(d for d in native if d.kind == "f")
+    where = xp.where
+    exact = float(2**53)
+
+    def plain_float(v: Any) -> bool:
+        t = type(v)
+        return t is float or (t is int and -exact <= v <= exact)
+
     def where_self(condition: Tensor, self: Tensor, other: Tensor) -> Tensor:
+        d = self._dtype
+        dev = self._device
+        if (
+            condition._dtype is _dt.bool
+            and d is other._dtype
+            and d in where_fast
+            and condition._device is dev
+            and other._device is dev
+        ):
+            c, a, b = condition._data, self._data, other._data
+            if c.shape == a.shape == b.shape:
+                return new(where(c, a, b), d, dev, ks)
         check_condition(condition)
         od = kit.result_dtype(self, other)
         device = self._device
@@ -604,6 +747,17 @@ def build(kit: Kit) -> Kernels:
         )
 
     def where_scalar_other(condition: Tensor, self: Tensor, other: Scalar) -> Tensor:
+        d = self._dtype
+        dev = self._device
+        if (
+            condition._dtype is _dt.bool
+            and d in where_scalar_fast
+            and condition._device is dev
+            and plain_float(other)
+        ):
+            c, a = condition._data, self._data
+            if c.shape == a.shape:
+                return new(where(c, a, other), d, dev, ks)
         check_condition(condition)
         od = kit.result_dtype(self, other)
         device = self._device
@@ -613,6 +767,17 @@ def build(kit: Kit) -> Kernels:
         return kit.wrap(xp.where(c, kit.operand(self, od, device), b), od, device)
 
     def where_scalar_self(condition: Tensor, self: Scalar, other: Tensor) -> Tensor:
+        d = other._dtype
+        dev = other._device
+        if (
+            condition._dtype is _dt.bool
+            and d in where_scalar_fast
+            and condition._device is dev
+            and plain_float(self)
+        ):
+            c, b = condition._data, other._data
+            if c.shape == b.shape:
+                return new(where(c, self, b), d, dev, ks)
         check_condition(condition)
         od = kit.result_dtype(self, other)
         device = other._device

@@ -1,4 +1,18 @@
-"""Loss kernels: nll_loss and binary_cross_entropy, with PyTorch's reductions and checks."""
+"""Loss kernels: nll_loss and binary_cross_entropy, with PyTorch's reductions and checks.
+
+Note [nll_loss fast path]
+~~~~~~~~~~~~~~~~~~~~~~~~~
+The loss of a classifier's training step, ``nll_loss(log_probs, target)`` on a (batch, classes)
+float32 input with no weight, is mostly checks and masks in the general path (ignored targets,
+bounds, weights of one). When the input is 2-D float32/float64, the target int64 of the batch's
+length, there is no weight and ``ignore_index`` is negative, the fast path checks
+that no target is negative (so none is ignored either) and picks ``x[rows, target]``, whose
+bounds check rejects a target past the last class; targets the fast path cannot take go to the
+general path, for its masks or its message.
+The picked values are negated, summed and divided by the batch size as the general path does
+with weights of one (``-p * 1`` is ``-p``; a sum of n ones is n), so the result is the same to
+the bit.
+"""
 
 from __future__ import annotations
 
@@ -27,6 +41,66 @@ def build(kit: Kit) -> Kernels:
             raise OpError(f"\"{name}\" not implemented for '{torch_name(t._dtype)}'")
         return t._dtype
 
+    new = kit.new
+    ks = kit.keyset
+    asarray = xp.asarray
+    arr_t = kit.array_type
+    add_reduce = getattr(xp.add, "reduce", None)
+    long_t = kit.storage[_dt.int64]
+    min_reduce = getattr(xp.minimum, "reduce", None)
+    fast_nll = frozenset(
+        d
+        for d in kit.native
+        if d.kind == "f"
+        and kit.accumulate[d] == kit.storage[d]
+        and add_reduce is not None
+        and min_reduce is not None
+    )
+    # the row numbers of the last batch size seen: (n, arange(n))
+    rows_of: list[tuple[int, Any]] = [(-1, None)]
+
+    def nll_fast(
+        self: Tensor, target: Tensor, weight: Tensor | None, reduction: str, ignore_index: int
+    ) -> Tensor | None:
+        """nll_loss on the fast path (Note [nll_loss fast path]); None where it does not apply."""
+        d = self._dtype
+        if (
+            d not in fast_nll
+            or weight is not None
+            or target._dtype is not _dt.int64
+            or target._device is not self._device
+            or ignore_index >= 0
+        ):
+            return None
+        x = self._data
+        t = target._data
+        if x.ndim != 2 or t.ndim != 1:
+            return None
+        n = int(x.shape[0])
+        if int(t.shape[0]) != n or not 0 < n < 1 << 24:  # a float32 sum of n ones is n
+            return None
+        if reduction not in ("mean", "sum", "none"):
+            return None
+        if min_reduce(t, None) < 0:  # type: ignore[misc]
+            return None  # ignored or negative targets
+        cached_n, rows = rows_of[0]
+        if cached_n != n:
+            rows = xp.arange(n, dtype=long_t)
+            rows_of[0] = (n, rows)
+        try:
+            picked = x[rows, t]
+        except IndexError:
+            return None  # a target past the last class
+        loss = -picked
+        if reduction == "none":
+            return new(loss, d, self._device, ks)
+        total = add_reduce(loss)  # type: ignore[misc]
+        if reduction == "mean":
+            total = total / x.dtype.type(n)  # a finite divisor >= 1: no warning to silence
+        if type(total) is not arr_t:
+            total = asarray(total)
+        return new(total, d, self._device, ks)
+
     def nll_loss(
         self: Tensor,
         target: Tensor,
@@ -34,6 +108,9 @@ def build(kit: Kit) -> Kernels:
         reduction: str = "mean",
         ignore_index: int = -100,
     ) -> Tensor:
+        fast = nll_fast(self, target, weight, reduction, ignore_index)
+        if fast is not None:
+            return fast
         _check_reduction(reduction)
         d = floating("nll_loss_forward_out_frame", self)
         device = self._device

@@ -42,9 +42,11 @@ __all__ = [
 
 
 def linear(input: Any, weight: Any, bias: Any = None) -> Any:
+    # a 2-D weight's t() is transpose(0, 1) (what t decomposes into): one dispatch fewer
+    wt = aten.transpose.int(weight, 0, 1) if weight.ndim == 2 else aten.t.default(weight)
     if bias is not None and input.ndim == 2:  # one fused op (and one backward node), as torch
-        return aten.addmm.default(bias, input, aten.t.default(weight))
-    out = aten.matmul.default(input, aten.t.default(weight))
+        return aten.addmm.default(bias, input, wt)
+    out = aten.matmul.default(input, wt)
     return out if bias is None else aten.add.Tensor(out, bias)
 
 

@@ -4,6 +4,16 @@ PyTorch does not promote here: both operands must have the same dtype, and the s
 name the operands the way ATen does ("mat1 and mat2 shapes cannot be multiplied (2x3 and
 4x5)"). Half precision multiplies in float32 and rounds once (Note [Storage and compute
 dtypes] in _kit.py).
+
+Note [Matrix product fast path]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A training step's matrix products are small (64x128 @ 128x10), so the checks and casts around
+``xp.matmul`` cost as much as the product. ``mm``, ``matmul`` and ``addmm`` first take the
+common case: operands of one natively computed dtype on one (interned) device, 2-D, inner sizes
+equal; for ``addmm`` also ``beta == alpha == 1`` and a bias shaped like a row or like the
+product. Then ``addmm`` is one ``matmul`` and the bias added into the fresh product in place (no
+second array), the same arithmetic as the general path's ``prod + bias``. Everything else, and
+every error, takes the general path.
 """
 
 from __future__ import annotations
@@ -46,6 +56,18 @@ def _cname(t: Tensor) -> str:
 def build(kit: Kit) -> Kernels:
     xp = kit.xp
     k: Kernels = {}
+    new = kit.new
+    ks = kit.keyset
+    native = kit.native
+    matmul_fn = xp.matmul
+    add = xp.add
+
+    def fast_pair(a: Tensor, b: Tensor) -> bool:
+        """Whether ``a @ b`` takes the fast path (Note [Matrix product fast path])."""
+        if a._dtype is not b._dtype or a._device is not b._device or a._dtype not in native:
+            return False
+        x, y = a._data, b._data
+        return x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[0]  # type: ignore[no-any-return]
 
     def product(a: Tensor, b: Tensor) -> Any:
         d = a._dtype
@@ -65,6 +87,8 @@ def build(kit: Kit) -> Kernels:
         _same_dtype(a, b)
 
     def mm(self: Tensor, mat2: Tensor) -> Tensor:
+        if fast_pair(self, mat2):
+            return new(matmul_fn(self._data, mat2._data), self._dtype, self._device, ks)
         check_mm(self, mat2)
         return kit.wrap(product(self, mat2), self._dtype, self._device)
 
@@ -83,6 +107,8 @@ def build(kit: Kit) -> Kernels:
         return kit.wrap(product(self, mat2), self._dtype, self._device)
 
     def matmul(self: Tensor, other: Tensor) -> Tensor:
+        if fast_pair(self, other):
+            return new(matmul_fn(self._data, other._data), self._dtype, self._device, ks)
         sa, sb = _shape(self), _shape(other)
         if not sa or not sb:
             raise OpError(
@@ -112,6 +138,19 @@ def build(kit: Kit) -> Kernels:
     def addmm(
         self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Scalar = 1, alpha: Scalar = 1
     ) -> Tensor:
+        if (
+            beta == 1
+            and alpha == 1
+            and self._dtype is mat1._dtype
+            and self._device is mat1._device
+            and fast_pair(mat1, mat2)
+        ):
+            bias = self._data
+            rows, cols = mat1._data.shape[0], mat2._data.shape[1]
+            if bias.shape == (cols,) or bias.shape == (rows, cols):
+                r = matmul_fn(mat1._data, mat2._data)
+                add(r, bias, out=r)
+                return new(r, self._dtype, self._device, ks)
         check_mm(mat1, mat2)
         _same_dtype(self, mat1)
         d = mat1._dtype

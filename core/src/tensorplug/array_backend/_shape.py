@@ -7,10 +7,16 @@ cupy basic indexing, transposes and reshapes without copy are views). ``reshape`
 when the strides allow one and a new tensor otherwise, as in PyTorch; ``expand`` gives a
 read-only broadcast view, and writing into it raises PyTorch's "more than one element of the
 written-to tensor refers to a single memory location".
+
+The common calls (a 2-D transpose, a size with no ``-1``, an expand that only grows unit dims)
+check what they need inline and call the array's own methods (``swapaxes``, ``reshape``), which
+skip the Python layers of ``np.transpose``/``np.expand_dims``; ``np.expand_dims`` is itself
+``a.reshape`` with a 1 inserted. Anything unusual takes the general code with its messages.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,8 +62,19 @@ def build(kit: Kit) -> Kernels:
     permute_dims = getattr(xp, "permute_dims", None) or xp.transpose
     concat = getattr(xp, "concat", None) or xp.concatenate
 
+    probe = xp.zeros((2, 1))
+    # the array's own methods, where it has them (cheaper than the namespace's functions)
+    swapaxes = getattr(kit.array_type, "swapaxes", None)
+    reshape_method = getattr(kit.array_type, "reshape", None)
+    try:  # ``a.reshape(shape, copy=False)``: numpy >= 2.1
+        nocopy = reshape_method is not None and reshape_method(probe, (2,), copy=False) is not None
+    except TypeError:
+        nocopy = False
+
     def reshape_view(a: Any, shape: tuple[int, ...]) -> Any:
         """``a`` reshaped without a copy; ValueError when the strides do not allow it."""
+        if nocopy:
+            return a.reshape(shape, copy=False)
         try:
             return xp.reshape(a, shape, copy=False)
         except TypeError:  # numpy < 2.1 has no copy=
@@ -68,9 +85,15 @@ def build(kit: Kit) -> Kernels:
                 raise ValueError(str(e)) from e
             return r
 
+    def target_size(size: Sequence[int], numel: int) -> tuple[int, ...]:
+        """``infer_size``; a size with no ``-1`` that fits is taken as it is."""
+        if size and min(size) >= 0 and math.prod(size) == numel:
+            return tuple(size)
+        return infer_size(size, numel)
+
     def view(self: Tensor, size: Sequence[int]) -> Tensor:
         a = self._data
-        shape = infer_size(size, int(a.size))
+        shape = target_size(size, int(a.size))
         try:
             return self._alias(reshape_view(a, shape))
         except ValueError:
@@ -81,7 +104,7 @@ def build(kit: Kit) -> Kernels:
 
     def reshape(self: Tensor, shape: Sequence[int]) -> Tensor:
         a = self._data
-        target = infer_size(shape, int(a.size))
+        target = target_size(shape, int(a.size))
         try:
             return self._alias(reshape_view(a, target))
         except ValueError:
@@ -90,6 +113,8 @@ def build(kit: Kit) -> Kernels:
     def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
         a = self._data
         nd = a.ndim
+        if swapaxes is not None and nd >= 2 and -nd <= dim0 < nd and -nd <= dim1 < nd:
+            return self._alias(swapaxes(a, dim0, dim1))  # numpy wraps negative dims too
         d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
         if nd < 2:
             return self._alias(a[...])
@@ -114,6 +139,9 @@ def build(kit: Kit) -> Kernels:
     def unsqueeze(self: Tensor, dim: int) -> Tensor:
         a = self._data
         d = wrap_dim(dim, a.ndim + 1)
+        if reshape_method is not None:  # what np.expand_dims does, without its checks
+            shape = tuple(a.shape)
+            return self._alias(a.reshape((*shape[:d], 1, *shape[d:])))
         return self._alias(xp.expand_dims(a, axis=d))
 
     def squeeze(self: Tensor) -> Tensor:
@@ -131,6 +159,15 @@ def build(kit: Kit) -> Kernels:
     def expand(self: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:
         a = self._data
         shape = tuple(a.shape)
+        if len(size) == len(shape):  # the common call: grow unit dims only, no -1
+            out = tuple(size)
+            if out == shape:
+                return self._alias(a[...])
+            for n, have in zip(out, shape, strict=True):
+                if n != have and (have != 1 or n < 0):
+                    break
+            else:
+                return self._alias(xp.broadcast_to(a, out))
         if len(size) < len(shape):
             raise OpError(
                 f"expand({self._dtype.name} tensor{{{_fmt(shape)}}}, size={_fmt(size)}): the "

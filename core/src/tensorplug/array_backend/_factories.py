@@ -6,6 +6,15 @@ dtypes follow PyTorch: the default floating dtype, except ``arange`` with intege
 float, default complex). Random factories draw from ``generator`` or the device type's default
 generator (``tensorplug.random``), through the backend's own random state
 (:meth:`tensorplug.random.Generator.backend_state`).
+
+Note [Factory fast path]
+~~~~~~~~~~~~~~~~~~~~~~~~
+``zeros``, ``ones``, ``empty`` and ``full`` first try the common call: a dtype the backend
+stores natively, a device it has seen before (``Kit.device`` interns devices, so one dict
+lookup finds it), no device context to enter (CPU), and for ``full`` a finite float or int that
+fits the floating dtype. Then the array is made with one call (``ones`` and ``full`` as
+``empty`` + ``fill``, what ``np.ones``/``np.full`` do below their Python layer) and wrapped. A
+negative size makes the array library refuse; the general path then raises PyTorch's message.
 """
 
 from __future__ import annotations
@@ -40,6 +49,33 @@ def build(kit: Kit) -> Kernels:
                 arr = kit.cast(fn(shape, dtype=kit.compute[d]), kit.storage[d])
         return kit.new(arr, d, dev, ks)
 
+    # Note [Factory fast path]
+    new = kit.new
+    default_dtype = _dt.get_default_dtype
+    seen_device = kit.interned_device
+    fast_store = {d: kit.storage[d] for d in kit.native} if kit.device_context is None else {}
+    fill = getattr(kit.array_type, "fill", None)
+    xp_zeros, xp_empty = xp.zeros, xp.empty
+    # floating dtype -> the largest finite value ``full`` may write without a check
+    fmax = {d: float(_dt.finfo(d).max) for d in fast_store if d.kind == "f"}
+
+    def quick(
+        fn: Any, size: Sequence[int], dtype: _dt.dtype | None, device: Any, value: Any = None
+    ) -> Tensor | None:
+        """The array ``fn(size)`` (filled with ``value`` if given) on the fast path, or None."""
+        d = default_dtype() if dtype is None else dtype
+        xd = fast_store.get(d)
+        dev = seen_device(device)
+        if xd is None or dev is None:
+            return None
+        try:
+            arr = fn(size, dtype=xd)
+        except (ValueError, TypeError):  # a negative size: the general path's message
+            return None
+        if value is not None:
+            fill(arr, value)  # type: ignore[misc]
+        return new(arr, d, dev, ks)
+
     def zeros(
         size: Sequence[int],
         *,
@@ -48,6 +84,9 @@ def build(kit: Kit) -> Kernels:
         device: str | Device | None = None,
         pin_memory: bool | None = None,
     ) -> Tensor:
+        r = quick(xp_zeros, size, dtype, device)
+        if r is not None:
+            return r
         d, dev = target(dtype, device)
         return make(xp.zeros, check_sizes(size), d, dev)
 
@@ -59,6 +98,10 @@ def build(kit: Kit) -> Kernels:
         device: str | Device | None = None,
         pin_memory: bool | None = None,
     ) -> Tensor:
+        if fill is not None:
+            r = quick(xp_empty, size, dtype, device, 1)
+            if r is not None:
+                return r
         d, dev = target(dtype, device)
         return make(xp.ones, check_sizes(size), d, dev)
 
@@ -71,6 +114,9 @@ def build(kit: Kit) -> Kernels:
         pin_memory: bool | None = None,
         memory_format: Any = None,
     ) -> Tensor:
+        r = quick(xp_empty, size, dtype, device)
+        if r is not None:
+            return r
         d, dev = target(dtype, device)
         return make(xp.empty, check_sizes(size), d, dev)
 
@@ -83,6 +129,12 @@ def build(kit: Kit) -> Kernels:
         device: str | Device | None = None,
         pin_memory: bool | None = None,
     ) -> Tensor:
+        if fill is not None and type(fill_value) is float:
+            top = fmax.get(default_dtype() if dtype is None else dtype)
+            if top is not None and -top <= fill_value <= top:  # finite, and no overflow check
+                r = quick(xp_empty, size, dtype, device, fill_value)
+                if r is not None:
+                    return r
         d, dev = target(scalar_dtype(fill_value) if dtype is None else dtype, device)
         shape = check_sizes(size)
         check_fits(fill_value, d)

@@ -5,6 +5,16 @@ integer tensors (int64/int32) index, and bool (or uint8) tensors are masks. The 
 the result dimensions follows the same rule as numpy (advanced indices side by side go where
 the first one was; separated ones go first), so the array library's own indexing is used once
 the entries are translated.
+
+Note [Indexing fast path]
+~~~~~~~~~~~~~~~~~~~~~~~~~
+The common calls index with one integer tensor (``x[idx]``, an embedding, the rows of a
+gradient) or scatter a gradient back along a dim. Their fast paths skip the translation of the
+index list and go to the array library's indexing at once, on the same arrays the general path
+would use; numpy checks the bounds (its IndexError is converted as every kernel error is,
+Note [Kernel errors]) and a shape that does not fit makes it refuse before writing anything, so
+the general path can then run and raise PyTorch's message. ``scatter_add`` checks that no
+index is negative (numpy would wrap it) and leaves the upper bound to ``add.at``.
 """
 
 from __future__ import annotations
@@ -65,7 +75,30 @@ def build(kit: Kit) -> Kernels:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return tuple(out), advanced
 
+    new = kit.new
+    ks = kit.keyset
+    asarray = xp.asarray
+    arr_t = kit.array_type
+    native = kit.native
+    int_index = (_dt.int64, _dt.int32)
+    xp_add_at = getattr(xp.add, "at", None)
+
+    def one_index(self: Tensor, indices: Sequence[Tensor | None]) -> Any:
+        """The data of the one integer tensor in ``indices`` (Note [Indexing fast path])."""
+        if len(indices) != 1 or not self._data.ndim:
+            return None
+        i = indices[0]
+        if i is None or i._dtype not in int_index or i._device is not self._device:
+            return None
+        return i._data
+
     def index(self: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+        i = one_index(self, indices)
+        if i is not None:
+            r = self._data[i]
+            if type(r) is not arr_t:  # a 0-d index into a 1-d tensor gives a scalar
+                r = asarray(r)
+            return new(r, self._dtype, self._device, ks)
         idx, advanced = translate(self, indices)
         r = self._data[idx]
         if not advanced:
@@ -100,8 +133,19 @@ def build(kit: Kit) -> Kernels:
                 f"{torch_name(self._dtype)} for the destination and "
                 f"{torch_name(values._dtype)} for the source."
             )
-        idx, _ = translate(self, indices)
         d = self._dtype
+        i = one_index(self, indices) if d in native and values._device is self._device else None
+        if i is not None:
+            try:
+                if not accumulate:
+                    self._data[i] = values._data
+                    return self
+                if xp_add_at is not None:
+                    xp_add_at(self._data, (i,), values._data)
+                    return self
+            except ValueError:
+                pass  # shapes that do not fit, a read-only view: the general path's message
+        idx, _ = translate(self, indices)
         v = kit.operand(values, d, self._device)
         a = self._data
         try:
@@ -173,7 +217,56 @@ def build(kit: Kit) -> Kernels:
             r = a[grids(i, d)]
         return kit.wrap(r, self._dtype, self._device)
 
+    min_reduce = getattr(xp.minimum, "reduce", None)
+    scatter_fast = (
+        frozenset(d for d in native if d.kind in "iuf")
+        if xp_add_at is not None and min_reduce is not None
+        else frozenset()
+    )
+    # the grids of the last (index shape, dim) seen: ((shape, dim), grids)
+    grids_of: list[tuple[Any, tuple[Any, ...]]] = [(None, ())]
+
+    def scatter_fast_path(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor | None:
+        """scatter_add on the fast path (Note [Indexing fast path]), or None."""
+        d = self._dtype
+        dev = self._device
+        if (
+            d not in scatter_fast
+            or src._dtype is not d
+            or index._dtype is not _dt.int64
+            or index._device is not dev
+            or src._device is not dev
+        ):
+            return None
+        a, i, s = self._data, index._data, src._data
+        nd = a.ndim
+        if not nd or i.ndim != nd or i.shape != s.shape or not -nd <= dim < nd or not i.size:
+            return None
+        ax = dim + nd if dim < 0 else dim
+        ishape = i.shape
+        ashape = a.shape
+        for j in range(nd):
+            if j != ax and ishape[j] > ashape[j]:
+                return None
+        key = (ishape, ax)
+        seen, rest = grids_of[0]
+        if seen != key:
+            rest = grids(xp.zeros(ishape, dtype=long_t), ax)
+            grids_of[0] = (key, rest)
+        if min_reduce(i, None) < 0:  # type: ignore[misc]
+            return None  # negative: numpy would wrap it, PyTorch raises
+        where = (*rest[:ax], i, *rest[ax + 1 :])
+        work = kit.copy(a)
+        try:
+            xp_add_at(work, where, s)  # type: ignore[misc]
+        except IndexError:
+            return None  # past the end: the general path's message
+        return new(work, d, dev, ks)
+
     def scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        fast = scatter_fast_path(self, dim, index, src)
+        if fast is not None:
+            return fast
         if src._dtype is not self._dtype:
             raise OpError("scatter(): Expected self.dtype to be equal to src.dtype")
         d = wrap_dim(dim, self._data.ndim)

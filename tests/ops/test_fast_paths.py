@@ -1,0 +1,355 @@
+"""The kernels' fast paths against their general paths, bit for bit.
+
+Every fast path of ``tensorplug.array_backend`` is gated on ``kit.native`` (the dtypes a backend
+computes in as it stores them), so the same kernels built from a kit whose ``native`` is empty
+take the general path for every call. Each case runs both on fresh copies of the same inputs
+and checks the result's dtype, shape and bytes, the mutated input of in-place ops, the warnings
+raised, and, where the general path raises, the same exception type and message. The inputs
+cover what the fast paths must leave to the general path: half precision, integers, bools,
+complex, mixed dtypes, 0-dim and empty tensors, broadcasting, scalars that are bool, complex,
+out of an integer range, non-finite, and arguments in error.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+from tensorplug import _backends
+from tensorplug.array_backend import _MODULES, _kit
+from tensorplug.tensor import Tensor
+
+from .opinfo import ml_dtypes
+
+Kernels = dict[str, Callable[..., Any]]
+
+
+def _kernels(kit: Any) -> Kernels:
+    out: Kernels = {}
+    for mod in _MODULES:
+        out.update(mod.build(kit))
+    return {name: _kit.guard(name, fn) for name, fn in out.items()}
+
+
+@pytest.fixture(scope="module")
+def paths() -> tuple[Kernels, Kernels]:
+    kit = _backends.for_key("CPU").kit
+    slow_kit = copy.copy(kit)
+    slow_kit.native = frozenset()
+    return _kernels(kit), _kernels(slow_kit)
+
+
+DTYPES = ["float32", "float64", "float16", "int64", "int32", "uint8", "bool", "complex64"]
+if ml_dtypes is not None:
+    DTYPES.append("bfloat16")
+
+
+def make(dtype: str, shape: tuple[int, ...], seed: int = 0, special: bool = False) -> Tensor:
+    rng = np.random.default_rng(seed)
+    base = np.asarray(rng.standard_normal(shape) * 4)
+    if special and base.size >= 4:
+        flat = base.reshape(-1)
+        flat[:4] = [np.inf, -np.inf, np.nan, -0.0]
+    if dtype == "bool":
+        return tp.tensor(base > 0)
+    if dtype in ("int64", "int32", "uint8"):
+        with np.errstate(invalid="ignore"):
+            ints = np.nan_to_num(base, posinf=7, neginf=-7).astype(np.int64)
+        if dtype == "uint8":
+            ints = np.abs(ints)
+        return tp.tensor(ints.astype(dtype))
+    if dtype == "complex64":
+        with np.errstate(invalid="ignore"):
+            return tp.tensor((base + 1j * np.flip(base)).astype(np.complex64))
+    if dtype == "bfloat16":
+        return tp.tensor(base.astype(np.float32), dtype=tp.bfloat16)
+    return tp.tensor(base.astype(dtype))
+
+
+def fresh(x: Any) -> Any:
+    """A deep copy of the arguments: tensors cloned (same dtype and data), lists copied."""
+    if isinstance(x, Tensor):
+        return x.clone()
+    if isinstance(x, list):
+        return [fresh(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(fresh(v) for v in x)
+    if isinstance(x, dict):
+        return {k: fresh(v) for k, v in x.items()}
+    return x
+
+
+def outcome(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """What a call gives: its result (or exception) and its warnings, and the mutated args."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result: Any = fn(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - compared between the paths
+            result = e
+    return result, [(w.category, str(w.message)) for w in caught], args
+
+
+def same_tensor(a: Any, b: Any, what: str) -> None:
+    assert isinstance(a, Tensor) and isinstance(b, Tensor), what
+    assert a.dtype == b.dtype, f"{what}: dtype {a.dtype} != {b.dtype}"
+    assert tuple(a.shape) == tuple(b.shape), f"{what}: shape {a.shape} != {b.shape}"
+    x, y = np.ascontiguousarray(a._data), np.ascontiguousarray(b._data)
+    assert x.dtype == y.dtype, f"{what}: storage {x.dtype} != {y.dtype}"
+    assert x.tobytes() == y.tobytes(), f"{what}: values differ: {x} != {y}"
+
+
+def check(paths: tuple[Kernels, Kernels], name: str, *args: Any, **kwargs: Any) -> None:
+    fast_k, slow_k = paths
+    fast = outcome(fast_k[name], fresh(args), fresh(kwargs))
+    slow = outcome(slow_k[name], fresh(args), fresh(kwargs))
+    what = f"{name}{args!r:.200}"
+    (rf, wf, af), (rs, ws, as_) = fast, slow
+    if isinstance(rs, Exception) or isinstance(rf, Exception):
+        assert type(rf) is type(rs), f"{what}: {rf!r} != {rs!r}"
+        assert str(rf) == str(rs), f"{what}: message {rf} != {rs}"
+    elif isinstance(rs, tuple):
+        for i, (x, y) in enumerate(zip(rf, rs, strict=True)):
+            same_tensor(x, y, f"{what}[{i}]")
+    elif isinstance(rs, Tensor) and name.startswith("empty"):  # values undefined
+        assert (rf.dtype, rf.shape) == (rs.dtype, rs.shape), what
+    elif isinstance(rs, Tensor):
+        same_tensor(rf, rs, what)
+    else:
+        assert rf == rs, what
+    assert wf == ws, f"{what}: warnings {wf} != {ws}"
+    for x, y in zip(af, as_, strict=True):  # in-place ops: the written tensor
+        if isinstance(x, Tensor):
+            same_tensor(x, y, f"{what} (argument after the call)")
+
+
+SCALARS = [0.5, 2, -3, 0, 1.0, 1e39, 2**70, True, 1 + 2j, float("nan"), float("inf"), -0.0, 300]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "op", ["add", "sub", "mul", "div", "eq", "ne", "lt", "gt", "ge", "le", "remainder"]
+)
+def test_binary_scalar(paths: tuple[Kernels, Kernels], op: str, dtype: str) -> None:
+    for shape, special in (((3, 4), True), ((), False), ((0, 2), False)):
+        t = make(dtype, shape, special=special)
+        for s in SCALARS:
+            check(paths, f"{op}.Scalar", t, s)
+            if op in ("add", "sub"):
+                check(paths, f"{op}.Scalar", t, s, 2)
+                check(paths, f"{op}.Scalar", t, s, 0.5)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_inplace(paths: tuple[Kernels, Kernels], op: str, dtype: str) -> None:
+    a = make(dtype, (3, 4), 1, special=True)
+    for other_dtype in ("float32", "float64", "int64", dtype):
+        for shape in ((3, 4), (4,), (1, 4), (2, 3, 4), ()):
+            b = make(other_dtype, shape, 2)
+            for alpha in ((), (1,), (2,), (0.5,), (True,), (1 + 1j,)):
+                kw = {"alpha": alpha[0]} if alpha and op in ("add", "sub") else {}
+                check(paths, f"{op}_.Tensor", a, b, **kw)
+    for s in SCALARS:
+        check(paths, f"{op}_.Scalar", a, s)
+    # a read-only broadcast view
+    row = make(dtype, (4,), 3)
+    view = tp.ops.aten.expand.default(row, [3, 4])
+    check(paths, f"{op}_.Tensor", view, make(dtype, (3, 4), 4))
+    check(paths, f"{op}_.Scalar", view, 2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "op", ["div.Tensor", "pow.Tensor_Tensor", "floor_divide", "remainder.Tensor"]
+)
+def test_quiet_binary(paths: tuple[Kernels, Kernels], op: str, dtype: str) -> None:
+    a = make(dtype, (3, 4), 1, special=True)
+    for shape in ((3, 4), (4,), (2, 3, 4)):
+        b = make(dtype, shape, 2, special=True)
+        check(paths, op, a, b)
+    check(paths, op, a, tp.zeros([3, 4], dtype=a.dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "op", ["exp", "log", "sqrt", "log1p", "rsqrt", "sigmoid", "relu", "neg", "tanh", "silu"]
+)
+def test_unary(paths: tuple[Kernels, Kernels], op: str, dtype: str) -> None:
+    for shape in ((3, 4), (), (0,)):
+        check(paths, op, make(dtype, shape, special=True))
+
+
+DIMS: list[Any] = [[1], [0], [-1], [-2], [2], [0, 1], [], None, [1, 1]]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reductions(paths: tuple[Kernels, Kernels], dtype: str) -> None:
+    for shape, special in (
+        ((5, 4), True),
+        ((5, 4), False),
+        ((7,), False),
+        ((), False),
+        ((0, 3), False),
+    ):
+        t = make(dtype, shape, special=special)
+        check(paths, "sum", t)
+        check(paths, "mean", t)
+        for dim, keep in itertools.product(DIMS, (False, True)):
+            check(paths, "sum.dim_IntList", t, dim, keep)
+            check(paths, "mean.dim", t, dim, keep)
+            if dim is not None:
+                check(paths, "amax", t, dim, keep)
+                check(paths, "amin", t, dim, keep)
+        for dim in (0, 1, -1, 2):
+            check(paths, "softmax.int", t, dim)
+            check(paths, "log_softmax.int", t, dim)
+            check(paths, "softmax.int", t, dim, tp.float64)
+            check(paths, "log_softmax.int", t, dim, tp.float32)
+        check(paths, "sum.dim_IntList", t, [0], False, dtype=tp.float64)
+
+
+def test_softmax_rows(paths: tuple[Kernels, Kernels]) -> None:
+    rows = np.array(
+        [[1.0, 2.0, 3.0], [np.inf, 1.0, 0.0], [-np.inf, -np.inf, -np.inf], [np.nan, 1.0, 2.0]]
+    )
+    for d in ("float32", "float64"):
+        t = tp.tensor(rows.astype(d))
+        for dim in (0, 1):
+            check(paths, "softmax.int", t, dim)
+            check(paths, "log_softmax.int", t, dim)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_nll_loss(paths: tuple[Kernels, Kernels], dtype: str) -> None:
+    x = make(dtype, (6, 4), special=True)
+    targets = [
+        [0, 1, 2, 3, 0, 1],
+        [0, 1, -100, 3, 0, 1],
+        [0, 1, 4, 3, 0, 1],
+        [0, 1, -1, 3, 0, 1],
+        [0, 1, 2],
+    ]
+    for target in targets:
+        t = tp.tensor(np.array(target, np.int64))
+        for reduction in ("mean", "sum", "none", "bad"):
+            check(paths, "nll_loss", x, t, None, reduction)
+            check(paths, "nll_loss", x, t, None, reduction, 1)
+            check(paths, "nll_loss", x, t, None, reduction, -1)
+        check(paths, "nll_loss", x, t, make(dtype, (4,), 5))
+        check(paths, "nll_loss", x, tp.tensor(np.array(target, np.int32)))
+    check(paths, "nll_loss", make(dtype, (4,)), tp.tensor(np.array(1)))
+    check(paths, "nll_loss", make(dtype, (0, 4)), tp.tensor(np.zeros(0, np.int64)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_matrix_products(paths: tuple[Kernels, Kernels], dtype: str) -> None:
+    a, b = make(dtype, (5, 3), 1, special=True), make(dtype, (3, 4), 2)
+    for name in ("mm", "matmul"):
+        check(paths, name, a, b)
+        check(paths, name, a, make(dtype, (4, 4), 2))
+        check(paths, name, a, make("float64", (3, 4), 2))
+    for bias_shape in ((4,), (5, 4), (1, 4), (5, 1), (), (3,)):
+        bias = make(dtype, bias_shape, 3)
+        for beta, alpha in ((1, 1), (0, 1), (2, 1), (1, 0.5), (True, True)):
+            check(paths, "addmm", bias, a, b, beta=beta, alpha=alpha)
+    check(paths, "addmm", make("float64", (4,)), a, b)
+    check(paths, "matmul", make(dtype, (2, 5, 3)), b)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_where(paths: tuple[Kernels, Kernels], dtype: str) -> None:
+    c = make("bool", (3, 4), 7)
+    a, b = make(dtype, (3, 4), 1, special=True), make(dtype, (3, 4), 2)
+    for s in SCALARS:
+        check(paths, "where.ScalarOther", c, a, s)
+        check(paths, "where.ScalarSelf", c, s, a)
+    check(paths, "where.self", c, a, b)
+    check(paths, "where.self", c, a, make("float64", (3, 4), 2))
+    check(paths, "where.self", c, a, make(dtype, (4,), 2))
+    check(paths, "where.self", c, make(dtype, (2, 4)), b)
+    check(paths, "where.ScalarOther", make("int64", (3, 4)), a, 0.0)
+    check(paths, "where.ScalarOther", make("bool", (4,)), a, 0.0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_factories(paths: tuple[Kernels, Kernels], dtype: str) -> None:
+    d = getattr(tp, dtype)
+    dev = tp.device("cpu")
+    for size in ([2, 3], [], [0, 4], [-1, 2]):
+        for name in ("zeros", "ones", "empty.memory_format"):
+            check(paths, name, size, dtype=d, device=dev)
+            check(paths, name, size, device=dev)
+        for value in (2.5, -1e-8, 7, True, 1e39, float("nan"), 70000.0, 1 + 1j):
+            check(paths, "full", size, value, dtype=d, device=dev)
+            check(paths, "full", size, value, device=dev)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_indexing(paths: tuple[Kernels, Kernels], dtype: str) -> None:
+    x = make(dtype, (6, 4), special=True)
+    for idx in ([0, 5, 2, 2], [-1, 3], [6], [[0, 1], [2, 3]], []):
+        i = tp.tensor(np.array(idx, np.int64))
+        check(paths, "index.Tensor", x, [i])
+        check(paths, "index.Tensor", x, [tp.tensor(np.array(idx, np.int32))])
+        n = len(idx)
+        for vshape in ((n, 4), (4,), (n, 3)):
+            v = make(dtype, vshape, 9)
+            check(paths, "index_put_", x, [i], v)
+            check(paths, "index_put_", x, [i], v, True)
+        check(paths, "index_put_", x, [i], make("float64", (n, 4)))
+    check(paths, "index.Tensor", x, [tp.tensor(np.array(2))])
+    check(paths, "index.Tensor", x[0], [tp.tensor(np.array(2))])
+    check(paths, "index.Tensor", make(dtype, ()), [tp.tensor(np.array([0]))])
+    check(paths, "index.Tensor", x, [None, tp.tensor(np.array([1, 0]))])
+    check(paths, "index.Tensor", x, [make("bool", (6,))])
+    row = make(dtype, (4,))
+    check(
+        paths,
+        "index_put_",
+        tp.ops.aten.expand.default(row, [6, 4]),
+        [tp.tensor(np.array([1]))],
+        row,
+    )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scatter_add(paths: tuple[Kernels, Kernels], dtype: str) -> None:
+    base = make(dtype, (5, 4), special=True)
+    for dim, index in (
+        (1, [[0], [3], [1], [1], [2]]),
+        (1, [[0, 0, 3], [1, 1, 1], [2, 3, 0], [0, 0, 0], [3, 2, 1]]),
+        (0, [[0, 1, 4, 4], [4, 4, 0, 1]]),
+        (-1, [[0], [3], [1]]),
+        (1, [[0], [4], [1], [1], [2]]),
+        (1, [[0], [-1], [1], [1], [2]]),
+        (2, [[0]]),
+    ):
+        i = tp.tensor(np.array(index, np.int64))
+        src = make(dtype, tuple(i.shape), 4)
+        check(paths, "scatter_add", base, dim, i, src)
+        check(paths, "scatter_add", base, dim, i, make(dtype, (5, 4), 4))
+        check(paths, "scatter_add", base, dim, tp.tensor(np.array(index, np.int32)), src)
+        check(paths, "scatter_add", base, dim, i, make("float64", tuple(i.shape)))
+
+
+def test_quiet_leaves_the_error_state() -> None:
+    """Note [Quiet arithmetic]: kernels silence numpy only while they run."""
+    before = np.geterr()
+    a = tp.tensor(np.array([0.0, 1.0, -1.0], np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tp.div(a, a)
+        tp.log(a)
+        tp.ops.aten.mean.default(tp.zeros([0]))
+        tp.log_softmax(tp.tensor(np.array([[np.inf, -np.inf]], np.float32)), 1)
+    assert np.geterr() == before
+    with pytest.warns(RuntimeWarning):
+        np.divide(np.ones(1), np.zeros(1))

@@ -39,11 +39,13 @@ from tensorplug.tensor import Tensor
 
 from . import formulas as _formulas
 from .graph import (
+    AutogradMeta,
     M,
     Node,
     SavedTensor,
     _sequence,
     accumulator,
+    autograd_bit,
     edge,
     input_meta,
     set_history,
@@ -460,7 +462,6 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
     kw = names[rule.npos :]
     sig = ", ".join(["_ks", *pos, *(["*", *kw] if kw else [])])
     call = ", ".join([*pos, *(f"{n}={n}" for n in kw)])
-    tup = ", ".join(names) + ("," if len(names) == 1 else "")
     req = " | ".join(f"{names[i]}._tp_keyset" for i, _ in rule.diff) or "0"
     src = (
         f"def kernel({sig}):\n"
@@ -479,8 +480,8 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
         "    finally:\n"
         "        _st.nexc = _old\n"
         f"    if ({req}) & _M.ag:\n"
-        f"        _record(_rule, _out, ({tup}))\n"
-        "    return _out\n"
+        + _record_source(rule)
+        + "    return _out\n"
     )
     ns: dict[str, Any] = {
         "_tls": local_state,
@@ -488,8 +489,18 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
         "_int": int,
         "_op": rule.op,
         "_trace": _dispatcher._trace,
-        "_record": record_simple,
         "_rule": rule,
+        "_new": object.__new__,
+        "_Node": rule.node_cls,
+        "_Meta": AutogradMeta,
+        "_Saved": SavedTensor,
+        "_NS": _NOT_SAVED,
+        "_NO": _NO_EDGE,
+        "_acc": accumulator,
+        "_bit": autograd_bit,
+        "_next": next,
+        "_seqs": _sequence,
+        "_spans": rule.static_spans,
     }
     exec(compile(src, f"<tensorplug autograd {rule.name}>", "exec"), ns)
     fn: Callable[..., Any] = ns["kernel"]
@@ -498,37 +509,57 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
     return fn
 
 
-def record_simple(rule: Rule, out: Tensor, args: tuple[Any, ...]) -> None:
-    """:func:`record` for plain ``Tensor`` arguments and one output (the hot path)."""
-    ag = M.ag
-    edges = []
-    metas = []
-    for i in rule.diff_idx:
-        t = args[i]
-        m = t._autograd
-        if m is not None and m.grad_fn is not None:
-            edges.append((m.grad_fn, m.output_nr))
-        elif t._tp_keyset & ag:
-            edges.append((m.acc if m is not None and m.acc is not None else accumulator(t), 0))
+def _record_source(rule: Rule) -> str:
+    """What :func:`record` does for an op with plain ``Tensor`` arguments and one output, as
+    source unrolled over its arguments: the fast kernel inlines it (no call, no loops, no lists
+    turned into tuples)."""
+    names = rule.arg_names
+    lines = []
+    edges, metas = [], []
+    for j, i in enumerate(rule.diff_idx):
+        t = names[i]
+        lines += [
+            f"        _m = {t}._autograd",
+            "        if _m is not None and _m.grad_fn is not None:",
+            f"            _e{j} = (_m.grad_fn, _m.output_nr)",
+            f"        elif {t}._tp_keyset & _M.ag:",
+            f"            _e{j} = (_acc({t}), 0)",
+            "        else:",
+            f"            _e{j} = _NO",
+        ]
+        edges.append(f"_e{j}")
+        metas.append(f"({t}._data.shape, {t}._dtype, {t}._device)")
+    saved = []
+    for i, n in enumerate(names):
+        if i not in rule.tensor_idx:
+            saved.append(n)
+        elif i in rule.saved:
+            saved.append(f"_Saved({n})")
         else:
-            edges.append(_NO_EDGE)
-        metas.append((t._data.shape, t._dtype, t._device))
-    node = object.__new__(rule.node_cls)
-    node.next_functions = tuple(edges)
-    node._input_meta = tuple(metas)
-    node._seq = next(_sequence)
-    node._pre_hooks = None
-    node._post_hooks = None
-    node._spans = rule.static_spans
-    node._n_out = 1
-    node._out_meta = ()
-    saved = list(args)
-    for i in rule.tensor_idx:
-        saved[i] = SavedTensor(args[i]) if i in rule.saved else _NOT_SAVED
-    node._args = saved
-    if out._dtype.is_floating_point:
-        set_history(out, node, 0)
-    node._result = SavedTensor(out, 0) if rule.saves_result else None
+            saved.append("_NS")
+    one = "," if len(edges) == 1 else ""
+    lines += [
+        "        _n = _new(_Node)",
+        f"        _n.next_functions = ({', '.join(edges)}{one})",
+        f"        _n._input_meta = ({', '.join(metas)}{one})",
+        "        _n._seq = _next(_seqs)",
+        "        _n._pre_hooks = None",
+        "        _n._post_hooks = None",
+        "        _n._spans = _spans",
+        "        _n._n_out = 1",
+        "        _n._out_meta = ()",
+        f"        _n._args = [{', '.join(saved)}]",
+        "        if _out._dtype.is_floating_point:",
+        "            _m = _out._autograd",
+        "            if _m is None:",
+        "                _out._autograd = _Meta(_n, 0)",
+        "            else:",
+        "                _m.grad_fn = _n",
+        "                _m.output_nr = 0",
+        "            _out._tp_keyset |= _bit(_out)",
+        f"        _n._result = {'_Saved(_out, 0)' if rule.saves_result else 'None'}",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 _NO_EDGE = (None, 0)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..tensor import Tensor
-from ._kit import Kernels, Kit, OpError, Scalar, check_broadcast, torch_name
+from ._kit import Kernels, Kit, OpError, Scalar, check_broadcast, guard, guarded, torch_name
 
 
 def _shape(t: Tensor) -> tuple[int, ...]:
@@ -87,8 +87,6 @@ def build(kit: Kit) -> Kernels:
         _same_dtype(a, b)
 
     def mm(self: Tensor, mat2: Tensor) -> Tensor:
-        if fast_pair(self, mat2):
-            return new(matmul_fn(self._data, mat2._data), self._dtype, self._device, ks)
         check_mm(self, mat2)
         return kit.wrap(product(self, mat2), self._dtype, self._device)
 
@@ -107,8 +105,6 @@ def build(kit: Kit) -> Kernels:
         return kit.wrap(product(self, mat2), self._dtype, self._device)
 
     def matmul(self: Tensor, other: Tensor) -> Tensor:
-        if fast_pair(self, other):
-            return new(matmul_fn(self._data, other._data), self._dtype, self._device, ks)
         sa, sb = _shape(self), _shape(other)
         if not sa or not sb:
             raise OpError(
@@ -138,19 +134,6 @@ def build(kit: Kit) -> Kernels:
     def addmm(
         self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Scalar = 1, alpha: Scalar = 1
     ) -> Tensor:
-        if (
-            beta == 1
-            and alpha == 1
-            and self._dtype is mat1._dtype
-            and self._device is mat1._device
-            and fast_pair(mat1, mat2)
-        ):
-            bias = self._data
-            rows, cols = mat1._data.shape[0], mat2._data.shape[1]
-            if bias.shape == (cols,) or bias.shape == (rows, cols):
-                r = matmul_fn(mat1._data, mat2._data)
-                add(r, bias, out=r)
-                return new(r, self._dtype, self._device, ks)
         check_mm(mat1, mat2)
         _same_dtype(self, mat1)
         d = mat1._dtype
@@ -168,8 +151,44 @@ def build(kit: Kit) -> Kernels:
             r = r + xp.zeros(out_shape, dtype=r.dtype)
         return kit.wrap(r, d, mat1._device)
 
-    k["mm"] = mm
+    # The fast paths raise nothing, so these kernels are guarded themselves and only their
+    # general paths pay for the error conversion (Note [Kernel errors] in _kit.py).
+    slow_mm, slow_matmul = guard("mm", mm), guard("matmul", matmul)
+    slow_addmm = guard("addmm", addmm)
+
+    @guarded
+    def fast_mm(self: Tensor, mat2: Tensor) -> Tensor:
+        if fast_pair(self, mat2):
+            return new(matmul_fn(self._data, mat2._data), self._dtype, self._device, ks)
+        return slow_mm(self, mat2)  # type: ignore[no-any-return]
+
+    @guarded
+    def fast_matmul(self: Tensor, other: Tensor) -> Tensor:
+        if fast_pair(self, other):
+            return new(matmul_fn(self._data, other._data), self._dtype, self._device, ks)
+        return slow_matmul(self, other)  # type: ignore[no-any-return]
+
+    @guarded
+    def fast_addmm(
+        self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Scalar = 1, alpha: Scalar = 1
+    ) -> Tensor:
+        if (
+            beta == 1
+            and alpha == 1
+            and self._dtype is mat1._dtype
+            and self._device is mat1._device
+            and fast_pair(mat1, mat2)
+        ):
+            bias = self._data
+            rows, cols = mat1._data.shape[0], mat2._data.shape[1]
+            if bias.shape == (cols,) or bias.shape == (rows, cols):
+                r = matmul_fn(mat1._data, mat2._data)
+                add(r, bias, out=r)
+                return new(r, self._dtype, self._device, ks)
+        return slow_addmm(self, mat1, mat2, beta=beta, alpha=alpha)  # type: ignore[no-any-return]
+
+    k["mm"] = fast_mm
     k["bmm"] = bmm
-    k["matmul"] = matmul
-    k["addmm"] = addmm
+    k["matmul"] = fast_matmul
+    k["addmm"] = fast_addmm
     return k

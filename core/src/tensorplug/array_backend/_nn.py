@@ -20,7 +20,7 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._kit import Kernels, Kit, OpError, torch_name
+from ._kit import Kernels, Kit, OpError, guard, guarded, torch_name
 
 
 def _fmt(shape: Any) -> str:
@@ -108,9 +108,6 @@ def build(kit: Kit) -> Kernels:
         reduction: str = "mean",
         ignore_index: int = -100,
     ) -> Tensor:
-        fast = nll_fast(self, target, weight, reduction, ignore_index)
-        if fast is not None:
-            return fast
         _check_reduction(reduction)
         d = floating("nll_loss_forward_out_frame", self)
         device = self._device
@@ -190,6 +187,21 @@ def build(kit: Kit) -> Kernels:
         r = xp.sum(loss) if reduction == "sum" else xp.mean(loss)
         return kit.wrap(r, d, device)
 
-    k["nll_loss"] = nll_loss
+    slow_nll_loss = guard("nll_loss", nll_loss)
+
+    @guarded  # the fast path raises nothing (Note [Kernel errors] in _kit.py)
+    def fast_nll_loss(
+        self: Tensor,
+        target: Tensor,
+        weight: Tensor | None = None,
+        reduction: str = "mean",
+        ignore_index: int = -100,
+    ) -> Tensor:
+        fast = nll_fast(self, target, weight, reduction, ignore_index)
+        if fast is not None:
+            return fast
+        return slow_nll_loss(self, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
+
+    k["nll_loss"] = fast_nll_loss
     k["binary_cross_entropy"] = binary_cross_entropy
     return k

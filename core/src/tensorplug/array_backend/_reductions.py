@@ -27,7 +27,17 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._kit import Kernels, Kit, OpError, Scalar, torch_name, wrap_dim, wrap_dims
+from ._kit import (
+    Kernels,
+    Kit,
+    OpError,
+    Scalar,
+    guard,
+    guarded,
+    torch_name,
+    wrap_dim,
+    wrap_dims,
+)
 
 
 def _one_axis(dim: Sequence[int] | None, ndim: int) -> int | None:
@@ -125,6 +135,20 @@ def build(kit: Kit) -> Kernels:
             return quick(sum_fn, self, None, False)
         return reduce(xp.sum, self, None, False, int_to_long(self._dtype, dtype))
 
+    def sum_dim_general(
+        self: Tensor,
+        dim: Sequence[int] | None,
+        keepdim: bool = False,
+        *,
+        dtype: _dt.dtype | None = None,
+    ) -> Tensor:
+        return reduce(xp.sum, self, dim, keepdim, int_to_long(self._dtype, dtype))
+
+    slow_sum_dim = guard("sum.dim_IntList", sum_dim_general)
+
+    # The hottest reductions are guarded themselves: their fast path raises nothing, and their
+    # general path converts its errors (Note [Kernel errors] in _kit.py); one call level less.
+    @guarded
     def sum_dim(
         self: Tensor,
         dim: Sequence[int] | None,
@@ -133,10 +157,18 @@ def build(kit: Kit) -> Kernels:
         dtype: _dt.dtype | None = None,
     ) -> Tensor:
         if dtype is None and self._dtype in fast_float:
-            ax = _one_axis(dim, self._data.ndim)
+            a = self._data
+            ax = _one_axis(dim, a.ndim)
             if ax is not None:
-                return quick(sum_fn, self, ax, keepdim)
-        return reduce(xp.sum, self, dim, keepdim, int_to_long(self._dtype, dtype))
+                token = hush()
+                try:
+                    r = add_reduce(a, ax, None, None, keepdim)  # type: ignore[misc]
+                finally:
+                    unhush(token)
+                if type(r) is not arr_t:
+                    r = asarray(r)
+                return new(r, self._dtype, self._device, ks)
+        return slow_sum_dim(self, dim, keepdim, dtype=dtype)  # type: ignore[no-any-return]
 
     def prod_all(self: Tensor, *, dtype: _dt.dtype | None = None) -> Tensor:
         return reduce(xp.prod, self, None, False, int_to_long(self._dtype, dtype))
@@ -162,6 +194,18 @@ def build(kit: Kit) -> Kernels:
             return quick(mean_of, self, None, False)
         return reduce(xp.mean, self, None, False, mean_dtype(self, dtype))
 
+    def mean_dim_general(
+        self: Tensor,
+        dim: Sequence[int] | None,
+        keepdim: bool = False,
+        *,
+        dtype: _dt.dtype | None = None,
+    ) -> Tensor:
+        return reduce(xp.mean, self, dim, keepdim, mean_dtype(self, dtype))
+
+    slow_mean_dim = guard("mean.dim", mean_dim_general)
+
+    @guarded
     def mean_dim(
         self: Tensor,
         dim: Sequence[int] | None,
@@ -173,7 +217,7 @@ def build(kit: Kit) -> Kernels:
             ax = _one_axis(dim, self._data.ndim)
             if ax is not None:
                 return quick(mean_of, self, ax, keepdim)
-        return reduce(xp.mean, self, dim, keepdim, mean_dtype(self, dtype))
+        return slow_mean_dim(self, dim, keepdim, dtype=dtype)  # type: ignore[no-any-return]
 
     k["sum"] = sum_all
     k["sum.dim_IntList"] = sum_dim
@@ -228,18 +272,24 @@ def build(kit: Kit) -> Kernels:
         def reduce_fn(a: Any, axis: int | None, keepdim: bool) -> Any:
             return ufunc_reduce(a, axis, None, None, keepdim)
 
-        def kernel(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+        def general(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
             d = self._dtype
-            if d in fast_ordered:
-                a = self._data
-                ax = _one_axis(dim, a.ndim)
-                if ax is not None and a.shape[ax]:
-                    return quick(reduce_fn, self, ax, keepdim)
             no_complex(name, d)
             axes = wrap_dims(dim, self._data.ndim)
             nonempty_dims(name, self, axes)
             r = fn(kit.as_compute(self, d), axis=axes, keepdims=keepdim)
             return kit.wrap(r, d, self._device)
+
+        slow = guard(name, general)
+
+        @guarded
+        def kernel(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+            if self._dtype in fast_ordered:
+                a = self._data
+                ax = _one_axis(dim, a.ndim)
+                if ax is not None and a.shape[ax]:
+                    return quick(reduce_fn, self, ax, keepdim)
+            return slow(self, dim, keepdim)  # type: ignore[no-any-return]
 
         def all_kernel(self: Tensor) -> Tensor:
             d = self._dtype
@@ -367,10 +417,7 @@ def build(kit: Kit) -> Kernels:
             unhush(token)
         return new(r, d, self._device, ks)
 
-    def softmax(self: Tensor, dim: int, dtype: _dt.dtype | None = None) -> Tensor:
-        r = fast_softmax(self, dim, dtype, False)
-        if r is not None:
-            return r  # type: ignore[no-any-return]
+    def softmax_general(self: Tensor, dim: int, dtype: _dt.dtype | None = None) -> Tensor:
         od = softmax_dtype("softmax", self, dtype)
         ax = wrap_dim(dim, self._data.ndim)
         a = kit.cast(self._data, kit.accumulate[od])
@@ -381,10 +428,7 @@ def build(kit: Kit) -> Kernels:
             r = e / xp.sum(e, axis=ax, keepdims=True)
         return kit.wrap(r, od, self._device)
 
-    def log_softmax(self: Tensor, dim: int, dtype: _dt.dtype | None = None) -> Tensor:
-        r = fast_softmax(self, dim, dtype, True)
-        if r is not None:
-            return r  # type: ignore[no-any-return]
+    def log_softmax_general(self: Tensor, dim: int, dtype: _dt.dtype | None = None) -> Tensor:
         od = softmax_dtype("log_softmax", self, dtype)
         ax = wrap_dim(dim, self._data.ndim)
         a = kit.cast(self._data, kit.accumulate[od])
@@ -397,6 +441,23 @@ def build(kit: Kit) -> Kernels:
             else:
                 r = a
         return kit.wrap(r, od, self._device)
+
+    slow_softmax = guard("softmax.int", softmax_general)
+    slow_log_softmax = guard("log_softmax.int", log_softmax_general)
+
+    @guarded
+    def softmax(self: Tensor, dim: int, dtype: _dt.dtype | None = None) -> Tensor:
+        r = fast_softmax(self, dim, dtype, False)
+        if r is not None:
+            return r  # type: ignore[no-any-return]
+        return slow_softmax(self, dim, dtype)  # type: ignore[no-any-return]
+
+    @guarded
+    def log_softmax(self: Tensor, dim: int, dtype: _dt.dtype | None = None) -> Tensor:
+        r = fast_softmax(self, dim, dtype, True)
+        if r is not None:
+            return r  # type: ignore[no-any-return]
+        return slow_log_softmax(self, dim, dtype)  # type: ignore[no-any-return]
 
     k["softmax.int"] = softmax
     k["log_softmax.int"] = log_softmax

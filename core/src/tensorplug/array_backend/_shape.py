@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..tensor import Tensor
-from ._kit import Kernels, Kit, OpError, OpTypeError, wrap_dim
+from ._kit import Kernels, Kit, OpError, OpTypeError, guard, guarded, wrap_dim
 
 
 def infer_size(shape: Sequence[int], numel: int) -> tuple[int, ...]:
@@ -110,17 +110,25 @@ def build(kit: Kit) -> Kernels:
         except ValueError:
             return kit.new(xp.reshape(kit.copy(a), target), self._dtype, self._device, kit.keyset)
 
-    def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    def transpose_general(self: Tensor, dim0: int, dim1: int) -> Tensor:
         a = self._data
         nd = a.ndim
-        if swapaxes is not None and nd >= 2 and -nd <= dim0 < nd and -nd <= dim1 < nd:
-            return self._alias(swapaxes(a, dim0, dim1))  # numpy wraps negative dims too
         d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
         if nd < 2:
             return self._alias(a[...])
         perm = list(range(nd))
         perm[d0], perm[d1] = perm[d1], perm[d0]
         return self._alias(permute_dims(a, tuple(perm)))
+
+    slow_transpose = guard("transpose.int", transpose_general)
+
+    @guarded  # the fast path raises nothing (Note [Kernel errors] in _kit.py)
+    def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
+        a = self._data
+        nd = a.ndim
+        if swapaxes is not None and nd >= 2 and -nd <= dim0 < nd and -nd <= dim1 < nd:
+            return self._alias(swapaxes(a, dim0, dim1))  # numpy wraps negative dims too
+        return slow_transpose(self, dim0, dim1)  # type: ignore[no-any-return]
 
     def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
         a = self._data

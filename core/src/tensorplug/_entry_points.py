@@ -194,6 +194,8 @@ def _scan(group: str) -> list[EntryPoint] | None:
             continue
         infos: dict[str, list[str]] = {}
         for child in children:
+            if child[-5:].lower() != "-info":  # cheap first test: most children are not
+                continue
             low = child.lower()
             if not low.endswith((".dist-info", ".egg-info")):
                 continue

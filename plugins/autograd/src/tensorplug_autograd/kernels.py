@@ -445,13 +445,14 @@ def _generated(rule: Rule, body: Callable[[Rule, int, tuple[Any, ...]], Any]) ->
 
 
 def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
-    """A leaner kernel for the common shape: plain ``Tensor`` arguments, one output.
+    """A leaner kernel for the common shape: plain ``Tensor`` arguments, one output (views
+    included: their ADInplaceOrView kernel, below, records the view).
 
     It looks the kernel below autograd up in the op's dispatch cache itself (what the
     generated ``redispatch`` does, minus its argument checks, which the outer call made),
     except while dispatch tracing is on, so that the trace shows the step.
     """
-    if rule.inplace or rule.out or rule.view or rule.returns_list or rule.n_out != 1:
+    if rule.inplace or rule.out or rule.returns_list or rule.n_out != 1:
         return None
     names = list(rule.arg_names)
     if not _usable_names(names):

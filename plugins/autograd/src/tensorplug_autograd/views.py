@@ -20,12 +20,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import tensorplug as tp
+from tensorplug import dispatcher as _dispatcher
 from tensorplug.dispatcher import OpOverload
 from tensorplug.tensor import Tensor
 
 from .grad_mode import enable_grad
 from .graph import M, Node, ViewInfo, edge, input_meta, is_leaf, meta_of, set_history
-from .kernels import Rule, _generated, _outputs, lazy_kernel, record
+from .kernels import Rule, _generated, _outputs, _usable_names, lazy_kernel, record
 
 __all__ = ["CopySlices", "register_inplace_or_view", "run_inplace"]
 
@@ -158,6 +159,46 @@ def _view_body(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     return out
 
 
+def _fast_view_kernel(rule: Rule) -> Any:
+    """:func:`_view_body` as a kernel with the schema's signature that looks the kernel below
+    up in the op's dispatch cache itself (as the Autograd fast kernel does, Note [Autograd
+    kernel] in kernels.py); ``None`` where the argument names do not allow it."""
+    names = list(rule.arg_names)
+    if not _usable_names(names) or rule.schema.arguments[0].tensor_kind != "Tensor":
+        return None
+    pos = names[: rule.npos]
+    kw = names[rule.npos :]
+    sig = ", ".join(["_ks", *pos, *(["*", *kw] if kw else [])])
+    call = ", ".join([*pos, *(f"{n}={n}" for n in kw)])
+    tup = ", ".join(names) + ("," if len(names) == 1 else "")
+    src = (
+        f"def kernel({sig}):\n"
+        "    _b = _M.below_view & _int(_ks)\n"
+        "    if _trace.enabled:\n"
+        f"        _out = _op.redispatch(_b, {call})\n"
+        "    else:\n"
+        "        _k = _op._cache.get(_b)\n"
+        "        if _k is None:\n"
+        "            _k = _op._resolve(_b)\n"
+        f"        _out = _k({call})\n"
+        f"    _record_view(_rule, _out, ({tup}))\n"
+        "    return _out\n"
+    )
+    ns: dict[str, Any] = {
+        "_M": M,
+        "_int": int,
+        "_op": rule.op,
+        "_trace": _dispatcher._trace,
+        "_record_view": record_view,
+        "_rule": rule,
+    }
+    exec(compile(src, f"<tensorplug ADInplaceOrView {rule.name}>", "exec"), ns)
+    fn = ns["kernel"]
+    fn.__qualname__ = f"inplace_or_view_kernel[{rule.name}]"
+    fn.__module__ = __name__
+    return fn
+
+
 def _inplace_body(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     kw = {n: args[rule.npos + j] for j, n in enumerate(rule.kw_names)}
     written = [args[i] for i, a in enumerate(rule.schema.arguments) if a.is_write and isinstance(args[i], Tensor)]
@@ -191,7 +232,12 @@ def register_inplace_or_view(lib: Any) -> int:
             continue
 
         def build(op: OpOverload = op, body: Any = body) -> Any:
-            return _generated(Rule(op, None), body)
+            rule = Rule(op, None)
+            if body is _view_body:
+                fast = _fast_view_kernel(rule)
+                if fast is not None:
+                    return fast
+            return _generated(rule, body)
 
         lib.impl(op, lazy_kernel(op, "ADInplaceOrView", build), "ADInplaceOrView", with_keyset=True)
         count += 1

@@ -51,11 +51,12 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
 
 
 def t(self: Any) -> Any:
-    if self.ndim > 2:
-        raise RuntimeError(f"aten::t.default: t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-    if self.ndim < 2:  # a view with the same shape, as torch
-        return aten.view.default(self, list(self.shape))
-    return aten.transpose.int(self, 0, 1)
+    nd = self.ndim
+    if nd == 2:
+        return aten.transpose.int(self, 0, 1)
+    if nd > 2:
+        raise RuntimeError(f"aten::t.default: t() expects a tensor with <= 2 dimensions, but self is {nd}D")
+    return aten.view.default(self, list(self.shape))  # a view with the same shape, as torch
 
 
 def flatten(self: Any, start_dim: int = 0, end_dim: int = -1) -> Any:

@@ -87,7 +87,7 @@ def build(kit: Kit) -> Kernels:
         r = add_reduce(a, axis, None, None, keepdim)  # type: ignore[misc]
         n = intp(a.size if axis is None else a.shape[axis])  # type: ignore[misc]
         if type(r) is arr_t:
-            return true_divide(r, n, out=r, casting="unsafe", subok=False)  # type: ignore[misc]
+            return true_divide(r, n, out=r, casting="unsafe")  # type: ignore[misc]
         return r.dtype.type(r / n)
 
     def reduce(

@@ -368,3 +368,15 @@ def test_leaf_grads_are_stolen_not_copied() -> None:
     wd = w.grad._data  # x.T @ g, transposed back: column-major
     assert wd.flags.f_contiguous and not wd.flags.c_contiguous
     np.testing.assert_allclose(w.grad.numpy(), np.ones((4, 5)).T @ x.numpy(), rtol=1e-6)
+
+
+def test_implicit_gradient_is_a_fresh_one_each_time() -> None:
+    # the implicit ones of a scalar backward may become a leaf's .grad and be added into
+    x = tp.tensor(3.0, requires_grad=True)
+    x.backward()
+    x.backward()
+    (x * 2).backward()
+    assert x.grad.item() == 4.0
+    y = tp.tensor(1.0, requires_grad=True)
+    (y * 5).backward()
+    assert y.grad.item() == 5.0

@@ -19,6 +19,7 @@ from tensorplug import keys as _keys
 from tensorplug.hookspecs import hookimpl
 
 from . import autograd as _autograd_api
+from . import engine
 from . import grad_mode as _grad_mode
 from . import kernels as _kernels
 from . import tensor_api as _tensor_api
@@ -34,6 +35,7 @@ __all__ = [
 
 def _refresh(*_: Any) -> None:
     M.refresh()
+    engine._ONES.clear()  # kept tensors of backends that may be gone
 
 
 @hookimpl

@@ -60,7 +60,7 @@ def _root_grads(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph: bo
         if g is None:
             if out.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = tp.ones_like(out)
+            g = _implicit_grad(out)
         elif not isinstance(g, Tensor):
             g = tp.full_like(out, g)
         elif tuple(g.shape) != tuple(out.shape):
@@ -72,6 +72,21 @@ def _root_grads(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph: bo
             g = g.detach()
         grads.append(g)
     return grads
+
+
+_ONES: dict[tuple[Any, ...], Tensor] = {}
+
+
+def _implicit_grad(out: Tensor) -> Tensor:
+    """``ones_like(out)`` for the implicit gradient of a one-element output: a clone of a kept
+    one (a clone is a plain copy; a factory call costs several times more)."""
+    if type(out) is not Tensor:
+        return tp.ones_like(out)
+    key = (out._data.shape, out._dtype, out._device, out._tp_keyset & ~M.strip)
+    one = _ONES.get(key)
+    if one is None:
+        one = _ONES[key] = tp.ones_like(out)
+    return one.clone()
 
 
 def _root_edges(outputs: tuple[Tensor, ...]) -> list[tuple[Node, int]]:

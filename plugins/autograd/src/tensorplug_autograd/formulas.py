@@ -70,7 +70,13 @@ OUTPUT_DIFFERENTIABILITY: dict[str, tuple[bool, ...]] = {}
 # dispatch, without the public function's overload choice and __tensorplug_function__ check.
 _aten = tp.ops.aten
 _mm = _aten.mm.default
-_t = _aten.t.default
+_transpose = _aten.transpose.int
+
+
+def _t(x: Tensor) -> Tensor:
+    """``x.t()`` of a matrix, without the composite's dimension check (formulas know)."""
+    return _transpose(x, 0, 1)
+
 
 
 def defderiv(name: str, **formulas: Formula) -> None:

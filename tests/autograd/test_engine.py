@@ -5,7 +5,9 @@ Gradients are checked against closed forms or central finite differences in floa
 
 from __future__ import annotations
 
+import re
 import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -380,3 +382,27 @@ def test_implicit_gradient_is_a_fresh_one_each_time() -> None:
     y = tp.tensor(1.0, requires_grad=True)
     (y * 5).backward()
     assert y.grad.item() == 5.0
+
+
+@pytest.mark.parametrize(
+    ("call", "op", "arg"),
+    [
+        (lambda x, w: tp.nll_loss(x, tp.tensor([0, 2]), w), "nll_loss", "weight"),
+        (
+            lambda x, w: tp.binary_cross_entropy(x.sigmoid(), tp.ones([2, 3]), w),
+            "binary_cross_entropy",
+            "weight",
+        ),
+    ],
+)
+def test_weights_without_a_formula_refuse_requires_grad(call: Any, op: str, arg: str) -> None:
+    # PyTorch's check_no_requires_grad: a gradient it cannot compute is an error, not a zero
+    x = tp.randn([2, 3], requires_grad=True)
+    w = tp.rand([3], requires_grad=True)
+    with pytest.raises(RuntimeError, match=re.escape(
+        f"The function '{op}' is not differentiable with respect to argument '{arg}'. "
+        "This input cannot have requires_grad True."
+    )):
+        call(x, w)
+    call(x, w.detach()).backward()  # what the message suggests works
+    assert x.grad is not None

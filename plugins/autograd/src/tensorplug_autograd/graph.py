@@ -312,7 +312,12 @@ class SavedTensor:
         t = self.t
         if t._tp_version.value != self.version:
             raise RuntimeError(modified_message(t, node, self))
-        if self.output_nr >= 0 and node is not None and grad_recording():
+        if (
+            self.output_nr >= 0
+            and node is not None
+            and t._dtype.is_floating_point  # indices (max.dim) never require grad
+            and grad_recording()
+        ):
             # create_graph: the output is differentiable again, through this node
             out = Tensor._new(t._data, t._dtype, t._device, t._tp_keyset)
             out._vc = t._vc

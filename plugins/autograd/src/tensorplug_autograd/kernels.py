@@ -100,6 +100,15 @@ class Rule:
                 diff_names.append(n)
             self.formulas.append((names, fn))
         self.diff = tuple((i, k) for i, k in self.tensor_args if self.arg_names[i] in diff_names)
+        # tensor inputs without a formula (weights of losses; indices and masks can never
+        # require grad): PyTorch's check_no_requires_grad refuses them when they require grad
+        self.no_grad_args = tuple(
+            i
+            for i, a in enumerate(args)
+            if a.tensor_kind in ("Tensor", "Tensor?")
+            and a.name not in diff_names
+            and not (a.kwarg_only and a.is_write)
+        )
         self.diff_idx = tuple(i for i, _ in self.diff)
         self.tensor_idx = tuple(i for i, _ in self.tensor_args)
         self.static_spans = {self.arg_names[i]: (j, 1) for j, i in enumerate(self.diff_idx)}
@@ -408,8 +417,21 @@ def record(rule: Rule, out: Any, args: tuple[Any, ...], before: Tensor | None = 
     return node
 
 
+def check_no_requires_grad(rule: Rule, args: tuple[Any, ...]) -> None:
+    for i in rule.no_grad_args:
+        t = args[i]
+        if t is not None and t._tp_keyset & M.ag:
+            raise RuntimeError(
+                f"The function '{rule.op.op_name}' is not differentiable with respect to "
+                f"argument '{rule.arg_names[i]}'. This input cannot have requires_grad True. "
+                f"Pass {rule.arg_names[i]}.detach() if its gradient is not needed."
+            )
+
+
 def run(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     """An out-of-place op: Note [Autograd kernel]."""
+    if rule.no_grad_args:
+        check_no_requires_grad(rule, args)
     out = rule.call_below(ks, args)
     record(rule, out, args)
     return out
@@ -464,9 +486,15 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
     sig = ", ".join(["_ks", *pos, *(["*", *kw] if kw else [])])
     call = ", ".join([*pos, *(f"{n}={n}" for n in kw)])
     req = " | ".join(f"{names[i]}._tp_keyset" for i, _ in rule.diff) or "0"
+    tup = ", ".join(names) + ("," if len(names) == 1 else "")
+    check = "".join(
+        f"    if {names[i]}._tp_keyset & _M.ag:\n        _check(_rule, ({tup}))\n"
+        for i in rule.no_grad_args
+    )
     src = (
         f"def kernel({sig}):\n"
-        "    _st = _tls\n"
+        + check
+        + "    _st = _tls\n"
         "    _old = _st.nexc\n"
         "    _st.nexc = _old & _M.nag\n"
         "    try:\n"
@@ -491,6 +519,7 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
         "_op": rule.op,
         "_trace": _dispatcher._trace,
         "_rule": rule,
+        "_check": check_no_requires_grad,
         "_new": object.__new__,
         "_Node": rule.node_cls,
         "_Meta": AutogradMeta,

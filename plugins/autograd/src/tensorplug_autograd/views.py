@@ -160,20 +160,29 @@ def _view_body(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
 
 
 def _fast_view_kernel(rule: Rule) -> Any:
-    """:func:`_view_body` as a kernel with the schema's signature that looks the kernel below
-    up in the op's dispatch cache itself (as the Autograd fast kernel does, Note [Autograd
-    kernel] in kernels.py); ``None`` where the argument names do not allow it."""
+    """:func:`_view_body` as a generated kernel (see :func:`_fast_source`)."""
+    if rule.schema.arguments[0].tensor_kind != "Tensor":
+        return None
+    names = rule.arg_names
+    tup = ", ".join(names) + ("," if len(names) == 1 else "")
+    return _fast_source(rule, "", f"    _record_view(_rule, _out, ({tup}))\n")
+
+
+def _fast_source(rule: Rule, before: str, after: str) -> Any:
+    """A kernel with the schema's signature that runs ``before``, calls the kernel below
+    ADInplaceOrView (looked up in the op's dispatch cache, as the Autograd fast kernel does),
+    then runs ``after``; ``None`` where the argument names do not allow it."""
     names = list(rule.arg_names)
-    if not _usable_names(names) or rule.schema.arguments[0].tensor_kind != "Tensor":
+    if not _usable_names(names):
         return None
     pos = names[: rule.npos]
     kw = names[rule.npos :]
     sig = ", ".join(["_ks", *pos, *(["*", *kw] if kw else [])])
     call = ", ".join([*pos, *(f"{n}={n}" for n in kw)])
-    tup = ", ".join(names) + ("," if len(names) == 1 else "")
     src = (
         f"def kernel({sig}):\n"
-        "    _b = _M.below_view & _int(_ks)\n"
+        + before
+        + "    _b = _M.below_view & _int(_ks)\n"
         "    if _trace.enabled:\n"
         f"        _out = _op.redispatch(_b, {call})\n"
         "    else:\n"
@@ -181,8 +190,8 @@ def _fast_view_kernel(rule: Rule) -> Any:
         "        if _k is None:\n"
         "            _k = _op._resolve(_b)\n"
         f"        _out = _k({call})\n"
-        f"    _record_view(_rule, _out, ({tup}))\n"
-        "    return _out\n"
+        + after
+        + "    return _out\n"
     )
     ns: dict[str, Any] = {
         "_M": M,
@@ -197,6 +206,24 @@ def _fast_view_kernel(rule: Rule) -> Any:
     fn.__qualname__ = f"inplace_or_view_kernel[{rule.name}]"
     fn.__module__ = __name__
     return fn
+
+
+def _fast_inplace_kernel(rule: Rule) -> Any:
+    """:func:`_inplace_body` as a generated kernel, for ops that write plain ``Tensor``s."""
+    args = rule.schema.arguments
+    written = [i for i, a in enumerate(args) if a.is_write and a.tensor_kind is not None]
+    if any(args[i].tensor_kind != "Tensor" for i in written):
+        return None
+    names = rule.arg_names
+    before = "".join(
+        f"    _v{j} = {names[i]}._tp_version\n    _w{j} = _v{j}.value\n"
+        for j, i in enumerate(written)
+    )
+    after = "".join(
+        f"    if _v{j}.value == _w{j}:\n        _v{j}.value = _w{j} + 1\n"
+        for j, _ in enumerate(written)
+    )
+    return _fast_source(rule, before, after)
 
 
 def _inplace_body(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
@@ -233,11 +260,8 @@ def register_inplace_or_view(lib: Any) -> int:
 
         def build(op: OpOverload = op, body: Any = body) -> Any:
             rule = Rule(op, None)
-            if body is _view_body:
-                fast = _fast_view_kernel(rule)
-                if fast is not None:
-                    return fast
-            return _generated(rule, body)
+            fast = _fast_view_kernel(rule) if body is _view_body else _fast_inplace_kernel(rule)
+            return fast if fast is not None else _generated(rule, body)
 
         lib.impl(op, lazy_kernel(op, "ADInplaceOrView", build), "ADInplaceOrView", with_keyset=True)
         count += 1

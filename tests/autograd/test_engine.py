@@ -362,14 +362,19 @@ def test_out_variant_refuses_grad():
 
 def test_leaf_grads_are_stolen_not_copied() -> None:
     # Note [Stealing gradients]: the first gradient reaching a leaf becomes its .grad when
-    # nothing else holds it, transposed layouts included (a weight used as w.t() in linear);
-    # a copy would be row-major
+    # nothing else holds it. A weight used as w.t() (linear) gets (g.t() @ x).t().t(): a view
+    # of the product, row-major like the weight, so an optimizer step runs over one layout
     x = tp.randn([4, 3])
     w = tp.randn([5, 3], requires_grad=True)
     tp.linear(x, w, tp.zeros([5])).sum().backward()
-    wd = w.grad._data  # x.T @ g, transposed back: column-major
-    assert wd.flags.f_contiguous and not wd.flags.c_contiguous
+    wd = w.grad._data
+    assert wd.flags.c_contiguous and wd.base is not None  # a copy would own its array
     np.testing.assert_allclose(w.grad.numpy(), np.ones((4, 5)).T @ x.numpy(), rtol=1e-6)
+    # a leaf used directly as mat2 gets a row-major product as well
+    m = tp.randn([3, 5], requires_grad=True)
+    tp.mm(x, m).sum().backward()
+    assert m.grad._data.flags.c_contiguous
+    np.testing.assert_allclose(m.grad.numpy(), x.numpy().T @ np.ones((4, 5)), rtol=1e-6)
 
 
 def test_implicit_gradient_is_a_fresh_one_each_time() -> None:

@@ -573,10 +573,26 @@ def _matmul_other(g: Tensor, self: Tensor, other_shape: Shape) -> Tensor:
     return _sum_to(self.mT.matmul(g), other_shape)
 
 
+def _column_major(t: Tensor) -> bool:
+    """Whether ``t``'s array is column-major only (a transposed weight, ``w.t()``): arrays
+    with numpy's ``flags`` say so; others count as row-major."""
+    flags = getattr(t._data, "flags", None)
+    return flags is not None and flags.f_contiguous and not flags.c_contiguous
+
+
+def _mm_mat2(g: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
+    """``mat1.t() @ g``, laid out like ``mat2``: for ``linear``'s ``w.t()`` computed as
+    ``(g.t() @ mat1).t()`` (the same product), so the weight's gradient comes out row-major
+    like the weight, and an optimizer step on it runs over matching layouts."""
+    if _column_major(mat2):
+        return _t(_mm(_t(g), mat1))
+    return _mm(_t(mat1), g)
+
+
 defderiv(
     "mm",
     self=lambda g, s: _mm(g, _t(s.mat2)),
-    mat2=lambda g, s: _mm(_t(s.self), g),
+    mat2=lambda g, s: _mm_mat2(g, s.self, s.mat2),
 )
 defderiv(
     "bmm",
@@ -592,7 +608,7 @@ defderiv(
     "addmm",
     self=lambda g, s: _scale(g, s.beta),
     mat1=lambda g, s: _scale(_mm(g, _t(s.mat2)), s.alpha),
-    mat2=lambda g, s: _scale(_mm(_t(s.mat1), g), s.alpha),
+    mat2=lambda g, s: _scale(_mm_mat2(g, s.mat1, s.mat2), s.alpha),
 )
 
 # --- views and shape -----------------------------------------------------------------------------

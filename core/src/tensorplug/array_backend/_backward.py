@@ -104,6 +104,8 @@ def build(kit: Kit) -> Kernels:
         r = g - xp.exp(y) * xp.sum(g, axis=ax, keepdims=True)
         return kit.wrap(r, input_dtype, output._device)
 
+    aranges: dict[tuple[int, Any], Any] = {}  # (batch size, device) -> row numbers, read only
+
     def nll_loss_backward(
         grad_output: Tensor,
         self: Tensor,
@@ -138,14 +140,19 @@ def build(kit: Kit) -> Kernels:
                 f"grad_output must have shape {list(want)} for reduction '{reduction}', "
                 f"got {list(g.shape)}"
             )
-        valid = t != ignore_index
-        if len(shape) == 2 and weight is None and reduction != "none" and bool(all_(valid)):
-            # the common case, no weights and nothing ignored: one value at each target
-            if t.shape[0] and int(min_(t)) < 0:
-                raise IndexError(f"Target {int(min_(t))} is out of bounds.")
+        lo = int(min_(t)) if t.size else 0
+        if len(shape) == 2 and weight is None and reduction != "none" and ignore_index < 0 <= lo:
+            # the common case: no weights, and no target can be the (negative) ignore_index
+            rows = aranges.get((shape[0], device))
+            if rows is None:
+                with kit.on(device):
+                    rows = aranges[shape[0], device] = xp.arange(shape[0])
             out = xp.zeros(shape, dtype=acc)
-            out[xp.arange(shape[0]), t] = -(g / shape[0] if reduction == "mean" else g)
+            out[rows, t] = -(g / shape[0] if reduction == "mean" else g)
             return kit.wrap(out, d, device)
+        valid = t != ignore_index
+        if lo < 0 and bool(xp.any(valid & (t < 0))):
+            raise IndexError(f"Target {int(min_(xp.where(valid, t, 0)))} is out of bounds.")
         safe = xp.where(valid, t, xp.zeros((), dtype=t.dtype))
         if weight is None:
             wt = kit.cast(valid, acc)

@@ -152,3 +152,26 @@ def test_overridable_listing_and_testing_overrides():
     import inspect
 
     assert list(inspect.signature(dummies[tp.add]).parameters)[:2] == ["self", "other"]
+
+
+def test_tensor_subclasses_take_part_only_when_they_define_the_protocol():
+    # a subclass without __tensorplug_function__ (nn.Parameter) dispatches like Tensor, and
+    # its calls share the public function's signature cache
+    p = tp.nn.Parameter(tp.ones([2]), requires_grad=False)
+    for _ in range(2):
+        np.testing.assert_array_equal(tp.mul(p, tp.ones([2]) * 3).numpy(), [3.0, 3.0])
+    assert (tp.nn.Parameter, tp.Tensor) in tp.mul._choice
+
+    class Logged(tp.nn.Parameter):
+        seen: list = []
+
+        @classmethod
+        def __tensorplug_function__(cls, func, types, args=(), kwargs=None):
+            cls.seen.append(func.__name__)
+            return "intercepted"
+
+    q = Logged(tp.ones([2]), requires_grad=False)
+    for _ in range(2):
+        assert tp.mul(q, tp.ones([2])) == "intercepted"
+    assert Logged.seen == ["mul", "mul"]
+    assert (Logged, tp.Tensor) not in tp.mul._choice

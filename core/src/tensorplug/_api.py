@@ -285,6 +285,12 @@ _PLAIN = frozenset(
 
 _LISTS = frozenset({list, tuple})
 
+
+def _plain_subclass(t: type) -> bool:
+    """A Tensor subclass that does not take part in __tensorplug_function__ (``nn.Parameter``):
+    its calls dispatch exactly like a Tensor's, so their signatures may be cached too."""
+    return issubclass(t, Tensor) and not hasattr(t, "__tensorplug_function__")
+
 ReturnTypes = type("return_types", (), {})
 return_types = ReturnTypes()
 
@@ -305,8 +311,8 @@ def _named_tuple(entries_: list[OpEntry]) -> type | None:
 # Note [Public function fast path]
 # A public function caches, per signature of argument types, the overload to call (its bound
 # generated ``__call__``). Only signatures made of plain types (_PLAIN: no lists, nothing that
-# could define __tensorplug_function__) are cached, so a cache hit also proves that the protocol
-# has nothing to say. The hot path is shaped by what a call costs in CPython:
+# could define __tensorplug_function__; also Tensor subclasses that do not define it, such as
+# nn.Parameter) are cached, so a cache hit also proves that the protocol has nothing to say. The hot path is shaped by what a call costs in CPython:
 # * the first two positional arguments arrive in positional-only parameters ``a`` and ``b``, so
 #   the common call ``tp.add(x, y)`` builds no argument tuple and unpacks nothing;
 # * the answers for the commonest signatures, ``(Tensor,)`` and ``(Tensor, Tensor)``, are also
@@ -388,7 +394,11 @@ def _first_call(
         return overrides.handle_tensorplug_function(public, relevant, *args, **kwargs)
     resolve = getattr(target, "_resolve_overload", None)
     op: Any = resolve(args, kwargs) if resolve is not None else target
-    if all(t in _PLAIN or (choice.lists and t in _LISTS) for t in sig if isinstance(t, type)):
+    if all(
+        t in _PLAIN or (choice.lists and t in _LISTS) or _plain_subclass(t)
+        for t in sig
+        if isinstance(t, type)
+    ):
         # cache the bound generated __call__: one lookup less per call. Tracing swaps the
         # class's __call__, and clears these caches when it does (dispatcher._set_tracing).
         op._generate()

@@ -277,6 +277,10 @@ def test_where(paths: tuple[Kernels, Kernels], dtype: str) -> None:
     check(paths, "where.self", c, make(dtype, (2, 4)), b)
     check(paths, "where.ScalarOther", make("int64", (3, 4)), a, 0.0)
     check(paths, "where.ScalarOther", make("bool", (4,)), a, 0.0)
+    c0, a0, b0 = make("bool", ()), make(dtype, (), 1), make(dtype, (), 2)
+    check(paths, "where.self", c0, a0, b0)
+    check(paths, "where.ScalarOther", c0, a0, 0.5)
+    check(paths, "where.ScalarSelf", c0, 0.5, b0)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -223,7 +223,7 @@ def build(kit: Kit) -> Kernels:
         if xp_add_at is not None and min_reduce is not None
         else frozenset()
     )
-    # the grids of the last (index shape, dim) seen: ((shape, dim), grids)
+    # the grids of the last (index shape, dim, device) seen: ((shape, dim, device), grids)
     grids_of: list[tuple[Any, tuple[Any, ...]]] = [(None, ())]
 
     def scatter_fast_path(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor | None:
@@ -248,10 +248,11 @@ def build(kit: Kit) -> Kernels:
         for j in range(nd):
             if j != ax and ishape[j] > ashape[j]:
                 return None
-        key = (ishape, ax)
+        key = (ishape, ax, dev)
         seen, rest = grids_of[0]
         if seen != key:
-            rest = grids(xp.zeros(ishape, dtype=long_t), ax)
+            with kit.on(dev):
+                rest = grids(xp.zeros(ishape, dtype=long_t), ax)
             grids_of[0] = (key, rest)
         if min_reduce(i, None) < 0:  # type: ignore[misc]
             return None  # negative: numpy would wrap it, PyTorch raises

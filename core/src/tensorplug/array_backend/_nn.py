@@ -56,8 +56,8 @@ def build(kit: Kit) -> Kernels:
         and add_reduce is not None
         and min_reduce is not None
     )
-    # the row numbers of the last batch size seen: (n, arange(n))
-    rows_of: list[tuple[int, Any]] = [(-1, None)]
+    # the row numbers of the last batch size and device seen: ((n, device), arange(n))
+    rows_of: list[tuple[Any, Any]] = [(None, None)]
 
     def nll_fast(
         self: Tensor, target: Tensor, weight: Tensor | None, reduction: str, ignore_index: int
@@ -83,10 +83,11 @@ def build(kit: Kit) -> Kernels:
             return None
         if min_reduce(t, None) < 0:  # type: ignore[misc]
             return None  # ignored or negative targets
-        cached_n, rows = rows_of[0]
-        if cached_n != n:
-            rows = xp.arange(n, dtype=long_t)
-            rows_of[0] = (n, rows)
+        seen, rows = rows_of[0]
+        if seen != (n, self._device):
+            with kit.on(self._device):
+                rows = xp.arange(n, dtype=long_t)
+            rows_of[0] = ((n, self._device), rows)
         try:
             picked = x[rows, t]
         except IndexError:

@@ -123,8 +123,8 @@ def build(kit: Kit) -> Kernels:
 
     hush = kit.hush
     unhush = kit.unhush
-    # dtype -> (smallest, largest) Python int a fast path passes as it is (Note [Binary fast
-    # path]); floating dtypes take any int, and floats too
+    # dtype -> (whether a Python float passes, smallest and largest Python int that passes):
+    # the scalars a fast path hands to the array function as they are (Note [Binary fast path])
     inf = float("inf")
     scalar_bounds: dict[_dt.dtype, tuple[bool, float, float]] = {}
     for d in native:

@@ -1,0 +1,187 @@
+"""The backward node of an op with a formula, and the ``s`` its formulas read.
+
+An :class:`OpNode` subclass is made per op (``MulBackward0``) by its :class:`~.kernels.Rule`;
+one instance per recorded call holds the saved arguments and output (Note [Saved tensors] in
+graph.py). Its ``apply`` runs the op's formulas (Note [Formula table] in formulas.py) for the
+inputs that need a gradient, handing each formula a :class:`SavedView` of the call.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from tensorplug.tensor import Tensor
+
+from .graph import Node, SavedTensor, zeros_for
+
+if TYPE_CHECKING:
+    from .kernels import Rule
+
+__all__ = ["OpNode", "SavedView", "NOT_SAVED", "saved_view_class"]
+
+NOT_SAVED = object()  # a tensor argument the formulas do not read: not kept
+
+
+class OpNode(Node):
+    """The backward node of one call of an op with a formula (its class is per op)."""
+
+    __slots__ = ("_args", "_result", "_spans", "_out_meta", "_n_out")
+    _rule: Rule
+
+    def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
+        rule = self._rule
+        nexts = self.next_functions
+        res: list[Any] = [None] * len(nexts)
+        if rule.simple_out:
+            g: Any = grads[0]
+            if g is None:
+                return res
+        else:
+            if all(x is None for x in grads):
+                return res
+            g = tuple(
+                x if x is not None else (zeros_for(m) if m is not None else None)
+                for x, m in zip(grads, self._out_meta, strict=True)
+            )
+            if rule.returns_list:
+                g = list(g)
+        s = rule.view_cls(self)
+        spans = self._spans
+        for names, fn, single in rule.plan:
+            if single:  # one plain Tensor input: the common case
+                start = spans[names[0]][0]
+                if nexts[start][0] is not None:
+                    res[start] = fn(g, s)
+                continue
+            need = False
+            for name in names:
+                start, count = spans[name]
+                for j in range(start, start + count):
+                    if nexts[j][0] is not None:
+                        need = True
+            if not need:
+                continue
+            r = fn(g, s)
+            rs: tuple[Any, ...] = (r,) if len(names) == 1 else tuple(r)
+            for name, value in zip(names, rs, strict=True):
+                start, count = spans[name]
+                if count == 1 and name not in rule.list_args:
+                    res[start] = value
+                elif value is not None:
+                    for j, v in enumerate(value):
+                        res[start + j] = v
+        return res
+
+    def _release(self) -> None:
+        args = self._args
+        for i in self._rule.saved:
+            x = args[i]
+            if type(x) is SavedTensor:
+                x.freed = True
+            elif type(x) is list:
+                for y in x:
+                    if type(y) is SavedTensor:
+                        y.freed = True
+        r = self._result
+        if type(r) is SavedTensor:
+            r.freed = True
+        elif type(r) is tuple:
+            for y in r:
+                if type(y) is SavedTensor:
+                    y.freed = True
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {"op": self._rule.name}
+
+
+class SavedView:
+    """The ``s`` a formula reads (Note [Formula table] in formulas.py).
+
+    Each op's rule makes a subclass with a property per name its formulas read
+    (:func:`saved_view_class`), so ``s.self`` costs a property call; ``__getattr__`` remains
+    for anything else, and raises the explanatory errors.
+    """
+
+    __slots__ = ("_node",)
+
+    def __init__(self, node: OpNode) -> None:
+        self._node = node
+
+    def __getattr__(self, name: str) -> Any:
+        return _read(self._node, name)
+
+
+def saved_view_class(rule: Rule, used: set[str]) -> type[SavedView]:
+    props: dict[str, Any] = {"__slots__": ()}
+    metas = {f"{n}{suffix}": (n, k) for n in rule.static_spans for k, suffix in enumerate(("_shape", "_dtype", "_device"))}
+    for name in used:
+        i = rule.index.get(name)
+        if i is not None and rule.arg_names[i] not in rule.list_args:
+            props[name] = property(functools.partial(_read_arg, i=i, name=name))
+        elif name in metas and metas[name][0] not in rule.list_args:
+            arg, k = metas[name]
+            props[name] = property(functools.partial(_read_meta, arg=arg, k=k))
+        elif name == "result" or (name in rule.return_names and name) or i is not None:
+            props[name] = property(functools.partial(_read_name, name=name))
+    return type(f"{rule.node_cls.__name__}Saved", (SavedView,), props)
+
+
+def _read_arg(view: SavedView, i: int, name: str) -> Any:
+    node = view._node
+    v = node._args[i]
+    if type(v) is SavedTensor:
+        return v.unpack_plain(node)
+    if v is NOT_SAVED:
+        return _read(node, name)  # raises the explanation
+    return v
+
+
+def _read_meta(view: SavedView, arg: str, k: int) -> Any:
+    node = view._node
+    m = node._input_meta[node._spans[arg][0]]
+    return None if m is None else m[k]
+
+
+def _read_name(view: SavedView, name: str) -> Any:
+    return _read(view._node, name)
+
+
+def _read(node: OpNode, name: str) -> Any:
+    """``s.<name>`` of ``node``'s formulas, the general way."""
+    rule = node._rule
+    i = rule.index.get(name)
+    if i is not None:
+        v = node._args[i]
+        if v is NOT_SAVED:
+            raise AttributeError(
+                f"the formula of {rule.name} reads s.{name}, which was not saved; read it "
+                "as s.<name> directly in the formula's own body"
+            )
+        if type(v) is SavedTensor:
+            return v.unpack_plain(node)
+        if type(v) is list and v and any(type(x) is SavedTensor for x in v):
+            return [x.unpack_plain(node) if type(x) is SavedTensor else x for x in v]
+        return v
+    if name == "result" or (name in rule.return_names and name):
+        r = node._result
+        if r is None:
+            raise AttributeError(f"the formula of {rule.name} reads s.{name}, which was not saved")
+        if type(r) is tuple:
+            unpacked = tuple(x.unpack_plain(node) if type(x) is SavedTensor else x for x in r)
+            return unpacked if name == "result" else unpacked[rule.return_names.index(name)]
+        if type(r) is list:
+            return [x.unpack_plain(node) for x in r]
+        return r.unpack_plain(node)
+    for suffix, k in (("_shape", 0), ("_dtype", 1), ("_device", 2)):
+        if name.endswith(suffix):
+            arg = name[: -len(suffix)]
+            if arg in node._spans:
+                start, count = node._spans[arg]
+                if arg in rule.list_args:
+                    return [None if m is None else m[k] for m in node._input_meta[start : start + count]]
+                m = node._input_meta[start]
+                return None if m is None else m[k]
+    raise AttributeError(f"the formula of {rule.name} reads s.{name}: no such argument or output")

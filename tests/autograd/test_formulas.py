@@ -1,4 +1,4 @@
-"""The derivative formulas of the standard operators (tensorplug_autograd/formulas.py).
+"""The derivative formulas of the standard operators (tensorplug_autograd/formulas/).
 
 * the table against native_functions.yaml: every non-composite functional overload has a
   formula or is marked non-differentiable, formulas name real tensor arguments;

@@ -2,7 +2,7 @@
 
 The plugin owns the ``Autograd<B>`` keys (through the ``Autograd`` alias) and
 ``ADInplaceOrView``. It registers one Autograd kernel per standard operator, generated from the
-formula table (formulas.py, kernels.py), ADInplaceOrView kernels for view and in-place ops
+formula table (formulas/, kernels.py), ADInplaceOrView kernels for view and in-place ops
 (views.py), a fallback for operators without a derivative, the
 Tensor attributes of autograd (tensor_api.py), and the names ``tp.autograd``, ``tp.no_grad``,
 ``tp.enable_grad``, ``tp.set_grad_enabled``, ``tp.is_grad_enabled`` and ``tp.inference_mode``.

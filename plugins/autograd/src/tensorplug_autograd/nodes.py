@@ -2,7 +2,7 @@
 
 An :class:`OpNode` subclass is made per op (``MulBackward0``) by its :class:`~.kernels.Rule`;
 one instance per recorded call holds the saved arguments and output (Note [Saved tensors] in
-graph.py). Its ``apply`` runs the op's formulas (Note [Formula table] in formulas.py) for the
+graph.py). Its ``apply`` runs the op's formulas (Note [Formula table] in formulas/__init__.py) for the
 inputs that need a gradient, handing each formula a :class:`SavedView` of the call.
 """
 
@@ -98,7 +98,7 @@ class OpNode(Node):
 
 
 class SavedView:
-    """The ``s`` a formula reads (Note [Formula table] in formulas.py).
+    """The ``s`` a formula reads (Note [Formula table] in formulas/__init__.py).
 
     Each op's rule makes a subclass with a property per name its formulas read
     (:func:`saved_view_class`), so ``s.self`` costs a property call; ``__getattr__`` remains

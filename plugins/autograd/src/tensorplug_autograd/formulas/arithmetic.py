@@ -1,184 +1,30 @@
-"""Derivative formulas of the standard operators: the role of PyTorch's derivatives.yaml.
-
-Note [Formula table]
-~~~~~~~~~~~~~~~~~~~~
-``FORMULAS`` maps an overload name of native_functions.yaml (``"mul.Tensor"``, ``"neg"`` for an
-empty overload) to a dict: differentiable input argument name -> ``fn(g, s)`` returning that
-input's gradient. A tuple of names maps to one ``fn`` returning a tuple of gradients in that
-order (for formulas that share work, like ``layer_norm``).
-
-* ``g`` is the gradient of the output. For ops with several outputs (``max.dim``, ``split``),
-  ``g`` is a tuple with one gradient per output; outputs that received none get zeros.
-* ``s`` holds the forward call: ``s.<arg>`` is the argument (a tensor, list, or Python value),
-  ``s.result`` the output (a tuple for several outputs), ``s.<arg>_shape`` / ``s.<arg>_dtype``
-  the shape and dtype of a tensor argument, readable without saving the tensor.
-  A tensor argument (or the result) is saved for backward only when the formula's code names it
-  (``s.self`` saves ``self``; ``s.self_shape`` does not). Saved tensors are checked against
-  their version counter when read (Note [Saved tensors] in graph.py), so write the formula to
-  read them directly as ``s.<name>`` in its own body.
-* The returned gradient may be ``None`` (zero), and may have a shape that broadcasts to the
-  input's: the engine sums broadcast dimensions away and casts to the input's dtype, as
-  PyTorch's ``validate_outputs`` does. A ``Tensor[]`` input gets a list.
-* Formulas call only public tensorplug operations, so a backward pass run with
-  ``create_graph=True`` records its own graph and higher derivatives work.
-
-In-place variants (``add_.Tensor``) and ``out=`` variants (``add.out``) use the entry of their
-functional overload; for in-place ones ``s.self`` is the value *before* the op (cloned first,
-only when the formula names it) and ``s.result`` the value after. CompositeImplicitAutograd ops
-have no entry: autograd sees the operators they decompose into. In-place ops whose functional
-form is composite or absent (``index_put_``, ``copy_``, ``fill_.Scalar``) have entries of their
-own.
-
-``NON_DIFFERENTIABLE`` lists overloads whose outputs never require grad (comparisons, indices,
-factories). ``OUTPUT_DIFFERENTIABILITY`` marks which outputs of a multi-output op are
-differentiable (``max.dim``: the values, not the indices).
-
-Note [Zero gradients]
-~~~~~~~~~~~~~~~~~~~~~
-Where PyTorch's derivatives.yaml writes ``zeros_like(grad)`` (``sign``, rounding divisions,
-``fill_``) the formula returns real zeros, not ``None``: ``tp.autograd.grad`` then returns zeros
-for that input as PyTorch does, instead of reporting it unused. Where PyTorch marks an op
-not differentiable (``floor_divide``, comparisons) it is in ``NON_DIFFERENTIABLE``.
-
-Note [Reading s in the formula body]
-~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-The kernel decides what to save from the names a formula's own code reads, so every formula
-below reads the ``s.<name>`` it needs in its lambda and passes the values on to the ``_helper``
-that does the work; a helper never receives ``s``.
-"""
+"""Formulas of pointwise, comparison, reduction and linear algebra ops (Note [Formula table])."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import tensorplug as tp
 from tensorplug import Tensor
 
-__all__ = ["FORMULAS", "NON_DIFFERENTIABLE", "OUTPUT_DIFFERENTIABILITY"]
-
-Formula = Callable[[Any, Any], Any]
-Shape = Sequence[int]
-
-FORMULAS: dict[str, dict[str | tuple[str, ...], Formula]] = {}
-NON_DIFFERENTIABLE: set[str] = set()
-OUTPUT_DIFFERENTIABILITY: dict[str, tuple[bool, ...]] = {}
-
-
-# Hot formulas call operator overloads directly, as derivatives.yaml calls at:: functions: one
-# dispatch, without the public function's overload choice and __tensorplug_function__ check.
-_aten = tp.ops.aten
-_mm = _aten.mm.default
-_transpose = _aten.transpose.int
-
-
-def _t(x: Tensor) -> Tensor:
-    """``x.t()`` of a matrix, without the composite's dimension check (formulas know)."""
-    return _transpose(x, 0, 1)
-
-
-
-def defderiv(name: str, **formulas: Formula) -> None:
-    """Add the formulas of overload ``name`` (one keyword per differentiable input)."""
-    FORMULAS[name] = dict(formulas)
-
-
-def nondifferentiable(*names: str) -> None:
-    NON_DIFFERENTIABLE.update(names)
-
-
-# --- helpers: shapes and reductions --------------------------------------------------------------
-
-
-def _zeros(g: Tensor, shape: Shape) -> Tensor:
-    """Zeros of ``shape`` with ``g``'s dtype and device (Note [Zero gradients])."""
-    return g.new_zeros(list(shape))
-
-
-def _scale(g: Tensor, factor: Any) -> Tensor:
-    """``g * factor``, skipping the multiplication by one (PyTorch's ``maybe_multiply``)."""
-    return g if factor == 1 else g * factor
-
-
-def _reduced_dims(dim: Any, ndim: int) -> list[int]:
-    """The dims a reduction removed, wrapped and sorted; ``None`` and ``[]`` mean all of them."""
-    if ndim == 0:
-        return []
-    if dim is None:
-        return list(range(ndim))
-    dims = [dim] if isinstance(dim, int) else list(dim)
-    if not dims:
-        return list(range(ndim))
-    return sorted(d % ndim for d in dims)
-
-
-def _restore_reduced(g: Tensor, ndim: int, dim: Any, keepdim: bool) -> Tensor:
-    """Put back the dims a reduction without ``keepdim`` removed, as size 1."""
-    if keepdim or ndim == 0:
-        return g
-    for d in _reduced_dims(dim, ndim):
-        g = g.unsqueeze(d)
-    return g
-
-
-def _sum_backward(g: Tensor, shape: Shape, dim: Any, keepdim: bool) -> Tensor:
-    return _restore_reduced(g, len(shape), dim, keepdim).expand(list(shape))
-
-
-def _count(shape: Shape, dims: Sequence[int]) -> int:
-    return math.prod(shape[d] for d in dims)
-
-
-def _sum_to(x: Tensor, shape: Shape) -> Tensor:
-    """Sum ``x`` down to ``shape`` (which it broadcasts from): PyTorch's ``at::sum_to``."""
-    shape = tuple(shape)
-    lead = x.ndim - len(shape)
-    if lead > 0:
-        x = x.sum(list(range(lead)))
-    ones = [i for i, n in enumerate(shape) if n == 1 and x.shape[i] != 1]
-    if ones:
-        x = x.sum(ones, True)
-    return x
-
-
-def _pad_to(x: Tensor, shape: Shape) -> Tensor:
-    """``x`` at the start of each dim of a zero tensor of ``shape`` (``shape >= x.shape``)."""
-    for d, (have, want) in enumerate(zip(x.shape, shape, strict=True)):
-        if have < want:
-            fill = list(x.shape)
-            fill[d] = want - have
-            x = tp.cat([x, _zeros(x, fill)], d)
-    return x
-
-
-def _embed(g: Tensor, shape: Shape, dim: int, start: int, step: int) -> Tensor:
-    """Zeros of ``shape`` holding ``g`` at ``start, start+step, ...`` along ``dim``.
-
-    The backward of select and slice, built out of place (cat, or scatter_add for strided
-    slices) so that it is itself differentiable.
-    """
-    k = g.shape[dim]
-    if k == 0:
-        return _zeros(g, shape)
-    if step == 1 or k == 1:
-        pieces = []
-        if start > 0:
-            pieces.append(_zeros(g, [*shape[:dim], start, *shape[dim + 1 :]]))
-        pieces.append(g)
-        after = shape[dim] - start - k
-        if after > 0:
-            pieces.append(_zeros(g, [*shape[:dim], after, *shape[dim + 1 :]]))
-        return tp.cat(pieces, dim) if len(pieces) > 1 else g
-    index = tp.arange(start, start + k * step, step, dtype=tp.int64, device=g.device)
-    index = index.reshape([k if d == dim else 1 for d in range(g.ndim)]).expand(list(g.shape))
-    return _zeros(g, shape).scatter_add(dim, index, g)
-
-
-def _where_zero(cond: Tensor, g: Tensor) -> Tensor:
-    """``g`` where ``cond`` holds, else 0."""
-    return tp.where(cond, g, 0.0)
-
+from ._table import (
+    OUTPUT_DIFFERENTIABILITY,
+    Shape,
+    _aten,
+    _count,
+    _mm,
+    _reduced_dims,
+    _restore_reduced,
+    _scale,
+    _sum_backward,
+    _sum_to,
+    _t,
+    _where_zero,
+    _zeros,
+    defderiv,
+    nondifferentiable,
+)
 
 # --- pointwise binary arithmetic -----------------------------------------------------------------
 
@@ -527,9 +373,7 @@ defderiv(
 )
 defderiv(
     "log_softmax.int",
-    self=lambda g, s: _aten._log_softmax_backward_data.default(
-        g, s.result, s.dim, s.self_dtype
-    ),
+    self=lambda g, s: _aten._log_softmax_backward_data.default(g, s.result, s.dim, s.self_dtype),
 )
 
 
@@ -609,167 +453,4 @@ defderiv(
     self=lambda g, s: _scale(g, s.beta),
     mat1=lambda g, s: _scale(_mm(g, _t(s.mat2)), s.alpha),
     mat2=lambda g, s: _scale(_mm_mat2(g, s.mat1, s.mat2), s.alpha),
-)
-
-# --- views and shape -----------------------------------------------------------------------------
-
-
-def _permute_backward(g: Tensor, dims: Sequence[int]) -> Tensor:
-    n = len(dims)
-    inverse = [0] * n
-    for i, d in enumerate(dims):
-        inverse[d % n] = i
-    return g.permute(inverse)
-
-
-def _unsqueeze_to(g: Tensor, shape: Shape, dim: int | None = None) -> Tensor:
-    """Undo squeeze (all size-1 dims, or only ``dim``): PyTorch's ``unsqueeze_to``."""
-    if not shape:
-        return g
-    if dim is not None:
-        dim %= len(shape)
-        return g.unsqueeze(dim) if shape[dim] == 1 else g
-    for d, n in enumerate(shape):
-        if n == 1:
-            g = g.unsqueeze(d)
-    return g
-
-
-def _slice_backward(
-    g: Tensor, shape: Shape, dim: int, start: int | None, end: int | None, step: int
-) -> Tensor:
-    dim %= len(shape)
-    n = shape[dim]
-    lo = 0 if start is None else (start + n if start < 0 else start)
-    return _embed(g, shape, dim, min(max(lo, 0), n), step)
-
-
-def _select_backward(g: Tensor, shape: Shape, dim: int, index: int) -> Tensor:
-    dim %= len(shape)
-    return _embed(g.unsqueeze(dim), shape, dim, index % shape[dim], 1)
-
-
-defderiv("transpose.int", self=lambda g, s: _aten.transpose.int(g, s.dim0, s.dim1))
-defderiv("permute", self=lambda g, s: _permute_backward(g, s.dims))
-defderiv("view", self=lambda g, s: g.reshape(list(s.self_shape)))
-defderiv("reshape", self=lambda g, s: g.reshape(list(s.self_shape)))
-defderiv("unsqueeze", self=lambda g, s: g.squeeze(s.dim))
-defderiv("squeeze", self=lambda g, s: _unsqueeze_to(g, s.self_shape))
-defderiv("squeeze.dim", self=lambda g, s: _unsqueeze_to(g, s.self_shape, s.dim))
-defderiv("expand", self=lambda g, s: _sum_to(g, s.self_shape))
-defderiv("select.int", self=lambda g, s: _select_backward(g, s.self_shape, s.dim, s.index))
-defderiv(
-    "slice.Tensor",
-    self=lambda g, s: _slice_backward(g, s.self_shape, s.dim, s.start, s.end, s.step),
-)
-defderiv("split.Tensor", self=lambda g, s: tp.cat(list(g), s.dim))
-defderiv("split_with_sizes", self=lambda g, s: tp.cat(list(g), s.dim))
-
-
-def _cat_backward(g: Tensor, shapes: Sequence[Shape], dim: int) -> list[Tensor]:
-    """Slices of ``g``; a 1-D empty input (which cat skips, as PyTorch) gets an empty one."""
-    dim %= max(g.ndim, 1)
-    skipped = [len(shape) == 1 and shape[0] == 0 for shape in shapes]
-    sizes = [shape[dim] for shape, skip in zip(shapes, skipped, strict=True) if not skip]
-    pieces = iter(tp.split_with_sizes(g, sizes, dim))
-    return [_zeros(g, [0]) if skip else next(pieces) for skip in skipped]
-
-
-defderiv("cat", tensors=lambda g, s: _cat_backward(g, s.tensors_shape, s.dim))
-
-# --- indexing ------------------------------------------------------------------------------------
-
-# in place on fresh zeros, as PyTorch's index_backward: the functional index_put would copy them
-defderiv(
-    "index.Tensor",
-    self=lambda g, s: _zeros(g, s.self_shape).index_put_(s.indices, g, True),
-)
-# index_put (functional) is composite: the in-place op has the entry (Note [Formula table])
-defderiv(
-    "index_put_",
-    self=lambda g, s: g if s.accumulate else tp.index_put(g, s.indices, _zeros(g, ()), False),
-    values=lambda g, s: g.index(s.indices),
-)
-defderiv(
-    "gather",
-    self=lambda g, s: _zeros(g, s.self_shape).scatter_add(s.dim, s.index, g),
-)
-# src may be larger than index: its elements that index does not reach get zeros
-defderiv(
-    "scatter_add",
-    self=lambda g, s: g,
-    src=lambda g, s: _pad_to(g.gather(s.dim, s.index), s.src_shape),
-)
-defderiv("masked_fill.Scalar", self=lambda g, s: g.masked_fill(s.mask, 0))
-
-# --- factories -----------------------------------------------------------------------------------
-
-nondifferentiable(
-    "zeros",
-    "ones",
-    "empty.memory_format",
-    "full",
-    "arange",
-    "arange.start_step",
-    "linspace",
-    "eye",
-    "eye.m",
-    "rand",
-    "randn",
-    "randint",
-    "randint.low",
-)
-
-# --- copies and conversion -----------------------------------------------------------------------
-
-defderiv("_to_copy", self=lambda g, s: g.to(dtype=s.self_dtype, device=s.self_device))
-defderiv("clone", self=lambda g, s: g)
-defderiv(
-    "copy_",
-    self=lambda g, s: _zeros(g, s.self_shape),
-    src=lambda g, s: g.to(device=s.src_device),
-)
-defderiv("fill_.Scalar", self=lambda g, s: _zeros(g, s.self_shape))
-nondifferentiable("detach", "_local_scalar_dense")
-
-# --- neural network functions --------------------------------------------------------------------
-
-
-_BCE_EPS = 1e-12  # PyTorch's EPSILON in binary_cross_entropy_backward
-
-
-def _bce_self(
-    g: Tensor, x: Tensor, target: Tensor, weight: Tensor | None, reduction: str
-) -> Tensor:
-    grad = g * (x - target) / (x * (1 - x)).clamp(min=_BCE_EPS)
-    if weight is not None:
-        grad = grad * weight
-    return grad / x.numel() if reduction == "mean" and x.numel() else grad
-
-
-def _bce_target(
-    g: Tensor, x: Tensor, target: Tensor, weight: Tensor | None, reduction: str
-) -> Tensor:
-    # the forward clamps both logs at -100; so does its derivative in target
-    grad = g * ((-x).log1p().clamp(min=-100.0) - x.log().clamp(min=-100.0))
-    if weight is not None:
-        grad = grad * weight
-    return grad / x.numel() if reduction == "mean" and x.numel() else grad
-
-
-defderiv(
-    "nll_loss",
-    self=lambda g, s: _aten.nll_loss_backward.default(
-        g, s.self, s.target, s.weight, s.reduction, s.ignore_index
-    ),
-)
-defderiv(
-    "nll_loss_backward",  # linear in grad_output; constant in self
-    grad_output=lambda g, s: tp.nll_loss(g, s.target, s.weight, s.reduction, s.ignore_index),
-    self=lambda g, s: _zeros(g, s.self_shape),
-)
-defderiv(
-    "binary_cross_entropy",
-    self=lambda g, s: _bce_self(g, s.self, s.target, s.weight, s.reduction),
-    target=lambda g, s: _bce_target(g, s.self, s.target, s.weight, s.reduction),
 )

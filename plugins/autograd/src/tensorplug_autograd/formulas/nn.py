@@ -1,0 +1,54 @@
+"""Formulas of the neural network functions and losses (Note [Formula table])."""
+
+from __future__ import annotations
+
+import tensorplug as tp
+from tensorplug import Tensor
+
+from ._table import (
+    _aten,
+    _zeros,
+    defderiv,
+)
+
+# --- neural network functions --------------------------------------------------------------------
+
+
+_BCE_EPS = 1e-12  # PyTorch's EPSILON in binary_cross_entropy_backward
+
+
+def _bce_self(
+    g: Tensor, x: Tensor, target: Tensor, weight: Tensor | None, reduction: str
+) -> Tensor:
+    grad = g * (x - target) / (x * (1 - x)).clamp(min=_BCE_EPS)
+    if weight is not None:
+        grad = grad * weight
+    return grad / x.numel() if reduction == "mean" and x.numel() else grad
+
+
+def _bce_target(
+    g: Tensor, x: Tensor, target: Tensor, weight: Tensor | None, reduction: str
+) -> Tensor:
+    # the forward clamps both logs at -100; so does its derivative in target
+    grad = g * ((-x).log1p().clamp(min=-100.0) - x.log().clamp(min=-100.0))
+    if weight is not None:
+        grad = grad * weight
+    return grad / x.numel() if reduction == "mean" and x.numel() else grad
+
+
+defderiv(
+    "nll_loss",
+    self=lambda g, s: _aten.nll_loss_backward.default(
+        g, s.self, s.target, s.weight, s.reduction, s.ignore_index
+    ),
+)
+defderiv(
+    "nll_loss_backward",  # linear in grad_output; constant in self
+    grad_output=lambda g, s: tp.nll_loss(g, s.target, s.weight, s.reduction, s.ignore_index),
+    self=lambda g, s: _zeros(g, s.self_shape),
+)
+defderiv(
+    "binary_cross_entropy",
+    self=lambda g, s: _bce_self(g, s.self, s.target, s.weight, s.reduction),
+    target=lambda g, s: _bce_target(g, s.self, s.target, s.weight, s.reduction),
+)

@@ -423,3 +423,23 @@ def test_show_dispatch_trace_env_var(tmp_path):
     r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "1"
     assert "[dispatch] call envtrace::f.default keyset=DispatchKeySet(BackendSelect, CPU) -> CPU" in r.stderr
+
+
+def test_int_list_arguments_reach_kernels_as_tuples_of_ints(ns):
+    import numpy as np
+
+    seen = []
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("f(Tensor self, int[] dims, int[1]? dim=None) -> Tensor")
+        lib.impl("f", lambda x, dims, dim=None: seen.append((dims, dim)) or x, "CPU")
+        op = getattr(tp.ops, ns).f.default
+        a = FakeTensor("CPU")
+        given = (0, 2)
+        op(a, given)
+        assert seen[-1][0] is given  # already what it binds to: passed as it is
+        op(a, [1, 2], [0])
+        assert seen[-1] == ((1, 2), (0,)) and type(seen[-1][0]) is tuple
+        op(a, [np.int64(3), 4], 5)  # numpy ints and a bare int for int[1]: the binder
+        assert seen[-1] == ((3, 4), (5,)) and all(type(v) is int for v in seen[-1][0])
+        with pytest.raises(TypeError, match="dims"):
+            op(a, [1, "x"])

@@ -18,7 +18,8 @@ argument 'x'`` (a ``**kwargs`` catch-all would cost a dict per call). The genera
 2. checks each non-tensor argument with one ``type(x) in <frozenset>`` test, normalizing
    (``int[2]`` from a bare int, numpy scalars) only when that fails; an argument left at its
    default (``x is <default>``, when the default passes that test) skips it; an int list
-   passes as it is when it is already what it binds to, a tuple of ints;
+   passes as it is when it is already what it binds to, a tuple of ints, and a list of ints
+   becomes that tuple without the binder;
 3. looks the key set up in the operator's dispatch cache (Note [Dispatch cache]) and calls the
    callable found there with the bound arguments;
 4. for arguments the schema marks written ``(a!)``, bumps the version counter when the kernel
@@ -93,7 +94,10 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
             skip = f"{name} is not None and " if isinstance(a.type, _schema.OptionalType) else ""
             checks.append(
                 f"    if {skip}(type({name}) is not tuple or not _ints({name})):\n"
-                f"        {name} = _op._normalize({i}, {name})"
+                f"        if type({name}) is list and _ints({name}):\n"
+                f"            {name} = tuple({name})\n"
+                "        else:\n"
+                f"            {name} = _op._normalize({i}, {name})"
             )
         else:
             ns[f"_F{i}"] = _schema.fast_types(a.type)

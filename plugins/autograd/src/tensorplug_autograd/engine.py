@@ -213,7 +213,7 @@ def _execute(
             node = pop(ready)[1]
             grads = buffers.pop(node, None)
             if grads is None:
-                grads = [None] * _n_outputs(node)
+                grads = [None] * node._n_out
             if node._pre_hooks:
                 grads = _run_pre_hooks(node, grads)
             if capture:
@@ -230,9 +230,12 @@ def _execute(
                 continue
             if needed is not None and not any(c in needed for c, _ in node.next_functions):
                 continue
-            outs = _apply(node, grads)
+            if node._checked and not node._post_hooks:
+                outs = node.apply(grads)
+            else:
+                outs = _apply(node, grads)
             del grads
-            if not keep_graph:
+            if not keep_graph and node._saves:
                 node._release()
             for (child, nr), g in zip(node.next_functions, outs, strict=False):
                 if child is None or (needed is not None and child not in needed):
@@ -240,7 +243,7 @@ def _execute(
                 if g is not None:
                     buf = buffers.get(child)
                     if buf is None:
-                        buf = buffers[child] = [None] * _n_outputs(child)
+                        buf = buffers[child] = [None] * child._n_out
                     old = buf[nr]
                     buf[nr] = g if old is None else old + g
                 left = deps[child] - 1
@@ -313,16 +316,12 @@ def _needed(
     return needed, deps
 
 
-def _n_outputs(node: Node) -> int:
-    return getattr(node, "_n_out", 1)
-
-
 def _add_to_buffer(
     buffers: dict[Node, list[Tensor | None]], node: Node, nr: int, g: Tensor, create_graph: bool
 ) -> None:
     buf = buffers.get(node)
     if buf is None:
-        buf = buffers[node] = [None] * _n_outputs(node)
+        buf = buffers[node] = [None] * node._n_out
     old = buf[nr]
     buf[nr] = g if old is None else old + g
 
@@ -369,16 +368,9 @@ def _apply(node: Node, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
         meta = metas[i] if i < nm else None
         if meta is None:
             continue
-        shape, dtype, device = meta
-        if g._data.shape == shape and g._dtype is dtype and g._device is device:
+        if g._data.shape == meta[0] and g._dtype is meta[1] and g._device is meta[2]:
             continue  # the common case: nothing to fix
-        new = g
-        if new._data.shape != shape:
-            new = _reduce_to(new, shape, node, i)
-        if new._dtype is not dtype:
-            new = new.to(dtype)
-        if new._device != device:
-            new = new.to(device)
+        new = fit_gradient(g, meta, node, i)
         if new is not g:
             if fixed is None:
                 fixed = list(outs)
@@ -394,6 +386,19 @@ def _apply(node: Node, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
 
 
 _sum_dims = tp.ops.aten.sum.dim_IntList
+
+
+def fit_gradient(g: Tensor, meta: tuple[Any, Any, Any], node: Node, i: int) -> Tensor:
+    """``g`` as the gradient of input ``i`` of ``node``: broadcast dimensions summed away, in
+    the input's dtype and on its device (``meta``), as PyTorch's ``validate_outputs``."""
+    shape, dtype, device = meta
+    if g._data.shape != shape:
+        g = _reduce_to(g, shape, node, i)
+    if g._dtype is not dtype:
+        g = g.to(dtype)
+    if g._device != device:
+        g = g.to(device)
+    return g
 
 
 def _reduce_to(g: Tensor, shape: tuple[int, ...], node: Node, i: int) -> Tensor:

@@ -158,6 +158,12 @@ class Node:
     """
 
     __slots__ = ("next_functions", "_input_meta", "_seq", "_pre_hooks", "_post_hooks", "__weakref__")
+    # per class, read by the engine: how many outputs (a slot where it varies per node),
+    # whether _release has anything to free, whether apply checks its own gradients' shape,
+    # dtype and device (OpNode) or the engine must
+    _n_out = 1
+    _saves = True
+    _checked = False
 
     next_functions: tuple[tuple[Node | None, int], ...]
 

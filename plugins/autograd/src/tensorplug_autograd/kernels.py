@@ -128,7 +128,9 @@ class Rule:
         out_diff = _formulas.OUTPUT_DIFFERENTIABILITY.get(_short(self.name))
         self.out_diff = out_diff or (True,) * max(self.n_out, 1)
         self.node_cls: type[OpNode] = type(
-            f"{camel(op.op_name)}Backward{_overload_number(op)}", (OpNode,), {"_rule": self, "__slots__": ()}
+            f"{camel(op.op_name)}Backward{_overload_number(op)}",
+            (OpNode,),
+            {"_rule": self, "__slots__": (), "_saves": bool(self.saved) or self.saves_result},
         )
         self.view_cls = saved_view_class(self, used)
 

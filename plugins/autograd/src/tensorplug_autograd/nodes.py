@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from tensorplug.tensor import Tensor
 
+from .engine import fit_gradient
 from .graph import Node, SavedTensor, zeros_for
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ class OpNode(Node):
 
     __slots__ = ("_args", "_result", "_spans", "_out_meta", "_n_out")
     _rule: Rule
+    _checked = True  # apply gives gradients in each input's shape, dtype and device
 
     def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
         rule = self._rule
@@ -49,11 +51,18 @@ class OpNode(Node):
                 g = list(g)
         s = rule.view_cls(self)
         spans = self._spans
+        metas = self._input_meta
         for names, fn, single in rule.plan:
             if single:  # one plain Tensor input: the common case
                 start = spans[names[0]][0]
                 if nexts[start][0] is not None:
-                    res[start] = fn(g, s)
+                    v = fn(g, s)
+                    m = metas[start]
+                    if v is not None and not (
+                        v._data.shape == m[0] and v._dtype is m[1] and v._device is m[2]
+                    ):
+                        v = fit_gradient(v, m, self, start)
+                    res[start] = v
                 continue
             need = False
             for name in names:
@@ -72,6 +81,10 @@ class OpNode(Node):
                 elif value is not None:
                     for j, v in enumerate(value):
                         res[start + j] = v
+                for j in range(start, start + count):
+                    v, m = res[j], metas[j]
+                    if v is not None and m is not None:
+                        res[j] = fit_gradient(v, m, self, j)
         return res
 
     def _release(self) -> None:

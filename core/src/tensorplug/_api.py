@@ -269,7 +269,7 @@ def _backend_select(op: OpOverload) -> Callable[..., Any]:
         dev = _canonical_device(kwargs.get("device"))
         storage = _backends.for_device_type(dev.type)  # clear error when none is loaded
         kwargs["device"] = dev
-        backend_ks = _keys.tensor_keyset(storage.key_name) & local_state.nexc
+        backend_ks = _keys.tensor_keyset(storage.key_name) & local_state.masks.nexc
         return op.redispatch(ks.below(below) | backend_ks, *args, **kwargs)
 
     backend_select.__qualname__ = f"backend_select[{op.name}]"

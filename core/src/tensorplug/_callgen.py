@@ -40,7 +40,7 @@ from .dispatch import local_state
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 
-_RESERVED = {"_op", "_ks", "_extra", "_k", "_r", "_v", "_tls", "_get", "_M", "_ints"}
+_RESERVED = {"_op", "_ks", "_extra", "_k", "_r", "_v", "_tls", "_get", "_M", "_ints", "_m"}
 
 
 def usable_names(schema: _schema.FunctionSchema) -> bool:
@@ -116,7 +116,7 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
     sig = ", ".join([*params, "*_extra", *kw_params])
     bad = f"_op._bad_call(({', '.join(all_names)}{',' if all_names else ''}), _extra, {{}})"
     call_args = ", ".join([*pos_names, *(f"{n}={n}" for n in kw_names)])
-    ks_expr = " | ".join([*ks_terms, "_tls.inc"])
+    ks_expr = " | ".join([*ks_terms, "_m.inc"])
 
     def body(ks_line: str) -> str:
         lines = [
@@ -145,7 +145,7 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
     qual = op._name
     src = (
         f"def __call__(_op, {sig}):\n"
-        + body(f"_ks = ({ks_expr}) & _tls.nexc")
+        + body(f"_m = _tls.masks\n        _ks = ({ks_expr}) & _m.nexc")
         + f"\n\ndef redispatch(_op, _ks, {sig}):\n"
         + body("_ks = _ks & -1" if not ks_terms else "pass")
         + "\n"

@@ -536,7 +536,8 @@ def _invoke(op: OpOverload, ks: int, args: tuple[Any, ...], kwargs: dict[str, An
 
 def _generic_call(op: OpOverload, /, *args: Any, **kwargs: Any) -> Any:
     args, kwargs = op._schema.bind(args, kwargs, op._name)
-    ks = (_keyset_of(op, args, kwargs) | local_state.inc) & local_state.nexc
+    m = local_state.masks
+    ks = (_keyset_of(op, args, kwargs) | m.inc) & m.nexc
     return _invoke(op, ks, args, kwargs)
 
 
@@ -572,7 +573,7 @@ def _traced(op: OpOverload, ks: int | None, args: tuple[Any, ...], kwargs: dict[
     indent = "  " * loc.depth
     if ks is None:
         arg_ks = _keyset_of(op, args, kwargs)
-        ks = (arg_ks | local_state.inc) & local_state.nexc
+        ks = (arg_ks | local_state.masks.inc) & local_state.masks.nexc
         how = "call"
     else:
         how = "redispatch"
@@ -799,7 +800,7 @@ def explain(op: Any, /, *args: Any, run: bool = True, **kwargs: Any) -> str:
     arg_ks = _keyset_of(ov, bargs, bkwargs)
     lines.append(f"  thread included: {_dispatch.included()!r}")
     lines.append(f"  thread excluded: {_dispatch.excluded()!r}")
-    ks = (arg_ks | local_state.inc) & local_state.nexc
+    ks = (arg_ks | local_state.masks.inc) & local_state.masks.nexc
     lines.append(f"  dispatch keyset: {DispatchKeySet(ks)!r}")
     try:
         key, kernel = ov._select(ks)

@@ -205,7 +205,7 @@ def _execute(
     heapq.heapify(ready)
     pop, push = heapq.heappop, heapq.heappush
 
-    st = local_state
+    st = local_state.masks
     saved_mode = st.nexc
     st.nexc = (saved_mode | M.ag) if create_graph else (saved_mode & M.nag)
     try:

@@ -216,7 +216,7 @@ def run_function(node_cls: type[FunctionCtx], args: Sequence[Any], forward: Call
             needs.append(False)
     ctx.needs_input_grad = tuple(needs)
     ctx._arg_edges = tuple(arg_edges)
-    st = local_state
+    st = local_state.masks
     old = st.nexc
     st.nexc = old & M.nag
     try:

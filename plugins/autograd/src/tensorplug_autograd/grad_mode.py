@@ -41,12 +41,12 @@ class _GradMode:
         self._prev: list[int] = []
 
     def __enter__(self) -> None:
-        st = local_state
+        st = local_state.masks
         self._prev.append(st.nexc)
         st.nexc = (st.nexc | M.ag) if self._enabled else (st.nexc & M.nag)
 
     def __exit__(self, *exc: object) -> None:
-        local_state.nexc = self._prev.pop()
+        local_state.masks.nexc = self._prev.pop()
 
     def __call__(self, fn: F) -> F:
         if inspect.isgeneratorfunction(fn):
@@ -82,7 +82,7 @@ class set_grad_enabled(_GradMode):  # noqa: N801
     def __init__(self, mode: bool) -> None:
         super().__init__()
         self._enabled = bool(mode)
-        st = local_state
+        st = local_state.masks
         self._entry = st.nexc
         st.nexc = (st.nexc | M.ag) if self._enabled else (st.nexc & M.nag)
 
@@ -90,10 +90,10 @@ class set_grad_enabled(_GradMode):  # noqa: N801
         pass
 
     def __exit__(self, *exc: object) -> None:
-        local_state.nexc = self._entry
+        local_state.masks.nexc = self._entry
 
     def __call__(self, fn: F) -> F:
-        local_state.nexc = self._entry  # used as a decorator: undo the change made above
+        local_state.masks.nexc = self._entry  # used as a decorator: undo the change made above
         return super().__call__(fn)
 
     def clone(self) -> _GradMode:

@@ -336,7 +336,7 @@ class SavedTensor:
         (no ``create_graph``) the value comes without its autograd and ADInplaceOrView keys,
         so the formula's ops (``s.mat2.t()``) go straight to the backend. The alias is kept,
         which also keeps a formula that returns it from being stolen as a ``.grad``."""
-        if local_state.nexc & M.ag:
+        if local_state.masks.nexc & M.ag:
             return self.unpack(node)
         p = self.plain
         if p is None or self.freed or p._tp_version.value != self.version:
@@ -369,7 +369,7 @@ def modified_message(t: Tensor, node: Node | None, saved: SavedTensor) -> str:
 
 def grad_recording() -> bool:
     """True when autograd keys are not excluded in this thread (grad mode is on)."""
-    return bool(local_state.nexc & M.ag)
+    return bool(local_state.masks.nexc & M.ag)
 
 
 def tensors_in(x: Any) -> list[Tensor]:

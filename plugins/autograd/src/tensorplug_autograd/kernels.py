@@ -136,7 +136,7 @@ class Rule:
 
     def call_below(self, ks: int, args: tuple[Any, ...]) -> Any:
         kw = {n: args[self.npos + j] for j, n in enumerate(self.kw_names)}
-        st = local_state
+        st = local_state.masks
         old = st.nexc
         st.nexc = old & M.nag
         try:
@@ -328,7 +328,7 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
     src = (
         f"def kernel({sig}):\n"
         + check
-        + "    _st = _tls\n"
+        + "    _st = _tls.masks\n"
         "    _old = _st.nexc\n"
         "    _st.nexc = _old & _M.nag\n"
         "    try:\n"
@@ -476,7 +476,7 @@ class NotImplementedNode(Node):
 
 def not_implemented_kernel(op: Any, ks: int, *args: Any, **kwargs: Any) -> Any:
     """Boxed: run ``op`` below autograd; outputs get a :class:`NotImplementedNode`."""
-    st = local_state
+    st = local_state.masks
     old = st.nexc
     st.nexc = old & M.nag
     try:

@@ -127,18 +127,25 @@ class ViewInfo:
 
 
 class AutogradMeta:
-    """Note [Autograd state of a tensor]."""
+    """Note [Autograd state of a tensor].
 
-    __slots__ = ("grad", "grad_fn", "output_nr", "acc", "hooks", "retains_grad", "view", "name")
+    The fields every tensor in a graph has are slots, set by ``__init__`` (the generated
+    kernels set them without calling it); the rare ones are class defaults, stored in the
+    instance's ``__dict__`` once set.
+    """
+
+    __slots__ = ("grad", "grad_fn", "output_nr", "acc", "__dict__")
+
+    hooks: list[Callable[[Tensor], Tensor | None]] | None = None  # leaves only
+    retains_grad = False
+    view: ViewInfo | None = None
+    name: str | None = None
 
     def __init__(self, grad_fn: Node | None = None, output_nr: int = 0) -> None:
         self.grad: Tensor | None = None
         self.grad_fn = grad_fn
         self.output_nr = output_nr
         self.acc: AccumulateGrad | None = None
-        self.hooks: list[Callable[[Tensor], Tensor | None]] | None = None  # leaves only
-        self.retains_grad = False
-        self.view: ViewInfo | None = None
 
 
 def meta_of(t: Tensor) -> AutogradMeta:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tensorplug import dispatcher as _dispatcher
+from tensorplug import dtypes as _dtypes
 from tensorplug.dispatch import local_state
 from tensorplug.dispatcher import OpOverload
 from tensorplug.library import fallthrough_kernel
@@ -362,6 +363,7 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
         "_NO": _NO_EDGE,
         "_acc": accumulator,
         "_bit": autograd_bit,
+        "_FLOATING": _FLOATING,
         "_next": next,
         "_seqs": _sequence,
         "_spans": rule.static_spans,
@@ -373,6 +375,9 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
     return fn
 
 
+_FLOATING = frozenset(d for d in _dtypes.all_dtypes() if d.is_floating_point)
+
+
 def _record_source(rule: Rule) -> str:
     """What :func:`record` does for an op with plain ``Tensor`` arguments and one output, as
     source unrolled over its arguments: the fast kernel inlines it (no call, no loops, no lists
@@ -380,14 +385,17 @@ def _record_source(rule: Rule) -> str:
     names = rule.arg_names
     lines = []
     edges, metas = [], []
+    lines.append("        _ag = _M.ag")
     for j, i in enumerate(rule.diff_idx):
         t = names[i]
         lines += [
             f"        _m = {t}._autograd",
-            "        if _m is not None and _m.grad_fn is not None:",
+            "        if _m is None:",
+            f"            _e{j} = (_acc({t}), 0) if {t}._tp_keyset & _ag else _NO",
+            "        elif _m.grad_fn is not None:",
             f"            _e{j} = (_m.grad_fn, _m.output_nr)",
-            f"        elif {t}._tp_keyset & _M.ag:",
-            f"            _e{j} = (_acc({t}), 0)",
+            f"        elif {t}._tp_keyset & _ag:",
+            f"            _e{j} = (_m.acc or _acc({t}), 0)",
             "        else:",
             f"            _e{j} = _NO",
         ]
@@ -413,14 +421,16 @@ def _record_source(rule: Rule) -> str:
         "        _n._n_out = 1",
         "        _n._out_meta = ()",
         f"        _n._args = [{', '.join(saved)}]",
-        "        if _out._dtype.is_floating_point:",
+        "        if _out._dtype in _FLOATING:",
         "            _m = _out._autograd",
         "            if _m is None:",
-        "                _out._autograd = _Meta(_n, 0)",
-        "            else:",
-        "                _m.grad_fn = _n",
-        "                _m.output_nr = 0",
-        "            _out._tp_keyset |= _bit(_out)",
+        "                _m = _out._autograd = _new(_Meta)",
+        "                _m.grad = _m.acc = None",
+        "            _m.grad_fn = _n",
+        "            _m.output_nr = 0",
+        "            _k = _out._tp_keyset",
+        "            _bits = _M.ag_of.get(_k)",
+        "            _out._tp_keyset = _k | (_bit(_out) if _bits is None else _bits)",
         f"        _n._result = {'_Saved(_out, 0)' if rule.saves_result else 'None'}",
     ]
     return "\n".join(lines) + "\n"

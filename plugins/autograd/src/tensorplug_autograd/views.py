@@ -25,7 +25,7 @@ from tensorplug.dispatcher import OpOverload
 from tensorplug.tensor import Tensor
 
 from .grad_mode import enable_grad
-from .graph import M, Node, ViewInfo, edge, input_meta, is_leaf, meta_of, set_history
+from .graph import AutogradMeta, M, Node, ViewInfo, edge, input_meta, is_leaf, meta_of, set_history
 from .kernels import Rule, _generated, _outputs, _usable_names, lazy_kernel, record
 
 __all__ = ["CopySlices", "register_inplace_or_view", "run_inplace"]
@@ -36,11 +36,18 @@ def record_view(rule: Rule, out: Any, args: tuple[Any, ...]) -> None:
     self = args[0]
     m = self._autograd
     base_view = m.view if m is not None else None
-    step = (rule.op, args[1 : rule.npos], {n: args[rule.npos + j] for j, n in enumerate(rule.kw_names)})
+    kw = {n: args[rule.npos + j] for j, n in enumerate(rule.kw_names)} if rule.kw_names else _NO_KW
+    step = (rule.op, args[1 : rule.npos], kw)
     if base_view is not None:
         root, chain = base_view.base, base_view.chain
     else:
         root, chain = self, ()
+    if type(out) is Tensor:  # the common case: one view
+        out_meta = out._autograd
+        if out_meta is None:
+            out_meta = out._autograd = AutogradMeta()
+        out_meta.view = ViewInfo(root, (*chain, step))
+        return
     outs = _outputs(out)
     for nr, t in enumerate(outs):
         if not isinstance(t, Tensor):
@@ -49,6 +56,9 @@ def record_view(rule: Rule, out: Any, args: tuple[Any, ...]) -> None:
         if rule.returns_list:  # split/chunk: select the nr-th piece
             s = (_ListItem(rule.op, nr), s[1], s[2])
         meta_of(t).view = ViewInfo(root, (*chain, s))
+
+
+_NO_KW: dict[str, Any] = {}  # the keyword arguments of a view step without any (never written)
 
 
 class _ListItem:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+import time
 import timeit
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +29,36 @@ def interleaved(fns: dict[str, Callable[[], Any]], *, number: int = 20000, round
         for name, t in timers.items():
             best[name] = min(best[name], t.timeit(number) / number)
     return best
+
+
+def paired_ratio(fn: Callable[[], Any], base: Callable[[], Any], *, pairs: int = 4000) -> float:
+    """Median over ``pairs`` back-to-back calls of ``fn``'s time divided by ``base``'s.
+
+    For calls long enough to time one by one (a large array operation), this estimates what
+    ``fn`` adds to ``base`` better than a ratio of best times: each pair shares the machine's
+    state of the moment, the order alternates (the second call of a pair finds the caches
+    the first left), and the median ignores the pairs a neighbour's burst hit.
+    """
+    clock = time.perf_counter
+    ratios = []
+    for i in range(pairs + 20):
+        if i % 2:
+            t0 = clock()
+            base()
+            t1 = clock()
+            fn()
+            t2 = clock()
+            r = (t2 - t1) / (t1 - t0)
+        else:
+            t0 = clock()
+            fn()
+            t1 = clock()
+            base()
+            t2 = clock()
+            r = (t1 - t0) / (t2 - t1)
+        if i >= 20:  # warm-up
+            ratios.append(r)
+    return statistics.median(ratios)
 
 
 def us(seconds: float) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 import numpy as np  # noqa: E402
-from _timing import interleaved, us  # noqa: E402
+from _timing import interleaved, paired_ratio, us  # noqa: E402
 
 import tensorplug as tp  # noqa: E402
 
@@ -72,9 +72,13 @@ def large() -> None:
     t = {name: min(t1[name], t2[name]) for name in fns}
     other = interleaved({"np.add": lambda: np.add(an, bn)}, number=20, rounds=13)["np.add"]
     ratio = t["tp.add"] / t["np.add"]
+    paired = paired_ratio(fns["tp.add"], fns["np.add"])
     print("1000x1000 float32 tensors (np.add on the arrays the tensors hold)")
-    print(f"  np.add {us(t['np.add'])}   tp.add {us(t['tp.add'])}   ratio {ratio:.3f} (goal <= 1.03)")
+    print(f"  np.add {us(t['np.add'])}   tp.add {us(t['tp.add'])}   ratio of best times {ratio:.3f}")
     print(f"  np.add on the arrays tp.tensor copied from: {us(other)} ({other / t['np.add']:.3f}x)")
+    # the goal is read on the paired estimate: the best times of 20-call batches scatter by
+    # +-3% from run to run here, as much as the goal itself (bench/_timing.py: paired_ratio)
+    print(f"  tp.add / np.add, median of 4000 back-to-back pairs: {paired:.3f} (goal <= 1.03)")
 
 
 def import_time() -> None:

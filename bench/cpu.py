@@ -4,7 +4,8 @@
   (goal: at most 3.9x np.add, i.e. no slower than torch.add here; stretch 3x);
 * ``a + b`` (the Python operator) on the same tensors;
 * ``tp.add`` on 1000x1000 float32 tensors vs ``np.add`` on the arrays they hold (goal: within
-  3% of np.add);
+  3% of np.add, read on the median ratio of back-to-back pairs of calls, which scatters far
+  less from run to run than a ratio of best times);
 * ``import tensorplug`` with the cpu plugin (``TENSORPLUG_PLUGINS=cpu``) vs ``import numpy``, in
   fresh interpreters (goal: at most 60 ms more), measured directly as ``import tensorplug``
   after ``import numpy`` and as the difference of the two apart; with every installed plugin,

@@ -123,3 +123,42 @@ def test_version_counter_bumped_once_per_in_place_call():
     v0 = y._version
     y.add_(1)
     assert y._version == v0 + 1
+
+
+def test_views_taken_before_an_inplace_change_of_their_base_follow_it() -> None:
+    # Note [Stale views]: the view's grad_fn is made fresh from the base's new history
+    w = tp.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x = w * 1
+    v = x[0:2]
+    x.mul_(2)
+    assert v.grad_fn.next_functions[0][0].name() == "MulBackward1"  # through the mul_
+    v.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [2.0, 2.0, 0.0])
+
+    w.grad = None
+    x = w * 1
+    v = x[1:]
+    x[0] = 5.0  # through another view of the base (CopySlices)
+    (v * 3).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [0.0, 3.0, 3.0])
+
+    w.grad = None
+    x = w * 1
+    v = x.view([3])
+    x.add_(1)
+    (v * v).sum().backward()  # d/dw (w + 1)^2
+    np.testing.assert_array_equal(w.grad.numpy(), [4.0, 6.0, 8.0])
+
+
+def test_a_view_kept_across_optimizer_steps_stays_correct() -> None:
+    # a view of a leaf kept while the leaf is updated in place under no_grad
+    w = tp.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    wt = w.t()
+    for _ in range(2):
+        x = tp.tensor([[1.0, 1.0]])
+        (x @ wt).sum().backward()
+        with tp.no_grad():
+            w.sub_(w.grad, alpha=0.5)
+        np.testing.assert_array_equal(w.grad.numpy(), np.ones((2, 2)))
+        w.grad = None
+    np.testing.assert_array_equal(wt.detach().numpy(), [[0.0, 2.0], [1.0, 3.0]])  # w.t(), updated

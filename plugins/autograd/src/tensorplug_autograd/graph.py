@@ -111,13 +111,21 @@ class RemovableHandle:
 
 
 class ViewInfo:
-    """How a view of a tensor that requires grad was made: its root base and the view ops."""
+    """How a view of a tensor that requires grad was made: its root base and the view ops, and
+    the value of the version counter it shares with its base when its ``grad_fn`` was set
+    (Note [Stale views] in views.py)."""
 
-    __slots__ = ("base", "chain")
+    __slots__ = ("base", "chain", "version")
 
-    def __init__(self, base: Tensor, chain: tuple[tuple[Any, tuple[Any, ...], dict[str, Any]], ...]):
+    def __init__(
+        self,
+        base: Tensor,
+        chain: tuple[tuple[Any, tuple[Any, ...], dict[str, Any]], ...],
+        version: int,
+    ):
         self.base = base
         self.chain = chain  # ((op, args after self, kwargs), ...) applied to base in order
+        self.version = version
 
     def replay(self, base: Tensor) -> Tensor:
         t = base
@@ -264,10 +272,27 @@ def edge(t: Tensor) -> tuple[Node | None, int]:
     """The edge a use of ``t`` adds to a node (Note [Graph edges])."""
     m: AutogradMeta | None = t._autograd
     if m is not None and m.grad_fn is not None:
+        if m.view is not None and t._tp_version.value != m.view.version:
+            refresh_view(t, m)
         return (m.grad_fn, m.output_nr)
     if t._tp_keyset & M.ag:
         return (accumulator(t), 0)
     return (None, 0)
+
+
+def refresh_view(t: Tensor, m: AutogradMeta) -> None:
+    """Give view ``t`` the ``grad_fn`` its base's current history implies (Note [Stale views]
+    in views.py): replay its view chain on the base, recording, and take the result's."""
+    from .grad_mode import enable_grad
+
+    view = m.view
+    assert view is not None
+    with enable_grad():
+        fresh = view.replay(view.base)
+    fm = fresh._autograd
+    if fm is not None and fm.grad_fn is not None:
+        m.grad_fn, m.output_nr = fm.grad_fn, fm.output_nr
+    view.version = t._tp_version.value
 
 
 def set_history(t: Tensor, node: Node, output_nr: int) -> None:

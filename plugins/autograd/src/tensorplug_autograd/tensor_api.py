@@ -14,7 +14,7 @@ from typing import Any
 from tensorplug.tensor import Tensor
 
 from . import engine
-from .graph import AutogradMeta, M, RemovableHandle, autograd_bit, is_leaf, meta_of
+from .graph import AutogradMeta, M, RemovableHandle, autograd_bit, is_leaf, meta_of, refresh_view
 
 __all__ = ["METHODS", "repr_suffix"]
 
@@ -84,7 +84,11 @@ def _del_grad(self: Tensor) -> None:
 
 def _grad_fn(self: Tensor) -> Any:
     m: AutogradMeta | None = self._autograd
-    return None if m is None else m.grad_fn
+    if m is None:
+        return None
+    if m.grad_fn is not None and m.view is not None and self._tp_version.value != m.view.version:
+        refresh_view(self, m)  # Note [Stale views] in views.py
+    return m.grad_fn
 
 
 def backward(

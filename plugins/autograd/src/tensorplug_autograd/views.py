@@ -12,6 +12,16 @@ When an in-place op writes into a view of a tensor that takes part in autograd, 
 history changes too: the base gets a :class:`CopySlices` node (its gradient is the incoming
 one, with the view's region replaced by what the op's own backward gives), and the view a
 fresh ``grad_fn`` made by replaying its view chain on the base.
+
+Note [Stale views]
+~~~~~~~~~~~~~~~~~~
+A view shares its base's version counter, and its :class:`ViewInfo` remembers the counter's
+value when the view's ``grad_fn`` was set. An in-place change of the base (or of another view
+of it) moves the counter on, and gives the base a new history; the view's ``grad_fn`` then
+still leads to the old one. So wherever a view's ``grad_fn`` is used (an edge to it, reading
+``.grad_fn``), a changed counter makes it fresh first: the view chain is replayed on the base,
+recording, and the view takes that result's ``grad_fn``, as PyTorch regenerates the
+``grad_fn`` of a view whose version moved.
 """
 
 from __future__ import annotations
@@ -46,7 +56,7 @@ def record_view(rule: Rule, out: Any, args: tuple[Any, ...]) -> None:
         out_meta = out._autograd
         if out_meta is None:
             out_meta = out._autograd = AutogradMeta()
-        out_meta.view = ViewInfo(root, (*chain, step))
+        out_meta.view = ViewInfo(root, (*chain, step), out._tp_version.value)
         return
     outs = _outputs(out)
     for nr, t in enumerate(outs):
@@ -55,7 +65,7 @@ def record_view(rule: Rule, out: Any, args: tuple[Any, ...]) -> None:
         s = step
         if rule.returns_list:  # split/chunk: select the nr-th piece
             s = (_ListItem(rule.op, nr), s[1], s[2])
-        meta_of(t).view = ViewInfo(root, (*chain, s))
+        meta_of(t).view = ViewInfo(root, (*chain, s), t._tp_version.value)
 
 
 _NO_KW: dict[str, Any] = {}  # the keyword arguments of a view step without any (never written)
@@ -120,6 +130,7 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     fm = fresh._autograd
     sm = meta_of(self)
     sm.grad_fn, sm.output_nr = fm.grad_fn, fm.output_nr
+    view.version = version.value  # fresh (Note [Stale views])
     self._tp_keyset |= M.ag & fresh._tp_keyset
     return out
 

@@ -563,6 +563,32 @@ def test_entry_points_keys_of_all_plugins_come_before_kernels(tmp_path):
     assert out["plugins"]["fixture_b_maker"]["version"] == "2.0"
 
 
+HOOK_THAT_DOES_NOTHING = """
+from tensorplug.hookspecs import hookimpl
+@hookimpl
+def tensorplug_add_keys(keys):
+    pass
+"""
+
+
+def test_entry_points_without_hooks_are_reported(tmp_path):
+    # an empty namespace package, as an incomplete install or uninstall leaves: it imports,
+    # but would do nothing, so it is not reported as loaded
+    (tmp_path / "fixture_hollow").mkdir()
+    write_dist_info(tmp_path, "fixture-hollow", "1.0", {"fixture_hollow": "fixture_hollow"})
+    out = run_probe(tmp_path)
+    assert out["plugins"]["fixture_hollow"]["status"] == "failed"
+    assert out["warnings"] == [
+        "tensorplug plugin 'fixture_hollow' (distribution fixture-hollow 1.0) failed to load "
+        "while importing it: PluginError: its entry point 'fixture_hollow' gives the empty "
+        "package 'fixture_hollow' (a namespace package), which implements none of the "
+        "tensorplug hooks (tensorplug_add_keys, tensorplug_add_names, "
+        "tensorplug_add_tensor_methods, tensorplug_register_kernels), so the plugin would do "
+        "nothing; reinstall its distribution. Everything it registered was rolled back; set "
+        "TENSORPLUG_DISABLE_PLUGINS=fixture_hollow to skip it."
+    ]
+
+
 def test_entry_points_one_plugin_from_two_distributions(tmp_path):
     """The first distribution on sys.path wins, as importlib.metadata orders them; both are
     named in the warning."""
@@ -570,7 +596,7 @@ def test_entry_points_one_plugin_from_two_distributions(tmp_path):
     for site, dist in ((first, "fixture-dup-one"), (second, "fixture-dup-two")):
         site.mkdir()
         module = dist.replace("-", "_")
-        (site / f"{module}.py").write_text("")
+        (site / f"{module}.py").write_text(HOOK_THAT_DOES_NOTHING)
         write_dist_info(site, dist, "1.0", {"fixture_dup": module})
     out = run_probe(first, second)
     assert out["warnings"] == [

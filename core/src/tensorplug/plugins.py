@@ -293,7 +293,17 @@ def _phase_import(p: _Plugin) -> None:
     p.registered = True
     _state.pm.register(p.obj, name=p.name)
     known = sorted(n for n in dir(_hookspecs) if n.startswith("tensorplug_"))
-    for hc in _state.pm.get_hookcallers(p.obj) or ():
+    callers = _state.pm.get_hookcallers(p.obj) or ()
+    if not callers and p.entry_point is not None:
+        # e.g. an empty namespace package, left behind by an incomplete install or uninstall
+        raise PluginError(
+            f"its entry point {p.entry_point.value!r} gives {_what(p.obj)}, which implements "
+            f"none of the tensorplug hooks ({', '.join(known)}), so the plugin would do "
+            "nothing; reinstall its distribution",
+            plugin=p.name,
+            distribution=p.distribution,
+        )
+    for hc in callers:
         if not hc.has_spec():
             raise PluginError(
                 f"plugin {p.name!r} implements unknown hook {hc.name!r}; the tensorplug hooks "
@@ -301,6 +311,14 @@ def _phase_import(p: _Plugin) -> None:
                 plugin=p.name,
                 distribution=p.distribution,
             )
+
+
+def _what(obj: object) -> str:
+    if isinstance(obj, ModuleType):
+        if getattr(obj, "__file__", None) is None:
+            return f"the empty package {obj.__name__!r} (a namespace package)"
+        return f"the module {obj.__name__!r}"
+    return repr(obj)
 
 
 def _phase_keys(p: _Plugin) -> None:

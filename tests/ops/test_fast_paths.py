@@ -167,6 +167,29 @@ def test_inplace(paths: tuple[Kernels, Kernels], op: str, dtype: str) -> None:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_out(paths: tuple[Kernels, Kernels], op: str, dtype: str) -> None:
+    a = make(dtype, (3, 4), 1, special=True)
+    for other_dtype in ("float32", "int64", dtype):
+        b = make(other_dtype, (3, 4), 2, special=True)
+        for out_dtype, out_shape in ((dtype, (3, 4)), ("float64", (3, 4)), (dtype, (2,))):
+            for alpha in ((), (2,)):
+                kw = {"alpha": alpha[0]} if alpha and op in ("add", "sub") else {}
+                check(paths, f"{op}.out", a, b, out=make(out_dtype, out_shape, 5), **kw)
+    check(paths, f"{op}.out", a, make(dtype, (4,), 2), out=make(dtype, (3, 4), 5))  # broadcast
+    if dtype.startswith("float"):  # out aliasing an input, as Adam's div.out(m, d, out=d)
+        b = make(dtype, (3, 4), 2)
+        fast_k, slow_k = paths
+        x, y = fresh(b), fresh(b)
+        fast_k[f"{op}.out"](fresh(a), x, out=x)
+        slow_k[f"{op}.out"](fresh(a), y, out=y)
+        same_tensor(x, y, f"{op}.out aliasing other")
+    # a read-only broadcast view as out
+    view = tp.ops.aten.expand.default(make(dtype, (4,), 3), [3, 4])
+    check(paths, f"{op}.out", a, make(dtype, (3, 4), 4), out=view)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(
     "op", ["div.Tensor", "pow.Tensor_Tensor", "floor_divide", "remainder.Tensor"]
 )

@@ -287,17 +287,17 @@ def build(kit: Kit) -> Kernels:
             ipfast = frozenset(d for d, od in fast.items() if od is d) if ufunc else frozenset()
             g = ufunc
 
-            def write(a: Any, b: Any) -> bool:
-                """``a = g(a, b)`` in place; False where the array library refuses."""
+            def write(a: Any, b: Any, o: Any) -> bool:
+                """``o = g(a, b)`` in place; False where the array library refuses."""
                 try:
                     if quiet:
                         token = hush()
                         try:
-                            g(a, b, out=a)  # type: ignore[misc]
+                            g(a, b, out=o)  # type: ignore[misc]
                         finally:
                             unhush(token)
                     else:
-                        g(a, b, out=a)  # type: ignore[misc]
+                        g(a, b, out=o)  # type: ignore[misc]
                 except _CONVERTED:
                     return False
                 return True
@@ -309,10 +309,10 @@ def build(kit: Kit) -> Kernels:
                     b = other._data
                     if a.shape == b.shape:
                         if alpha == 1:
-                            if write(a, b):
+                            if write(a, b, a):
                                 return self
                         elif d.kind == "f" and (type(alpha) is float or type(alpha) is int):
-                            if write(a, b * alpha):
+                            if write(a, b * alpha, a):
                                 return self
                 return ip_t(self, other, alpha)
 
@@ -324,7 +324,7 @@ def build(kit: Kit) -> Kernels:
                     if (t is float and spec[1]) or (
                         type(other) is int and spec[2] <= other <= spec[3]
                     ):
-                        if write(self._data, other):
+                        if write(self._data, other, self._data):
                             return self
                 return ip_s(self, other, alpha)
 
@@ -338,6 +338,22 @@ def build(kit: Kit) -> Kernels:
             def out_kernel(
                 self: Tensor, other: Tensor, *, alpha: Scalar = 1, out: Tensor
             ) -> Tensor:
+                d = self._dtype
+                if (
+                    inplace
+                    and alpha == 1
+                    and d in ipfast
+                    and d is other._dtype
+                    and d is out._dtype
+                    and self._device is other._device
+                    and self._device is out._device
+                ):
+                    # one dtype, one shape: the array function writes into out itself
+                    # (a broadcast or a resized out takes the general path)
+                    o = out._data
+                    if self._data.shape == o.shape and other._data.shape == o.shape:
+                        if write(self._data, other._data, o):
+                            return out
                 try:
                     r, od = general(
                         qual_o, f, rule, self, other, alpha, out_rule=out_rule, quiet=quiet

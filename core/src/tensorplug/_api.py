@@ -263,14 +263,16 @@ def generate_all() -> None:
 
 def _backend_select(op: OpOverload) -> Callable[..., Any]:
     """Pick the backend of a factory call from ``device=`` and redispatch to it."""
-    below = _keys.get("BackendSelect")
+    below = _keys.get("BackendSelect").bit
+    state = _keys._state
 
     def backend_select(ks: Any, *args: Any, **kwargs: Any) -> Any:
         dev = _canonical_device(kwargs.get("device"))
         storage = _backends.for_device_type(dev.type)  # clear error when none is loaded
         kwargs["device"] = dev
         backend_ks = _keys.tensor_keyset(storage.key_name) & local_state.masks.nexc
-        return op.redispatch(ks.below(below) | backend_ks, *args, **kwargs)
+        # ks.below(BackendSelect) | backend_ks, in ints (DispatchKeySet's operators are Python)
+        return op.redispatch((int(ks) & state.below_mask[below]) | backend_ks, *args, **kwargs)
 
     backend_select.__qualname__ = f"backend_select[{op.name}]"
     return backend_select

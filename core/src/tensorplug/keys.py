@@ -212,6 +212,8 @@ class _KeyState:
         # backend and Autocast<B> bits: what a plain tensor's key set may hold
         self.plain_mask = 0
         self.backend_mask = 0
+        # backend name -> tensor_keyset(name), filled on use (factories ask on every call)
+        self.tensor_keysets: dict[str, int] = {}
 
 
 _state = _KeyState()
@@ -318,8 +320,14 @@ def keyset(*keys: KeyLike) -> DispatchKeySet:
 
 def tensor_keyset(backend: KeyLike) -> int:
     """The key set a plain tensor of ``backend`` carries: the backend and its ``Autocast`` key."""
+    if type(backend) is str:
+        ks = _state.tensor_keysets.get(backend)
+        if ks is not None:
+            return ks
     b = get(backend)
-    return (1 << b.bit) | (1 << per_backend("Autocast", b).bit)
+    ks = (1 << b.bit) | (1 << per_backend("Autocast", b).bit)
+    _state.tensor_keysets[b.name] = ks
+    return ks
 
 
 # --- registration ---------------------------------------------------------------------------
@@ -528,6 +536,7 @@ def _recompute() -> None:
             plain |= 1 << k.bit
     _state.plain_mask = plain
     _state.backend_mask = sum(1 << k.bit for k in order if k.kind is KeyKind.BACKEND)
+    _state.tensor_keysets = {}
     for listener in list(_state.listeners):
         listener()
 

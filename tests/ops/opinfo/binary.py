@@ -1,0 +1,399 @@
+"""Samples and oracles of the pointwise binary arithmetic ops."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ._core import (
+    ALL,
+    LOWP,
+    NUMERIC,
+    OpInfo,
+    S,
+    SampleInput,
+    add,
+    add_inplace,
+    add_out,
+    binary_samples,
+    fn,
+    is_int,
+    make,
+    meth,
+    np_dtype,
+    promoted,
+    result_type,
+    scalar_samples,
+    to_float,
+)
+
+# --- pointwise binary arithmetic --------------------------------------------------------------
+
+
+def _ref_add(a: Any, b: Any, alpha: Any = 1) -> Any:
+    return np.add(a, np.multiply(alpha, b))
+
+
+def _ref_sub(a: Any, b: Any, alpha: Any = 1) -> Any:
+    return np.subtract(a, np.multiply(alpha, b))
+
+
+def _true_div(a: Any, b: Any) -> Any:
+    return np.true_divide(np.asarray(a, dtype=np.float64) if _intlike(a) else a, b)
+
+
+def _intlike(a: Any) -> bool:
+    arr = np.asarray(a)
+    return arr.dtype.kind in "biu"
+
+
+def _ref_div_mode(a: Any, b: Any, rounding_mode: str | None = None) -> Any:
+    if rounding_mode is None:
+        return _true_div(a, b)
+    if rounding_mode == "trunc":
+        if _intlike(a) and _intlike(b):
+            q = np.abs(a) // np.abs(b)
+            return np.sign(a) * np.sign(b) * q
+        return np.trunc(np.true_divide(a, b))
+    if rounding_mode == "floor":
+        if _intlike(a) and _intlike(b):
+            return np.floor_divide(a, b)
+        return np.floor(np.true_divide(a, b))
+    raise ValueError(rounding_mode)
+
+
+add_T = add(
+    OpInfo(
+        "add.Tensor",
+        op=fn("add"),
+        method=meth("add"),
+        sample_inputs=binary_samples(alpha=True),
+        ref=_ref_add,
+        dtypes=ALL + LOWP,
+        result_dtype=promoted(0, 1),
+    )
+)
+add_S = add(
+    OpInfo(
+        "add.Scalar",
+        op=fn("add"),
+        method=meth("add"),
+        sample_inputs=scalar_samples(alpha=True),
+        ref=_ref_add,
+        dtypes=ALL + LOWP,
+        result_dtype=promoted(0, 1),
+    )
+)
+add_out(add_T, "add.out", "add")
+add_inplace(add_T, "add_.Tensor", "add_")
+add_inplace(add_S, "add_.Scalar", "add_")
+
+sub_T = add(
+    OpInfo(
+        "sub.Tensor",
+        op=fn("sub"),
+        method=meth("sub"),
+        sample_inputs=binary_samples(alpha=True, bool_promotion=False),
+        ref=_ref_sub,
+        dtypes=NUMERIC + LOWP,
+        result_dtype=promoted(0, 1),
+    )
+)
+sub_S = add(
+    OpInfo(
+        "sub.Scalar",
+        op=fn("sub"),
+        method=meth("sub"),
+        sample_inputs=scalar_samples(alpha=True),
+        ref=_ref_sub,
+        dtypes=NUMERIC,
+        result_dtype=promoted(0, 1),
+    )
+)
+add_out(sub_T, "sub.out", "sub")
+add_inplace(sub_T, "sub_.Tensor", "sub_")
+add_inplace(sub_S, "sub_.Scalar", "sub_")
+
+add(
+    OpInfo(
+        "rsub.Scalar",
+        op=fn("rsub"),
+        sample_inputs=scalar_samples(alpha=True),
+        ref=lambda a, other, alpha=1: np.subtract(other, np.multiply(alpha, a)),
+        dtypes=NUMERIC,
+        result_dtype=promoted(0, 1),
+    )
+)
+
+mul_T = add(
+    OpInfo(
+        "mul.Tensor",
+        op=fn("mul"),
+        method=meth("mul"),
+        sample_inputs=binary_samples(),
+        ref=lambda a, b: np.multiply(a, b),
+        dtypes=ALL + LOWP,
+        result_dtype=promoted(0, 1),
+    )
+)
+mul_S = add(
+    OpInfo(
+        "mul.Scalar",
+        op=fn("mul"),
+        method=meth("mul"),
+        sample_inputs=scalar_samples(),
+        ref=lambda a, b: np.multiply(a, b),
+        dtypes=ALL,
+        result_dtype=promoted(0, 1),
+    )
+)
+add_out(mul_T, "mul.out", "mul")
+add_inplace(mul_T, "mul_.Tensor", "mul_")
+add_inplace(mul_S, "mul_.Scalar", "mul_")
+
+
+def _div_scalars(d: str) -> list[tuple[str, Any]]:
+    return [("int_scalar", 4), ("float_scalar", 2.5), ("neg_float_scalar", -0.5)]
+
+
+div_T = add(
+    OpInfo(
+        "div.Tensor",
+        op=fn("div"),
+        method=meth("div"),
+        sample_inputs=binary_samples(nonzero_rhs=True, bool_promotion=False),
+        ref=_true_div,
+        dtypes=NUMERIC + LOWP,
+        result_dtype=promoted(0, 1, floating=True),
+    )
+)
+div_S = add(
+    OpInfo(
+        "div.Scalar",
+        op=fn("div"),
+        method=meth("div"),
+        sample_inputs=scalar_samples(scalars=_div_scalars),
+        ref=_true_div,
+        dtypes=NUMERIC,
+        result_dtype=promoted(0, 1, floating=True),
+    )
+)
+
+
+def _div_mode_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    for mode in ("trunc", "floor", None):
+        m = mode or "true"
+        a, b = make((2, 3), d, rng), make((2, 3), d, rng, nonzero=True)
+        yield S(f"{m}", a, b, rounding_mode=mode)
+        yield S(
+            f"{m}_broadcast",
+            make((3, 1), d, rng),
+            make((1, 4), d, rng, nonzero=True),
+            rounding_mode=mode,
+        )
+        yield S(f"{m}_0dim", make((), d, rng), make((), d, rng, nonzero=True), rounding_mode=mode)
+    # negative operands: trunc rounds toward zero, floor toward -inf
+    yield S(
+        "trunc_negative",
+        np.array([-7, 7, -7, 7]).astype(np_dtype(d)),
+        np.array([2, -2, -2, 2]).astype(np_dtype(d)),
+        rounding_mode="trunc",
+    )
+    yield S(
+        "floor_negative",
+        np.array([-7, 7, -7, 7]).astype(np_dtype(d)),
+        np.array([2, -2, -2, 2]).astype(np_dtype(d)),
+        rounding_mode="floor",
+    )
+
+
+def _div_mode_dtype(s: SampleInput, d: str) -> str:
+    r = result_type(s.args[0], s.args[1])
+    return to_float(r) if s.kwargs.get("rounding_mode") is None else r
+
+
+add(
+    OpInfo(
+        "div.Tensor_mode",
+        op=fn("div"),
+        method=meth("div"),
+        sample_inputs=_div_mode_samples,
+        ref=_ref_div_mode,
+        dtypes=NUMERIC,
+        result_dtype=_div_mode_dtype,
+    )
+)
+add_out(div_T, "div.out", "div")
+add_inplace(div_T, "div_.Tensor", "div_")
+add_inplace(div_S, "div_.Scalar", "div_")
+
+
+def _rdiv_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    # the tensor is the divisor here, so it holds no zeros
+    for label, sc in (("int_scalar", 3), ("float_scalar", 2.5)):
+        yield S(label, make((2, 3), d, rng, nonzero=True), sc)
+        yield S(f"{label}_0dim", make((), d, rng, nonzero=True), sc)
+    yield S("empty", make((0, 2), d, rng), 1.5)
+
+
+add(
+    OpInfo(
+        "rdiv.Scalar",
+        op=fn("rdiv"),
+        sample_inputs=_rdiv_samples,
+        ref=lambda a, other: np.true_divide(other, np.asarray(a, np.float64)),
+        dtypes=NUMERIC,
+        result_dtype=promoted(0, 1, floating=True),
+    )
+)
+add(
+    OpInfo(
+        "floor_divide",
+        op=fn("floor_divide"),
+        method=meth("floor_divide"),
+        sample_inputs=binary_samples(nonzero_rhs=True, bool_promotion=False),
+        ref=lambda a, b: np.floor_divide(a, b),
+        dtypes=NUMERIC,
+        result_dtype=promoted(0, 1),
+    )
+)
+add(
+    OpInfo(
+        "floor_divide.Scalar",
+        op=fn("floor_divide"),
+        method=meth("floor_divide"),
+        sample_inputs=scalar_samples(
+            scalars=lambda d: [("int_scalar", 3), ("float_scalar", 2.5), ("neg_int_scalar", -2)]
+        ),
+        ref=lambda a, b: np.floor_divide(a, b),
+        dtypes=NUMERIC,
+        result_dtype=promoted(0, 1),
+    )
+)
+add(
+    OpInfo(
+        "remainder.Tensor",
+        op=fn("remainder"),
+        method=meth("remainder"),
+        sample_inputs=binary_samples(nonzero_rhs=True, bool_promotion=False),
+        ref=lambda a, b: np.remainder(a, b),  # Python semantics: the sign of the divisor
+        dtypes=NUMERIC,
+        result_dtype=promoted(0, 1),
+    )
+)
+add(
+    OpInfo(
+        "remainder.Scalar",
+        op=fn("remainder"),
+        method=meth("remainder"),
+        sample_inputs=scalar_samples(
+            scalars=lambda d: [("int_scalar", 3), ("float_scalar", 2.5), ("neg_int_scalar", -2)]
+        ),
+        ref=lambda a, b: np.remainder(a, b),
+        dtypes=NUMERIC,
+        result_dtype=promoted(0, 1),
+    )
+)
+
+
+def _pow_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    if is_int(d):
+        base = lambda shape: make(shape, d, rng, -3, 3)  # noqa: E731
+        expo = lambda shape: make(shape, d, rng, 0, 3)  # noqa: E731
+    else:
+        base = lambda shape: make(shape, d, rng, 0.5, 2.0)  # noqa: E731
+        expo = lambda shape: make(shape, d, rng, -2.0, 2.0)  # noqa: E731
+    yield S("same_shape", base((2, 3)), expo((2, 3)))
+    yield S("broadcast", base((3, 1)), expo((1, 4)))
+    yield S("0dim_exponent", base((2, 3)), expo(()))
+    yield S("0dim", base(()), expo(()))
+    yield S("empty", base((0,)), expo((0,)))
+    if d == "float32":
+        yield S("promote_int64_float32", make((2, 3), "int64", rng, 0, 3), expo((2, 3)))
+
+
+add(
+    OpInfo(
+        "pow.Tensor_Tensor",
+        op=fn("pow"),
+        method=meth("pow"),
+        sample_inputs=_pow_tensor_samples,
+        ref=lambda a, b: np.power(a.astype(np.float64) if a.dtype.kind == "f" else a, b),
+        dtypes=NUMERIC + LOWP,
+        result_dtype=promoted(0, 1),
+    )
+)
+
+
+def _pow_scalar_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    if is_int(d):
+        x = make((2, 3), d, rng, -3, 3)
+        yield S("square", x, 2)
+        yield S("zero", x, 0)
+        yield S("float_exponent", make((2, 3), d, rng, 1, 5), 0.5)  # -> float32
+        yield S("0dim", make((), d, rng, -3, 3), 3)
+    else:
+        x = make((2, 3), d, rng, 0.5, 2.0)
+        yield S("square", x, 2)
+        yield S("sqrt", x, 0.5)
+        yield S("reciprocal", x, -1.0)
+        yield S("0dim", make((), d, rng, 0.5, 2.0), 3)
+        yield S("empty", make((0, 2), d, rng), 2)
+
+
+add(
+    OpInfo(
+        "pow.Tensor_Scalar",
+        op=fn("pow"),
+        method=meth("pow"),
+        sample_inputs=_pow_scalar_samples,
+        ref=lambda a, e: (
+            np.power(a.astype(np.float64), e)
+            if isinstance(e, float) or a.dtype.kind == "f"
+            else np.power(a, e)
+        ),
+        dtypes=NUMERIC,
+        result_dtype=promoted(0, 1),
+    )
+)
+
+
+def _pow_scalar_self_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    if is_int(d):
+        yield S("int_base", 2, make((2, 3), d, rng, 0, 4))
+        yield S("float_base", 1.5, make((2, 3), d, rng, -2, 3))  # -> float32
+    else:
+        yield S("float_base", 2.0, make((2, 3), d, rng, -2, 2))
+        yield S("int_base", 3, make((2, 3), d, rng, -2, 2))
+        yield S("0dim", 0.5, make((), d, rng, -2, 2))
+        yield S("empty", 2.0, make((0,), d, rng))
+
+
+add(
+    OpInfo(
+        "pow.Scalar",
+        op=fn("pow"),
+        sample_inputs=_pow_scalar_self_samples,
+        ref=lambda b, e: (
+            np.power(np.float64(b), e)
+            if isinstance(b, float) or e.dtype.kind == "f"
+            else np.power(np.int64(b), e)
+        ),
+        dtypes=NUMERIC,
+        result_dtype=promoted(0, 1),
+    )
+)
+for _name, _np in (("maximum", np.maximum), ("minimum", np.minimum)):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=binary_samples(),
+            ref=_np,
+            dtypes=ALL + LOWP,
+            result_dtype=promoted(0, 1),
+        )
+    )

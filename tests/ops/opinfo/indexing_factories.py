@@ -1,0 +1,589 @@
+"""Samples and oracles of indexing, factories (random ones included) and *_like."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ._core import (
+    ALL,
+    DT,
+    FLOATS,
+    NUMERIC,
+    DtypeRule,
+    OpInfo,
+    S,
+    SampleInput,
+    add,
+    dtype_kwarg,
+    factory_rule,
+    fn,
+    is_float,
+    make,
+    meth,
+    same,
+    scalar_for,
+)
+
+# --- indexing ---------------------------------------------------------------------------------
+
+
+def _np_index(indices: list[Any]) -> tuple[Any, ...]:
+    return tuple(slice(None) if i is None else i for i in indices)
+
+
+def _idx(values: list[Any]) -> np.ndarray:
+    return np.array(values, dtype=np.int64)
+
+
+def _index_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = make((4, 3), d, rng)
+    yield S("int_1d", x, [_idx([0, 2, 3])])
+    yield S("int_2d_index", make((4, 3), d, rng), [_idx([[0, 1], [3, 3]])])
+    yield S("negative", make((4, 3), d, rng), [_idx([-1, 0])])
+    yield S("bool_mask_full", make((4, 3), d, rng), [make((4, 3), "bool", rng)])
+    yield S("bool_mask_dim0", make((4, 3), d, rng), [np.array([True, False, True, False])])
+    yield S("none_then_index", make((4, 3), d, rng), [None, _idx([2, 0])])
+    yield S("two_indices_broadcast", make((4, 3), d, rng), [_idx([[0], [3]]), _idx([0, 2])])
+    yield S("empty_index", make((4, 3), d, rng), [np.zeros((0,), np.int64)])
+    yield S("0dim_index", make((4, 3), d, rng), [np.array(2, dtype=np.int64)])
+
+
+add(
+    OpInfo(
+        "index.Tensor",
+        op=fn("index"),
+        method=meth("index"),
+        sample_inputs=_index_samples,
+        ref=lambda x, indices: x[_np_index(indices)],
+        dtypes=ALL,
+    )
+)
+
+
+def _ref_index_put(x: Any, indices: list[Any], values: Any, accumulate: bool = False) -> Any:
+    out = np.array(x, copy=True)
+    idx = _np_index(indices)
+    if accumulate:
+        if out.dtype == np.bool_:
+            np.logical_or.at(out, idx, values)
+        else:
+            np.add.at(out, idx, values)
+    else:
+        out[idx] = values
+    return out
+
+
+def _index_put_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("int_1d", make((4, 3), d, rng), [_idx([0, 2])], make((2, 3), d, rng))
+    yield S("broadcast_values", make((4, 3), d, rng), [_idx([1, 3])], make((3,), d, rng))
+    yield S(
+        "bool_mask_0dim_value", make((4, 3), d, rng), [make((4, 3), "bool", rng)], make((), d, rng)
+    )
+    yield S("two_indices", make((4, 3), d, rng), [_idx([0, 3]), _idx([2, 1])], make((2,), d, rng))
+    yield S("none_then_index", make((4, 3), d, rng), [None, _idx([0, 2])], make((4, 2), d, rng))
+    if d != "bool":
+        yield S(
+            "accumulate_duplicates",
+            make((4, 3), d, rng),
+            [_idx([1, 1, 3])],
+            make((3, 3), d, rng),
+            True,
+        )
+        yield S(
+            "accumulate_kw",
+            make((5,), d, rng),
+            [_idx([0, 0, 0, 4])],
+            make((4,), d, rng),
+            accumulate=True,
+        )
+
+
+add(
+    OpInfo(
+        "index_put_",
+        op=fn("index_put_"),
+        method=meth("index_put_"),
+        sample_inputs=_index_put_samples,
+        ref=_ref_index_put,
+        dtypes=ALL,
+        kind="inplace",
+    )
+)
+add(
+    OpInfo(
+        "index_put",
+        op=fn("index_put"),
+        method=meth("index_put"),
+        sample_inputs=_index_put_samples,
+        ref=_ref_index_put,
+        dtypes=ALL,
+    )
+)
+
+
+def _gather_grid(index: np.ndarray, dim: int) -> tuple[Any, ...]:
+    grid = list(np.indices(index.shape, sparse=True)) if index.ndim else []
+    if index.ndim:
+        grid[dim] = index
+        return tuple(grid)
+    return (index,)
+
+
+def _ref_gather(x: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> Any:
+    if x.ndim == 0:
+        return x[...] if index.ndim == 0 else np.full(index.shape, x)
+    return x[_gather_grid(index, dim % x.ndim)]
+
+
+def _gather_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim1", make((3, 4), d, rng), 1, rng.integers(0, 4, (3, 2)))
+    yield S("dim0", make((3, 4), d, rng), 0, rng.integers(0, 3, (2, 4)))
+    yield S("smaller_index", make((3, 4), d, rng), 1, rng.integers(0, 4, (2, 3)))
+    yield S("neg_dim", make((2, 3, 4), d, rng), -1, rng.integers(0, 4, (2, 3, 5)))
+    yield S("empty_index", make((3, 4), d, rng), 1, np.zeros((3, 0), np.int64))
+
+
+add(
+    OpInfo(
+        "gather",
+        op=fn("gather"),
+        method=meth("gather"),
+        sample_inputs=_gather_samples,
+        ref=_ref_gather,
+        dtypes=ALL,
+    )
+)
+
+
+def _ref_scatter_add(x: Any, dim: int, index: Any, src: Any) -> Any:
+    out = np.array(x, copy=True)
+    src_part = src[tuple(slice(0, s) for s in index.shape)]
+    np.add.at(out, _gather_grid(index, dim % x.ndim), src_part)
+    return out
+
+
+def _scatter_add_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S(
+        "dim0_duplicates", make((3, 4), d, rng), 0, rng.integers(0, 3, (5, 4)), make((5, 4), d, rng)
+    )
+    yield S("dim1", make((3, 4), d, rng), 1, rng.integers(0, 4, (3, 6)), make((3, 6), d, rng))
+    yield S("src_larger", make((3, 4), d, rng), 1, rng.integers(0, 4, (2, 2)), make((3, 5), d, rng))
+    yield S("neg_dim", make((2, 3), d, rng), -1, rng.integers(0, 3, (2, 3)), make((2, 3), d, rng))
+
+
+add(
+    OpInfo(
+        "scatter_add",
+        op=fn("scatter_add"),
+        method=meth("scatter_add"),
+        sample_inputs=_scatter_add_samples,
+        ref=_ref_scatter_add,
+        dtypes=NUMERIC,
+    )
+)
+
+
+def _masked_fill_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    v = scalar_for(d)
+    yield S("same_shape", make((3, 4), d, rng), make((3, 4), "bool", rng), v)
+    yield S("broadcast_mask", make((3, 4), d, rng), make((3, 1), "bool", rng), v)
+    yield S("0dim_mask", make((3, 4), d, rng), np.array(True), v)
+    yield S("0dim", make((), d, rng), np.array(False), v)
+    yield S("empty", make((0, 4), d, rng), make((0, 4), "bool", rng), v)
+    if is_float(d):
+        yield S("int_value", make((3,), d, rng), make((3,), "bool", rng), -1)
+
+
+add(
+    OpInfo(
+        "masked_fill.Scalar",
+        op=fn("masked_fill"),
+        method=meth("masked_fill"),
+        sample_inputs=_masked_fill_samples,
+        ref=lambda x, mask, value: np.where(mask, value, x),
+        dtypes=ALL,
+    )
+)
+
+# --- factories --------------------------------------------------------------------------------
+
+FACTORY_DTYPES = ("float32", "float64", "int64", "bool")
+
+
+def _size_samples(d: str, rng: np.random.Generator, *extra: Any) -> Iterator[SampleInput]:
+    for label, size in (
+        ("2x3", [2, 3]),
+        ("0dim", []),
+        ("empty", [0]),
+        ("empty_2d", (2, 0)),
+        ("1d", [5]),
+    ):
+        yield S(label, size, *extra, dtype=DT(d))
+    if d == "float32":
+        yield S("default_dtype", [2, 3], *extra)
+
+
+def _factory(
+    name: str,
+    ref: Callable[..., Any],
+    *,
+    samples: Any = None,
+    check_values: bool = True,
+    dtypes: tuple[str, ...] = FACTORY_DTYPES,
+    result_dtype: DtypeRule | None = None,
+    public: str | None = None,
+) -> None:
+    add(
+        OpInfo(
+            name,
+            op=fn(public or name.split(".")[0]),
+            sample_inputs=samples or _size_samples,
+            ref=ref,
+            dtypes=dtypes,
+            result_dtype=result_dtype or factory_rule(),
+            kind="factory",
+            check_values=check_values,
+        )
+    )
+
+
+def _np_factory_dtype(dtype: Any, default: Any = np.float32) -> Any:
+    return default if dtype is None else dtype
+
+
+_factory("zeros", lambda size, *, dtype=None: np.zeros(size, _np_factory_dtype(dtype)))
+_factory("ones", lambda size, *, dtype=None: np.ones(size, _np_factory_dtype(dtype)))
+_factory(
+    "empty.memory_format",
+    lambda size, *, dtype=None: np.empty(size, _np_factory_dtype(dtype)),
+    check_values=False,
+    public="empty",
+)
+
+
+def _full_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    v = scalar_for(d)
+    yield S("2x3", [2, 3], v, dtype=DT(d))
+    yield S("0dim", [], v, dtype=DT(d))
+    yield S("empty", [0, 2], v, dtype=DT(d))
+    if d == "float32":
+        yield S("infer_float", [2, 2], 1.5)
+        yield S("infer_int", [3], 7)  # PyTorch infers int64 from an int fill value
+        yield S("infer_bool", [2], True)
+    if d == "float64":
+        yield S("int_value_float_dtype", [2], 3, dtype=DT(d))
+
+
+def _full_default(s: SampleInput) -> str:
+    v = s.args[1]
+    return "bool" if isinstance(v, bool) else "int64" if isinstance(v, int) else "float32"
+
+
+def _ref_full(size: Any, fill_value: Any, *, dtype: Any = None) -> Any:
+    if dtype is None:
+        dtype = (
+            np.bool_
+            if isinstance(fill_value, bool)
+            else np.int64
+            if isinstance(fill_value, int)
+            else np.float32
+        )
+    return np.full(size, fill_value, dtype)
+
+
+_factory("full", _ref_full, samples=_full_samples, result_dtype=factory_rule(_full_default))
+
+
+def _arange_default(s: SampleInput) -> str:
+    values = [*s.args, *(v for k, v in s.kwargs.items() if k != "dtype")]
+    return "int64" if all(isinstance(v, int) for v in values) else "float32"
+
+
+def _arange_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("end5", 5, dtype=DT(d))
+    yield S("end0_empty", 0, dtype=DT(d))
+    if d == "float32":
+        yield S("infer_int", 5)
+        yield S("infer_float", 2.5)
+
+
+def _arange_start_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("1_10_3", 1, 10, 3, dtype=DT(d))
+    yield S("5_0_neg1", 5, 0, -1, dtype=DT(d))
+    yield S("default_step", 2, 6, dtype=DT(d))
+    yield S("empty", 3, 3, dtype=DT(d))
+    if d == "float32":
+        yield S("infer_int", 1, 10, 3)
+        yield S("infer_float_step", 0, 1, 0.1)
+        yield S("infer_float_start", 0.5, 2.5)
+        yield S("step_kw", 0, 2, step=0.5)
+
+
+def _ref_arange(*args: Any, dtype: Any = None) -> Any:
+    if len(args) == 1:
+        start, end, step = 0, args[0], 1
+    else:
+        start, end = args[0], args[1]
+        step = args[2] if len(args) > 2 else 1
+    return np.arange(start, end, step, dtype=np.float64)
+
+
+def _arange_start_ref(start: Any, end: Any, step: Any = 1, *, dtype: Any = None) -> Any:
+    return _ref_arange(start, end, step)
+
+
+_factory(
+    "arange",
+    _ref_arange,
+    samples=_arange_samples,
+    dtypes=("float32", "float64", "int64"),
+    result_dtype=factory_rule(_arange_default),
+)
+_factory(
+    "arange.start_step",
+    _arange_start_ref,
+    samples=_arange_start_samples,
+    dtypes=("float32", "float64", "int64"),
+    result_dtype=factory_rule(_arange_default),
+)
+
+
+def _linspace_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("0_1_5", 0, 1, 5, dtype=DT(d))
+    yield S("neg", -2, 3, 6, dtype=DT(d))
+    yield S("steps1", 3, 7, 1, dtype=DT(d))
+    yield S("steps0", 0, 1, 0, dtype=DT(d))
+    if d == "float32":
+        yield S("default_dtype_int_ends", 0, 10, 5)
+        yield S("default_dtype", -1.0, 1.0, 9)
+
+
+def _ref_linspace(start: Any, end: Any, steps: int, *, dtype: Any = None) -> Any:
+    out = np.linspace(float(start), float(end), steps, dtype=np.float64)
+    if dtype is not None and np.dtype(dtype).kind in "iu":
+        out = np.trunc(out)  # integer linspace: computed in floating point, then truncated
+    return out
+
+
+_factory(
+    "linspace", _ref_linspace, samples=_linspace_samples, dtypes=("float32", "float64", "int64")
+)
+
+
+def _eye_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("3", 3, dtype=DT(d))
+    yield S("1", 1, dtype=DT(d))
+    yield S("0", 0, dtype=DT(d))
+    if d == "float32":
+        yield S("default_dtype", 4)
+
+
+def _eye_m_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2x4", 2, 4, dtype=DT(d))
+    yield S("4x2", 4, 2, dtype=DT(d))
+    yield S("3x0", 3, 0, dtype=DT(d))
+    if d == "float32":
+        yield S("default_dtype", 2, 3)
+
+
+_factory(
+    "eye", lambda n, *, dtype=None: np.eye(n, dtype=_np_factory_dtype(dtype)), samples=_eye_samples
+)
+_factory(
+    "eye.m",
+    lambda n, m, *, dtype=None: np.eye(n, m, dtype=_np_factory_dtype(dtype)),
+    samples=_eye_m_samples,
+)
+
+
+# --- random ops: shape, dtype, range, reproducibility --------------------------------------------
+
+
+def _check_unit_interval(x: np.ndarray, s: SampleInput, d: str) -> None:
+    assert np.all((x >= 0) & (x < 1)), f"rand values outside [0, 1): min {x.min()}, max {x.max()}"
+    if x.size >= 1000:
+        assert abs(float(x.mean()) - 0.5) < 0.05, f"rand mean {x.mean()} far from 0.5"
+
+
+def _check_normal(x: np.ndarray, s: SampleInput, d: str) -> None:
+    assert np.all(np.isfinite(x)), "randn produced non-finite values"
+    if x.size >= 1000:
+        assert abs(float(x.mean())) < 0.1, f"randn mean {x.mean()} far from 0"
+        assert abs(float(x.std()) - 1.0) < 0.1, f"randn std {x.std()} far from 1"
+
+
+def _check_randint(x: np.ndarray, s: SampleInput, d: str) -> None:
+    low, high = s.meta["low"], s.meta["high"]
+    assert np.all((x >= low) & (x < high)), (
+        f"randint values outside [{low}, {high}): {x.min()}..{x.max()}"
+    )
+    assert np.all(x == np.trunc(x)), "randint values are not integral"
+    if x.size >= 1000:
+        assert len(np.unique(x)) == high - low, "randint does not cover its range"
+
+
+def _random_size_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2x3", [2, 3], dtype=DT(d))
+    yield S("large", [40, 50], dtype=DT(d))
+    yield S("0dim", [], dtype=DT(d))
+    yield S("empty", [0, 3], dtype=DT(d))
+    if d == "float32":
+        yield S("default_dtype", [4, 4])
+
+
+def _random(
+    name: str,
+    samples: Any,
+    check: Any,
+    *,
+    dtypes: tuple[str, ...] = FLOATS,
+    result_dtype: DtypeRule | None = None,
+    public: str | None = None,
+) -> None:
+    add(
+        OpInfo(
+            name,
+            op=fn(public or name.split(".")[0]),
+            sample_inputs=samples,
+            ref=None,
+            dtypes=dtypes,
+            result_dtype=result_dtype or factory_rule(),
+            kind="random",
+            random_check=check,
+        )
+    )
+
+
+_random("rand", _random_size_samples, _check_unit_interval)
+_random("randn", _random_size_samples, _check_normal)
+
+
+def _randint_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("high10", 10, [3, 4], dtype=DT(d), meta={"low": 0, "high": 10, "size": (3, 4)})
+    yield S("large", 5, [2000], dtype=DT(d), meta={"low": 0, "high": 5, "size": (2000,)})
+    yield S("empty", 3, [0], dtype=DT(d), meta={"low": 0, "high": 3, "size": (0,)})
+    if d == "int64":
+        yield S("default_dtype", 4, [5, 5], meta={"low": 0, "high": 4, "size": (5, 5)})
+
+
+def _randint_low_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("3_10", 3, 10, [3, 4], dtype=DT(d), meta={"low": 3, "high": 10, "size": (3, 4)})
+    yield S(
+        "negative_low", -5, 5, [2000], dtype=DT(d), meta={"low": -5, "high": 5, "size": (2000,)}
+    )
+    if d == "int64":
+        yield S("default_dtype", -2, 2, [6], meta={"low": -2, "high": 2, "size": (6,)})
+
+
+_random(
+    "randint",
+    _randint_samples,
+    _check_randint,
+    dtypes=("int64", "float32"),
+    result_dtype=factory_rule(lambda s: "int64"),
+)
+_random(
+    "randint.low",
+    _randint_low_samples,
+    _check_randint,
+    dtypes=("int64", "float32"),
+    result_dtype=factory_rule(lambda s: "int64"),
+)
+
+
+def _like_samples(
+    values: bool = False,
+) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
+    def gen(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        yield S("2x3", make((2, 3), d, rng))
+        yield S("large", make((40, 50), d, rng))
+        yield S("0dim", make((), d, rng))
+        yield S("empty", make((0, 3), d, rng))
+        if d == "float32":
+            yield S("dtype_float64", make((2, 2), d, rng), dtype=DT("float64"))
+
+    return gen
+
+
+_random("rand_like", _like_samples(), _check_unit_interval, result_dtype=dtype_kwarg(same))
+_random("randn_like", _like_samples(), _check_normal, result_dtype=dtype_kwarg(same))
+
+
+def _dropout_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = make((40, 50), d, rng, 0.5, 2.0)  # no zeros, so a zero means "dropped"
+    yield S("train_p0.5", x, 0.5, True)
+    yield S("train_p0.2_kw", make((30, 40), d, rng, 0.5, 2.0), p=0.2, train=True)
+    yield S("eval_identity", make((3, 4), d, rng), 0.5, False, meta={"deterministic": True})
+    yield S("train_p0_identity", make((3, 4), d, rng), 0.0, True, meta={"deterministic": True})
+    yield S("train_p1_zeros", make((3, 4), d, rng), 1.0, True, meta={"deterministic": True})
+    yield S("empty", make((0, 4), d, rng), 0.5, True, meta={"deterministic": True})
+
+
+def _check_dropout(x: np.ndarray, s: SampleInput, d: str) -> None:
+    inp = np.asarray(s.args[0], np.float64)
+    p = s.kwargs.get("p", s.args[1] if len(s.args) > 1 else None)
+    train = s.kwargs.get("train", s.args[2] if len(s.args) > 2 else None)
+    rtol = 1e-6 if d == "float32" else 1e-12
+    if not train or p == 0 or x.size == 0:
+        np.testing.assert_allclose(x, inp, rtol=rtol, err_msg="dropout must be the identity here")
+        return
+    if p == 1:
+        np.testing.assert_array_equal(
+            x, np.zeros_like(inp), err_msg="dropout(p=1) must zero everything"
+        )
+        return
+    kept = x != 0
+    np.testing.assert_allclose(
+        x[kept], inp[kept] / (1 - p), rtol=rtol, err_msg="kept elements must be scaled by 1/(1-p)"
+    )
+    frac = 1 - kept.mean()
+    assert abs(frac - p) < 0.06, f"dropped fraction {frac:.3f}, expected about {p}"
+
+
+_random("dropout", _dropout_samples, _check_dropout, result_dtype=same)
+
+# --- *_like factories -------------------------------------------------------------------------
+
+
+def _like_value_samples(
+    extra: tuple[Any, ...] = (),
+) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
+    def gen(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        ex = tuple(scalar_for(d) if e == "fill" else e for e in extra)
+        yield S("2x3", make((2, 3), d, rng), *ex)
+        yield S("0dim", make((), d, rng), *ex)
+        yield S("empty", make((0, 3), d, rng), *ex)
+        other = "int64" if d != "int64" else "float64"
+        ex_other = tuple(scalar_for(other) if e == "fill" else e for e in extra)
+        yield S(f"dtype_{other}", make((2, 2), d, rng), *ex_other, dtype=DT(other))
+
+    return gen
+
+
+def _like(
+    name: str, ref: Callable[..., Any], extra: tuple[Any, ...] = (), check_values: bool = True
+) -> None:
+    add(
+        OpInfo(
+            name,
+            op=fn(name),
+            sample_inputs=_like_value_samples(extra),
+            ref=ref,
+            dtypes=ALL,
+            result_dtype=dtype_kwarg(same),
+            check_values=check_values,
+        )
+    )
+
+
+_like("zeros_like", lambda x, *, dtype=None: np.zeros(x.shape, dtype or x.dtype))
+_like("ones_like", lambda x, *, dtype=None: np.ones(x.shape, dtype or x.dtype))
+_like(
+    "empty_like", lambda x, *, dtype=None: np.empty(x.shape, dtype or x.dtype), check_values=False
+)
+_like(
+    "full_like", lambda x, v, *, dtype=None: np.full(x.shape, v, dtype or x.dtype), extra=("fill",)
+)

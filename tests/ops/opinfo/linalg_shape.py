@@ -1,0 +1,445 @@
+"""Samples and oracles of the matrix products, views and shape ops."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ._core import (
+    ALL,
+    BOOL,
+    FLOATS,
+    INTS,
+    LOWP,
+    LOWP_TOL_LOOSE,
+    NUMERIC,
+    OpInfo,
+    S,
+    SampleInput,
+    add,
+    fn,
+    is_int,
+    make,
+    meth,
+    result_type,
+)
+
+# --- linear algebra ---------------------------------------------------------------------------
+
+MATMUL_TOL = {"float32": (1e-5, 1e-5), **LOWP_TOL_LOOSE}
+
+
+def _mat(shape: tuple[int, ...], d: str, rng: np.random.Generator) -> np.ndarray:
+    return make(shape, d, rng, -2, 2)
+
+
+def _mm_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2x3_3x4", _mat((2, 3), d, rng), _mat((3, 4), d, rng))
+    yield S("1x1", _mat((1, 1), d, rng), _mat((1, 1), d, rng))
+    yield S("empty_inner", _mat((2, 0), d, rng), _mat((0, 3), d, rng))
+    yield S("empty_outer", _mat((0, 3), d, rng), _mat((3, 2), d, rng))
+
+
+def _bmm_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("b2", _mat((2, 3, 4), d, rng), _mat((2, 4, 5), d, rng))
+    yield S("b1", _mat((1, 2, 2), d, rng), _mat((1, 2, 3), d, rng))
+    yield S("empty_batch", _mat((0, 2, 3), d, rng), _mat((0, 3, 4), d, rng))
+
+
+def _matmul_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("mat_mat", _mat((2, 3), d, rng), _mat((3, 4), d, rng))
+    yield S("vec_vec", _mat((3,), d, rng), _mat((3,), d, rng))
+    yield S("vec_mat", _mat((3,), d, rng), _mat((3, 4), d, rng))
+    yield S("mat_vec", _mat((2, 3), d, rng), _mat((3,), d, rng))
+    yield S("batched_broadcast", _mat((2, 1, 3, 4), d, rng), _mat((5, 4, 2), d, rng))
+    yield S("batched_vec", _mat((2, 3, 4), d, rng), _mat((4,), d, rng))
+    yield S("vec_batched", _mat((3,), d, rng), _mat((2, 3, 4), d, rng))
+    yield S("empty", _mat((0, 3), d, rng), _mat((3, 2), d, rng))
+
+
+def _np_matmul(a: Any, b: Any) -> Any:
+    if np.asarray(a).dtype.kind == "f":
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return np.matmul(a, b)
+
+
+add(
+    OpInfo(
+        "mm",
+        op=fn("mm"),
+        method=meth("mm"),
+        sample_inputs=_mm_samples,
+        ref=_np_matmul,
+        dtypes=NUMERIC + LOWP,
+        tol=MATMUL_TOL,
+    )
+)
+add(
+    OpInfo(
+        "bmm",
+        op=fn("bmm"),
+        method=meth("bmm"),
+        sample_inputs=_bmm_samples,
+        ref=_np_matmul,
+        dtypes=NUMERIC,
+        tol=MATMUL_TOL,
+    )
+)
+add(
+    OpInfo(
+        "matmul",
+        op=fn("matmul"),
+        method=meth("matmul"),
+        sample_inputs=_matmul_samples,
+        ref=_np_matmul,
+        dtypes=NUMERIC + LOWP,
+        tol=MATMUL_TOL,
+    )
+)
+
+
+def _ref_addmm(c: Any, a: Any, b: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    prod = _np_matmul(a, b)
+    return alpha * prod if beta == 0 else beta * np.asarray(c) + alpha * prod
+
+
+def _addmm_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    al, be = (2, 3) if is_int(d) else (0.5, 2.0)
+    yield S("full_self", _mat((2, 4), d, rng), _mat((2, 3), d, rng), _mat((3, 4), d, rng))
+    yield S("broadcast_self", _mat((4,), d, rng), _mat((2, 3), d, rng), _mat((3, 4), d, rng))
+    yield S(
+        "alpha_beta",
+        _mat((2, 4), d, rng),
+        _mat((2, 3), d, rng),
+        _mat((3, 4), d, rng),
+        beta=be,
+        alpha=al,
+    )
+    yield S("beta0", _mat((1, 4), d, rng), _mat((2, 3), d, rng), _mat((3, 4), d, rng), beta=0)
+    yield S("empty_inner", _mat((2, 4), d, rng), _mat((2, 0), d, rng), _mat((0, 4), d, rng))
+
+
+add(
+    OpInfo(
+        "addmm",
+        op=fn("addmm"),
+        method=meth("addmm"),
+        sample_inputs=_addmm_samples,
+        ref=_ref_addmm,
+        dtypes=NUMERIC,
+        tol=MATMUL_TOL,
+    )
+)
+
+
+def _ref_linear(x: Any, w: Any, bias: Any = None) -> Any:
+    out = _np_matmul(x, np.swapaxes(w, -1, -2))
+    return out if bias is None else out + bias
+
+
+def _linear_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("bias", _mat((2, 3), d, rng), _mat((4, 3), d, rng), _mat((4,), d, rng))
+    yield S("no_bias", _mat((2, 3), d, rng), _mat((4, 3), d, rng))
+    yield S("bias_none_kw", _mat((2, 3), d, rng), _mat((4, 3), d, rng), bias=None)
+    yield S("batched", _mat((5, 2, 3), d, rng), _mat((4, 3), d, rng), _mat((4,), d, rng))
+    yield S("vector_input", _mat((3,), d, rng), _mat((4, 3), d, rng), _mat((4,), d, rng))
+
+
+add(
+    OpInfo(
+        "linear",
+        op=fn("linear"),
+        sample_inputs=_linear_samples,
+        ref=_ref_linear,
+        dtypes=FLOATS + LOWP,
+        tol=MATMUL_TOL,
+    )
+)
+
+# --- views and shape --------------------------------------------------------------------------
+# Oracles of view ops return numpy views of their input, so the harness can write through
+# both and compare the bases.
+
+VIEW_DTYPES = FLOATS + INTS + BOOL
+
+
+def _view_op(
+    name: str,
+    samples: Any,
+    ref: Callable[..., Any],
+    *,
+    function: bool = True,
+    method: bool = True,
+    view_write: str = "view",
+    dtypes: tuple[str, ...] = VIEW_DTYPES,
+) -> None:
+    add(
+        OpInfo(
+            name,
+            op=fn(name.split(".")[0]) if function else meth(name.split(".")[0]),
+            method=meth(name.split(".")[0]) if (function and method) else None,
+            sample_inputs=samples,
+            ref=ref,
+            dtypes=dtypes,
+            kind="view",
+            view_write=view_write,
+        )
+    )
+
+
+def _t_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((2, 3), d, rng))
+    yield S("1d", make((4,), d, rng))
+    yield S("0dim", make((), d, rng))
+    yield S("empty", make((0, 3), d, rng))
+
+
+_view_op("t", _t_samples, lambda x: x.T)
+
+
+def _transpose_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("0_1", make((2, 3), d, rng), 0, 1)
+    yield S("3d_0_2", make((2, 3, 4), d, rng), 0, 2)
+    yield S("neg_dims", make((2, 3, 4), d, rng), -1, 0)
+    yield S("same_dim", make((2, 3), d, rng), 1, 1)
+    yield S("0dim", make((), d, rng), 0, -1)
+
+
+_view_op(
+    "transpose.int",
+    _transpose_samples,
+    lambda x, d0, d1: np.swapaxes(x, d0, d1) if x.ndim else x[...],
+)
+
+
+def _permute_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("3d", make((2, 3, 4), d, rng), [2, 0, 1])
+    yield S("neg_dims", make((2, 3, 4), d, rng), [-1, 0, 1])
+    yield S("identity", make((2, 3), d, rng), [0, 1])
+    yield S("0dim", make((), d, rng), [])
+    yield S("empty", make((2, 0), d, rng), [1, 0])
+
+
+_view_op("permute", _permute_samples, lambda x, dims: np.transpose(x, dims))
+
+
+def _reshape_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d_to_2d", make((2, 3), d, rng), [3, 2])
+    yield S("infer", make((2, 3, 4), d, rng), [-1, 4])
+    yield S("flat", make((2, 3), d, rng), [-1])
+    yield S("0dim_to_1", make((), d, rng), [1])
+    yield S("1_to_0dim", make((1,), d, rng), [])
+    yield S("empty", make((2, 0), d, rng), [0, 5])
+    yield S("tuple_shape", make((6,), d, rng), (2, 3))
+
+
+_view_op("view", _reshape_samples, lambda x, size: np.reshape(x, size), function=False)
+_view_op("reshape", _reshape_samples, lambda x, shape: np.reshape(x, shape))
+
+
+def _unsqueeze_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", make((2, 3), d, rng), 0)
+    yield S("dim_last", make((2, 3), d, rng), 2)
+    yield S("neg_dim", make((2, 3), d, rng), -1)
+    yield S("neg_dim_first", make((2, 3), d, rng), -3)
+    yield S("0dim", make((), d, rng), 0)
+    yield S("empty", make((0,), d, rng), 1)
+
+
+_view_op(
+    "unsqueeze",
+    _unsqueeze_samples,
+    lambda x, dim: np.expand_dims(x, dim if dim >= 0 else dim + x.ndim + 1),
+)
+
+
+def _squeeze_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("middle", make((3, 1, 2), d, rng))
+    yield S("all_ones", make((1, 1), d, rng))
+    yield S("none_to_squeeze", make((2, 3), d, rng))
+    yield S("0dim", make((), d, rng))
+    yield S("empty", make((1, 0), d, rng))
+
+
+_view_op("squeeze", _squeeze_samples, lambda x: np.squeeze(x))
+
+
+def _squeeze_dim_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("size1", make((3, 1, 2), d, rng), 1)
+    yield S("not_size1_noop", make((3, 1, 2), d, rng), 0)
+    yield S("neg_dim", make((3, 2, 1), d, rng), -1)
+    yield S("0dim", make((), d, rng), 0)
+
+
+def _ref_squeeze_dim(x: Any, dim: int) -> Any:
+    if x.ndim == 0:
+        return x[...]
+    return np.squeeze(x, axis=dim) if x.shape[dim] == 1 else x[...]
+
+
+_view_op("squeeze.dim", _squeeze_dim_samples, _ref_squeeze_dim)
+
+
+def _expand_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("column", make((3, 1), d, rng), [3, 4])
+    yield S("keep_minus1", make((3, 1), d, rng), [-1, 4])
+    yield S("new_leading", make((3,), d, rng), [2, 3])
+    yield S("0dim", make((), d, rng), [2, 2])
+    yield S("same", make((2, 3), d, rng), [2, 3])
+    yield S("to_empty", make((1, 3), d, rng), [0, 3])
+
+
+def _ref_expand(x: Any, size: list[int], implicit: bool = False) -> Any:
+    lead = len(size) - x.ndim
+    shape = [x.shape[i - lead] if s == -1 else s for i, s in enumerate(size)]
+    return np.broadcast_to(x, shape)
+
+
+_view_op("expand", _expand_samples, _ref_expand, function=False, view_write="base")
+
+
+def _flatten_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((2, 3, 4), d, rng))
+    yield S("start1", make((2, 3, 4), d, rng), 1)
+    yield S("start0_end1", make((2, 3, 4), d, rng), 0, 1)
+    yield S("neg_dims_kw", make((2, 3, 4, 5), d, rng), start_dim=-3, end_dim=-2)
+    yield S("0dim", make((), d, rng))
+    yield S("1d", make((5,), d, rng))
+
+
+def _ref_flatten(x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
+    if x.ndim == 0:
+        return x.reshape(1)
+    s, e = start_dim % x.ndim, end_dim % x.ndim
+    return (
+        x.reshape(x.shape[:s] + (-1,) + x.shape[e + 1 :])
+        if x.size
+        else x.reshape(x.shape[:s] + (int(np.prod(x.shape[s : e + 1])),) + x.shape[e + 1 :])
+    )
+
+
+_view_op("flatten.using_ints", _flatten_samples, _ref_flatten)
+
+
+def _select_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", make((2, 3), d, rng), 0, 1)
+    yield S("dim1_neg_index", make((2, 3), d, rng), 1, -1)
+    yield S("neg_dim", make((2, 3, 4), d, rng), -1, 2)
+    yield S("to_0dim", make((4,), d, rng), 0, 3)
+
+
+def _ref_select(x: Any, dim: int, index: int) -> Any:
+    dim = dim % x.ndim
+    return x[(slice(None),) * dim + (index, Ellipsis)]  # Ellipsis keeps a 0-dim view
+
+
+_view_op("select.int", _select_samples, _ref_select)
+
+
+def _slice_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", make((5, 3), d, rng), 0, 1, 3)
+    yield S("step2", make((3, 6), d, rng), 1, None, None, 2)
+    yield S("end_beyond", make((5,), d, rng), 0, 2, 100)
+    yield S("neg_start", make((5, 2), d, rng), 0, -2)
+    yield S("start_gt_end_empty", make((5,), d, rng), 0, 4, 2)
+    yield S("kw", make((4, 5), d, rng), dim=-1, start=1, end=4, step=2)
+    yield S("defaults", make((3,), d, rng))
+
+
+def _ref_slice(x: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Any:
+    dim = dim % x.ndim
+    return x[(slice(None),) * dim + (slice(start, end, step),)]
+
+
+_view_op("slice.Tensor", _slice_samples, _ref_slice, method=False)
+
+
+def _split_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("uneven", make((5, 2), d, rng), 2)
+    yield S("even_dim1", make((2, 6), d, rng), 3, 1)
+    yield S("larger_than_dim", make((3,), d, rng), 5)
+    yield S("neg_dim_kw", make((2, 5), d, rng), 2, dim=-1)
+
+
+def _ref_split(x: Any, split_size: int, dim: int = 0) -> list[Any]:
+    n = x.shape[dim]
+    cuts = list(range(split_size, n, split_size))
+    return np.split(x, cuts, axis=dim)
+
+
+_view_op("split.Tensor", _split_samples, _ref_split)
+
+
+def _split_sizes_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("1_4", make((5, 2), d, rng), [1, 4])
+    yield S("with_zero", make((5,), d, rng), [2, 0, 3])
+    yield S("neg_dim", make((2, 6), d, rng), [3, 1, 2], -1)
+    yield S("single", make((3,), d, rng), [3])
+
+
+def _ref_split_sizes(x: Any, split_sizes: list[int], dim: int = 0) -> list[Any]:
+    return np.split(x, list(np.cumsum(split_sizes)[:-1]), axis=dim)
+
+
+_view_op("split_with_sizes", _split_sizes_samples, _ref_split_sizes)
+
+
+def _chunk_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("5_into_3", make((5,), d, rng), 3)
+    yield S("6_into_4_gives_3", make((6,), d, rng), 4)
+    yield S("dim1", make((2, 6), d, rng), 2, 1)
+    yield S("neg_dim", make((2, 3), d, rng), 3, -1)
+    yield S("more_chunks_than_elements", make((2,), d, rng), 5)
+
+
+def _ref_chunk(x: Any, chunks: int, dim: int = 0) -> list[Any]:
+    n = x.shape[dim]
+    size = -(-n // chunks)  # ceil: chunk may return fewer than `chunks` pieces
+    return _ref_split(x, max(size, 1), dim)
+
+
+_view_op("chunk", _chunk_samples, _ref_chunk)
+
+
+def _cat_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", [make((2, 3), d, rng), make((1, 3), d, rng)])
+    yield S("dim1", [make((2, 3), d, rng), make((2, 2), d, rng)], 1)
+    yield S("neg_dim_three", [make((2, 1), d, rng), make((2, 2), d, rng), make((2, 3), d, rng)], -1)
+    yield S("with_empty", [make((0, 3), d, rng), make((2, 3), d, rng)], dim=0)
+    yield S("single", [make((4,), d, rng)])
+    if d == "float32":
+        yield S("promote_int64_float32", [make((2,), "int64", rng), make((3,), d, rng)])
+
+
+add(
+    OpInfo(
+        "cat",
+        op=fn("cat"),
+        sample_inputs=_cat_samples,
+        ref=lambda ts, dim=0: np.concatenate(ts, axis=dim),
+        dtypes=ALL,
+        result_dtype=lambda s, d: result_type(*s.args[0]),
+    )
+)
+
+
+def _stack_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", [make((2, 3), d, rng), make((2, 3), d, rng)])
+    yield S("dim1", [make((2, 3), d, rng), make((2, 3), d, rng), make((2, 3), d, rng)], 1)
+    yield S("neg_dim", [make((2, 3), d, rng), make((2, 3), d, rng)], dim=-1)
+    yield S("0dim", [make((), d, rng), make((), d, rng)])
+    yield S("empty", [make((0,), d, rng), make((0,), d, rng)], 1)
+
+
+add(
+    OpInfo(
+        "stack",
+        op=fn("stack"),
+        sample_inputs=_stack_samples,
+        ref=lambda ts, dim=0: np.stack(ts, axis=dim),
+        dtypes=ALL,
+        result_dtype=lambda s, d: result_type(*s.args[0]),
+    )
+)

@@ -1,0 +1,622 @@
+"""Samples and oracles of copies and conversions, neural network functions and backward functions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ._core import (
+    ALL,
+    DT,
+    FLOATS,
+    INTS,
+    LOWP,
+    LOWP_TOL_LOOSE,
+    OpInfo,
+    S,
+    SampleInput,
+    add,
+    dtype_kwarg,
+    dtype_name,
+    fn,
+    is_float,
+    is_int,
+    make,
+    meth,
+    np_dtype,
+    same,
+    scalar_for,
+    unary_samples,
+)
+from .indexing_factories import (
+    _idx,
+)
+from .reductions import (
+    _ref_log_softmax,
+    _ref_softmax,
+)
+
+# --- copies and conversion --------------------------------------------------------------------
+
+
+def _to_copy_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    for target in ("float32", "float64", "int64", "bool"):
+        yield S(f"to_{target}", make((3, 4), d, rng, -2.7, 2.7), dtype=DT(target))
+    yield S("no_dtype", make((2, 3), d, rng))
+    yield S("0dim_to_float64", make((), d, rng), dtype=DT("float64"))
+    yield S("empty_to_int64", make((0, 2), d, rng), dtype=DT("int64"))
+    if is_float(d):
+        yield S("to_float16", make((3,), d, rng), dtype=DT("float16"))
+
+
+def _ref_to_copy(x: Any, *, dtype: Any = None) -> Any:
+    x = np.asarray(x)
+    if dtype is None:
+        return x.copy()
+    return x.astype(dtype)  # float -> int truncates toward zero, nonzero -> True
+
+
+add(
+    OpInfo(
+        "_to_copy",
+        op=fn("_to_copy"),
+        sample_inputs=_to_copy_samples,
+        ref=_ref_to_copy,
+        dtypes=ALL + LOWP,
+        result_dtype=dtype_kwarg(same),
+    )
+)
+add(
+    OpInfo(
+        "clone",
+        op=fn("clone"),
+        method=meth("clone"),
+        sample_inputs=unary_samples(),
+        ref=lambda x: np.array(x, copy=True),
+        dtypes=ALL + LOWP,
+    )
+)
+add(
+    OpInfo(
+        "contiguous",
+        op=meth("contiguous"),
+        sample_inputs=unary_samples(),
+        ref=lambda x: x,
+        dtypes=ALL,
+    )
+)
+add(
+    OpInfo(
+        "detach",
+        op=fn("detach"),
+        method=meth("detach"),
+        sample_inputs=unary_samples(),
+        ref=lambda x: x,
+        dtypes=ALL,
+        kind="view",
+    )
+)
+
+
+def _copy_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("same_shape", make((2, 3), d, rng), make((2, 3), d, rng))
+    yield S("broadcast_src", make((2, 3), d, rng), make((1, 3), d, rng))
+    yield S("0dim_src", make((2, 3), d, rng), make((), d, rng))
+    yield S("0dim", make((), d, rng), make((), d, rng))
+    yield S("empty", make((0, 3), d, rng), make((0, 3), d, rng))
+    other = "int64" if d != "int64" else "float64"
+    yield S(f"from_{other}", make((2, 3), d, rng), make((2, 3), other, rng, -2.7, 2.7))
+    yield S("non_blocking_kw", make((2,), d, rng), make((2,), d, rng), non_blocking=False)
+
+
+add(
+    OpInfo(
+        "copy_",
+        op=meth("copy_"),
+        sample_inputs=_copy_samples,
+        ref=lambda x, src, non_blocking=False: np.broadcast_to(
+            np.asarray(src).astype(x.dtype), x.shape
+        ),
+        dtypes=ALL,
+        kind="inplace",
+    )
+)
+
+
+def _fill_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    v = scalar_for(d)
+    yield S("2d", make((2, 3), d, rng), v)
+    yield S("0dim", make((), d, rng), v)
+    yield S("empty", make((0,), d, rng), v)
+    if is_float(d):
+        yield S("int_value", make((3,), d, rng), 7)
+    if is_int(d):
+        yield S("negative", make((3,), d, rng), -4)
+
+
+add(
+    OpInfo(
+        "fill_.Scalar",
+        op=fn("fill_"),
+        method=meth("fill_"),
+        sample_inputs=_fill_samples,
+        ref=lambda x, v: np.full(x.shape, v, x.dtype),
+        dtypes=ALL + LOWP,
+        kind="inplace",
+    )
+)
+add(
+    OpInfo(
+        "zero_",
+        op=fn("zero_"),
+        method=meth("zero_"),
+        sample_inputs=unary_samples(),
+        ref=lambda x: np.zeros(x.shape, x.dtype),
+        dtypes=ALL,
+        kind="inplace",
+    )
+)
+
+
+def _local_scalar_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("0dim", make((), d, rng))
+    yield S("1d_one_element", make((1,), d, rng))
+    yield S("2d_one_element", make((1, 1), d, rng))
+
+
+def _compare_local_scalar(got: Any, expected: Any, s: SampleInput, d: str) -> None:
+    want_type = bool if d == "bool" else int if is_int(d) else float
+    assert type(got) is want_type, (
+        f"expected a Python {want_type.__name__}, got {type(got).__name__}"
+    )
+    if want_type is float:
+        assert math.isclose(got, float(expected), rel_tol=1e-6), (got, expected)
+    else:
+        assert got == expected.item(), (got, expected)
+
+
+add(
+    OpInfo(
+        "_local_scalar_dense",
+        op=fn("_local_scalar_dense"),
+        sample_inputs=_local_scalar_samples,
+        ref=lambda x: np.asarray(x).reshape(()),
+        dtypes=ALL,
+        compare=_compare_local_scalar,
+    )
+)
+
+# --- neural network functions -----------------------------------------------------------------
+
+LOSS_TOL = {"float32": (1e-5, 1e-5)}
+
+
+def _mse_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("mean", make((3, 4), d, rng), make((3, 4), d, rng))
+    yield S("sum", make((3, 4), d, rng), make((3, 4), d, rng), "sum")
+    yield S("none_kw", make((3, 4), d, rng), make((3, 4), d, rng), reduction="none")
+    yield S("0dim", make((), d, rng), make((), d, rng))
+    yield S("empty_sum", make((0,), d, rng), make((0,), d, rng), "sum")
+
+
+def _reduce(loss: Any, reduction: str) -> Any:
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return np.sum(loss)
+    with np.errstate(invalid="ignore"):
+        return np.mean(loss)
+
+
+add(
+    OpInfo(
+        "mse_loss",
+        op=fn("mse_loss"),
+        sample_inputs=_mse_samples,
+        ref=lambda x, t, reduction="mean": _reduce((np.asarray(x, np.float64) - t) ** 2, reduction),
+        dtypes=FLOATS,
+        tol=LOSS_TOL,
+    )
+)
+
+
+def _ref_nll(
+    x: Any, target: Any, weight: Any = None, reduction: str = "mean", ignore_index: int = -100
+) -> Any:
+    x = np.asarray(x, np.float64)
+    target = np.asarray(target)
+    if x.ndim == 1:  # (C,) input with a 0-dim target
+        x, target = x[None], target[None]
+        squeeze = True
+    else:
+        squeeze = False
+    n_classes = x.shape[1]
+    w = np.ones(n_classes) if weight is None else np.asarray(weight, np.float64)
+    xc = np.moveaxis(x, 1, -1)  # (N, d1, ..., C)
+    keep = target != ignore_index
+    safe = np.where(keep, target, 0)
+    picked = np.take_along_axis(xc, safe[..., None], axis=-1)[..., 0]
+    wt = w[safe] * keep
+    losses = -picked * wt
+    if reduction == "none":
+        return losses[0] if squeeze else losses
+    if reduction == "sum":
+        return np.sum(losses)
+    return np.sum(losses) / np.sum(wt)
+
+
+def _log_probs(shape: tuple[int, ...], d: str, rng: np.random.Generator) -> np.ndarray:
+    x = rng.uniform(-3, 3, size=shape)
+    axis = 1 if len(shape) > 1 else 0
+    x = x - np.log(np.sum(np.exp(x), axis=axis, keepdims=True))
+    return x.astype(np_dtype(d))
+
+
+def _targets(shape: tuple[int, ...], n_classes: int, rng: np.random.Generator) -> np.ndarray:
+    return rng.integers(0, n_classes, size=shape).astype(np.int64)
+
+
+def _nll_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    t_ignore = np.array([1, 0, 1, 2, 3], dtype=np.int64)
+    yield S("mean", _log_probs((5, 4), d, rng), _targets((5,), 4, rng))
+    yield S("sum", _log_probs((5, 4), d, rng), _targets((5,), 4, rng), None, "sum")
+    yield S("none", _log_probs((5, 4), d, rng), _targets((5,), 4, rng), reduction="none")
+    yield S(
+        "weight_mean",
+        _log_probs((5, 4), d, rng),
+        _targets((5,), 4, rng),
+        make((4,), d, rng, 0.1, 2),
+    )
+    yield S(
+        "weight_none",
+        _log_probs((5, 4), d, rng),
+        _targets((5,), 4, rng),
+        make((4,), d, rng, 0.1, 2),
+        "none",
+    )
+    yield S("ignore_index_mean", _log_probs((5, 4), d, rng), t_ignore, ignore_index=1)
+    yield S(
+        "ignore_index_weight_sum",
+        _log_probs((5, 4), d, rng),
+        t_ignore,
+        make((4,), d, rng, 0.1, 2),
+        "sum",
+        1,
+    )
+    yield S(
+        "ignore_index_none", _log_probs((5, 4), d, rng), t_ignore, reduction="none", ignore_index=1
+    )
+    yield S("ignore_default_-100", _log_probs((3, 4), d, rng), np.array([0, -100, 3], np.int64))
+    # aten::nll_loss takes (C,) or (N, C) input; K-dim inputs are cross_entropy's business
+    yield S("1d_input", _log_probs((4,), d, rng), np.array(2, dtype=np.int64))
+
+
+add(
+    OpInfo(
+        "nll_loss",
+        op=fn("nll_loss"),
+        sample_inputs=_nll_samples,
+        ref=_ref_nll,
+        dtypes=FLOATS,
+        tol=LOSS_TOL,
+    )
+)
+
+
+# --- backward functions -----------------------------------------------------------------------
+
+
+def _ref_threshold_backward(g: Any, x: Any, threshold: Any) -> Any:
+    g, x = np.asarray(g, np.float64), np.asarray(x, np.float64)
+    return np.where(x <= threshold, 0.0, g)  # NaN in x passes g (PyTorch tests x <= t)
+
+
+def _threshold_backward_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("zero", make((3, 4), d, rng), make((3, 4), d, rng), 0)
+    yield S("float_threshold", make((3, 4), d, rng), make((3, 4), d, rng), 0.5)
+    yield S("ties", make((2, 3), d, rng), np.array([[0, 1, -1], [0.5, 0, 2]], np_dtype(d)), 0.5)
+    yield S("nan_input", make((3,), d, rng), np.array([np.nan, -1, 1], np_dtype(d)), 0)
+    # inf and NaN gradients where the input is dropped still give 0 there
+    inf_grad = np.array([np.inf, np.nan, -np.inf, 1], np_dtype(d))
+    yield S("nonfinite_grad", inf_grad, np.array([-1, 0, 2, 3], np_dtype(d)), 0)
+    yield S("0dim", make((), d, rng), make((), d, rng), 0)
+    yield S("empty", make((0, 3), d, rng), make((0, 3), d, rng), 0)
+
+
+add(
+    OpInfo(
+        "threshold_backward",
+        op=fn("threshold_backward"),
+        sample_inputs=_threshold_backward_samples,
+        ref=_ref_threshold_backward,
+        dtypes=FLOATS + LOWP,
+    )
+)
+
+
+def _ref_softmax_backward_data(g: Any, y: Any, dim: int, input_dtype: Any) -> Any:
+    g, y = np.asarray(g, np.float64), np.asarray(y, np.float64)
+    if y.ndim == 0:
+        return g * y - y * (g * y)
+    return y * (g - np.sum(g * y, axis=dim, keepdims=True))
+
+
+def _ref_log_softmax_backward_data(g: Any, y: Any, dim: int, input_dtype: Any) -> Any:
+    g, y = np.asarray(g, np.float64), np.asarray(y, np.float64)
+    if y.ndim == 0:
+        return g - np.exp(y) * g
+    return g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)
+
+
+def _softmax_backward_samples(log: bool) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
+    def samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        ref = _ref_log_softmax if log else _ref_softmax
+        for name, shape, dim in (
+            ("dim1", (3, 4), 1),
+            ("dim0", (3, 4), 0),
+            ("neg_dim", (2, 3, 4), -1),
+            ("0dim", (), 0),
+            ("empty", (0, 4), 1),
+        ):
+            y = ref(make(shape, d, rng), dim).astype(np_dtype(d))
+            yield S(name, make(shape, d, rng), y, dim, DT(d))
+        if d == "float32":  # the forward ran in float32 on float16 input
+            y = ref(make((3, 4), d, rng), 1).astype(np.float32)
+            yield S("input_dtype_float16", make((3, 4), d, rng), y, 1, DT("float16"))
+
+    return samples
+
+
+for _name, _ref in (
+    ("_softmax_backward_data", _ref_softmax_backward_data),
+    ("_log_softmax_backward_data", _ref_log_softmax_backward_data),
+):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            sample_inputs=_softmax_backward_samples(_name.startswith("_log")),
+            ref=_ref,
+            dtypes=FLOATS + LOWP,
+            result_dtype=lambda s, d: s.args[3].name,
+            tol=LOWP_TOL_LOOSE,
+        )
+    )
+
+
+def _ref_nll_loss_backward(
+    g: Any,
+    x: Any,
+    target: Any,
+    weight: Any = None,
+    reduction: str = "mean",
+    ignore_index: int = -100,
+) -> Any:
+    # the derivative of _ref_nll in x, written out: -w[t] * g at (n, t[n]), over the total weight
+    x = np.asarray(x, np.float64)
+    target = np.asarray(target)
+    g = np.asarray(g, np.float64)
+    w = np.ones(x.shape[-1] if x.ndim == 1 else x.shape[1]) if weight is None else np.asarray(weight, np.float64)
+    keep = target != ignore_index
+    safe = np.where(keep, target, 0)
+    wt = w[safe] * keep
+    coef = -wt * (g / np.sum(wt) if reduction == "mean" else g)
+    out = np.zeros_like(x)
+    if x.ndim == 1:
+        out[safe] = coef
+    else:
+        for n in range(x.shape[0]):
+            out[n, safe[n]] = coef[n]
+    return out
+
+
+def _nll_loss_backward_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    one = np.array(1.5, np_dtype(d))
+    t_ignore = np.array([1, 0, 1, 2, 3], dtype=np.int64)
+    x = _log_probs((5, 4), d, rng)
+    yield S("mean", one, x, _targets((5,), 4, rng))
+    yield S("sum", one, x, _targets((5,), 4, rng), None, "sum")
+    yield S("none", make((5,), d, rng), x, _targets((5,), 4, rng), reduction="none")
+    yield S("weight_mean", one, x, _targets((5,), 4, rng), make((4,), d, rng, 0.1, 2))
+    yield S(
+        "weight_none", make((5,), d, rng), x, _targets((5,), 4, rng), make((4,), d, rng, 0.1, 2), "none"
+    )
+    yield S("ignore_index_mean", one, x, t_ignore, ignore_index=1)
+    yield S("ignore_index_weight_sum", one, x, t_ignore, make((4,), d, rng, 0.1, 2), "sum", 1)
+    yield S("1d_input", one, _log_probs((4,), d, rng), np.array(2, dtype=np.int64))
+
+
+add(
+    OpInfo(
+        "nll_loss_backward",
+        op=fn("nll_loss_backward"),
+        sample_inputs=_nll_loss_backward_samples,
+        ref=_ref_nll_loss_backward,
+        dtypes=FLOATS,
+        result_dtype=lambda s, d: dtype_name(s.args[1]),
+        tol=LOSS_TOL,
+    )
+)
+
+
+def _ref_cross_entropy(
+    x: Any,
+    target: Any,
+    weight: Any = None,
+    reduction: str = "mean",
+    ignore_index: int = -100,
+    label_smoothing: float = 0.0,
+) -> Any:
+    x = np.asarray(x, np.float64)
+    class_dim = 0 if x.ndim == 1 else 1
+    n_classes = x.shape[class_dim]
+    logp = _ref_log_softmax(x, class_dim)
+    target = np.asarray(target)
+    if target.dtype.kind == "f":  # class probabilities
+        t = target * (1 - label_smoothing) + label_smoothing / n_classes
+        w_shape = [1] * x.ndim
+        w_shape[class_dim] = n_classes
+        w = np.ones(w_shape) if weight is None else np.reshape(weight, w_shape)
+        loss = -np.sum(logp * t * w, axis=class_dim)
+        if reduction == "mean":
+            return np.sum(loss) / (loss.size if x.ndim > 1 else 1)
+        return _reduce(loss, reduction)
+    nll = _ref_nll(logp, target, weight, reduction, ignore_index)
+    if label_smoothing == 0:
+        return nll
+    # PyTorch: (1 - eps) * nll + eps / C * smooth, smooth = -sum_c w_c * logp_c per element,
+    # zeroed where ignored; "mean" divides by the summed weights of the kept targets.
+    w_shape = [1] * x.ndim
+    w_shape[class_dim] = n_classes
+    w = np.ones(n_classes) if weight is None else np.asarray(weight, np.float64)
+    smooth = -np.sum(logp * np.reshape(w, w_shape), axis=class_dim)
+    keep = target != ignore_index
+    smooth = np.where(keep, smooth, 0.0)
+    if reduction == "none":
+        ret = smooth
+    elif reduction == "sum":
+        ret = np.sum(smooth)
+    else:
+        denom = np.sum(w[np.where(keep, target, 0)] * keep) if weight is not None else np.sum(keep)
+        ret = np.sum(smooth) / denom
+    return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)
+
+
+def _ce_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng)  # noqa: E731
+    t_ignore = np.array([1, 0, 1, 2, 3], dtype=np.int64)
+    w = lambda: make((4,), d, rng, 0.1, 2)  # noqa: E731
+    yield S("mean", x((5, 4)), _targets((5,), 4, rng))
+    yield S("sum", x((5, 4)), _targets((5,), 4, rng), reduction="sum")
+    yield S("none", x((5, 4)), _targets((5,), 4, rng), None, "none")
+    yield S("weight", x((5, 4)), _targets((5,), 4, rng), w())
+    yield S("ignore_index", x((5, 4)), t_ignore, ignore_index=1)
+    yield S("weight_ignore_none", x((5, 4)), t_ignore, w(), "none", 1)
+    yield S("label_smoothing", x((5, 4)), _targets((5,), 4, rng), label_smoothing=0.1)
+    yield S("label_smoothing_weight_ignore", x((5, 4)), t_ignore, w(), "mean", 1, 0.2)
+    yield S(
+        "label_smoothing_sum",
+        x((5, 4)),
+        _targets((5,), 4, rng),
+        reduction="sum",
+        label_smoothing=0.3,
+    )
+    yield S("kdim", x((2, 3, 4)), _targets((2, 4), 3, rng))
+    yield S("1d_input", x((4,)), np.array(1, dtype=np.int64))
+    probs = rng.dirichlet(np.ones(4), size=5).astype(np_dtype(d))
+    yield S("prob_target", x((5, 4)), probs)
+
+
+add(
+    OpInfo(
+        "cross_entropy_loss",
+        op=fn("cross_entropy"),
+        sample_inputs=_ce_samples,
+        ref=_ref_cross_entropy,
+        dtypes=FLOATS,
+        tol=LOSS_TOL,
+    )
+)
+
+
+def _ref_bce(x: Any, t: Any, weight: Any = None, reduction: str = "mean") -> Any:
+    x = np.asarray(x, np.float64)
+    log_x = np.maximum(np.log(x), -100.0)  # PyTorch clamps the logs at -100
+    log_1mx = np.maximum(np.log1p(-x), -100.0)
+    loss = -(t * log_x + (1 - t) * log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _bce_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    p = lambda shape: make(shape, d, rng, 0.05, 0.95)  # noqa: E731
+    t = lambda shape: make(shape, d, rng, 0.0, 1.0)  # noqa: E731
+    yield S("mean", p((3, 4)), t((3, 4)))
+    yield S("sum", p((3, 4)), t((3, 4)), reduction="sum")
+    yield S("none", p((3, 4)), t((3, 4)), None, "none")
+    yield S("weight_broadcast", p((3, 4)), t((3, 4)), make((4,), d, rng, 0.1, 2))
+    yield S("hard_targets", p((6,)), np.array([0, 1, 1, 0, 1, 0]).astype(np_dtype(d)))
+    yield S("0dim", p(()), t(()))
+    yield S(
+        "saturated_clamped",
+        np.array([0.0, 1.0, 0.5]).astype(np_dtype(d)),
+        np.array([1.0, 0.0, 0.5]).astype(np_dtype(d)),
+        reduction="none",
+    )
+
+
+add(
+    OpInfo(
+        "binary_cross_entropy",
+        op=fn("binary_cross_entropy"),
+        sample_inputs=_bce_samples,
+        ref=_ref_bce,
+        dtypes=FLOATS,
+        tol=LOSS_TOL,
+    )
+)
+
+
+def _embedding_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    w = lambda: make((10, 3), d, rng)  # noqa: E731
+    yield S("1d", w(), _idx([0, 9, 2, 2]))
+    yield S("2d", w(), _idx([[1, 2], [3, 4], [5, 9]]))
+    yield S("0dim", w(), np.array(4, dtype=np.int64))
+    yield S("empty", w(), np.zeros((0,), np.int64))
+    yield S("padding_idx", w(), _idx([0, 1, 2]), padding_idx=1)  # only the gradient differs
+
+
+add(
+    OpInfo(
+        "embedding",
+        op=fn("embedding"),
+        sample_inputs=_embedding_samples,
+        ref=lambda w, idx, padding_idx=-1, scale_grad_by_freq=False, sparse=False: w[idx],
+        dtypes=FLOATS + INTS,
+    )
+)
+
+
+def _ref_layer_norm(
+    x: Any,
+    normalized_shape: list[int],
+    weight: Any = None,
+    bias: Any = None,
+    eps: float = 1e-5,
+    cudnn_enable: bool = True,
+) -> Any:
+    x = np.asarray(x, np.float64)
+    axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    mu = np.mean(x, axis=axes, keepdims=True)
+    var = np.var(x, axis=axes, keepdims=True)  # biased
+    y = (x - mu) / np.sqrt(var + eps)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def _layer_norm_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("last_dim", make((2, 3, 4), d, rng), [4])
+    yield S("last_two_dims", make((2, 3, 4), d, rng), [3, 4])
+    yield S("weight_bias", make((2, 3, 4), d, rng), [4], make((4,), d, rng), make((4,), d, rng))
+    yield S("weight_only_kw", make((5, 4), d, rng), [4], weight=make((4,), d, rng))
+    yield S("eps", make((3, 4), d, rng), [4], None, None, 0.1)
+    yield S("1d", make((6,), d, rng), [6])
+
+
+add(
+    OpInfo(
+        "layer_norm",
+        op=fn("layer_norm"),
+        sample_inputs=_layer_norm_samples,
+        ref=_ref_layer_norm,
+        dtypes=FLOATS + LOWP,
+        tol={"float32": (1e-5, 1e-5), **LOWP_TOL_LOOSE},
+    )
+)

@@ -1,0 +1,341 @@
+"""Samples and oracles of the pointwise unary ops, comparisons and logic."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ._core import (
+    ALL,
+    BOOL,
+    FLOATS,
+    INTS,
+    LOWP,
+    NUMERIC,
+    DtypeRule,
+    OpInfo,
+    S,
+    SampleInput,
+    add,
+    add_inplace,
+    binary_samples,
+    fixed,
+    fn,
+    is_int,
+    make,
+    meth,
+    promoted,
+    same,
+    scalar_for,
+    unary_float,
+    unary_samples,
+)
+
+# --- pointwise unary --------------------------------------------------------------------------
+
+
+def _erf(x: Any) -> Any:
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+def _sigmoid(x: Any) -> Any:
+    x = np.asarray(x, dtype=np.float64)
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _gelu(x: Any, approximate: str = "none") -> Any:
+    x = np.asarray(x, dtype=np.float64)
+    if approximate == "tanh":
+        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
+    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+
+
+def _unary(
+    name: str,
+    ref: Callable[..., Any],
+    *,
+    dtypes: tuple[str, ...] = NUMERIC + LOWP,
+    result_dtype: DtypeRule = same,
+    low: float | None = None,
+    high: float | None = None,
+    method: bool = True,
+) -> OpInfo:
+    return add(
+        OpInfo(
+            name,
+            op=fn(name),
+            method=meth(name) if method else None,
+            sample_inputs=unary_samples(low=low, high=high),
+            ref=ref,
+            dtypes=dtypes,
+            result_dtype=result_dtype,
+        )
+    )
+
+
+def _f64(f: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda x: f(np.asarray(x, dtype=np.float64))
+
+
+_unary("neg", np.negative)
+_unary("abs", np.abs)
+_unary("sign", np.sign)
+_unary("exp", _f64(np.exp), result_dtype=unary_float)
+_unary("log", _f64(np.log), result_dtype=unary_float, low=0.1, high=5)
+_unary("log1p", _f64(np.log1p), result_dtype=unary_float, low=-0.9, high=5)
+_unary("sqrt", _f64(np.sqrt), result_dtype=unary_float, low=0, high=9)
+_unary("rsqrt", _f64(lambda x: 1.0 / np.sqrt(x)), result_dtype=unary_float, low=0.1, high=9)
+_unary("sin", _f64(np.sin), result_dtype=unary_float)
+_unary("cos", _f64(np.cos), result_dtype=unary_float)
+_unary("tanh", _f64(np.tanh), result_dtype=unary_float)
+_unary("sigmoid", _sigmoid, result_dtype=unary_float)
+relu = _unary("relu", lambda x: np.maximum(x, 0).astype(np.asarray(x).dtype))
+_unary(
+    "silu", lambda x: np.asarray(x, np.float64) * _sigmoid(x), dtypes=FLOATS + LOWP, method=False
+)
+add_inplace(relu, "relu_", "relu_", function=True)
+
+
+def _gelu_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from unary_samples()(d, rng)
+    yield S("tanh", make((3, 4), d, rng), approximate="tanh")
+    yield S("none_explicit", make((5,), d, rng), approximate="none")
+
+
+add(
+    OpInfo(
+        "gelu",
+        op=fn("gelu"),
+        sample_inputs=_gelu_samples,
+        ref=_gelu,
+        dtypes=FLOATS + LOWP,
+    )
+)
+
+
+def _ref_clamp(x: Any, min: Any = None, max: Any = None) -> Any:
+    out = np.asarray(x)
+    if min is not None:
+        out = np.maximum(out, min)
+    if max is not None:
+        out = np.minimum(out, max)  # min > max gives max everywhere, as in PyTorch
+    return out
+
+
+def _clamp_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    lo, hi = (-2, 3) if is_int(d) else (-1.5, 0.5)
+    yield S("both", make((3, 4), d, rng), lo, hi)
+    yield S("min_only", make((3, 4), d, rng), min=lo)
+    yield S("max_only", make((3, 4), d, rng), max=hi)
+    yield S("max_kw_min_none", make((5,), d, rng), None, hi)
+    yield S("min_gt_max", make((5,), d, rng), hi, lo)
+    yield S("0dim", make((), d, rng), lo, hi)
+    yield S("empty", make((0, 3), d, rng), lo, hi)
+
+
+add(
+    OpInfo(
+        "clamp",
+        op=fn("clamp"),
+        method=meth("clamp"),
+        sample_inputs=_clamp_samples,
+        ref=_ref_clamp,
+        dtypes=NUMERIC + LOWP,
+    )
+)
+
+
+def _clamp_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("both", make((3, 4), d, rng), make((3, 4), d, rng, -3, 0), make((3, 4), d, rng, 0, 3))
+    yield S(
+        "broadcast", make((3, 4), d, rng), make((3, 1), d, rng, -3, 0), make((4,), d, rng, 0, 3)
+    )
+    yield S("min_only", make((3, 4), d, rng), min=make((4,), d, rng))
+    yield S("max_only", make((3, 4), d, rng), max=make((), d, rng))
+    yield S("empty", make((0, 4), d, rng), make((4,), d, rng, -3, 0), make((4,), d, rng, 0, 3))
+
+
+add(
+    OpInfo(
+        "clamp.Tensor",
+        op=fn("clamp"),
+        method=meth("clamp"),
+        sample_inputs=_clamp_tensor_samples,
+        ref=_ref_clamp,
+        dtypes=NUMERIC,
+    )
+)
+
+
+def _where_method(cond: Any, self: Any, other: Any) -> Any:
+    return self.where(cond, other)  # PyTorch: x.where(condition, y)
+
+
+def _where_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("same_shape", make((2, 3), "bool", rng), make((2, 3), d, rng), make((2, 3), d, rng))
+    yield S("broadcast", make((3, 1), "bool", rng), make((1, 4), d, rng), make((), d, rng))
+    yield S("0dim", make((), "bool", rng), make((), d, rng), make((), d, rng))
+    yield S("empty", make((0,), "bool", rng), make((0,), d, rng), make((0,), d, rng))
+    if d == "float32":
+        yield S(
+            "promote_int64_float32",
+            make((4,), "bool", rng),
+            make((4,), "int64", rng),
+            make((4,), d, rng),
+        )
+
+
+add(
+    OpInfo(
+        "where.self",
+        op=fn("where"),
+        method=_where_method,
+        sample_inputs=_where_samples,
+        ref=lambda c, a, b: np.where(c, a, b),
+        dtypes=ALL,
+        result_dtype=promoted(1, 2),
+    )
+)
+
+
+def _where_scalar_other_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    sc = scalar_for(d)
+    yield S("scalar", make((2, 3), "bool", rng), make((2, 3), d, rng), sc)
+    yield S("broadcast", make((3, 1), "bool", rng), make((1, 4), d, rng), sc)
+    yield S("0dim", make((), "bool", rng), make((), d, rng), sc)
+    if is_int(d):
+        yield S("float_scalar_promotes", make((4,), "bool", rng), make((4,), d, rng), 0.5)
+
+
+add(
+    OpInfo(
+        "where.ScalarOther",
+        op=fn("where"),
+        method=_where_method,
+        sample_inputs=_where_scalar_other_samples,
+        ref=lambda c, a, b: np.where(c, a, b),
+        dtypes=ALL,
+        result_dtype=promoted(1, 2),
+    )
+)
+
+
+def _where_scalar_self_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    sc = scalar_for(d)
+    yield S("scalar", make((2, 3), "bool", rng), sc, make((2, 3), d, rng))
+    yield S("broadcast", make((3, 1), "bool", rng), sc, make((1, 4), d, rng))
+    yield S("0dim", make((), "bool", rng), sc, make((), d, rng))
+
+
+add(
+    OpInfo(
+        "where.ScalarSelf",
+        op=fn("where"),
+        sample_inputs=_where_scalar_self_samples,
+        ref=lambda c, a, b: np.where(c, a, b),
+        dtypes=ALL,
+        result_dtype=promoted(1, 2),
+    )
+)
+
+# --- comparisons and logic --------------------------------------------------------------------
+
+
+def _compare_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    # small integers cast to the dtype, so equal elements are common
+    yield from binary_samples(low=-2, high=2, promotion=True)(d, rng)
+
+
+def _compare_scalar_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    sc: list[tuple[str, Any]] = [("int_scalar", 1), ("float_scalar", 0.5)]
+    if d == "bool":
+        sc.append(("bool_scalar", True))
+    for label, v in sc:
+        yield S(label, make((3, 4), d, rng, -2, 2), v)
+        yield S(f"{label}_0dim", make((), d, rng, -2, 2), v)
+    yield S("empty", make((0,), d, rng), 1)
+
+
+for _name, _np in (
+    ("eq", np.equal),
+    ("ne", np.not_equal),
+    ("lt", np.less),
+    ("le", np.less_equal),
+    ("gt", np.greater),
+    ("ge", np.greater_equal),
+):
+    add(
+        OpInfo(
+            f"{_name}.Tensor",
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_compare_tensor_samples,
+            ref=_np,
+            dtypes=ALL,
+            result_dtype=fixed("bool"),
+        )
+    )
+    add(
+        OpInfo(
+            f"{_name}.Scalar",
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_compare_scalar_samples,
+            ref=_np,
+            dtypes=ALL,
+            result_dtype=fixed("bool"),
+        )
+    )
+
+for _name, _np in (("logical_and", np.logical_and), ("logical_or", np.logical_or)):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=binary_samples(low=-1, high=1),
+            ref=_np,
+            dtypes=ALL,
+            result_dtype=fixed("bool"),
+        )
+    )
+add(
+    OpInfo(
+        "logical_not",
+        op=fn("logical_not"),
+        method=meth("logical_not"),
+        sample_inputs=unary_samples(low=-1, high=1),
+        ref=np.logical_not,
+        dtypes=ALL,
+        result_dtype=fixed("bool"),
+    )
+)
+add(
+    OpInfo(
+        "bitwise_not",
+        op=fn("bitwise_not"),
+        method=meth("bitwise_not"),
+        sample_inputs=unary_samples(),
+        ref=np.invert,  # ~x for ints, logical not for bool
+        dtypes=INTS + BOOL,
+    )
+)
+for _name, _np in (
+    ("bitwise_and", np.bitwise_and),
+    ("bitwise_or", np.bitwise_or),
+    ("bitwise_xor", np.bitwise_xor),
+):
+    add(
+        OpInfo(
+            f"{_name}.Tensor",
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=binary_samples(promotion=False),
+            ref=_np,
+            dtypes=INTS + BOOL,
+            result_dtype=promoted(0, 1),
+        )
+    )

@@ -70,7 +70,7 @@ from . import _api, _operators, _repr, overrides  # noqa: E402
 _api.install(globals())
 _operators.install()
 Tensor.__repr__ = _repr.tensor_repr  # type: ignore[method-assign]
-Tensor.requires_grad_ = _api.missing_autograd  # type: ignore[attr-defined]
+Tensor.requires_grad_ = _api.missing_autograd  # type: ignore[method-assign]
 return_types = _api.return_types
 tensor = _operators.tensor
 as_tensor = _operators.as_tensor

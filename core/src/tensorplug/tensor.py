@@ -13,7 +13,7 @@ Attributes ``_autograd`` and ``_batched`` are reserved for the plugins that own 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
 from . import keys as _keys
@@ -23,7 +23,13 @@ from .device import device as Device
 __all__ = ["Tensor", "new_tensor"]
 
 
-class Tensor:
+if TYPE_CHECKING:  # the methods made at run time, declared for type checkers
+    from ._tensor_methods import TensorMethods as _Declared
+else:
+    _Declared = object
+
+
+class Tensor(_Declared):
     __slots__ = (
         "_data",
         "_dtype",

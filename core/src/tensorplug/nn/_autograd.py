@@ -52,7 +52,7 @@ def set_requires_grad(t: Tensor, requires_grad: bool) -> bool:
     if not requires_grad and not t.requires_grad:
         return True
     try:
-        t.requires_grad_(requires_grad)  # type: ignore[attr-defined]
+        t.requires_grad_(requires_grad)
     except MissingPluginError:
         return False
     return True
@@ -65,7 +65,7 @@ def reset_grad(t: Tensor, set_to_none: bool) -> None:
     if grad is None:
         return
     if set_to_none:
-        t.grad = None  # type: ignore[attr-defined]
+        t.grad = None
     else:
         with no_grad():
             ops.aten.zero_.default(grad)

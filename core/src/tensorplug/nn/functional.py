@@ -147,5 +147,5 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
 
 def _copy_into(target: Tensor, value: Tensor) -> Tensor:
     """The ``inplace=True`` form: the result written into the input."""
-    r: Tensor = target.copy_(value)  # type: ignore[attr-defined]
+    r: Tensor = target.copy_(value)
     return r

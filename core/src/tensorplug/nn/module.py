@@ -332,7 +332,7 @@ class Module:
         def convert(t: Tensor) -> Tensor:
             cast_ = dtype if dtype is not None and (t.is_floating_point() or t.is_complex()) \
                 else None
-            r: Tensor = t.to(device=dev, dtype=cast_)  # type: ignore[attr-defined]
+            r: Tensor = t.to(device=dev, dtype=cast_)
             return r
 
         return self._apply(convert)

@@ -194,9 +194,9 @@ def _execute(
     # 2. run them
     captured: list[Tensor | None] = [None] * (len(targets) if targets is not None else 0)
     buffers: dict[Node, list[Tensor | None]] = {}
-    for (n, nr), g in zip(roots, root_grads, strict=True):
+    for (n, nr), root_grad in zip(roots, root_grads, strict=True):
         if needed is None or n in needed:
-            _add_to_buffer(buffers, n, nr, g, create_graph)
+            _add_to_buffer(buffers, n, nr, root_grad, create_graph)
     ready = [
         (-n._seq, n)
         for n in {n for n, _ in roots}
@@ -217,9 +217,11 @@ def _execute(
             if node._pre_hooks:
                 grads = _run_pre_hooks(node, grads)
             if capture:
-                for nr, g in enumerate(grads):
+                for nr, cg in enumerate(grads):
                     for i in capture.get((node, nr), ()):
-                        captured[i] = g if captured[i] is None else captured[i] + g
+                        before = captured[i]
+                        if cg is not None:
+                            captured[i] = cg if before is None else before + cg
             if type(node) is AccumulateGrad:
                 if targets is None:
                     g0 = grads[0]
@@ -297,11 +299,11 @@ def _needed(
             else:
                 ps.append(n)
     needed: set[Node] = set()
-    for i, (n, nr) in enumerate(targets):
-        if n is None or n not in parents:
+    for i, (target, nr) in enumerate(targets):
+        if target is None or target not in parents:
             continue
-        capture.setdefault((n, nr), []).append(i)
-        work = [n]
+        capture.setdefault((target, nr), []).append(i)
+        work = [target]
         while work:
             x = work.pop()
             if x in needed:

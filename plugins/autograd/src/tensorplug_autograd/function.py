@@ -148,7 +148,7 @@ class _FunctionMeta(type):
     def __init__(cls, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> None:
         super().__init__(name, bases, ns)
         backward = cls.__dict__.get("backward")
-        fn = backward.__func__ if isinstance(backward, staticmethod) else getattr(cls, "backward", None)
+        fn: Any = backward.__func__ if isinstance(backward, staticmethod) else getattr(cls, "backward", None)
         cls._backward_cls = type(
             f"{name}Backward", (FunctionCtx,), {"_backward": staticmethod(fn), "_fn_name": name}
         )

@@ -30,6 +30,11 @@ class OpNode(Node):
 
     __slots__ = ("_args", "_result", "_spans", "_out_meta", "_n_out")
     _rule: Rule
+    _args: Sequence[Any]  # the call's arguments, tensors as SavedTensor or NOT_SAVED
+    _result: Any  # the saved output(s), or None
+    _spans: dict[str, tuple[int, int]]  # argument name -> (first edge, edge count)
+    _out_meta: tuple[Any, ...]
+    _n_out: int
     _checked = True  # apply gives gradients in each input's shape, dtype and device
 
     def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
@@ -51,7 +56,7 @@ class OpNode(Node):
                 g = list(g)
         s = rule.view_cls(self)
         spans = self._spans
-        metas = self._input_meta
+        metas: Any = self._input_meta  # not None where an edge is (Note [Graph edges])
         for names, fn, single in rule.plan:
             if single:  # one plain Tensor input: the common case
                 start = spans[names[0]][0]

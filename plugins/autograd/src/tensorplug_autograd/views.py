@@ -62,7 +62,7 @@ def record_view(rule: Rule, out: Any, args: tuple[Any, ...]) -> None:
     for nr, t in enumerate(outs):
         if not isinstance(t, Tensor):
             continue
-        s = step
+        s: tuple[Any, tuple[Any, ...], dict[str, Any]] = step
         if rule.returns_list:  # split/chunk: select the nr-th piece
             s = (_ListItem(rule.op, nr), s[1], s[2])
         meta_of(t).view = ViewInfo(root, (*chain, s), t._tp_version.value)

@@ -31,7 +31,10 @@ def _t(x: Tensor) -> Tensor:
 
 def defderiv(name: str, **formulas: Formula) -> None:
     """Add the formulas of overload ``name`` (one keyword per differentiable input)."""
-    FORMULAS[name] = dict(formulas)
+    entry: dict[str | tuple[str, ...], Formula] = {}
+    for arg, fn in formulas.items():
+        entry[arg] = fn
+    FORMULAS[name] = entry
 
 
 def nondifferentiable(*names: str) -> None:

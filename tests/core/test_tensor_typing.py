@@ -1,0 +1,43 @@
+"""The static declarations of Tensor's run-time methods (core/src/tensorplug/_tensor_methods.pyi)
+stay in sync with native_functions.yaml and the operators, so mypy sees what users call."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import tensorplug as tp
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _generator():  # tools/ is not a package
+    spec = importlib.util.spec_from_file_location("tensor_typing", ROOT / "tools" / "tensor_typing.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("tensor_typing", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_stub_is_what_the_generator_writes() -> None:
+    gen = _generator()
+    assert gen.TARGET.read_text() == gen.source(), (
+        "core/src/tensorplug/_tensor_methods.pyi is out of date: run python tools/tensor_typing.py"
+    )
+
+
+def test_every_method_and_operator_of_tensor_is_declared() -> None:
+    gen = _generator()
+    declared = set(gen.yaml_methods()) | set(gen.OPERATORS) | set(gen.PROPERTIES)
+    declared |= gen.defined_on_tensor()
+    for name in dir(tp):  # make every lazily made method
+        getattr(tp, name, None)
+    standard = {n for n in vars(tp.Tensor) if not n.startswith("_") or n.endswith("__")}
+    plugin_added = {"requires_grad_", "backward", "register_hook", "retain_grad", "grad",
+                    "grad_fn", "data", "is_leaf", "requires_grad", "retains_grad", "is_foo"}
+    dunders_of_object = set(vars(object))
+    class_machinery = {"__slots__", "__annotations__", "__dict__", "__module__", "__weakref__"}
+    missing = sorted(standard - declared - plugin_added - dunders_of_object - class_machinery)
+    assert missing == [], f"run-time Tensor attributes without a declaration: {missing}"

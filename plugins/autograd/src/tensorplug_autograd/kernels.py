@@ -18,9 +18,14 @@ functions), because the dispatcher passes arguments by name; the argument tuple 
 one generic routine. In-place ops additionally refuse leaves that require grad, clone
 ``self`` first when the formula needs its old value, and move ``self``'s history onto the new
 node (for a view of a tensor that requires grad, its base's history: :class:`CopySlices`).
-``out=`` overloads refuse arguments that require grad, as PyTorch does. Ops with no formula
-get :func:`not_implemented_kernel`: the call works, and backward through it raises an error
-naming the op.
+``out=`` overloads refuse arguments that require grad, as PyTorch does, and so do tensor
+inputs without a formula (:func:`check_no_requires_grad`). Ops with no formula get
+:func:`not_implemented_kernel`: the call works, and backward through it raises an error naming
+the op.
+
+Ops with plain ``Tensor`` arguments and one output get a leaner kernel (:func:`_fast_kernel`):
+it looks the kernel below autograd up in the op's dispatch cache itself and records inline,
+unrolled over the op's arguments (:func:`_record_source`).
 """
 
 from __future__ import annotations

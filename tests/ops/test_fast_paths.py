@@ -189,6 +189,21 @@ def test_out(paths: tuple[Kernels, Kernels], op: str, dtype: str) -> None:
     check(paths, f"{op}.out", a, make(dtype, (3, 4), 4), out=view)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_threshold_backward(paths: tuple[Kernels, Kernels], dtype: str) -> None:
+    if dtype == "bfloat16" and ml_dtypes is None:
+        pytest.skip("no ml_dtypes")
+    g = make(dtype, (3, 4), 1)  # negative gradients where the input is dropped: +0, not -0
+    x = make(dtype, (3, 4), 2, special=True)  # inf, -inf, nan, -0.0 among the inputs
+    for threshold in (0, 0.5, -1):
+        check(paths, "threshold_backward", g, x, threshold)
+    check(paths, "threshold_backward", make(dtype, (3, 4), 3, special=True), x, 0)  # inf in g
+    check(paths, "threshold_backward", g, make(dtype, (4,), 4), 0)  # broadcast
+    fast_k, _ = paths
+    r = fast_k["threshold_backward"](g, x, 0)._data.astype(np.float64)
+    assert not np.signbit(r[r == 0]).any()
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(
     "op", ["div.Tensor", "pow.Tensor_Tensor", "floor_divide", "remainder.Tensor"]

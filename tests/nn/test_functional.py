@@ -105,6 +105,34 @@ def test_embedding_padding_idx_gets_no_gradient():
     np.testing.assert_array_equal(a(w.grad), [[1, 1, 1], [0, 0, 0], [0, 0, 0], [1, 1, 1]])
 
 
+@needs_autograd
+def test_aten_embedding_padding_and_scale_grad_by_freq_gradients():
+    # tp.embedding is aten::embedding: PyTorch's embedding_backward skips padding_idx and,
+    # with scale_grad_by_freq, divides each row's gradient by its index's count
+    w = tp.randn([5, 3], dtype=tp.float64, requires_grad=True)
+    idx = tp.tensor([[0, 2, 2], [1, 4, 2]])
+    g = np.arange(18, dtype=np.float64).reshape(2, 3, 3)
+    ii = a(idx)
+    for padding_idx, by_freq in ((-1, False), (1, False), (-1, True), (2, True)):
+        w.grad = None
+        out = tp.embedding(w, idx, padding_idx, by_freq)
+        np.testing.assert_array_equal(a(out.detach()), a(w.detach())[ii])  # values unchanged
+        (out * tp.tensor(g)).sum().backward()
+        expected = np.zeros((5, 3))
+        counts = np.bincount(ii.reshape(-1), minlength=5)
+        for pos, row in np.ndenumerate(ii):
+            if row != padding_idx:
+                expected[row] += g[pos] / (counts[row] if by_freq else 1)
+        np.testing.assert_allclose(a(w.grad), expected, rtol=1e-12)
+
+
+@needs_autograd
+def test_embedding_scale_grad_by_freq_keeps_non_finite_rows():
+    w = tp.tensor([[1.0, float("inf")], [float("nan"), 2.0]], requires_grad=True)
+    out = tp.embedding(w, tp.tensor([0, 1, 1]), -1, True)
+    np.testing.assert_array_equal(a(out.detach()), a(w.detach())[[0, 1, 1]])
+
+
 def test_mse_loss(x):
     y = tp.randn(4, 5, dtype=tp.float64)
     d = a(x) - a(y)

@@ -8,6 +8,7 @@ operators through ``tensorplug.ops.aten`` and never touch backend arrays.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .ops import ops
@@ -256,7 +257,31 @@ def embedding(weight: Any, indices: Any, padding_idx: int = -1,
             f"aten::embedding: Expected tensor for argument #1 'indices' to have one of the following "
             f"scalar types: Long, Int; but got {indices.dtype} instead"
         )
-    return aten.index.Tensor(weight, [indices])
+    rows = aten.index.Tensor(weight, [indices])
+    # PyTorch's embedding_backward skips the rows of padding_idx and, with scale_grad_by_freq,
+    # divides each row's gradient by how often its index occurs in indices. As compositions
+    # with the same values: where(keep, rows, rows.detach()), and d + (rows - d) / count with
+    # d = rows.detach(), exact since rows - d is 0 (taken on finite values only)
+    if scale_grad_by_freq:
+        flat = aten.reshape.default(indices, [-1])
+        counts = aten.scatter_add.default(
+            aten.zeros.default([weight.shape[0]], dtype=weight.dtype, device=weight.device),
+            0,
+            flat,
+            aten.ones_like.default(flat, dtype=weight.dtype),
+        )
+        inverse = aten.unsqueeze.default(
+            aten.pow.Tensor_Scalar(aten.index.Tensor(counts, [indices]), -1), -1
+        )
+        finite = aten.lt.Scalar(aten.abs.default(rows), math.inf)  # no inf - inf below
+        safe = aten.where.ScalarOther(finite, rows, 0.0)
+        fixed = aten.detach.default(safe)
+        scaled = aten.add.Tensor(fixed, aten.mul.Tensor(aten.sub.Tensor(safe, fixed), inverse))
+        rows = aten.where.self(finite, scaled, rows)
+    if padding_idx >= 0:
+        keep = aten.unsqueeze.default(aten.ne.Scalar(indices, padding_idx), -1)
+        rows = aten.where.self(keep, rows, aten.detach.default(rows))
+    return rows
 
 
 def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,

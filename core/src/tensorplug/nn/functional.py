@@ -98,13 +98,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
 
     Entries equal to ``padding_idx`` contribute no gradient to ``weight`` (as in PyTorch).
     """
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]  # aten::embedding's -1 means none
     r: Tensor = _tp.embedding(weight, input, -1 if padding_idx is None else padding_idx)
-    if padding_idx is not None and weight.requires_grad:
-        if padding_idx < 0:
-            padding_idx += weight.shape[0]
-        # same values; the rows that came from padding_idx are cut out of the graph
-        keep = _tp.unsqueeze(_tp.ne(input, padding_idx), -1)
-        r = _tp.where(keep, r, _tp.detach(r))
     return r
 
 

@@ -286,80 +286,95 @@ def _usable_names(names: list[str]) -> bool:
     return all(n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_") for n in names)
 
 
+def source_parts(rule: Rule) -> tuple[str, str, str]:
+    """For a kernel generated with the schema's signature (the dispatcher passes arguments by
+    name): its parameter list, the arguments as a call passes them on, and as a tuple."""
+    names = rule.arg_names
+    pos, kw = names[: rule.npos], names[rule.npos :]
+    params = ", ".join(["_ks", *pos, *(["*", *kw] if kw else [])])
+    call = ", ".join([*pos, *(f"{n}={n}" for n in kw)])
+    args = ", ".join(names) + ("," if len(names) == 1 else "")
+    return params, call, args
+
+
+def below_call_source(mask: str, call: str, indent: str) -> str:
+    """Source setting ``_out`` to the op's result below ``_M.<mask>``: the kernel looked up in
+    the op's dispatch cache (what the generated ``redispatch`` does, minus its argument checks,
+    which the outer call made), except while dispatch tracing is on, so the trace shows it."""
+    lines = (
+        f"_b = _M.{mask} & _int(_ks)",
+        "if _trace.enabled:",
+        f"    _out = _op.redispatch(_b, {call})",
+        "else:",
+        "    _k = _op._cache.get(_b)",
+        "    if _k is None:",
+        "        _k = _op._resolve(_b)",
+        f"    _out = _k({call})",
+    )
+    return "".join(f"{indent}{line}\n" for line in lines)
+
+
+def compile_kernel(
+    rule: Rule, params: str, body: str, names: dict[str, Any], what: str, module: str
+) -> Callable[..., Any]:
+    """``def kernel(<params>): <body>`` compiled with ``names`` (and what every generated
+    kernel reads) as its globals, named ``<what>_kernel[<op>]``."""
+    ns: dict[str, Any] = {
+        "_M": M, "_int": int, "_op": rule.op, "_trace": _dispatcher._trace, "_rule": rule, **names
+    }  # fmt: skip
+    exec(compile(f"def kernel({params}):\n{body}", f"<tensorplug {what} {rule.name}>", "exec"), ns)
+    fn: Callable[..., Any] = ns["kernel"]
+    fn.__qualname__ = f"{what}_kernel[{rule.name}]"
+    fn.__module__ = module
+    return fn
+
+
 def _generated(rule: Rule, body: Callable[[Rule, int, tuple[Any, ...]], Any]) -> Callable[..., Any]:
     """A kernel whose signature is the schema's, passing ``(ks, args)`` to ``body``."""
-    names = list(rule.arg_names)
-    if not _usable_names(names):
+    if not _usable_names(list(rule.arg_names)):
         def generic(ks: int, *args: Any, **kwargs: Any) -> Any:
             bound = rule.schema.bind(args, kwargs, rule.name)
             return body(rule, ks, tuple(bound))
         return generic
-    pos = names[: rule.npos]
-    kw = names[rule.npos :]
-    sig = ", ".join(["_ks", *pos, *(["*", *kw] if kw else [])])
-    tup = ", ".join(names) + ("," if len(names) == 1 else "")
-    src = f"def kernel({sig}):\n    return _body(_rule, _ks, ({tup}))\n"
-    ns: dict[str, Any] = {"_body": body, "_rule": rule}
-    exec(compile(src, f"<tensorplug autograd {rule.name}>", "exec"), ns)
-    fn: Callable[..., Any] = ns["kernel"]
-    fn.__qualname__ = f"autograd_kernel[{rule.name}]"
-    fn.__module__ = __name__
-    return fn
+    params, _, args = source_parts(rule)
+    return compile_kernel(
+        rule, params, f"    return _body(_rule, _ks, ({args}))\n", {"_body": body}, "autograd", __name__
+    )
 
 
 def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
     """A leaner kernel for the common shape: plain ``Tensor`` arguments, one output (views
-    included: their ADInplaceOrView kernel, below, records the view).
-
-    It looks the kernel below autograd up in the op's dispatch cache itself (what the
-    generated ``redispatch`` does, minus its argument checks, which the outer call made),
-    except while dispatch tracing is on, so that the trace shows the step.
+    included: their ADInplaceOrView kernel, below, records the view). It finds the kernel
+    below autograd itself (:func:`below_call_source`) and records inline (:func:`_record_source`).
     """
     if rule.inplace or rule.out or rule.returns_list or rule.n_out != 1:
         return None
-    names = list(rule.arg_names)
-    if not _usable_names(names):
+    names = rule.arg_names
+    if not _usable_names(list(names)):
         return None
     if any(k != "Tensor" for _, k in rule.tensor_args):
         return None
-    pos = names[: rule.npos]
-    kw = names[rule.npos :]
-    sig = ", ".join(["_ks", *pos, *(["*", *kw] if kw else [])])
-    call = ", ".join([*pos, *(f"{n}={n}" for n in kw)])
+    params, call, args = source_parts(rule)
     req = " | ".join(f"{names[i]}._tp_keyset" for i, _ in rule.diff) or "0"
-    tup = ", ".join(names) + ("," if len(names) == 1 else "")
     check = "".join(
-        f"    if {names[i]}._tp_keyset & _M.ag:\n        _check(_rule, ({tup}))\n"
+        f"    if {names[i]}._tp_keyset & _M.ag:\n        _check(_rule, ({args}))\n"
         for i in rule.no_grad_args
     )
-    src = (
-        f"def kernel({sig}):\n"
-        + check
+    body = (
+        check
         + "    _st = _tls.masks\n"
         "    _old = _st.nexc\n"
         "    _st.nexc = _old & _M.nag\n"
         "    try:\n"
-        "        _b = _M.below & _int(_ks)\n"
-        "        if _trace.enabled:\n"
-        f"            _out = _op.redispatch(_b, {call})\n"
-        "        else:\n"
-        "            _k = _op._cache.get(_b)\n"
-        "            if _k is None:\n"
-        "                _k = _op._resolve(_b)\n"
-        f"            _out = _k({call})\n"
-        "    finally:\n"
+        + below_call_source("below", call, "        ")
+        + "    finally:\n"
         "        _st.nexc = _old\n"
         f"    if ({req}) & _M.ag:\n"
         + _record_source(rule)
         + "    return _out\n"
     )
-    ns: dict[str, Any] = {
+    names_used: dict[str, Any] = {
         "_tls": local_state,
-        "_M": M,
-        "_int": int,
-        "_op": rule.op,
-        "_trace": _dispatcher._trace,
-        "_rule": rule,
         "_check": check_no_requires_grad,
         "_new": object.__new__,
         "_Node": rule.node_cls,
@@ -375,11 +390,7 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
         "_seqs": _sequence,
         "_spans": rule.static_spans,
     }
-    exec(compile(src, f"<tensorplug autograd {rule.name}>", "exec"), ns)
-    fn: Callable[..., Any] = ns["kernel"]
-    fn.__qualname__ = f"autograd_kernel[{rule.name}]"
-    fn.__module__ = __name__
-    return fn
+    return compile_kernel(rule, params, body, names_used, "autograd", __name__)
 
 
 _FLOATING = frozenset(d for d in _dtypes.all_dtypes() if d.is_floating_point)

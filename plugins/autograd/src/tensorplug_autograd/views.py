@@ -30,13 +30,22 @@ from collections.abc import Sequence
 from typing import Any
 
 import tensorplug as tp
-from tensorplug import dispatcher as _dispatcher
 from tensorplug.dispatcher import OpOverload
 from tensorplug.tensor import Tensor
 
 from .grad_mode import enable_grad
 from .graph import AutogradMeta, M, Node, ViewInfo, edge, input_meta, is_leaf, meta_of, set_history
-from .kernels import Rule, _generated, _outputs, _usable_names, lazy_kernel, record
+from .kernels import (
+    Rule,
+    _generated,
+    _outputs,
+    _usable_names,
+    below_call_source,
+    compile_kernel,
+    lazy_kernel,
+    record,
+    source_parts,
+)
 
 __all__ = ["CopySlices", "register_inplace_or_view", "run_inplace"]
 
@@ -184,49 +193,20 @@ def _fast_view_kernel(rule: Rule) -> Any:
     """:func:`_view_body` as a generated kernel (see :func:`_fast_source`)."""
     if rule.schema.arguments[0].tensor_kind != "Tensor":
         return None
-    names = rule.arg_names
-    tup = ", ".join(names) + ("," if len(names) == 1 else "")
-    return _fast_source(rule, "", f"    _record_view(_rule, _out, ({tup}))\n")
+    return _fast_source(rule, "", f"    _record_view(_rule, _out, ({source_parts(rule)[2]}))\n")
 
 
 def _fast_source(rule: Rule, before: str, after: str) -> Any:
     """A kernel with the schema's signature that runs ``before``, calls the kernel below
     ADInplaceOrView (looked up in the op's dispatch cache, as the Autograd fast kernel does),
     then runs ``after``; ``None`` where the argument names do not allow it."""
-    names = list(rule.arg_names)
-    if not _usable_names(names):
+    if not _usable_names(list(rule.arg_names)):
         return None
-    pos = names[: rule.npos]
-    kw = names[rule.npos :]
-    sig = ", ".join(["_ks", *pos, *(["*", *kw] if kw else [])])
-    call = ", ".join([*pos, *(f"{n}={n}" for n in kw)])
-    src = (
-        f"def kernel({sig}):\n"
-        + before
-        + "    _b = _M.below_view & _int(_ks)\n"
-        "    if _trace.enabled:\n"
-        f"        _out = _op.redispatch(_b, {call})\n"
-        "    else:\n"
-        "        _k = _op._cache.get(_b)\n"
-        "        if _k is None:\n"
-        "            _k = _op._resolve(_b)\n"
-        f"        _out = _k({call})\n"
-        + after
-        + "    return _out\n"
+    params, call, _ = source_parts(rule)
+    body = before + below_call_source("below_view", call, "    ") + after + "    return _out\n"
+    return compile_kernel(
+        rule, params, body, {"_record_view": record_view}, "inplace_or_view", __name__
     )
-    ns: dict[str, Any] = {
-        "_M": M,
-        "_int": int,
-        "_op": rule.op,
-        "_trace": _dispatcher._trace,
-        "_record_view": record_view,
-        "_rule": rule,
-    }
-    exec(compile(src, f"<tensorplug ADInplaceOrView {rule.name}>", "exec"), ns)
-    fn = ns["kernel"]
-    fn.__qualname__ = f"inplace_or_view_kernel[{rule.name}]"
-    fn.__module__ = __name__
-    return fn
 
 
 def _fast_inplace_kernel(rule: Rule) -> Any:

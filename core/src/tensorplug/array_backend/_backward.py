@@ -106,8 +106,6 @@ def build(kit: Kit) -> Kernels:
         r = g - xp.exp(y) * xp.sum(g, axis=ax, keepdims=True)
         return kit.wrap(r, input_dtype, output._device)
 
-    aranges: dict[tuple[int, Any], Any] = {}  # (batch size, device) -> row numbers, read only
-
     def nll_loss_backward(
         grad_output: Tensor,
         self: Tensor,
@@ -145,12 +143,8 @@ def build(kit: Kit) -> Kernels:
         lo = int(min_(t)) if t.size else 0
         if len(shape) == 2 and weight is None and reduction != "none" and ignore_index < 0 <= lo:
             # the common case: no weights, and no target can be the (negative) ignore_index
-            rows = aranges.get((shape[0], device))
-            if rows is None:
-                with kit.on(device):
-                    rows = aranges[shape[0], device] = xp.arange(shape[0])
             out = xp.zeros(shape, dtype=acc)
-            out[rows, t] = -(g / shape[0] if reduction == "mean" else g)
+            out[kit.row_numbers(shape[0], device), t] = -(g / shape[0] if reduction == "mean" else g)
             return kit.wrap(out, d, device)
         valid = t != ignore_index
         if lo < 0 and bool(xp.any(valid & (t < 0))):

@@ -287,6 +287,7 @@ class Kit:
         self.unhush: Callable[[Any], Any]
         self.hush, self.unhush = _quiet_pair(xp)
         self._devices: dict[Device, Device] = {}
+        self._rows: tuple[Any, Any] = (None, None)  # row_numbers: ((n, device), arange(n))
         # set by register(): host transfers and the random state (see its docstring)
         self.to_host: Callable[[Any], Any] = _unset
         self.from_host_array: Callable[[Any, Device], Any] = _unset
@@ -304,6 +305,16 @@ class Kit:
                 )
             got = self._devices[d] = d
         return got
+
+    def row_numbers(self, n: int, device: Device) -> Any:
+        """``arange(n)`` (int64) on ``device``, kept for the last batch size and device asked:
+        the loss kernels pick ``x[rows, target]`` on every call. Read only."""
+        seen, rows = self._rows
+        if seen != (n, device):
+            with self.on(device):
+                rows = self.xp.arange(n, dtype=self.storage[_dt.int64])
+            self._rows = ((n, device), rows)  # one tuple, swapped whole (threads)
+        return rows
 
     def interned_device(self, d: Any) -> Device | None:
         """The device object for ``d`` if :meth:`device` has made it; None otherwise."""

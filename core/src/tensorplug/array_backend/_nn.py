@@ -46,7 +46,6 @@ def build(kit: Kit) -> Kernels:
     asarray = xp.asarray
     arr_t = kit.array_type
     add_reduce = getattr(xp.add, "reduce", None)
-    long_t = kit.storage[_dt.int64]
     min_reduce = getattr(xp.minimum, "reduce", None)
     fast_nll = frozenset(
         d
@@ -56,8 +55,6 @@ def build(kit: Kit) -> Kernels:
         and add_reduce is not None
         and min_reduce is not None
     )
-    # the row numbers of the last batch size and device seen: ((n, device), arange(n))
-    rows_of: list[tuple[Any, Any]] = [(None, None)]
 
     def nll_fast(
         self: Tensor, target: Tensor, weight: Tensor | None, reduction: str, ignore_index: int
@@ -83,13 +80,8 @@ def build(kit: Kit) -> Kernels:
             return None
         if min_reduce(t, None) < 0:  # type: ignore[misc]
             return None  # ignored or negative targets
-        seen, rows = rows_of[0]
-        if seen != (n, self._device):
-            with kit.on(self._device):
-                rows = xp.arange(n, dtype=long_t)
-            rows_of[0] = ((n, self._device), rows)
         try:
-            picked = x[rows, t]
+            picked = x[kit.row_numbers(n, self._device), t]
         except IndexError:
             return None  # a target past the last class
         loss = -picked

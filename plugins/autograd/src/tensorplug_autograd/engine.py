@@ -370,8 +370,6 @@ def _apply(node: Node, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
         meta = metas[i] if i < nm else None
         if meta is None:
             continue
-        if g._data.shape == meta[0] and g._dtype is meta[1] and g._device is meta[2]:
-            continue  # the common case: nothing to fix
         new = fit_gradient(g, meta, node, i)
         if new is not g:
             if fixed is None:

@@ -42,22 +42,15 @@ def paired_ratio(fn: Callable[[], Any], base: Callable[[], Any], *, pairs: int =
     clock = time.perf_counter
     ratios = []
     for i in range(pairs + 20):
-        if i % 2:
-            t0 = clock()
-            base()
-            t1 = clock()
-            fn()
-            t2 = clock()
-            r = (t2 - t1) / (t1 - t0)
-        else:
-            t0 = clock()
-            fn()
-            t1 = clock()
-            base()
-            t2 = clock()
-            r = (t1 - t0) / (t2 - t1)
+        first, second = (base, fn) if i % 2 else (fn, base)
+        t0 = clock()
+        first()
+        t1 = clock()
+        second()
+        t2 = clock()
+        t_first, t_second = t1 - t0, t2 - t1
         if i >= 20:  # warm-up
-            ratios.append(r)
+            ratios.append(t_second / t_first if i % 2 else t_first / t_second)
     return statistics.median(ratios)
 
 

@@ -34,15 +34,16 @@ def build(kit: Kit) -> Kernels:
     zeros0 = {d: xp.zeros((), dtype=kit.compute[d]) for d in kit.compute}
     native = kit.native
     isfinite = getattr(xp, "isfinite", None)
-    # array methods where the library has them: numpy's xp.all / xp.min are Python wrappers
-    # (0-d results are numpy scalars, which have the methods too)
-    methods = hasattr(kit.array_type, "all") and hasattr(kit.array_type, "min")
+    # the ufunc reductions where the library has them, as _nn and _indexing use: numpy's
+    # xp.all / xp.min are Python wrappers around them
+    all_reduce = getattr(xp.logical_and, "reduce", None)
+    min_reduce = getattr(xp.minimum, "reduce", None)
 
     def all_(a: Any) -> Any:
-        return a.all() if methods else xp.all(a)
+        return xp.all(a) if all_reduce is None else all_reduce(a, None)
 
     def min_(a: Any) -> Any:
-        return a.min() if methods else xp.min(a)
+        return xp.min(a) if min_reduce is None else min_reduce(a, None)
 
     def threshold_backward(grad_output: Tensor, self: Tensor, threshold: Scalar) -> Tensor:
         g, x = grad_output, self

@@ -133,6 +133,43 @@ class ViewInfo:
             t = op(t, *args, **kwargs)
         return t
 
+    def assign(self, target: Tensor, value: Tensor | None, replayed: Tensor | None = None) -> None:
+        """Write ``value`` (zeros for None) where this view lies in ``target``, a tensor shaped
+        like the base (``replayed``: ``self.replay(target)``, when the caller has it): what
+        CopySlices does with the gradient of the base."""
+        chain = self.chain
+        first = chain[0][0] if chain else None
+        if isinstance(first, Gather):  # the view's elements are picked, not viewed
+            piece = first(target)
+            _write(ViewInfo(piece, chain[1:], 0).replay(piece), value)
+            first.scatter(target, piece)
+        else:
+            _write(self.replay(target) if replayed is None else replayed, value)
+
+
+def _write(dest: Tensor, value: Tensor | None) -> None:
+    if value is None:
+        dest.zero_()
+    else:
+        dest.copy_(value)
+
+
+class Gather:
+    """The first step of the chain of a view that recorded none (Note [Views of plain tensors]
+    in views.py): picks the view's elements out of a tensor shaped like its base by index, so
+    it gives a copy; :meth:`ViewInfo.assign` writes back with :meth:`scatter`."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: list[Tensor]) -> None:
+        self.index = index  # one int64 tensor per dimension of the base, each the view's shape
+
+    def __call__(self, t: Tensor) -> Tensor:
+        return tp.ops.aten.index.Tensor(t, self.index)
+
+    def scatter(self, target: Tensor, piece: Tensor) -> None:
+        tp.ops.aten.index_put_.default(target, self.index, piece, False)
+
 
 class AutogradMeta:
     """Note [Autograd state of a tensor].

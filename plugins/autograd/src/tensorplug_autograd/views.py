@@ -22,19 +22,52 @@ still leads to the old one. So wherever a view's ``grad_fn`` is used (an edge to
 ``.grad_fn``), a changed counter makes it fresh first: the view chain is replayed on the base,
 recording, and the view takes that result's ``grad_fn``, as PyTorch regenerates the
 ``grad_fn`` of a view whose version moved.
+
+Note [Views of plain tensors]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Views of plain tensors record no view chain (that keeps them free), yet PyTorch programs write
+values that require grad into them: ``buf = tp.zeros(n, d); buf[i] = f(w)``. Such a view only
+knows its root base (``Tensor._base``). Its place in the base is worked out from the memory
+layout of the two arrays instead (the array interface: data pointers and strides), for bases
+that fill their memory densely in any dimension order: the row-major index in the base of each
+element of the view. The view's :class:`ViewInfo` then starts with a :class:`~.graph.Gather`
+step, which picks those elements (a copy, with a differentiable ``index``), and CopySlices
+writes its gradient back with ``index_put_`` (:meth:`ViewInfo.assign`). A view whose elements
+share memory (an ``expand``) is refused, as PyTorch refuses in-place writes into one.
+
+When a plain tensor gets its first history this way, or by an in-place op of its own, the
+views of it that the program still holds must follow, as they do in PyTorch; having recorded
+nothing, they are found through the garbage collector's referrers of the base (about 2 ms
+once, only when the base had a view: views create its version counter) and each gets the
+gather view's history. Views of a plain tensor taken under ``no_grad`` cannot be told apart
+from the others and follow too; a view of a leaf that requires grad raises, as before.
 """
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 import tensorplug as tp
 from tensorplug.dispatcher import OpOverload
 from tensorplug.tensor import Tensor
 
 from .grad_mode import enable_grad
-from .graph import AutogradMeta, M, Node, ViewInfo, edge, input_meta, is_leaf, meta_of, set_history
+from .graph import (
+    AutogradMeta,
+    Gather,
+    M,
+    Node,
+    ViewInfo,
+    edge,
+    input_meta,
+    is_leaf,
+    meta_of,
+    set_history,
+)
 from .kernels import (
     Rule,
     _generated,
@@ -100,19 +133,17 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
             "operation. Do it under tp.no_grad(), or on a clone()."
         )
     view = m.view if m is not None else None
+    plain_base = None  # a tensor about to get its first history, whose plain views must follow
+    if view is None and self._base is not None:
+        view = plain_view(rule, self, self._base)
+        if not view.base._tp_keyset & M.ag:
+            plain_base = view.base
+    elif not self._tp_keyset & M.ag and self._vc is not None:
+        plain_base = self  # a plain tensor written in place; it may have views (they made _vc)
     if view is not None and is_leaf(view.base) and view.base._tp_keyset & M.ag:
         raise RuntimeError(
             f"{rule.name}: a view of a leaf Variable that requires grad is being used in an "
             "in-place operation. Do it under tp.no_grad(), or on a clone()."
-        )
-    if view is None and self._base is not None:
-        base = self._base
-        raise RuntimeError(
-            f"{rule.name}: in-place operation on a view of a tensor that does not require grad "
-            f"(base of shape {list(base.shape)}), with an argument that requires grad: "
-            "tensorplug-autograd cannot make the base part of the graph. Build the result out "
-            "of place instead (tp.cat, tp.stack, tp.where, index_put), or call "
-            "base.requires_grad_() before taking the view if the base is a leaf you train."
         )
     before = None
     if rule.saves_self_before:
@@ -126,6 +157,8 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
         version.value = v0 + 1  # bump before saving the result; the dispatcher won't bump again
     if view is None:
         record(rule, out, args, before)
+        if plain_base is not None and plain_base._tp_keyset & M.ag:
+            follow(plain_base, self)
         return out
     # Note [Autograd kernel]: the base gets a CopySlices node, the view a fresh view of it
     fn = record(rule, out, args, before)  # self's history is replaced below
@@ -139,9 +172,114 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     fm = fresh._autograd
     sm = meta_of(self)
     sm.grad_fn, sm.output_nr = fm.grad_fn, fm.output_nr
+    sm.view = view  # new for a view of a plain tensor (Note [Views of plain tensors])
     view.version = version.value  # fresh (Note [Stale views])
-    self._tp_keyset |= M.ag & fresh._tp_keyset
+    self._tp_keyset |= M.strip & fresh._tp_keyset
+    if plain_base is not None:
+        follow(plain_base, self)
     return out
+
+
+def follow(base: Tensor, written: Tensor) -> None:
+    """``base`` just got its first history: give its views that recorded none, other than
+    ``written``, a history from it (Note [Views of plain tensors])."""
+    views = []
+    for r in gc.get_referrers(base):
+        if type(r) is dict and r.get("_base") is base:  # Pythons that keep __dict__ apart
+            r = next((o for o in gc.get_referrers(r) if getattr(o, "__dict__", None) is r), None)
+        if isinstance(r, Tensor) and r is not written and r._base is base and not r._tp_keyset & M.ag:
+            views.append(r)
+    for v in views:
+        pos, _ = _positions(v, base, unique=False)
+        if pos is None:
+            continue  # a dtype reinterpretation: it stays out of the graph
+        info = _gather_view(v, base, pos)
+        with enable_grad():
+            fresh = info.replay(base)
+        fm = fresh._autograd
+        vm = meta_of(v)
+        vm.grad_fn, vm.output_nr, vm.view = fm.grad_fn, fm.output_nr, info
+        v._tp_keyset |= M.strip & fresh._tp_keyset
+
+
+def plain_view(rule: Rule, view: Tensor, base: Tensor) -> ViewInfo:
+    """The :class:`ViewInfo` of ``view``, a view of ``base`` that recorded none: its elements
+    picked out of ``base`` by index (Note [Views of plain tensors]); raises when that cannot
+    be worked out."""
+    pos, why = _positions(view, base)
+    if pos is None:
+        raise RuntimeError(
+            f"{rule.name}: in-place operation on a view of a tensor that does not require grad "
+            f"(base of shape {list(base.shape)}), with an argument that requires grad: "
+            f"tensorplug-autograd cannot make the base part of the graph, because {why}. Build "
+            "the result out of place instead (tp.cat, tp.stack, tp.where, index_put), or write "
+            "into a view of base.contiguous()."
+        )
+    return _gather_view(view, base, pos)
+
+
+def _gather_view(view: Tensor, base: Tensor, pos: Any) -> ViewInfo:
+    index = [
+        tp.tensor(np.ascontiguousarray(i), dtype=tp.int64, device=base.device)
+        for i in np.unravel_index(pos, tuple(base.shape))
+    ]
+    return ViewInfo(base, ((Gather(index), (), {}),), view._tp_version.value)
+
+
+def _positions(view: Tensor, base: Tensor, unique: bool = True) -> tuple[Any, str]:
+    """The flat (row-major) index in ``base`` of each element of ``view``, worked out from the
+    two arrays' memory layout (the array interface), or None and the reason."""
+    vi, bi = _interface(view._data), _interface(base._data)
+    if vi is None or bi is None:
+        return None, "its arrays do not describe their memory (__array_interface__)"
+    item = base._data.itemsize
+    if view._data.itemsize != item:
+        return None, "the view reinterprets the base's dtype"
+    bshape, vshape = tuple(bi["shape"]), tuple(vi["shape"])
+    if not bshape:
+        return None, "the base is 0-dimensional"
+    bstrides = bi.get("strides") or _row_major(bshape, item)
+    vstrides = vi.get("strides") or _row_major(vshape, item)
+    offset = vi["data"][0] - bi["data"][0]
+    if any(x % item for x in (offset, *bstrides, *vstrides)):
+        return None, "the view is not aligned with the base's elements"
+    # the base's dimensions from the slowest in memory to the fastest: dense, in some order
+    dims = sorted((d for d in range(len(bshape)) if bshape[d] > 1), key=lambda d: -bstrides[d])
+    step = 1
+    for d in reversed(dims):
+        if bstrides[d] != step * item:
+            return None, "the base does not fill its memory densely (it has gaps or overlaps)"
+        step *= bshape[d]
+    # each view element's memory offset, in elements from the base's first one ...
+    mem = np.full(vshape, offset // item, dtype=np.int64)
+    for d, (n, st) in enumerate(zip(vshape, vstrides, strict=True)):
+        mem += (np.arange(n, dtype=np.int64) * (st // item)).reshape((n,) + (1,) * (len(vshape) - d - 1))
+    if mem.size and (mem.min() < 0 or mem.max() >= step):
+        return None, "the view reaches outside the base"
+    # ... and the base element there, as a row-major index
+    flat = np.zeros(vshape, dtype=np.int64)
+    row = _row_major(bshape, 1)
+    for d in dims:
+        flat += (mem // (bstrides[d] // item)) % bshape[d] * row[d]
+    if unique and np.unique(flat).size != flat.size:
+        return None, "several elements of the view are one element of the base"
+    return flat, ""
+
+
+def _interface(a: Any) -> dict[str, Any] | None:
+    i = getattr(a, "__array_interface__", None)
+    if i is None:
+        i = getattr(a, "__cuda_array_interface__", None)
+    return i
+
+
+def _row_major(shape: tuple[int, ...], item: int) -> tuple[int, ...]:
+    strides = []
+    step = item
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
 
 
 class CopySlices(Node):
@@ -163,13 +301,11 @@ class CopySlices(Node):
         g = grads[0]
         if g is None:
             return [None] * len(self.next_functions)
+        view = self._view
         result = tp.clone(g)
-        grad_slice = self._view.replay(result)
+        grad_slice = view.replay(result)
         res = _apply(self._fn, [tp.clone(grad_slice)])
-        if res[0] is None:
-            grad_slice.zero_()
-        else:
-            grad_slice.copy_(res[0])
+        view.assign(result, res[0], grad_slice)
         return [result, *res[1:]]
 
     def _release(self) -> None:

@@ -411,3 +411,23 @@ def test_weights_without_a_formula_refuse_requires_grad(call: Any, op: str, arg:
         call(x, w)
     call(x, w.detach()).backward()  # what the message suggests works
     assert x.grad is not None
+
+
+def test_detach_in_place_makes_a_leaf_that_does_not_require_grad():
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = y * 3
+    assert y.detach_() is y
+    assert y.is_leaf and not y.requires_grad and y.grad_fn is None
+    np.testing.assert_array_equal(y.numpy(), [2.0, 4.0])  # the values stay
+    assert (y * 1).grad_fn is None  # later ops on it record nothing
+    z.sum().backward()  # the graph already recorded through y still runs
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 6.0])
+
+
+def test_detach_in_place_refuses_views_in_a_graph():
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    v = (x * 2)[0:1]
+    with pytest.raises(RuntimeError, match=r"detach_\(\): can't detach views in-place: .* Use detach\(\) instead\."):
+        v.detach_()
+    assert v.requires_grad

@@ -40,7 +40,8 @@ for attempt in (lambda: tp.tensor([1.0], requires_grad=True), lambda: tp.ones([1
         attempt()
     except tp.MissingPluginError as e:
         print(e.distribution, "pip install tensorplug-autograd" in str(e))
-print("requires_grad", tp.ones([1]).requires_grad, "is_leaf", tp.ones([1]).is_leaf)
+_t = tp.ones([1])
+print("requires_grad", _t.requires_grad, "is_leaf", _t.is_leaf, "detach_", _t.detach_() is _t)
 """
 TRAIN = """
 import tensorplug as tp
@@ -91,7 +92,7 @@ CHECKS: list[tuple[str, str | list[str], str]] = [
         r"^True$",
     ),
     ("core+fixtures", "import tensorplug as tp; print(tp.tiny_hello())", r"^hello from tiny$"),
-    ("core+cpu", MISSING_AUTOGRAD, r"^(tensorplug-autograd True\n){4}requires_grad False is_leaf True$"),
+    ("core+cpu", MISSING_AUTOGRAD, r"^(tensorplug-autograd True\n){4}requires_grad False is_leaf True detach_ True$"),
     ("core+cpu+autograd", TRAIN, r"^loss fell True DivBackward1$|^loss fell True \w+Backward\d*$"),
     ("core+cpu+autograd", ["tensorplug", "demo"], r"accuracy"),
     ("core+cpu+autograd", ["tensorplug", "table", "aten::mul.Tensor"], r"^AutogradCPU\s+Autograd\s+autograd$"),

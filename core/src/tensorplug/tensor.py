@@ -144,6 +144,11 @@ class Tensor(_Declared):
     def requires_grad(self) -> bool:  # replaced by the autograd plugin
         return False
 
+    def detach_(self) -> Tensor:  # replaced by the autograd plugin; without it nothing to detach
+        """Detach this tensor from the graph that made it, in place: it becomes a leaf that
+        does not require grad."""
+        return self
+
     def is_floating_point(self) -> bool:
         return self._dtype.is_floating_point
 

@@ -1,7 +1,7 @@
 """The autograd attributes and methods this plugin adds to ``tensorplug.Tensor``.
 
 ``requires_grad``, ``grad``, ``grad_fn``, ``is_leaf``, ``retains_grad`` and ``data`` are
-properties; ``requires_grad_``, ``backward``, ``retain_grad`` and ``register_hook`` methods,
+properties; ``requires_grad_``, ``detach_``, ``backward``, ``retain_grad`` and ``register_hook`` methods,
 with PyTorch's signatures and error messages (Note [Autograd state of a tensor] in graph.py).
 """
 
@@ -144,6 +144,22 @@ def register_hook(self: Tensor, hook: Callable[[Tensor], Tensor | None]) -> Remo
     return RemovableHandle(m.hooks, hook)
 
 
+def detach_(self: Tensor) -> Tensor:
+    """Detach this tensor from the graph that made it, in place: it becomes a leaf that does
+    not require grad (its ``.grad``, if any, stays)."""
+    m: AutogradMeta | None = self._autograd
+    if m is not None and m.view is not None:
+        raise RuntimeError(
+            "detach_(): can't detach views in-place: this tensor is a view of a tensor in the "
+            "autograd graph, and shares its history. Use detach() instead."
+        )
+    if m is not None:
+        m.grad_fn = None
+        m.output_nr = 0
+    self._tp_keyset &= ~M.strip
+    return self
+
+
 def _data(self: Tensor) -> Tensor:
     return self.detach()
 
@@ -173,6 +189,7 @@ METHODS: dict[str, Any] = {
     "grad_fn": property(_grad_fn),
     "backward": backward,
     "retain_grad": retain_grad,
+    "detach_": detach_,
     "retains_grad": property(_retains_grad),
     "register_hook": register_hook,
     "data": property(_data, _set_data),

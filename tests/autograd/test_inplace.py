@@ -182,6 +182,25 @@ def test_the_views_of_a_plain_tensor_written_in_place_follow_it():
     np.testing.assert_allclose(w.grad.numpy(), 2 * np.array([1.0, 2.0, 3.0]))
 
 
+def test_views_are_looked_for_only_when_the_base_has_others(monkeypatch):
+    import tensorplug_autograd.views as views
+
+    scans = []
+    real = views.gc.get_referrers
+    monkeypatch.setattr(views.gc, "get_referrers", lambda *objs: scans.append(objs) or real(*objs))
+    w = t64([1.0, 2.0])
+    buf = tp.zeros([3, 2], dtype=tp.float64)
+    buf[0] = w  # the only view of buf is the one written
+    acc = tp.zeros([2], dtype=tp.float64)
+    acc.zero_()
+    acc.add_(w)  # written in place before, but never viewed
+    assert scans == []
+    buf = tp.zeros([3, 2], dtype=tp.float64)
+    held = buf[2]
+    buf[0] = w
+    assert len(scans) == 1 and held.requires_grad
+
+
 def test_writing_a_grad_value_into_an_expanded_plain_tensor_is_refused():
     w = t64([1.0, 2.0, 3.0])
     x = tp.zeros([1], dtype=tp.float64)

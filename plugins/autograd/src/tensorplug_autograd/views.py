@@ -37,15 +37,17 @@ share memory (an ``expand``) is refused, as PyTorch refuses in-place writes into
 
 When a plain tensor gets its first history this way, or by an in-place op of its own, the
 views of it that the program still holds must follow, as they do in PyTorch; having recorded
-nothing, they are found through the garbage collector's referrers of the base (about 2 ms
-once, only when the base had a view: views create its version counter) and each gets the
-gather view's history. Views of a plain tensor taken under ``no_grad`` cannot be told apart
-from the others and follow too; a view of a leaf that requires grad raises, as before.
+nothing, they are found through the garbage collector's referrers of the base (about 2 ms,
+paid only when the base has other views: they share its version counter, whose reference
+count says so) and each gets the gather view's history. Views of a plain tensor taken under
+``no_grad`` cannot be told apart from the others and follow too; a view of a leaf that
+requires grad raises, as before.
 """
 
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -136,10 +138,10 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     plain_base = None  # a tensor about to get its first history, whose plain views must follow
     if view is None and self._base is not None:
         view = plain_view(rule, self, self._base)
-        if not view.base._tp_keyset & M.ag:
+        if not view.base._tp_keyset & M.ag and _shared(view.base, 1):
             plain_base = view.base
-    elif not self._tp_keyset & M.ag and self._vc is not None:
-        plain_base = self  # a plain tensor written in place; it may have views (they made _vc)
+    elif not self._tp_keyset & M.ag and _shared(self, 0):
+        plain_base = self  # a plain tensor written in place, which has views
     if view is not None and is_leaf(view.base) and view.base._tp_keyset & M.ag:
         raise RuntimeError(
             f"{rule.name}: a view of a leaf Variable that requires grad is being used in an "
@@ -178,6 +180,14 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     if plain_base is not None:
         follow(plain_base, self)
     return out
+
+
+def _shared(base: Tensor, known: int) -> bool:
+    """Whether more than ``known`` other tensors share ``base``'s version counter: its views
+    (and saved aliases) hold it, so its reference count tells, where a scan would cost
+    milliseconds."""
+    vc = base._vc
+    return vc is not None and sys.getrefcount(vc) > 3 + known  # base, vc, getrefcount's argument
 
 
 def follow(base: Tensor, written: Tensor) -> None:

@@ -216,16 +216,20 @@ def test_writing_a_grad_value_into_an_expanded_plain_tensor_is_refused():
 
 
 def test_views_whose_place_in_the_base_cannot_be_worked_out_are_refused():
-    # neither arises through the public API of the cpu plugin; a backend's kernels could make them
+    # the first two do not arise through the cpu plugin's public API; a backend's kernels could
+    # make them
     w = t64([1.0, 2.0])
     gappy = tp.zeros([2, 2], dtype=tp.float64)
     gappy._data = np.zeros((4, 2))[::2]  # a root whose array skips every other row
-    with pytest.raises(RuntimeError, match=r"because the base does not fill its memory densely \(it has gaps or overlaps\)\. Build the result out of place"):
+    with pytest.raises(RuntimeError, match=r"because the base does not fill its memory densely \(it has gaps or overlaps; a view of base\.contiguous\(\) would do\)\. Build the result out of place"):
         gappy[0].copy_(w)
     base = tp.zeros([4], dtype=tp.float64)
     halves = base._alias(base._data.view(np.float32), tp.float32)  # a dtype reinterpretation
     with pytest.raises(RuntimeError, match="because the view reinterprets the base's dtype"):
         halves[0:2].copy_(w.float())
+    scalar = tp.zeros([], dtype=tp.float64)
+    with pytest.raises(RuntimeError, match=r"because the base is 0-dimensional\. Build the result out of place instead \(tp\.cat, tp\.stack, tp\.where, index_put\)\.$"):
+        scalar.unsqueeze(0).copy_(w[0:1])
 
 
 def test_a_plain_view_of_a_leaf_that_requires_grad_is_refused():

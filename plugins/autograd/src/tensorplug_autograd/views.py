@@ -202,7 +202,7 @@ def follow(base: Tensor, written: Tensor) -> None:
     for v in views:
         pos, _ = _positions(v, base, unique=False)
         if pos is None:
-            continue  # a dtype reinterpretation: it stays out of the graph
+            continue  # its place is not known (a dtype reinterpretation): it stays out
         info = _gather_view(v, base, pos)
         with enable_grad():
             fresh = info.replay(base)
@@ -222,8 +222,7 @@ def plain_view(rule: Rule, view: Tensor, base: Tensor) -> ViewInfo:
             f"{rule.name}: in-place operation on a view of a tensor that does not require grad "
             f"(base of shape {list(base.shape)}), with an argument that requires grad: "
             f"tensorplug-autograd cannot make the base part of the graph, because {why}. Build "
-            "the result out of place instead (tp.cat, tp.stack, tp.where, index_put), or write "
-            "into a view of base.contiguous()."
+            "the result out of place instead (tp.cat, tp.stack, tp.where, index_put)."
         )
     return _gather_view(view, base, pos)
 
@@ -258,7 +257,10 @@ def _positions(view: Tensor, base: Tensor, unique: bool = True) -> tuple[Any, st
     step = 1
     for d in reversed(dims):
         if bstrides[d] != step * item:
-            return None, "the base does not fill its memory densely (it has gaps or overlaps)"
+            return None, (
+                "the base does not fill its memory densely (it has gaps or overlaps; a view of "
+                "base.contiguous() would do)"
+            )
         step *= bshape[d]
     # each view element's memory offset, in elements from the base's first one ...
     mem = np.full(vshape, offset // item, dtype=np.int64)

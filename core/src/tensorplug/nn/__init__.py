@@ -1,10 +1,11 @@
 """Neural network building blocks (``tensorplug.nn``), in the image of ``torch.nn``.
 
-Modules, parameters, initializers and losses written purely in terms of tensorplug's public
-operators: they run on every backend, are differentiated by the autograd plugin, traced by the
-tracer and batched by vmap like any other code. Without tensorplug-autograd they still serve
-inference (Note [nn without autograd] in _autograd.py). ``import tensorplug`` does not import
-this package; the first ``tensorplug.nn`` does.
+Modules, containers, parameters, initializers, losses and gradient utilities (``nn.utils``)
+written purely in terms of tensorplug's public operators: they run on every backend, are
+differentiated by the autograd plugin, traced by the tracer and batched by vmap like any other
+code. Without tensorplug-autograd they still serve inference (Note [nn without autograd] in
+_autograd.py). ``import tensorplug`` does not import this package; the first
+``tensorplug.nn`` does.
 
 Usage::
 
@@ -18,10 +19,12 @@ Usage::
 
 from __future__ import annotations
 
-from . import functional, init
+from . import functional, init, utils
 from .activation import GELU, ReLU, Sigmoid, SiLU, Tanh
-from .container import Sequential
+from .container import ModuleDict, ModuleList, Sequential
 from .dropout import Dropout
+from .flatten import Flatten, Unflatten
+from .identity import Identity
 from .linear import Linear
 from .loss import BCELoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
@@ -30,7 +33,8 @@ from .parameter import Parameter
 from .sparse import Embedding
 
 __all__ = [
-    "BCELoss", "CrossEntropyLoss", "Dropout", "Embedding", "GELU", "LayerNorm", "Linear",
-    "MSELoss", "Module", "NLLLoss", "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "Tanh",
-    "functional", "init",
+    "BCELoss", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
+    "LayerNorm", "Linear", "MSELoss", "Module", "ModuleDict", "ModuleList", "NLLLoss",
+    "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "Tanh", "Unflatten", "functional",
+    "init", "utils",
 ]  # fmt: skip

@@ -1,0 +1,50 @@
+"""Parameters as one flat vector and back: ``parameters_to_vector``, ``vector_to_parameters``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ...ops import ops
+from ...tensor import Tensor
+from .._autograd import no_grad
+
+__all__ = ["parameters_to_vector", "vector_to_parameters"]
+
+_aten = ops.aten
+
+
+def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
+    """The parameters flattened and concatenated, in order, into one new 1-d tensor.
+
+    An ordinary operator call (``cat`` of ``reshape``\\ s): gradients flow back through it.
+    """
+    r: Tensor = _aten.cat.default([_aten.reshape.default(p, [-1]) for p in parameters])
+    return r
+
+
+def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
+    """Copy consecutive slices of the 1-d ``vec`` into the parameters, in place, in order.
+
+    PyTorch instead rebinds each ``param.data`` to a view of ``vec``; copying keeps each
+    parameter's own storage, so optimizers and views of the parameters see the new values.
+    """
+    if not isinstance(vec, Tensor):
+        raise TypeError(f"vector_to_parameters: vec must be a tensorplug.Tensor, not a "
+                        f"{type(vec).__name__}")
+    if vec.dim() != 1:
+        raise ValueError(f"vector_to_parameters: vec must be 1-d, but has shape "
+                         f"{list(vec.shape)}")
+    params = list(parameters)
+    needed = sum(p.numel() for p in params)
+    if vec.numel() != needed:
+        raise ValueError(
+            f"vector_to_parameters: vec has {vec.numel()} elements, but the parameters have "
+            f"{needed} in all"
+        )
+    start = 0
+    with no_grad():
+        for p in params:
+            n = p.numel()
+            piece = _aten.slice.Tensor(vec, 0, start, start + n)
+            _aten.copy_.default(p, _aten.reshape.default(piece, list(p.shape)))
+            start += n

@@ -2,6 +2,8 @@
 
 * ``tp.add(a, b)`` on 1-element float32 tensors that require grad: the forward alone
   (goal: no slower than torch.add with requires_grad), and forward + ``tp.autograd.grad``;
+  next to it, the least any dispatcher written in Python does for that call
+  (:func:`python_floor`, a model);
 * a training step of an MLP 784-128-10 (batch 64, ReLU, cross-entropy): forward + backward
   (goal: at most 1.15x the hand-written numpy step), and with an SGD update.
 
@@ -11,6 +13,7 @@ Run: ``python bench/autograd.py``.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -36,6 +39,64 @@ except ImportError:
 LR = 0.01
 
 
+def python_floor() -> Any:
+    """The least a dispatcher written in Python does for ``add`` with grad: a public function,
+    a call that ORs key sets and looks the kernel up, an autograd kernel that calls the
+    backend's and records a node (edges, input shapes, a sequence number) and the output's
+    history. A lower bound, not a dispatcher: it reads no thread state (grad mode, excluded
+    keys), checks no dtype, device or argument (``alpha``), keeps no dtype and device for the
+    engine, and its node has no hooks, saved arguments or version counters.
+    """
+    seq = itertools.count()
+
+    class T:
+        __slots__ = ("data", "dtype", "ks", "meta")
+
+    class Meta:
+        __slots__ = ("grad_fn", "nr")
+
+    class Node:
+        __slots__ = ("edges", "shapes", "seq")
+
+    def new(data: Any, dtype: Any, ks: int) -> T:
+        t = object.__new__(T)
+        t.data, t.dtype, t.ks, t.meta = data, dtype, ks, None
+        return t
+
+    def backend(x: T, y: T) -> T:
+        return new(np.add(x.data, y.data), x.dtype, 1)
+
+    def edge(x: T) -> tuple[Any, int]:
+        m = x.meta
+        return (m.grad_fn, m.nr) if m is not None else (None, 0)
+
+    def autograd(x: T, y: T) -> T:
+        out = backend(x, y)
+        n = object.__new__(Node)
+        n.edges = (edge(x), edge(y))
+        n.shapes = (x.data.shape, y.data.shape)
+        n.seq = next(seq)
+        m = out.meta = object.__new__(Meta)
+        m.grad_fn, m.nr = n, 0
+        out.ks |= 2
+        return out
+
+    table = {3: autograd, 1: backend}
+
+    def call(x: T, y: T) -> T:
+        return table[x.ks | y.ks](x, y)
+
+    def add(x: T, y: T) -> T:
+        return call(x, y)
+
+    leaf_meta = object.__new__(Meta)
+    leaf_meta.grad_fn, leaf_meta.nr = object(), 0
+    a = new(np.ones(1, np.float32), "float32", 3)
+    a.meta = leaf_meta
+    b = new(np.ones(1, np.float32), "float32", 1)
+    return lambda: add(a, b)
+
+
 def tiny() -> None:
     a = tp.ones([1], requires_grad=True)
     b = tp.ones([1])
@@ -44,6 +105,7 @@ def tiny() -> None:
         "tp.add (no grad)": lambda: tp.add(plain_a, plain_b),
         "tp.add (grad)": lambda: tp.add(a, b),
         "tp.add + autograd.grad": lambda: tp.autograd.grad(tp.add(a, b), a),
+        "python floor (grad)": python_floor(),
     }
     if torch is not None:
         at = torch.ones(1, requires_grad=True)
@@ -57,7 +119,8 @@ def tiny() -> None:
     if torch is not None:
         print(
             f"  goal: forward with grad no slower than torch: "
-            f"{t['tp.add (grad)'] / t['torch.add (grad)']:.2f}x torch.add"
+            f"{t['tp.add (grad)'] / t['torch.add (grad)']:.2f}x torch.add "
+            f"(the python floor: {t['python floor (grad)'] / t['torch.add (grad)']:.2f}x)"
         )
 
 

@@ -52,6 +52,26 @@ def test_a_cache_of_other_yaml_text_is_not_used(cache_home, monkeypatch):
     assert len(_api._load_yaml()) == len(good)
 
 
+def test_old_cache_files_are_pruned(cache_home):
+    cache_home.mkdir(parents=True)
+    for i in range(12):  # left by earlier versions of the yaml, oldest first
+        old = cache_home / f"native_functions-old{i:02d}.pickle"
+        old.write_bytes(b"stale")
+        os.utime(old, (1_000_000 + i, 1_000_000 + i))
+    dead = cache_home / "native_functions-old.pickle.123.tmp"  # a writer that died
+    dead.write_bytes(b"")
+    os.utime(dead, (1_000_000, 1_000_000))
+    other = cache_home / "unrelated.txt"
+    other.write_bytes(b"")
+    _api._load_yaml()  # writes the current one, then prunes
+    kept = sorted(p.name for p in cache_home.iterdir())
+    current = [n for n in kept if not n.startswith("native_functions-old")]
+    assert len(current) == 2 and "unrelated.txt" in current  # the new cache file, and ours untouched
+    assert [n for n in kept if n.startswith("native_functions-old")] == [
+        f"native_functions-old{i:02d}.pickle" for i in range(5, 12)
+    ]  # the newest seven old ones, with the new file: _KEPT in all
+
+
 # --- public functions and methods, made on first use (Note [Lazy public functions]) ---------
 
 FRESH = textwrap.dedent(

@@ -23,6 +23,7 @@ import os
 import pickle
 import sys
 import threading
+import time
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -118,9 +119,38 @@ def _load_yaml() -> list[tuple[dict[str, Any], FunctionSchema]]:
         with open(tmp, "wb") as f:
             pickle.dump((raw, tag, parsed), f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, cache)
+        _prune(os.path.dirname(cache))
     except OSError:
         pass  # a read-only home: parse every time
     return parsed
+
+
+_KEPT = 8  # cache files kept: a few installs (venvs, Python versions) may share one home
+
+
+def _prune(directory: str) -> None:
+    """Remove all but the ``_KEPT`` newest cache files: each edit of the yaml or the schema
+    module, and each new version, writes a file under a new name. Left-over temporary files of
+    writers that died go too, once an hour old."""
+    now = time.time()
+    files = []
+    for entry in os.scandir(directory):
+        if not entry.name.startswith("native_functions-"):
+            continue
+        try:
+            mtime = entry.stat().st_mtime
+            if entry.name.endswith(".pickle"):
+                files.append((mtime, entry.path))
+            elif entry.name.endswith(".tmp") and now - mtime > 3600:
+                os.remove(entry.path)
+        except OSError:
+            pass  # another process removed it first
+    files.sort(reverse=True)
+    for _, path in files[_KEPT:]:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
 
 
 _YAML = "native_functions.yaml"

@@ -175,22 +175,23 @@ class AutogradMeta:
     """Note [Autograd state of a tensor].
 
     The fields every tensor in a graph has are slots, set by ``__init__`` (the generated
-    kernels set them without calling it); the rare ones are class defaults, stored in the
-    instance's ``__dict__`` once set.
+    kernels set them without calling it); the others are class defaults, stored in the
+    instance's ``__dict__`` once set: ``grad`` and ``acc`` belong to leaves, and most tensors
+    in a graph are outputs of ops.
     """
 
-    __slots__ = ("grad", "grad_fn", "output_nr", "acc", "__dict__")
+    __slots__ = ("grad_fn", "output_nr", "__dict__")
 
+    grad: Tensor | None = None
+    acc: AccumulateGrad | None = None  # a leaf's accumulator (Note [Graph edges])
     hooks: list[Callable[[Tensor], Tensor | None]] | None = None  # leaves only
     retains_grad = False
     view: ViewInfo | None = None
     name: str | None = None
 
     def __init__(self, grad_fn: Node | None = None, output_nr: int = 0) -> None:
-        self.grad: Tensor | None = None
         self.grad_fn = grad_fn
         self.output_nr = output_nr
-        self.acc: AccumulateGrad | None = None
 
 
 def meta_of(t: Tensor) -> AutogradMeta:
@@ -209,13 +210,16 @@ class Node:
     ``next_functions`` holds the edges to the nodes of its inputs (Note [Graph edges]).
     """
 
-    __slots__ = ("next_functions", "_input_meta", "_seq", "_pre_hooks", "_post_hooks", "__weakref__")
-    # per class, read by the engine: how many outputs (a slot where it varies per node),
-    # whether _release has anything to free, whether apply checks its own gradients' shape,
-    # dtype and device (OpNode) or the engine must
+    __slots__ = ("next_functions", "_input_meta", "_seq", "__weakref__", "__dict__")
+    # per class, read by the engine: how many outputs (in the instance where it varies per
+    # node), whether _release has anything to free, whether apply checks its own gradients'
+    # shape, dtype and device (OpNode) or the engine must
     _n_out = 1
     _saves = True
     _checked = False
+    # hooks are rare: a node stores them in its __dict__ once registered
+    _pre_hooks: dict[int, list[Any]] | None = None
+    _post_hooks: list[Any] | None = None
 
     next_functions: tuple[tuple[Node | None, int], ...]
 
@@ -223,8 +227,6 @@ class Node:
         self.next_functions = ()
         self._input_meta: tuple[tuple[tuple[int, ...], Any, Any] | None, ...] = ()
         self._seq = next(_sequence)
-        self._pre_hooks: dict[int, list[Any]] | None = None
-        self._post_hooks: list[Any] | None = None
 
     def name(self) -> str:
         return type(self).__name__

@@ -117,9 +117,10 @@ class Rule:
         self.diff_idx = tuple(i for i, _ in self.diff)
         self.tensor_idx = tuple(i for i, _ in self.tensor_args)
         self.static_spans = {self.arg_names[i]: (j, 1) for j, i in enumerate(self.diff_idx)}
-        used = set()
+        used: set[str] = set()
         for fn in self.table.values():
             used |= _names_read(fn.__code__)
+        self.used = frozenset(used)  # the names the formulas read (s.<name>)
         self.saved = frozenset(i for i, _ in self.tensor_args if self.arg_names[i] in used)
         self.saves_result = "result" in used or any(n and n in used for n in self.return_names)
         self.saves_self_before = self.inplace and "self" in used
@@ -137,7 +138,12 @@ class Rule:
         self.node_cls: type[OpNode] = type(
             f"{camel(op.op_name)}Backward{_overload_number(op)}",
             (OpNode,),
-            {"_rule": self, "__slots__": (), "_saves": bool(self.saved) or self.saves_result},
+            {
+                "_rule": self,
+                "__slots__": (),
+                "_saves": bool(self.saved) or self.saves_result,
+                "_spans": self.static_spans,  # what the fast kernel's calls have
+            },
         )
         self.view_cls = saved_view_class(self, used)
 
@@ -388,7 +394,6 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
         "_FLOATING": _FLOATING,
         "_next": next,
         "_seqs": _sequence,
-        "_spans": rule.static_spans,
     }
     return compile_kernel(rule, params, body, names_used, "autograd", __name__)
 
@@ -420,7 +425,10 @@ def _record_source(rule: Rule) -> str:
             f"            _e{j} = _NO",
         ]
         edges.append(f"_e{j}")
-        metas.append(f"({t}._data.shape, {t}._dtype, {t}._device)")
+        meta = f"({t}._data.shape, {t}._dtype, {t}._device)"
+        if not any(f"{t}{suffix}" in rule.used for suffix in ("_shape", "_dtype", "_device")):
+            meta += f" if _e{j} is not _NO else None"  # read for a gradient to give only
+        metas.append(meta)
     saved = []
     for i, n in enumerate(names):
         if i not in rule.tensor_idx:
@@ -435,24 +443,19 @@ def _record_source(rule: Rule) -> str:
         f"        _n.next_functions = ({', '.join(edges)}{one})",
         f"        _n._input_meta = ({', '.join(metas)}{one})",
         "        _n._seq = _next(_seqs)",
-        "        _n._pre_hooks = None",
-        "        _n._post_hooks = None",
-        "        _n._spans = _spans",
-        "        _n._n_out = 1",
-        "        _n._out_meta = ()",
         f"        _n._args = [{', '.join(saved)}]",
         "        if _out._dtype in _FLOATING:",
         "            _m = _out._autograd",
         "            if _m is None:",
         "                _m = _out._autograd = _new(_Meta)",
-        "                _m.grad = _m.acc = None",
         "            _m.grad_fn = _n",
         "            _m.output_nr = 0",
         "            _k = _out._tp_keyset",
         "            _bits = _M.ag_of.get(_k)",
         "            _out._tp_keyset = _k | (_bit(_out) if _bits is None else _bits)",
-        f"        _n._result = {'_Saved(_out, 0)' if rule.saves_result else 'None'}",
     ]
+    if rule.saves_result:
+        lines.append("        _n._result = _Saved(_out, 0)")
     return "\n".join(lines) + "\n"
 
 

@@ -28,13 +28,15 @@ NOT_SAVED = object()  # a tensor argument the formulas do not read: not kept
 class OpNode(Node):
     """The backward node of one call of an op with a formula (its class is per op)."""
 
-    __slots__ = ("_args", "_result", "_spans", "_out_meta", "_n_out")
+    __slots__ = ("_args",)
     _rule: Rule
     _args: Sequence[Any]  # the call's arguments, tensors as SavedTensor or NOT_SAVED
-    _result: Any  # the saved output(s), or None
-    _spans: dict[str, tuple[int, int]]  # argument name -> (first edge, edge count)
-    _out_meta: tuple[Any, ...]
-    _n_out: int
+    # class defaults (set per op class by its Rule) for the common call: plain Tensor
+    # arguments, one output; a call that differs stores its own in the instance's __dict__
+    _result: Any = None  # the saved output(s)
+    _spans: dict[str, tuple[int, int]] = {}  # argument name -> (first edge, edge count)
+    _out_meta: tuple[Any, ...] = ()
+    _n_out = 1
     _checked = True  # apply gives gradients in each input's shape, dtype and device
 
     def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:

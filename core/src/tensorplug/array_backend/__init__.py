@@ -20,6 +20,16 @@ Usage (what ``tensorplug-cpu`` does in its ``tensorplug_register_kernels`` hook)
     backend.dtypes                      # frozenset of the tensorplug dtypes it supports
     array_backend.register(registry, "XLA", my_xp, device_type="xla",
                            overrides={"mm": my_fast_mm})
+
+Note [Kernels that do not dispatch]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A kernel above a backend (autograd's) excludes its own keys in the thread while the backend
+kernel runs, so that a backend kernel calling operators again does not reach it twice. These
+kernels work on arrays and call no operator, except the copies across backends in ``_copy``;
+so each registered kernel but those (and but ``overrides``, which are not known) carries
+``_tp_no_dispatch = True``, and a kernel above may call it without the guard (about 0.1 µs
+per call). ``tests/ops/test_no_dispatch.py`` checks the promise on every op's samples under
+dispatch tracing.
 """
 
 from __future__ import annotations
@@ -316,10 +326,15 @@ def register(
         kit.from_rng = lambda arr, device: arr
 
     kernels: dict[str, Kernel] = {}
+    dispatching: set[str] = set()  # Note [Kernels that do not dispatch]
     for mod in _MODULES:
-        kernels.update(mod.build(kit))
+        built = mod.build(kit)
+        kernels.update(built)
+        if mod is _copy:  # copies across backends call the other backend's kernels
+            dispatching.update(built)
     if overrides:
         kernels.update(overrides)
+        dispatching.update(overrides)
 
     from .. import dispatcher
 
@@ -333,6 +348,8 @@ def register(
             skipped.append(name)
             continue
         kern = _kit.guard(name, fn)
+        if name not in dispatching:
+            kern._tp_no_dispatch = True  # type: ignore[attr-defined]
         lib.impl(name, kern, k.name)
         registered[name] = kern
     plugin = str(getattr(registry, "plugin_name", "") or getattr(lib, "owner", "?"))

@@ -24,8 +24,10 @@ inputs without a formula (:func:`check_no_requires_grad`). Ops with no formula g
 the op.
 
 Ops with plain ``Tensor`` arguments and one output get a leaner kernel (:func:`_fast_kernel`):
-it looks the kernel below autograd up in the op's dispatch cache itself and records inline,
-unrolled over the op's arguments (:func:`_record_source`).
+it looks the kernel below autograd up in the op's dispatch cache itself, under ``-keyset``,
+and calls it without the guard of step 1 when it promises not to dispatch (Note [Kernels that
+do not dispatch] in array_backend, :func:`below_kernel`); and it records inline, unrolled over
+the op's arguments (:func:`_record_source`).
 """
 
 from __future__ import annotations
@@ -320,6 +322,33 @@ def below_call_source(mask: str, call: str, indent: str) -> str:
     return "".join(f"{indent}{line}\n" for line in lines)
 
 
+def below_kernel(op: OpOverload, ks: int) -> Callable[..., Any]:
+    """What the fast kernel calls for ``op`` below autograd, for its key set ``ks``: the
+    kernel the dispatch cache gives for the keys below autograd, as it is when it does not
+    dispatch (Note [Kernels that do not dispatch] in array_backend), else under the guard
+    that excludes the autograd keys in this thread. Kept in the op's dispatch cache under
+    ``-ks``, so every change of registrations drops it with the rest."""
+    b = M.below & int(ks)
+    k = op._cache.get(b) or op._resolve(b)
+    if not getattr(k, "_tp_no_dispatch", False):
+        k = _excluding(k)
+    op._cache[-int(ks)] = k
+    return k
+
+
+def _excluding(k: Callable[..., Any]) -> Callable[..., Any]:
+    def below_autograd(*args: Any, **kwargs: Any) -> Any:
+        st = local_state.masks
+        old = st.nexc
+        st.nexc = old & M.nag
+        try:
+            return k(*args, **kwargs)
+        finally:
+            st.nexc = old
+
+    return below_autograd
+
+
 def compile_kernel(
     rule: Rule, params: str, body: str, names: dict[str, Any], what: str, module: str
 ) -> Callable[..., Any]:
@@ -368,19 +397,27 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
     )
     body = (
         check
-        + "    _st = _tls.masks\n"
-        "    _old = _st.nexc\n"
-        "    _st.nexc = _old & _M.nag\n"
-        "    try:\n"
-        + below_call_source("below", call, "        ")
-        + "    finally:\n"
-        "        _st.nexc = _old\n"
+        + "    if _trace.enabled:  # the traced path shows the redispatch\n"
+        "        _st = _tls.masks\n"
+        "        _old = _st.nexc\n"
+        "        _st.nexc = _old & _M.nag\n"
+        "        try:\n"
+        f"            _out = _op.redispatch(_M.below & _int(_ks), {call})\n"
+        "        finally:\n"
+        "            _st.nexc = _old\n"
+        "    else:\n"
+        "        _k = _get(-_ks)\n"
+        "        if _k is None:\n"
+        "            _k = _below(_op, _ks)\n"
+        f"        _out = _k({call})\n"
         f"    if ({req}) & _M.ag:\n"
         + _record_source(rule)
         + "    return _out\n"
     )
     names_used: dict[str, Any] = {
         "_tls": local_state,
+        "_get": rule.op._cache.get,
+        "_below": below_kernel,
         "_check": check_no_requires_grad,
         "_new": object.__new__,
         "_Node": rule.node_cls,

@@ -1,0 +1,85 @@
+"""Note [Kernels that do not dispatch]: the CPU kernels marked ``_tp_no_dispatch`` call no
+operator, checked under dispatch tracing on every op's samples; and the autograd kernel that
+relies on the mark still keeps its guard for kernels without it."""
+
+from __future__ import annotations
+
+import uuid
+import zlib
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+from tensorplug import dispatcher, keys
+
+from .opinfo import OP_DB
+from .test_ops import to_tp
+
+CPU = int(keys.keyset("CPU"))
+
+
+def _marked(name: str) -> bool:
+    op = dispatcher.find_op("aten::" + name)
+    kern = op._kernels.get("CPU")
+    return kern is not None and getattr(kern.fn, "_tp_no_dispatch", False)
+
+
+def _cases():
+    for info in OP_DB:
+        if not _marked(info.name):
+            continue
+        dtype = info.dtypes[0]
+        rng = np.random.default_rng(zlib.crc32(info.name.encode()))
+        for n, sample in enumerate(info.sample_inputs(dtype, rng)):
+            yield pytest.param(info, sample, id=f"{info.name}-{dtype}-{n}")
+
+
+def _nested_calls(op, args, kwargs):
+    lines: list[str] = []
+    with dispatcher.tracing(lines.append):
+        try:
+            op.redispatch(CPU, *args, **kwargs)
+        except Exception:
+            pass  # a sample the op refuses: what matters is what it called before
+    return lines[1:]  # the first line is the call itself
+
+
+@pytest.mark.parametrize(("info", "sample"), list(_cases()))
+def test_marked_cpu_kernels_call_no_operator(info, sample):
+    op = dispatcher.find_op("aten::" + info.name)
+    assert _nested_calls(op, to_tp(sample.args), to_tp(sample.kwargs)) == []
+
+
+def test_the_marks_leave_out_the_kernels_that_dispatch():
+    assert _marked("add.Tensor") and _marked("mm") and _marked("threshold_backward")
+    assert not _marked("_to_copy") and not _marked("copy_")  # across backends they dispatch
+
+
+def test_the_tracing_check_sees_a_kernel_that_dispatches():
+    ns = f"nodispatch_{uuid.uuid4().hex[:8]}"
+    with tp.Library(ns, "FRAGMENT") as lib:
+        op = tp.library.define(f"{ns}::twice(Tensor x) -> Tensor", lib=lib)
+        lib.impl("twice", lambda x: tp.add(x, x), "CPU")
+        nested = _nested_calls(op, (tp.ones([2]),), {})
+    assert len(nested) == 1 and "aten::add.Tensor" in nested[0]
+
+
+def test_kernels_without_the_mark_run_with_autograd_excluded():
+    pytest.importorskip("tensorplug_autograd")
+    inner = []
+    real = dispatcher.find_op("aten::exp.default")._kernels["CPU"].fn
+
+    def exp_via_ops(x):  # a CPU kernel that calls operators, as a third party's might
+        y = tp.mul(x, 1.0)
+        inner.append(y.grad_fn)
+        return real(y)
+
+    x = tp.tensor([0.5, 1.0], requires_grad=True)
+    with tp.Library("aten", "IMPL") as lib:
+        lib.impl("exp", exp_via_ops, "CPU", override=True)
+        y = tp.exp(x)  # the autograd kernel finds a kernel below it without the mark ...
+    assert inner == [None]  # ... and runs it with the autograd keys excluded: mul recorded nothing
+    assert y.grad_fn.name() == "ExpBackward0"
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([0.5, 1.0]), rtol=1e-6)

@@ -37,6 +37,7 @@ def build(kit: Kit) -> Kernels:
     # the ufunc reductions where the library has them, as _nn and _indexing use: numpy's
     # xp.all / xp.min are Python wrappers around them
     all_reduce = getattr(xp.logical_and, "reduce", None)
+    add_reduce = getattr(xp.add, "reduce", None)
     min_reduce = getattr(xp.minimum, "reduce", None)
 
     def all_(a: Any) -> Any:
@@ -97,14 +98,21 @@ def build(kit: Kit) -> Kernels:
     ) -> Tensor:
         g, y, ax = softmax_parts("softmax_backward_data", grad_output, output, dim, input_dtype)
         gy = g * y
-        r = gy - y * xp.sum(gy, axis=ax, keepdims=True)
+        if ax is None or add_reduce is None:  # 0-d (numpy gives scalars), or no ufunc reduce
+            r = gy - y * xp.sum(gy, axis=ax, keepdims=True)
+        else:  # the same, into gy's array, with the ufunc's own reduce (xp.sum wraps it)
+            r = xp.subtract(gy, y * add_reduce(gy, ax, None, None, True), out=gy)
         return kit.wrap(r, input_dtype, output._device)
 
     def log_softmax_backward_data(
         grad_output: Tensor, output: Tensor, dim: int, input_dtype: _dt.dtype
     ) -> Tensor:
         g, y, ax = softmax_parts("log_softmax_backward_data", grad_output, output, dim, input_dtype)
-        r = g - xp.exp(y) * xp.sum(g, axis=ax, keepdims=True)
+        if ax is None or add_reduce is None:
+            r = g - xp.exp(y) * xp.sum(g, axis=ax, keepdims=True)
+        else:
+            e = xp.exp(y)
+            r = xp.subtract(g, xp.multiply(e, add_reduce(g, ax, None, None, True), out=e), out=e)
         return kit.wrap(r, input_dtype, output._device)
 
     def nll_loss_backward(

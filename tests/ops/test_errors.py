@@ -450,6 +450,16 @@ def test_invalid_values(call: Callable[[], Any], exc: Any, text: str, op: Any) -
     check_error(call, exc, text, op)
 
 
+def test_flatten_checks_its_dims_on_a_0d_tensor() -> None:
+    scalar = tp.tensor(1.0)
+    assert tp.flatten(scalar, 0, -1).shape == (1,)  # -1 and 0 are its dims, as in PyTorch
+    with pytest.raises(
+        IndexError,
+        match=r"^aten::flatten\.using_ints: Dimension out of range \(expected to be in range of \[-1, 0\], but got 5\)$",
+    ):
+        tp.flatten(scalar, 5, 7)
+
+
 def test_wrong_type_names_argument_and_expected_type() -> None:
     with pytest.raises(TypeError) as info:
         tp.full([2], "x")

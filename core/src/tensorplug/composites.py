@@ -62,7 +62,9 @@ def t(self: Any) -> Any:
 
 def flatten(self: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     shape = list(self.shape)
-    if self.ndim == 0:
+    if self.ndim == 0:  # the dims must still be valid for a 0-d tensor: -1 or 0
+        _wrap_dim(start_dim, 0, "flatten.using_ints")
+        _wrap_dim(end_dim, 0, "flatten.using_ints")
         return aten.reshape.default(self, [1])
     s = _wrap_dim(start_dim, len(shape), "flatten.using_ints")
     e = _wrap_dim(end_dim, len(shape), "flatten.using_ints")

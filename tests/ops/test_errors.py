@@ -450,6 +450,16 @@ def test_invalid_values(call: Callable[[], Any], exc: Any, text: str, op: Any) -
     check_error(call, exc, text, op)
 
 
+def test_clamp_in_place_keeps_the_tensor_s_dtype_and_shape() -> None:
+    ints = tp.tensor([1, 5, 9])
+    with pytest.raises(RuntimeError, match=r"^aten::clamp_: result type Float can't be cast to the desired output type Long$"):
+        ints.clamp_(0.5, 2.5)
+    assert ints.tolist() == [1, 5, 9]  # nothing written
+    small = tp.zeros([3])
+    with pytest.raises(RuntimeError, match=r"^aten::clamp_\.Tensor: output with shape \[3\] doesn't match the broadcast shape \[2, 3\]$"):
+        small.clamp_(tp.zeros([2, 3]))
+
+
 def test_flatten_checks_its_dims_on_a_0d_tensor() -> None:
     scalar = tp.tensor(1.0)
     assert tp.flatten(scalar, 0, -1).shape == (1,)  # -1 and 0 are its dims, as in PyTorch

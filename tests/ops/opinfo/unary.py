@@ -136,7 +136,7 @@ def _clamp_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield S("empty", make((0, 3), d, rng), lo, hi)
 
 
-add(
+clamp = add(
     OpInfo(
         "clamp",
         op=fn("clamp"),
@@ -146,6 +146,7 @@ add(
         dtypes=NUMERIC + LOWP,
     )
 )
+add_inplace(clamp, "clamp_", "clamp_", function=True)
 
 
 def _clamp_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -158,7 +159,7 @@ def _clamp_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleIn
     yield S("empty", make((0, 4), d, rng), make((4,), d, rng, -3, 0), make((4,), d, rng, 0, 3))
 
 
-add(
+clamp_tensor = add(
     OpInfo(
         "clamp.Tensor",
         op=fn("clamp"),
@@ -168,6 +169,7 @@ add(
         dtypes=NUMERIC,
     )
 )
+add_inplace(clamp_tensor, "clamp_.Tensor", "clamp_", function=True)
 
 
 def _where_method(cond: Any, self: Any, other: Any) -> Any:

@@ -721,6 +721,19 @@ def build(kit: Kit) -> Kernels:
     k["clamp"] = clamp
     k["clamp.Tensor"] = clamp_tensor
 
+    def clamp_(self: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:
+        r = clamp(self, min, max)
+        write_result(self, r._data, r._dtype, in_place=True)
+        return self
+
+    def clamp_tensor_(self: Tensor, min: Tensor | None = None, max: Tensor | None = None) -> Tensor:
+        r = clamp_tensor(self, min, max)
+        write_result(self, r._data, r._dtype, in_place=True)
+        return self
+
+    k["clamp_"] = clamp_
+    k["clamp_.Tensor"] = clamp_tensor_
+
     def check_condition(condition: Tensor) -> None:
         if condition._dtype is not _dt.bool:
             raise OpError(

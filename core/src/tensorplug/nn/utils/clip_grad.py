@@ -120,4 +120,4 @@ def clip_grad_value_(parameters: _Params, clip_value: float,
     c = float(clip_value)
     with no_grad():
         for g in _grads(parameters):
-            _aten.copy_.default(g, _aten.clamp.default(g, -c, c))
+            _aten.clamp_.default(g, -c, c)

@@ -321,16 +321,25 @@ def edge(t: Tensor) -> tuple[Node | None, int]:
 
 def refresh_view(t: Tensor, m: AutogradMeta) -> None:
     """Give view ``t`` the ``grad_fn`` its base's current history implies (Note [Stale views]
-    in views.py): replay its view chain on the base, recording, and take the result's."""
-    from .grad_mode import enable_grad
-
+    in views.py)."""
     view = m.view
     assert view is not None
+    set_view_history(t, m, view)
+
+
+def set_view_history(t: Tensor, m: AutogradMeta, view: ViewInfo) -> None:
+    """Make ``view`` the view information of ``t`` (whose meta is ``m``) and give ``t`` the
+    history its base's current one implies: replay the view chain on the base, recording, and
+    take the result's ``grad_fn`` and autograd keys."""
+    from .grad_mode import enable_grad
+
     with enable_grad():
         fresh = view.replay(view.base)
     fm = fresh._autograd
     if fm is not None and fm.grad_fn is not None:
         m.grad_fn, m.output_nr = fm.grad_fn, fm.output_nr
+        t._tp_keyset |= M.strip & fresh._tp_keyset
+    m.view = view
     view.version = t._tp_version.value
 
 

@@ -57,7 +57,6 @@ import tensorplug as tp
 from tensorplug.dispatcher import OpOverload
 from tensorplug.tensor import Tensor
 
-from .grad_mode import enable_grad
 from .graph import (
     AutogradMeta,
     Gather,
@@ -69,6 +68,7 @@ from .graph import (
     is_leaf,
     meta_of,
     set_history,
+    set_view_history,
 )
 from .kernels import (
     Rule,
@@ -169,14 +169,9 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     base = view.base
     copy = CopySlices(base, view, fn)
     set_history(base, copy, 0)
-    with enable_grad():
-        fresh = view.replay(base)
-    fm = fresh._autograd
-    sm = meta_of(self)
-    sm.grad_fn, sm.output_nr = fm.grad_fn, fm.output_nr
-    sm.view = view  # new for a view of a plain tensor (Note [Views of plain tensors])
-    view.version = version.value  # fresh (Note [Stale views])
-    self._tp_keyset |= M.strip & fresh._tp_keyset
+    # the view's history from the base's new one (and its view information, when it is a
+    # view of a plain tensor: Note [Views of plain tensors])
+    set_view_history(self, meta_of(self), view)
     if plain_base is not None:
         follow(plain_base, self)
     return out
@@ -203,13 +198,7 @@ def follow(base: Tensor, written: Tensor) -> None:
         pos, _ = _positions(v, base, unique=False)
         if pos is None:
             continue  # its place is not known (a dtype reinterpretation): it stays out
-        info = _gather_view(v, base, pos)
-        with enable_grad():
-            fresh = info.replay(base)
-        fm = fresh._autograd
-        vm = meta_of(v)
-        vm.grad_fn, vm.output_nr, vm.view = fm.grad_fn, fm.output_nr, info
-        v._tp_keyset |= M.strip & fresh._tp_keyset
+        set_view_history(v, meta_of(v), _gather_view(v, base, pos))
 
 
 def plain_view(rule: Rule, view: Tensor, base: Tensor) -> ViewInfo:

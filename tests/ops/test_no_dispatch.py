@@ -83,3 +83,14 @@ def test_kernels_without_the_mark_run_with_autograd_excluded():
     assert y.grad_fn.name() == "ExpBackward0"
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.exp([0.5, 1.0]), rtol=1e-6)
+
+
+def test_under_tracing_the_autograd_kernel_shows_its_call_below():
+    pytest.importorskip("tensorplug_autograd")
+    a, b = tp.ones([2], requires_grad=True), tp.ones([2])
+    lines: list[str] = []
+    with dispatcher.tracing(lines.append):
+        y = tp.add(a, b)
+    assert len(lines) == 2 and "-> AutogradCPU" in lines[0]
+    assert lines[1].startswith("  [dispatch] redispatch aten::add.Tensor") and "-> CPU" in lines[1]
+    assert y.grad_fn.name() == "AddBackward0"

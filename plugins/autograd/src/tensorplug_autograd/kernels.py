@@ -397,14 +397,8 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
     )
     body = (
         check
-        + "    if _trace.enabled:  # the traced path shows the redispatch\n"
-        "        _st = _tls.masks\n"
-        "        _old = _st.nexc\n"
-        "        _st.nexc = _old & _M.nag\n"
-        "        try:\n"
-        f"            _out = _op.redispatch(_M.below & _int(_ks), {call})\n"
-        "        finally:\n"
-        "            _st.nexc = _old\n"
+        + "    if _trace.enabled:  # the general path, whose redispatch the trace shows\n"
+        f"        _out = _rule.call_below(_ks, ({args}))\n"
         "    else:\n"
         "        _k = _get(-_ks)\n"
         "        if _k is None:\n"
@@ -415,7 +409,6 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
         + "    return _out\n"
     )
     names_used: dict[str, Any] = {
-        "_tls": local_state,
         "_get": rule.op._cache.get,
         "_below": below_kernel,
         "_check": check_no_requires_grad,

@@ -49,6 +49,13 @@ SIZE_MISMATCH = (
 
 SHAPE_CASES: list[ErrorCase] = [
     ("add.Tensor", lambda: tp.add(T((2, 3)), T((2, 4))), RuntimeError, SIZE_MISMATCH, "add"),
+    (  # the forward's target checks, shared
+        "nll_loss_backward_batch",
+        lambda: tp.nll_loss_backward(T(()), T((2, 3)), I([0, 1, 2])),
+        RuntimeError,
+        "Expected input batch_size (2) to match target batch_size (3).",
+        "nll_loss_backward",
+    ),
     ("sub.Tensor", lambda: tp.sub(T((2, 3)), T((2, 4))), RuntimeError, SIZE_MISMATCH, "sub"),
     ("mul.Tensor", lambda: tp.mul(T((2, 3)), T((2, 4))), RuntimeError, SIZE_MISMATCH, "mul"),
     ("div.Tensor", lambda: tp.div(T((2, 3)), T((2, 4))), RuntimeError, SIZE_MISMATCH, "div"),

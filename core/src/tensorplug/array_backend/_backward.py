@@ -20,6 +20,7 @@ from typing import Any
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._kit import Kernels, Kit, OpError, Scalar, check_broadcast, torch_name, wrap_dim
+from ._nn import check_nll_weight, check_reduction, nll_target
 
 
 def build(kit: Kit) -> Kernels:
@@ -123,24 +124,13 @@ def build(kit: Kit) -> Kernels:
         reduction: str = "mean",
         ignore_index: int = -100,
     ) -> Tensor:
-        if reduction not in ("none", "mean", "sum"):
-            raise OpError(f"{reduction} is not a valid value for reduction")
+        check_reduction(reduction)
         d = floating("nll_loss_backward", self._dtype)
-        if target._dtype is not _dt.int64:
-            raise OpError(f"expected scalar type Long but found {torch_name(target._dtype)}")
         device = self._device
         shape = tuple(self._data.shape)
-        if not shape:
-            raise OpError("input tensor should be 1D or 2D")
+        t = nll_target(kit, shape, target, device)  # the checks (and messages) of nll_loss
         batched = len(shape) >= 2
         n_classes = shape[1] if batched else shape[0]
-        t = kit.operand(target, _dt.int64, device)
-        expected = (shape[0], *shape[2:]) if batched else ()
-        if tuple(t.shape) != expected:
-            raise OpError(
-                f"Expected target of shape {list(expected)} for input of shape {list(shape)}, "
-                f"got {list(t.shape)}"
-            )
         acc = kit.accumulate[d]
         g = kit.cast(kit.operand(grad_output, grad_output._dtype, device), acc)
         want = tuple(t.shape) if reduction == "none" else ()
@@ -162,11 +152,7 @@ def build(kit: Kit) -> Kernels:
         if weight is None:
             wt = kit.cast(valid, acc)
         else:
-            if tuple(weight._data.shape) != (n_classes,):
-                raise OpError(
-                    f"weight tensor should be defined either for all {n_classes} classes or no "
-                    f"classes but got weight tensor of shape: {list(weight._data.shape)}"
-                )
+            check_nll_weight(weight, n_classes)
             w = kit.cast(kit.operand(weight, weight._dtype, device), acc)
             wt = w[safe] * kit.cast(valid, acc)
         with kit.quiet():  # "mean" with every target ignored divides by zero, as PyTorch

@@ -27,9 +27,40 @@ def _fmt(shape: Any) -> str:
     return "[" + ", ".join(str(n) for n in shape) + "]"
 
 
-def _check_reduction(reduction: str) -> None:
+def check_reduction(reduction: str) -> None:
     if reduction not in ("none", "mean", "sum"):
         raise OpError(f"{reduction} is not a valid value for reduction")
+
+
+def nll_target(kit: Kit, shape: tuple[int, ...], target: Tensor, device: Any) -> Any:
+    """``target``'s array, checked against an input of ``shape`` with PyTorch's messages, as
+    ``nll_loss`` and ``nll_loss_backward`` check it."""
+    if target._dtype is not _dt.int64:
+        raise OpError(f"expected scalar type Long but found {torch_name(target._dtype)}")
+    t = kit.operand(target, _dt.int64, device)
+    if not shape:
+        raise OpError("input tensor should be 1D or 2D")
+    batched = len(shape) >= 2
+    expected = (shape[0], *shape[2:]) if batched else ()
+    if tuple(t.shape) != expected:
+        if batched and t.ndim >= 1 and int(t.shape[0]) != expected[0]:
+            raise OpError(
+                f"Expected input batch_size ({expected[0]}) to match target batch_size "
+                f"({int(t.shape[0])})."
+            )
+        raise OpError(
+            f"Expected target of shape {_fmt(expected)} for input of shape {_fmt(shape)}, "
+            f"got {_fmt(t.shape)}"
+        )
+    return t
+
+
+def check_nll_weight(weight: Tensor, n_classes: int) -> None:
+    if tuple(weight._data.shape) != (n_classes,):
+        raise OpError(
+            f"weight tensor should be defined either for all {n_classes} classes or no "
+            f"classes but got weight tensor of shape: {_fmt(weight._data.shape)}"
+        )
 
 
 def build(kit: Kit) -> Kernels:
@@ -101,34 +132,15 @@ def build(kit: Kit) -> Kernels:
         reduction: str = "mean",
         ignore_index: int = -100,
     ) -> Tensor:
-        _check_reduction(reduction)
+        check_reduction(reduction)
         d = floating("nll_loss_forward_out_frame", self)
         device = self._device
         x = kit.cast(self._data, kit.accumulate[d])
-        if target._dtype is not _dt.int64:
-            raise OpError(f"expected scalar type Long but found {torch_name(target._dtype)}")
-        t = kit.operand(target, _dt.int64, device)
-        if x.ndim == 0:
-            raise OpError("input tensor should be 1D or 2D")
+        t = nll_target(kit, tuple(int(n) for n in x.shape), target, device)
         batched = x.ndim >= 2
         n_classes = int(x.shape[1] if batched else x.shape[0])
-        expected = (int(x.shape[0]), *map(int, x.shape[2:])) if batched else ()
-        if tuple(t.shape) != expected:
-            if batched and t.ndim >= 1 and int(t.shape[0]) != expected[0]:
-                raise OpError(
-                    f"Expected input batch_size ({expected[0]}) to match target batch_size "
-                    f"({int(t.shape[0])})."
-                )
-            raise OpError(
-                f"Expected target of shape {_fmt(expected)} for input of shape "
-                f"{_fmt(x.shape)}, got {_fmt(t.shape)}"
-            )
         if weight is not None:
-            if tuple(weight._data.shape) != (n_classes,):
-                raise OpError(
-                    f"weight tensor should be defined either for all {n_classes} classes or no "
-                    f"classes but got weight tensor of shape: {_fmt(weight._data.shape)}"
-                )
+            check_nll_weight(weight, n_classes)
             w = kit.cast(kit.operand(weight, weight._dtype, device), x.dtype)
         else:
             w = xp.ones((n_classes,), dtype=x.dtype)
@@ -155,7 +167,7 @@ def build(kit: Kit) -> Kernels:
     def binary_cross_entropy(
         self: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
     ) -> Tensor:
-        _check_reduction(reduction)
+        check_reduction(reduction)
         d = floating("binary_cross_entropy", self)
         device = self._device
         if tuple(target._data.shape) != tuple(self._data.shape):

@@ -19,18 +19,13 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._kit import Kernels, Kit, OpError, Scalar, check_broadcast, torch_name, wrap_dim
-from ._nn import check_nll_weight, check_reduction, nll_target
+from ._kit import Kernels, Kit, OpError, Scalar, check_broadcast, wrap_dim
+from ._nn import check_nll_weight, check_reduction, floating, nll_target
 
 
 def build(kit: Kit) -> Kernels:
     xp = kit.xp
     k: Kernels = {}
-
-    def floating(name: str, d: _dt.dtype) -> _dt.dtype:
-        if d.kind != "f":
-            raise OpError(f"\"{name}\" not implemented for '{torch_name(d)}'")
-        return d
 
     zeros0 = {d: xp.zeros((), dtype=kit.compute[d]) for d in kit.compute}
     native = kit.native

@@ -27,6 +27,13 @@ def _fmt(shape: Any) -> str:
     return "[" + ", ".join(str(n) for n in shape) + "]"
 
 
+def floating(name: str, d: _dt.dtype) -> _dt.dtype:
+    """``d`` when it is a floating-point dtype; else PyTorch's "not implemented" for ``name``."""
+    if d.kind != "f":
+        raise OpError(f"\"{name}\" not implemented for '{torch_name(d)}'")
+    return d
+
+
 def check_reduction(reduction: str) -> None:
     if reduction not in ("none", "mean", "sum"):
         raise OpError(f"{reduction} is not a valid value for reduction")
@@ -66,11 +73,6 @@ def check_nll_weight(weight: Tensor, n_classes: int) -> None:
 def build(kit: Kit) -> Kernels:
     xp = kit.xp
     k: Kernels = {}
-
-    def floating(name: str, t: Tensor) -> _dt.dtype:
-        if t._dtype.kind != "f":
-            raise OpError(f"\"{name}\" not implemented for '{torch_name(t._dtype)}'")
-        return t._dtype
 
     new = kit.new
     ks = kit.keyset
@@ -133,7 +135,7 @@ def build(kit: Kit) -> Kernels:
         ignore_index: int = -100,
     ) -> Tensor:
         check_reduction(reduction)
-        d = floating("nll_loss_forward_out_frame", self)
+        d = floating("nll_loss_forward_out_frame", self._dtype)
         device = self._device
         x = kit.cast(self._data, kit.accumulate[d])
         t = nll_target(kit, tuple(int(n) for n in x.shape), target, device)
@@ -168,7 +170,7 @@ def build(kit: Kit) -> Kernels:
         self: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
     ) -> Tensor:
         check_reduction(reduction)
-        d = floating("binary_cross_entropy", self)
+        d = floating("binary_cross_entropy", self._dtype)
         device = self._device
         if tuple(target._data.shape) != tuple(self._data.shape):
             raise OpError(

@@ -66,6 +66,7 @@ PROPERTIES = {"T": "Tensor", "mT": "Tensor"}
 AUTOGRAD_METHODS = {
     "backward": "None",
     "register_hook": "Any",
+    "register_post_accumulate_grad_hook": "Any",
     "retain_grad": "None",
     "requires_grad_": "Tensor",
 }

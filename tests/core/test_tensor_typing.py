@@ -36,6 +36,7 @@ def test_every_method_and_operator_of_tensor_is_declared() -> None:
         getattr(tp, name, None)
     standard = {n for n in vars(tp.Tensor) if not n.startswith("_") or n.endswith("__")}
     plugin_added = {"requires_grad_", "backward", "register_hook", "retain_grad", "grad",
+                    "register_post_accumulate_grad_hook",
                     "grad_fn", "data", "is_leaf", "requires_grad", "retains_grad", "is_foo"}
     dunders_of_object = set(vars(object))
     # __slotnames__: copyreg caches it on the class at the first copy or pickle of a tensor

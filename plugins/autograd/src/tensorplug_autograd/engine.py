@@ -31,12 +31,14 @@ from tensorplug.tensor import Tensor
 
 from .graph import (
     AccumulateGrad,
+    AutogradMeta,
     M,
     Node,
     edge,
     grad_recording,
     meta_of,
     requires_grad,
+    run_tensor_hook,
 )
 
 __all__ = ["backward", "grad", "accumulate_into_grad"]
@@ -120,12 +122,12 @@ def backward(
         return
     ins = _as_tuple(inputs)
     if not ins:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     targets = _targets(ins)
     captured = _execute(roots, grads, keep, create_graph, targets)
     for t, g in zip(ins, captured, strict=True):
         if g is not None:
-            accumulate_into_grad(t, g)
+            accumulate_into_grad(t, g, hooked=True)  # _execute ran the hooks
 
 
 def grad(
@@ -142,18 +144,23 @@ def grad(
     ins = _as_tuple(inputs)
     if allow_unused is None:
         allow_unused = materialize_grads
+    elif materialize_grads and not allow_unused:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but "
+            "got: allow_unused=False."
+        )
     keep = create_graph if retain_graph is None else retain_graph
     roots = _root_edges(outs)
     grads = _root_grads(outs, grad_outputs, create_graph)
     targets = _targets(ins)
     captured = _execute(roots, grads, keep, create_graph, targets)
     result = []
-    for t, g in zip(ins, captured, strict=True):
+    for i, (t, g) in enumerate(zip(ins, captured, strict=True)):
         if g is None:
             if not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the "
-                    "graph. Set allow_unused=True if this is the desired behavior."
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
                 )
             if materialize_grads:
                 g = tp.zeros_like(t)
@@ -217,6 +224,10 @@ def _execute(
             if node._pre_hooks:
                 grads = _run_pre_hooks(node, grads)
             if capture:
+                if type(node) is AccumulateGrad and grads[0] is not None:
+                    var = node.variable  # a leaf among the inputs: its hooks see its gradient
+                    if var is not None:
+                        grads[0] = run_leaf_hooks(var, grads[0])
                 for nr, cg in enumerate(grads):
                     for i in capture.get((node, nr), ()):
                         before = captured[i]
@@ -229,6 +240,9 @@ def _execute(
                     var = node.variable
                     if g0 is not None and var is not None:
                         accumulate_into_grad(var, g0, _steal_refs=3)
+                    if node._post_hooks:
+                        for fn in list(node._post_hooks):
+                            fn((), (g0,))
                 continue
             if needed is not None and not any(c in needed for c, _ in node.next_functions):
                 continue
@@ -338,9 +352,7 @@ def _run_pre_hooks(node: Node, grads: list[Tensor | None]) -> list[Tensor | None
             g = grads[nr]
             if g is None:
                 continue
-            new = fn(g)
-            if new is not None:
-                grads[nr] = new
+            grads[nr] = run_tensor_hook(fn, g)
     for fn in list(hooks.get(-1, ())):
         new = fn(tuple(grads))
         if new is not None:
@@ -421,15 +433,24 @@ def _reduce_to(g: Tensor, shape: tuple[int, ...], node: Node, i: int) -> Tensor:
     return g
 
 
-def accumulate_into_grad(t: Tensor, g: Tensor, _steal_refs: int = 2) -> None:
-    """Add ``g`` into ``t.grad`` (Note [Stealing gradients]); runs the leaf's hooks first."""
-    m = meta_of(t)
-    if m.hooks:
+def run_leaf_hooks(t: Tensor, g: Tensor) -> Tensor:
+    """``g`` after the hooks registered on leaf ``t`` (in order, each given the last's result)."""
+    m: AutogradMeta | None = t._autograd
+    if m is not None and m.hooks:
         for fn in list(m.hooks):
-            new = fn(g)
-            if new is not None:
-                g = new
-                _steal_refs = 0  # a hook's result may be referenced by the hook: copy it
+            g = run_tensor_hook(fn, g)
+    return g
+
+
+def accumulate_into_grad(t: Tensor, g: Tensor, _steal_refs: int = 2, hooked: bool = False) -> None:
+    """Add ``g`` into ``t.grad`` (Note [Stealing gradients]); runs the leaf's hooks first,
+    unless ``hooked`` says they already ran."""
+    m = meta_of(t)
+    if m.hooks and not hooked:
+        new = run_leaf_hooks(t, g)
+        if new is not g:
+            g = new
+            _steal_refs = 0  # a hook's result may be referenced by the hook: copy it
     recording = grad_recording()
     old = m.grad
     if old is None:
@@ -443,6 +464,9 @@ def accumulate_into_grad(t: Tensor, g: Tensor, _steal_refs: int = 2) -> None:
         m.grad = old + g
     else:
         old.add_(g)
+    if m.post_accumulate_hooks:
+        for post in list(m.post_accumulate_hooks):
+            post(t)
 
 
 def _owns_layout(g: Tensor) -> bool:

@@ -185,6 +185,7 @@ class AutogradMeta:
     grad: Tensor | None = None
     acc: AccumulateGrad | None = None  # a leaf's accumulator (Note [Graph edges])
     hooks: list[Callable[[Tensor], Tensor | None]] | None = None  # leaves only
+    post_accumulate_hooks: list[Callable[[Tensor], None]] | None = None  # leaves only
     retains_grad = False
     view: ViewInfo | None = None
     name: str | None = None
@@ -257,6 +258,11 @@ class Node:
             self._pre_hooks = {}
         hooks = self._pre_hooks.setdefault(output_nr, [])
         hooks.append(fn)
+        # the hook of retain_grad() stays last, so .grad holds what every hook made of the
+        # gradient, whenever they were registered (as in PyTorch)
+        keep = [h for h in hooks if getattr(h, "_tp_retains_grad", False)]
+        if keep and hooks[-1] is not keep[-1]:
+            hooks[:] = [h for h in hooks if h not in keep] + keep
         return hooks
 
     @property
@@ -445,6 +451,37 @@ def modified_message(t: Tensor, node: Node | None, saved: SavedTensor) -> str:
         "out=, or item assignment) after it was used; clone() it before changing it, or "
         "change it out of place."
     )
+
+
+def run_tensor_hook(fn: Callable[[Tensor], Tensor | None], g: Tensor) -> Tensor:
+    """``fn(g)``, a hook registered with ``Tensor.register_hook``: its result, if any, must be
+    a gradient like ``g`` (same shape, dtype and device), as PyTorch checks."""
+    new = fn(g)
+    if new is None:
+        return g
+    name = getattr(fn, "__name__", type(fn).__name__)
+    if not isinstance(new, Tensor):
+        raise TypeError(f"hook '{name}' returned {type(new).__name__}; expected a Tensor or None")
+    if new._data.shape != g._data.shape:
+        raise RuntimeError(
+            f"hook '{name}' has changed the size of value (was {list(g.shape)} got "
+            f"{list(new.shape)}); return a gradient of the tensor's shape"
+        )
+    if new._dtype is not g._dtype:
+        raise RuntimeError(
+            f"hook '{name}' has changed the type of value (was {_dtype_name(g)} got "
+            f"{_dtype_name(new)}); return a gradient of the tensor's dtype"
+        )
+    if new._device != g._device:
+        raise RuntimeError(
+            f"hook '{name}' has changed the device of value (was {g.device} got {new.device}); "
+            "return a gradient on the tensor's device"
+        )
+    return new
+
+
+def _dtype_name(t: Tensor) -> str:
+    return str(t.dtype).rsplit(".", 1)[-1]
 
 
 def grad_recording() -> bool:

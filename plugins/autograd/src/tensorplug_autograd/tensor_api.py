@@ -1,7 +1,8 @@
 """The autograd attributes and methods this plugin adds to ``tensorplug.Tensor``.
 
 ``requires_grad``, ``grad``, ``grad_fn``, ``is_leaf``, ``retains_grad`` and ``data`` are
-properties; ``requires_grad_``, ``detach_``, ``backward``, ``retain_grad`` and ``register_hook`` methods,
+properties; ``requires_grad_``, ``detach_``, ``backward``, ``retain_grad``, ``register_hook`` and
+``register_post_accumulate_grad_hook`` methods,
 with PyTorch's signatures and error messages (Note [Autograd state of a tensor] in graph.py).
 """
 
@@ -122,6 +123,7 @@ def retain_grad(self: Tensor) -> None:
         else:
             tm.grad = tm.grad + g.detach()
 
+    keep._tp_retains_grad = True  # type: ignore[attr-defined]  # runs after the other hooks
     m.grad_fn._add_pre_hook(m.output_nr, keep)
 
 
@@ -142,6 +144,25 @@ def register_hook(self: Tensor, hook: Callable[[Tensor], Tensor | None]) -> Remo
         m.hooks = []
     m.hooks.append(hook)
     return RemovableHandle(m.hooks, hook)
+
+
+def register_post_accumulate_grad_hook(self: Tensor, hook: Callable[[Tensor], None]) -> RemovableHandle:
+    """``hook(tensor)`` runs after a backward pass has accumulated into this leaf's ``.grad``
+    (an optimizer step per parameter, as soon as its gradient is ready); its result is ignored."""
+    if not _requires_grad(self):
+        raise RuntimeError(
+            "cannot register a hook on a tensor that doesn't require gradient"
+        )
+    m = meta_of(self)
+    if m.grad_fn is not None:
+        raise RuntimeError(
+            "post accumulate grad hooks cannot be registered on non-leaf tensors; register "
+            "them on the leaves whose .grad they read"
+        )
+    if m.post_accumulate_hooks is None:
+        m.post_accumulate_hooks = []
+    m.post_accumulate_hooks.append(hook)
+    return RemovableHandle(m.post_accumulate_hooks, hook)
 
 
 def detach_(self: Tensor) -> Tensor:
@@ -192,5 +213,6 @@ METHODS: dict[str, Any] = {
     "detach_": detach_,
     "retains_grad": property(_retains_grad),
     "register_hook": register_hook,
+    "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     "data": property(_data, _set_data),
 }

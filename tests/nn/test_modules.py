@@ -306,8 +306,8 @@ def test_load_state_dict_names_missing_and_unexpected_keys():
         net.load_state_dict(sd)
     assert str(ei.value) == (
         "Error(s) in loading state_dict for Net:\n"
-        '\tUnexpected key(s) in state_dict: "extra".\n'
-        '\tMissing key(s) in state_dict: "fc2.bias".'
+        '\tMissing key(s) in state_dict: "fc2.bias".\n'
+        '\tUnexpected key(s) in state_dict: "extra".'
     )
     result = net.load_state_dict(sd, strict=False)
     assert result == (["fc2.bias"], ["extra"])

@@ -52,6 +52,12 @@ class IncompatibleKeys(NamedTuple):
     missing_keys: list[str]
     unexpected_keys: list[str]
 
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (f"IncompatibleKeys(missing_keys={self.missing_keys!r}, "
+                f"unexpected_keys={self.unexpected_keys!r})")
+
 
 def _forward_unimplemented(self: Module, *args: Any, **kwargs: Any) -> Any:
     raise NotImplementedError(
@@ -283,6 +289,43 @@ class Module:
         for _, child in self.named_children():
             yield child
 
+    def get_submodule(self, target: str) -> Module:
+        """The descendant at the dotted path ``target`` (``""`` is this module)."""
+        if target == "":
+            return self
+        module: Module = self
+        for name in target.split("."):
+            if not hasattr(module, name):
+                raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+            child = getattr(module, name)
+            if not isinstance(child, Module):
+                raise AttributeError(f"`{name}` is not an nn.Module")
+            module = child
+        return module
+
+    def _owner_of(self, target: str) -> tuple[Module, str]:
+        """The module that holds the last name of the dotted ``target``, and that name."""
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        return module, name
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at the dotted path ``target`` (``"0.weight"``)."""
+        module, name = self._owner_of(target)
+        param = getattr(module, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor | None:
+        """The buffer at the dotted path ``target`` (None for a registered None placeholder)."""
+        module, name = self._owner_of(target)
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return module._buffers[name]
+
     def _named_members(self, registry: str, prefix: str, recurse: bool,
                        remove_duplicate: bool) -> Iterator[tuple[str, Any]]:
         seen: set[int] = set()
@@ -362,11 +405,13 @@ class Module:
     def to(self: M, *args: Any, **kwargs: Any) -> M:
         """Move and/or cast parameters and buffers: ``to(device)``, ``to(dtype)``,
         ``to(device, dtype)``, ``to(tensor)``; a dtype applies to floating-point tensors only.
+        ``non_blocking`` is accepted and ignored, as every copy is synchronous.
 
         Parameters that change are replaced by new ones: build optimizers after ``to()``.
         """
         dtype: _dtypes.dtype | None = kwargs.pop("dtype", None)
         device: Any = kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)  # PyTorch's; every copy here is synchronous
         if kwargs:
             raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
         for a in args:
@@ -402,15 +447,22 @@ class Module:
     def double(self: M) -> M:
         return self.to(_dtypes.float64)
 
+    def half(self: M) -> M:
+        return self.to(_dtypes.float16)
+
+    def bfloat16(self: M) -> M:
+        return self.to(_dtypes.bfloat16)
+
     def cpu(self: M) -> M:
         return self.to("cpu")
 
     # --- state dict --------------------------------------------------------------------------
 
     def _state_items(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
-        """Every parameter and persistent buffer under its dotted name (duplicates included)."""
-        for module_prefix, module in self.named_modules(prefix=prefix, remove_duplicate=False):
-            dot = f"{module_prefix}." if module_prefix else ""
+        """Every parameter and persistent buffer under its dotted name (duplicates included),
+        each name preceded by ``prefix`` as it is (PyTorch's: ``"model."``, with its dot)."""
+        for module_path, module in self.named_modules(remove_duplicate=False):
+            dot = f"{prefix}{module_path}." if module_path else prefix
             for name, p in module._parameters.items():
                 if p is not None:
                     yield dot + name, p
@@ -421,6 +473,8 @@ class Module:
     def state_dict(self, *, prefix: str = "",
                    keep_vars: bool = False) -> OrderedDict[str, Tensor]:
         """Parameters and persistent buffers by dotted name; detached unless ``keep_vars``.
+        ``prefix`` is put in front of every name as given: ``prefix="model."`` gives
+        ``"model.fc.weight"``.
 
         The tensors share storage with the module's: clone them to keep a snapshot.
         """
@@ -437,17 +491,21 @@ class Module:
         anything is copied: a failed load changes nothing. With ``strict=False`` missing and
         unexpected keys are returned instead; shape mismatches always raise.
         """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(
+                f"Expected state_dict to be dict-like, got {type(state_dict).__name__}."
+            )
         own = dict(self._state_items())
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         errors: list[str] = []
-        if strict:
-            if unexpected:
-                errors.append("Unexpected key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in unexpected) + ".")
+        if strict:  # PyTorch's order: missing, unexpected, then each value's problem
             if missing:
                 errors.append("Missing key(s) in state_dict: "
                               + ", ".join(f'"{k}"' for k in missing) + ".")
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in unexpected) + ".")
         pairs: list[tuple[Tensor, Tensor]] = []
         for name, target in own.items():
             if name not in state_dict:

@@ -403,7 +403,9 @@ def _ref_nll_loss_backward(
     keep = target != ignore_index
     safe = np.where(keep, target, 0)
     wt = w[safe] * keep
-    coef = -wt * (g / np.sum(wt) if reduction == "mean" else g)
+    with np.errstate(all="ignore"):  # every target ignored: "mean" divides by zero
+        coef = -wt * (g / np.sum(wt) if reduction == "mean" else g)
+    coef = np.where(keep, coef, 0.0)  # ignored targets get nothing, not NaN
     out = np.zeros_like(x)
     if x.ndim == 1:
         out[safe] = coef

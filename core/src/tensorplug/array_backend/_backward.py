@@ -10,7 +10,8 @@ compute dtypes] in _kit.py) and keeps PyTorch's conventions:
 * ``_softmax_backward_data(g, y, dim, input_dtype)`` is ``y * (g - sum(g * y, dim))`` and
   ``_log_softmax_backward_data`` is ``g - exp(y) * sum(g, dim)``, both in ``input_dtype``;
 * ``nll_loss_backward`` scatters ``-weight[target] * g`` (divided by the total weight for
-  ``"mean"``) into zeros shaped like ``self``; ignored targets get nothing.
+  ``"mean"``) into zeros shaped like ``self``; ignored targets get nothing (an exact 0, also
+  when every target is ignored and the mean divides by a zero total weight).
 """
 
 from __future__ import annotations
@@ -150,8 +151,11 @@ def build(kit: Kit) -> Kernels:
             check_nll_weight(weight, n_classes)
             w = kit.cast(kit.operand(weight, weight._dtype, device), acc)
             wt = w[safe] * kit.cast(valid, acc)
-        with kit.quiet():  # "mean" with every target ignored divides by zero, as PyTorch
+        with kit.quiet():  # "mean" with a zero total weight divides by zero, as PyTorch
             coef = -wt * (g / xp.sum(wt) if reduction == "mean" else g)
+        # ignored targets get an exact 0, as PyTorch, which never writes them: not the -0.0 of
+        # -0 * g, nor the NaN of 0 * (g / 0) when every target is ignored
+        coef = xp.where(valid, coef, xp.zeros((), dtype=acc))
         out = xp.zeros(shape, dtype=acc)
         if not batched:
             out[safe] = coef

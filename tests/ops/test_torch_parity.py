@@ -36,3 +36,21 @@ def test_nll_loss_backward_gives_ignored_targets_an_exact_zero() -> None:
     (grad,) = tp.autograd.grad(loss, [xg])
     assert grad.tolist() == [[0.0, 0.0]] * 3
 
+
+# --- std --------------------------------------------------------------------------------------
+
+
+def test_std_gradient_is_zero_where_the_std_is_zero() -> None:
+    """PyTorch's std_backward masks 1 / (2 std) to 0 where std == 0 (a constant slice, or one
+    element with correction 0); sqrt(var) differentiated through sqrt would give NaN."""
+    x = f64([1.5, 1.5, 1.5], requires_grad=True)
+    assert tp.autograd.grad(x.std(), [x])[0].tolist() == [0.0, 0.0, 0.0]
+    assert tp.autograd.grad(tp.std(x, False), [x])[0].tolist() == [0.0, 0.0, 0.0]
+    s = f64(2.0, requires_grad=True)
+    assert tp.autograd.grad(tp.std(s, [], correction=0), [s])[0].item() == 0.0
+    # only the constant row is masked: the other gets (x - mean) / ((n - 1) * std)
+    m = f64([[1.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    (g,) = tp.autograd.grad(m.std(1).sum(), [m])
+    r = 1 / np.sqrt(2.0)
+    np.testing.assert_allclose(g.numpy(), [[0.0, 0.0], [-r, r]], rtol=1e-15)
+    assert tp.autograd.gradcheck(lambda t: t.std(1), (f64([[1.0, 2.5], [1.0, 3.0]], True),))

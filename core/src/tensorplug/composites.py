@@ -33,7 +33,6 @@ __all__ = [
     "rand_like",
     "randn_like",
     "stack",
-    "std_correction",
     "std_unbiased",
     "t",
     "var_unbiased",
@@ -108,12 +107,8 @@ def var_unbiased(self: Any, unbiased: bool = True) -> Any:
     return aten.var.correction(self, None, correction=1 if unbiased else 0)
 
 
-def std_correction(self: Any, dim: Any = None, *, correction: Any = None, keepdim: bool = False) -> Any:
-    return aten.sqrt.default(aten.var.correction(self, dim, correction=correction, keepdim=keepdim))
-
-
 def std_unbiased(self: Any, unbiased: bool = True) -> Any:
-    return aten.sqrt.default(aten.var.correction(self, None, correction=1 if unbiased else 0))
+    return aten.std.correction(self, None, correction=1 if unbiased else 0)
 
 
 # --- *_like factories -----------------------------------------------------------------------

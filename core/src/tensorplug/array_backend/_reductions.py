@@ -1,4 +1,4 @@
-"""Reduction kernels: sum, mean, var, prod, amax/amin, max/min, argmax/argmin, logsumexp,
+"""Reduction kernels: sum, mean, var, std, prod, amax/amin, max/min, argmax/argmin, logsumexp,
 softmax and log_softmax.
 
 Output dtypes follow PyTorch: ``sum``/``prod`` of bool and integers give int64; ``mean`` and
@@ -226,15 +226,11 @@ def build(kit: Kit) -> Kernels:
     k["mean"] = mean_all
     k["mean.dim"] = mean_dim
 
-    # --- var -----------------------------------------------------------------------------
+    # --- var and std ---------------------------------------------------------------------
 
-    def var(
-        self: Tensor,
-        dim: Sequence[int] | None = None,
-        *,
-        correction: Scalar | None = None,
-        keepdim: bool = False,
-    ) -> Tensor:
+    def var_array(
+        self: Tensor, dim: Sequence[int] | None, correction: Scalar | None, keepdim: bool
+    ) -> Any:
         d = self._dtype
         if d.kind not in "fc":
             raise OpError("std and var only support floating point and complex dtypes")
@@ -252,9 +248,34 @@ def build(kit: Kit) -> Kernels:
             sq = xp.real(dev * xp.conj(dev)) if d.kind == "c" else dev * dev
             s = xp.sum(sq, axis=axes, keepdims=keepdim)
             r = s / max(n - float(c.real if isinstance(c, complex) else c), 0.0)
-        return kit.wrap(r, d.to_real(), self._device)
+        return r
+
+    def var(
+        self: Tensor,
+        dim: Sequence[int] | None = None,
+        *,
+        correction: Scalar | None = None,
+        keepdim: bool = False,
+    ) -> Tensor:
+        r = var_array(self, dim, correction, keepdim)
+        return kit.wrap(r, self._dtype.to_real(), self._device)
+
+    def std(
+        self: Tensor,
+        dim: Sequence[int] | None = None,
+        *,
+        correction: Scalar | None = None,
+        keepdim: bool = False,
+    ) -> Tensor:
+        # its own kernel, not sqrt(var), so that autograd gives it PyTorch's formula (0 where
+        # the std is 0, where sqrt's derivative would make NaN)
+        r = var_array(self, dim, correction, keepdim)
+        with kit.quiet():
+            r = xp.sqrt(r)
+        return kit.wrap(r, self._dtype.to_real(), self._device)
 
     k["var.correction"] = var
+    k["std.correction"] = std
 
     # --- extrema -------------------------------------------------------------------------
 

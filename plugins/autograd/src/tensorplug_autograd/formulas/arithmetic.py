@@ -261,6 +261,21 @@ def _var_backward(g: Tensor, x: Tensor, dim: Any, correction: Any, keepdim: bool
     return _restore_reduced(g, x.ndim, dim, keepdim) * (centered * factor)
 
 
+def _std_backward(
+    g: Tensor, x: Tensor, result: Tensor, dim: Any, correction: Any, keepdim: bool
+) -> Tensor:
+    """var's gradient times d sqrt(v) / dv = 1 / (2 std), taken as 0 where the std is 0 (a
+    constant slice), as PyTorch's std_backward, where sqrt's infinite slope would give NaN."""
+    zero = result == 0
+    return _var_backward(
+        _where_zero(zero.logical_not(), g / (result * 2).masked_fill(zero, 1)),
+        x,
+        dim,
+        correction,
+        keepdim,
+    )
+
+
 def _exclusive_products(x: Tensor, dim: int) -> Tensor:
     """``prod(x_j for j != i)`` along ``dim`` for every ``i``, zeros included.
 
@@ -340,6 +355,10 @@ defderiv("mean.dim", self=lambda g, s: _mean_backward(g, s.self_shape, s.dim, s.
 defderiv(
     "var.correction",
     self=lambda g, s: _var_backward(g, s.self, s.dim, s.correction, s.keepdim),
+)
+defderiv(
+    "std.correction",
+    self=lambda g, s: _std_backward(g, s.self, s.result, s.dim, s.correction, s.keepdim),
 )
 defderiv("prod", self=lambda g, s: _prod_backward(g, s.self, s.result, None, False))
 defderiv(

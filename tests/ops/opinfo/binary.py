@@ -298,6 +298,15 @@ add(
 )
 
 
+def _ref_int_pow(a: Any, b: Any) -> Any:
+    """Integer powers as PyTorch's: a negative exponent gives the integer part of
+    1 / a ** -b, so 1 for a base of 1, +-1 for -1 (by the exponent's parity) and 0 otherwise."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    r = np.power(a, np.where(b < 0, 0, b))
+    small = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 1, -1, 1), 0))
+    return np.where(b < 0, small, r).astype(r.dtype)
+
+
 def _pow_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     if is_int(d):
         base = lambda shape: make(shape, d, rng, -3, 3)  # noqa: E731
@@ -310,6 +319,10 @@ def _pow_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInpu
     yield S("0dim_exponent", base((2, 3)), expo(()))
     yield S("0dim", base(()), expo(()))
     yield S("empty", base((0,)), expo((0,)))
+    if is_int(d):  # numpy refuses these; PyTorch gives 0, 1 or -1
+        base_ = np.array([2, 0, -2, 1, -1, -1, 3, -3], dtype=d)
+        yield S("negative_exponent", base_, np.array([-1, -1, -2, -3, -3, -4, 2, -1], dtype=d))
+        yield S("negative_0dim_exponent", base_, np.array(-1, dtype=d))
     if d == "float32":
         yield S("promote_int64_float32", make((2, 3), "int64", rng, 0, 3), expo((2, 3)))
 
@@ -320,7 +333,11 @@ add(
         op=fn("pow"),
         method=meth("pow"),
         sample_inputs=_pow_tensor_samples,
-        ref=lambda a, b: np.power(a.astype(np.float64) if a.dtype.kind == "f" else a, b),
+        ref=lambda a, b: (
+            np.power(a.astype(np.float64), b)
+            if a.dtype.kind == "f" or b.dtype.kind == "f"
+            else _ref_int_pow(a, b)
+        ),
         dtypes=NUMERIC + LOWP,
         result_dtype=promoted(0, 1),
     )
@@ -364,6 +381,8 @@ def _pow_scalar_self_samples(d: str, rng: np.random.Generator) -> Iterator[Sampl
     if is_int(d):
         yield S("int_base", 2, make((2, 3), d, rng, 0, 4))
         yield S("float_base", 1.5, make((2, 3), d, rng, -2, 3))  # -> float32
+        yield S("int_base_negative_exponent", 2, np.array([1, 2, -1, -3], dtype=d))
+        yield S("minus_one_negative_exponent", -1, np.array([1, 2, -1, -2, -3], dtype=d))
     else:
         yield S("float_base", 2.0, make((2, 3), d, rng, -2, 2))
         yield S("int_base", 3, make((2, 3), d, rng, -2, 2))
@@ -379,7 +398,7 @@ add(
         ref=lambda b, e: (
             np.power(np.float64(b), e)
             if isinstance(b, float) or e.dtype.kind == "f"
-            else np.power(np.int64(b), e)
+            else _ref_int_pow(np.int64(b), e)
         ),
         dtypes=NUMERIC,
         result_dtype=promoted(0, 1),

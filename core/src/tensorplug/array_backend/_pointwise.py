@@ -434,9 +434,25 @@ def build(kit: Kit) -> Kernels:
     defbinary(
         "minimum", _no_complex(xp.minimum, "minimum"), scalar=False, inplace=False, overload=""
     )
+
+    def int_pow(a: Any, b: Any) -> Any:
+        """``xp.power``, with PyTorch's integer powers for negative integer exponents, where
+        numpy raises: ``1 ** -n`` is 1, ``(-1) ** -n`` is -1 for odd n and 1 for even n, and
+        any other base (0 included) gives 0, the integer part of ``1 / base ** n``."""
+        if a.dtype.kind not in "iu" or b.dtype.kind != "i" or not bool(xp.any(b < 0)):
+            return xp.power(a, b)
+        neg = b < 0
+        r = xp.power(a, xp.where(neg, xp.zeros((), dtype=b.dtype), b))
+        one = xp.ones((), dtype=r.dtype)
+        zero = xp.zeros((), dtype=r.dtype)
+        # odd exponents keep -1; even ones make it 1 (b % 2 is 0 or 1 for negative b too)
+        minus_one = xp.where(xp.remainder(b, 2) == 1, -one, one) if r.dtype.kind == "i" else one
+        small = xp.where(a == 1, one, xp.where(a == -1, minus_one, zero))
+        return xp.where(neg, small, r)
+
     defbinary(
         "pow",
-        xp.power,
+        int_pow,
         fast_kinds="fc",
         scalar=False,
         inplace=False,
@@ -505,7 +521,8 @@ def build(kit: Kit) -> Kernels:
     def pow_scalar_base(self: Scalar, exponent: Tensor) -> Tensor:
         od = kit.result_dtype(self, exponent)
         with kit.quiet():
-            r = xp.power(kit.scalar(self, od), kit.as_compute(exponent, od))
+            base = asarray(kit.scalar(self, od), dtype=kit.compute[od])
+            r = int_pow(base, kit.as_compute(exponent, od))
         return kit.wrap(r, od, exponent._device)
 
     k["pow.Tensor_Scalar"] = pow_scalar_exp

@@ -93,3 +93,97 @@ def test_incompatible_keys_repr():
     assert repr(net.load_state_dict(sd, strict=False)) == (
         "IncompatibleKeys(missing_keys=['buf'], unexpected_keys=[])"
     )
+
+
+def test_reassigning_keeps_the_registration_order():
+    seq = nn.Sequential(nn.Linear(1, 1), nn.ReLU(), nn.Linear(1, 1))
+    seq[0] = nn.Linear(1, 1)
+    lin = nn.Linear(1, 1)
+    lin.weight = nn.Parameter(tp.zeros(1, 1))
+    assert list(seq.state_dict()) == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert [n for n, _ in lin.named_parameters()] == ["weight", "bias"]
+    assert list(lin.state_dict()) == ["weight", "bias"]
+
+
+# --- containers -------------------------------------------------------------------------------
+
+
+def test_module_list_keeps_none_placeholders():
+    lin = nn.Linear(1, 1)
+    ml = nn.ModuleList([nn.ReLU(), None, lin])
+    assert len(ml) == 3 and ml[1] is None and list(ml)[1] is None
+    assert [n for n, _ in ml.named_children()] == ["0", "2"]
+    assert list(ml.state_dict()) == ["2.weight", "2.bias"]
+    assert repr(ml) == (
+        "ModuleList(\n  (0): ReLU()\n  (1): None\n"
+        "  (2): Linear(in_features=1, out_features=1, bias=True)\n)"
+    )
+    ml.append(None)
+    ml[0] = None
+    ml.insert(0, None)
+    assert list(ml) == [None, None, None, lin, None]
+    with pytest.raises(TypeError, match=r"^ModuleList.append: got a int, not a Module \(or None\)$"):
+        ml.append(3)  # type: ignore[arg-type]
+
+
+def test_module_dict_keeps_none_placeholders():
+    md = nn.ModuleDict({"a": nn.ReLU(), "c": None})
+    assert len(md) == 2 and md["c"] is None and list(md) == ["a", "c"]
+    assert repr(md) == "ModuleDict(\n  (a): ReLU()\n  (c): None\n)"
+    md["a"] = None
+    md.update({"z": None})
+    assert list(md.items()) == [("a", None), ("c", None), ("z", None)]
+    assert list(md.state_dict()) == [] and list(md.children()) == []
+
+
+def test_sequential_list_methods():
+    r, t, s = nn.ReLU(), nn.Tanh(), nn.Sigmoid()
+    seq = nn.Sequential(r, t)
+    seq[-1] = s
+    assert list(seq) == [r, s]
+    seq.insert(1, t)
+    assert list(seq) == [r, t, s] and list(seq._modules) == ["0", "1", "2"]
+    seq.insert(-1, r)  # before the last, as list.insert
+    assert list(seq) == [r, t, r, s]
+    del seq[0]
+    assert list(seq) == [t, r, s] and list(seq._modules) == ["0", "1", "2"]
+    del seq[1:]
+    assert list(seq) == [t]
+    assert seq.extend([r, s]) is seq and list(seq) == [t, r, s]
+    assert seq.pop(0) is t and list(seq) == [r, s] and list(seq._modules) == ["0", "1"]
+    assert list(seq.pop(slice(1, None))) == [s]
+    both = nn.Sequential(r) + nn.Sequential(t)
+    assert type(both) is nn.Sequential and list(both) == [r, t]
+    same = both
+    both += nn.Sequential(s)
+    assert both is same and list(both) == [r, t, s]
+    with pytest.raises(ValueError, match="^add operator supports only objects of Sequential "
+                                         "class, but list is given.$"):
+        both + [r]  # type: ignore[operator]
+    with pytest.raises(IndexError, match="^Index out of range: 4$"):
+        both.insert(4, r)
+    with pytest.raises(IndexError, match="index 3 is out of range for a Sequential of length 3"):
+        both[3] = r
+    with pytest.raises(TypeError, match="^Sequential indices must be integers or slices, not str$"):
+        both["0"]  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match=r"^cannot assign 'int' as child module '0'"):
+        both[0] = 3  # type: ignore[assignment]
+
+
+def test_sequential_renumbers_named_children_on_delete():
+    from collections import OrderedDict
+
+    seq = nn.Sequential(OrderedDict([("enc", nn.ReLU()), ("act", nn.Tanh()), ("out", nn.ReLU())]))
+    seq[1] = nn.Sigmoid()  # replaced in place, under its name
+    assert list(seq._modules) == ["enc", "act", "out"]
+    del seq[0]
+    assert list(seq._modules) == ["0", "1"]  # as in PyTorch
+
+
+def test_sequential_indexes_none_placeholders_by_position():
+    seq = nn.Sequential(nn.ReLU(), nn.Tanh(), nn.Sigmoid())
+    seq[1] = None
+    assert len(seq) == 3 and seq[1] is None and isinstance(seq[2], nn.Sigmoid)
+    assert list(seq[1:]._modules) == ["1", "2"]
+    with pytest.raises(TypeError, match="'NoneType' object is not callable"):
+        seq(tp.zeros(1))  # as in PyTorch: a placeholder is not skipped

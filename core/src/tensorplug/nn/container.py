@@ -36,6 +36,10 @@ class Sequential(Module):
 
     Calling it feeds the input to the first module and each output to the next. Children are
     named ``"0"``, ``"1"``, ... (or by the dict's keys), so parameters are ``"0.weight"``, ...
+    Indexing (negative indices and slices), ``len``, iteration, ``[i] = module``, ``del``,
+    ``append`` / ``extend`` / ``insert`` / ``pop`` and ``+`` / ``+=`` (with another
+    Sequential) work as in PyTorch: ``del``, ``insert`` and ``pop`` renumber the children
+    ``"0"`` to ``"n-1"``, names given by an OrderedDict included.
     """
 
     def __init__(self, *args: Module | OrderedDict[str, Module]) -> None:
@@ -49,11 +53,10 @@ class Sequential(Module):
                 raise TypeError(f"Sequential: argument {i} is a {type(arg).__name__}, not a Module")
             self.add_module(str(i), arg)
 
-    def _index(self, idx: int) -> int:
-        n = len(self)
-        if not -n <= idx < n:
-            raise IndexError(f"index {idx} is out of range for a Sequential of length {n}")
-        return idx % n
+    def _key(self, idx: Any) -> str:
+        """The name of the child at position ``idx`` (negative counts from the end)."""
+        i = _position(self, "Sequential", idx)
+        return list(self._modules)[i]
 
     @overload
     def __getitem__(self, idx: int) -> Module: ...
@@ -61,21 +64,76 @@ class Sequential(Module):
     def __getitem__(self, idx: slice) -> Sequential: ...
 
     def __getitem__(self, idx: int | slice) -> Module | Sequential:
-        items = [m for m in self._modules.values() if m is not None]
         if isinstance(idx, slice):
-            chosen = list(self._modules.items())[idx]
-            return Sequential(OrderedDict((k, m) for k, m in chosen if m is not None))
-        return items[self._index(idx)]
+            return Sequential(OrderedDict(list(_held(self).items())[idx]))
+        return _held(self)[self._key(idx)]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        setattr(self, self._key(idx), module)
+
+    def __delitem__(self, idx: int | slice) -> None:
+        modules = list(_held(self).values())
+        if isinstance(idx, slice):
+            del modules[idx]
+        else:
+            del modules[_position(self, "Sequential", idx)]
+        _renumber(self, modules)
 
     def __len__(self) -> int:
         return len(self._modules)
 
     def __iter__(self) -> Iterator[Module]:
-        return (m for m in self._modules.values() if m is not None)
+        return iter(_held(self).values())
 
     def append(self, module: Module) -> Sequential:
+        """Add ``module`` at the end."""
         self.add_module(str(len(self)), module)
         return self
+
+    def extend(self, sequential: Iterable[Module]) -> Sequential:
+        """Append each module of ``sequential`` (a Sequential or any iterable of modules)."""
+        for module in sequential:
+            self.append(module)
+        return self
+
+    def insert(self, index: int, module: Module) -> Sequential:
+        """Put ``module`` before position ``index`` (``-len <= index <= len``)."""
+        if not isinstance(module, Module):
+            raise TypeError(f"Sequential.insert: got a {_typename(module)}, not a Module")
+        n = len(self)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        modules = list(_held(self).values())
+        modules.insert(index, module)
+        _renumber(self, modules)
+        return self
+
+    @overload
+    def pop(self, key: int) -> Module: ...
+    @overload
+    def pop(self, key: slice) -> Sequential: ...
+
+    def pop(self, key: int | slice) -> Module | Sequential:
+        """Remove the module (or slice of modules) at ``key`` and return it."""
+        taken = self[key]
+        del self[key]
+        return taken
+
+    def __add__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(
+                "add operator supports only objects of Sequential class, but "
+                f"{_typename(other)} is given."
+            )
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(
+                "add operator supports only objects of Sequential class, but "
+                f"{_typename(other)} is given."
+            )
+        return self.extend(other)
 
     def forward(self, input: Any) -> Any:
         for module in self:
@@ -84,8 +142,12 @@ class Sequential(Module):
 
 
 def _held(container: Module) -> dict[str, Module]:
-    """``container._modules``, typed as what ModuleList and ModuleDict put there: Modules only
-    (their methods refuse anything else; torch's None placeholders are not supported)."""
+    """``container._modules``, typed as the containers' public API types it: Modules.
+
+    A None placeholder (``append(None)``, ``[i] = None``, ``ModuleDict({"a": None})``) is kept
+    and read back as None, as in PyTorch; PyTorch's annotations say Module all the same, so
+    that ``self.layers[0](x)`` type-checks in user code.
+    """
     return cast("dict[str, Module]", container._modules)
 
 
@@ -93,41 +155,48 @@ def _typename(value: object) -> str:
     return type(value).__name__
 
 
+def _position(container: Module, kind: str, idx: Any) -> int:
+    """``idx`` as a position in range of ``container`` (a negative one counts from the end)."""
+    try:
+        i = operator.index(idx)
+    except TypeError:
+        raise TypeError(f"{kind} indices must be integers or slices, not {_typename(idx)}") \
+            from None
+    n = len(container._modules)
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of range for a {kind} of length {n}")
+    return i % n
+
+
+def _renumber(container: Module, modules: list[Module]) -> None:
+    """Make ``modules`` the children of ``container``, named ``"0"``, ``"1"``, ... in order."""
+    held = _held(container)
+    held.clear()
+    held.update((str(i), m) for i, m in enumerate(modules))
+
+
 class ModuleList(Module):
     """``ModuleList(modules=None)``: a list of modules, registered as children ``"0"``, ``"1"``,
     ...; indexing, ``len``, iteration, ``append`` / ``extend`` / ``insert`` / ``pop``, ``del``
     and ``+`` / ``+=`` behave as a Python list's, and the children are renumbered after each
-    change so that their names stay ``"0"`` to ``"n-1"`` in order.
+    change so that their names stay ``"0"`` to ``"n-1"`` in order. An entry may be None, a
+    placeholder that is kept (and counted, and iterated over) but holds no parameters.
     """
 
-    def __init__(self, modules: Iterable[Module] | None = None) -> None:
+    def __init__(self, modules: Iterable[Module | None] | None = None) -> None:
         super().__init__()
         if modules is not None:
             self.extend(modules)
 
     def _check(self, method: str, module: Any) -> Module:
-        if not isinstance(module, Module):
-            raise TypeError(f"ModuleList.{method}: got a {_typename(module)}, not a Module")
-        return module
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(
+                f"ModuleList.{method}: got a {_typename(module)}, not a Module (or None)"
+            )
+        return cast(Module, module)
 
     def _position(self, idx: Any) -> int:
-        """``idx`` as a position in range (a negative one counts from the end)."""
-        try:
-            i = operator.index(idx)
-        except TypeError:
-            raise TypeError(
-                f"ModuleList indices must be integers or slices, not {_typename(idx)}"
-            ) from None
-        n = len(self)
-        if not -n <= i < n:
-            raise IndexError(f"index {i} is out of range for a ModuleList of length {n}")
-        return i % n
-
-    def _renumber(self, modules: list[Module]) -> None:
-        """Make ``modules`` the children, named ``"0"``, ``"1"``, ... in this order."""
-        held = _held(self)
-        held.clear()
-        held.update((str(i), m) for i, m in enumerate(modules))
+        return _position(self, "ModuleList", idx)
 
     @overload
     def __getitem__(self, idx: int) -> Module: ...
@@ -139,7 +208,7 @@ class ModuleList(Module):
             return ModuleList(list(self)[idx])
         return _held(self)[str(self._position(idx))]
 
-    def __setitem__(self, idx: int, module: Module) -> None:
+    def __setitem__(self, idx: int, module: Module | None) -> None:
         if isinstance(idx, slice):
             raise TypeError("ModuleList does not support slice assignment: assign one module "
                             "at a time, at an integer index")
@@ -152,7 +221,7 @@ class ModuleList(Module):
             del modules[idx]
         else:
             del modules[self._position(idx)]
-        self._renumber(modules)
+        _renumber(self, modules)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -160,19 +229,20 @@ class ModuleList(Module):
     def __iter__(self) -> Iterator[Module]:
         return iter(_held(self).values())
 
-    def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
+    def __iadd__(self, modules: Iterable[Module | None]) -> ModuleList:
         return self.extend(modules)
 
-    def __add__(self, other: Iterable[Module]) -> ModuleList:
+    def __add__(self, other: Iterable[Module | None]) -> ModuleList:
         return ModuleList(self).extend(other)
 
-    def append(self, module: Module) -> ModuleList:
+    def append(self, module: Module | None) -> ModuleList:
         """Add ``module`` at the end."""
         _held(self)[str(len(self))] = self._check("append", module)
         return self
 
-    def extend(self, modules: Iterable[Module]) -> ModuleList:
-        """Add each module of ``modules`` at the end; nothing is added if one is not a Module."""
+    def extend(self, modules: Iterable[Module | None]) -> ModuleList:
+        """Add each module of ``modules`` at the end; nothing is added if one is not a Module
+        (or None)."""
         if not isinstance(modules, Iterable):
             raise TypeError(
                 "ModuleList can only be extended (extend, +, +=) by an iterable of Modules, "
@@ -180,14 +250,16 @@ class ModuleList(Module):
             )
         new = list(modules)
         for i, m in enumerate(new):
-            if not isinstance(m, Module):
-                raise TypeError(f"ModuleList: element {i} is a {_typename(m)}, not a Module")
-        held = _held(self)
+            if m is not None and not isinstance(m, Module):
+                raise TypeError(
+                    f"ModuleList: element {i} is a {_typename(m)}, not a Module (or None)"
+                )
+        held = self._modules
         for m in new:
             held[str(len(held))] = m
         return self
 
-    def insert(self, index: int, module: Module) -> None:
+    def insert(self, index: int, module: Module | None) -> None:
         """Put ``module`` before position ``index``, as ``list.insert`` does (an index past
         either end inserts at that end)."""
         if not isinstance(index, int):
@@ -195,7 +267,7 @@ class ModuleList(Module):
                             f"{_typename(index)}")
         modules = list(self)
         modules.insert(index, self._check("insert", module))
-        self._renumber(modules)
+        _renumber(self, modules)
 
     @overload
     def pop(self, idx: int = -1) -> Module: ...
@@ -214,10 +286,11 @@ class ModuleDict(Module):
     keys, in insertion order. ``modules`` (and ``update``'s argument) is a mapping or an
     iterable of ``(key, module)`` pairs. Keys are strings that are valid child names: no
     ``"."``, not empty, not the name of a Module attribute or method (``"train"``, ``"keys"``).
+    A value may be None, a placeholder that is kept under its key but holds no parameters.
     """
 
-    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None
-                 = None) -> None:
+    def __init__(self, modules: Mapping[str, Module | None]
+                 | Iterable[tuple[str, Module | None]] | None = None) -> None:
         super().__init__()
         if modules is not None:
             self.update(modules)
@@ -225,9 +298,10 @@ class ModuleDict(Module):
     def _checked(self, key: Any, module: Any) -> tuple[str, Module]:
         if not isinstance(key, str):
             raise TypeError(f"ModuleDict keys must be strings, got a {_typename(key)}: {key!r}")
-        if not isinstance(module, Module):
+        if module is not None and not isinstance(module, Module):
             raise TypeError(
-                f"ModuleDict: the value for key {key!r} is a {_typename(module)}, not a Module"
+                f"ModuleDict: the value for key {key!r} is a {_typename(module)}, not a Module "
+                "(or None)"
             )
         # the rules of Module.add_module, told in terms of keys
         if key == "" or "." in key:
@@ -237,7 +311,7 @@ class ModuleDict(Module):
                 f"ModuleDict: the key {key!r} is the name of a ModuleDict attribute or method; "
                 "use another key"
             )
-        return key, module
+        return key, cast(Module, module)
 
     def _missing(self, key: Any) -> KeyError:
         return KeyError(f"ModuleDict has no module under the key {key!r}")
@@ -248,7 +322,7 @@ class ModuleDict(Module):
             raise self._missing(key)
         return held[key]
 
-    def __setitem__(self, key: str, module: Module) -> None:
+    def __setitem__(self, key: str, module: Module | None) -> None:
         key, module = self._checked(key, module)
         _held(self)[key] = module
 
@@ -275,7 +349,8 @@ class ModuleDict(Module):
     def values(self) -> ValuesView[Module]:
         return _held(self).values()
 
-    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+    def update(self, modules: Mapping[str, Module | None]
+               | Iterable[tuple[str, Module | None]]) -> None:
         """Add or replace the entries of ``modules`` (a mapping, or ``(key, module)`` pairs);
         every entry is checked before any is stored."""
         if isinstance(modules, Mapping | ModuleDict):

@@ -205,7 +205,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            _forget(self, name)
+            _forget(self, name, keep="_parameters")
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -217,7 +217,7 @@ class Module:
         elif isinstance(value, Module):
             if params is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            _forget(self, name)
+            _forget(self, name, keep="_modules")
             self.add_module(name, value)
         elif params is not None and name in self._modules:
             if value is not None:
@@ -591,11 +591,14 @@ def _add_hook(module: Module, registry: str, entry: Any, prepend: bool) -> Remov
     return handle
 
 
-def _forget(module: Module, name: str) -> None:
-    """Remove ``name`` from the instance dict and every registry (before re-registering it)."""
+def _forget(module: Module, name: str, keep: str) -> None:
+    """Remove ``name`` from the instance dict and every registry but ``keep``, the one it is
+    about to be registered in again: a name reassigned there keeps its place in the order of
+    ``parameters()``, ``state_dict()`` and ``repr``, as in PyTorch."""
     module.__dict__.pop(name, None)
-    for registry in (module._parameters, module._buffers, module._modules):
-        registry.pop(name, None)
+    for registry in ("_parameters", "_buffers", "_modules"):
+        if registry != keep:
+            getattr(module, registry).pop(name, None)
     module._non_persistent_buffers.discard(name)
 
 

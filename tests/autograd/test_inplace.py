@@ -233,12 +233,12 @@ def test_views_whose_place_in_the_base_cannot_be_worked_out_are_refused():
         scalar.unsqueeze(0).copy_(w[0:1])
 
 
-def test_a_plain_view_of_a_leaf_that_requires_grad_is_refused():
+def test_a_view_of_a_leaf_taken_under_no_grad_is_refused():
     w = t64([1.0, 2.0])
     with tp.no_grad():
         leaf = tp.zeros([3], dtype=tp.float64, requires_grad=True)
-        v = leaf[0:2]  # recorded nothing: taken under no_grad
-    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an in-place operation"):
+        v = leaf[0:2]  # taken under no_grad: as in PyTorch, its own message
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace"):
         v.mul_(w)
 
 

@@ -143,3 +143,123 @@ def test_post_accumulate_grad_hook_refuses_non_leaves():
     with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't "
                        "require gradient"):
         tp.ones([2]).register_post_accumulate_grad_hook(lambda t: None)
+
+
+# --- in-place ops and views -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op", ["mul_", "div_"])
+def test_an_in_place_op_reading_its_own_output_raises_the_version_error(op):
+    # y.mul_(y) saves y to differentiate, then overwrites it: PyTorch refuses to go on with
+    # the new values (tensorplug used to give x.grad == [2, 6] for x == [1, 2])
+    x = vec(1.0, 2.0)
+    y = x * 1
+    getattr(y, op)(y)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation: .* is at version 1; "
+                       "expected version 0 instead"):
+        y.sum().backward()
+
+
+def test_an_in_place_op_on_an_alias_it_does_not_save_gives_its_gradient():
+    x = vec(1.0, 2.0)
+    y = x * 1
+    y.add_(y)  # y = 2 y: d/dx = 2, nothing saved
+    y.sum().backward()
+    assert values(x.grad) == [2.0, 2.0]
+
+
+_NO_GRAD_VIEW = "A view was created in no_grad mode and is being modified inplace with grad mode enabled"
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+def test_a_view_taken_under_no_grad_refuses_in_place_changes_with_grad_mode_on(leaf):
+    x = vec(1.0, 2.0, 3.0)
+    y = x if leaf else x * 1
+    with tp.no_grad():
+        v = y[:2]
+    with pytest.raises(RuntimeError, match=_NO_GRAD_VIEW):
+        v.mul_(2)
+    with pytest.raises(RuntimeError, match=_NO_GRAD_VIEW):
+        v.mul_(vec(2.0, 2.0))  # through the autograd kernel
+    with pytest.raises(RuntimeError, match=_NO_GRAD_VIEW):
+        v[:1].mul_(2)  # a view of it (taken with grad mode on) too
+    with tp.no_grad():  # under no_grad, as in PyTorch, it may be written
+        v.mul_(2)
+    assert values(y) == [2.0, 4.0, 3.0]
+
+
+def test_detach_is_not_a_view_for_autograd():
+    # writing a value that requires grad into a detached tensor gives it a history of its own;
+    # the tensor it was detached from keeps its history (it used to get a CopySlices node)
+    x, w = vec(1.0, 2.0), vec(3.0, 4.0)
+    y = x * 1
+    y_history = y.grad_fn
+    d = y.detach()
+    d.mul_(w)
+    assert d.requires_grad and d.grad_fn.name().startswith("MulBackward")
+    assert y.grad_fn is y_history
+    y.sum().backward()
+    assert values(x.grad) == [1.0, 1.0]
+    d.sum().backward()
+    assert values(w.grad) == [1.0, 2.0]
+    leaf = vec(1.0, 2.0)
+    e = leaf.detach()
+    e.copy_(w)  # a leaf's detached alias may be written with a value that requires grad
+    assert e.grad_fn is not None and leaf.is_leaf
+    assert leaf._version == 1  # the data and the version counter are still shared
+
+
+def test_outputs_of_split_may_be_written_in_place():
+    # PyTorch refuses this; here each piece replays its own part of the split, and the
+    # gradient is right: y = [2, 4, 3, 4], d(sum y²)/dx = 2 y * [2, 2, 1, 1]
+    x = vec(1.0, 2.0, 3.0, 4.0)
+    y = x * 1
+    a, _ = y.split(2)
+    a.mul_(2)
+    (y * y).sum().backward()
+    assert values(x.grad) == [8.0, 16.0, 6.0, 8.0]
+
+
+# --- custom Functions -----------------------------------------------------------------------
+
+_FUNCTION_VIEW = "is a view and is being modified inplace. This view was created inside a custom Function"
+
+
+def test_a_view_returned_by_a_function_refuses_in_place_changes():
+    class Head(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[:1]
+
+        @staticmethod
+        def backward(ctx, g):
+            return tp.cat([g * 100, tp.zeros([1])])
+
+    x = vec(1.0, 2.0)
+    y = Head.apply(x * 1)
+    with pytest.raises(RuntimeError, match="an output of Head " + _FUNCTION_VIEW):
+        y.mul_(2)  # a CopySlices would go around Head's backward
+    with pytest.raises(RuntimeError, match=_FUNCTION_VIEW):
+        y[:1].mul_(2)
+    y.sum().backward()
+    assert values(x.grad) == [100.0, 0.0]
+
+
+def test_an_input_returned_as_is_refuses_in_place_changes():
+    class Same(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 5
+
+    x = vec(1.0, 2.0)
+    a = x * 1
+    y = Same.apply(a)
+    assert y is not a and y.grad_fn.name() == "SameBackward"
+    with pytest.raises(RuntimeError, match=_FUNCTION_VIEW):
+        y.add_(1)
+    y.sum().backward()
+    assert values(x.grad) == [5.0, 5.0]

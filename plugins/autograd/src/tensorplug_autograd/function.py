@@ -41,6 +41,7 @@ from .graph import (
     M,
     Node,
     SavedTensor,
+    ViewInfo,
     edge,
     grad_recording,
     input_meta,
@@ -233,11 +234,16 @@ def run_function(node_cls: type[FunctionCtx], args: Sequence[Any], forward: Call
     for nr, t in enumerate(outs):
         if not isinstance(t, Tensor):
             continue
-        if any(t is x for x in inputs) and not any(t is d for d in dirty):
-            t = outs[nr] = tp.ops.aten.detach.default(t)  # an input returned as is: an alias
+        returned_input = any(t is x for x in inputs) and not any(t is d for d in dirty)
+        if returned_input:
+            t = outs[nr] = _alias_of_input(t)
         if any(t is x for x in nondiff) or not t._dtype.is_floating_point:
             continue
         set_history(t, ctx, nr)
+        view = t._autograd.view if t._autograd is not None else None
+        if view is not None and not any(t is d for d in dirty):
+            # Note [Views that refuse in-place changes] in views.py
+            view.function = node_cls._fn_name
     ctx.next_functions = tuple(edges)
     ctx._input_meta = tuple(metas)
     ctx._n_out = len(outs)
@@ -255,6 +261,21 @@ def run_function(node_cls: type[FunctionCtx], args: Sequence[Any], forward: Call
     for d in dirty:
         meta_of(d)
     return outs[0] if single else tuple(outs)
+
+
+def _alias_of_input(t: Tensor) -> Tensor:
+    """What a Function gives for an input it returned as is: an alias, a view of the input
+    (as in PyTorch) whose replay records nothing, so the output's history stays the
+    Function's."""
+    out: Tensor = tp.ops.aten.detach.default(t)
+    m = t._autograd
+    base = m.view if m is not None else None
+    root, chain = (base.base, base.chain) if base is not None else (t, ())
+    meta_of(out).view = ViewInfo(root, (*chain, (_DETACH, (), {})), out._tp_version.value)
+    return out
+
+
+_DETACH = tp.ops.aten.detach.default
 
 
 # --- register_autograd --------------------------------------------------------------------------

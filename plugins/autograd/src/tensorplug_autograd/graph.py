@@ -115,17 +115,21 @@ class ViewInfo:
     the value of the version counter it shares with its base when its ``grad_fn`` was set
     (Note [Stale views] in views.py)."""
 
-    __slots__ = ("base", "chain", "version")
+    __slots__ = ("base", "chain", "version", "function")
 
     def __init__(
         self,
         base: Tensor,
         chain: tuple[tuple[Any, tuple[Any, ...], dict[str, Any]], ...],
         version: int,
+        function: str | None = None,
     ):
         self.base = base
         self.chain = chain  # ((op, args after self, kwargs), ...) applied to base in order
         self.version = version
+        # the name of the custom Function that returned this view (or a view it is a view of):
+        # an in-place change of it is refused (Note [Views that refuse in-place changes])
+        self.function = function
 
     def replay(self, base: Tensor) -> Tensor:
         t = base

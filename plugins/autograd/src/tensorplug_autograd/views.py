@@ -23,6 +23,21 @@ still leads to the old one. So wherever a view's ``grad_fn`` is used (an edge to
 recording, and the view takes that result's ``grad_fn``, as PyTorch regenerates the
 ``grad_fn`` of a view whose version moved.
 
+Note [Views that refuse in-place changes]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Two kinds of views of tensors that require grad refuse in-place ops, as in PyTorch, because
+no history would give them correct gradients:
+
+- a view made under ``no_grad`` (it has view information but no autograd key, while its base
+  requires grad), written with grad mode on: recording the write would differentiate through
+  a view the program asked not to record; not recording it would leave the base's history
+  silently wrong. Writing it under ``no_grad`` is fine.
+- a view a custom ``Function`` returned (or a view of one): a CopySlices would replay the view
+  op on the base and so go around the Function's own backward.
+
+PyTorch also refuses in-place changes of the outputs of ``split``, ``chunk`` and ``unbind``;
+here they work (each output replays its own piece of the view op) and give correct gradients.
+
 Note [Views of plain tensors]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 Views of plain tensors record no view chain (that keeps them free), yet PyTorch programs write
@@ -62,8 +77,10 @@ from .graph import (
     Gather,
     M,
     Node,
+    SavedTensor,
     ViewInfo,
     edge,
+    grad_recording,
     input_meta,
     is_leaf,
     meta_of,
@@ -92,15 +109,20 @@ def record_view(rule: Rule, out: Any, args: tuple[Any, ...]) -> None:
     base_view = m.view if m is not None else None
     kw = {n: args[rule.npos + j] for j, n in enumerate(rule.kw_names)} if rule.kw_names else _NO_KW
     step = (rule.op, args[1 : rule.npos], kw)
+    function = None
     if base_view is not None:
-        root, chain = base_view.base, base_view.chain
+        root, chain, function = base_view.base, base_view.chain, base_view.function
     else:
         root, chain = self, ()
     if type(out) is Tensor:  # the common case: one view
         out_meta = out._autograd
         if out_meta is None:
             out_meta = out._autograd = AutogradMeta()
-        out_meta.view = ViewInfo(root, (*chain, step), out._tp_version.value)
+        out_meta.view = ViewInfo(root, (*chain, step), out._tp_version.value, function)
+        # without autograd keys (under no_grad) the view still reaches this plugin's in-place
+        # kernels, which refuse to write it with grad mode on (Note [Views that refuse
+        # in-place changes]); with them, this bit is among those they bring
+        out._tp_keyset |= M.adiov
         return
     outs = _outputs(out)
     for nr, t in enumerate(outs):
@@ -109,9 +131,11 @@ def record_view(rule: Rule, out: Any, args: tuple[Any, ...]) -> None:
         s: tuple[Any, tuple[Any, ...], dict[str, Any]] = step
         if rule.returns_list:  # split/chunk: select the nr-th piece
             s = (_ListItem(rule.op, nr), s[1], s[2])
-        meta_of(t).view = ViewInfo(root, (*chain, s), t._tp_version.value)
+        meta_of(t).view = ViewInfo(root, (*chain, s), t._tp_version.value, function)
+        t._tp_keyset |= M.adiov
 
 
+_DETACH = tp.ops.aten.detach.default
 _NO_KW: dict[str, Any] = {}  # the keyword arguments of a view step without any (never written)
 
 
@@ -126,9 +150,41 @@ class _ListItem:
         return self.op(*args, **kwargs)[self.nr]
 
 
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+    "to be tracked)."
+)
+
+
+def check_view_write(rule: Rule, t: Tensor, view: ViewInfo, recording: bool) -> None:
+    """Refuse an in-place op on ``t``, a view of a tensor that requires grad, where PyTorch
+    does (Note [Views that refuse in-place changes]); ``recording``: grad mode is on."""
+    if view.function is not None:
+        raise RuntimeError(
+            f"{rule.name}: an output of {view.function} is a view and is being modified inplace. "
+            "This view was created inside a custom Function (or because an input was "
+            "returned as-is) and the autograd logic to handle view+inplace would override "
+            "the custom backward associated with the custom Function, leading to incorrect "
+            "gradients. This behavior is forbidden. You can fix this by cloning the output of "
+            "the custom Function."
+        )
+    if (
+        recording
+        and not t._tp_keyset & M.ag
+        and view.base._tp_keyset & M.ag
+        and t._dtype.is_floating_point
+    ):
+        raise RuntimeError(f"{rule.name}: {_NO_GRAD_VIEW}")
+
+
 def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     self: Tensor = args[0]
     m = self._autograd
+    if m is not None and m.view is not None:
+        check_view_write(rule, self, m.view, True)
     if self._tp_keyset & M.ag and is_leaf(self) and (m is None or m.view is None):
         raise RuntimeError(
             f"{rule.name}: a leaf Variable that requires grad is being used in an in-place "
@@ -158,7 +214,9 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     if version.value == v0:
         version.value = v0 + 1  # bump before saving the result; the dispatcher won't bump again
     if view is None:
-        record(rule, out, args, before)
+        fn = record(rule, out, args, before)
+        if fn is not None:
+            _saved_before_write(fn, version, v0)
         if plain_base is not None and plain_base._tp_keyset & M.ag:
             follow(plain_base, self)
         return out
@@ -166,6 +224,7 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     fn = record(rule, out, args, before)  # self's history is replaced below
     if fn is None:
         return out
+    _saved_before_write(fn, version, v0)
     base = view.base
     copy = CopySlices(base, view, fn)
     set_history(base, copy, 0)
@@ -175,6 +234,16 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     if plain_base is not None:
         follow(plain_base, self)
     return out
+
+
+def _saved_before_write(fn: Node, version: Any, v0: int) -> None:
+    """Arguments the op saved that share the written tensor's version counter (``y.mul_(y)``,
+    or a view of ``y``) were read before the write, so they remember the version from before
+    it: a backward pass that needs them raises PyTorch's "modified by an inplace operation"
+    error instead of reading the new values."""
+    for x in getattr(fn, "_args", ()):
+        if type(x) is SavedTensor and x.t._tp_version is version:
+            x.version = v0
 
 
 def _shared(base: Tensor, known: int) -> bool:
@@ -318,6 +387,16 @@ class CopySlices(Node):
 # --- the ADInplaceOrView kernels ----------------------------------------------------------------
 
 
+def _detach_kernel(ks: int, self: Tensor) -> Tensor:
+    """``detach`` shares data and version counter with its input but, as in PyTorch, is not
+    a view of it for autograd: an in-place op on the result (``d.mul_(w)`` with ``w``
+    requiring grad) gives the result a history of its own and leaves the input's alone. So
+    it records no view information and forgets the base the core gave it."""
+    out: Tensor = _DETACH.redispatch(M.below_view & int(ks), self)
+    out._base = None
+    return out
+
+
 def _view_body(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     kw = {n: args[rule.npos + j] for j, n in enumerate(rule.kw_names)}
     out = rule.op.redispatch(M.below_view & int(ks), *args[: rule.npos], **kw)
@@ -333,7 +412,7 @@ def _fast_view_kernel(rule: Rule) -> Any:
     return _fast_source(rule, "", f"    _record_view(_rule, _out, ({source_parts(rule)[2]}))\n")
 
 
-def _fast_source(rule: Rule, before: str, after: str) -> Any:
+def _fast_source(rule: Rule, before: str, after: str, names: dict[str, Any] | None = None) -> Any:
     """A kernel with the schema's signature that runs ``before``, calls the kernel below
     ADInplaceOrView (looked up in the op's dispatch cache, as the Autograd fast kernel does),
     then runs ``after``; ``None`` where the argument names do not allow it."""
@@ -342,7 +421,7 @@ def _fast_source(rule: Rule, before: str, after: str) -> Any:
     params, call, _ = source_parts(rule)
     body = before + below_call_source("below_view", call, "    ") + after + "    return _out\n"
     return compile_kernel(
-        rule, params, body, {"_record_view": record_view}, "inplace_or_view", __name__
+        rule, params, body, {"_record_view": record_view, **(names or {})}, "inplace_or_view", __name__
     )
 
 
@@ -357,15 +436,26 @@ def _fast_inplace_kernel(rule: Rule) -> Any:
         f"    _v{j} = {names[i]}._tp_version\n    _w{j} = _v{j}.value\n"
         for j, i in enumerate(written)
     )
+    if written and written[0] == 0:  # Note [Views that refuse in-place changes]
+        self = names[0]
+        before = (
+            f"    _m = {self}._autograd\n"
+            "    if _m is not None and _m.view is not None:\n"
+            f"        _check(_rule, {self}, _m.view, _recording())\n"
+        ) + before
     after = "".join(
         f"    if _v{j}.value == _w{j}:\n        _v{j}.value = _w{j} + 1\n"
         for j, _ in enumerate(written)
     )
-    return _fast_source(rule, before, after)
+    return _fast_source(rule, before, after, {"_check": check_view_write, "_recording": grad_recording})
 
 
 def _inplace_body(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     kw = {n: args[rule.npos + j] for j, n in enumerate(rule.kw_names)}
+    if rule.schema.arguments[0].is_write and isinstance(args[0], Tensor):
+        m = args[0]._autograd
+        if m is not None and m.view is not None:
+            check_view_write(rule, args[0], m.view, grad_recording())
     written = [args[i] for i, a in enumerate(rule.schema.arguments) if a.is_write and isinstance(args[i], Tensor)]
     before = [t._tp_version.value for t in written]
     out = rule.op.redispatch(M.below_view & int(ks), *args[: rule.npos], **kw)
@@ -382,6 +472,10 @@ def register_inplace_or_view(lib: Any) -> int:
 
     count = 0
     for op in dispatcher.ops_in("aten"):
+        if op is _DETACH:
+            lib.impl(op, _detach_kernel, "ADInplaceOrView", with_keyset=True)
+            count += 1
+            continue
         cia = op._kernels.get("CompositeImplicitAutograd")
         if cia is not None and cia.registrant == "tensorplug":
             continue

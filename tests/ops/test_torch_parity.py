@@ -8,6 +8,7 @@ values; these are the corners where tensorplug once gave a different answer.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tensorplug as tp
 
@@ -54,3 +55,19 @@ def test_std_gradient_is_zero_where_the_std_is_zero() -> None:
     r = 1 / np.sqrt(2.0)
     np.testing.assert_allclose(g.numpy(), [[0.0, 0.0], [-r, r]], rtol=1e-15)
     assert tp.autograd.gradcheck(lambda t: t.std(1), (f64([[1.0, 2.5], [1.0, 3.0]], True),))
+
+
+# --- arange -----------------------------------------------------------------------------------
+
+
+def test_arange_converts_float_arguments_of_an_integer_dtype_toward_zero() -> None:
+    """PyTorch converts start, end and step to the integer type first; int64 also counts the
+    elements from the converted values, the narrower integer types from the given ones."""
+    assert tp.arange(-2.5, 2, 1, dtype=tp.int64).tolist() == [-2, -1, 0, 1]
+    assert tp.arange(0.5, 5.7, 1.9, dtype=tp.int64).tolist() == [0, 1, 2, 3, 4]
+    assert tp.arange(-2.5, 2, 1, dtype=tp.int32).tolist() == [-2, -1, 0, 1, 2]
+    assert tp.arange(0.5, 5.7, 1.9, dtype=tp.int32).tolist() == [0, 1, 2]
+    assert tp.arange(-2.5, 2, 1, dtype=tp.uint8).tolist() == [254, 255, 0, 1, 2]
+    assert tp.arange(5.5, dtype=tp.int64).tolist() == [0, 1, 2, 3, 4]
+    with pytest.raises(RuntimeError, match="step must be nonzero"):
+        tp.arange(0.0, 1.0, 0.3, dtype=tp.int64)

@@ -305,6 +305,7 @@ def _arange_default(s: SampleInput) -> str:
 def _arange_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield S("end5", 5, dtype=DT(d))
     yield S("end0_empty", 0, dtype=DT(d))
+    yield S("float_end", 5.5, dtype=DT(d))
     if d == "float32":
         yield S("infer_int", 5)
         yield S("infer_float", 2.5)
@@ -315,6 +316,9 @@ def _arange_start_samples(d: str, rng: np.random.Generator) -> Iterator[SampleIn
     yield S("5_0_neg1", 5, 0, -1, dtype=DT(d))
     yield S("default_step", 2, 6, dtype=DT(d))
     yield S("empty", 3, 3, dtype=DT(d))
+    yield S("float_start", -2.5, 2, 1, dtype=DT(d))
+    yield S("float_step", 0.5, 5.7, 1.9, dtype=DT(d))
+    yield S("float_negative_step", 5.5, 0, -1.5, dtype=DT(d))
     if d == "float32":
         yield S("infer_int", 1, 10, 3)
         yield S("infer_float_step", 0, 1, 0.1)
@@ -328,11 +332,14 @@ def _ref_arange(*args: Any, dtype: Any = None) -> Any:
     else:
         start, end = args[0], args[1]
         step = args[2] if len(args) > 2 else 1
+    if dtype is not None and np.dtype(dtype).kind in "iu":
+        # PyTorch converts the bounds and the step toward zero first (its int64 rule)
+        start, end, step = int(start), int(end), int(step)
     return np.arange(start, end, step, dtype=np.float64)
 
 
 def _arange_start_ref(start: Any, end: Any, step: Any = 1, *, dtype: Any = None) -> Any:
-    return _ref_arange(start, end, step)
+    return _ref_arange(start, end, step, dtype=dtype)
 
 
 _factory(

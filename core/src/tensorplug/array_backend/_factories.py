@@ -170,16 +170,27 @@ def build(kit: Kit) -> Kernels:
                 raise OpError(f"unsupported range: {start} -> {end}")
             real.append(x)
         lo, hi, st = real
+        integral = d.kind in "ui"
+        n_given: int | None = None
+        if integral and not all_int:
+            # an integer dtype first converts start, end and step toward zero, as PyTorch
+            # (arange(-2.5, 2, dtype=int64) is [-2, -1, 0, 1]); int64 counts its elements
+            # from the converted values, the narrower types (as PyTorch's) from the given ones
+            if d is not _dt.int64 and int(st):
+                n_given = math.ceil((hi - lo) / st)
+            lo, hi, st = int(lo), int(hi), int(st)
         if st == 0:
             raise OpError("step must be nonzero")
         if (st > 0 and hi < lo) or (st < 0 and hi > lo):
             raise OpError("upper bound and larger bound inconsistent with step sign")
-        if isinstance(lo, int) and isinstance(hi, int) and isinstance(st, int):
+        if n_given is not None:
+            n = max(0, n_given)
+        elif isinstance(lo, int) and isinstance(hi, int) and isinstance(st, int):
             n = max(0, -(-(hi - lo) // st))
         else:
             n = max(0, math.ceil((hi - lo) / st))
         with kit.on(dev):
-            if all_int and d.kind in "ui":
+            if integral:
                 arr = xp.arange(lo, lo + n * st, st, dtype=kit.storage[_dt.int64])[:n]
             else:
                 acc = kit.compute[_dt.float64] if _dt.float64 in kit.compute else kit.compute[d]

@@ -345,7 +345,7 @@ def test_repr_like_pytorch():
         "  (1): ReLU()\n"
         "  (2): Sequential(\n"
         "    (0): Dropout(p=0.25, inplace=False)\n"
-        "    (1): LayerNorm((16,), eps=1e-05, elementwise_affine=True)\n"
+        "    (1): LayerNorm((16,), eps=1e-05, elementwise_affine=True, bias=True)\n"
         "  )\n"
         "  (3): Linear(in_features=16, out_features=3, bias=False)\n"
         ")"

@@ -187,3 +187,81 @@ def test_sequential_indexes_none_placeholders_by_position():
     assert list(seq[1:]._modules) == ["1", "2"]
     with pytest.raises(TypeError, match="'NoneType' object is not callable"):
         seq(tp.zeros(1))  # as in PyTorch: a placeholder is not skipped
+
+
+# --- Embedding, LayerNorm -----------------------------------------------------------------------
+
+
+def test_embedding_from_pretrained():
+    table = tp.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    emb = nn.Embedding.from_pretrained(table)
+    assert repr(emb) == "Embedding(3, 2)" and emb.padding_idx is None
+    assert not emb.weight.requires_grad
+    np.testing.assert_array_equal(a(emb(tp.tensor([2, 0]))), [[5.0, 6.0], [1.0, 2.0]])
+    tp.detach(emb.weight).add_(1.0)  # shared with the table, not copied (as in PyTorch)
+    assert table[0, 0].item() == 2.0
+    padded = nn.Embedding.from_pretrained(table, freeze=False, padding_idx=-1)
+    assert padded.padding_idx == 2 and repr(padded) == "Embedding(3, 2, padding_idx=2)"
+    np.testing.assert_array_equal(a(padded.weight[2]), [6.0, 7.0])  # the padding row is kept
+    with pytest.raises(ValueError, match=r"embeddings are expected to be 2-dimensional, got "
+                                         r"shape \[3\]"):
+        nn.Embedding.from_pretrained(tp.zeros(3))
+    with pytest.raises(ValueError, match=r"the shape of _weight, \[2, 2\], does not match "
+                                         r"num_embeddings and embedding_dim \(3, 3\)"):
+        nn.Embedding(3, 3, _weight=tp.zeros(2, 2))
+
+
+@needs_autograd
+def test_embedding_freeze_and_requires_grad():
+    assert nn.Embedding(3, 2).weight.requires_grad
+    assert not nn.Embedding(3, 2, _freeze=True).weight.requires_grad
+    assert nn.Embedding.from_pretrained(tp.zeros(3, 2), freeze=False).weight.requires_grad
+
+
+@needs_autograd
+def test_embedding_scale_grad_by_freq_with_padding():
+    emb = nn.Embedding(5, 3, padding_idx=0, scale_grad_by_freq=True)
+    assert repr(emb) == "Embedding(5, 3, padding_idx=0, scale_grad_by_freq=True)"
+    emb(tp.tensor([[0, 2, 2], [2, 1, 0]])).sum().backward()
+    # row 2 occurs three times and gets 3 / 3; the padding row gets nothing
+    np.testing.assert_array_equal(a(emb.weight.grad), [[0] * 3, [1] * 3, [1] * 3, [0] * 3,
+                                                        [0] * 3])
+
+
+def test_embedding_max_norm_renormalizes_the_rows_looked_up():
+    w = tp.tensor([[3.0, 4.0, 0.0], [0.3, 0.4, 0.0], [6.0, 8.0, 0.0]])
+    emb = nn.Embedding(3, 3, max_norm=1.0, _weight=w)
+    assert repr(emb) == "Embedding(3, 3, max_norm=1.0)"
+    out = emb(tp.tensor([0, 0, 1]))
+    scaled = np.array([3.0, 4.0, 0.0]) / (5.0 + 1e-7)
+    np.testing.assert_allclose(a(out), [scaled, scaled, [0.3, 0.4, 0.0]], rtol=1e-6)
+    # in place in the table; row 2 was not looked up and keeps its norm of 10
+    np.testing.assert_allclose(a(w), [scaled, [0.3, 0.4, 0.0], [6.0, 8.0, 0.0]], rtol=1e-6)
+    l1 = nn.functional.embedding(tp.tensor([2]), w, max_norm=7.0, norm_type=1.0)
+    np.testing.assert_allclose(a(l1), [[3.0, 4.0, 0.0]], rtol=1e-6)  # |6| + |8| = 14 -> 7
+    assert repr(nn.Embedding(2, 2, norm_type=1.0)) == "Embedding(2, 2, norm_type=1.0)"
+
+
+def test_embedding_padding_idx_and_sparse_checks():
+    w = tp.ones(5, 2)
+    with pytest.raises(ValueError, match=r"padding_idx must be within num_embeddings \(5\), "
+                                         "got 7"):
+        nn.functional.embedding(tp.tensor([0]), w, padding_idx=7)
+    with pytest.raises(ValueError, match="got -6"):
+        nn.functional.embedding(tp.tensor([0]), w, padding_idx=-6)
+    with pytest.raises(NotImplementedError, match="sparse=True asks for sparse gradients"):
+        nn.Embedding(3, 2, sparse=True)
+    with pytest.raises(NotImplementedError, match="sparse=True asks for sparse gradients"):
+        nn.functional.embedding(tp.tensor([0]), w, sparse=True)
+
+
+def test_layer_norm_repr_names_bias():
+    assert repr(nn.LayerNorm(4)) == (
+        "LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)"
+    )
+    assert repr(nn.LayerNorm([3, 4], bias=False)) == (
+        "LayerNorm((3, 4), eps=1e-05, elementwise_affine=True, bias=False)"
+    )
+    assert repr(nn.LayerNorm(4, elementwise_affine=False)) == (
+        "LayerNorm((4,), eps=1e-05, elementwise_affine=False, bias=False)"
+    )

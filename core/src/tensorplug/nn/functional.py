@@ -19,7 +19,9 @@ from typing import Any
 import tensorplug
 
 from .. import dtypes as _dtypes
+from ..ops import ops
 from ..tensor import Tensor
+from ._autograd import no_grad
 
 __all__ = [
     "binary_cross_entropy",
@@ -93,15 +95,54 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     return _copy_into(input, r) if inplace and r is not input else r
 
 
-def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of ``weight`` picked by the integer tensor ``input``.
 
-    Entries equal to ``padding_idx`` contribute no gradient to ``weight`` (as in PyTorch).
+    Entries equal to ``padding_idx`` (negative counts from the end) contribute no gradient to
+    ``weight``; ``scale_grad_by_freq`` divides each row's gradient by its index's count in
+    ``input``; with ``max_norm``, the rows looked up are first rescaled in ``weight``, in place,
+    to a ``norm_type``-norm of at most ``max_norm`` (as PyTorch's ``embedding_renorm_``).
     """
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += weight.shape[0]  # aten::embedding's -1 means none
-    r: Tensor = _tp.embedding(weight, input, -1 if padding_idx is None else padding_idx)
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if not -n <= padding_idx < n:
+            raise ValueError(
+                f"embedding: padding_idx must be within num_embeddings ({n}), got {padding_idx}"
+            )
+        if padding_idx < 0:
+            padding_idx += n  # aten::embedding's -1 means none
+    if sparse:
+        raise NotImplementedError(
+            "embedding: sparse=True asks for sparse gradients, but tensorplug has no sparse "
+            "tensors; use sparse=False (dense gradients)"
+        )
+    if max_norm is not None:
+        _renorm_rows(weight, input, max_norm, norm_type)
+    r: Tensor = _tp.embedding(weight, input, -1 if padding_idx is None else padding_idx,
+                              scale_grad_by_freq)
     return r
+
+
+def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
+    """Scale the rows of ``weight`` that ``indices`` picks whose norm exceeds ``max_norm`` by
+    ``max_norm / (norm + 1e-7)``, in place and outside the graph. An index that occurs twice
+    writes the same row twice."""
+    aten = ops.aten
+    with no_grad():
+        flat = aten.reshape.default(indices, [-1])
+        rows = aten.index.Tensor(weight, [flat])
+        norms = aten.pow.Tensor_Scalar(
+            aten.sum.dim_IntList(aten.pow.Tensor_Scalar(aten.abs.default(rows), norm_type),
+                                 [1], True),
+            1.0 / norm_type,
+        )
+        scale = aten.where.ScalarOther(
+            aten.gt.Scalar(norms, max_norm),
+            aten.rdiv.Scalar(aten.add.Scalar(norms, 1e-7), max_norm), 1.0,
+        )
+        aten.index_put_.default(weight, [flat], aten.mul.Tensor(rows, scale))
 
 
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],

@@ -71,3 +71,17 @@ def test_arange_converts_float_arguments_of_an_integer_dtype_toward_zero() -> No
     assert tp.arange(5.5, dtype=tp.int64).tolist() == [0, 1, 2, 3, 4]
     with pytest.raises(RuntimeError, match="step must be nonzero"):
         tp.arange(0.0, 1.0, 0.3, dtype=tp.int64)
+
+
+# --- embedding --------------------------------------------------------------------------------
+
+
+def test_embedding_refuses_negative_indices() -> None:
+    """aten::embedding does not count from the end: PyTorch raises IndexError, where indexing
+    would have quietly returned the last row."""
+    w = f64([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    for bad in ([-1], [[0, 2], [1, -3]]):
+        with pytest.raises(IndexError, match="index out of range in self"):
+            tp.embedding(w, tp.tensor(bad))
+    assert tp.embedding(w, tp.tensor([[0, 2]])).tolist() == [[[1.0, 2.0], [5.0, 6.0]]]
+    assert tp.embedding(w, tp.tensor([], dtype=tp.int64)).shape == (0, 2)

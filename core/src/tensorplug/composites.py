@@ -254,6 +254,9 @@ def embedding(weight: Any, indices: Any, padding_idx: int = -1,
             f"aten::embedding: Expected tensor for argument #1 'indices' to have one of the following "
             f"scalar types: Long, Int; but got {indices.dtype} instead"
         )
+    # index.Tensor would count negative indices from the end; PyTorch's lookup refuses them
+    if indices.numel() and aten.min.default(indices).item() < 0:
+        raise IndexError("aten::embedding: index out of range in self")
     rows = aten.index.Tensor(weight, [indices])
     # PyTorch's embedding_backward skips the rows of padding_idx and, with scale_grad_by_freq,
     # divides each row's gradient by how often its index occurs in indices. As compositions

@@ -263,3 +263,147 @@ def test_an_input_returned_as_is_refuses_in_place_changes():
         y.add_(1)
     y.sum().backward()
     assert values(x.grad) == [5.0, 5.0]
+
+
+def test_mark_dirty_refuses_a_leaf_that_requires_grad():
+    class Double(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = vec(1.0, 2.0)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad has been used in "
+                       "an in-place operation"):
+        Double.apply(x)  # (after the forward ran: x is now [2, 4], as in PyTorch)
+    x = vec(1.0, 2.0)
+    a = x * 1
+    y = Double.apply(a)  # a non-leaf is fine: it becomes the output
+    assert y is a and y.grad_fn.name() == "DoubleBackward"
+    (y * y).sum().backward()
+    assert values(x.grad) == [8.0, 16.0]  # d(4x²)/dx
+
+
+def test_mark_dirty_of_a_tensor_not_returned_is_refused():
+    class Hidden(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    with pytest.raises(RuntimeError, match="Some elements marked as dirty during the forward "
+                       "method were not returned as output"):
+        Hidden.apply(vec(1.0, 2.0) * 1)
+
+
+def test_save_for_backward_names_the_argument_that_is_not_a_tensor():
+    class Saves(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, 3)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    # it used to fail comparing tensors while looking for the argument's position
+    with pytest.raises(TypeError, match="save_for_backward can only save variables, but "
+                       "argument 1 is of type int"):
+        Saves.apply(vec(1.0, 2.0))
+
+
+# --- grad modes and .data -------------------------------------------------------------------
+
+
+def test_grad_mode_classes_decorate_without_parentheses():
+    x = vec(1.0, 2.0)
+
+    @tp.no_grad
+    def frozen(t):
+        return t * 2
+
+    @tp.enable_grad
+    def recorded(t):
+        return t * 2
+
+    @tp.inference_mode
+    def inferred(t):
+        return t * 2
+
+    assert frozen.__name__ == "frozen"
+    assert not frozen(x).requires_grad and not inferred(x).requires_grad
+    with tp.no_grad():
+        assert recorded(x).requires_grad
+    assert tp.is_grad_enabled()
+
+
+@pytest.mark.parametrize(
+    "mode, inside", [(tp.no_grad, False), (tp.enable_grad, True), (lambda: tp.set_grad_enabled(False), False)]
+)
+def test_a_decorated_generator_runs_each_step_in_the_mode(mode, inside):
+    seen = []
+
+    @mode()
+    def steps():
+        try:
+            sent = yield tp.is_grad_enabled()
+            seen.append((sent, tp.is_grad_enabled()))
+            while True:
+                try:
+                    yield tp.is_grad_enabled()
+                except ValueError:
+                    seen.append(("thrown", tp.is_grad_enabled()))
+        finally:
+            seen.append(("closed", tp.is_grad_enabled()))
+
+    outer = not inside
+    with tp.set_grad_enabled(outer):
+        g = steps()
+        assert next(g) is inside
+        assert tp.is_grad_enabled() is outer  # the caller's mode between steps
+        assert g.send(5) is inside
+        assert g.throw(ValueError("x")) is inside
+        g.close()
+        assert tp.is_grad_enabled() is outer
+    assert seen == [(5, inside), ("thrown", inside), ("closed", inside)]
+    assert tp.is_grad_enabled()
+
+
+def test_a_decorated_generator_gives_its_return_value():
+    @tp.no_grad()
+    def counted():
+        yield 1
+        return "done"
+
+    def outer():
+        result = yield from counted()
+        return result
+
+    gen = outer()
+    assert next(gen) == 1
+    with pytest.raises(StopIteration) as stop:
+        next(gen)
+    assert stop.value.value == "done"
+
+
+def test_writes_through_data_do_not_invalidate_saved_tensors():
+    # .data has a version counter of its own, as in PyTorch (old optimizer code writes
+    # p.data in place between forward and backward)
+    x, w = vec(1.0, 2.0), vec(3.0, 4.0)
+    y = (x * w).sum()  # saves x and w
+    x.data.mul_(10)
+    assert x._version == 0
+    y.backward()
+    assert values(w.grad) == [10.0, 20.0]  # the saved x is the same memory
+    assert values(x.grad) == [3.0, 4.0]

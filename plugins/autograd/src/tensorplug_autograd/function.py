@@ -45,6 +45,7 @@ from .graph import (
     edge,
     grad_recording,
     input_meta,
+    is_leaf,
     meta_of,
     set_history,
     zeros_for,
@@ -75,11 +76,11 @@ class FunctionCtx(Node):
     # --- the API of ctx -------------------------------------------------------------------
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(
-                    "save_for_backward can only save variables, but argument "
-                    f"{tensors.index(t)} is of type {type(t).__name__}"
+                    f"save_for_backward can only save variables, but argument {i} is of type "
+                    f"{type(t).__name__}"
                 )
         self._to_save = tensors
 
@@ -231,6 +232,19 @@ def run_function(node_cls: type[FunctionCtx], args: Sequence[Any], forward: Call
     inputs = [a for a in args if isinstance(a, Tensor)]
     dirty = ctx._dirty
     nondiff = ctx._non_differentiable
+    for d in dirty:
+        if not any(d is t for t in outs):
+            raise RuntimeError(
+                "Some elements marked as dirty during the forward method were not returned as "
+                "output. The inputs that are modified inplace must all be outputs of the "
+                "Function."
+            )
+        if d._tp_keyset & M.ag and is_leaf(d):
+            raise RuntimeError(
+                f"a leaf Variable that requires grad has been used in an in-place operation "
+                f"({ctx._fn_name} marked it dirty). Pass a clone() of it, or run the Function "
+                "under tp.no_grad()."
+            )
     for nr, t in enumerate(outs):
         if not isinstance(t, Tensor):
             continue

@@ -8,15 +8,18 @@ and restores the previous state on exit, as in PyTorch::
     with tp.no_grad():
         w.sub_(lr * w.grad)
 
-    @tp.no_grad()
+    @tp.no_grad()          # or @tp.no_grad, without the call
     def evaluate(model, x): ...
+
+A decorated generator function runs each step (up to its next ``yield``) in the mode, and
+the code that consumes it in its own, as PyTorch's decorators do.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any, TypeVar
 
 from tensorplug.dispatch import local_state
@@ -37,6 +40,12 @@ class _GradMode:
 
     _enabled: bool = True
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # @no_grad without parentheses: the class is called with the function to decorate
+        if len(args) == 1 and not kwargs and callable(args[0]) and cls is not set_grad_enabled:
+            return cls()(args[0])
+        return super().__new__(cls)
+
     def __init__(self) -> None:
         self._prev: list[int] = []
 
@@ -50,7 +59,7 @@ class _GradMode:
 
     def __call__(self, fn: F) -> F:
         if inspect.isgeneratorfunction(fn):
-            raise TypeError(f"{type(self).__name__} cannot decorate a generator function")
+            return _generator_in_mode(self, fn)  # type: ignore[return-value]
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -61,6 +70,36 @@ class _GradMode:
 
     def clone(self) -> _GradMode:
         return type(self)()
+
+
+def _generator_in_mode(mode: _GradMode, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, a generator function, with every step of its generators run in ``mode``: the
+    first ``next``, each ``send``, ``throw`` and ``close``; between steps the caller's mode
+    holds."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
+        gen = fn(*args, **kwargs)
+        try:
+            with mode.clone():
+                value = gen.send(None)
+            while True:
+                try:
+                    sent = yield value
+                except GeneratorExit:
+                    with mode.clone():
+                        gen.close()
+                    raise
+                except BaseException as exc:
+                    with mode.clone():
+                        value = gen.throw(exc)
+                else:
+                    with mode.clone():
+                        value = gen.send(sent)
+        except StopIteration as stop:
+            return stop.value
+
+    return wrapper
 
 
 class no_grad(_GradMode):  # noqa: N801 - PyTorch's name

@@ -182,7 +182,11 @@ def detach_(self: Tensor) -> Tensor:
 
 
 def _data(self: Tensor) -> Tensor:
-    return self.detach()
+    """The tensor's data without autograd: like ``detach()``, but with a version counter of
+    its own (as in PyTorch), so writing through ``.data`` does not invalidate saved tensors."""
+    d = self.detach()
+    d._vc = None  # a fresh counter on first use
+    return d
 
 
 def _set_data(self: Tensor, value: Tensor) -> None:

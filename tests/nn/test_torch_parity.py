@@ -265,3 +265,64 @@ def test_layer_norm_repr_names_bias():
     assert repr(nn.LayerNorm(4, elementwise_affine=False)) == (
         "LayerNorm((4,), eps=1e-05, elementwise_affine=False, bias=False)"
     )
+
+
+# --- nn.utils ---------------------------------------------------------------------------------
+
+
+def test_parameters_to_vector_wants_one_device():
+    try:
+        other = tp.ones(2, device="foo")  # the example backend, when installed
+    except Exception:
+        pytest.skip("needs a second backend (tensorplug-foo)")
+    here = tp.ones(3)
+    message = ("^Found two parameters on different devices, this is currently not supported. "
+               r"\(devices: cpu, foo; move the parameters to one device first\)$")
+    with pytest.raises(TypeError, match=message):
+        nn.utils.parameters_to_vector([here, other])
+    with pytest.raises(TypeError, match=message):
+        nn.utils.vector_to_parameters(tp.zeros(5), [other, here])
+    assert str(nn.utils.parameters_to_vector([other, other]).device) == "foo"
+
+
+# --- optim ------------------------------------------------------------------------------------
+
+
+def test_optimizer_takes_named_parameters():
+    lin = nn.Linear(2, 1)
+    opt = tp.optim.SGD(lin.named_parameters(), lr=0.5, momentum=0.9)
+    assert opt.param_groups[0]["params"] == [lin.weight, lin.bias]
+    assert opt.param_groups[0]["param_names"] == ["weight", "bias"]
+    lin.weight.grad = tp.ones(1, 2)
+    lin.bias.grad = tp.ones(1)
+    before = a(lin.weight).copy()
+    opt.step()
+    np.testing.assert_allclose(a(lin.weight), before - 0.5)
+    saved = opt.state_dict()
+    assert saved["param_groups"][0]["param_names"] == ["weight", "bias"]
+    assert saved["param_groups"][0]["params"] == [0, 1] and list(saved["state"]) == [0, 1]
+    assert "    param_names: ['weight', 'bias']" in repr(opt).splitlines()
+    adam = tp.optim.Adam([{"params": lin.named_parameters(), "lr": 0.1}])
+    assert adam.param_groups[0]["param_names"] == ["weight", "bias"]
+
+
+def test_optimizer_groups_all_named_or_none():
+    lin = nn.Linear(2, 1)
+    with pytest.raises(ValueError, match="^all optimizer params should be with/without names. "
+                                         "Some param names are missing$"):
+        tp.optim.SGD([("weight", lin.weight), lin.bias], lr=0.1)
+    named = tp.optim.SGD([("weight", lin.weight)], lr=0.1)
+    with pytest.raises(ValueError, match="cannot add param group without names to the optimizer"):
+        named.add_param_group({"params": [lin.bias]})
+    plain = tp.optim.SGD([lin.weight], lr=0.1)
+    with pytest.raises(ValueError, match="cannot add param group with names to the optimizer"):
+        plain.add_param_group({"params": [("bias", lin.bias)]})
+
+
+def test_optimizers_accept_foreach_and_check_betas():
+    p = nn.Parameter(tp.zeros(2))
+    assert tp.optim.SGD([p], lr=0.1, foreach=False).param_groups[0]["lr"] == 0.1
+    assert tp.optim.Adam([p], foreach=True).param_groups[0]["lr"] == 1e-3
+    with pytest.raises(ValueError, match=r"^Invalid betas: expected a pair \(beta1, beta2\), "
+                                         r"got \(0.9,\)$"):
+        tp.optim.Adam([p], betas=(0.9,))  # type: ignore[arg-type]

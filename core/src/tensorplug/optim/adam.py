@@ -27,17 +27,20 @@ class Adam(Optimizer):
         θ ← θ - γ (m / (1 - β1^t)) / (sqrt(v̂) + ε)
 
     ``state[p]`` holds ``step`` (an int), ``exp_avg`` (m), ``exp_avg_sq`` (v) and, with
-    amsgrad, ``max_exp_avg_sq``.
+    amsgrad, ``max_exp_avg_sq``. ``foreach`` is accepted for PyTorch's signature and ignored:
+    there are no multi-tensor kernels.
     """
 
     def __init__(self, params: ParamsT, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
+                 foreach: bool | None = None, maximize: bool = False) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if eps < 0.0:
             raise ValueError(f"Invalid epsilon value: {eps}")
+        if len(betas) != 2:
+            raise ValueError(f"Invalid betas: expected a pair (beta1, beta2), got {betas!r}")
         for i, beta in enumerate(betas):
             if not 0.0 <= beta < 1.0:
                 raise ValueError(f"Invalid beta parameter at index {i}: {beta}")

@@ -27,7 +27,7 @@ from ..tensor import Tensor
 
 __all__ = ["Optimizer", "ParamsT", "required"]
 
-ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]]
+ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
 
 
 class _RequiredParameter:
@@ -64,7 +64,12 @@ class Optimizer:
             self.add_param_group(group)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
-        """Add a group: its ``"params"`` and any hyperparameter that differs from the defaults."""
+        """Add a group: its ``"params"`` and any hyperparameter that differs from the defaults.
+
+        ``"params"`` holds tensors, or ``(name, tensor)`` pairs (``model.named_parameters()``),
+        whose names the group keeps as ``"param_names"``; as in PyTorch, either every group
+        names its parameters or none does.
+        """
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
         if "params" not in param_group:
@@ -75,7 +80,21 @@ class Optimizer:
                 "optimizer parameters need to be organized in ordered collections, but the "
                 "ordering of tensors in sets will change between runs. Please use a list instead."
             )
-        params = [raw] if isinstance(raw, Tensor) else list(raw)
+        entries: list[Any] = [raw] if isinstance(raw, Tensor) else list(raw)
+        named = [isinstance(e, tuple) for e in entries]
+        names: list[str] | None = None
+        if any(named):
+            if not all(named):
+                raise ValueError("all optimizer params should be with/without names. Some param "
+                                 "names are missing")
+            names = [name for name, _ in entries]
+            params = [p for _, p in entries]
+        else:
+            params = entries
+        if self.param_groups and ("param_names" in self.param_groups[0]) != (names is not None):
+            which = "with" if names is not None else "without"
+            raise ValueError("all optimizer param groups should be with/without names. cannot "
+                             f"add param group {which} names to the optimizer")
         for p in params:
             if not isinstance(p, Tensor):
                 raise TypeError(
@@ -91,6 +110,8 @@ class Optimizer:
         if taken.intersection(ids):
             raise ValueError("some parameters appear in more than one parameter group")
         group = {**param_group, "params": params}
+        if names is not None:
+            group["param_names"] = names
         for name, default in self.defaults.items():
             if default is required and name not in group:
                 raise ValueError(

@@ -25,12 +25,13 @@ class SGD(Optimizer):
 
     ``maximize`` negates the gradient first, as PyTorch's implementation (and Adam's documented
     algorithm) does; the older SGD box applies the sign at the end, which differs only in the
-    sign of the weight decay.
+    sign of the weight decay. ``foreach`` is accepted for PyTorch's signature and ignored: there
+    are no multi-tensor kernels.
     """
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, foreach: bool | None = None) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:

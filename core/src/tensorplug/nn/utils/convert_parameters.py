@@ -13,12 +13,26 @@ __all__ = ["parameters_to_vector", "vector_to_parameters"]
 _aten = ops.aten
 
 
+def _check_same_device(params: list[Tensor]) -> None:
+    """PyTorch's check: all the parameters on one device (the functions do not move them)."""
+    devices = {p.device for p in params if isinstance(p, Tensor)}
+    if len(devices) > 1:
+        raise TypeError(
+            "Found two parameters on different devices, this is currently not supported. "
+            f"(devices: {', '.join(sorted(str(d) for d in devices))}; move the parameters "
+            "to one device first)"
+        )
+
+
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
-    """The parameters flattened and concatenated, in order, into one new 1-d tensor.
+    """The parameters flattened and concatenated, in order, into one new 1-d tensor; they
+    must all be on one device.
 
     An ordinary operator call (``cat`` of ``reshape``\\ s): gradients flow back through it.
     """
-    r: Tensor = _aten.cat.default([_aten.reshape.default(p, [-1]) for p in parameters])
+    params = list(parameters)
+    _check_same_device(params)
+    r: Tensor = _aten.cat.default([_aten.reshape.default(p, [-1]) for p in params])
     return r
 
 
@@ -35,6 +49,7 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
         raise ValueError(f"vector_to_parameters: vec must be 1-d, but has shape "
                          f"{list(vec.shape)}")
     params = list(parameters)
+    _check_same_device(params)
     needed = sum(p.numel() for p in params)
     if vec.numel() != needed:
         raise ValueError(

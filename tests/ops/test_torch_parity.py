@@ -85,3 +85,30 @@ def test_embedding_refuses_negative_indices() -> None:
             tp.embedding(w, tp.tensor(bad))
     assert tp.embedding(w, tp.tensor([[0, 2]])).tolist() == [[[1.0, 2.0], [5.0, 6.0]]]
     assert tp.embedding(w, tp.tensor([], dtype=tp.int64)).shape == (0, 2)
+
+
+# --- scalars written into integer tensors -----------------------------------------------------
+
+
+def test_scalar_overflow_checks_follow_pytorch() -> None:
+    """c10's overflow rule for fill_, full and masked_fill: unsigned types take negative ints
+    down to -max (two's complement wrap); a float must fit as it is, before truncation."""
+    u8 = tp.zeros([2], dtype=tp.uint8)
+    assert u8.clone().fill_(-1).tolist() == [255, 255]
+    assert u8.clone().fill_(-255).tolist() == [1, 1]
+    assert tp.full([2], -1, dtype=tp.uint8).tolist() == [255, 255]
+    assert u8.masked_fill(tp.tensor([True, False]), -1).tolist() == [255, 0]
+    assert u8.clone().fill_(2.7).tolist() == [2, 2]  # in range: truncated
+    assert tp.zeros([1], dtype=tp.int8).fill_(-128.0).tolist() == [-128]
+    overflow = "value cannot be converted to type {} without overflow"
+    for value in (-256, 256, -0.5, -1.0, 255.5, float("nan")):
+        with pytest.raises(RuntimeError, match=overflow.format("uint8")):
+            u8.clone().fill_(value)
+    for value in (128, -129, 127.5):
+        with pytest.raises(RuntimeError, match=overflow.format("int8")):
+            tp.zeros([1], dtype=tp.int8).fill_(value)
+        with pytest.raises(RuntimeError, match=overflow.format("int8")):
+            tp.zeros([1], dtype=tp.int8).masked_fill(tp.tensor([True]), value)
+    # random bounds do not wrap: randint(-1, 5) of uint8 is refused
+    with pytest.raises(RuntimeError, match=overflow.format("uint8")):
+        tp.randint(-1, 5, [3], dtype=tp.uint8)

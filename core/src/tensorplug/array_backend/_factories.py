@@ -334,8 +334,8 @@ def build(kit: Kit) -> Kernels:
             )
         shape = check_sizes(size)
         if d.kind in "ui":
-            check_fits(low, d)
-            check_fits(high - 1, d)
+            check_fits(low, d, wrap_unsigned=False)
+            check_fits(high - 1, d, wrap_unsigned=False)
         gen = rng(generator, dev)
         with kit.on(dev):
             arr = gen.integers(low, high, size=shape, dtype=kit.storage[_dt.int64])

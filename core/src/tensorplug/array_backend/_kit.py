@@ -212,16 +212,16 @@ def scalar_dtype(value: Scalar) -> _dt.dtype:
     return _dt.get_default_dtype().to_complex()
 
 
-def check_fits(value: Scalar, d: _dt.dtype) -> None:
-    """PyTorch's overflow check for a scalar written into dtype ``d`` (``full``, ``fill_``)."""
+def check_fits(value: Scalar, d: _dt.dtype, *, wrap_unsigned: bool = True) -> None:
+    """PyTorch's overflow check for a scalar written into dtype ``d`` (``full``, ``fill_``,
+    ``masked_fill``). As c10's ``overflows``: a float must lie within the integer range as it
+    is (255.5 and -0.5 do not fit uint8, though they truncate into it), and an unsigned type
+    takes negative integers down to ``-max``, which wrap (``fill_(-1)`` of uint8 gives 255)
+    unless ``wrap_unsigned`` is False."""
     if d.kind in "ui" and not isinstance(value, complex):
         info = _dt.iinfo(d)
-        v = value
-        if isinstance(v, float):
-            if math.isnan(v) or math.isinf(v):
-                raise OpError(f"value cannot be converted to type {d.name} without overflow")
-            v = int(v)
-        if not info.min <= v <= info.max:
+        lo = -info.max if d.kind == "u" and wrap_unsigned and not isinstance(value, float) else info.min
+        if not lo <= value <= info.max:  # NaN compares false: it does not fit either
             raise OpError(f"value cannot be converted to type {d.name} without overflow")
     elif d.kind == "f" and not isinstance(value, complex):
         fv = float(value)

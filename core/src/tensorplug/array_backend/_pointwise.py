@@ -45,6 +45,7 @@ from ._kit import (
     OpError,
     Scalar,
     check_broadcast,
+    check_fits,
     convert_error,
     guarded,
     torch_name,
@@ -845,6 +846,7 @@ def build(kit: Kit) -> Kernels:
         d = self._dtype
         device = self._device
         check_broadcast(tuple(self._data.shape), tuple(mask._data.shape))
+        check_fits(value, d)
         if d.kind in "ui" and isinstance(value, float):
             value = int(value)
         v = xp.asarray(kit.scalar(value, d), dtype=compute[d])

@@ -407,3 +407,12 @@ def test_writes_through_data_do_not_invalidate_saved_tensors():
     y.backward()
     assert values(w.grad) == [10.0, 20.0]  # the saved x is the same memory
     assert values(x.grad) == [3.0, 4.0]
+
+
+def test_autograd_grad_of_one_output_given_twice_sums_both():
+    x = vec(1.0, 2.0)
+    y = (x * x).sum()
+    (g,) = tp.autograd.grad([y, y], x, retain_graph=True)  # it used to report x as unused
+    assert values(g) == [4.0, 8.0]
+    tp.autograd.backward([y, y], inputs=[x])
+    assert values(x.grad) == [4.0, 8.0]

@@ -298,7 +298,7 @@ def _needed(
     """The nodes on a path from the roots to a target, and their dependency counts among
     themselves; fills ``capture`` with where each target's gradient is taken."""
     parents: dict[Node, list[Node]] = {}
-    stack = [n for n, _ in roots]
+    stack = list(dict.fromkeys(n for n, _ in roots))  # a node given twice is walked once
     for n in stack:
         parents.setdefault(n, [])
     while stack:

@@ -112,3 +112,13 @@ def test_scalar_overflow_checks_follow_pytorch() -> None:
     # random bounds do not wrap: randint(-1, 5) of uint8 is refused
     with pytest.raises(RuntimeError, match=overflow.format("uint8")):
         tp.randint(-1, 5, [3], dtype=tp.uint8)
+
+
+# --- layer_norm -------------------------------------------------------------------------------
+
+
+def test_layer_norm_refuses_an_empty_normalized_shape() -> None:
+    with pytest.raises(RuntimeError, match=r"normalized_shape to be at least 1-dimensional"):
+        tp.layer_norm(f64(2.0), [])
+    with pytest.raises(RuntimeError, match=r"but got normalized_shape = \[\]"):
+        tp.layer_norm(f64([[1.0, 2.0]]), [])

@@ -287,6 +287,11 @@ def embedding(weight: Any, indices: Any, padding_idx: int = -1,
 def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
                eps: float = 1e-05, cudnn_enable: bool = True) -> Any:
     n = len(normalized_shape)
+    if n == 0:
+        raise RuntimeError(
+            "aten::layer_norm: Expected normalized_shape to be at least 1-dimensional, i.e., "
+            "containing at least one element, but got normalized_shape = []"
+        )
     if tuple(input.shape[input.ndim - n :]) != tuple(normalized_shape):
         raise RuntimeError(
             f"aten::layer_norm: Given normalized_shape={list(normalized_shape)}, expected input "

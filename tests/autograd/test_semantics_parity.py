@@ -416,3 +416,26 @@ def test_autograd_grad_of_one_output_given_twice_sums_both():
     assert values(g) == [4.0, 8.0]
     tp.autograd.backward([y, y], inputs=[x])
     assert values(x.grad) == [4.0, 8.0]
+
+
+def test_once_differentiable_backward_records_nothing():
+    class Square(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @tp.autograd.function.once_differentiable
+        def backward(ctx, g):
+            assert not tp.is_grad_enabled()
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = vec(1.0, 2.0)
+    (g,) = tp.autograd.grad(Square.apply(x).sum(), x, create_graph=True)
+    assert values(g) == [2.0, 4.0]
+    assert not g.requires_grad and g.grad_fn is None
+    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad and does "
+                       "not have a grad_fn"):
+        g.sum().backward()

@@ -30,6 +30,7 @@ through an Autograd kernel: the op runs below autograd and ``backward`` is its d
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -51,7 +52,7 @@ from .graph import (
     zeros_for,
 )
 
-__all__ = ["Function", "FunctionCtx", "register_autograd"]
+__all__ = ["Function", "FunctionCtx", "once_differentiable", "register_autograd"]
 
 
 class FunctionCtx(Node):
@@ -196,6 +197,24 @@ class Function(metaclass=_FunctionMeta):
 
 
 _NO_SETUP = object()
+
+
+def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a Function's ``backward`` that is not itself differentiable: it runs with
+    grad mode off, so with ``create_graph=True`` its results record nothing (they do not
+    require grad), as PyTorch's ``torch.autograd.function.once_differentiable``."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx: Any, *grads: Any) -> Any:
+        st = local_state.masks
+        old = st.nexc
+        st.nexc = old & M.nag
+        try:
+            return backward(ctx, *grads)
+        finally:
+            st.nexc = old
+
+    return wrapper
 
 
 def run_function(node_cls: type[FunctionCtx], args: Sequence[Any], forward: Callable[[FunctionCtx], Any]) -> Any:

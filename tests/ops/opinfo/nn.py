@@ -619,6 +619,6 @@ add(
         sample_inputs=_layer_norm_samples,
         ref=_ref_layer_norm,
         dtypes=FLOATS + LOWP,
-        tol={"float32": (1e-5, 1e-5), **LOWP_TOL_LOOSE},
+        tol={"float32": (1e-5, 1e-5)},  # half precision: computed in float32, rounded once
     )
 )

@@ -326,3 +326,34 @@ def test_optimizers_accept_foreach_and_check_betas():
     with pytest.raises(ValueError, match=r"^Invalid betas: expected a pair \(beta1, beta2\), "
                                          r"got \(0.9,\)$"):
         tp.optim.Adam([p], betas=(0.9,))  # type: ignore[arg-type]
+
+
+# --- losses and dropout (composites) ---------------------------------------------------------
+
+
+def test_cross_entropy_takes_probabilities_only_from_a_target_shaped_like_the_input():
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]], np.float32)
+    p = np.array([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]], np.float32)
+    logp = x - np.log(np.exp(x).sum(1, keepdims=True))
+    got = nn.functional.cross_entropy(tp.tensor(x), tp.tensor(p))
+    np.testing.assert_allclose(a(got), -(logp * p).sum(1).mean(), rtol=1e-6)
+    # any other shape holds class indices: nll_loss's checks decide, not a broadcast in mul
+    with pytest.raises(RuntimeError, match="nll_loss") as err:
+        nn.functional.cross_entropy(tp.tensor(x), tp.tensor(p[:, :2]))
+    assert "size of tensor" not in str(err.value)
+    with pytest.raises(
+        RuntimeError, match="Expected floating point type for target with class probabilities, got Long"
+    ):
+        nn.functional.cross_entropy(tp.tensor(x), tp.zeros([2, 3], dtype=tp.int64))
+
+
+def test_dropout_of_integers():
+    ints = tp.tensor([1, 2, 3])
+    assert a(nn.functional.dropout(ints, 0.0)).tolist() == [1, 2, 3]
+    assert a(nn.functional.dropout(ints, 0.5, training=False)).tolist() == [1, 2, 3]
+    zeros = nn.functional.dropout(ints, 1.0)  # PyTorch: zeros of the input's dtype
+    assert zeros.dtype is tp.int64 and a(zeros).tolist() == [0, 0, 0]
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        nn.functional.dropout(ints, 0.5)
+    with pytest.raises(RuntimeError, match="output type Bool"):
+        nn.Dropout(0.3)(tp.tensor([True, False]))

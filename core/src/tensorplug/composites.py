@@ -193,8 +193,18 @@ def cross_entropy(self: Any, target: Any, weight: Any = None, reduction: str = "
                   ignore_index: int = -100, label_smoothing: float = 0.0) -> Any:
     _check_reduction("cross_entropy_loss", reduction)
     class_dim = 0 if self.ndim == 1 else 1
+    # PyTorch's rule: a target shaped like the input holds class probabilities, any other
+    # holds class indices (nll_loss checks those, with its messages)
+    probabilities = tuple(target.shape) == tuple(self.shape)
+    if probabilities and not target.dtype.is_floating_point:
+        from .array_backend._kit import torch_name
+
+        raise RuntimeError(
+            "aten::cross_entropy_loss: Expected floating point type for target with class "
+            f"probabilities, got {torch_name(target.dtype)}"
+        )
     logp = aten.log_softmax.int(self, class_dim)
-    if target.dtype.is_floating_point:  # class probabilities
+    if probabilities:
         if label_smoothing > 0:
             n = self.shape[class_dim]
             target = aten.add.Scalar(aten.mul.Scalar(target, 1 - label_smoothing), label_smoothing / n)
@@ -240,8 +250,17 @@ def dropout(input: Any, p: float, train: bool) -> Any:
         raise ValueError(f"aten::dropout: dropout probability has to be between 0 and 1, but got {p}")
     if not train or p == 0.0:
         return input
+    floating = input.dtype.is_floating_point or input.dtype.is_complex
     if p == 1.0:
-        return aten.mul.Scalar(input, 0.0)
+        return aten.mul.Scalar(input, 0.0) if floating else aten.zeros_like.default(input)
+    if not floating:
+        # PyTorch scales the kept values in place: a float result into an integer tensor
+        from .array_backend._kit import torch_name
+
+        raise RuntimeError(
+            f"aten::dropout: result type Float can't be cast to the desired output type "
+            f"{torch_name(input.dtype)}; dropout needs a floating point input"
+        )
     keep = aten.ge.Scalar(aten.rand_like.default(input), p)
     return aten.mul.Scalar(aten.where.ScalarOther(keep, input, 0.0), 1.0 / (1.0 - p))
 

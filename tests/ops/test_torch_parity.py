@@ -41,6 +41,34 @@ def test_nll_loss_backward_gives_ignored_targets_an_exact_zero() -> None:
 # --- std --------------------------------------------------------------------------------------
 
 
+def test_nll_loss_checks_its_target_as_pytorch() -> None:
+    """Dimensions first, then sizes, then dtype; int64 and uint8 targets, as PyTorch."""
+    x = tp.tensor([[-1.0, -2.0, -0.5], [-0.5, -3.0, -1.0]])
+    with pytest.raises(RuntimeError, match="0D or 1D target tensor expected, multi-target not supported"):
+        tp.nll_loss(x, tp.tensor([[0.0], [1.0]]))  # 2-D (and float): the dimensions speak first
+    with pytest.raises(RuntimeError, match="multi-target"):
+        tp.nll_loss(x[0], tp.tensor([[1]]))
+    with pytest.raises(RuntimeError, match=r"Expected input batch_size \(2\) to match target batch_size \(3\)"):
+        tp.nll_loss(x, tp.tensor([0.0, 1.0, 2.0]))
+    for dtype, name in ((tp.float32, "Float"), (tp.int32, "Int"), (tp.bool, "Bool")):
+        with pytest.raises(RuntimeError, match=f"expected target dtype to be Long or Byte, but got {name}$"):
+            tp.nll_loss(x, tp.tensor([0, 1]).to(dtype))
+    got = tp.nll_loss(x, tp.tensor([2, 0], dtype=tp.uint8), reduction="none")
+    assert got.tolist() == [0.5, 0.5]
+    with pytest.raises(IndexError, match="Target 255 is out of bounds"):
+        tp.nll_loss(x, tp.tensor([255, 0], dtype=tp.uint8))
+    # the backward kernel checks alike
+    with pytest.raises(RuntimeError, match="Long or Byte, but got Float"):
+        tp.nll_loss_backward(tp.tensor(1.0), x, tp.tensor([0.0, 1.0]))
+    g = tp.nll_loss_backward(tp.tensor(1.0), x, tp.tensor([2, 0], dtype=tp.uint8), reduction="sum")
+    assert g.tolist() == [[0.0, 0.0, -1.0], [-1.0, 0.0, 0.0]]
+    # cross_entropy with uint8 class indices, as F.cross_entropy accepts them
+    logits = np.array([[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]], np.float32)
+    logp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    ce = tp.nn.functional.cross_entropy(tp.tensor(logits), tp.tensor([2, 1], dtype=tp.uint8))
+    np.testing.assert_allclose(ce.item(), -(logp[0, 2] + logp[1, 1]) / 2, rtol=1e-6)
+
+
 def test_std_gradient_is_zero_where_the_std_is_zero() -> None:
     """PyTorch's std_backward masks 1 / (2 std) to 0 where std == 0 (a constant slice, or one
     element with correction 0); sqrt(var) differentiated through sqrt would give NaN."""

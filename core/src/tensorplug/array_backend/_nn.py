@@ -40,26 +40,31 @@ def check_reduction(reduction: str) -> None:
 
 
 def nll_target(kit: Kit, shape: tuple[int, ...], target: Tensor, device: Any) -> Any:
-    """``target``'s array, checked against an input of ``shape`` with PyTorch's messages, as
-    ``nll_loss`` and ``nll_loss_backward`` check it."""
-    if target._dtype is not _dt.int64:
-        raise OpError(f"expected scalar type Long but found {torch_name(target._dtype)}")
-    t = kit.operand(target, _dt.int64, device)
+    """``target``'s array (int64), checked against an input of ``shape`` with PyTorch's
+    messages, in its order (dimensions, then sizes, then dtype), as ``nll_loss`` and
+    ``nll_loss_backward`` check it. Targets are int64 or uint8, as in PyTorch."""
     if not shape:
         raise OpError("input tensor should be 1D or 2D")
+    tshape = tuple(target._data.shape)
+    if len(shape) <= 2 and len(tshape) > 1:
+        raise OpError("0D or 1D target tensor expected, multi-target not supported")
     batched = len(shape) >= 2
     expected = (shape[0], *shape[2:]) if batched else ()
-    if tuple(t.shape) != expected:
-        if batched and t.ndim >= 1 and int(t.shape[0]) != expected[0]:
+    if tshape != expected:
+        if batched and tshape and tshape[0] != expected[0]:
             raise OpError(
                 f"Expected input batch_size ({expected[0]}) to match target batch_size "
-                f"({int(t.shape[0])})."
+                f"({tshape[0]})."
             )
         raise OpError(
             f"Expected target of shape {_fmt(expected)} for input of shape {_fmt(shape)}, "
-            f"got {_fmt(t.shape)}"
+            f"got {_fmt(tshape)}"
         )
-    return t
+    if target._dtype is not _dt.int64 and target._dtype is not _dt.uint8:
+        raise OpError(
+            f"expected target dtype to be Long or Byte, but got {torch_name(target._dtype)}"
+        )
+    return kit.operand(target, _dt.int64, device)
 
 
 def check_nll_weight(weight: Tensor, n_classes: int) -> None:

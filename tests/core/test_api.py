@@ -166,3 +166,19 @@ def clean_plugins():
     for info in tp.plugins.list():
         if info.name not in before:
             tp.plugins.unregister(info.name)
+
+
+@pytest.mark.skipif("no_grad" not in vars(tp), reason="needs tensorplug-autograd")
+def test_like_functions_take_requires_grad_as_pytorch():
+    x = tp.ones([2, 3], dtype=tp.float32)
+    for fn in (tp.zeros_like, tp.ones_like, tp.empty_like, tp.rand_like, tp.randn_like):
+        r = fn(x, requires_grad=True)
+        assert r.requires_grad and r.is_leaf and r.shape == (2, 3)
+        assert not fn(x).requires_grad
+    r = tp.full_like(x, 2.5, dtype=tp.float64, requires_grad=True)
+    assert r.requires_grad and r.dtype is tp.float64 and r.tolist() == [[2.5] * 3] * 2
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+        tp.zeros_like(tp.ones([2], dtype=tp.int64), requires_grad=True)
+    # other functions with tensor options are not factories: PyTorch's bindings add none there
+    with pytest.raises(TypeError, match="requires_grad"):
+        tp._to_copy(x, requires_grad=True)

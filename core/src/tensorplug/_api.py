@@ -517,6 +517,8 @@ def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
                 return named(*r) if type(r) is tuple else r
 
             fn = function_nt
+        if name.endswith("_like") and all(_takes_options(e) for e in es):  # zeros_like & co.
+            fn = _with_requires_grad(fn)
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = "tensorplug"
     fn.__doc__ = _doc(name, es)
@@ -525,6 +527,28 @@ def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
         overrides._overridable.setdefault("tensorplug", []).append(fn)
         overrides._signatures[fn] = _signature(es[0])
     return fn
+
+
+def _takes_options(e: OpEntry) -> bool:
+    """Whether ``e``'s schema takes PyTorch's tensor options (dtype, layout, device): the
+    public function of a ``*_like`` op then also takes ``requires_grad=``, as PyTorch's Python
+    bindings add it to factories and ``*_like`` functions."""
+    assert e.op is not None
+    names = {a.name for a in e.op.schema.arguments}
+    return {"dtype", "layout", "device"} <= names
+
+
+def _with_requires_grad(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` taking ``requires_grad=`` too (a public function with tensor options that
+    dispatches on a tensor argument, such as ``zeros_like``; factories have their own)."""
+
+    def with_options(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Any:
+        r = fn(*args, **kwargs)
+        if requires_grad:
+            r.requires_grad_()
+        return r
+
+    return with_options
 
 
 def _make_method(name: str, es: list[OpEntry], function: Callable[..., Any] | None) -> Callable[..., Any]:

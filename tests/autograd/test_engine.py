@@ -431,3 +431,25 @@ def test_detach_in_place_refuses_views_in_a_graph():
     with pytest.raises(RuntimeError, match=r"detach_\(\): can't detach views in-place: .* Use detach\(\) instead\."):
         v.detach_()
     assert v.requires_grad
+
+
+def test_detach_in_place_refuses_views_of_plain_tensors_too():
+    base = tp.zeros([3])
+    v = base[0:2]
+    with pytest.raises(RuntimeError, match=r"detach_\(\): can't detach views in-place: .* Use detach\(\) instead\."):
+        v.detach_()
+    d = base.detach()  # not a view for autograd: detaching it in place is fine
+    assert d.detach_() is d
+
+
+def test_detach_of_a_plain_tensor_shares_data_but_is_no_view():
+    base = tp.zeros([3])
+    d = base.detach()
+    assert d._base is None and d._tp_version is base._tp_version
+    d.add_(1.0)  # the data is shared
+    assert base.tolist() == [1.0, 1.0, 1.0]
+    w = tp.tensor([2.0, 3.0, 4.0], requires_grad=True)
+    d[0] = w[1] * 2  # a write into d gives d its history, not base (as in PyTorch)
+    assert d.grad_fn is not None and base.grad_fn is None
+    d.sum().backward()
+    assert w.grad.tolist() == [0.0, 2.0, 0.0]

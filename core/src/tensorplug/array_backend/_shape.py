@@ -318,7 +318,11 @@ def build(kit: Kit) -> Kernels:
         return kit.wrap(concat(arrays, axis=d), od, device)
 
     def detach(self: Tensor) -> Tensor:
-        return self._alias(self._data[...])
+        # the data and the version counter are shared, but the result is no view (PyTorch's
+        # detach() has no _base): an in-place change of it changes a tensor of its own
+        t = self._alias(self._data[...])
+        del t._base
+        return t
 
     k["view"] = view
     k["reshape"] = reshape

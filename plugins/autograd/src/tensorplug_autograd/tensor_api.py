@@ -174,6 +174,11 @@ def detach_(self: Tensor) -> Tensor:
             "detach_(): can't detach views in-place: this tensor is a view of a tensor in the "
             "autograd graph, and shares its history. Use detach() instead."
         )
+    if self._base is not None:  # refused for every view, as PyTorch, graph or not
+        raise RuntimeError(
+            "detach_(): can't detach views in-place: this tensor is a view of another tensor. "
+            "Use detach() instead."
+        )
     if m is not None:
         m.grad_fn = None
         m.output_nr = 0

@@ -320,6 +320,42 @@ SEMANTIC_CASES: list[ErrorCase] = [
         "sub",
     ),
     (
+        "sub_one_bool",
+        lambda: tp.sub(T((2,), "float32"), T((2,), "bool")),
+        RuntimeError,
+        "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+        "invert a mask, use the `~` or `logical_not()` operator instead.",
+        "sub",
+    ),
+    (
+        "sub_bool_python_scalar",
+        lambda: tp.sub(T((2,), "int64"), True),
+        RuntimeError,
+        "Subtraction, the `-` operator, with a bool tensor is not supported.",
+        "sub",
+    ),
+    (
+        "sub_bool_tensor_and_python_bool",
+        lambda: tp.sub(T((2,), "bool"), True),
+        RuntimeError,
+        "Subtraction, the `-` operator, with two bool tensors is not supported.",
+        "sub",
+    ),
+    (
+        "rsub_bool",
+        lambda: tp.rsub(T((2,), "bool"), 1),
+        RuntimeError,
+        "Subtraction, the `-` operator, with a bool tensor is not supported.",
+        "rsub",
+    ),
+    (
+        "sub_inplace_bool_other",
+        lambda: T((2,), "float32").sub_(T((2,), "bool")),
+        RuntimeError,
+        "Subtraction, the `-` operator, with a bool tensor is not supported.",
+        "sub_",
+    ),
+    (
         "neg_bool",
         lambda: tp.neg(T((2,), "bool")),
         RuntimeError,

@@ -52,6 +52,7 @@ from ._kit import (
 )
 
 Rule = Callable[[_dt.dtype], _dt.dtype]
+Check = Callable[[Tensor, Any], None]  # refuses a pair of operands (defbinary check=)
 
 
 def _same(d: _dt.dtype) -> _dt.dtype:
@@ -101,8 +102,11 @@ def build(kit: Kit) -> Kernels:
         *,
         out_rule: Rule | None = None,
         quiet: bool = False,
+        check: Check | None = None,
     ) -> tuple[Any, _dt.dtype]:
         """The general binary path: (result array in compute dtype, result dtype)."""
+        if check is not None:
+            check(self, other)
         device = self._device
         promoted = kit.result_dtype(self, other)
         cd = rule(promoted)
@@ -150,10 +154,14 @@ def build(kit: Kit) -> Kernels:
         quiet: bool = False,
         overload: str = "Tensor",
         ufunc: Callable[..., Any] | None = None,
+        check: Check | None = None,
     ) -> None:
         """Register ``name.<overload>`` (and ``.Scalar``, ``_.Tensor``, ``_.Scalar``, ``.out``).
 
         ``ufunc`` is ``f`` as an array function taking ``out=``, for the in-place fast path.
+        ``check`` sees the operands (a tensor, a tensor or Python scalar) before the general
+        path computes anything: for refusals that depend on more than the promoted dtype; the
+        fast paths must not admit what it refuses.
         """
         # dtype -> output dtype of the fast path (Note [Binary fast path])
         fast = {
@@ -166,7 +174,9 @@ def build(kit: Kit) -> Kernels:
 
         def slow(self: Tensor, other: Tensor | Scalar, alpha: Scalar, qual: str) -> Tensor:
             try:
-                r, od = general(qual, f, rule, self, other, alpha, out_rule=out_rule, quiet=quiet)
+                r, od = general(
+                    qual, f, rule, self, other, alpha, out_rule=out_rule, quiet=quiet, check=check
+                )
                 return kit.wrap(r, od, self._device)
             except _CONVERTED as e:
                 raise _shape_error(qual, e, self, other) from e
@@ -251,6 +261,8 @@ def build(kit: Kit) -> Kernels:
 
             def reverse_kernel(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:
                 try:
+                    if check is not None:
+                        check(self, other)
                     cd = rule(kit.result_dtype(self, other))
                     kit.check_dtype(cd)
                     a = kit.as_compute(self, cd)
@@ -273,7 +285,8 @@ def build(kit: Kit) -> Kernels:
                 ) -> Tensor:
                     try:
                         r, od = general(
-                            qual, f, rule, self, other, alpha, out_rule=out_rule, quiet=quiet
+                            qual, f, rule, self, other, alpha, out_rule=out_rule, quiet=quiet,
+                            check=check,
                         )
                         write_result(self, r, od, in_place=True)
                         return self
@@ -357,7 +370,8 @@ def build(kit: Kit) -> Kernels:
                             return out
                 try:
                     r, od = general(
-                        qual_o, f, rule, self, other, alpha, out_rule=out_rule, quiet=quiet
+                        qual_o, f, rule, self, other, alpha, out_rule=out_rule, quiet=quiet,
+                        check=check,
                     )
                     write_result(out, r, od, in_place=False)
                     return out
@@ -407,6 +421,19 @@ def build(kit: Kit) -> Kernels:
         no_bool_sub(d)
         return d
 
+    def no_bool_operand(self: Tensor, other: Tensor | Scalar) -> None:
+        """PyTorch refuses ``-`` with any bool operand, a Python bool included."""
+        a = self._dtype is _dt.bool
+        b = other._dtype is _dt.bool if isinstance(other, Tensor) else type(other) is bool
+        if a and b:
+            no_bool_sub(_dt.bool)
+        if a or b:
+            raise OpError(
+                "Subtraction, the `-` operator, with a bool tensor is not supported. "
+                "If you are trying to invert a mask, use the `~` or `logical_not()` operator "
+                "instead."
+            )
+
     defbinary("add", xp.add, alpha=True, out=True, ufunc=xp.add)
     defbinary(
         "sub",
@@ -417,6 +444,7 @@ def build(kit: Kit) -> Kernels:
         out=True,
         reverse=True,
         ufunc=xp.subtract,
+        check=no_bool_operand,
     )
     defbinary("mul", xp.multiply, out=True, ufunc=xp.multiply)
     defbinary(

@@ -439,3 +439,14 @@ def test_once_differentiable_backward_records_nothing():
     with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad and does "
                        "not have a grad_fn"):
         g.sum().backward()
+
+
+def test_one_gradient_per_output():
+    x = tp.ones([2], requires_grad=True)
+    y1, y2 = x * 2, x * 3
+    with pytest.raises(RuntimeError, match="got 2 tensors and 1 gradients: give one gradient per output"):
+        tp.autograd.grad([y1, y2], x, grad_outputs=[tp.ones([2])])
+    with pytest.raises(RuntimeError, match="got 2 tensors and 1 gradients"):
+        tp.autograd.backward([y1, y2], grad_tensors=[tp.ones([2])])
+    (g,) = tp.autograd.grad([y1, y2], x, grad_outputs=[tp.ones([2]), tp.ones([2])])
+    assert g.tolist() == [5.0, 5.0]

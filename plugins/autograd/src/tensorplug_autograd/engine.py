@@ -54,8 +54,8 @@ def _root_grads(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph: bo
     given = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     if len(given) != len(outputs):
         raise RuntimeError(
-            f"grad requires one gradient per output: got {len(given)} gradients for "
-            f"{len(outputs)} outputs"
+            f"got {len(outputs)} tensors and {len(given)} gradients: give one gradient per "
+            "output (None for a scalar output's implicit 1)"
         )
     grads = []
     for i, (out, g) in enumerate(zip(outputs, given, strict=True)):

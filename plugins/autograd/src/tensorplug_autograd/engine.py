@@ -95,7 +95,10 @@ def _root_edges(outputs: tuple[Tensor, ...]) -> list[tuple[Node, int]]:
     edges = []
     for i, out in enumerate(outputs):
         if not isinstance(out, Tensor):
-            raise TypeError(f"backward/grad outputs must be Tensors, got {type(out).__name__}")
+            raise TypeError(
+                f"Expected output to be a Tensor, but element {i} of tensors is a "
+                f"{type(out).__name__}; pass the Tensors computed from the inputs"
+            )
         node, nr = edge(out)
         if node is None:
             raise RuntimeError(
@@ -170,11 +173,18 @@ def grad(
 
 def _targets(inputs: tuple[Any, ...]) -> list[tuple[Node | None, int]]:
     targets: list[tuple[Node | None, int]] = []
-    for t in inputs:
+    for i, t in enumerate(inputs):
         if not isinstance(t, Tensor):
-            raise TypeError(f"grad inputs must be Tensors, got {type(t).__name__}")
+            raise TypeError(
+                f"all inputs have to be Tensors, but got {type(t).__name__} (element {i} of "
+                "inputs); pass the Tensors to differentiate with respect to"
+            )
         if not requires_grad(t):
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
+            raise RuntimeError(
+                f"One of the differentiated Tensors does not require grad (element {i} of "
+                "inputs); call requires_grad_() on it before computing the outputs, or leave "
+                "it out of inputs"
+            )
         targets.append(edge(t))
     return targets
 
@@ -376,8 +386,8 @@ def _apply(node: Node, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
             continue
         if not isinstance(g, Tensor):
             raise TypeError(
-                f"function {node.name()} returned a gradient of type {type(g).__name__} at "
-                f"index {i}; expected a Tensor or None"
+                f"function {node.name()} returned a gradient at index {i}: expected Variable or "
+                f"None (got {type(g).__name__}); return a Tensor, or None, for each input"
             )
         meta = metas[i] if i < nm else None
         if meta is None:
@@ -421,7 +431,8 @@ def _reduce_to(g: Tensor, shape: tuple[int, ...], node: Node, i: int) -> Tensor:
     if not ok:
         raise RuntimeError(
             f"Function {node.name()} returned an invalid gradient at index {i} - got "
-            f"{list(gs)} but expected shape compatible with {list(shape)}"
+            f"{list(gs)} but expected shape compatible with {list(shape)}; return a gradient "
+            "of the input's shape"
         )
     keep = tuple(lead + j for j, s in enumerate(shape) if s == 1 and gs[lead + j] != 1)
     # dims as tuples of ints: what int[] binds to, so the call skips normalizing them

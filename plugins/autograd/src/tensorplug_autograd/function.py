@@ -132,7 +132,7 @@ class FunctionCtx(Node):
                     raise RuntimeError(
                         f"function {self.name()} returned a gradient different than None at "
                         f"position {pos + 1}, but the corresponding forward input was not a "
-                        "Variable"
+                        "Variable; return None at that position"
                     )
                 continue
             res[e] = r

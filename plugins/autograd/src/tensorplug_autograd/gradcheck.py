@@ -181,11 +181,13 @@ def _checked(
         if tuple(g.shape) != tuple(x.shape):
             raise _Failed(
                 f"Analytical gradient has incorrect size: input {j} has shape {list(x.shape)}, "
-                f"its gradient {list(g.shape)}"
+                f"its gradient {list(g.shape)}; the backward (or a hook on its graph) must give "
+                "each input a gradient of its shape"
             )
         if check_grad_dtypes and g.dtype != x.dtype:
             raise _Failed(
-                f"Gradient has dtype mismatch: input {j} is {x.dtype}, its gradient {g.dtype}"
+                f"Gradient has dtype mismatch: input {j} is {x.dtype}, its gradient {g.dtype}; the "
+                "backward (or a hook on its graph) must give each input a gradient of its dtype"
             )
     return list(grads)
 

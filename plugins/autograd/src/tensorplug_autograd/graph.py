@@ -465,7 +465,10 @@ def run_tensor_hook(fn: Callable[[Tensor], Tensor | None], g: Tensor) -> Tensor:
         return g
     name = getattr(fn, "__name__", type(fn).__name__)
     if not isinstance(new, Tensor):
-        raise TypeError(f"hook '{name}' returned {type(new).__name__}; expected a Tensor or None")
+        raise TypeError(
+            f"expected Variable, but hook '{name}' returned '{type(new).__name__}'; return the "
+            "new gradient as a Tensor, or None to keep the gradient"
+        )
     if new._data.shape != g._data.shape:
         raise RuntimeError(
             f"hook '{name}' has changed the size of value (was {list(g.shape)} got "

@@ -103,7 +103,10 @@ class Rule:
             names = key if isinstance(key, tuple) else (key,)
             for n in names:
                 if n not in self.index:
-                    raise ValueError(f"formula of {self.name} names {n!r}, not an argument of its schema")
+                    raise ValueError(
+                        f"formula of {self.name} names {n!r}, not an argument of its schema; "
+                        f"key it by one of {list(self.arg_names)}"
+                    )
                 diff_names.append(n)
             self.formulas.append((names, fn))
         self.diff = tuple((i, k) for i, k in self.tensor_args if self.arg_names[i] in diff_names)

@@ -178,7 +178,8 @@ def _read(node: OpNode, name: str) -> Any:
         if v is NOT_SAVED:
             raise AttributeError(
                 f"the formula of {rule.name} reads s.{name}, which was not saved; read it "
-                "as s.<name> directly in the formula's own body"
+                f"as s.{name} directly in the formula's own body (what it reads there is what "
+                "is saved), not through getattr or a helper"
             )
         if type(v) is SavedTensor:
             return v.unpack_plain(node)
@@ -188,7 +189,11 @@ def _read(node: OpNode, name: str) -> Any:
     if name == "result" or (name in rule.return_names and name):
         r = node._result
         if r is None:
-            raise AttributeError(f"the formula of {rule.name} reads s.{name}, which was not saved")
+            raise AttributeError(
+                f"the formula of {rule.name} reads s.{name}, which was not saved; read it as "
+                f"s.{name} directly in the formula's own body (what it reads there is what is "
+                "saved), not through getattr or a helper"
+            )
         if type(r) is tuple:
             unpacked = tuple(x.unpack_plain(node) if type(x) is SavedTensor else x for x in r)
             return unpacked if name == "result" else unpacked[rule.return_names.index(name)]
@@ -204,4 +209,8 @@ def _read(node: OpNode, name: str) -> Any:
                     return [None if m is None else m[k] for m in node._input_meta[start : start + count]]
                 m = node._input_meta[start]
                 return None if m is None else m[k]
-    raise AttributeError(f"the formula of {rule.name} reads s.{name}: no such argument or output")
+    raise AttributeError(
+        f"the formula of {rule.name} reads s.{name}: no such argument or output; it can read "
+        f"the arguments {list(rule.arg_names)}, result, the named returns, and "
+        "<argument>_shape, _dtype or _device of a differentiable argument"
+    )

@@ -56,23 +56,34 @@ def _grad(self: Tensor) -> Tensor | None:
     return None if m is None else m.grad
 
 
+def _short_dtype(t: Tensor) -> str:
+    return str(t.dtype).rsplit(".", 1)[-1]
+
+
 def _set_grad(self: Tensor, value: Tensor | None) -> None:
     if value is not None:
         if not isinstance(value, Tensor):
-            raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
+            raise TypeError(
+                "assigned grad expected to be a Tensor or None but got grad of type "
+                f"{type(value).__name__}"
+            )
         if tuple(value.shape) != tuple(self.shape):
             raise RuntimeError(
-                f"assigned grad has data of a different size: expected {list(self.shape)}, got "
-                f"{list(value.shape)}"
+                f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                "the same size"
             )
         if value.dtype is not self.dtype:
             raise RuntimeError(
-                f"assigned grad has data of a different type: expected {self.dtype}, got {value.dtype}"
+                f"attempting to assign a gradient with dtype '{_short_dtype(value)}' to a tensor "
+                f"with dtype '{_short_dtype(self)}'. Please ensure that the gradient and the "
+                "tensor have the same dtype"
             )
         if value.device != self.device:
             raise RuntimeError(
-                f"assigned grad has data located on a different device: expected {self.device}, "
-                f"got {value.device}"
+                f"attempting to assign a gradient with device type '{value.device.type}' to a "
+                f"tensor with device type '{self.device.type}'. Please ensure that the gradient "
+                "and the tensor are on the same device"
             )
     if value is None and self._autograd is None:
         return
@@ -106,7 +117,10 @@ def backward(
 def retain_grad(self: Tensor) -> None:
     """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
     if not _requires_grad(self):
-        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        raise RuntimeError(
+            "can't retain_grad on Tensor that has requires_grad=False; only tensors computed "
+            "from inputs that require grad have a gradient to keep"
+        )
     m = meta_of(self)
     if m.grad_fn is None or m.retains_grad:
         return  # leaves keep their grad anyway
@@ -196,7 +210,10 @@ def _data(self: Tensor) -> Tensor:
 
 def _set_data(self: Tensor, value: Tensor) -> None:
     if not isinstance(value, Tensor):
-        raise TypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
+        raise TypeError(
+            f"Variable data has to be a tensor, but got {type(value).__name__}; assign a Tensor "
+            "to .data"
+        )
     self._data = value._data
     self._dtype = value._dtype
     self._device = value._device

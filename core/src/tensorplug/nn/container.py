@@ -99,7 +99,10 @@ class Sequential(Module):
     def insert(self, index: int, module: Module) -> Sequential:
         """Put ``module`` before position ``index`` (``-len <= index <= len``)."""
         if not isinstance(module, Module):
-            raise TypeError(f"Sequential.insert: got a {_typename(module)}, not a Module")
+            raise TypeError(
+                f"Sequential.insert: module should be of type Module, but got a "
+                f"{_typename(module)}; pass a Module"
+            )
         n = len(self)
         if not -n <= index <= n:
             raise IndexError(f"Index out of range: {index}")

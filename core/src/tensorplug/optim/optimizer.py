@@ -102,7 +102,10 @@ class Optimizer:
                     f"{type(p).__name__}"
                 )
             if not p.is_leaf:
-                raise ValueError("can't optimize a non-leaf Tensor")
+                raise ValueError(
+                    "can't optimize a non-leaf Tensor; pass the leaf tensors it is computed "
+                    "from, or a detached copy: t.detach().requires_grad_()"
+                )
         ids = [id(p) for p in params]
         if len(set(ids)) != len(ids):
             raise ValueError("a parameter group holds the same parameter more than once")

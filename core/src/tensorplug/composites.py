@@ -18,6 +18,8 @@ from .tensor import _wrap_dim
 aten = ops.aten
 
 __all__ = [
+    "argsort",
+    "argsort_stable",
     "chunk",
     "contiguous",
     "cross_entropy",
@@ -30,12 +32,18 @@ __all__ = [
     "layer_norm",
     "linear",
     "mse_loss",
+    "norm",
+    "norm_dim",
     "ones_like",
     "rand_like",
     "randn_like",
     "stack",
+    "std_mean",
+    "std_mean_unbiased",
     "std_unbiased",
     "t",
+    "var_mean",
+    "var_mean_unbiased",
     "var_unbiased",
     "zero_",
     "zeros_like",
@@ -110,6 +118,58 @@ def var_unbiased(self: Any, unbiased: bool = True) -> Any:
 
 def std_unbiased(self: Any, unbiased: bool = True) -> Any:
     return aten.std.correction(self, None, correction=1 if unbiased else 0)
+
+
+def _check_floating(name: str, overload: str, self: Any) -> None:
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise RuntimeError(
+            f"aten::{name}.{overload}: {name} only support floating point and complex dtypes"
+        )
+
+
+def var_mean(
+    self: Any, dim: Any = None, *, correction: Any = None, keepdim: bool = False
+) -> tuple[Any, Any]:
+    _check_floating("var_mean", "correction", self)
+    return (
+        aten.var.correction(self, dim, correction=correction, keepdim=keepdim),
+        aten.mean.dim(self, dim, keepdim),
+    )
+
+
+def var_mean_unbiased(self: Any, unbiased: bool = True) -> tuple[Any, Any]:
+    return var_mean(self, None, correction=1 if unbiased else 0)
+
+
+def std_mean(
+    self: Any, dim: Any = None, *, correction: Any = None, keepdim: bool = False
+) -> tuple[Any, Any]:
+    _check_floating("std_mean", "correction", self)
+    return (
+        aten.std.correction(self, dim, correction=correction, keepdim=keepdim),
+        aten.mean.dim(self, dim, keepdim),
+    )
+
+
+def std_mean_unbiased(self: Any, unbiased: bool = True) -> tuple[Any, Any]:
+    return std_mean(self, None, correction=1 if unbiased else 0)
+
+
+def norm(self: Any, p: Any = 2) -> Any:
+    # torch.norm of a number p is linalg.vector_norm over every element
+    return aten.linalg_vector_norm.default(self, p)
+
+
+def norm_dim(self: Any, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Any:
+    return aten.linalg_vector_norm.default(self, 2 if p is None else p, dim, keepdim)
+
+
+def argsort(self: Any, dim: int = -1, descending: bool = False) -> Any:
+    return aten.sort.default(self, dim, descending)[1]
+
+
+def argsort_stable(self: Any, *, stable: bool, dim: int = -1, descending: bool = False) -> Any:
+    return aten.sort.stable(self, stable=stable, dim=dim, descending=descending)[1]
 
 
 # --- *_like factories -----------------------------------------------------------------------

@@ -118,6 +118,10 @@ class Tensor(_Declared):
     def numel(self) -> int:
         return int(self._data.size)
 
+    def nelement(self) -> int:
+        """``numel()`` under its other name, as ``torch.Tensor.nelement``."""
+        return int(self._data.size)
+
     def __len__(self) -> int:
         shape = self._data.shape
         if not shape:

@@ -26,6 +26,7 @@ from ._core import (
     is_int,
     make,
     meth,
+    np_dtype,
     same,
     sum_rule,
 )
@@ -466,3 +467,577 @@ for _name, _ref in (("softmax", _ref_softmax), ("log_softmax", _ref_log_softmax)
             result_dtype=dtype_kwarg(same),
         )
     )
+
+
+# --- var_mean / std_mean, median, any / all, count_nonzero ---------------------------------
+
+
+for _name, _f in (("var_mean", lambda v: v), ("std_mean", np.sqrt)):
+
+    def _ref_var_mean(
+        x: Any, dim: Any = None, *, correction: Any = None, keepdim: bool = False, f: Any = _f
+    ) -> Any:
+        return (
+            f(_ref_var(x, dim, correction=correction, keepdim=keepdim)),
+            np.mean(np.asarray(x, np.float64), axis=_axis(dim), keepdims=keepdim),
+        )
+
+    add(
+        OpInfo(
+            f"{_name}.correction",
+            op=fn(_name),
+            sample_inputs=_var_correction_samples,
+            ref=_ref_var_mean,
+            dtypes=FLOATS,
+            result_dtype=lambda s, d: (d, d),
+        )
+    )
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            sample_inputs=_var_unbiased_samples,
+            ref=(
+                lambda f: (
+                    lambda x, unbiased=True: (
+                        f(_ref_var_unbiased(x, unbiased)),
+                        np.mean(np.asarray(x, np.float64)),
+                    )
+                )
+            )(_f),
+            dtypes=FLOATS,
+            result_dtype=lambda s, d: (d, d),
+        )
+    )
+
+
+def _ref_median(x: Any) -> Any:
+    x = np.asarray(x).reshape(-1)
+    if x.size == 0:  # NaN, as C++ converts it to the dtype on x86
+        return np.asarray({"int64": -(2**63)}.get(x.dtype.name, np.nan))
+    if x.dtype.kind == "f" and np.isnan(x).any():
+        return np.asarray(np.nan)
+    return np.sort(x)[(x.size - 1) // 2]  # the lower median
+
+
+def _ref_median_dim(x: Any, dim: int, keepdim: bool = False) -> Any:
+    """The lower median and its index in a stable sort; a NaN row gives its first NaN."""
+    x = np.asarray(x)
+    if x.ndim == 0:
+        return x, np.asarray(0)
+    n = x.shape[dim]
+    idx = np.take(np.argsort(x, axis=dim, kind="stable"), [(n - 1) // 2], axis=dim)
+    if x.dtype.kind == "f":
+        nan = np.isnan(x)
+        first_nan = np.expand_dims(np.argmax(nan, axis=dim), dim)
+        idx = np.where(np.any(nan, axis=dim, keepdims=True), first_nan, idx)
+    vals = np.take_along_axis(x, idx, axis=dim)
+    if not keepdim:
+        idx, vals = np.squeeze(idx, axis=dim), np.squeeze(vals, axis=dim)
+    return vals, idx
+
+
+def _median_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, -3, 3)  # noqa: E731 - ties in ints
+    yield S("2d", x((3, 4)))
+    yield S("odd", x((7,)))
+    yield S("0dim", x(()))
+    yield S("empty", x((0,)))
+    if is_float(d) and d not in LOWP:
+        yield S("nan", np.array([1.0, np.nan, -2.0, np.nan], dtype=d))
+
+
+def _median_dim_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, -3, 3)  # noqa: E731
+    yield S("dim1", x((3, 4)), 1)
+    yield S("dim0_keepdim", x((5, 3)), 0, True)
+    yield S("neg_dim", x((2, 3, 5)), -1)
+    yield S("0dim", x(()), 0)
+    yield S("empty_kept", x((0, 3)), 1)
+    if is_float(d) and d not in LOWP:
+        yield S("nan", np.array([[1.0, np.nan, 2.0, np.nan], [3.0, 1.0, 2.0, 0.0]], dtype=d), 1)
+
+
+add(
+    OpInfo(
+        "median",
+        op=fn("median"),
+        method=meth("median"),
+        sample_inputs=_median_samples,
+        ref=_ref_median,
+        dtypes=NUMERIC + LOWP,
+    )
+)
+add(
+    OpInfo(
+        "median.dim",
+        op=fn("median"),
+        method=meth("median"),
+        sample_inputs=_median_dim_samples,
+        ref=_ref_median_dim,
+        dtypes=NUMERIC,
+        result_dtype=lambda s, d: (d, "int64"),
+        returns_names=("values", "indices"),
+    )
+)
+
+
+def _logical_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, 0, 1)  # noqa: E731 - zeros are common
+    yield S("2d", x((3, 4)))
+    yield S("0dim", x(()))
+    yield S("empty", x((0,)))
+    yield S("zeros", np.zeros((2, 3), dtype=np_dtype(d)))
+
+
+def _logical_dim_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, 0, 1)  # noqa: E731
+    yield S("dim1", x((3, 4)), 1)
+    yield S("neg_dim_keepdim", x((2, 3, 4)), -1, True)
+    yield S("0dim", x(()), 0)
+    yield S("empty_reduced", x((2, 0)), 1)
+
+
+def _logical_dims_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, 0, 1)  # noqa: E731
+    yield S("dims", x((2, 3, 4)), [0, 2])
+    yield S("dims_keepdim", x((2, 3, 4)), [-1], True)
+    yield S("dim_none", x((3, 4)), None)
+    yield S("no_dims", x((3, 4)), [])
+    yield S("empty_kept", x((0, 3)), [1])
+
+
+def _ref_logical(f: Callable[..., Any]) -> Callable[..., Any]:
+    def ref(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
+        x = np.asarray(x) != 0
+        if x.ndim == 0:
+            return x
+        if isinstance(dim, list) and not dim:  # dim=[] reduces nothing, as PyTorch
+            return x
+        return f(x, axis=_axis(dim), keepdims=keepdim)
+
+    return ref
+
+
+for _name, _np in (("any", np.any), ("all", np.all)):
+    for _overload, _samples in (
+        ("", _logical_samples),
+        (".dim", _logical_dim_samples),
+        (".dims", _logical_dims_samples),
+    ):
+        add(
+            OpInfo(
+                _name + _overload,
+                op=fn(_name),
+                method=meth(_name),
+                sample_inputs=_samples,
+                ref=_ref_logical(_np),
+                dtypes=ALL,
+                result_dtype=fixed("bool"),
+            )
+        )
+
+
+def _ref_count_nonzero(x: Any, dim: Any = None) -> Any:
+    x = np.asarray(x)
+    axis = None if x.ndim == 0 else _axis(dim)
+    return np.asarray(np.count_nonzero(x, axis=axis), dtype=np.int64)
+
+
+def _count_nonzero_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, -1, 1)  # noqa: E731
+    yield S("all", x((3, 4)))
+    yield S("dim1", x((3, 4)), 1)
+    yield S("neg_dim", x((2, 3, 4)), -2)
+    yield S("0dim", x(()))
+    yield S("empty", x((0, 3)), 0)
+
+
+def _count_nonzero_list_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, -1, 1)  # noqa: E731
+    yield S("dims", x((2, 3, 4)), [0, 2])
+    yield S("one_dim", x((3, 4)), [-1])
+    yield S("no_dims", x((3, 4)), [])
+    yield S("empty", x((2, 0)), [1])
+
+
+add(
+    OpInfo(
+        "count_nonzero",
+        op=fn("count_nonzero"),
+        method=meth("count_nonzero"),
+        sample_inputs=_count_nonzero_samples,
+        ref=_ref_count_nonzero,
+        dtypes=ALL,
+        result_dtype=fixed("int64"),
+    )
+)
+add(
+    OpInfo(
+        "count_nonzero.dim_IntList",
+        op=fn("count_nonzero"),
+        method=meth("count_nonzero"),
+        sample_inputs=_count_nonzero_list_samples,
+        ref=_ref_count_nonzero,
+        dtypes=ALL,
+        result_dtype=fixed("int64"),
+    )
+)
+
+# --- norms ------------------------------------------------------------------------------------
+
+
+def _ref_vector_norm(
+    x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+) -> Any:
+    a = np.abs(np.asarray(x, np.float64))
+    axis = None if a.ndim == 0 else _axis(dim)
+    p = float(ord)
+    with np.errstate(divide="ignore"):
+        if p == np.inf:
+            return np.max(a, axis=axis, keepdims=keepdim)
+        if p == -np.inf:
+            return np.min(a, axis=axis, keepdims=keepdim)
+        if p == 0:
+            return np.sum(a != 0, axis=axis, keepdims=keepdim).astype(np.float64)
+        return np.sum(a**p, axis=axis, keepdims=keepdim) ** (1 / p)
+
+
+def _spread(shape: tuple[int, ...], d: str, rng: np.random.Generator) -> np.ndarray:
+    """Nonzero values of distinct magnitudes: inf norms have one maximal element, no ties."""
+    n = int(np.prod(shape))
+    mags = (rng.permutation(n) + 1) * 0.25
+    return (mags * rng.choice([-1.0, 1.0], size=n)).reshape(shape).astype(np_dtype(d))
+
+
+def _norm_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: _spread(shape, d, rng)  # noqa: E731
+    yield S("default", x((3, 4)))
+    yield S("p1", x((3, 4)), 1)
+    yield S("p3", x((2, 3)), 3)
+    yield S("p_half", x((5,)), 0.5)
+    yield S("inf", x((3, 4)), float("inf"))
+    yield S("neg_inf", x((3, 4)), float("-inf"))
+    yield S("p0", x((3, 4)), 0)
+    yield S("0dim", x(()), 2)
+    yield S("empty", x((0,)))
+
+
+def _norm_dim_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: _spread(shape, d, rng)  # noqa: E731
+    yield S("dim1", x((3, 4)), 2, 1)
+    yield S("p1_keepdim", x((3, 4)), 1, 0, True)
+    yield S("inf_dim_list", x((2, 3, 4)), float("inf"), [0, 2])
+    yield S("neg_inf_neg_dim", x((2, 3, 4)), float("-inf"), -1)
+    yield S("p_none", x((3, 4)), None, 1)
+    yield S("p3_dim_kw", x((3, 4)), 3, dim=-1, keepdim=True)
+    yield S("dim_only_kw", x((3, 4)), dim=0)
+    yield S("keepdim_only_kw", x((3, 4)), keepdim=True)
+    yield S("empty_kept", x((0, 3)), 2, 1)
+    yield S("zero_row", np.zeros((2, 3), dtype=np_dtype(d)), 2, 1)
+
+
+def _vector_norm_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from _norm_samples(d, rng)
+    x = lambda shape: _spread(shape, d, rng)  # noqa: E731
+    yield S("dim_list", x((2, 3, 4)), 2, [0, -1])
+    yield S("ord_kw_keepdim", x((3, 4)), ord=1.5, dim=1, keepdim=True)
+    yield S("zero_row_p3", np.zeros((2, 3), dtype=np_dtype(d)), 3, 1)
+    if d == "float32":
+        yield S("dtype_float64", x((3, 4)), 2, 1, dtype=DT("float64"))
+
+
+def _ref_norm_dim(x: Any, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Any:
+    return _ref_vector_norm(x, 2 if p is None else p, dim, keepdim)
+
+
+add(
+    OpInfo(
+        "norm.Scalar",
+        op=fn("norm"),
+        method=meth("norm"),
+        sample_inputs=_norm_samples,
+        ref=_ref_vector_norm,
+        dtypes=FLOATS + LOWP,
+        tol=LOWP_TOL_LOOSE,
+    )
+)
+add(
+    OpInfo(
+        "norm.ScalarOpt_dim",
+        op=fn("norm"),
+        method=meth("norm"),
+        sample_inputs=_norm_dim_samples,
+        ref=_ref_norm_dim,
+        dtypes=FLOATS,
+    )
+)
+add(
+    OpInfo(
+        "linalg_vector_norm",
+        op=fn("linalg_vector_norm"),
+        sample_inputs=_vector_norm_samples,
+        ref=_ref_vector_norm,
+        dtypes=FLOATS + LOWP,
+        result_dtype=dtype_kwarg(same),
+        tol=LOWP_TOL_LOOSE,
+    )
+)
+
+# --- allclose, equal: Python bools --------------------------------------------------------------
+
+
+def _compare_bool(got: Any, expected: Any, s: SampleInput, d: str) -> None:
+    assert type(got) is bool, f"expected a Python bool, got {type(got).__name__}"
+    assert got == bool(expected), f"{got} != {bool(expected)}"
+
+
+def _allclose_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    a = make((3, 4), d, rng)
+    yield S("same", a, a.copy())
+    if is_float(d):
+        yield S("close", a, (a * (1 + 1e-7)).astype(a.dtype))
+        yield S("far", a, (a + 1).astype(a.dtype))
+        yield S("atol", a, (a + 0.05).astype(a.dtype), atol=0.1)
+        yield S("rtol_kw", a, (a * 1.01).astype(a.dtype), rtol=0.02)
+        nan = np.array([1.0, np.nan], dtype=d)
+        yield S("nan", nan, nan.copy())
+        yield S("equal_nan", nan, nan.copy(), equal_nan=True)
+        inf = np.array([np.inf, -np.inf], dtype=d)
+        yield S("inf", inf, inf.copy())
+    else:
+        yield S("different", a, np.logical_not(a) if d == "bool" else a + 1)
+    yield S("broadcast", a, a[:1].copy())
+    yield S("empty", make((0,), d, rng), make((0,), d, rng))
+
+
+def _ref_allclose(
+    a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind == "b":
+        return bool(np.all(a == b))
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def _equal_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    a = make((3, 4), d, rng)
+    yield S("same", a, a.copy())
+    b = a.copy()
+    b[1, 1] = not b[1, 1] if d == "bool" else b[1, 1] + 1
+    yield S("one_differs", a, b)
+    yield S("shape_differs", a, a[:1].copy())
+    yield S("0dim", np.array(a[0, 0]), np.array(a[0, 0]))
+    yield S("empty", make((0,), d, rng), make((0,), d, rng))
+    if is_float(d):
+        yield S("nan", np.array([np.nan], dtype=d), np.array([np.nan], dtype=d))
+        yield S("other_dtype", a, a.astype(np.float64 if d == "float32" else np.float32))
+
+
+def _ref_equal(a: Any, b: Any) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and bool(np.all(a == b))
+
+
+add(
+    OpInfo(
+        "allclose",
+        op=fn("allclose"),
+        method=meth("allclose"),
+        sample_inputs=_allclose_samples,
+        ref=_ref_allclose,
+        dtypes=ALL,
+        compare=_compare_bool,
+    )
+)
+add(
+    OpInfo(
+        "equal",
+        op=fn("equal"),
+        method=meth("equal"),
+        sample_inputs=_equal_samples,
+        ref=_ref_equal,
+        dtypes=ALL,
+        compare=_compare_bool,
+    )
+)
+
+# --- cumsum, cumprod ----------------------------------------------------------------------------
+
+
+def _ref_scan(f: Callable[..., Any]) -> Callable[..., Any]:
+    def ref(x: Any, dim: int, *, dtype: Any = None) -> Any:
+        x = np.asarray(x)
+        if dtype is None and x.dtype.kind in "bui":
+            dtype = np.int64
+        if x.ndim == 0:
+            return x.astype(dtype or x.dtype)
+        return f(x, axis=dim, dtype=dtype)
+
+    return ref
+
+
+def _scan_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    lo, hi = (-2, 2) if not is_float(d) else (0.5, 1.5)
+    x = lambda shape: make(shape, d, rng, lo, hi)  # noqa: E731
+    yield S("dim1", x((3, 4)), 1)
+    yield S("dim0", x((3, 4)), 0)
+    yield S("neg_dim", x((2, 3, 4)), -1)
+    yield S("0dim", x(()), 0)
+    yield S("empty", x((0, 3)), 1)
+    yield S("dtype_float64", x((3, 4)), 1, dtype=DT("float64"))
+    if is_float(d):
+        z = x((3, 4))
+        z[1, 2] = z[2, 0] = z[2, 3] = 0  # zeros take cumprod's other gradient formula
+        yield S("with_zeros", z, 1)
+        yield S("with_zeros_dim0", z, 0)
+
+
+for _name, _np in (("cumsum", np.cumsum), ("cumprod", np.cumprod)):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_scan_samples,
+            ref=_ref_scan(_np),
+            dtypes=ALL + LOWP,
+            result_dtype=sum_rule,
+            tol=LOWP_TOL_LOOSE,
+        )
+    )
+
+# --- sort, argsort, topk ------------------------------------------------------------------------
+# Ties: stable sorts keep them in their original order in both directions; sort(stable=False)
+# and topk leave libstdc++'s order (Note [Tie order of sort and topk] in _sorting.py), pinned
+# in test_sorting.py. Here the rows of those two are either short (up to 16 elements, where
+# std::sort is an insertion sort: stable) or free of ties.
+
+
+def _stable_argsort(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
+    if x.ndim == 0:
+        return np.asarray(0)
+    if not descending:
+        return np.argsort(x, axis=dim, kind="stable")
+    n = x.shape[dim]
+    rev = np.flip(np.argsort(np.flip(x, dim), axis=dim, kind="stable"), dim)
+    return (n - 1) - rev
+
+
+def _ref_sort(x: Any, dim: int = -1, descending: bool = False, *, stable: Any = None) -> Any:
+    x = np.asarray(x)
+    idx = _stable_argsort(x, dim, descending)
+    if x.ndim == 0:
+        return x, idx
+    return np.take_along_axis(x, idx, axis=dim), idx
+
+
+def _distinct(shape: tuple[int, ...], d: str, rng: np.random.Generator) -> np.ndarray:
+    n = int(np.prod(shape))
+    if d == "bool":
+        return make(shape, d, rng)
+    return (rng.permutation(n) - n // 2).reshape(shape).astype(np_dtype(d))
+
+
+def _sort_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, -2, 2)  # noqa: E731 - ties
+    yield S("default", x((3, 5)))
+    yield S("dim0", x((4, 3)), 0)
+    yield S("descending", x((3, 5)), -1, True)
+    yield S("descending_kw_dim0", x((6, 2)), dim=0, descending=True)
+    yield S("0dim", x(()))
+    yield S("empty", x((0, 3)), 1)
+    if d != "bool":
+        yield S("long_rows_distinct", _distinct((2, 40), d, rng), descending=True)
+    if is_float(d) and d not in LOWP:
+        yield S("nan", np.array([1.0, np.nan, -1.0, np.nan, 1.0], dtype=d), descending=True)
+
+
+def _sort_stable_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, -2, 2)  # noqa: E731
+    yield S("stable", x((3, 5)), stable=True)
+    yield S("stable_long_ties", x((2, 40)), stable=True)
+    yield S("stable_long_ties_descending", x((40, 2)), stable=True, dim=0, descending=True)
+    yield S("stable_false", x((3, 5)), stable=False, descending=True)
+    yield S("0dim", x(()), stable=True)
+    yield S("empty", x((0,)), stable=True)
+
+
+for _name, _samples, _dtypes in (
+    ("sort", _sort_samples, ALL + LOWP),
+    ("sort.stable", _sort_stable_samples, ALL),
+):
+    add(
+        OpInfo(
+            _name,
+            op=fn("sort"),
+            method=meth("sort"),
+            sample_inputs=_samples,
+            ref=_ref_sort,
+            dtypes=_dtypes,
+            result_dtype=lambda s, d: (d, "int64"),
+            returns_names=("values", "indices"),
+        )
+    )
+    add(
+        OpInfo(
+            "arg" + _name,
+            op=fn("argsort"),
+            method=meth("argsort"),
+            sample_inputs=_samples,
+            ref=lambda *a, **k: _ref_sort(*a, **k)[1],
+            dtypes=ALL,
+            result_dtype=fixed("int64"),
+        )
+    )
+
+
+def _ref_topk(x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+    x = np.asarray(x)
+    if x.ndim == 0:
+        return x, np.asarray(0)
+    idx = np.take(_stable_argsort(x, dim, largest), range(k), axis=dim)
+    return np.take_along_axis(x, idx, axis=dim), idx
+
+
+def _compare_topk(got: Any, expected: Any, s: SampleInput, d: str) -> None:
+    """Unsorted results come in the selection's order: compared sorted by index."""
+    vals, idx = (np.asarray(t.numpy()) for t in got)
+    ev, ei = expected
+    assert (got[0].dtype.name, got[1].dtype.name) == (d, "int64")
+    assert vals.shape == ev.shape and idx.shape == ei.shape
+    dim = s.kwargs.get("dim", s.args[2] if len(s.args) > 2 else -1)
+    if s.kwargs.get("sorted", True) is False and idx.ndim:
+        order, eorder = np.argsort(idx, axis=dim), np.argsort(ei, axis=dim)
+        idx, ei = np.take_along_axis(idx, order, dim), np.take_along_axis(ei, eorder, dim)
+        vals, ev = np.take_along_axis(vals, order, dim), np.take_along_axis(ev, eorder, dim)
+    np.testing.assert_array_equal(idx, ei)
+    np.testing.assert_allclose(vals.astype(np.float64), np.asarray(ev, np.float64))
+
+
+def _topk_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: _distinct(shape, d, rng)  # noqa: E731 - ties: test_sorting.py
+    yield S("k2", x((3, 5)), 2)
+    yield S("smallest", x((3, 5)), 3, largest=False)
+    yield S("dim0", x((5, 3)), 2, 0)
+    yield S("unsorted", x((2, 10)), 4, sorted=False)
+    yield S("partial_sort_path", x((2, 130)), 2)  # k * 64 <= n: std::partial_sort
+    yield S("k_all", x((4,)), 4)
+    yield S("k0", x((3, 4)), 0)
+    yield S("0dim", x(()), 1)
+    yield S("empty_rows", make((0, 4), d, rng), 2)
+
+
+add(
+    OpInfo(
+        "topk",
+        op=fn("topk"),
+        method=meth("topk"),
+        sample_inputs=_topk_samples,
+        ref=_ref_topk,
+        dtypes=NUMERIC + LOWP,
+        result_dtype=lambda s, d: (d, "int64"),
+        compare=_compare_topk,
+        returns_names=("values", "indices"),
+    )
+)

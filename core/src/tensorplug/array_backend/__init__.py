@@ -6,7 +6,7 @@ library for a third party). :func:`register` binds those kernels to one backend 
 registers them, plus the backend's storage (``tensorplug._backends.StorageBackend``: Python
 data in, host arrays out, transfers between backends).
 
-The kernels live in sibling modules by kind: ``_pointwise``, ``_reductions``, ``_linalg``,
+The kernels live in sibling modules by kind: ``_pointwise``, ``_reductions``, ``_sorting``, ``_linalg``,
 ``_shape``, ``_indexing``, ``_factories``, ``_copy``, ``_nn``, ``_backward``; ``_kit`` holds what they share
 (dtype maps, wrapping, promotion helpers, errors; see its Notes). Nothing here imports numpy at
 module level: the core does not depend on it.
@@ -56,12 +56,13 @@ from . import (
     _pointwise,
     _reductions,
     _shape,
+    _sorting,
 )
 from ._kit import Kernel, Kit, OpError
 
 __all__ = ["ArrayBackend", "ArrayStorage", "OpError", "Registry", "register"]
 
-_MODULES = (_pointwise, _reductions, _linalg, _shape, _indexing, _factories, _copy, _nn, _backward)
+_MODULES = (_pointwise, _reductions, _sorting, _linalg, _shape, _indexing, _factories, _copy, _nn, _backward)
 
 
 class Registry(Protocol):

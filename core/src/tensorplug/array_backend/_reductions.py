@@ -1,5 +1,6 @@
 """Reduction kernels: sum, mean, var, std, prod, amax/amin, max/min, argmax/argmin, logsumexp,
-softmax and log_softmax.
+any/all, count_nonzero, linalg_vector_norm, allclose/equal, cumsum/cumprod, softmax and
+log_softmax.
 
 Output dtypes follow PyTorch: ``sum``/``prod`` of bool and integers give int64; ``mean`` and
 ``var`` need a floating or complex input (or ``dtype=``); ``var`` of complex is real. Half
@@ -21,6 +22,7 @@ divides the way ``np.mean`` does). Anything else takes the general path.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -32,6 +34,7 @@ from ._kit import (
     Kit,
     OpError,
     Scalar,
+    check_broadcast,
     guard,
     guarded,
     torch_name,
@@ -403,6 +406,170 @@ def build(kit: Kit) -> Kernels:
         return kit.wrap(r, od, self._device)
 
     k["logsumexp"] = logsumexp
+
+    # --- any, all, count_nonzero ---------------------------------------------------------
+
+    def deflogical(name: str, fn: Any) -> None:
+        def run(self: Tensor, axes: tuple[int, ...] | None, keepdim: bool) -> Tensor:
+            # bool results, but uint8 in uint8 out (PyTorch keeps that for compatibility)
+            od = _dt.uint8 if self._dtype is _dt.uint8 else _dt.bool
+            r = fn(self._data != 0, axis=axes, keepdims=keepdim)
+            return kit.wrap(r, od, self._device)
+
+        def all_dims(self: Tensor) -> Tensor:
+            return run(self, None, False)
+
+        def one_dim(self: Tensor, dim: int, keepdim: bool = False) -> Tensor:
+            return run(self, wrap_dims([dim], self._data.ndim), keepdim)
+
+        def dims(self: Tensor, dim: Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+            if dim is not None and not len(dim):  # dim=[] reduces nothing, as PyTorch
+                return run(self, (), keepdim)
+            return run(self, wrap_dims(dim, self._data.ndim), keepdim)
+
+        k[name] = all_dims
+        k[f"{name}.dim"] = one_dim
+        k[f"{name}.dims"] = dims
+
+    deflogical("any", xp.any)
+    deflogical("all", xp.all)
+
+    def count_nonzero(self: Tensor, dim: int | None = None) -> Tensor:
+        axes = None if dim is None else wrap_dims([dim], self._data.ndim)
+        r = xp.sum(self._data != 0, axis=axes)
+        return kit.wrap(r, _dt.int64, self._device)
+
+    def count_nonzero_dims(self: Tensor, dim: Sequence[int]) -> Tensor:
+        r = xp.sum(self._data != 0, axis=wrap_dims(dim, self._data.ndim))
+        return kit.wrap(r, _dt.int64, self._device)
+
+    k["count_nonzero"] = count_nonzero
+    k["count_nonzero.dim_IntList"] = count_nonzero_dims
+
+    # --- vector norms --------------------------------------------------------------------
+
+    def vector_norm(
+        self: Tensor,
+        ord: Scalar = 2,
+        dim: Sequence[int] | None = None,
+        keepdim: bool = False,
+        *,
+        dtype: _dt.dtype | None = None,
+    ) -> Tensor:
+        d = self._dtype
+        if d.kind not in "fc":
+            raise OpError(
+                "linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                f"Got {torch_name(d)}"
+            )
+        if dtype is not None and dtype.kind not in "fc":
+            raise OpError(
+                "linalg.vector_norm: dtype should be floating point or complex, "
+                f"but got {torch_name(dtype)}"
+            )
+        cd = d if dtype is None else dtype
+        od = cd.to_real()
+        p = float(ord.real if isinstance(ord, complex) else ord)
+        ndim = self._data.ndim
+        axes = wrap_dims(dim, ndim)
+        shape = self._data.shape
+        if p in (math.inf, -math.inf) and self._data.size == 0:
+            name = "inf" if p > 0 else "-inf"
+            if axes is None:
+                raise OpError(
+                    f"linalg.vector_norm cannot compute the {name} norm on an empty tensor "
+                    "because the operation does not have an identity"
+                )
+            for ax in axes:
+                if shape[ax] == 0:
+                    raise OpError(  # sic: PyTorch's message has no space after the dim
+                        f"linalg.vector_norm cannot compute the {name} norm on the dimension "
+                        f"{ax}because this dimension is empty and the operation does not have "
+                        "an identity"
+                    )
+        a = xp.abs(kit.cast(self._data, kit.accumulate[cd]))
+        with kit.quiet():
+            if p == math.inf:
+                r = xp.max(a, axis=axes, keepdims=keepdim)
+            elif p == -math.inf:
+                r = xp.min(a, axis=axes, keepdims=keepdim)
+            elif p == 0:
+                r = xp.sum((a != 0).astype(a.dtype), axis=axes, keepdims=keepdim)
+            elif p == 1:
+                r = xp.sum(a, axis=axes, keepdims=keepdim)
+            elif p == 2:
+                r = xp.sqrt(xp.sum(a * a, axis=axes, keepdims=keepdim))
+            else:
+                r = xp.sum(a**p, axis=axes, keepdims=keepdim) ** (1.0 / p)
+        return kit.wrap(r, od, self._device)
+
+    k["linalg_vector_norm"] = vector_norm
+
+    # --- comparisons of whole tensors ----------------------------------------------------
+
+    def allclose(
+        self: Tensor,
+        other: Tensor,
+        rtol: float = 1e-05,
+        atol: float = 1e-08,
+        equal_nan: bool = False,
+    ) -> bool:
+        if self._dtype is not other._dtype:
+            raise OpError(f"{torch_name(self._dtype)} did not match {torch_name(other._dtype)}")
+        if rtol < 0:
+            raise OpError(f"rtol must be greater than or equal to zero, but got {rtol}")
+        if atol < 0:
+            raise OpError(f"atol must be greater than or equal to zero, but got {atol}")
+        kit.same_device(self, other)
+        check_broadcast(tuple(self._data.shape), tuple(other._data.shape))
+        d = self._dtype
+        a = kit.as_compute(self, d)
+        b = kit.as_compute(other, d)
+        if d.kind == "b":
+            return bool(xp.all(a == b))
+        with kit.quiet():
+            if d.kind in "ui":  # |a - b| without wrapping around
+                a, b = a.astype(xp.float64), b.astype(xp.float64)
+            close = a == b
+            if d.kind in "fc":
+                finite = xp.isfinite(a) & xp.isfinite(b)
+                close = close | (finite & (xp.abs(a - b) <= atol + rtol * xp.abs(b)))
+                if equal_nan:
+                    close = close | ((a != a) & (b != b))
+            else:
+                close = close | (xp.abs(a - b) <= atol + rtol * xp.abs(b))
+        return bool(xp.all(close))
+
+    def equal(self: Tensor, other: Tensor) -> bool:
+        kit.same_device(self, other)
+        if tuple(self._data.shape) != tuple(other._data.shape):
+            return False
+        d = kit.result_dtype(self, other)
+        a = kit.operand(self, d, self._device)
+        return bool(xp.all(a == kit.operand(other, d, other._device)))
+
+    k["allclose"] = allclose
+    k["equal"] = equal
+
+    # --- cumulative sums and products ----------------------------------------------------
+
+    def defscan(name: str, fn: Any) -> None:
+        def kernel(self: Tensor, dim: int, *, dtype: _dt.dtype | None = None) -> Tensor:
+            od = int_to_long(self._dtype, dtype)
+            kit.check_dtype(od)
+            ndim = self._data.ndim
+            ax = wrap_dim(dim, ndim)
+            a = kit.cast(self._data, kit.accumulate[od])
+            with kit.quiet():
+                r = a if ndim == 0 else fn(a, axis=ax)
+            if ndim == 0:
+                r = kit.copy(r)
+            return kit.wrap(r, od, self._device)
+
+        k[name] = kernel
+
+    defscan("cumsum", xp.cumsum)
+    defscan("cumprod", xp.cumprod)
 
     def softmax_dtype(name: str, self: Tensor, dtype: _dt.dtype | None) -> _dt.dtype:
         od = self._dtype if dtype is None else dtype

@@ -385,6 +385,98 @@ defderiv(
     self=lambda g, s: _logsumexp_backward(g, s.self, s.result, s.dim, s.keepdim),
 )
 
+# --- reductions: median, norms, scans, sorting (derivatives.yaml's formulas) ---------------------
+
+
+def _vector_norm_backward(
+    g: Tensor, x: Tensor, ord: Any, result: Tensor, dim: Any, keepdim: bool
+) -> Tensor:
+    """PyTorch's norm_backward: the subgradient 0 where the norm is 0, and for inf / -inf the
+    gradient shared evenly by the elements whose magnitude is the norm."""
+    p = float(ord)
+    if p == 0:
+        return _zeros(g, x.shape)
+    dims = _reduced_dims(dim, x.ndim)
+    g = _restore_reduced(g, x.ndim, dims, keepdim)
+    norm = _restore_reduced(result, x.ndim, dims, keepdim)
+    if p == 1:
+        return x.sign() * g
+    if p == 2:
+        return g * (x / norm).masked_fill(norm == 0, 0)
+    if math.isinf(p):
+        mask = x.abs() == norm
+        return x.sign() * (g / mask.sum(dims or None, True)) * mask
+    if p < 1:  # |x|^(p-1) is infinite at 0, where the subgradient is 0
+        scaled = x.sign() * x.abs().masked_fill(x == 0, 1).pow(p - 1)
+        return scaled * g * norm.pow(1 - p)
+    scaled = x.sign() * x.abs().pow(p - 1) if p < 2 else x * x.abs().pow(p - 2)
+    return scaled * (g / norm.pow(p - 1)).masked_fill(norm == 0, 0)
+
+
+def _reverse_cumsum(g: Tensor, dim: int) -> Tensor:
+    """``sum_{j >= i} g_j`` along ``dim`` (the op set has no flip)."""
+    return g.sum([dim], True) - g.cumsum(dim) + g
+
+
+def _cumprod_backward(g: Tensor, x: Tensor, result: Tensor, dim: int) -> Tensor:
+    if x.ndim == 0 or x.numel() == 0:
+        return g
+    dim %= x.ndim
+    if not (x == 0).sum().item():  # the common case, as PyTorch's cumprod_backward
+        return _reverse_cumsum(g * result, dim) / x
+    # with zeros: d result_j / d x_i = prod_{k <= j, k != i} x_k for j >= i, as the cumprod
+    # of rows i of x with x_i set to 1 (a polynomial, so higher derivatives hold at zeros)
+    n = x.shape[dim]
+    xt, gt = x.transpose(dim, -1), g.transpose(dim, -1)
+    eye = tp.eye(n, dtype=tp.bool, device=x.device)
+    rows = tp.where(eye, 1.0, xt.unsqueeze(-2).expand([*xt.shape[:-1], n, n]))
+    pos = tp.arange(n, device=x.device)
+    upper = pos.unsqueeze(-1) <= pos  # j >= i
+    grad = (rows.cumprod(-1) * gt.unsqueeze(-2)).masked_fill(upper.logical_not(), 0).sum([-1])
+    return grad.transpose(dim, -1)
+
+
+defderiv("median", self=lambda g, s: _evenly_distribute(g, s.self, s.result))
+defderiv(
+    "median.dim",
+    self=lambda g, s: _value_selecting_backward(g[0], s.self_shape, s.dim, s.result[1], s.keepdim),
+)
+defderiv(
+    "sort",
+    self=lambda g, s: _value_selecting_backward(g[0], s.self_shape, s.dim, s.result[1], True),
+)
+defderiv(
+    "sort.stable",
+    self=lambda g, s: _value_selecting_backward(g[0], s.self_shape, s.dim, s.result[1], True),
+)
+defderiv(
+    "topk",
+    self=lambda g, s: _value_selecting_backward(g[0], s.self_shape, s.dim, s.result[1], True),
+)
+for _name in ("median.dim", "sort", "sort.stable", "topk"):
+    OUTPUT_DIFFERENTIABILITY[_name] = (True, False)
+nondifferentiable(
+    "any",
+    "any.dim",
+    "any.dims",
+    "all",
+    "all.dim",
+    "all.dims",
+    "count_nonzero",
+    "count_nonzero.dim_IntList",
+    "allclose",
+    "equal",
+)
+defderiv(
+    "linalg_vector_norm",
+    self=lambda g, s: _vector_norm_backward(g, s.self, s.ord, s.result, s.dim, s.keepdim),
+)
+defderiv(
+    "cumsum",
+    self=lambda g, s: g if not s.self_shape else _reverse_cumsum(g, s.dim % len(s.self_shape)),
+)
+defderiv("cumprod", self=lambda g, s: _cumprod_backward(g, s.self, s.result, s.dim))
+
 
 defderiv(
     "softmax.int",

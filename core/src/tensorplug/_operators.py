@@ -331,9 +331,8 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
 def _iter(self: Tensor) -> Iterator[Tensor]:
     if self.ndim == 0:
         raise TypeError("iteration over a 0-d tensor")
-    sel = ops.aten.select.int
-    for i in range(self.shape[0]):
-        yield sel(self, 0, i)
+    # as PyTorch's Tensor.__iter__: the rows are the views of one unbind
+    yield from ops.aten.unbind.int(self, 0)
 
 
 def _parse_index(self: Tensor, index: Any) -> tuple[Tensor, list[Any]]:

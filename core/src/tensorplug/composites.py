@@ -26,25 +26,35 @@ __all__ = [
     "dropout",
     "embedding",
     "empty_like",
+    "expand_as",
     "flatten",
     "full_like",
     "index_put",
     "layer_norm",
     "linear",
+    "movedim",
+    "movedim_int",
     "mse_loss",
+    "narrow",
+    "narrow_tensor",
     "norm",
     "norm_dim",
     "ones_like",
+    "outer",
     "rand_like",
     "randn_like",
+    "reshape_as",
     "stack",
     "std_mean",
     "std_mean_unbiased",
     "std_unbiased",
+    "swapaxes",
     "t",
+    "unflatten",
     "var_mean",
     "var_mean_unbiased",
     "var_unbiased",
+    "view_as",
     "zero_",
     "zeros_like",
 ]
@@ -57,6 +67,15 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
         return aten.addmm.default(bias, input, wt)
     out = aten.matmul.default(input, wt)
     return out if bias is None else aten.add.Tensor(out, bias)
+
+
+def outer(self: Any, vec2: Any) -> Any:
+    for name, x in (("self", self), ("vec2", vec2)):
+        if x.ndim != 1:
+            raise RuntimeError(
+                f"aten::outer: outer: Expected 1-D argument {name}, but got {x.ndim}-D"
+            )
+    return aten.mul.Tensor(aten.reshape.default(self, [self.shape[0], 1]), vec2)
 
 
 def t(self: Any) -> Any:
@@ -84,6 +103,105 @@ def flatten(self: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     for d in shape[s : e + 1]:
         n *= d
     return aten.reshape.default(self, [*shape[:s], n, *shape[e + 1 :]])
+
+
+def unflatten(self: Any, dim: int, sizes: Any) -> Any:
+    if self.ndim == 0:
+        raise IndexError(
+            f"aten::unflatten.int: Dimension specified as {dim} but tensor has no dimensions"
+        )
+    d = _wrap_dim(dim, self.ndim, "unflatten.int")
+    sizes = list(sizes)
+    if not sizes:
+        raise RuntimeError("aten::unflatten.int: unflatten: sizes must be non-empty")
+    shape = list(self.shape)
+    known = math.prod(n for n in sizes if n != -1)
+    if (known != shape[d]) if -1 not in sizes else (known != 0 and shape[d] % known != 0):
+        raise RuntimeError(
+            f"aten::unflatten.int: unflatten: Provided sizes {sizes} don't multiply up to "
+            f"the size of dim {dim} ({shape[d]}) in the input tensor"
+        )
+    from .array_backend._shape import infer_size  # the -1, with view's messages
+
+    try:
+        sizes = list(infer_size(sizes, shape[d]))
+    except RuntimeError as e:
+        raise RuntimeError(f"aten::unflatten.int: {e}") from e
+    return aten.view.default(self, [*shape[:d], *sizes, *shape[d + 1 :]])
+
+
+def view_as(self: Any, other: Any) -> Any:
+    return aten.view.default(self, list(other.shape))
+
+
+def reshape_as(self: Any, other: Any) -> Any:
+    return aten.reshape.default(self, list(other.shape))
+
+
+def expand_as(self: Any, other: Any) -> Any:
+    return aten.expand.default(self, list(other.shape))
+
+
+def swapaxes(self: Any, axis0: int, axis1: int) -> Any:
+    return aten.transpose.int(self, axis0, axis1)
+
+
+def movedim(self: Any, source: Any, destination: Any) -> Any:
+    """PyTorch's movedim: the moved dims go to their destinations, the others keep their order
+    in the remaining places."""
+    nd = self.ndim
+    if len(source) != len(destination):
+        raise RuntimeError(
+            f"aten::movedim.intlist: movedim: Invalid source or destination dims: source "
+            f"({list(source)} dims) should contain the same number of dims as destination "
+            f"({list(destination)} dims)"
+        )
+    src = [_wrap_dim(d, nd, "movedim.intlist") for d in source]
+    dst = [_wrap_dim(d, nd, "movedim.intlist") for d in destination]
+    for what, given, wrapped in (("source", source, src), ("destination", destination, dst)):
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(
+                f"aten::movedim.intlist: movedim: repeated dim in `{what}` ({list(given)})"
+            )
+    if nd == 0:  # the dims were checked; nothing moves
+        return aten.permute.default(self, [])
+    order = [-1] * nd
+    for s, d in zip(src, dst, strict=True):
+        order[d] = s
+    rest = iter(d for d in range(nd) if d not in set(src))
+    perm = [next(rest) if o == -1 else o for o in order]
+    return aten.permute.default(self, perm)
+
+
+def movedim_int(self: Any, source: int, destination: int) -> Any:
+    return movedim(self, [source], [destination])
+
+
+def narrow(self: Any, dim: int, start: int, length: int) -> Any:
+    if self.ndim == 0:
+        raise RuntimeError("aten::narrow: narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("aten::narrow: narrow(): length must be non-negative.")
+    d = _wrap_dim(dim, self.ndim, "narrow")
+    n = self.shape[d]
+    if not -n <= start <= n:
+        raise IndexError(
+            f"aten::narrow: start out of range (expected to be in range of [{-n}, {n}], but got "
+            f"{start})"
+        )
+    if start < 0:
+        start += n
+    if start + length > n:
+        raise RuntimeError(
+            f"aten::narrow: start ({start}) + length ({length}) exceeds dimension size ({n})."
+        )
+    return aten.slice.Tensor(self, d, start, start + length)
+
+
+def narrow_tensor(self: Any, dim: int, start: Any, length: int) -> Any:
+    if start.ndim != 0 or start.dtype.is_floating_point or start.dtype.is_complex:
+        raise RuntimeError("aten::narrow.Tensor: start must be an 0-dim integral Tensor.")
+    return narrow(self, dim, int(start.item()), length)
 
 
 def chunk(self: Any, chunks: int, dim: int = 0) -> Any:

@@ -19,10 +19,12 @@ from ._core import (
     add,
     dtype_kwarg,
     factory_rule,
+    fixed,
     fn,
     is_float,
     make,
     meth,
+    np_dtype,
     same,
     scalar_for,
 )
@@ -58,6 +60,35 @@ add(
         method=meth("index"),
         sample_inputs=_index_samples,
         ref=lambda x, indices: x[_np_index(indices)],
+        dtypes=ALL,
+    )
+)
+
+
+def _index_select_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", make((4, 3), d, rng), 0, _idx([3, 0, 3]))
+    yield S("dim1", make((4, 3), d, rng), 1, _idx([2, 0]))
+    yield S("neg_dim", make((2, 3, 4), d, rng), -1, _idx([1, 1, 0]))
+    yield S("int32_index", make((4, 3), d, rng), 0, np.array([1, 2], np.int32))
+    yield S("0dim_index", make((4, 3), d, rng), 1, np.array(2, np.int64))
+    yield S("empty_index", make((4, 3), d, rng), 0, np.zeros((0,), np.int64))
+    yield S("0dim_self", make((), d, rng), 0, _idx([0]))
+    yield S("empty_self", make((0, 3), d, rng), 1, _idx([2]))
+
+
+def _ref_index_select(x: Any, dim: int, index: Any) -> Any:
+    if x.ndim == 0:
+        return x.copy()
+    return np.take(x, np.reshape(index, (-1,)), axis=dim)
+
+
+add(
+    OpInfo(
+        "index_select",
+        op=fn("index_select"),
+        method=meth("index_select"),
+        sample_inputs=_index_select_samples,
+        ref=_ref_index_select,
         dtypes=ALL,
     )
 )
@@ -205,6 +236,62 @@ add(
         sample_inputs=_masked_fill_samples,
         ref=lambda x, mask, value: np.where(mask, value, x),
         dtypes=ALL,
+    )
+)
+
+
+def _masked_select_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("same_shape", make((3, 4), d, rng), make((3, 4), "bool", rng))
+    yield S("broadcast_mask", make((3, 4), d, rng), np.array([True, False, False, True]))
+    yield S("broadcast_self", make((4,), d, rng), make((2, 4), "bool", rng))
+    yield S("0dim_mask", make((3,), d, rng), np.array(True))
+    yield S("0dim", make((), d, rng), np.array(True))
+    yield S("0dim_false", make((), d, rng), np.array(False))
+    yield S("empty", make((0, 4), d, rng), make((0, 4), "bool", rng))
+
+
+def _ref_masked_select(x: Any, mask: Any) -> Any:
+    shape = np.broadcast_shapes(x.shape, mask.shape)
+    return np.broadcast_to(x, shape)[np.broadcast_to(mask, shape)].reshape(-1)
+
+
+add(
+    OpInfo(
+        "masked_select",
+        op=fn("masked_select"),
+        method=meth("masked_select"),
+        sample_inputs=_masked_select_samples,
+        ref=_ref_masked_select,
+        dtypes=ALL,
+    )
+)
+
+
+def _nonzero_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((3, 4), d, rng, -1, 1))
+    yield S("1d", make((5,), d, rng, -1, 1))
+    yield S("3d", make((2, 2, 3), d, rng, -1, 1))
+    yield S("all_zero", np.zeros((2, 3), np_dtype(d)))
+    yield S("0dim_nonzero", np.ones((), np_dtype(d)))
+    yield S("0dim_zero", np.zeros((), np_dtype(d)))
+    yield S("empty", make((0, 3), d, rng))
+
+
+def _ref_nonzero(x: Any) -> Any:
+    if x.ndim == 0:
+        return np.zeros((1 if x != 0 else 0, 0), np.int64)
+    return np.stack(np.nonzero(x), axis=1).astype(np.int64)
+
+
+add(
+    OpInfo(
+        "nonzero",
+        op=fn("nonzero"),
+        method=meth("nonzero"),
+        sample_inputs=_nonzero_samples,
+        ref=_ref_nonzero,
+        dtypes=ALL,
+        result_dtype=fixed("int64"),
     )
 )
 

@@ -23,6 +23,7 @@ from ._core import (
     is_int,
     make,
     meth,
+    promoted,
     result_type,
 )
 
@@ -96,6 +97,47 @@ add(
         ref=_np_matmul,
         dtypes=NUMERIC + LOWP,
         tol=MATMUL_TOL,
+    )
+)
+
+
+def _dot_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("3", _mat((3,), d, rng), _mat((3,), d, rng))
+    yield S("1", _mat((1,), d, rng), _mat((1,), d, rng))
+    yield S("empty", _mat((0,), d, rng), _mat((0,), d, rng))
+    yield S("kw", _mat((5,), d, rng), tensor=_mat((5,), d, rng))
+
+
+add(
+    OpInfo(
+        "dot",
+        op=fn("dot"),
+        method=meth("dot"),
+        sample_inputs=_dot_samples,
+        ref=lambda self, tensor: _np_matmul(self, tensor),
+        dtypes=NUMERIC + LOWP,
+        tol=MATMUL_TOL,
+    )
+)
+
+
+def _outer_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2_3", make((2,), d, rng), make((3,), d, rng))
+    yield S("1_1", make((1,), d, rng), make((1,), d, rng))
+    yield S("empty", make((0,), d, rng), make((3,), d, rng))
+    if d == "float32":
+        yield S("promote_int64_float32", make((2,), "int64", rng), make((3,), d, rng))
+
+
+add(
+    OpInfo(
+        "outer",
+        op=fn("outer"),
+        method=meth("outer"),
+        sample_inputs=_outer_samples,
+        ref=lambda a, b: np.multiply.outer(a, b),
+        dtypes=ALL,
+        result_dtype=promoted(0, 1),
     )
 )
 
@@ -212,6 +254,11 @@ _view_op(
     _transpose_samples,
     lambda x, d0, d1: np.swapaxes(x, d0, d1) if x.ndim else x[...],
 )
+_view_op(
+    "swapaxes",
+    _transpose_samples,
+    lambda x, d0, d1: np.swapaxes(x, d0, d1) if x.ndim else x[...],
+)
 
 
 def _permute_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -223,6 +270,37 @@ def _permute_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
 
 
 _view_op("permute", _permute_samples, lambda x, dims: np.transpose(x, dims))
+
+
+def _movedim_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("two", make((2, 3, 4), d, rng), [0, 1], [2, 0])
+    yield S("neg_dims", make((2, 3, 4), d, rng), [-1], [0])
+    yield S("all_reversed", make((2, 3, 4), d, rng), [0, 1, 2], [2, 1, 0])
+    yield S("none", make((2, 3), d, rng), [], [])
+    yield S("0dim", make((), d, rng), [0], [-1])
+    yield S("tuples", make((2, 0, 3), d, rng), (1,), (2,))
+
+
+_view_op(
+    "movedim.intlist",
+    _movedim_samples,
+    lambda x, src, dst: np.moveaxis(x, src, dst) if x.ndim else x[...],
+)
+
+
+def _movedim_int_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("first_to_last", make((2, 3, 4), d, rng), 0, -1)
+    yield S("last_to_first", make((2, 3, 4), d, rng), 2, 0)
+    yield S("same", make((2, 3), d, rng), 1, 1)
+    yield S("kw", make((2, 3, 4), d, rng), source=1, destination=0)
+    yield S("0dim", make((), d, rng), 0, 0)
+
+
+_view_op(
+    "movedim.int",
+    _movedim_int_samples,
+    lambda x, source, destination: np.moveaxis(x, source, destination) if x.ndim else x[...],
+)
 
 
 def _reshape_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -237,6 +315,18 @@ def _reshape_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
 
 _view_op("view", _reshape_samples, lambda x, size: np.reshape(x, size), function=False)
 _view_op("reshape", _reshape_samples, lambda x, shape: np.reshape(x, shape))
+
+
+def _as_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d_to_2d", make((2, 3), d, rng), make((3, 2), d, rng))
+    yield S("flat", make((2, 3), d, rng), make((6,), "int64", rng))
+    yield S("0dim_to_1", make((), d, rng), make((1,), d, rng))
+    yield S("1_to_0dim", make((1,), d, rng), make((), d, rng))
+    yield S("empty", make((2, 0), d, rng), make((0, 5), d, rng))
+
+
+_view_op("view_as", _as_samples, lambda x, other: np.reshape(x, other.shape), function=False)
+_view_op("reshape_as", _as_samples, lambda x, other: np.reshape(x, other.shape), function=False)
 
 
 def _unsqueeze_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -300,6 +390,23 @@ def _ref_expand(x: Any, size: list[int], implicit: bool = False) -> Any:
 _view_op("expand", _expand_samples, _ref_expand, function=False, view_write="base")
 
 
+def _expand_as_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("column", make((3, 1), d, rng), make((3, 4), d, rng))
+    yield S("new_leading", make((3,), d, rng), make((2, 3), "float64", rng))
+    yield S("0dim", make((), d, rng), make((2, 2), d, rng))
+    yield S("same", make((2, 3), d, rng), make((2, 3), d, rng))
+    yield S("to_empty", make((1, 3), d, rng), make((0, 3), d, rng))
+
+
+_view_op(
+    "expand_as",
+    _expand_as_samples,
+    lambda x, other: np.broadcast_to(x, other.shape),
+    function=False,
+    view_write="base",
+)
+
+
 def _flatten_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield S("default", make((2, 3, 4), d, rng))
     yield S("start1", make((2, 3, 4), d, rng), 1)
@@ -323,6 +430,26 @@ def _ref_flatten(x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
 _view_op("flatten.using_ints", _flatten_samples, _ref_flatten)
 
 
+def _unflatten_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim1", make((2, 12), d, rng), 1, [3, 4])
+    yield S("infer", make((2, 12), d, rng), 1, (3, -1))
+    yield S("neg_dim", make((6, 2), d, rng), -2, [1, 2, 3])
+    yield S("single", make((4,), d, rng), 0, [4])
+    yield S("empty", make((0, 3), d, rng), 0, [0, 5])
+    yield S("kw", make((2, 6), d, rng), dim=1, sizes=[-1, 2])
+
+
+def _ref_unflatten(x: Any, dim: int, sizes: Any) -> Any:
+    dim %= x.ndim
+    sizes = list(sizes)
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = x.shape[dim] // int(np.prod([n for n in sizes if n != -1]))
+    return x.reshape(x.shape[:dim] + tuple(sizes) + x.shape[dim + 1 :])
+
+
+_view_op("unflatten.int", _unflatten_samples, _ref_unflatten)
+
+
 def _select_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield S("dim0", make((2, 3), d, rng), 0, 1)
     yield S("dim1_neg_index", make((2, 3), d, rng), 1, -1)
@@ -336,6 +463,23 @@ def _ref_select(x: Any, dim: int, index: int) -> Any:
 
 
 _view_op("select.int", _select_samples, _ref_select)
+
+
+def _unbind_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((3, 2), d, rng))
+    yield S("dim1", make((2, 3), d, rng), 1)
+    yield S("neg_dim_kw", make((2, 3, 4), d, rng), dim=-1)
+    yield S("to_0dim", make((4,), d, rng))
+    yield S("empty_other_dim", make((0, 3), d, rng), 1)
+    yield S("empty", make((0, 3), d, rng), 0)
+
+
+def _ref_unbind(x: Any, dim: int = 0) -> list[Any]:
+    dim %= x.ndim
+    return [x[(slice(None),) * dim + (i, Ellipsis)] for i in range(x.shape[dim])]
+
+
+_view_op("unbind.int", _unbind_samples, _ref_unbind)
 
 
 def _slice_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -354,6 +498,31 @@ def _ref_slice(x: Any, dim: int = 0, start: Any = None, end: Any = None, step: i
 
 
 _view_op("slice.Tensor", _slice_samples, _ref_slice, method=False)
+
+
+def _narrow_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim1", make((2, 5), d, rng), 1, 1, 3)
+    yield S("neg_start", make((5, 2), d, rng), 0, -3, 2)
+    yield S("neg_dim", make((2, 3, 4), d, rng), -1, 0, 4)
+    yield S("empty_at_end", make((4,), d, rng), 0, 4, 0)
+
+
+def _ref_narrow(x: Any, dim: int, start: Any, length: int) -> Any:
+    dim %= x.ndim
+    start = int(start) % x.shape[dim] if int(start) < 0 else int(start)
+    return x[(slice(None),) * dim + (slice(start, start + length),)]
+
+
+_view_op("narrow", _narrow_samples, _ref_narrow)
+
+
+def _narrow_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim1", make((2, 5), d, rng), 1, np.array(1), 3)
+    yield S("neg_start", make((5, 2), d, rng), 0, np.array(-3), 2)
+    yield S("int32_start", make((4,), d, rng), 0, np.array(2, np.int32), 1)
+
+
+_view_op("narrow.Tensor", _narrow_tensor_samples, _ref_narrow)
 
 
 def _split_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -401,6 +570,122 @@ def _ref_chunk(x: Any, chunks: int, dim: int = 0) -> list[Any]:
 
 
 _view_op("chunk", _chunk_samples, _ref_chunk)
+
+
+def _flip_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", make((3, 2), d, rng), [0])
+    yield S("two_dims", make((2, 3, 4), d, rng), [0, -1])
+    yield S("no_dims", make((2, 3), d, rng), [])
+    yield S("0dim", make((), d, rng), [0])
+    yield S("empty", make((0, 3), d, rng), (1,))
+
+
+add(
+    OpInfo(
+        "flip",
+        op=fn("flip"),
+        method=meth("flip"),
+        sample_inputs=_flip_samples,
+        ref=lambda x, dims: np.flip(x, tuple(dims)) if x.ndim and len(dims) else x,
+        dtypes=ALL,
+    )
+)
+
+
+def _roll_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("flat", make((2, 3), d, rng), 1)
+    yield S("flat_neg_big", make((2, 3), d, rng), [-8])
+    yield S("one_dim", make((2, 3), d, rng), 2, 1)
+    yield S("two_dims", make((2, 3, 4), d, rng), [1, -5], [0, -1])
+    yield S("same_dim_twice", make((5,), d, rng), (1, 2), (0, 0))
+    yield S("0dim", make((), d, rng), 3)
+    yield S("empty", make((0, 3), d, rng), 1, 0)
+    yield S("kw", make((4,), d, rng), shifts=-1, dims=0)
+
+
+def _ref_roll(x: Any, shifts: Any, dims: Any = ()) -> Any:
+    if isinstance(dims, int) or len(dims):
+        return np.roll(x, shifts, dims)
+    return np.roll(x, shifts if isinstance(shifts, int) else shifts[0])
+
+
+add(
+    OpInfo(
+        "roll",
+        op=fn("roll"),
+        method=meth("roll"),
+        sample_inputs=_roll_samples,
+        ref=_ref_roll,
+        dtypes=ALL,
+    )
+)
+
+
+def _repeat_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((2, 3), d, rng), [2, 3])
+    yield S("new_dims", make((2, 3), d, rng), [2, 1, 2])
+    yield S("ones", make((2, 3), d, rng), [1, 1])
+    yield S("zero", make((2, 3), d, rng), (0, 2))
+    yield S("0dim", make((), d, rng), [2, 3])
+    yield S("0dim_none", make((), d, rng), [])
+    yield S("empty", make((0, 2), d, rng), [3, 2])
+
+
+add(
+    OpInfo(
+        "repeat",
+        op=meth("repeat"),
+        sample_inputs=_repeat_samples,
+        ref=lambda x, repeats: np.tile(x, repeats),
+        dtypes=ALL,
+    )
+)
+
+
+def _triangle_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("square", make((3, 3), d, rng))
+    yield S("wide_k1", make((3, 5), d, rng), 1)
+    yield S("tall_kneg", make((5, 3), d, rng), -2)
+    yield S("batched_kw", make((2, 3, 4), d, rng), diagonal=-1)
+    yield S("k_beyond", make((2, 3), d, rng), 7)
+    yield S("k_below", make((2, 3), d, rng), -7)
+    yield S("empty", make((0, 3), d, rng))
+
+
+for _name, _ref_tri in (("tril", np.tril), ("triu", np.triu)):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_triangle_samples,
+            ref=lambda x, diagonal=0, _f=_ref_tri: _f(x, diagonal),
+            dtypes=ALL,
+        )
+    )
+
+
+def _diag_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("vector", make((3,), d, rng))
+    yield S("vector_k1", make((3,), d, rng), 1)
+    yield S("vector_kneg", make((2,), d, rng), -2)
+    yield S("square", make((3, 3), d, rng))
+    yield S("wide_k1", make((2, 4), d, rng), 1)
+    yield S("tall_kneg_kw", make((4, 2), d, rng), diagonal=-1)
+    yield S("matrix_k_beyond", make((2, 3), d, rng), 5)
+    yield S("empty_vector", make((0,), d, rng), 2)
+
+
+add(
+    OpInfo(
+        "diag",
+        op=fn("diag"),
+        method=meth("diag"),
+        sample_inputs=_diag_samples,
+        ref=lambda x, diagonal=0: np.diag(x, diagonal).copy(),
+        dtypes=ALL,
+    )
+)
 
 
 def _cat_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:

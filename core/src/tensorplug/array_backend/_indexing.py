@@ -1,4 +1,5 @@
-"""Indexing kernels: index (advanced indexing), index_put_, gather, scatter_add.
+"""Indexing kernels: index (advanced indexing), index_put_, index_select, gather, scatter_add,
+masked_select, nonzero.
 
 ``index.Tensor`` takes a ``Tensor?[]``: ``None`` stands for a full slice of that dimension,
 integer tensors (int64/int32) index, and bool (or uint8) tensors are masks. The placement of
@@ -24,7 +25,7 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._kit import Kernels, Kit, OpError, torch_name, wrap_dim
+from ._kit import Kernels, Kit, OpError, check_broadcast, torch_name, wrap_dim
 
 
 def _fmt(shape: Sequence[int]) -> str:
@@ -169,8 +170,31 @@ def build(kit: Kit) -> Kernels:
             ) from e
         return self
 
+    def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
+        if index._dtype not in int_index:
+            raise OpError("index_select(): Expected dtype int32 or int64 for index")
+        if index._data.ndim > 1:
+            raise IndexError("index_select(): Index is supposed to be a vector")
+        a = self._data
+        d = wrap_dim(dim, a.ndim)
+        i = xp.reshape(kit.operand(index, index._dtype, self._device), (-1,))
+        n = int(a.shape[d]) if a.ndim else 1
+        if a.ndim == 0 and i.size != 1:
+            raise OpError(
+                f"index_select(): Index to scalar can have only 1 value, got {i.size} value(s)"
+            )
+        if i.size:
+            lo, hi = int(xp.min(i)), int(xp.max(i))
+            bad = lo if lo < 0 else hi if hi >= n else None
+            if bad is not None:
+                raise OpError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={n}")
+        if a.ndim == 0:
+            return kit.wrap(kit.copy(a), self._dtype, self._device)
+        return kit.wrap(xp.take(a, i, axis=d), self._dtype, self._device)
+
     k["index.Tensor"] = index
     k["index_put_"] = index_put_
+    k["index_select"] = index_select
 
     def grids(index: Any, d: int) -> tuple[Any, ...]:
         """Index arrays selecting, for every position of ``index``, its row along ``d``."""
@@ -292,6 +316,25 @@ def build(kit: Kit) -> Kernels:
                 add_at(work, grids(i, d), sub)
         return kit.wrap(work, dt, self._device)
 
+    def masked_select(self: Tensor, mask: Tensor) -> Tensor:
+        if mask._dtype is not _dt.bool:
+            raise OpError("masked_select: expected BoolTensor for mask")
+        # PyTorch broadcasts (mask, self), in that order: the message names them a and b
+        shape = check_broadcast(tuple(mask._data.shape), tuple(self._data.shape))
+        m = xp.broadcast_to(kit.operand(mask, _dt.bool, self._device), shape)
+        r = xp.broadcast_to(self._data, shape)[m]
+        return kit.wrap(xp.reshape(r, (-1,)), self._dtype, self._device)
+
+    def nonzero(self: Tensor) -> Tensor:
+        a = self._data
+        if a.ndim == 0:  # numpy refuses nonzero of a 0-d array; PyTorch gives (0 or 1, 0)
+            rows = 1 if bool(a != 0) else 0
+            return kit.wrap(xp.zeros((rows, 0), dtype=long_t), _dt.int64, self._device)
+        where = xp.nonzero(a != 0)  # != 0 for the dtypes numpy's nonzero does not know
+        return kit.wrap(xp.stack(where, axis=1), _dt.int64, self._device)
+
     k["gather"] = gather
     k["scatter_add"] = scatter_add
+    k["masked_select"] = masked_select
+    k["nonzero"] = nonzero
     return k

@@ -1,4 +1,4 @@
-"""Matrix products: mm, bmm, matmul, addmm.
+"""Matrix products: mm, bmm, matmul, addmm, dot.
 
 PyTorch does not promote here: both operands must have the same dtype, and the shape checks
 name the operands the way ATen does ("mat1 and mat2 shapes cannot be multiplied (2x3 and
@@ -151,6 +151,24 @@ def build(kit: Kit) -> Kernels:
             r = r + xp.zeros(out_shape, dtype=r.dtype)
         return kit.wrap(r, d, mat1._device)
 
+    def dot(self: Tensor, tensor: Tensor) -> Tensor:
+        sa, sb = _shape(self), _shape(tensor)
+        if len(sa) != 1 or len(sb) != 1:
+            raise OpError(f"1D tensors expected, but got {len(sa)}D and {len(sb)}D tensors")
+        if self._dtype is not tensor._dtype:
+            raise OpError(
+                "dot : expected both vectors to have same dtype, but found "
+                f"{torch_name(self._dtype)} and {torch_name(tensor._dtype)}"
+            )
+        if sa[0] != sb[0]:
+            raise OpError(
+                f"inconsistent tensor size, expected tensor [{sa[0]}] and src [{sb[0]}] to have "
+                f"the same number of elements, but got {sa[0]} and {sb[0]} elements respectively"
+            )
+        if self._dtype.name == "bool":
+            raise NotImplementedError("aten::dot: \"dot\" not implemented for 'Bool'")
+        return kit.wrap(product(self, tensor), self._dtype, self._device)
+
     # The fast paths raise nothing, so these kernels are guarded themselves and only their
     # general paths pay for the error conversion (Note [Kernel errors] in _kit.py).
     slow_mm, slow_matmul = guard("mm", mm), guard("matmul", matmul)
@@ -191,4 +209,5 @@ def build(kit: Kit) -> Kernels:
     k["bmm"] = bmm
     k["matmul"] = fast_matmul
     k["addmm"] = fast_addmm
+    k["dot"] = dot
     return k

@@ -1,5 +1,6 @@
 """Views and shape kernels: transpose, permute, view, reshape, (un)squeeze, expand, select,
-slice, split, cat, detach.
+unbind, slice, split, cat, detach; and the shape ops that copy: flip, roll, repeat, tril, triu,
+diag.
 
 Ops whose schema returns ``Tensor(a)`` return views made with ``Tensor._alias``: they share the
 version counter and the memory of their base, so writing into a view writes through (numpy and
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..tensor import Tensor
-from ._kit import Kernels, Kit, OpError, OpTypeError, guard, guarded, wrap_dim
+from ._kit import Kernels, Kit, OpError, OpTypeError, guard, guarded, wrap_dim, wrap_dims
 
 
 def infer_size(shape: Sequence[int], numel: int) -> tuple[int, ...]:
@@ -219,6 +220,14 @@ def build(kit: Kit) -> Kernels:
             )
         return self._alias(a[(slice(None),) * d + (index, Ellipsis)])
 
+    def unbind(self: Tensor, dim: int = 0) -> list[Tensor]:
+        a = self._data
+        if a.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        d = wrap_dim(dim, a.ndim)
+        lead = (slice(None),) * d
+        return [self._alias(a[(*lead, i, Ellipsis)]) for i in range(int(a.shape[d]))]
+
     def slice_(
         self: Tensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
     ) -> Tensor:
@@ -317,6 +326,71 @@ def build(kit: Kit) -> Kernels:
             arrays.append(kit.cast(t._data, kit.storage[od]))
         return kit.wrap(concat(arrays, axis=d), od, device)
 
+    def flip(self: Tensor, dims: Sequence[int]) -> Tensor:
+        a = self._data
+        axes = wrap_dims(dims, a.ndim) if dims else None
+        if axes is None or a.ndim == 0:
+            return kit.wrap(kit.copy(a), self._dtype, self._device)
+        return kit.wrap(kit.copy(xp.flip(a, axis=axes)), self._dtype, self._device)
+
+    def roll(self: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] = ()) -> Tensor:
+        a = self._data
+        shift_list = [shifts] if isinstance(shifts, int) else list(shifts)
+        dim_list = [dims] if isinstance(dims, int) else list(dims)
+        if not shift_list:
+            raise OpError("`shifts` required")
+        if not dim_list and len(shift_list) == 1:  # roll the flattened tensor
+            if a.ndim == 0 or a.size == 0:
+                return kit.wrap(kit.copy(a), self._dtype, self._device)
+            flat = xp.roll(xp.reshape(a, (-1,)), shift_list[0])
+            return kit.wrap(xp.reshape(flat, tuple(a.shape)), self._dtype, self._device)
+        if len(shift_list) != len(dim_list):
+            raise OpError(
+                f"shifts and dimensions must align. shifts: {len(shift_list)}, dims:{len(dim_list)}"
+            )
+        if a.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim_list[0]} but tensor has no dimensions")
+        axes = tuple(wrap_dim(d, a.ndim) for d in dim_list)
+        if a.size == 0:
+            return kit.wrap(kit.copy(a), self._dtype, self._device)
+        return kit.wrap(xp.roll(a, tuple(shift_list), axis=axes), self._dtype, self._device)
+
+    def repeat(self: Tensor, repeats: Sequence[int]) -> Tensor:
+        a = self._data
+        reps = tuple(repeats)
+        if len(reps) < a.ndim:
+            raise OpError(
+                "Number of dimensions of repeat dims can not be smaller than number of "
+                "dimensions of tensor"
+            )
+        shape = (1,) * (len(reps) - a.ndim) + tuple(a.shape)
+        out = tuple(n * r for n, r in zip(shape, reps, strict=True))
+        for n in out:
+            if n < 0:
+                raise OpError(f"Trying to create tensor with negative dimension {n}: {_fmt(out)}")
+        # each dim n as (1, n), broadcast to (r, n): the row-major order of np.tile
+        spread = xp.reshape(a, tuple(x for n in shape for x in (1, n)))
+        grown = xp.broadcast_to(
+            spread, tuple(x for n, r in zip(shape, reps, strict=True) for x in (r, n))
+        )
+        return kit.wrap(kit.copy(xp.reshape(grown, out)), self._dtype, self._device)
+
+    def triangle(name: str, fn: Any) -> Any:
+        def kernel(self: Tensor, diagonal: int = 0) -> Tensor:
+            a = self._data
+            if a.ndim < 2:
+                raise OpError(f"{name}: input tensor must have at least 2 dimensions")
+            return kit.wrap(fn(a, k=diagonal), self._dtype, self._device)
+
+        return kernel
+
+    def diag(self: Tensor, diagonal: int = 0) -> Tensor:
+        a = self._data
+        if a.ndim not in (1, 2):
+            raise OpError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
+        # numpy's diag of a matrix is a read-only view: copied
+        return kit.wrap(kit.copy(xp.diag(a, k=diagonal)), self._dtype, self._device)
+
     def detach(self: Tensor) -> Tensor:
         # the data and the version counter are shared, but the result is no view (PyTorch's
         # detach() has no _base): an in-place change of it changes a tensor of its own
@@ -333,9 +407,16 @@ def build(kit: Kit) -> Kernels:
     k["squeeze.dim"] = squeeze_dim
     k["expand"] = expand
     k["select.int"] = select
+    k["unbind.int"] = unbind
     k["slice.Tensor"] = slice_
     k["split.Tensor"] = split
     k["split_with_sizes"] = split_with_sizes
+    k["flip"] = flip
+    k["roll"] = roll
+    k["repeat"] = repeat
+    k["tril"] = triangle("tril", xp.tril)
+    k["triu"] = triangle("triu", xp.triu)
+    k["diag"] = diag
     k["cat"] = cat
     k["detach"] = detach
     return k

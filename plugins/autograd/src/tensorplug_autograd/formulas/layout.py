@@ -71,6 +71,42 @@ defderiv(
 )
 defderiv("split.Tensor", self=lambda g, s: tp.cat(list(g), s.dim))
 defderiv("split_with_sizes", self=lambda g, s: tp.cat(list(g), s.dim))
+# an unbind of a zero-size dim has no outputs, so no gradient ever reaches its node
+defderiv("unbind.int", self=lambda g, s: tp.stack(list(g), s.dim))
+
+
+def _roll_backward(g: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int]) -> Tensor:
+    back = [-shifts] if isinstance(shifts, int) else [-n for n in shifts]
+    return g.roll(back, dims)
+
+
+def _repeat_backward(g: Tensor, shape: Shape, repeats: Sequence[int]) -> Tensor:
+    """Sum the copies: each dim ``r * n`` of ``g`` split into ``(r, n)``, the ``r`` summed."""
+    lead = len(repeats) - len(shape)
+    padded = [1] * lead + list(shape)
+    split = [x for r, n in zip(repeats, padded, strict=True) for x in (r, n)]
+    summed = g.reshape(split).sum(list(range(0, len(split), 2))) if split else g
+    return summed.reshape(list(shape))
+
+
+def _diag_backward(g: Tensor, shape: Shape, diagonal: int) -> Tensor:
+    """A vector's gradient is the diagonal of ``g``; a matrix's is ``g`` on its diagonal."""
+    if len(shape) == 1 or shape[0] == shape[1]:
+        return g.diag(diagonal)
+    rows, cols = shape
+    start_row, start_col = max(-diagonal, 0), max(diagonal, 0)
+    n = g.shape[0]
+    r = tp.arange(start_row, start_row + n, dtype=tp.int64, device=g.device)
+    c = tp.arange(start_col, start_col + n, dtype=tp.int64, device=g.device)
+    return _zeros(g, shape).index_put_([r, c], g, True)
+
+
+defderiv("flip", self=lambda g, s: g.flip(s.dims))
+defderiv("roll", self=lambda g, s: _roll_backward(g, s.shifts, s.dims))
+defderiv("repeat", self=lambda g, s: _repeat_backward(g, s.self_shape, s.repeats))
+defderiv("tril", self=lambda g, s: g.tril(s.diagonal))
+defderiv("triu", self=lambda g, s: g.triu(s.diagonal))
+defderiv("diag", self=lambda g, s: _diag_backward(g, s.self_shape, s.diagonal))
 
 
 def _cat_backward(g: Tensor, shapes: Sequence[Shape], dim: int) -> list[Tensor]:
@@ -83,6 +119,9 @@ def _cat_backward(g: Tensor, shapes: Sequence[Shape], dim: int) -> list[Tensor]:
 
 
 defderiv("cat", tensors=lambda g, s: _cat_backward(g, s.tensors_shape, s.dim))
+
+# dot sits here, with the shape ops of its group in native_functions.yaml, not beside mm
+defderiv("dot", self=lambda g, s: g * s.tensor, tensor=lambda g, s: g * s.self)
 
 # --- indexing ------------------------------------------------------------------------------------
 
@@ -97,6 +136,37 @@ defderiv(
     self=lambda g, s: g if s.accumulate else tp.index_put(g, s.indices, _zeros(g, ()), False),
     values=lambda g, s: g.index(s.indices),
 )
+
+
+def _index_select_backward(g: Tensor, shape: Shape, dim: int, index: Tensor) -> Tensor:
+    if not shape:  # a 0-d self: its one element was selected (once)
+        return g
+    index = index.reshape([-1])
+    indices: list[Tensor | None] = [None] * (dim % len(shape))
+    return _zeros(g, shape).index_put_([*indices, index], g, True)
+
+
+def _masked_select_backward(g: Tensor, shape: Shape, mask: Tensor) -> Tensor:
+    """``g`` scattered to the places ``mask`` selects in the broadcast shape (the engine sums
+    it down to ``self``'s), through flat tensors so that 0-d masks need no special case."""
+    nd = max(len(shape), mask.ndim)
+    a = [1] * (nd - len(shape)) + list(shape)
+    b = [1] * (nd - mask.ndim) + list(mask.shape)
+    full = [m if n == 1 else n for n, m in zip(a, b, strict=True)]
+    flat_mask = mask.expand(full).reshape([-1])
+    flat = _zeros(g, [flat_mask.numel()]).index_put_([flat_mask], g, True)
+    return flat.reshape(full)
+
+
+defderiv(
+    "index_select",
+    self=lambda g, s: _index_select_backward(g, s.self_shape, s.dim, s.index),
+)
+defderiv(
+    "masked_select",
+    self=lambda g, s: _masked_select_backward(g, s.self_shape, s.mask),
+)
+nondifferentiable("nonzero")
 defderiv(
     "gather",
     self=lambda g, s: _zeros(g, s.self_shape).scatter_add(s.dim, s.index, g),

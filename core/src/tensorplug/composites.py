@@ -106,27 +106,29 @@ def flatten(self: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
 
 
 def unflatten(self: Any, dim: int, sizes: Any) -> Any:
-    if self.ndim == 0:
-        raise IndexError(
-            f"aten::unflatten.int: Dimension specified as {dim} but tensor has no dimensions"
+    if self.ndim == 0:  # PyTorch wraps the dim error this way
+        raise RuntimeError(
+            "aten::unflatten.int: unflatten got an unexpected error:\n"
+            f"Dimension specified as {dim} but tensor has no dimensions"
         )
     d = _wrap_dim(dim, self.ndim, "unflatten.int")
     sizes = list(sizes)
     if not sizes:
         raise RuntimeError("aten::unflatten.int: unflatten: sizes must be non-empty")
     shape = list(self.shape)
-    known = math.prod(n for n in sizes if n != -1)
-    if (known != shape[d]) if -1 not in sizes else (known != 0 and shape[d] % known != 0):
+    known = math.prod(s for s in sizes if s != -1)
+    n = shape[d]
+    if (known != n) if -1 not in sizes else (n != 0 if known == 0 else n % known != 0):
         raise RuntimeError(
             f"aten::unflatten.int: unflatten: Provided sizes {sizes} don't multiply up to "
-            f"the size of dim {dim} ({shape[d]}) in the input tensor"
+            f"the size of dim {dim} ({n}) in the input tensor"
         )
     from .array_backend._shape import infer_size  # the -1, with view's messages
 
     try:
-        sizes = list(infer_size(sizes, shape[d]))
+        sizes = list(infer_size(sizes, n))
     except RuntimeError as e:
-        raise RuntimeError(f"aten::unflatten.int: {e}") from e
+        raise RuntimeError(f"aten::unflatten.int: unflatten got an unexpected error:\n{e}") from e
     return aten.view.default(self, [*shape[:d], *sizes, *shape[d + 1 :]])
 
 

@@ -178,18 +178,20 @@ def build(kit: Kit) -> Kernels:
         a = self._data
         d = wrap_dim(dim, a.ndim)
         i = xp.reshape(kit.operand(index, index._dtype, self._device), (-1,))
-        n = int(a.shape[d]) if a.ndim else 1
-        if a.ndim == 0 and i.size != 1:
-            raise OpError(
-                f"index_select(): Index to scalar can have only 1 value, got {i.size} value(s)"
-            )
+        if a.ndim == 0:
+            if i.size != 1:
+                raise OpError(
+                    f"index_select(): Index to scalar can have only 1 value, got {i.size} value(s)"
+                )
+            if int(i[0]) != 0:
+                raise IndexError("index out of range in self")
+            return kit.wrap(kit.copy(a), self._dtype, self._device)
+        n = int(a.shape[d])
         if i.size:
             lo, hi = int(xp.min(i)), int(xp.max(i))
             bad = lo if lo < 0 else hi if hi >= n else None
             if bad is not None:
                 raise OpError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={n}")
-        if a.ndim == 0:
-            return kit.wrap(kit.copy(a), self._dtype, self._device)
         return kit.wrap(xp.take(a, i, axis=d), self._dtype, self._device)
 
     k["index.Tensor"] = index

@@ -150,3 +150,95 @@ def test_layer_norm_refuses_an_empty_normalized_shape() -> None:
         tp.layer_norm(f64(2.0), [])
     with pytest.raises(RuntimeError, match=r"but got normalized_shape = \[\]"):
         tp.layer_norm(f64([[1.0, 2.0]]), [])
+
+
+# --- shape and indexing ops: views, iteration -------------------------------------------------
+
+
+def test_the_view_ops_return_views_and_the_shape_ops_copies() -> None:
+    """PyTorch's ``_base``: unbind, narrow, movedim, swapaxes, unflatten, view_as, expand_as
+    (and reshape_as where the strides allow) are views; flip, roll, repeat, tril, triu, diag,
+    index_select, masked_select and nonzero copy."""
+    x = tp.zeros(3, 4)
+    views = [
+        *x.unbind(1),
+        x.narrow(0, 1, 2),
+        x.narrow(0, tp.tensor(1), 2),
+        x.movedim(0, 1),
+        x.movedim([0, 1], [1, 0]),
+        x.swapaxes(0, 1),
+        x.unflatten(1, (2, 2)),
+        x.view_as(tp.zeros(12)),
+        x.reshape_as(tp.zeros(12)),
+        x[:, :1].expand_as(x),
+    ]
+    assert all(v._base is x for v in views)
+    copies = [
+        x.flip([0]),
+        x.roll(1),
+        x.repeat(1, 1),
+        x.tril(),
+        x.triu(),
+        x.diag(),
+        x.index_select(0, tp.tensor([0])),
+        x.masked_select(x == 0),
+        x.nonzero(),
+        x.t().reshape_as(tp.zeros(12)),  # a transpose cannot be flattened without a copy
+    ]
+    assert all(c._base is None for c in copies)
+
+
+def test_iterating_a_tensor_gives_the_views_of_one_unbind() -> None:
+    """PyTorch's ``Tensor.__iter__`` is ``iter(self.unbind(0))``: views, UnbindBackward0."""
+    w = f64([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    rows = list(w * 1)
+    assert [r.grad_fn.name() for r in rows] == ["UnbindBackward0"] * 2
+    (rows[1] * 3).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [[0.0, 0.0], [3.0, 3.0]])
+    with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        list(tp.zeros(()))
+    with pytest.raises(TypeError, match="len\\(\\) of a 0-d tensor"):
+        len(tp.zeros(()))
+    assert list(tp.zeros(0, 3)) == [] and len(tp.zeros(0, 3)) == 0
+
+
+def test_writes_into_the_new_views_give_the_base_a_history() -> None:
+    """In-place changes through narrow, movedim, unflatten and view_as of a tensor in a graph
+    reach its leaf as PyTorch's CopySlices gives them (closed forms)."""
+    g = np.arange(12.0).reshape(3, 4)
+    columns = np.ones((3, 4))
+    rows = np.ones((3, 1))
+    cases = [  # (the write, how it scales the gradient of each element of the leaf)
+        (lambda y: y.narrow(1, 1, 2).mul_(10), columns * [1, 10, 10, 1]),
+        (lambda y: y.movedim(0, 1)[1].mul_(3), columns * [1, 3, 1, 1]),
+        (lambda y: y.unflatten(1, (2, 2))[:, 1].mul_(5), columns * [1, 1, 5, 5]),
+        (lambda y: y.swapaxes(0, 1).narrow(1, 2, 1).mul_(2), columns * (rows * [[1], [1], [2]])),
+        (lambda y: y.view_as(tp.zeros(12))[4:8].mul_(2), columns * (rows * [[1], [2], [1]])),
+    ]
+    for write, scale in cases:
+        w = f64(np.ones((3, 4)).tolist(), requires_grad=True)
+        y = w * 1.0
+        write(y)
+        (y * f64(g.tolist())).sum().backward()
+        np.testing.assert_array_equal(w.grad.numpy(), g * scale)
+
+
+def test_a_value_written_into_an_unbind_view_of_a_plain_tensor_is_differentiated() -> None:
+    """``buf = zeros(...); buf.unbind(0)[i].copy_(f(w))`` (Note [Views of plain tensors]); here
+    the outputs of unbind may be written, where PyTorch refuses (docs/autograd.md)."""
+    w = f64([1.0, 2.0, 3.0], requires_grad=True)
+    buf = tp.zeros(2, 3, dtype=tp.float64)
+    buf.unbind(0)[1].copy_(w * 2)
+    buf.narrow(0, 0, 1).squeeze(0).copy_(w * w)
+    (buf * f64([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [2 * 1 * 1 + 8, 2 * 2 * 2 + 10, 2 * 3 * 3 + 12])
+
+
+def test_diag_of_a_matrix_that_is_not_square_has_its_gradient_on_the_diagonal() -> None:
+    """PyTorch's diag backward for a wide or tall matrix: zeros with the k-th diagonal set."""
+    x = f64(np.zeros((2, 4)).tolist(), requires_grad=True)
+    (tp.diag(x, 1) * f64([5.0, 7.0])).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 5, 0, 0], [0, 0, 7, 0]])
+    x = f64(np.zeros((4, 2)).tolist(), requires_grad=True)
+    (tp.diag(x, -2) * f64([5.0, 7.0])).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0], [0, 0], [5, 0], [0, 7]])

@@ -356,14 +356,18 @@ def test_unflatten_errors():
                                         "ints, but element 1 is a float"):
         nn.Unflatten(1, (3, 4.0))
     x = tp.zeros(2, 12)
-    with pytest.raises(RuntimeError, match=r"Unflatten: the sizes \[5, 2\] do not multiply up "
-                                           r"to the size of dim 1 \(12\) of the input"):
+    # the forward is tp.unflatten, with PyTorch's messages
+    with pytest.raises(RuntimeError, match=r"unflatten: Provided sizes \[5, 2\] don't multiply up "
+                                           r"to the size of dim 1 \(12\) in the input tensor"):
         nn.Unflatten(1, (5, 2))(x)
-    for sizes in ((-1, 5), (-1, -1), (0, -1)):
-        with pytest.raises(RuntimeError, match="at most one of them may be -1"):
-            nn.Unflatten(1, sizes)(x)
-    with pytest.raises(IndexError, match=r"Unflatten: dim 2 is out of range for a 2-d input "
-                                         r"\(expected to be in \[-2, 1\]\)"):
+    with pytest.raises(RuntimeError, match=r"Provided sizes \[-1, 5\] don't multiply up"):
+        nn.Unflatten(1, (-1, 5))(x)
+    with pytest.raises(RuntimeError, match="only one dimension can be inferred"):
+        nn.Unflatten(1, (-1, -1))(x)
+    with pytest.raises(RuntimeError, match="the unspecified dimension size -1 can be any value"):
+        nn.Unflatten(1, (0, -1))(tp.zeros(2, 0))
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of "
+                                         r"\[-2, 1\], but got 2\)"):
         nn.Unflatten(2, (1, 2))(x)
 
 

@@ -1,6 +1,7 @@
 """``Flatten`` and ``Unflatten``: modules that merge dimensions into one, or split one up.
 
-Both return views where the layout allows it (``tp.flatten``, ``tp.reshape``), as PyTorch's do.
+``Flatten`` returns a view where the layout allows it (``tp.flatten``), ``Unflatten`` always
+(``tp.unflatten``), as PyTorch's do.
 
 Usage::
 
@@ -10,7 +11,6 @@ Usage::
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,24 +62,7 @@ class Unflatten(Module):
         self.unflattened_size = unflattened_size
 
     def forward(self, input: Tensor) -> Tensor:
-        shape = list(input.shape)
-        n = len(shape)
-        if not -n <= self.dim < n:
-            raise IndexError(
-                f"Unflatten: dim {self.dim} is out of range for a {n}-d input (expected to be "
-                f"in [{-n}, {n - 1}])"
-            )
-        dim = self.dim % n
-        sizes = list(self.unflattened_size)
-        known = math.prod(s for s in sizes if s != -1)
-        fits = known == shape[dim] if -1 not in sizes \
-            else sizes.count(-1) == 1 and known != 0 and shape[dim] % known == 0
-        if not fits:
-            raise RuntimeError(
-                f"Unflatten: the sizes {sizes} do not multiply up to the size of dim {self.dim} "
-                f"({shape[dim]}) of the input (at most one of them may be -1, inferred)"
-            )
-        r: Tensor = _tp.reshape(input, shape[:dim] + sizes + shape[dim + 1:])
+        r: Tensor = _tp.unflatten(input, self.dim, list(self.unflattened_size))  # as PyTorch's
         return r
 
     def extra_repr(self) -> str:

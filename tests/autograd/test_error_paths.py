@@ -115,6 +115,20 @@ def test_a_gradient_for_an_argument_that_is_not_a_tensor():
         Scale.apply(t64([1.0, 2.0]), 2.0).sum().backward()
 
 
+def test_a_non_tensor_gradient_for_an_argument_that_is_not_a_tensor():
+    class Scale(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, k):
+            return a * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2.0, 5  # PyTorch refuses any value but None there, not only tensors
+
+    with pytest.raises(RuntimeError, match=r"different than None at position 2, .* return None at that position$"):
+        Scale.apply(t64([1.0, 2.0]), 2.0).sum().backward()
+
+
 def test_a_function_without_forward():
     class NoForward(tp.autograd.Function):
         pass

@@ -126,8 +126,6 @@ class FunctionCtx(Node):
         for pos, e in enumerate(self._arg_edges):
             r = result[pos]
             if e is None:
-                if r is not None and not isinstance(r, Tensor):
-                    continue
                 if r is not None:
                     raise RuntimeError(
                         f"function {self.name()} returned a gradient different than None at "

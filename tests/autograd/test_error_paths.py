@@ -11,7 +11,7 @@ import tensorplug as tp
 
 pytest.importorskip("tensorplug_autograd")
 
-from tensorplug_autograd.gradcheck import GradcheckError  # noqa: E402
+from tensorplug_autograd.gradcheck import _checked, _Failed  # noqa: E402
 from tensorplug_autograd.kernels import Rule, kernel_for  # noqa: E402
 
 
@@ -231,39 +231,25 @@ def test_assigning_data_that_is_not_a_tensor():
 # --- gradcheck.py -----------------------------------------------------------------------------
 
 
-def _double_with_post_hook(result):
-    """``2 * x`` whose node's post-hook replaces the gradient of x with ``result(grad)``."""
-
-    def func(x):
-        y = x * 2
-        y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (result(grad_inputs[0]),))
-        return y
-
-    return func
-
-
-def test_gradcheck_catches_a_gradient_of_the_wrong_size():
-    # the engine fits what a node returns to its input, so only a post-hook can get a wrong
-    # size through to gradcheck
-    func = _double_with_post_hook(lambda g: tp.ones(3, dtype=tp.float64))
+def test_gradcheck_catches_a_gradient_of_the_wrong_size_or_dtype():
+    # A guard against engine bugs: the engine fits what a node returns to its input and checks
+    # what hooks return, so no graph gets a wrong gradient this far; checked on its own.
+    x = t64([1.0, 2.0])
     with pytest.raises(
-        GradcheckError,
+        _Failed,
         match=r"^Analytical gradient has incorrect size: input 0 has shape \[2\], its gradient "
         r"\[3\]; the backward \(or a hook on its graph\) must give each input a gradient of "
         "its shape$",
     ):
-        tp.autograd.gradcheck(func, (t64([1.0, 2.0]),))
-
-
-def test_gradcheck_catches_a_gradient_of_the_wrong_dtype():
-    func = _double_with_post_hook(lambda g: g.to(tp.float32))
+        _checked((tp.ones(3, dtype=tp.float64),), (x,), (0,), False)
     with pytest.raises(
-        GradcheckError,
+        _Failed,
         match=r"^Gradient has dtype mismatch: input 0 is tensorplug\.float64, its gradient "
         r"tensorplug\.float32; the backward \(or a hook on its graph\) must give each input "
         "a gradient of its dtype$",
     ):
-        tp.autograd.gradcheck(func, (t64([1.0, 2.0]),), check_grad_dtypes=True)
+        _checked((tp.ones(2),), (x,), (0,), True)
+    assert _checked((tp.ones(2),), (x,), (0,), False)[0].dtype is tp.float32  # not asked
 
 
 def test_gradgradcheck_needs_an_output_that_requires_grad():
@@ -341,3 +327,49 @@ def test_a_formula_that_reads_a_name_that_does_not_exist(ns):
             r"output; it can read the arguments \['self', 'other'\], result",
         ):
             y.sum().backward()
+
+
+# --- node hooks: what they return is checked as PyTorch does -----------------------------------
+
+
+def _product() -> tuple[tp.Tensor, tp.Tensor, tp.Tensor]:
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    w = tp.tensor([3.0, 4.0], requires_grad=True)
+    return x, w, x * w
+
+
+def test_a_node_hook_that_returns_the_wrong_number_of_values():
+    x, w, y = _product()
+    y.grad_fn.register_hook(lambda gi, go: (gi[0],))
+    with pytest.raises(
+        RuntimeError,
+        match=r"hook '<lambda>' has returned an incorrect number of values \(got 1, but expected 2\); "
+        "return one gradient",
+    ):
+        y.sum().backward()
+    x, w, y = _product()
+
+    def pre(go):
+        return (go[0], go[0])
+
+    y.grad_fn.register_prehook(pre)
+    with pytest.raises(RuntimeError, match=r"hook 'pre' has returned an incorrect number of values \(got 2, but expected 1\)"):
+        y.sum().backward()
+
+
+def test_a_node_hook_that_returns_a_non_tensor_or_another_shape():
+    x, w, y = _product()
+    y.grad_fn.register_hook(lambda gi, go: (gi[0], "a"))
+    with pytest.raises(TypeError, match="expected Variable, but hook '<lambda>' returned 'str'"):
+        y.sum().backward()
+    x, w, y = _product()
+    y.grad_fn.register_hook(lambda gi, go: (gi[0], tp.ones([3])))
+    with pytest.raises(RuntimeError, match=r"hook '<lambda>' has changed the size of value \(was \[2\] got \[3\]\)"):
+        y.sum().backward()
+
+
+def test_a_node_hook_may_replace_gradients_or_drop_them():
+    x, w, y = _product()
+    y.grad_fn.register_hook(lambda gi, go: (gi[0] * 10, None))
+    y.sum().backward()
+    assert x.grad.tolist() == [30.0, 40.0] and w.grad is None

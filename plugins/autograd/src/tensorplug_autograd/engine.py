@@ -34,6 +34,7 @@ from .graph import (
     AutogradMeta,
     M,
     Node,
+    check_hook_values,
     edge,
     grad_recording,
     meta_of,
@@ -366,7 +367,7 @@ def _run_pre_hooks(node: Node, grads: list[Tensor | None]) -> list[Tensor | None
     for fn in list(hooks.get(-1, ())):
         new = fn(tuple(grads))
         if new is not None:
-            grads = list(new)
+            grads = list(check_hook_values(fn, grads, new))
     return grads
 
 
@@ -402,7 +403,7 @@ def _apply(node: Node, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
         for fn in list(node._post_hooks):
             new_result = fn(result, tuple(grads))
             if new_result is not None:
-                result = tuple(new_result)
+                result = check_hook_values(fn, result, new_result)
         return result
     return outs if fixed is None else fixed
 

@@ -461,30 +461,51 @@ def run_tensor_hook(fn: Callable[[Tensor], Tensor | None], g: Tensor) -> Tensor:
     """``fn(g)``, a hook registered with ``Tensor.register_hook``: its result, if any, must be
     a gradient like ``g`` (same shape, dtype and device), as PyTorch checks."""
     new = fn(g)
-    if new is None:
-        return g
+    return g if new is None else check_hook_value(fn, g, new)
+
+
+def check_hook_value(fn: Any, old: Tensor | None, new: Any) -> Tensor:
+    """``new``, what hook ``fn`` gave in place of gradient ``old``, checked as PyTorch does:
+    a Tensor, of ``old``'s shape, dtype and device (anything, when ``old`` is None)."""
     name = getattr(fn, "__name__", type(fn).__name__)
     if not isinstance(new, Tensor):
         raise TypeError(
             f"expected Variable, but hook '{name}' returned '{type(new).__name__}'; return the "
             "new gradient as a Tensor, or None to keep the gradient"
         )
-    if new._data.shape != g._data.shape:
+    if old is None:
+        return new
+    if new._data.shape != old._data.shape:
         raise RuntimeError(
-            f"hook '{name}' has changed the size of value (was {list(g.shape)} got "
+            f"hook '{name}' has changed the size of value (was {list(old.shape)} got "
             f"{list(new.shape)}); return a gradient of the tensor's shape"
         )
-    if new._dtype is not g._dtype:
+    if new._dtype is not old._dtype:
         raise RuntimeError(
-            f"hook '{name}' has changed the type of value (was {_dtype_name(g)} got "
+            f"hook '{name}' has changed the type of value (was {_dtype_name(old)} got "
             f"{_dtype_name(new)}); return a gradient of the tensor's dtype"
         )
-    if new._device != g._device:
+    if new._device != old._device:
         raise RuntimeError(
-            f"hook '{name}' has changed the device of value (was {g.device} got {new.device}); "
+            f"hook '{name}' has changed the device of value (was {old.device} got {new.device}); "
             "return a gradient on the tensor's device"
         )
     return new
+
+
+def check_hook_values(fn: Any, old: Sequence[Tensor | None], new: Any) -> tuple[Tensor | None, ...]:
+    """What a node hook ``fn`` returned in place of the gradients ``old``: one value per
+    gradient, each None or checked by :func:`check_hook_value`, as PyTorch checks."""
+    values = tuple(new)
+    if len(values) != len(old):
+        name = getattr(fn, "__name__", type(fn).__name__)
+        raise RuntimeError(
+            f"hook '{name}' has returned an incorrect number of values (got {len(values)}, but "
+            f"expected {len(old)}); return one gradient (or None) per position"
+        )
+    return tuple(
+        v if v is None else check_hook_value(fn, o, v) for o, v in zip(old, values, strict=True)
+    )
 
 
 def _dtype_name(t: Tensor) -> str:

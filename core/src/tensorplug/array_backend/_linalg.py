@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._kit import Kernels, Kit, OpError, Scalar, check_broadcast, guard, guarded, torch_name
 
@@ -36,6 +37,10 @@ def _same_dtype(a: Tensor, b: Tensor) -> None:
 
 
 def _cname(t: Tensor) -> str:
+    return _cpp_name(t._dtype)
+
+
+def _cpp_name(d: _dt.dtype) -> str:
     # ATen prints C++ type names here ("float != double")
     return {
         "Float": "float",
@@ -50,7 +55,7 @@ def _cname(t: Tensor) -> str:
         "Byte": "unsigned char",
         "ComplexFloat": "c10::complex<float>",
         "ComplexDouble": "c10::complex<double>",
-    }[torch_name(t._dtype)]
+    }[torch_name(d)]
 
 
 def build(kit: Kit) -> Kernels:

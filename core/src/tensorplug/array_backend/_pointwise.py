@@ -50,6 +50,7 @@ from ._kit import (
     guarded,
     torch_name,
 )
+from ._linalg import _cname, _cpp_name
 
 Rule = Callable[[_dt.dtype], _dt.dtype]
 Check = Callable[[Tensor, Any], None]  # refuses a pair of operands (defbinary check=)
@@ -557,6 +558,103 @@ def build(kit: Kit) -> Kernels:
     k["pow.Tensor_Scalar"] = pow_scalar_exp
     k["pow.Scalar"] = pow_scalar_base
 
+    def pow_scalar_(self: Tensor, exponent: Scalar) -> Tensor:
+        r, od = general("aten::pow_.Scalar", xp.power, _same, self, exponent, quiet=True)
+        write_result(self, r, od, in_place=True)
+        return self
+
+    def pow_tensor_(self: Tensor, exponent: Tensor) -> Tensor:
+        try:
+            r, od = general("aten::pow_.Tensor", int_pow, _same, self, exponent, quiet=True)
+            write_result(self, r, od, in_place=True)
+            return self
+        except _CONVERTED as e:
+            raise _shape_error("aten::pow_.Tensor", e, self, exponent) from e
+
+    k["pow_.Scalar"] = pow_scalar_
+    k["pow_.Tensor"] = guarded(pow_tensor_)
+
+    # --- lerp, addcmul, addcdiv --------------------------------------------------------
+
+    def same_dtype(self: Tensor, other: Tensor, arg: str) -> None:
+        if other._dtype is not self._dtype:
+            raise OpError(
+                f"expected dtype {_cname(self)} for `{arg}` but got dtype {_cname(other)}"
+            )
+
+    def scalar_in(value: Scalar, d: _dt.dtype, math_t: Any) -> Any:
+        """``value`` as a 0-dim array of ``math_t`` for a result of dtype ``d``, as PyTorch's
+        ``value.to<scalar_t>()``: refused if complex for a real type, truncated for integers."""
+        if isinstance(value, complex) and d.kind != "c":
+            raise OpError(f"value cannot be converted to type {_cpp_name(d)} without overflow")
+        if d.kind in "ui" and isinstance(value, float):
+            value = int(value)
+        return xp.asarray(kit.scalar(value, d), dtype=math_t)
+
+    def lerp(a: Any, b: Any, w: Any) -> Any:
+        # PyTorch's formula, exact at both ends: from self below 1/2, from end above
+        diff = b - a
+        return xp.where(xp.abs(w) < 0.5, a + w * diff, b - diff * (1 - w))
+
+    def lerp_scalar(self: Tensor, end: Tensor, weight: Scalar) -> Tensor:
+        same_dtype(self, end, "end")
+        d = self._dtype
+        if d.kind not in "fc":
+            raise OpError(f"\"lerp_kernel_scalar\" not implemented for '{torch_name(d)}'")
+        device = self._device
+        check_broadcast(tuple(self._data.shape), tuple(end._data.shape))
+        math_t = kit.accumulate[d]
+        w = scalar_in(weight, d, math_t)
+        a = kit.cast(self._data, math_t)
+        b = kit.cast(kit.operand(end, d, device), math_t)
+        with kit.quiet():
+            r = lerp(a, b, w)
+        return kit.wrap(r, d, device)
+
+    def lerp_tensor(self: Tensor, end: Tensor, weight: Tensor) -> Tensor:
+        same_dtype(self, end, "end")
+        same_dtype(self, weight, "weight")
+        d = self._dtype
+        if d.kind not in "fc":
+            raise OpError(f"\"lerp_kernel_tensor\" not implemented for '{torch_name(d)}'")
+        device = self._device
+        check_broadcast(*(tuple(t._data.shape) for t in (self, end, weight)))
+        math_t = kit.accumulate[d]
+        a = kit.cast(self._data, math_t)
+        b = kit.cast(kit.operand(end, d, device), math_t)
+        w = kit.cast(kit.operand(weight, d, device), math_t)
+        with kit.quiet():
+            r = lerp(a, b, w)
+        return kit.wrap(r, d, device)
+
+    k["lerp.Scalar"] = lerp_scalar
+    k["lerp.Tensor"] = lerp_tensor
+
+    def addc(name: str, combine: Callable[[Any, Any, Any], Any]) -> Callable[..., Tensor]:
+        """``self + combine(value, tensor1, tensor2)`` in the promoted dtype of the three."""
+
+        def kernel(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Scalar = 1) -> Tensor:
+            if name == "addcdiv" and tensor1._dtype.kind in "biu" and tensor2._dtype.kind in "biu":
+                raise OpError(_ADDCDIV_INTEGER)
+            od = kit.result_dtype(self, tensor1, tensor2)
+            if od is _dt.bool:
+                raise OpError(f"\"{name}_cpu_out\" not implemented for 'Bool'")
+            device = self._device
+            check_broadcast(*(tuple(t._data.shape) for t in (self, tensor1, tensor2)))
+            math_t = kit.accumulate[od]
+            v = scalar_in(value, od, math_t)
+            a, t1, t2 = (
+                kit.cast(kit.operand(t, od, device), math_t) for t in (self, tensor1, tensor2)
+            )
+            with kit.quiet():
+                r = a + combine(v, t1, t2)
+            return kit.wrap(r, od, device)
+
+        return kernel
+
+    k["addcmul"] = addc("addcmul", lambda v, t1, t2: v * t1 * t2)
+    k["addcdiv"] = addc("addcdiv", lambda v, t1, t2: v * t1 / t2)
+
     # --- comparisons and logic ---------------------------------------------------------
 
     for cmp, fn in (
@@ -713,6 +811,83 @@ def build(kit: Kit) -> Kernels:
 
     k["relu_"] = relu_
 
+    # --- rounding, powers, logarithms, erf, float classes ----------------------------------
+
+    def rounding(name: str) -> Callable[[Any], Any]:
+        fn = getattr(xp, name)
+
+        def g(a: Any) -> Any:
+            # integers are whole already: a copy in their own dtype, as PyTorch gives
+            return kit.copy(a) if a.dtype.kind in "iu" else fn(a)
+
+        return g
+
+    for name in ("floor", "ceil", "trunc"):
+        no_complex = f"{name} is not supported for complex inputs"
+        defunary(name, rounding(name), rule=_rounding_rule(name, no_complex))
+    defunary("round", rounding("round"), rule=_rounding_rule("round", ""))
+
+    def round_decimals(self: Tensor, *, decimals: int) -> Tensor:
+        if decimals == 0:
+            return k["round"](self)  # type: ignore[no-any-return]
+        d = self._dtype
+        if d.kind != "f":
+            raise OpError(f"\"round_cpu\" not implemented for '{torch_name(d)}'")
+        # PyTorch's kernel: nearbyint(x * 10^n) / 10^n, or nearbyint(x / 10^-n) * 10^-n for
+        # n < 0, in the op's math type (float32 for half precision)
+        x = kit.acc(self)
+        scale = xp.asarray(10.0 ** abs(decimals), dtype=x.dtype)
+        with kit.quiet():
+            r = xp.round(x / scale) * scale if decimals < 0 else xp.round(x * scale) / scale
+        return kit.wrap(r, d, self._device)
+
+    k["round.decimals"] = round_decimals
+
+    def frac(a: Any) -> Any:
+        return a - xp.trunc(a)
+
+    def square(a: Any) -> Any:
+        return a * a
+
+    def reciprocal(a: Any) -> Any:
+        return 1 / a
+
+    exp2_fn = getattr(xp, "exp2", None)
+
+    def exp2(a: Any) -> Any:
+        return exp2_fn(a) if exp2_fn is not None else xp.pow(2.0, a)
+
+    f64 = compute.get(_dt.float64)
+
+    def erf_kernel(a: Any) -> Any:
+        # float64 throughout (Note [erfc]), rounded back to the input's type
+        x = kit.cast(a, f64) if f64 is not None else a
+        return kit.cast(erf(xp, x), a.dtype)
+
+    defunary("frac", frac, rule=_real_floating_only("frac"), quiet=True)
+    # square is pow(x, 2): a bool squares to int64
+    defunary("square", square, rule=_bool_to_long, quiet=True)
+    defunary("reciprocal", reciprocal, rule=_to_float, quiet=True)
+    defunary("log2", xp.log2, rule=_to_float, quiet=True)
+    defunary("exp2", exp2, rule=_to_float, quiet=True)
+    defunary("expm1", xp.expm1, rule=_to_float, quiet=True)
+    defunary("erf", erf_kernel, rule=_real_float("erf_vml_cpu"), quiet=True)
+
+    def float_class(fn: Callable[[Any], Any], integral: bool) -> Callable[[Any], Any]:
+        """isnan / isinf / isfinite: integers and bools are all finite, never nan or inf."""
+        b_t = storage[_dt.bool]
+
+        def g(a: Any) -> Any:
+            if a.dtype.kind in "fc":
+                return fn(a)
+            return xp.ones_like(a, dtype=b_t) if integral else xp.zeros_like(a, dtype=b_t)
+
+        return g
+
+    defunary("isnan", float_class(xp.isnan, False), out_rule=_to_bool)
+    defunary("isinf", float_class(xp.isinf, False), out_rule=_to_bool)
+    defunary("isfinite", float_class(xp.isfinite, True), out_rule=_to_bool)
+
     def gelu(self: Tensor, *, approximate: str = "none") -> Tensor:
         d = self._dtype
         if d.kind != "f":
@@ -779,6 +954,36 @@ def build(kit: Kit) -> Kernels:
 
     k["clamp_"] = clamp_
     k["clamp_.Tensor"] = clamp_tensor_
+
+    def no_complex_clamp(d: _dt.dtype) -> None:
+        if d.kind == "c":
+            raise OpError("clamp is not supported for complex types")
+
+    def defclamp_one(name: str, f: Callable[[Any, Any], Any]) -> None:
+        """``clamp_min`` / ``clamp_max``: one bound, a Scalar or a Tensor, promoted with self as
+        PyTorch's ``clamp`` does (an int tensor with a float bound gives a float result)."""
+
+        def scalar_kernel(self: Tensor, bound: Scalar) -> Tensor:
+            od = kit.result_dtype(self, bound)
+            no_complex_clamp(od)
+            if od is _dt.bool:
+                raise OpError(f"\"{name}_scalar_cpu\" not implemented for 'Bool'")
+            b = xp.asarray(kit.scalar(bound, od), dtype=compute[od])
+            return kit.wrap(f(kit.as_compute(self, od), b), od, self._device)
+
+        def tensor_kernel(self: Tensor, bound: Tensor) -> Tensor:
+            od = kit.result_dtype(self, bound)
+            no_complex_clamp(od)
+            device = self._device
+            check_broadcast(tuple(self._data.shape), tuple(bound._data.shape))
+            r = f(kit.as_compute(self, od), kit.operand(bound, od, device))
+            return kit.wrap(r, od, device)
+
+        k[name] = scalar_kernel
+        k[f"{name}.Tensor"] = tensor_kernel
+
+    defclamp_one("clamp_min", xp.maximum)
+    defclamp_one("clamp_max", xp.minimum)
 
     def check_condition(condition: Tensor) -> None:
         if condition._dtype is not _dt.bool:
@@ -882,6 +1087,41 @@ def build(kit: Kit) -> Kernels:
         return kit.wrap(xp.where(m, v, kit.as_compute(self, d)), d, device)
 
     k["masked_fill.Scalar"] = masked_fill
+
+    def masked_fill_tensor(self: Tensor, mask: Tensor, value: Tensor) -> Tensor:
+        if value._data.ndim != 0:
+            raise OpError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value._data.ndim} dimension(s)."
+            )
+        return masked_fill(self, mask, kit.item(value._data, value._dtype))
+
+    k["masked_fill.Tensor"] = masked_fill_tensor
+
+    # --- in place: the functional kernel, its result written back into self ------------------
+
+    def definplace(name: str, functional: str) -> None:
+        """``name`` (``exp_``) as ``functional`` (``exp``) written into ``self``, with PyTorch's
+        checks of an in-place result: its dtype casts to self's, its shape is self's. The
+        functional kernel raises unnamed errors (OpError), so they name ``aten::<name>``."""
+        f = k[functional]
+
+        def kernel(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+            r = f(self, *args, **kwargs)
+            write_result(self, r._data, r._dtype, in_place=True)
+            return self
+
+        k[name] = kernel
+
+    for name in (
+        "neg", "abs", "exp", "exp2", "expm1", "log2", "sqrt", "square", "reciprocal", "tanh",
+        "sigmoid", "erf", "floor", "ceil", "trunc", "round", "round.decimals", "frac",
+        "clamp_min", "clamp_min.Tensor", "clamp_max", "clamp_max.Tensor",
+        "lerp.Scalar", "lerp.Tensor", "addcmul", "addcdiv",
+        "masked_fill.Scalar", "masked_fill.Tensor",
+    ):  # fmt: skip
+        op, _, overload = name.partition(".")
+        definplace(f"{op}_.{overload}" if overload else f"{op}_", name)
     return k
 
 
@@ -923,6 +1163,53 @@ def _floating_only(name: str) -> Rule:
     return rule
 
 
+def _rounding_rule(name: str, complex_message: str) -> Rule:
+    """floor / ceil / trunc / round: every real dtype but bool (integers keep their dtype)."""
+
+    def rule(d: _dt.dtype) -> _dt.dtype:
+        if d.kind == "c" and complex_message:
+            raise OpError(complex_message)
+        if d.kind in "bc":
+            raise OpError(f"\"{name}_vml_cpu\" not implemented for '{torch_name(d)}'")
+        return d
+
+    return rule
+
+
+def _real_floating_only(name: str) -> Rule:
+    def rule(d: _dt.dtype) -> _dt.dtype:
+        if d.kind != "f":
+            raise OpError(f"\"{name}_cpu\" not implemented for '{torch_name(d)}'")
+        return d
+
+    return rule
+
+
+def _real_float(kernel_name: str) -> Rule:
+    """Integer and bool inputs give the default dtype; complex ones are refused."""
+
+    def rule(d: _dt.dtype) -> _dt.dtype:
+        if d.kind == "c":
+            raise OpError(f"\"{kernel_name}\" not implemented for '{torch_name(d)}'")
+        return _to_float(d)
+
+    return rule
+
+
+def _bool_to_long(d: _dt.dtype) -> _dt.dtype:
+    return _dt.int64 if d is _dt.bool else d
+
+
+_ADDCDIV_INTEGER = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+    "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+    "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+    "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+    "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+    "for all dtypes."
+)
+
+
 # --- erf --------------------------------------------------------------------------------------
 # Note [erfc]
 # The array API has no erf. erfc is computed in float64 with two expansions, each accurate to
@@ -954,3 +1241,24 @@ def erfc(xp: Any, x: Any) -> Any:
     erfc_large = xp.exp(-zc * zc) / (math.sqrt(math.pi) * cf)
     erfc_pos = xp.where(z < 2.0, 1.0 - erf_small, erfc_large)
     return xp.where(x < 0, 2.0 - erfc_pos, erfc_pos)
+
+
+def erf(xp: Any, x: Any) -> Any:
+    """erf in float64 with the expansions of Note [erfc]: the series below 2 (accurate
+    relative to erf itself, also near 0), 1 - the continued fraction above."""
+    z = xp.abs(x)
+    zs = xp.minimum(z, 2.0)
+    term = zs
+    total = zs
+    z2 = zs * zs
+    for n in range(1, _SERIES_TERMS):
+        term = term * (2 * z2) / (2 * n + 1)
+        total = total + term
+    erf_small = (2 / math.sqrt(math.pi)) * xp.exp(-z2) * total
+    zc = xp.maximum(z, 2.0)
+    cf = zc
+    for j in range(_CF_DEPTH, 0, -1):
+        cf = zc + (j / 2) / cf
+    erf_large = 1.0 - xp.exp(-zc * zc) / (math.sqrt(math.pi) * cf)
+    erf_pos = xp.where(z < 2.0, erf_small, erf_large)
+    return xp.where(x < 0, -erf_pos, erf_pos)

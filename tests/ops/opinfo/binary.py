@@ -9,8 +9,10 @@ import numpy as np
 
 from ._core import (
     ALL,
+    FLOATS,
     LOWP,
     NUMERIC,
+    OP_DB,
     OpInfo,
     S,
     SampleInput,
@@ -416,3 +418,101 @@ for _name, _np in (("maximum", np.maximum), ("minimum", np.minimum)):
             result_dtype=promoted(0, 1),
         )
     )
+
+
+def _info(name: str) -> OpInfo:
+    return next(info for info in OP_DB if info.name == name)
+
+
+add_inplace(_info("pow.Tensor_Scalar"), "pow_.Scalar", "pow_")
+add_inplace(_info("pow.Tensor_Tensor"), "pow_.Tensor", "pow_")
+
+
+def _ref_lerp(a: Any, end: Any, weight: Any) -> Any:
+    # PyTorch's formula: from self below |weight| 1/2, from end above
+    a, end, w = (np.asarray(x, dtype=np.float64) for x in (a, end, weight))
+    diff = end - a
+    return np.where(np.abs(w) < 0.5, a + w * diff, end - diff * (1 - w))
+
+
+def _lerp_scalar_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    for label, w in (("quarter", 0.25), ("three_quarters", 0.75), ("int", 2), ("neg", -0.5)):
+        yield S(label, make((2, 3), d, rng), make((2, 3), d, rng), w)
+    yield S("broadcast", make((3, 1), d, rng), make((1, 4), d, rng), 0.3)
+    yield S("broadcast_self", make((2, 3), d, rng), make((3,), d, rng), 0.6)
+    yield S("0dim", make((), d, rng), make((), d, rng), 0.4)
+    yield S("empty", make((0, 2), d, rng), make((0, 2), d, rng), 0.5)
+
+
+def _lerp_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("same_shape", make((2, 3), d, rng), make((2, 3), d, rng), make((2, 3), d, rng, -1, 2))
+    yield S("broadcast", make((3, 1), d, rng), make((1, 4), d, rng), make((4,), d, rng, -1, 2))
+    yield S("0dim_weight", make((2, 3), d, rng), make((2, 3), d, rng), make((), d, rng, 0, 1))
+    yield S("0dim", make((), d, rng), make((), d, rng), make((), d, rng, 0, 1))
+    yield S("empty", make((0, 2), d, rng), make((0, 2), d, rng), make((2,), d, rng))
+
+
+for _name, _samples in (("lerp.Scalar", _lerp_scalar_samples), ("lerp.Tensor", _lerp_tensor_samples)):
+    _base = add(
+        OpInfo(
+            _name,
+            op=fn("lerp"),
+            method=meth("lerp"),
+            sample_inputs=_samples,
+            ref=_ref_lerp,
+            dtypes=FLOATS + LOWP,
+        )
+    )
+    add_inplace(_base, _name.replace("lerp", "lerp_"), "lerp_")
+
+
+def _addc_samples(divide: bool) -> Any:
+    def gen(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        def t(shape: tuple[int, ...], dd: str = d, denominator: bool = False) -> np.ndarray:
+            return make(shape, dd, rng, nonzero=divide and denominator)
+
+        value = 2 if is_int(d) else 0.5
+        yield S("same_shape", t((2, 3)), t((2, 3)), t((2, 3), denominator=True))
+        yield S("value", t((2, 3)), t((2, 3)), t((2, 3), denominator=True), value=value)
+        yield S("neg_value", t((3,)), t((3,)), t((3,), denominator=True), value=-1)
+        yield S("broadcast", t((3, 1)), t((1, 4)), t((4,), denominator=True), value=value)
+        yield S("broadcast_self", t((4,)), t((2, 4)), t((2, 1), denominator=True))
+        yield S("0dim", t(()), t(()), t((), denominator=True), value=value)
+        yield S("empty", t((0, 3)), t((3,)), t((0, 1), denominator=True))
+        if d == "float32":
+            yield S("promote_int64_self", t((2, 3), "int64"), t((2, 3)), t((2, 3), denominator=True))
+            yield S("promote_0dim_float64", t((2, 3)), t((), "float64"), t((2, 3), denominator=True))
+            if not divide:  # addcdiv refuses two integer operands
+                yield S("promote_int_operands", t((2, 3)), t((2, 3), "int64"), t((2, 3), "int64"))
+        if is_int(d) and not divide:
+            yield S("float_value_truncates", t((2, 3)), t((2, 3)), t((2, 3)), value=1.5)
+
+    return gen
+
+
+def _ref_addcmul(a: Any, t1: Any, t2: Any, value: Any = 1) -> Any:
+    if np.result_type(a, t1, t2).kind in "iu":  # an integer result takes value as an integer
+        return a + int(value) * t1 * t2
+    return a + value * np.asarray(t1, np.float64) * t2
+
+
+def _ref_addcdiv(a: Any, t1: Any, t2: Any, value: Any = 1) -> Any:
+    return a + value * np.asarray(t1, np.float64) / t2
+
+
+for _name, _ref, _dtypes in (
+    ("addcmul", _ref_addcmul, NUMERIC + LOWP),
+    ("addcdiv", _ref_addcdiv, FLOATS + LOWP),
+):
+    _base = add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_addc_samples(_name == "addcdiv"),
+            ref=_ref,
+            dtypes=_dtypes,
+            result_dtype=promoted(0, 1, 2),
+        )
+    )
+    add_inplace(_base, f"{_name}_", f"{_name}_")

@@ -17,11 +17,13 @@ from ._core import (
     S,
     SampleInput,
     add,
+    add_inplace,
     dtype_kwarg,
     factory_rule,
     fixed,
     fn,
     is_float,
+    is_int,
     make,
     meth,
     np_dtype,
@@ -228,7 +230,7 @@ def _masked_fill_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInp
         yield S("int_value", make((3,), d, rng), make((3,), "bool", rng), -1)
 
 
-add(
+masked_fill = add(
     OpInfo(
         "masked_fill.Scalar",
         op=fn("masked_fill"),
@@ -238,6 +240,29 @@ add(
         dtypes=ALL,
     )
 )
+add_inplace(masked_fill, "masked_fill_.Scalar", "masked_fill_")
+
+
+def _masked_fill_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    for s in _masked_fill_samples(d, rng):  # the value as a 0-dim tensor of self's dtype
+        yield S(s.name, s.args[0], s.args[1], np.array(s.args[2]).astype(np_dtype(d)))
+    if is_int(d):  # a float value is converted as a C cast: toward zero
+        yield S("float_value", make((4,), d, rng), make((4,), "bool", rng), np.array(-7.5))
+    if d == "float32":
+        yield S("float64_value", make((4,), d, rng), make((4,), "bool", rng), np.array(0.1))
+
+
+masked_fill_tensor = add(
+    OpInfo(
+        "masked_fill.Tensor",
+        op=fn("masked_fill"),
+        method=meth("masked_fill"),
+        sample_inputs=_masked_fill_tensor_samples,
+        ref=lambda x, mask, value: np.where(mask, value, x),
+        dtypes=ALL,
+    )
+)
+add_inplace(masked_fill_tensor, "masked_fill_.Tensor", "masked_fill_")
 
 
 def _masked_select_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:

@@ -15,6 +15,7 @@ from ._core import (
     INTS,
     LOWP,
     NUMERIC,
+    OP_DB,
     DtypeRule,
     OpInfo,
     S,
@@ -24,9 +25,11 @@ from ._core import (
     binary_samples,
     fixed,
     fn,
+    is_float,
     is_int,
     make,
     meth,
+    np_dtype,
     promoted,
     same,
     scalar_for,
@@ -97,6 +100,117 @@ _unary(
     "silu", lambda x: np.asarray(x, np.float64) * _sigmoid(x), dtypes=FLOATS + LOWP, method=False
 )
 add_inplace(relu, "relu_", "relu_", function=True)
+
+
+def _info(name: str) -> OpInfo:
+    return next(info for info in OP_DB if info.name == name)
+
+
+for _name in ("neg", "abs", "exp", "sqrt", "tanh", "sigmoid"):
+    add_inplace(_info(_name), f"{_name}_", f"{_name}_", function=True)
+
+
+def _rounding_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from unary_samples()(d, rng)
+    if not is_int(d):  # halves round to even (as numpy's round and PyTorch's)
+        yield S("halves", np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5]).astype(np_dtype(d)))
+
+
+for _name, _np in (("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc), ("round", np.round)):
+    _base = add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_rounding_samples,
+            ref=_np,  # integers come back as they are, in their dtype
+            dtypes=NUMERIC + LOWP,
+        )
+    )
+    add_inplace(_base, f"{_name}_", f"{_name}_", function=True)
+
+
+def _ref_round_decimals(x: Any, decimals: int) -> Any:
+    # PyTorch: nearbyint(x * 10^n) / 10^n, or nearbyint(x / 10^-n) * 10^-n for n < 0
+    x = np.asarray(x, dtype=np.float64)
+    if decimals < 0:
+        return np.round(x / 10.0**-decimals) * 10.0**-decimals
+    return np.round(x * 10.0**decimals) / 10.0**decimals
+
+
+def _round_decimals_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("one", make((3, 4), d, rng), decimals=1)
+    yield S("three", make((3, 4), d, rng), decimals=3)
+    yield S("negative", make((5,), d, rng, -300, 300), decimals=-2)
+    yield S("zero", make((5,), d, rng), decimals=0)
+    yield S("0dim", make((), d, rng), decimals=2)
+    yield S("empty", make((0, 2), d, rng), decimals=2)
+    # 0.125 and 0.375 are exact halves at two decimals: to even
+    yield S("halves", np.array([0.125, 0.375, -0.125, 2.5]).astype(np_dtype(d)), decimals=2)
+
+
+round_decimals = add(
+    OpInfo(
+        "round.decimals",
+        op=fn("round"),
+        method=meth("round"),
+        sample_inputs=_round_decimals_samples,
+        ref=_ref_round_decimals,
+        dtypes=FLOATS + LOWP,
+    )
+)
+add_inplace(round_decimals, "round_.decimals", "round_", function=True)
+
+frac = _unary("frac", lambda x: x - np.trunc(x), dtypes=FLOATS + LOWP)
+add_inplace(frac, "frac_", "frac_", function=True)
+
+
+def _square_dtype(s: SampleInput, d: str) -> str:
+    return "int64" if d == "bool" else d  # pow(x, 2): a bool squares to int64
+
+
+square = add(
+    OpInfo(
+        "square",
+        op=fn("square"),
+        method=meth("square"),
+        sample_inputs=unary_samples(),
+        ref=lambda x: np.square(x.astype(np.int64) if x.dtype == np.bool_ else x),
+        dtypes=ALL + LOWP,
+        result_dtype=_square_dtype,
+    )
+)
+add_inplace(square, "square_", "square_")
+for _name, _np, _low, _high in (
+    ("reciprocal", np.reciprocal, 0.5, 4),
+    ("log2", np.log2, 0.1, 5),
+    ("exp2", np.exp2, None, None),
+    ("expm1", np.expm1, None, None),
+    ("erf", _erf, None, None),
+):
+    _base = _unary(_name, _f64(_np), result_dtype=unary_float, low=_low, high=_high)
+    add_inplace(_base, f"{_name}_", f"{_name}_", function=True)
+
+
+def _float_class_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from unary_samples()(d, rng)
+    if is_float(d):
+        special = [np.nan, np.inf, -np.inf, 0.0, -1.5, np.finfo(np.float16).max]
+        yield S("nonfinite", np.array(special).astype(np_dtype(d)))
+
+
+for _name, _np in (("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite)):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_float_class_samples,
+            ref=_np,
+            dtypes=ALL + LOWP,
+            result_dtype=fixed("bool"),
+        )
+    )
 
 
 def _gelu_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -170,6 +284,49 @@ clamp_tensor = add(
     )
 )
 add_inplace(clamp_tensor, "clamp_.Tensor", "clamp_", function=True)
+
+
+def _clamp_one_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    bound = 2 if is_int(d) else -0.5
+    yield S("scalar", make((3, 4), d, rng), bound)
+    yield S("int_bound", make((3, 4), d, rng), 1)
+    yield S("0dim", make((), d, rng), bound)
+    yield S("empty", make((0, 3), d, rng), bound)
+    if is_int(d):
+        yield S("float_bound_promotes", make((4,), d, rng), 0.5)  # -> float32, as PyTorch
+
+
+def _clamp_one_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from binary_samples()(d, rng)
+    if d == "float32":
+        yield S("float_tensor_int_bound", make((2, 3), d, rng), make((2, 3), "int64", rng, -2, 2))
+
+
+for _name, _np in (("clamp_min", np.maximum), ("clamp_max", np.minimum)):
+    _base = add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_clamp_one_samples,
+            ref=_np,
+            dtypes=NUMERIC + LOWP,
+            result_dtype=promoted(0, 1),
+        )
+    )
+    add_inplace(_base, f"{_name}_", f"{_name}_", function=True)
+    _base = add(
+        OpInfo(
+            f"{_name}.Tensor",
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_clamp_one_tensor_samples,
+            ref=_np,
+            dtypes=NUMERIC,
+            result_dtype=promoted(0, 1),
+        )
+    )
+    add_inplace(_base, f"{_name}_.Tensor", f"{_name}_", function=True)
 
 
 def _where_method(cond: Any, self: Any, other: Any) -> Any:

@@ -584,19 +584,35 @@ RULES: dict[str, Rule] = {}
 
 
 def _functional_name(name: str) -> str | None:
-    """``add_.Tensor`` -> ``add.Tensor``; ``add.out`` -> ``add.Tensor``; else None."""
+    """``add_.Tensor`` -> ``add.Tensor``; ``add.out`` -> ``add.Tensor``; else None.
+
+    An in-place overload pairs with the functional one of the same arguments, as in torchgen:
+    ``pow_.Scalar(self, Scalar exponent)`` is the in-place ``pow.Tensor_Scalar``, not
+    ``pow.Scalar(Scalar self, Tensor exponent)``.
+    """
     op_name, _, overload = name.partition(".")
     if op_name.endswith("_") and not op_name.startswith("_"):
         base = op_name[:-1]
-        cand = f"{base}.{overload}" if overload else base
-        if _find(cand):
-            return cand
+        for cand in (f"{base}.{overload}" if overload else base, f"{base}.Tensor_{overload}"):
+            if _find(cand) and _same_arguments(name, cand):
+                return cand
         return None
     if overload == "out":
         for cand in (f"{op_name}.Tensor", op_name):
             if _find(cand):
                 return cand
     return None
+
+
+def _same_arguments(a: str, b: str) -> bool:
+    """Whether overloads ``a`` and ``b`` take the same arguments (alias annotations aside)."""
+    from tensorplug import dispatcher
+
+    def signature(short: str) -> list[tuple[str, Any, bool]]:
+        schema = dispatcher.find_op(f"aten::{short}")._schema
+        return [(x.name, x.type, x.kwarg_only) for x in schema.arguments]
+
+    return signature(a) == signature(b)
 
 
 def _find(short: str) -> bool:

@@ -114,6 +114,11 @@ defderiv(
 defderiv("pow.Scalar", exponent=lambda g, s: _pow_scalar_exponent(g, s.self, s.exponent, s.result))
 
 
+def _addcdiv_tensor2(g: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any) -> Tensor:
+    # -g * value * tensor1 / tensor2^2, dividing twice as div's formula does
+    return -_scale(g, value) * ((tensor1 / tensor2) / tensor2)
+
+
 def _maximum_backward(g: Tensor, x: Tensor, y: Tensor) -> Tensor:
     """d max(x, y) / dx: ``g`` where x wins, ``g / 2`` on ties (as PyTorch), else 0."""
     return tp.where(x == y, g / 2, g).masked_fill(x < y, 0)
@@ -133,12 +138,37 @@ defderiv(
     self=lambda g, s: _minimum_backward(g, s.self, s.other),
     other=lambda g, s: _minimum_backward(g, s.other, s.self),
 )
+defderiv(
+    "lerp.Scalar",
+    self=lambda g, s: g * (1 - s.weight),
+    end=lambda g, s: g * s.weight,
+)
+defderiv(
+    "lerp.Tensor",
+    self=lambda g, s: g * (1 - s.weight),
+    end=lambda g, s: g * s.weight,
+    weight=lambda g, s: g * (s.end - s.self),
+)
+defderiv(
+    "addcmul",
+    self=lambda g, s: g,
+    tensor1=lambda g, s: _scale(g * s.tensor2, s.value),
+    tensor2=lambda g, s: _scale(g * s.tensor1, s.value),
+)
+defderiv(
+    "addcdiv",
+    self=lambda g, s: g,
+    tensor1=lambda g, s: _scale(g, s.value) / s.tensor2,
+    tensor2=lambda g, s: _addcdiv_tensor2(g, s.tensor1, s.tensor2, s.value),
+)
 
 # --- pointwise unary -----------------------------------------------------------------------------
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_C = 0.044715
+_LN2 = math.log(2.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def _gelu_backward(g: Tensor, x: Tensor, result: Tensor, approximate: str) -> Tensor:
@@ -184,6 +214,16 @@ defderiv("sigmoid", self=lambda g, s: _sigmoid_backward(g, s.result))
 defderiv("relu", self=lambda g, s: _aten.threshold_backward.default(g, s.result, 0))
 defderiv("gelu", self=lambda g, s: _gelu_backward(g, s.self, s.result, s.approximate))
 defderiv("silu", self=lambda g, s: _silu_backward(g, s.self))
+# rounding is piecewise constant: zero gradients, as PyTorch (Note [Zero gradients])
+for _name in ("floor", "ceil", "trunc", "round", "round.decimals"):
+    defderiv(_name, self=lambda g, s: _zeros(g, s.self_shape))
+defderiv("frac", self=lambda g, s: g)
+defderiv("square", self=lambda g, s: g * (s.self * 2))
+defderiv("reciprocal", self=lambda g, s: -g * (s.result * s.result))
+defderiv("log2", self=lambda g, s: g / (s.self * _LN2))
+defderiv("exp2", self=lambda g, s: g * (s.result * _LN2))
+defderiv("expm1", self=lambda g, s: g * (s.result + 1))
+defderiv("erf", self=lambda g, s: g * (tp.exp(-(s.self * s.self)) * _TWO_OVER_SQRT_PI))
 defderiv(
     "threshold_backward",
     grad_output=lambda g, s: tp.threshold_backward(g, s.self, s.threshold),
@@ -219,6 +259,18 @@ defderiv(
     min=lambda g, s: _clamp_min(g, s.self, s.min, s.max),
     max=lambda g, s: _clamp_max(g, s.self, s.min, s.max),
 )
+defderiv("clamp_min", self=lambda g, s: _where_zero(s.self >= s.min, g))
+defderiv(
+    "clamp_min.Tensor",
+    self=lambda g, s: _where_zero(s.self >= s.min, g),
+    min=lambda g, s: _where_zero(s.self < s.min, g),
+)
+defderiv("clamp_max", self=lambda g, s: _where_zero(s.self <= s.max, g))
+defderiv(
+    "clamp_max.Tensor",
+    self=lambda g, s: _where_zero(s.self <= s.max, g),
+    max=lambda g, s: _where_zero(s.self > s.max, g),
+)
 defderiv(
     "where.self",
     self=lambda g, s: _where_zero(s.condition, g),
@@ -235,6 +287,9 @@ nondifferentiable(
         for op in ("eq", "ne", "lt", "le", "gt", "ge")
         for kind in ("Tensor", "Scalar")
     ),
+    "isnan",
+    "isinf",
+    "isfinite",
     "logical_and",
     "logical_or",
     "logical_not",

@@ -178,6 +178,11 @@ defderiv(
     src=lambda g, s: _pad_to(g.gather(s.dim, s.index), s.src_shape),
 )
 defderiv("masked_fill.Scalar", self=lambda g, s: g.masked_fill(s.mask, 0))
+defderiv(
+    "masked_fill.Tensor",
+    self=lambda g, s: g.masked_fill(s.mask, 0),
+    value=lambda g, s: tp.where(s.mask, g, 0.0).sum(),  # the filled places, summed
+)
 
 # --- factories -----------------------------------------------------------------------------------
 

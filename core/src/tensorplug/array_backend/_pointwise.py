@@ -50,7 +50,7 @@ from ._kit import (
     guarded,
     torch_name,
 )
-from ._linalg import _cname, _cpp_name
+from ._linalg import _cname
 
 Rule = Callable[[_dt.dtype], _dt.dtype]
 Check = Callable[[Tensor, Any], None]  # refuses a pair of operands (defbinary check=)
@@ -390,11 +390,7 @@ def build(kit: Kit) -> Kernels:
 
     def write_result(dst: Tensor, r: Any, od: _dt.dtype, *, in_place: bool) -> None:
         """Write result ``r`` (dtype ``od``) into ``dst``: in place, or as an ``out=``."""
-        if not _dt.can_cast(od, dst._dtype):
-            raise OpError(
-                f"result type {torch_name(od)} can't be cast to the desired output type "
-                f"{torch_name(dst._dtype)}"
-            )
+        check_cast(od, dst)
         shape = tuple(r.shape) if hasattr(r, "shape") else ()
         dshape = tuple(dst._data.shape)
         if shape == dshape:
@@ -405,6 +401,25 @@ def build(kit: Kit) -> Kernels:
             )
         else:  # out= of another shape is resized, as PyTorch does
             dst._data = kit.cast(asarray(r), storage[dst._dtype])
+
+    def check_cast(od: _dt.dtype, dst: Tensor) -> None:
+        if not _dt.can_cast(od, dst._dtype):
+            raise OpError(
+                f"result type {torch_name(od)} can't be cast to the desired output type "
+                f"{torch_name(dst._dtype)}"
+            )
+
+    def check_inplace_shape(self: Tensor, *args: Any) -> None:
+        """PyTorch's first check of an in-place op: the operands broadcast to self's shape."""
+        shapes = [tuple(a._data.shape) for a in args if isinstance(a, Tensor)]
+        if shapes:
+            mine = tuple(self._data.shape)
+            shape = check_broadcast(mine, *shapes)
+            if shape != mine:
+                raise OpError(
+                    f"output with shape {list(mine)} doesn't match the broadcast shape "
+                    f"{list(shape)}"
+                )
 
     # --- arithmetic --------------------------------------------------------------------
 
@@ -483,6 +498,7 @@ def build(kit: Kit) -> Kernels:
     defbinary(
         "pow",
         int_pow,
+        rule=_no_bool_pow,
         fast_kinds="fc",
         scalar=False,
         inplace=False,
@@ -545,6 +561,7 @@ def build(kit: Kit) -> Kernels:
     k["div.Tensor_mode"] = div_mode
 
     def pow_scalar_exp(self: Tensor, exponent: Scalar) -> Tensor:
+        _check_integer_power(self, exponent)
         r, od = general("aten::pow.Tensor_Scalar", xp.power, _same, self, exponent, quiet=True)
         return kit.wrap(r, od, self._device)
 
@@ -559,13 +576,15 @@ def build(kit: Kit) -> Kernels:
     k["pow.Scalar"] = pow_scalar_base
 
     def pow_scalar_(self: Tensor, exponent: Scalar) -> Tensor:
+        _check_integer_power(self, exponent)
         r, od = general("aten::pow_.Scalar", xp.power, _same, self, exponent, quiet=True)
         write_result(self, r, od, in_place=True)
         return self
 
     def pow_tensor_(self: Tensor, exponent: Tensor) -> Tensor:
         try:
-            r, od = general("aten::pow_.Tensor", int_pow, _same, self, exponent, quiet=True)
+            check_inplace_shape(self, exponent)
+            r, od = general("aten::pow_.Tensor", int_pow, _no_bool_pow, self, exponent, quiet=True)
             write_result(self, r, od, in_place=True)
             return self
         except _CONVERTED as e:
@@ -586,7 +605,7 @@ def build(kit: Kit) -> Kernels:
         """``value`` as a 0-dim array of ``math_t`` for a result of dtype ``d``, as PyTorch's
         ``value.to<scalar_t>()``: refused if complex for a real type, truncated for integers."""
         if isinstance(value, complex) and d.kind != "c":
-            raise OpError(f"value cannot be converted to type {_cpp_name(d)} without overflow")
+            raise OpError(f"value cannot be converted to type {_C_SCALAR[d.name]} without overflow")
         if d.kind in "ui" and isinstance(value, float):
             value = int(value)
         return xp.asarray(kit.scalar(value, d), dtype=math_t)
@@ -612,9 +631,9 @@ def build(kit: Kit) -> Kernels:
         return kit.wrap(r, d, device)
 
     def lerp_tensor(self: Tensor, end: Tensor, weight: Tensor) -> Tensor:
-        same_dtype(self, end, "end")
-        same_dtype(self, weight, "weight")
-        d = self._dtype
+        check_lerp_tensor(self, end, weight)
+        # a 0-dim weight of another dtype is promoted with self and end, as a scalar would be
+        d = self._dtype if weight._dtype is self._dtype else kit.result_dtype(self, end, weight)
         if d.kind not in "fc":
             raise OpError(f"\"lerp_kernel_tensor\" not implemented for '{torch_name(d)}'")
         device = self._device
@@ -627,20 +646,25 @@ def build(kit: Kit) -> Kernels:
             r = lerp(a, b, w)
         return kit.wrap(r, d, device)
 
+    def check_lerp_tensor(self: Tensor, end: Tensor, weight: Tensor) -> None:
+        same_dtype(self, end, "end")
+        if weight._data.ndim != 0:
+            same_dtype(self, weight, "weight")
+
     k["lerp.Scalar"] = lerp_scalar
     k["lerp.Tensor"] = lerp_tensor
 
     def addc(name: str, combine: Callable[[Any, Any, Any], Any]) -> Callable[..., Tensor]:
         """``self + combine(value, tensor1, tensor2)`` in the promoted dtype of the three."""
+        check_addc = check_addcdiv if name == "addcdiv" else _no_check
 
         def kernel(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Scalar = 1) -> Tensor:
-            if name == "addcdiv" and tensor1._dtype.kind in "biu" and tensor2._dtype.kind in "biu":
-                raise OpError(_ADDCDIV_INTEGER)
+            check_addc(self, tensor1, tensor2)
+            check_broadcast(*(tuple(t._data.shape) for t in (self, tensor1, tensor2)))
             od = kit.result_dtype(self, tensor1, tensor2)
             if od is _dt.bool:
                 raise OpError(f"\"{name}_cpu_out\" not implemented for 'Bool'")
             device = self._device
-            check_broadcast(*(tuple(t._data.shape) for t in (self, tensor1, tensor2)))
             math_t = kit.accumulate[od]
             v = scalar_in(value, od, math_t)
             a, t1, t2 = (
@@ -651,6 +675,10 @@ def build(kit: Kit) -> Kernels:
             return kit.wrap(r, od, device)
 
         return kernel
+
+    def check_addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, **_: Any) -> None:
+        if tensor1._dtype.kind in "biu" and tensor2._dtype.kind in "biu":
+            raise OpError(_ADDCDIV_INTEGER)
 
     k["addcmul"] = addc("addcmul", lambda v, t1, t2: v * t1 * t2)
     k["addcdiv"] = addc("addcdiv", lambda v, t1, t2: v * t1 / t2)
@@ -768,7 +796,7 @@ def build(kit: Kit) -> Kernels:
 
     defunary("neg", neg)
     # quiet: |complex| can overflow; sin/cos of inf and complex tanh are invalid (numpy warns)
-    defunary("abs", xp.abs, out_rule=lambda d: d.to_real(), quiet=True)
+    defunary("abs", xp.abs, rule=_no_bool_abs, out_rule=lambda d: d.to_real(), quiet=True)
     defunary("sign", sign)
     for name in ("exp", "log", "log1p", "sqrt", "sin", "cos", "tanh"):
         defunary(name, getattr(xp, name), rule=_to_float, quiet=True)
@@ -828,9 +856,11 @@ def build(kit: Kit) -> Kernels:
     defunary("round", rounding("round"), rule=_rounding_rule("round", ""))
 
     def round_decimals(self: Tensor, *, decimals: int) -> Tensor:
-        if decimals == 0:
-            return k["round"](self)  # type: ignore[no-any-return]
         d = self._dtype
+        if decimals == 0:
+            if d.kind != "f":
+                raise OpError(f"\"round_vml_cpu\" not implemented for '{torch_name(d)}'")
+            return k["round"](self)  # type: ignore[no-any-return]
         if d.kind != "f":
             raise OpError(f"\"round_cpu\" not implemented for '{torch_name(d)}'")
         # PyTorch's kernel: nearbyint(x * 10^n) / 10^n, or nearbyint(x / 10^-n) * 10^-n for
@@ -959,7 +989,7 @@ def build(kit: Kit) -> Kernels:
         if d.kind == "c":
             raise OpError("clamp is not supported for complex types")
 
-    def defclamp_one(name: str, f: Callable[[Any, Any], Any]) -> None:
+    def defclamp_one(name: str, f: Callable[[Any, Any], Any], kernel_name: str) -> None:
         """``clamp_min`` / ``clamp_max``: one bound, a Scalar or a Tensor, promoted with self as
         PyTorch's ``clamp`` does (an int tensor with a float bound gives a float result)."""
 
@@ -972,18 +1002,19 @@ def build(kit: Kit) -> Kernels:
             return kit.wrap(f(kit.as_compute(self, od), b), od, self._device)
 
         def tensor_kernel(self: Tensor, bound: Tensor) -> Tensor:
-            od = kit.result_dtype(self, bound)
-            no_complex_clamp(od)
-            device = self._device
             check_broadcast(tuple(self._data.shape), tuple(bound._data.shape))
+            od = kit.result_dtype(self, bound)
+            if od.kind == "c":
+                raise OpError(f"\"{kernel_name}\" not implemented for '{torch_name(od)}'")
+            device = self._device
             r = f(kit.as_compute(self, od), kit.operand(bound, od, device))
             return kit.wrap(r, od, device)
 
         k[name] = scalar_kernel
         k[f"{name}.Tensor"] = tensor_kernel
 
-    defclamp_one("clamp_min", xp.maximum)
-    defclamp_one("clamp_max", xp.minimum)
+    defclamp_one("clamp_min", xp.maximum, "maximum_cpu")
+    defclamp_one("clamp_max", xp.minimum, "minimum_cpu")
 
     def check_condition(condition: Tensor) -> None:
         if condition._dtype is not _dt.bool:
@@ -1100,13 +1131,25 @@ def build(kit: Kit) -> Kernels:
 
     # --- in place: the functional kernel, its result written back into self ------------------
 
-    def definplace(name: str, functional: str) -> None:
+    def definplace(
+        name: str,
+        functional: str,
+        check: Callable[..., None] | None = None,
+        promoted: bool = False,
+    ) -> None:
         """``name`` (``exp_``) as ``functional`` (``exp``) written into ``self``, with PyTorch's
-        checks of an in-place result: its dtype casts to self's, its shape is self's. The
+        checks in its order: the op's own argument checks (``check``), the broadcast shape
+        against self's, whether the promoted dtype of the tensors casts to self's (``promoted``:
+        before the op, which may refuse that dtype), the op, then the cast of its result. The
         functional kernel raises unnamed errors (OpError), so they name ``aten::<name>``."""
         f = k[functional]
 
         def kernel(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+            if check is not None:
+                check(self, *args, **kwargs)
+            check_inplace_shape(self, *args, *kwargs.values())
+            if promoted:
+                check_cast(kit.result_dtype(self, *(a for a in args if isinstance(a, Tensor))), self)
             r = f(self, *args, **kwargs)
             write_result(self, r._data, r._dtype, in_place=True)
             return self
@@ -1116,12 +1159,24 @@ def build(kit: Kit) -> Kernels:
     for name in (
         "neg", "abs", "exp", "exp2", "expm1", "log2", "sqrt", "square", "reciprocal", "tanh",
         "sigmoid", "erf", "floor", "ceil", "trunc", "round", "round.decimals", "frac",
-        "clamp_min", "clamp_min.Tensor", "clamp_max", "clamp_max.Tensor",
-        "lerp.Scalar", "lerp.Tensor", "addcmul", "addcdiv",
-        "masked_fill.Scalar", "masked_fill.Tensor",
+        "clamp_min", "clamp_max", "masked_fill.Scalar", "masked_fill.Tensor",
     ):  # fmt: skip
         op, _, overload = name.partition(".")
         definplace(f"{op}_.{overload}" if overload else f"{op}_", name)
+    definplace("clamp_min_.Tensor", "clamp_min.Tensor", promoted=True)
+    definplace("clamp_max_.Tensor", "clamp_max.Tensor", promoted=True)
+    definplace("addcmul_", "addcmul", promoted=True)
+    definplace("addcdiv_", "addcdiv", check_addcdiv, promoted=True)
+    definplace("lerp_.Scalar", "lerp.Scalar", lambda self, end, weight: same_dtype(self, end, "end"))
+    definplace("lerp_.Tensor", "lerp.Tensor", check_lerp_tensor)
+    abs_ = k["abs_"]
+
+    def abs_inplace(self: Tensor) -> Tensor:
+        if self._dtype.kind == "c":
+            raise OpError("In-place abs is not supported for complex tensors.")
+        return abs_(self)  # type: ignore[no-any-return]
+
+    k["abs_"] = abs_inplace
     return k
 
 
@@ -1194,6 +1249,42 @@ def _real_float(kernel_name: str) -> Rule:
         return _to_float(d)
 
     return rule
+
+
+def _no_bool_pow(d: _dt.dtype) -> _dt.dtype:
+    if d is _dt.bool:
+        raise OpError("\"pow\" not implemented for 'Bool'")
+    return d
+
+
+def _no_bool_abs(d: _dt.dtype) -> _dt.dtype:
+    if d is _dt.bool:
+        raise OpError("\"abs_cpu\" not implemented for 'Bool'")
+    return d
+
+
+def _check_integer_power(self: Tensor, exponent: Scalar) -> None:
+    if self._dtype.kind in "biu" and isinstance(exponent, int) and exponent < 0:
+        raise OpError("Integers to negative integer powers are not allowed.")
+
+
+def _no_check(*args: Any, **kwargs: Any) -> None:
+    pass
+
+
+# the C type PyTorch names when a Scalar argument does not convert (addcmul's value=)
+_C_SCALAR = {
+    "bool": "bool",
+    "uint8": "uint8_t",
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int",
+    "int64": "int64_t",
+    "float16": "float",  # half precision computes in float
+    "bfloat16": "float",
+    "float32": "float",
+    "float64": "double",
+}
 
 
 def _bool_to_long(d: _dt.dtype) -> _dt.dtype:

@@ -749,6 +749,253 @@ def test_invalid_values(call: Callable[[], Any], exc: Any, text: str, op: Any) -
     check_error(call, exc, text, op)
 
 
+def B(values: Any) -> Any:
+    return tp.tensor(np.asarray(values, dtype=bool))
+
+
+CAST_FLOAT_TO_LONG = "result type Float can't be cast to the desired output type Long"
+ADDCDIV_INTEGER = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+    "will perform a true division of tensor1 and tensor2."
+)
+
+# PyTorch's refusals of the pointwise ops of dtypes they do not take, in PyTorch's check order
+# (argument checks, broadcast against self for in-place ops, the cast of the result, the kernel)
+POINTWISE_DTYPE_CASES: list[ErrorCase] = [
+    *(
+        (
+            f"{op}_bool",
+            lambda op=op: getattr(tp, op)(T((2,), "bool")),
+            RuntimeError,
+            f"\"{op}_vml_cpu\" not implemented for 'Bool'",
+            op,
+        )
+        for op in ("floor", "ceil", "trunc", "round")
+    ),
+    *(
+        (
+            f"{op}_complex",
+            lambda op=op: getattr(tp, op)(T((2,), "complex64")),
+            RuntimeError,
+            f"{op} is not supported for complex inputs",
+            op,
+        )
+        for op in ("floor", "ceil", "trunc")
+    ),
+    (
+        "round_decimals_int",
+        lambda: tp.round(T((2,), "int64"), decimals=1),
+        RuntimeError,
+        "\"round_cpu\" not implemented for 'Long'",
+        "round",
+    ),
+    (
+        "round_decimals_zero_int",  # round() takes integers, round(decimals=0) does not
+        lambda: tp.round(T((2,), "int32"), decimals=0),
+        RuntimeError,
+        "\"round_vml_cpu\" not implemented for 'Int'",
+        "round",
+    ),
+    (
+        "frac_int",
+        lambda: tp.frac(T((2,), "int64")),
+        RuntimeError,
+        "\"frac_cpu\" not implemented for 'Long'",
+        "frac",
+    ),
+    (
+        "erf_complex",
+        lambda: tp.erf(T((2,), "complex64")),
+        RuntimeError,
+        "\"erf_vml_cpu\" not implemented for 'ComplexFloat'",
+        "erf",
+    ),
+    (
+        "abs_bool",
+        lambda: tp.abs(T((2,), "bool")),
+        RuntimeError,
+        "\"abs_cpu\" not implemented for 'Bool'",
+        "abs",
+    ),
+    (
+        "abs__complex",
+        lambda: T((2,), "complex64").abs_(),
+        RuntimeError,
+        "In-place abs is not supported for complex tensors.",
+        "abs_",
+    ),
+    ("exp__int", lambda: T((2,), "int64").exp_(), RuntimeError, CAST_FLOAT_TO_LONG, "exp_"),
+    ("sqrt__int", lambda: tp.sqrt_(T((2,), "int64")), RuntimeError, CAST_FLOAT_TO_LONG, "sqrt_"),
+    (
+        "square__bool",  # a bool squares to int64
+        lambda: T((2,), "bool").square_(),
+        RuntimeError,
+        "result type Long can't be cast to the desired output type Bool",
+        "square_",
+    ),
+    (
+        "neg__bool",
+        lambda: T((2,), "bool").neg_(),
+        RuntimeError,
+        "Negation, the `-` operator, on a bool tensor is not supported.",
+        "neg_",
+    ),
+    (
+        "clamp_min_bool_scalar",
+        lambda: tp.clamp_min(T((2,), "bool"), True),
+        RuntimeError,
+        "\"clamp_min_scalar_cpu\" not implemented for 'Bool'",
+        "clamp_min",
+    ),
+    (
+        "clamp_max_complex",
+        lambda: tp.clamp_max(T((2,), "complex64"), 1),
+        RuntimeError,
+        "clamp is not supported for complex types",
+        "clamp_max",
+    ),
+    (
+        "clamp_min_tensor_complex",
+        lambda: tp.clamp_min(T((2,)), T((2,), "complex64")),
+        RuntimeError,
+        "\"maximum_cpu\" not implemented for 'ComplexFloat'",
+        "clamp_min",
+    ),
+    (
+        "clamp_min__tensor_shape_first",
+        lambda: T((3, 1), "int64").clamp_min_(T((3, 4), "complex64")),
+        RuntimeError,
+        "output with shape [3, 1] doesn't match the broadcast shape [3, 4]",
+        "clamp_min_",
+    ),
+    (
+        "clamp_max__tensor_cast_before_kernel",
+        lambda: T((3,), "int64").clamp_max_(T((3,), "complex64")),
+        RuntimeError,
+        "result type ComplexFloat can't be cast to the desired output type Long",
+        "clamp_max_",
+    ),
+    (
+        "lerp_end_dtype",
+        lambda: tp.lerp(T((3,)), T((3,), "float64"), 0.5),
+        RuntimeError,
+        "expected dtype float for `end` but got dtype double",
+        "lerp",
+    ),
+    (
+        "lerp_weight_dtype",
+        lambda: tp.lerp(T((3,)), T((3,)), T((3,), "int64")),
+        RuntimeError,
+        "expected dtype float for `weight` but got dtype long int",
+        "lerp",
+    ),
+    (
+        "lerp_int",
+        lambda: tp.lerp(T((3,), "int64"), T((3,), "int64"), 1),
+        RuntimeError,
+        "\"lerp_kernel_scalar\" not implemented for 'Long'",
+        "lerp",
+    ),
+    (
+        "lerp_complex_weight",
+        lambda: tp.lerp(T((3,)), T((3,)), 1 + 2j),
+        RuntimeError,
+        "value cannot be converted to type float without overflow",
+        "lerp",
+    ),
+    (
+        "lerp__dtype_before_shape",
+        lambda: T((3,)).lerp_(T((2, 3)), T((3,), "float64")),
+        RuntimeError,
+        "expected dtype float for `weight` but got dtype double",
+        "lerp_",
+    ),
+    (
+        "lerp__shape",
+        lambda: T((3,), "int64").lerp_(T((2, 3), "int64"), 0.5),
+        RuntimeError,
+        "output with shape [3] doesn't match the broadcast shape [2, 3]",
+        "lerp_",
+    ),
+    (
+        "addcmul_bool",
+        lambda: tp.addcmul(T((2,), "bool"), T((2,), "bool"), T((2,), "bool")),
+        RuntimeError,
+        "\"addcmul_cpu_out\" not implemented for 'Bool'",
+        "addcmul",
+    ),
+    (
+        "addcmul_shapes",
+        lambda: tp.addcmul(T((3,)), T((2,)), T((3,))),
+        RuntimeError,
+        "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 0",
+        "addcmul",
+    ),
+    (
+        "addcmul_complex_value",
+        lambda: tp.addcmul(T((2,), "float16"), T((2,), "float16"), T((2,), "float16"), value=1j),
+        RuntimeError,
+        "value cannot be converted to type float without overflow",
+        "addcmul",
+    ),
+    (
+        "addcmul__cast",
+        lambda: T((2,), "int64").addcmul_(T((2,)), T((2,))),
+        RuntimeError,
+        CAST_FLOAT_TO_LONG,
+        "addcmul_",
+    ),
+    (
+        "addcdiv_integers",
+        lambda: tp.addcdiv(T((2,)), T((2,), "int64"), T((2,), "bool")),
+        RuntimeError,
+        ADDCDIV_INTEGER,
+        "addcdiv",
+    ),
+    (
+        "pow__negative_int_exponent",
+        lambda: T((2,), "uint8").pow_(-1),
+        RuntimeError,
+        "Integers to negative integer powers are not allowed.",
+        "pow_",
+    ),
+    (
+        "pow_bool",
+        lambda: tp.pow(T((2,), "bool"), T((2,), "bool")),
+        RuntimeError,
+        "\"pow\" not implemented for 'Bool'",
+        "pow",
+    ),
+    (
+        "pow__shape",
+        lambda: T((3,)).pow_(T((2, 3))),
+        RuntimeError,
+        "output with shape [3] doesn't match the broadcast shape [2, 3]",
+        "pow_",
+    ),
+    (
+        "masked_fill_value_dims",
+        lambda: tp.masked_fill(T((3,)), B([True, False, True]), T((1,))),
+        RuntimeError,
+        "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 "
+        "dimension(s).",
+        "masked_fill",
+    ),
+    (
+        "masked_fill__shape",
+        lambda: T((3,)).masked_fill_(B(np.ones((2, 3))), 1.0),
+        RuntimeError,
+        "output with shape [3] doesn't match the broadcast shape [2, 3]",
+        "masked_fill_",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "exc", "text", "op"), _params(POINTWISE_DTYPE_CASES))
+def test_pointwise_dtype_refusals(call: Callable[[], Any], exc: Any, text: str, op: Any) -> None:
+    check_error(call, exc, text, op)
+
+
 def test_clamp_in_place_keeps_the_tensor_s_dtype_and_shape() -> None:
     ints = tp.tensor([1, 5, 9])
     with pytest.raises(RuntimeError, match=r"^aten::clamp_: result type Float can't be cast to the desired output type Long$"):

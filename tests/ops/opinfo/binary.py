@@ -452,7 +452,10 @@ def _lerp_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInp
     yield S("empty", make((0, 2), d, rng), make((0, 2), d, rng), make((2,), d, rng))
 
 
-for _name, _samples in (("lerp.Scalar", _lerp_scalar_samples), ("lerp.Tensor", _lerp_tensor_samples)):
+for _name, _samples in (
+    ("lerp.Scalar", _lerp_scalar_samples),
+    ("lerp.Tensor", _lerp_tensor_samples),
+):
     _base = add(
         OpInfo(
             _name,
@@ -480,8 +483,12 @@ def _addc_samples(divide: bool) -> Any:
         yield S("0dim", t(()), t(()), t((), denominator=True), value=value)
         yield S("empty", t((0, 3)), t((3,)), t((0, 1), denominator=True))
         if d == "float32":
-            yield S("promote_int64_self", t((2, 3), "int64"), t((2, 3)), t((2, 3), denominator=True))
-            yield S("promote_0dim_float64", t((2, 3)), t((), "float64"), t((2, 3), denominator=True))
+            yield S(
+                "promote_int64_self", t((2, 3), "int64"), t((2, 3)), t((2, 3), denominator=True)
+            )
+            yield S(
+                "promote_0dim_float64", t((2, 3)), t((), "float64"), t((2, 3), denominator=True)
+            )
             if not divide:  # addcdiv refuses two integer operands
                 yield S("promote_int_operands", t((2, 3)), t((2, 3), "int64"), t((2, 3), "int64"))
         if is_int(d) and not divide:

@@ -116,7 +116,12 @@ def _rounding_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]
         yield S("halves", np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5]).astype(np_dtype(d)))
 
 
-for _name, _np in (("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc), ("round", np.round)):
+for _name, _np in (
+    ("floor", np.floor),
+    ("ceil", np.ceil),
+    ("trunc", np.trunc),
+    ("round", np.round),
+):
     _base = add(
         OpInfo(
             _name,

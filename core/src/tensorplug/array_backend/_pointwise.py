@@ -1149,7 +1149,9 @@ def build(kit: Kit) -> Kernels:
                 check(self, *args, **kwargs)
             check_inplace_shape(self, *args, *kwargs.values())
             if promoted:
-                check_cast(kit.result_dtype(self, *(a for a in args if isinstance(a, Tensor))), self)
+                check_cast(
+                    kit.result_dtype(self, *(a for a in args if isinstance(a, Tensor))), self
+                )
             r = f(self, *args, **kwargs)
             write_result(self, r._data, r._dtype, in_place=True)
             return self
@@ -1167,7 +1169,9 @@ def build(kit: Kit) -> Kernels:
     definplace("clamp_max_.Tensor", "clamp_max.Tensor", promoted=True)
     definplace("addcmul_", "addcmul", promoted=True)
     definplace("addcdiv_", "addcdiv", check_addcdiv, promoted=True)
-    definplace("lerp_.Scalar", "lerp.Scalar", lambda self, end, weight: same_dtype(self, end, "end"))
+    definplace(
+        "lerp_.Scalar", "lerp.Scalar", lambda self, end, weight: same_dtype(self, end, "end")
+    )
     definplace("lerp_.Tensor", "lerp.Tensor", check_lerp_tensor)
     abs_ = k["abs_"]
 

@@ -23,7 +23,8 @@ order (for formulas that share work, like ``layer_norm``).
   ``create_graph=True`` records its own graph and higher derivatives work.
 
 In-place variants (``add_.Tensor``) and ``out=`` variants (``add.out``) use the entry of their
-functional overload; for in-place ones ``s.self`` is the value *before* the op (cloned first,
+functional overload (for in-place ones, the overload of the same arguments, as torchgen pairs
+them: ``pow_.Scalar(self, Scalar exponent)`` uses ``pow.Tensor_Scalar``'s); for in-place ones ``s.self`` is the value *before* the op (cloned first,
 only when the formula names it) and ``s.result`` the value after. CompositeImplicitAutograd ops
 have no entry: autograd sees the operators they decompose into. In-place ops whose functional
 form is composite or absent (``index_put_``, ``copy_``, ``fill_.Scalar``) have entries of their

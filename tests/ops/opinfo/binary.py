@@ -27,6 +27,7 @@ from ._core import (
     np_dtype,
     promoted,
     result_type,
+    same,
     scalar_samples,
     to_float,
 )
@@ -450,6 +451,14 @@ def _lerp_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInp
     yield S("0dim_weight", make((2, 3), d, rng), make((2, 3), d, rng), make((), d, rng, 0, 1))
     yield S("0dim", make((), d, rng), make((), d, rng), make((), d, rng, 0, 1))
     yield S("empty", make((0, 2), d, rng), make((0, 2), d, rng), make((2,), d, rng))
+    if d == "float32":  # a 0-dim weight of another dtype takes part in promotion
+        yield S("0dim_float64_weight", make((2, 3), d, rng), make((2, 3), d, rng), np.array(0.7))
+        yield S(
+            "int_0dim_float_weight",
+            make((3,), "int64", rng),
+            make((3,), "int64", rng),
+            np.array(0.25, d),
+        )
 
 
 for _name, _samples in (
@@ -464,6 +473,7 @@ for _name, _samples in (
             sample_inputs=_samples,
             ref=_ref_lerp,
             dtypes=FLOATS + LOWP,
+            result_dtype=promoted(0, 1, 2) if _name == "lerp.Tensor" else same,
         )
     )
     add_inplace(_base, _name.replace("lerp", "lerp_"), "lerp_")

@@ -908,10 +908,8 @@ for _name, _np in (("cumsum", np.cumsum), ("cumprod", np.cumprod)):
     )
 
 # --- sort, argsort, topk ------------------------------------------------------------------------
-# Ties: stable sorts keep them in their original order in both directions; sort(stable=False)
-# and topk leave libstdc++'s order (Note [Tie order of sort and topk] in _sorting.py), pinned
-# in test_sorting.py. Here the rows of those two are either short (up to 16 elements, where
-# std::sort is an insertion sort: stable) or free of ties.
+# Ties: every sort and topk keep them in their original order in both directions (Note [Tie
+# order of sort and topk] in _sorting.py); the samples hold ties, short and long rows.
 
 
 def _stable_argsort(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:

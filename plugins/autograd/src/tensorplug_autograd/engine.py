@@ -236,8 +236,8 @@ def _execute(
                 grads = _run_pre_hooks(node, grads)
             if capture:
                 if type(node) is AccumulateGrad and grads[0] is not None:
-                    var = node.variable  # a leaf among the inputs: its hooks see its gradient
-                    if var is not None:
+                    var = node._variable()  # a leaf among the inputs: its hooks see its gradient
+                    if var is not None and var._autograd is not None and var._autograd.hooks:
                         grads[0] = run_leaf_hooks(var, grads[0])
                 for nr, cg in enumerate(grads):
                     for i in capture.get((node, nr), ()):
@@ -309,7 +309,9 @@ def _needed(
     """The nodes on a path from the roots to a target, and their dependency counts among
     themselves; fills ``capture`` with where each target's gradient is taken."""
     parents: dict[Node, list[Node]] = {}
-    stack = list(dict.fromkeys(n for n, _ in roots))  # a node given twice is walked once
+    stack = [n for n, _ in roots]
+    if len(stack) > 1:
+        stack = list(dict.fromkeys(stack))  # a node given twice is walked once
     for n in stack:
         parents.setdefault(n, [])
     while stack:

@@ -247,14 +247,21 @@ def _check_floating(name: str, overload: str, self: Any) -> None:
         )
 
 
+def _with_mean(
+    name: str, stat: Any, self: Any, dim: Any, correction: Any, keepdim: bool
+) -> tuple[Any, Any]:
+    """``(stat(self), mean(self))`` over ``dim``: var_mean and std_mean."""
+    _check_floating(name, "correction", self)
+    return (
+        stat(self, dim, correction=correction, keepdim=keepdim),
+        aten.mean.dim(self, dim, keepdim),
+    )
+
+
 def var_mean(
     self: Any, dim: Any = None, *, correction: Any = None, keepdim: bool = False
 ) -> tuple[Any, Any]:
-    _check_floating("var_mean", "correction", self)
-    return (
-        aten.var.correction(self, dim, correction=correction, keepdim=keepdim),
-        aten.mean.dim(self, dim, keepdim),
-    )
+    return _with_mean("var_mean", aten.var.correction, self, dim, correction, keepdim)
 
 
 def var_mean_unbiased(self: Any, unbiased: bool = True) -> tuple[Any, Any]:
@@ -264,11 +271,7 @@ def var_mean_unbiased(self: Any, unbiased: bool = True) -> tuple[Any, Any]:
 def std_mean(
     self: Any, dim: Any = None, *, correction: Any = None, keepdim: bool = False
 ) -> tuple[Any, Any]:
-    _check_floating("std_mean", "correction", self)
-    return (
-        aten.std.correction(self, dim, correction=correction, keepdim=keepdim),
-        aten.mean.dim(self, dim, keepdim),
-    )
+    return _with_mean("std_mean", aten.std.correction, self, dim, correction, keepdim)
 
 
 def std_mean_unbiased(self: Any, unbiased: bool = True) -> tuple[Any, Any]:

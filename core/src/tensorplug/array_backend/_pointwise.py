@@ -1319,7 +1319,10 @@ _SERIES_TERMS = 60
 _CF_DEPTH = 60
 
 
-def erfc(xp: Any, x: Any) -> Any:
+def _erf_parts(xp: Any, x: Any) -> tuple[Any, Any, Any]:
+    """``(|x|, erf(|x|) by the series, erfc(|x|) by the continued fraction)``: the series is
+    meant for ``|x| < 2``, the fraction for the rest (Note [erfc]); each is evaluated with its
+    argument clamped to its own range."""
     z = xp.abs(x)
     zs = xp.minimum(z, 2.0)
     term = zs
@@ -1334,6 +1337,11 @@ def erfc(xp: Any, x: Any) -> Any:
     for j in range(_CF_DEPTH, 0, -1):
         cf = zc + (j / 2) / cf
     erfc_large = xp.exp(-zc * zc) / (math.sqrt(math.pi) * cf)
+    return z, erf_small, erfc_large
+
+
+def erfc(xp: Any, x: Any) -> Any:
+    z, erf_small, erfc_large = _erf_parts(xp, x)
     erfc_pos = xp.where(z < 2.0, 1.0 - erf_small, erfc_large)
     return xp.where(x < 0, 2.0 - erfc_pos, erfc_pos)
 
@@ -1341,19 +1349,6 @@ def erfc(xp: Any, x: Any) -> Any:
 def erf(xp: Any, x: Any) -> Any:
     """erf in float64 with the expansions of Note [erfc]: the series below 2 (accurate
     relative to erf itself, also near 0), 1 - the continued fraction above."""
-    z = xp.abs(x)
-    zs = xp.minimum(z, 2.0)
-    term = zs
-    total = zs
-    z2 = zs * zs
-    for n in range(1, _SERIES_TERMS):
-        term = term * (2 * z2) / (2 * n + 1)
-        total = total + term
-    erf_small = (2 / math.sqrt(math.pi)) * xp.exp(-z2) * total
-    zc = xp.maximum(z, 2.0)
-    cf = zc
-    for j in range(_CF_DEPTH, 0, -1):
-        cf = zc + (j / 2) / cf
-    erf_large = 1.0 - xp.exp(-zc * zc) / (math.sqrt(math.pi) * cf)
-    erf_pos = xp.where(z < 2.0, erf_small, erf_large)
+    z, erf_small, erfc_large = _erf_parts(xp, x)
+    erf_pos = xp.where(z < 2.0, erf_small, 1.0 - erfc_large)
     return xp.where(x < 0, -erf_pos, erf_pos)

@@ -582,6 +582,89 @@ add(
 )
 
 
+def _ref_kthvalue(x: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+    """The k-th smallest and its index in a stable sort (NaNs last)."""
+    x = np.asarray(x)
+    if x.ndim == 0:
+        return x, np.asarray(0)
+    idx = np.take(np.argsort(x, axis=dim, kind="stable"), [k - 1], axis=dim)
+    vals = np.take_along_axis(x, idx, axis=dim)
+    if not keepdim:
+        idx, vals = np.squeeze(idx, axis=dim), np.squeeze(vals, axis=dim)
+    return vals, idx
+
+
+def _kthvalue_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, -3, 3)  # noqa: E731
+    yield S("dim1", x((3, 4)), 2, 1)
+    yield S("dim0_keepdim", x((5, 3)), 5, 0, True)
+    yield S("default_dim", x((2, 3, 5)), 1)
+    yield S("0dim", x(()), 1)
+    yield S("empty_kept", x((0, 3)), 1, 1)
+    if is_float(d) and d not in LOWP:
+        yield S("nan", np.array([[1.0, np.nan, 2.0], [3.0, 1.0, 2.0]], dtype=d), 3, 1)
+
+
+add(
+    OpInfo(
+        "kthvalue",
+        op=fn("kthvalue"),
+        method=meth("kthvalue"),
+        sample_inputs=_kthvalue_samples,
+        ref=_ref_kthvalue,
+        dtypes=NUMERIC,
+        result_dtype=lambda s, d: (d, "int64"),
+        returns_names=("values", "indices"),
+    )
+)
+
+
+def _ref_cumulative(pick: Any) -> Any:
+    """cummax / cummin by a loop: a tie or a NaN takes the later index, as PyTorch."""
+
+    def ref(x: Any, dim: int) -> Any:
+        x = np.asarray(x)
+        if x.ndim == 0:
+            return x.copy(), np.asarray(0)
+        a = np.moveaxis(x, dim, -1)
+        vals, idx = a.copy(), np.zeros(a.shape, np.int64)
+        for row in np.ndindex(a.shape[:-1]):
+            for j in range(a.shape[-1]):
+                v = a[row + (j,)]
+                if j == 0 or v != v or (vals[row + (j - 1,)] == vals[row + (j - 1,)] and pick(v, vals[row + (j - 1,)])):
+                    vals[row + (j,)], idx[row + (j,)] = v, j
+                else:
+                    vals[row + (j,)], idx[row + (j,)] = vals[row + (j - 1,)], idx[row + (j - 1,)]
+        return np.moveaxis(vals, -1, dim), np.moveaxis(idx, -1, dim)
+
+    return ref
+
+
+def _cumulative_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, -3, 3)  # noqa: E731 - ties in ints
+    yield S("dim1", x((3, 5)), 1)
+    yield S("neg_dim", x((2, 3, 4)), -2)
+    yield S("0dim", x(()), 0)
+    yield S("empty", x((0, 3)), 0)
+    if is_float(d) and d not in LOWP:
+        yield S("nan", np.array([1.0, np.nan, 3.0, np.nan, 0.0], dtype=d), 0)
+
+
+for _name, _pick in (("cummax", np.greater_equal), ("cummin", np.less_equal)):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_cumulative_samples,
+            ref=_ref_cumulative(_pick),
+            dtypes=NUMERIC,
+            result_dtype=lambda s, d: (d, "int64"),
+            returns_names=("values", "indices"),
+        )
+    )
+
+
 def _logical_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     x = lambda shape: make(shape, d, rng, 0, 1)  # noqa: E731 - zeros are common
     yield S("2d", x((3, 4)))

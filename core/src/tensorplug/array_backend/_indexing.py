@@ -1,5 +1,7 @@
-"""Indexing kernels: index (advanced indexing), index_put_, index_select, gather, scatter_add,
-masked_select, nonzero.
+"""Indexing kernels: index (advanced indexing), index_put_, index_select, index_add, index_fill,
+take, gather, scatter, scatter_add, masked_scatter, masked_select, nonzero (and the in-place
+variants of index_add, index_fill, scatter and masked_scatter: the functional kernel's result
+written back into ``self``).
 
 ``index.Tensor`` takes a ``Tensor?[]``: ``None`` stands for a full slice of that dimension,
 integer tensors (int64/int32) index, and bool (or uint8) tensors are masks. The placement of
@@ -25,7 +27,17 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._kit import Kernels, Kit, OpError, check_broadcast, torch_name, wrap_dim
+from ._kit import (
+    Kernel,
+    Kernels,
+    Kit,
+    OpError,
+    Scalar,
+    check_broadcast,
+    check_fits,
+    torch_name,
+    wrap_dim,
+)
 
 
 def _fmt(shape: Sequence[int]) -> str:
@@ -198,6 +210,126 @@ def build(kit: Kit) -> Kernels:
     k["index_put_"] = index_put_
     k["index_select"] = index_select
 
+    def index_vector(name: str, index: Tensor, device: Any, dtypes: str = "int32/int64") -> Any:
+        """``index`` of index_add / index_fill as a flat array, with PyTorch's checks."""
+        if index._dtype not in (int_index if "32" in dtypes else (_dt.int64,)):
+            if name == "index_fill_":
+                raise IndexError("index_fill_(): Expected dtype int64 for index.")
+            raise OpError(
+                f"{name}(): Expected dtype {dtypes} for index but got: {torch_name(index._dtype)}"
+            )
+        return xp.reshape(kit.operand(index, index._dtype, device), (-1,))
+
+    def index_add(
+        self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Scalar = 1
+    ) -> Tensor:
+        a = self._data
+        d = wrap_dim(dim, a.ndim)
+        if index._data.ndim > 1:
+            raise IndexError(
+                "index_add_(): Index is supposed to be a vector, but got dim: "
+                f"{index._data.ndim} with type: {torch_name(index._dtype)} and size: "
+                f"{_fmt(index._data.shape)}"
+            )
+        i = index_vector("index_add_", index, self._device)
+        if source._dtype is not self._dtype:
+            raise OpError(
+                f"index_add_(): self ({torch_name(self._dtype)}) and source "
+                f"({torch_name(source._dtype)}) must have the same scalar type"
+            )
+        sa, ss = tuple(a.shape), tuple(source._data.shape)
+        n_src = int(ss[d]) if ss else 1
+        if i.size != n_src:
+            raise OpError(
+                f"index_add_(): Number of indices ({i.size}) should be equal to "
+                f"source.size(dim): ({n_src}), for dim: {dim}"
+            )
+        same = len(sa) == len(ss) and all(
+            x == y for j, (x, y) in enumerate(zip(sa, ss, strict=True)) if j != d
+        )
+        if not same and (sa or ss):
+            raise OpError(
+                "source tensor shape must match self tensor shape, excluding the specified "
+                f"dimension. Got self.shape = {_fmt(sa)} source.shape = {_fmt(ss)}"
+            )
+        n = int(sa[d]) if sa else 1
+        if i.size:
+            lo, hi = int(xp.min(i)), int(xp.max(i))
+            bad = lo if lo < 0 else hi if hi >= n else None
+            if bad is not None:
+                raise OpError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+        dt = self._dtype
+        work = kit.copy(kit.as_compute(self, dt))
+        src = kit.operand(source, dt, self._device)
+        if dt.kind == "b":  # a bool sum is a logical or: add as integers, then test
+            work, src = kit.cast(work, long_t), kit.cast(src, long_t) * int(bool(alpha))
+        elif alpha != 1:
+            src = src * kit.scalar(alpha, dt)
+        if not sa:
+            flat = xp.reshape(work, (1,))
+            add_at(flat, (i,), xp.reshape(src, (-1,)))
+            work = xp.reshape(flat, ())
+            return kit.wrap(work != 0 if dt.kind == "b" else work, dt, self._device)
+        add_at(work, (slice(None),) * d + (i,), src)
+        return kit.wrap(work != 0 if dt.kind == "b" else work, dt, self._device)
+
+    def index_fill(self: Tensor, dim: int, index: Tensor, value: Scalar) -> Tensor:
+        a = self._data
+        d = wrap_dim(dim, a.ndim)
+        i = index_vector("index_fill_", index, self._device, "int64")
+        if index._data.ndim > 1:
+            raise OpError("Index has to be a vector/scalar")
+        n = int(a.shape[d]) if a.ndim else 1
+        if i.size:  # negative indices count from the end, as PyTorch's index_fill
+            lo, hi = int(xp.min(i)), int(xp.max(i))
+            bad = lo if lo < -n else hi if hi >= n else None
+            if bad is not None:
+                raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+        dt = self._dtype
+        check_fits(value, dt)
+        if dt.kind in "ui" and isinstance(value, float):
+            value = int(value)
+        work = kit.copy(a)
+        if i.size:
+            v = xp.asarray(kit.scalar(value, dt), dtype=kit.compute[dt])
+            if not a.ndim:
+                work = xp.reshape(work, (1,))
+                work[i] = kit.cast(v, kit.storage[dt])
+                work = xp.reshape(work, ())
+            else:
+                work[(slice(None),) * d + (i,)] = kit.cast(v, kit.storage[dt])
+        return kit.wrap(work, dt, self._device)
+
+    def index_fill_tensor(self: Tensor, dim: int, index: Tensor, value: Tensor) -> Tensor:
+        if value._data.ndim != 0:
+            raise OpError(
+                "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value._data.ndim} dimension(s)."
+            )
+        return index_fill(self, dim, index, kit.item(value._data, value._dtype))
+
+    def take(self: Tensor, index: Tensor) -> Tensor:
+        if index._dtype is not _dt.int64:
+            raise OpError(
+                f"take(): Expected a long tensor for index, but got {torch_name(index._dtype)}"
+            )
+        flat = xp.reshape(self._data, (-1,))
+        i = kit.operand(index, _dt.int64, self._device)
+        n = int(flat.shape[0])
+        if i.size:
+            lo, hi = int(xp.min(i)), int(xp.max(i))
+            bad = lo if lo < -n else hi if hi >= n else None
+            if bad is not None:
+                raise IndexError(
+                    f"out of range: tried to access index {bad} on a tensor of {n} elements."
+                )
+        return kit.wrap(flat[i], self._dtype, self._device)
+
+    k["index_add"] = index_add
+    k["index_fill.int_Scalar"] = index_fill
+    k["index_fill.int_Tensor"] = index_fill_tensor
+    k["take"] = take
+
     def grids(index: Any, d: int) -> tuple[Any, ...]:
         """Index arrays selecting, for every position of ``index``, its row along ``d``."""
         nd = index.ndim
@@ -211,8 +343,10 @@ def build(kit: Kit) -> Kernels:
                 out.append(xp.reshape(xp.arange(int(index.shape[j]), dtype=long_t), tuple(shape)))
         return tuple(out)
 
-    def check_index(name: str, self: Tensor, index: Tensor, d: int) -> Any:
-        if index._dtype is not _dt.int64:
+    def check_index(name: str, self: Tensor, index: Tensor, d: int, int32_ok: bool = False) -> Any:
+        if int32_ok and index._dtype not in int_index:  # scatter takes int32 (PyTorch 2.13)
+            raise OpError(f"{name}(): Expected dtype int32/int64 for index")
+        if not int32_ok and index._dtype is not _dt.int64:
             raise OpError(f"{name}(): Expected dtype int64 for index")
         sa, si = tuple(self._data.shape), tuple(index._data.shape)
         if max(len(si), 1) != max(len(sa), 1):
@@ -223,7 +357,7 @@ def build(kit: Kit) -> Kernels:
                     f"Size does not match at dimension {j} expected index {_fmt(si)} to be no "
                     f"larger than self {_fmt(sa)} apart from dimension {d}"
                 )
-        i = kit.operand(index, _dt.int64, self._device)
+        i = kit.operand(index, index._dtype, self._device)
         n = int(sa[d]) if sa else 1
         if i.size:
             lo, hi = int(xp.min(i)), int(xp.max(i))
@@ -335,6 +469,91 @@ def build(kit: Kit) -> Kernels:
         where = xp.nonzero(a != 0)  # != 0 for the dtypes numpy's nonzero does not know
         return kit.wrap(xp.stack(where, axis=1), _dt.int64, self._device)
 
+    def scatter_src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        if src._dtype is not self._dtype:
+            raise OpError("scatter(): Expected self.dtype to be equal to src.dtype")
+        d = wrap_dim(dim, self._data.ndim)
+        si, ss = tuple(index._data.shape), tuple(src._data.shape)
+        if any(si[j] > ss[j] for j in range(min(len(si), len(ss)))):
+            sa = tuple(self._data.shape)
+            raise OpError(
+                f"Expected index {_fmt(si)} to be no larger than self {_fmt(sa)} apart from "
+                f"dimension {d} and to be no larger size than src {_fmt(ss)}"
+            )
+        i = check_index("scatter", self, index, d, int32_ok=True)
+        s = src._data[tuple(slice(0, n) for n in si)] if si else src._data
+        return scatter_values(self, d, i, s)
+
+    def scatter_value(self: Tensor, dim: int, index: Tensor, value: Scalar) -> Tensor:
+        d = wrap_dim(dim, self._data.ndim)
+        i = check_index("scatter", self, index, d, int32_ok=True)
+        dt = self._dtype
+        check_fits(value, dt)
+        if dt.kind in "ui" and isinstance(value, float):
+            value = int(value)
+        v = xp.asarray(kit.scalar(value, dt), dtype=kit.compute[dt])
+        return scatter_values(self, d, i, kit.cast(v, kit.storage[dt]))
+
+    def scatter_values(self: Tensor, d: int, i: Any, values: Any) -> Tensor:
+        """A copy of ``self`` with ``values`` written where ``i`` points along ``d``; where two
+        positions point to one place the last one wins, as PyTorch's CPU loop."""
+        work = kit.copy(self._data)
+        if i.size:
+            if work.ndim == 0:
+                flat = xp.reshape(work, (1,))
+                flat[xp.reshape(i, (-1,))] = xp.reshape(xp.broadcast_to(values, i.shape), (-1,))
+                work = xp.reshape(flat, ())
+            else:
+                work[grids(i, d)] = values
+        return kit.wrap(work, self._dtype, self._device)
+
+    def masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+        if mask._dtype is not _dt.bool:
+            raise OpError(
+                "masked_scatter_ only supports boolean masks, but got mask with dtype "
+                f"{torch_name(mask._dtype)}"
+            )
+        if source._dtype is not self._dtype:
+            raise OpError(
+                "masked_scatter: expected self and source to have same dtypes but got"
+                f"{torch_name(self._dtype)} and {torch_name(source._dtype)}"
+            )
+        shape = check_broadcast(tuple(self._data.shape), tuple(mask._data.shape))
+        m = xp.broadcast_to(kit.operand(mask, _dt.bool, self._device), shape)
+        work = kit.copy(xp.broadcast_to(self._data, shape))
+        count = int(xp.sum(m))
+        src = xp.reshape(source._data, (-1,))
+        if count > src.shape[0]:
+            raise OpError("Number of elements of source < number of ones in mask")
+        if count:
+            work[m] = src[:count]
+        return kit.wrap(work, self._dtype, self._device)
+
+    def definplace(name: str, functional: Kernel) -> None:
+        """``name`` (``scatter_.src``) as ``functional`` written back into ``self``; its result
+        has self's dtype, and self's shape unless a broadcast (masked_scatter_) grew it."""
+
+        def kernel(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+            r = functional(self, *args, **kwargs)
+            if tuple(r._data.shape) != tuple(self._data.shape):
+                raise OpError(
+                    f"output with shape {_fmt(self._data.shape)} doesn't match the broadcast "
+                    f"shape {_fmt(r._data.shape)}"
+                )
+            self._data[...] = r._data
+            return self
+
+        k[name] = kernel
+
+    k["scatter.src"] = scatter_src
+    k["scatter.value"] = scatter_value
+    k["masked_scatter"] = masked_scatter
+    definplace("scatter_.src", scatter_src)
+    definplace("scatter_.value", scatter_value)
+    definplace("index_add_", index_add)
+    definplace("index_fill_.int_Scalar", index_fill)
+    definplace("index_fill_.int_Tensor", index_fill_tensor)
+    definplace("masked_scatter_", masked_scatter)
     k["gather"] = gather
     k["scatter_add"] = scatter_add
     k["masked_select"] = masked_select

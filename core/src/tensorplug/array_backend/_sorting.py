@@ -1,4 +1,4 @@
-"""Sorting kernels: sort, topk and median.
+"""Sorting kernels: sort, topk, median, kthvalue and cummax / cummin.
 
 Note [Tie order of sort and topk]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -132,4 +132,56 @@ def build(kit: Kit) -> Kernels:
 
     k["median"] = median_all
     k["median.dim"] = median_dim
+    def kthvalue(
+        self: Tensor, k_: int, dim: int = -1, keepdim: bool = False
+    ) -> tuple[Tensor, Tensor]:
+        d = self._dtype
+        median_check("kthvalue_cpu", d)
+        ax = wrap_dim(dim, self._data.ndim)
+        n = self._data.shape[ax] if self._data.ndim else 1
+        if self._data.ndim and n == 0:
+            raise IndexError(f"kthvalue(): Expected reduction dim {ax} to have non-zero size.")
+        if not 1 <= k_ <= n:
+            raise OpError(f"kthvalue(): selected number k out of range for dimension {ax}")
+        if self._data.ndim == 0:
+            return kit.wrap(kit.copy(self._data), d, self._device), kit.wrap(
+                xp.zeros((), dtype=i64), _dt.int64, self._device
+            )
+        a = xp.moveaxis(kit.as_compute(self, d), ax, -1)
+        idx = xp.argsort(a, axis=-1, kind="stable")[..., k_ - 1 : k_]  # NaNs last, as PyTorch
+        idx = xp.moveaxis(idx, -1, ax)
+        vals = xp.take_along_axis(self._data, idx, axis=ax)
+        if not keepdim:
+            idx, vals = xp.squeeze(idx, axis=ax), xp.squeeze(vals, axis=ax)
+        return kit.wrap(vals, d, self._device), kit.wrap(idx, _dt.int64, self._device)
+
+    k["kthvalue"] = kthvalue
+
+    # --- cummax / cummin: a tie takes the later index, and so does a NaN, as PyTorch's CPU
+    # loop (`x >= best` or isnan(x) replaces the running best)
+
+    def defcumulative(name: str, accumulate: Any) -> None:
+        def kernel(self: Tensor, dim: int) -> tuple[Tensor, Tensor]:
+            d = self._dtype
+            if d.kind == "c":
+                raise OpError(f"\"{name}_cpu\" not implemented for '{torch_name(d)}'")
+            ax = wrap_dim(dim, self._data.ndim)
+            if self._data.ndim == 0 or self._data.size == 0:
+                return kit.wrap(kit.copy(self._data), d, self._device), kit.wrap(
+                    xp.zeros(self._data.shape, dtype=i64), _dt.int64, self._device
+                )
+            a = kit.as_compute(self, d)
+            a = kit.cast(a, kit.storage[_dt.uint8]) if d.kind == "b" else a
+            vals = accumulate(a, axis=ax)
+            hit = (a == vals) | (a != a)
+            shape = [1] * a.ndim
+            shape[ax] = a.shape[ax]
+            pos = xp.reshape(xp.arange(a.shape[ax], dtype=i64), tuple(shape))
+            idx = xp.maximum.accumulate(xp.where(hit, pos, 0), axis=ax)
+            return kit.wrap(vals, d, self._device), kit.wrap(idx, _dt.int64, self._device)
+
+        k[name] = kernel
+
+    defcumulative("cummax", xp.maximum.accumulate)
+    defcumulative("cummin", xp.minimum.accumulate)
     return k

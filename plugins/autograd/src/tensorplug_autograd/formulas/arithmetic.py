@@ -468,6 +468,12 @@ def _vector_norm_backward(
     return scaled * (g / norm.pow(p - 1)).masked_fill(norm == 0, 0)
 
 
+def _cummaxmin_backward(g: Tensor, shape: Any, dim: int, indices: Tensor) -> Tensor:
+    if not shape or not g.numel():
+        return g
+    return _zeros(g, shape).scatter_add(dim, indices, g)
+
+
 def _reverse_cumsum(g: Tensor, dim: int) -> Tensor:
     """``sum_{j >= i} g_j`` along ``dim`` (the op set has no flip)."""
     return g.sum([dim], True) - g.cumsum(dim) + g
@@ -508,7 +514,14 @@ defderiv(
     "topk",
     self=lambda g, s: _value_selecting_backward(g[0], s.self_shape, s.dim, s.result[1], True),
 )
-for _name in ("median.dim", "sort", "sort.stable", "topk"):
+defderiv(
+    "kthvalue",
+    self=lambda g, s: _value_selecting_backward(g[0], s.self_shape, s.dim, s.result[1], s.keepdim),
+)
+# cummaxmin_backward: each gradient goes to the index its running extreme came from
+defderiv("cummax", self=lambda g, s: _cummaxmin_backward(g[0], s.self_shape, s.dim, s.result[1]))
+defderiv("cummin", self=lambda g, s: _cummaxmin_backward(g[0], s.self_shape, s.dim, s.result[1]))
+for _name in ("median.dim", "sort", "sort.stable", "topk", "kthvalue", "cummax", "cummin"):
     OUTPUT_DIFFERENTIABILITY[_name] = (True, False)
 nondifferentiable(
     "any",

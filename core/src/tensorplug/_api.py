@@ -519,6 +519,9 @@ def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
             fn = function_nt
         if name.endswith("_like") and all(_takes_options(e) for e in es):  # zeros_like & co.
             fn = _with_requires_grad(fn)
+        at = _tensor_varargs_at(es)
+        if at is not None:  # meshgrid(a, b) means meshgrid([a, b])
+            fn = _with_tensor_varargs(fn, at, lone=any(_takes_tensor_at(e, at) for e in es))
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = "tensorplug"
     fn.__doc__ = _doc(name, es)
@@ -527,6 +530,36 @@ def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
         overrides._overridable.setdefault("tensorplug", []).append(fn)
         overrides._signatures[fn] = _signature(es[0])
     return fn
+
+
+def _tensor_varargs_at(es: list[OpEntry]) -> int | None:
+    """Where the tensors of PyTorch's ``f(*tensors)`` functions start (``meshgrid``,
+    ``broadcast_tensors``, ``atleast_1d``, ``einsum``'s operands): the position of a ``Tensor[]``
+    that is the last positional argument of an overload; ``None`` for other functions."""
+    for e in es:
+        assert e.op is not None
+        pos = e.op.schema.positional
+        if pos and pos[-1].tensor_kind == "Tensor[]":
+            return len(pos) - 1
+    return None
+
+
+def _takes_tensor_at(e: OpEntry, at: int) -> bool:
+    assert e.op is not None
+    pos = e.op.schema.positional
+    return len(pos) > at and pos[at].tensor_kind == "Tensor"
+
+
+def _with_tensor_varargs(fn: Callable[..., Any], at: int, *, lone: bool) -> Callable[..., Any]:
+    """``fn`` packing the tensors given one by one from position ``at`` into the list its
+    schema takes; a lone tensor stays as it is when an overload takes one (``atleast_1d(x)``)."""
+
+    def with_varargs(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > at and isinstance(args[at], Tensor) and (len(args) > at + 1 or not lone):
+            args = (*args[:at], list(args[at:]))
+        return fn(*args, **kwargs)
+
+    return with_varargs
 
 
 def _takes_options(e: OpEntry) -> bool:

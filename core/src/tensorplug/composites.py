@@ -78,6 +78,209 @@ def outer(self: Any, vec2: Any) -> Any:
     return aten.mul.Tensor(aten.reshape.default(self, [self.shape[0], 1]), vec2)
 
 
+def kron(self: Any, other: Any) -> Any:
+    """Each dim ``n`` of ``self`` as ``(n, 1)``, each ``m`` of ``other`` as ``(1, m)``: their
+    product, merged back, is the block matrix (PyTorch's KronImpl)."""
+    nd = max(self.ndim, other.ndim)
+    a = [1] * (nd - self.ndim) + list(self.shape)
+    b = [1] * (nd - other.ndim) + list(other.shape)
+    spread_a = aten.reshape.default(self, [x for n in a for x in (n, 1)])
+    spread_b = aten.reshape.default(other, [x for m in b for x in (1, m)])
+    prod = aten.mul.Tensor(spread_a, spread_b)
+    return aten.reshape.default(prod, [n * m for n, m in zip(a, b, strict=True)])
+
+
+def tensordot(self: Any, other: Any, dims_self: Any, dims_other: Any) -> Any:
+    """The contracted dims of ``self`` last and ``other``'s first, as one matrix product."""
+    if len(dims_self) != len(dims_other):
+        raise RuntimeError("aten::tensordot: both dimension lists should have same length")
+    ds = [_wrap_dim(d, self.ndim, "tensordot") for d in dims_self]
+    do = [_wrap_dim(d, other.ndim, "tensordot") for d in dims_other]
+    for a, b in zip(ds, do, strict=True):
+        sa, sb = self.shape[a], other.shape[b]
+        if sa != sb and sa != 1 and sb != 1:
+            raise RuntimeError(
+                f"aten::tensordot: contracted dimensions need to match, but first has size {sa} "
+                f"in dim {a} and second has size {sb} in dim {b}"
+            )
+    # a size-1 dim against a larger one broadcasts, as PyTorch's: expand both to the larger
+    size = [max(self.shape[a], other.shape[b]) for a, b in zip(ds, do, strict=True)]
+    keep_s = [d for d in range(self.ndim) if d not in ds]
+    keep_o = [d for d in range(other.ndim) if d not in do]
+    x = aten.permute.default(self, keep_s + ds)
+    y = aten.permute.default(other, do + keep_o)
+    out_s = [self.shape[d] for d in keep_s]
+    out_o = [other.shape[d] for d in keep_o]
+    x = aten.expand.default(x, out_s + size)
+    y = aten.expand.default(y, size + out_o)
+    k = math.prod(size)
+    mm = aten.mm.default(
+        aten.reshape.default(x, [math.prod(out_s), k]),
+        aten.reshape.default(y, [k, math.prod(out_o)]),
+    )
+    return aten.reshape.default(mm, out_s + out_o)
+
+
+def tensordot_int(a: Any, b: Any, dims: int = 2) -> Any:
+    if dims < 0:
+        raise RuntimeError(f"aten::tensordot.int: tensordot expects dims >= 0, but got dims={dims}")
+    if dims > a.ndim or dims > b.ndim:
+        raise RuntimeError(
+            f"aten::tensordot.int: tensordot expects dims < ndim_a or ndim_b, but got dims={dims}"
+        )
+    return tensordot(a, b, list(range(a.ndim - dims, a.ndim)), list(range(dims)))
+
+
+def _einsum_parse(equation: str, n_ops: int) -> tuple[list[list[str]], list[str] | None]:
+    """The subscripts of each operand and of the output (``None``: implicit), with ``...`` as
+    the one token ``"."`` and spaces dropped; PyTorch's messages."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")  # a second "->" is an invalid subscript, as PyTorch's
+
+    def tokens(part: str, base: int) -> list[str]:
+        out: list[str] = []
+        i = 0
+        while i < len(part):
+            ch = part[i]
+            if part.startswith("...", i):
+                out.append(".")
+                i += 3
+                continue
+            if not ("a" <= ch <= "z" or "A" <= ch <= "Z"):
+                raise RuntimeError(
+                    f"aten::einsum: einsum(): invalid subscript given at index {base + i} in the "
+                    "equation string, subscripts must be in [a-zA-Z]"
+                )
+            out.append(ch)
+            i += 1
+        return out
+
+    ins: list[list[str]] = []
+    base = 0
+    for part in lhs.split(","):
+        ins.append(tokens(part, base))
+        base += len(part) + 1
+    if len(ins) > n_ops:
+        raise RuntimeError(
+            "aten::einsum: einsum(): fewer operands were provided than specified in the equation"
+        )
+    if len(ins) < n_ops:
+        raise RuntimeError(
+            "aten::einsum: einsum(): more operands were provided than specified in the equation"
+        )
+    return ins, tokens(rhs, len(lhs) + 2) if arrow else None
+
+
+def einsum(equation: str, tensors: Any, *, path: Any = None) -> Any:
+    """einsum over views, products and sums: each operand's dims are named by letters (``...``
+    by the broadcast dims, named ``0``, ``1``, ...), repeated letters of one operand take its
+    diagonal, every operand is permuted and viewed onto the letters of all, they are multiplied
+    with broadcasting, and the letters missing from the output are summed. ``path`` only picks
+    an order of contraction in PyTorch; every order gives the same values."""
+    ins, out = _einsum_parse(equation, len(tensors))
+    sizes: dict[str, int] = {}
+    n_ell = 0
+    named: list[tuple[Any, list[str]]] = []  # each operand with one letter per dim
+    for k, (x, subs) in enumerate(zip(tensors, ins, strict=True)):
+        if x.dtype is not tensors[0].dtype:  # PyTorch's bmm does not promote
+            from .array_backend._kit import torch_name
+
+            raise RuntimeError(
+                f"aten::einsum: expected scalar type {torch_name(tensors[0].dtype)} but found "
+                f"{torch_name(x.dtype)}"
+            )
+        letters = [c for c in subs if c != "."]
+        if "." in subs:
+            if len(letters) > x.ndim:
+                raise RuntimeError(
+                    f"aten::einsum: einsum(): the number of subscripts in the equation "
+                    f"({len(letters)}) is more than the number of dimensions ({x.ndim}) for "
+                    f"operand {k}"
+                )
+            ell = x.ndim - len(letters)
+            n_ell = max(n_ell, ell)
+            at = subs.index(".")
+            # broadcast dims count from the right, as numpy's: "0" is the last of them
+            names = [str(ell - 1 - i) for i in range(ell)]
+            full = [*subs[:at], *names, *subs[at + 1 :]]
+        else:
+            if len(letters) != x.ndim:
+                raise RuntimeError(
+                    f"aten::einsum: einsum(): the number of subscripts in the equation "
+                    f"({len(letters)}) does not match the number of dimensions ({x.ndim}) for "
+                    f"operand {k} and no ellipsis was given"
+                )
+            full = letters
+        # a letter repeated in one operand: its diagonal, first (an index, so a copy)
+        while len(set(full)) != len(full):
+            c = next(c for c in full if full.count(c) > 1)
+            i = full.index(c)
+            j = full.index(c, i + 1)
+            if x.shape[i] != x.shape[j]:
+                raise RuntimeError(
+                    f"aten::einsum: einsum(): subscript {c} is repeated for operand {k} but the "
+                    f"sizes don't match, {x.shape[j]} != {x.shape[i]}"
+                )
+            rest = [d for d in range(x.ndim) if d not in (i, j)]
+            x = aten.permute.default(x, [i, j, *rest])
+            idx = aten.arange.default(x.shape[0], dtype=_dt.int64, device=x.device)
+            x = aten.index.Tensor(x, [idx, idx])
+            full = [c, *(full[d] for d in rest)]
+        for c, n in zip(full, x.shape, strict=True):
+            if c in sizes and n != sizes[c] and n != 1 and sizes[c] != 1:
+                raise RuntimeError(
+                    f"aten::einsum: einsum(): subscript {c} has size {n} for operand {k} which "
+                    f"does not broadcast with previously seen size {sizes[c]}"
+                )
+            sizes[c] = n if c not in sizes or sizes[c] == 1 else sizes[c]
+        named.append((x, full))
+    ell_names = [str(i) for i in reversed(range(n_ell))]
+    if out is None:  # implicit: the broadcast dims, then the letters seen once, sorted
+        counts: dict[str, int] = {}
+        for subs in ins:
+            for c in subs:
+                if c != ".":
+                    counts[c] = counts.get(c, 0) + 1
+        out_names = ell_names + sorted((c for c, m in counts.items() if m == 1),
+                                       key=lambda c: (c.islower(), c))
+    else:
+        out_names = []
+        for c in out:
+            if c == ".":
+                out_names += ell_names
+                continue
+            if c in out_names:
+                raise RuntimeError(
+                    f"aten::einsum: einsum(): output subscript {c} appears more than once in the "
+                    "output"
+                )
+            if not any(c in subs for subs in ins):
+                raise RuntimeError(
+                    f"aten::einsum: einsum(): output subscript {c} does not appear in the "
+                    "equation for any input operand"
+                )
+            out_names.append(c)
+    summed = [c for c in sizes if c not in out_names]
+    order = out_names + summed
+    prod: Any = None
+    for x, full in named:  # each operand viewed onto all the letters, 1 where it has none
+        present = [c for c in order if c in full]
+        x = aten.permute.default(x, [full.index(c) for c in present])
+        x = aten.reshape.default(x, [x.shape[present.index(c)] if c in full else 1 for c in order])
+        prod = x if prod is None else aten.mul.Tensor(prod, x)
+    if summed:
+        return aten.sum.dim_IntList(prod, list(range(len(out_names), len(order))))
+    return prod
+
+
+def trace(self: Any) -> Any:
+    if self.ndim != 2:
+        raise RuntimeError(f"aten::trace: trace: expected a matrix, but got tensor with dim {self.ndim}")
+    if self.dtype is _dt.bool:
+        raise NotImplementedError("aten::trace: \"trace\" not implemented for 'Bool'")
+    return aten.sum.default(aten.diag.default(self))
+
+
 def t(self: Any) -> Any:
     nd = self.ndim
     if nd == 2:
@@ -179,6 +382,88 @@ def movedim_int(self: Any, source: int, destination: int) -> Any:
     return movedim(self, [source], [destination])
 
 
+def moveaxis(self: Any, source: Any, destination: Any) -> Any:
+    return movedim(self, source, destination)
+
+
+def moveaxis_int(self: Any, source: int, destination: int) -> Any:
+    return movedim(self, [source], [destination])
+
+
+def ravel(self: Any) -> Any:
+    return aten.reshape.default(self, [-1])
+
+
+def broadcast_to(self: Any, size: Any) -> Any:
+    return aten.expand.default(self, list(size))
+
+
+def broadcast_tensors(tensors: Any) -> Any:
+    shape: list[int] = []
+    for x in tensors:
+        s = list(x.shape)
+        if len(s) > len(shape):
+            shape = [1] * (len(s) - len(shape)) + shape
+        s = [1] * (len(shape) - len(s)) + s
+        for i, (n, m) in enumerate(zip(shape, s, strict=True)):
+            if n != m and n != 1 and m != 1:
+                raise RuntimeError(
+                    f"aten::broadcast_tensors: The size of tensor a ({n}) must match the size of "
+                    f"tensor b ({m}) at non-singleton dimension {i}"
+                )
+            shape[i] = m if n == 1 else n
+    return [aten.expand.default(x, shape) for x in tensors]
+
+
+def _meshgrid(tensors: Any, indexing: str, overload: str) -> Any:
+    if len(tensors) == 0:
+        raise RuntimeError(f"aten::{overload}: meshgrid expects a non-empty TensorList")
+    for x in tensors[1:]:
+        if x.dtype is not tensors[0].dtype:
+            raise RuntimeError(
+                f"aten::{overload}: meshgrid expects all tensors to have the same dtype"
+            )
+    for x in tensors:
+        if x.ndim > 1:
+            raise RuntimeError(
+                f"aten::{overload}: torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
+                f"but got: {x}"
+            )
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(
+            f"aten::{overload}: torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+            f"received: {indexing}"
+        )
+    # "xy" is "ij" with the first two inputs swapped, and so their outputs
+    swap = indexing == "xy" and len(tensors) >= 2
+    ts = [tensors[1], tensors[0], *tensors[2:]] if swap else list(tensors)
+    shape = [x.numel() for x in ts]
+    out = []
+    for i, x in enumerate(ts):
+        view = [1] * len(ts)
+        view[i] = -1
+        out.append(aten.expand.default(aten.view.default(x, view), shape))
+    if swap:
+        out[0], out[1] = out[1], out[0]
+    return out
+
+
+def meshgrid(tensors: Any) -> Any:
+    import warnings
+
+    warnings.warn(  # PyTorch 2.13 still warns when indexing= is left out
+        "torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
+        "argument.",
+        UserWarning,
+        stacklevel=2,
+    )
+    return _meshgrid(tensors, "ij", "meshgrid")
+
+
+def meshgrid_indexing(tensors: Any, *, indexing: str) -> Any:
+    return _meshgrid(tensors, indexing, "meshgrid.indexing")
+
+
 def narrow(self: Any, dim: int, start: int, length: int) -> Any:
     if self.ndim == 0:
         raise RuntimeError("aten::narrow: narrow() cannot be applied to a 0-dim tensor.")
@@ -206,6 +491,10 @@ def narrow_tensor(self: Any, dim: int, start: Any, length: int) -> Any:
     return narrow(self, dim, int(start.item()), length)
 
 
+def split_sizes(self: Any, split_size: Any, dim: int = 0) -> Any:
+    return aten.split_with_sizes.default(self, list(split_size), dim)
+
+
 def chunk(self: Any, chunks: int, dim: int = 0) -> Any:
     if chunks <= 0:
         raise RuntimeError(f"aten::chunk: chunk expects `chunks` to be greater than 0, got: {chunks}")
@@ -230,6 +519,158 @@ def stack(tensors: Any, dim: int = 0) -> Any:
             )
     d = _wrap_dim(dim, len(shape) + 1, "stack")
     return aten.cat.default([aten.unsqueeze.default(x, d) for x in tensors], d)
+
+
+def _stack_check(tensors: Any, name: str) -> None:
+    if len(tensors) == 0:
+        raise RuntimeError(f"aten::{name}: {name} expects a non-empty TensorList")
+
+
+def atleast_1d(self: Any) -> Any:
+    return aten.reshape.default(self, [1]) if self.ndim == 0 else self
+
+
+def atleast_2d(self: Any) -> Any:
+    if self.ndim == 0:
+        return aten.reshape.default(self, [1, 1])
+    return aten.unsqueeze.default(self, 0) if self.ndim == 1 else self
+
+
+def atleast_3d(self: Any) -> Any:
+    if self.ndim == 0:
+        return aten.reshape.default(self, [1, 1, 1])
+    if self.ndim == 1:
+        return aten.unsqueeze.default(aten.unsqueeze.default(self, 0), -1)
+    return aten.unsqueeze.default(self, -1) if self.ndim == 2 else self
+
+
+def atleast_1d_sequence(tensors: Any) -> Any:
+    return [atleast_1d(x) for x in tensors]
+
+
+def atleast_2d_sequence(tensors: Any) -> Any:
+    return [atleast_2d(x) for x in tensors]
+
+
+def atleast_3d_sequence(tensors: Any) -> Any:
+    return [atleast_3d(x) for x in tensors]
+
+
+def vstack(tensors: Any) -> Any:
+    _stack_check(tensors, "vstack")
+    return aten.cat.default([atleast_2d(x) for x in tensors], 0)
+
+
+def hstack(tensors: Any) -> Any:
+    _stack_check(tensors, "hstack")
+    ts = [atleast_1d(x) for x in tensors]
+    return aten.cat.default(ts, 0 if ts[0].ndim == 1 else 1)
+
+
+def dstack(tensors: Any) -> Any:
+    _stack_check(tensors, "dstack")
+    return aten.cat.default([atleast_3d(x) for x in tensors], 2)
+
+
+def column_stack(tensors: Any) -> Any:
+    _stack_check(tensors, "column_stack")
+    cols = [aten.reshape.default(x, [x.numel(), 1]) if x.ndim <= 1 else x for x in tensors]
+    return aten.cat.default(cols, 1)
+
+
+def fliplr(self: Any) -> Any:
+    if self.ndim < 2:
+        raise RuntimeError("aten::fliplr: Input must be >= 2-d.")
+    return aten.flip.default(self, [1])
+
+
+def flipud(self: Any) -> Any:
+    if self.ndim < 1:
+        raise RuntimeError("aten::flipud: Input must be >= 1-d.")
+    return aten.flip.default(self, [0])
+
+
+def diff(
+    self: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None
+) -> Any:
+    if self.ndim == 0:
+        raise RuntimeError("aten::diff: diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"aten::diff: order must be non-negative but got {n}")
+    d = _wrap_dim(dim, self.ndim, "diff")
+    for x in (prepend, append):
+        if x is not None and x.ndim != self.ndim:
+            raise RuntimeError(
+                "aten::diff: diff expects prepend or append to be the same dimension as input"
+            )
+    parts = [x for x in (prepend, self, append) if x is not None]
+    out = aten.cat.default(parts, d) if len(parts) > 1 else self
+    for _ in range(n):
+        m = out.shape[d]
+        if m == 0:
+            break
+        hi = aten.slice.Tensor(out, d, 1, m)
+        lo = aten.slice.Tensor(out, d, 0, m - 1)
+        # bools differ where they are not equal (PyTorch's logical_xor)
+        out = aten.ne.Tensor(hi, lo) if out.dtype is _dt.bool else aten.sub.Tensor(hi, lo)
+    return out if n else aten.clone.default(out)
+
+
+def where_condition(condition: Any) -> Any:
+    """``nonzero(condition, as_tuple=True)``: one index tensor per dim (PyTorch's
+    nonzero_numpy; a 0-d condition counts as 1-d)."""
+    c = aten.reshape.default(condition, [1]) if condition.ndim == 0 else condition
+    return aten.unbind.int(aten.nonzero.default(c), 1)
+
+
+def tile(self: Any, dims: Any) -> Any:
+    dims = list(dims)
+    return aten.repeat.default(self, [1] * (self.ndim - len(dims)) + dims)
+
+
+def _repeat_interleave_size(n: int, output_size: int | None, overload: str) -> None:
+    if output_size is not None and output_size != n:
+        raise RuntimeError(
+            f"aten::repeat_interleave.{overload}: repeat_interleave: Invalid output_size, "
+            f"expected {n} but got {output_size}"
+        )
+
+
+def repeat_interleave_self_int(
+    self: Any, repeats: int, dim: int | None = None, *, output_size: int | None = None
+) -> Any:
+    """Each element ``repeats`` times along ``dim``: a new dim after it, expanded and merged
+    (PyTorch's own decomposition for an int, whose gradient is a sum over the copies)."""
+    if repeats < 0:
+        raise RuntimeError("aten::repeat_interleave.self_int: Repeats must be non-negative")
+    x = aten.reshape.default(self, [-1]) if dim is None else self
+    d = 0 if dim is None else _wrap_dim(dim, x.ndim, "repeat_interleave.self_int")
+    if x.ndim == 0:
+        x = aten.reshape.default(x, [1])
+    shape = list(x.shape)
+    _repeat_interleave_size(shape[d] * repeats, output_size, "self_int")
+    spread = aten.unsqueeze.default(x, d + 1)
+    grown = aten.expand.default(spread, [*shape[: d + 1], repeats, *shape[d + 1 :]])
+    return aten.reshape.default(grown, [*shape[:d], shape[d] * repeats, *shape[d + 1 :]])
+
+
+def repeat_interleave_self_tensor(
+    self: Any, repeats: Any, dim: int | None = None, *, output_size: int | None = None
+) -> Any:
+    x = aten.reshape.default(self, [-1]) if dim is None else self
+    d = 0 if dim is None else _wrap_dim(dim, x.ndim, "repeat_interleave.self_Tensor")
+    if x.ndim == 0:
+        x = aten.reshape.default(x, [1])
+    if repeats.ndim == 0 or (repeats.ndim == 1 and repeats.shape[0] == 1):
+        repeats = aten.expand.default(aten.reshape.default(repeats, [1]), [x.shape[d]])
+    elif repeats.ndim == 1 and repeats.shape[0] != x.shape[d]:
+        raise RuntimeError(
+            "aten::repeat_interleave.self_Tensor: repeats must have the same size as input "
+            f"along dim, but got repeats.size(0) = {repeats.shape[0]} and input.size({d}) = "
+            f"{x.shape[d]}"
+        )
+    index = aten.repeat_interleave.Tensor(repeats, output_size=output_size)
+    return aten.index_select.default(x, d, index)
 
 
 def var_unbiased(self: Any, unbiased: bool = True) -> Any:

@@ -11,6 +11,7 @@ from ._core import (
     ALL,
     DT,
     FLOATS,
+    INTS,
     NUMERIC,
     DtypeRule,
     OpInfo,
@@ -968,3 +969,63 @@ _like(
 _like(
     "full_like", lambda x, v, *, dtype=None: np.full(x.shape, v, dtype or x.dtype), extra=("fill",)
 )
+
+
+# --- group G: where(condition), repeat_interleave's indices, triangle indices ---------------------
+
+
+def _where_condition_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((3, 4), d, rng))
+    yield S("1d", make((5,), d, rng))
+    yield S("0dim", make((), d, rng))
+    yield S("empty", make((0, 3), d, rng))
+
+
+add(
+    OpInfo(
+        "where",
+        op=fn("where"),
+        sample_inputs=_where_condition_samples,
+        ref=lambda c: [i.astype(np.int64) for i in np.nonzero(np.atleast_1d(c))],
+        dtypes=ALL,
+        result_dtype=fixed("int64"),
+    )
+)
+
+
+def _repeat_interleave_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("counts", np.array([1, 0, 3, 2], np.int64))
+    yield S("empty", np.zeros((0,), np.int64))
+    yield S("output_size", np.array([2, 1], np.int64), output_size=3)
+
+
+add(
+    OpInfo(
+        "repeat_interleave.Tensor",
+        op=fn("repeat_interleave"),
+        sample_inputs=_repeat_interleave_tensor_samples,
+        ref=lambda r, output_size=None: np.repeat(np.arange(len(r)), r).astype(np.int64),
+        dtypes=INTS,
+        result_dtype=fixed("int64"),
+    )
+)
+
+
+def _triangle_indices_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("square", 3, 3)
+    yield S("wide_offset", 3, 5, 1)
+    yield S("tall_neg_offset", 5, 3, -2, dtype=DT("int32"))
+    yield S("empty", 0, 4)
+    yield S("offset_beyond", 2, 3, 7)
+
+
+for _name, _np_fn in (("tril_indices", np.tril_indices), ("triu_indices", np.triu_indices)):
+    _factory(
+        _name,
+        lambda row, col, offset=0, *, dtype=None, _f=_np_fn: np.array(
+            _f(row, offset, col) if row and col else np.zeros((2, 0))
+        ).reshape(2, -1).astype(_np_factory_dtype(dtype, np.int64)),
+        samples=_triangle_indices_samples,
+        dtypes=("int64",),
+        result_dtype=factory_rule(lambda s: "int64"),
+    )

@@ -728,3 +728,379 @@ add(
         result_dtype=lambda s, d: result_type(*s.args[0]),
     )
 )
+
+
+# --- group G: composites of the shape ops ------------------------------------------------------
+
+
+def _moveaxis_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("int", make((2, 3, 4), d, rng), 0, -1)
+    yield S("lists", make((2, 3, 4), d, rng), [0, 1], [2, 0])
+    yield S("0dim", make((), d, rng), 0, 0)
+
+
+_view_op(
+    "moveaxis.int",
+    lambda d, rng: (s for s in _moveaxis_samples(d, rng) if not isinstance(s.args[1], list)),
+    lambda x, s, t: np.moveaxis(x, s, t) if x.ndim else x[...],
+)
+_view_op(
+    "moveaxis.intlist",
+    lambda d, rng: (s for s in _moveaxis_samples(d, rng) if isinstance(s.args[1], list)),
+    lambda x, s, t: np.moveaxis(x, s, t),
+)
+
+
+def _ravel_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((2, 3), d, rng))
+    yield S("0dim", make((), d, rng))
+    yield S("empty", make((0, 3), d, rng))
+
+
+_view_op("ravel", _ravel_samples, lambda x: np.reshape(x, -1))
+
+
+def _broadcast_to_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("column", make((3, 1), d, rng), [3, 4])
+    yield S("new_leading", make((3,), d, rng), (2, 3))
+    yield S("0dim", make((), d, rng), [2, 2])
+    yield S("keep", make((2, 3), d, rng), [-1, 3])
+
+
+_view_op(
+    "broadcast_to",
+    _broadcast_to_samples,
+    lambda x, size: np.broadcast_to(
+        x, [x.shape[i - len(size) + x.ndim] if n == -1 else n for i, n in enumerate(size)]
+    ),
+    view_write="base",
+)
+
+
+def _split_sizes_list_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("1_2", make((3, 2), d, rng), [1, 2])
+    yield S("dim1", make((2, 5), d, rng), [4, 0, 1], 1)
+
+
+_view_op(
+    "split.sizes",
+    _split_sizes_list_samples,
+    lambda x, sizes, dim=0: np.split(x, np.cumsum(sizes)[:-1], axis=dim),
+)
+
+
+def _tensors_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("two", [make((2, 1), d, rng), make((3,), d, rng)])
+    yield S("three", [make((), d, rng), make((4, 1, 2), d, rng), make((1, 2), d, rng)])
+    yield S("one", [make((2,), d, rng)])
+
+
+add(
+    OpInfo(
+        "broadcast_tensors",
+        op=fn("broadcast_tensors"),
+        sample_inputs=_tensors_samples,
+        ref=lambda ts: [np.array(t) for t in np.broadcast_arrays(*ts)],
+        dtypes=ALL,
+    )
+)
+
+
+def _meshgrid_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("ij", [make((2,), d, rng), make((3,), d, rng)], indexing="ij")
+    yield S("xy", [make((2,), d, rng), make((3,), d, rng), make((4,), d, rng)], indexing="xy")
+    yield S("0dim_xy", [make((), d, rng), make((3,), d, rng)], indexing="xy")
+    yield S("one_xy", [make((2,), d, rng)], indexing="xy")
+
+
+add(
+    OpInfo(
+        "meshgrid.indexing",
+        op=fn("meshgrid"),
+        sample_inputs=_meshgrid_samples,
+        ref=lambda ts, indexing: [
+            np.array(m) for m in np.meshgrid(*[np.ravel(t) for t in ts], indexing=indexing)
+        ],
+        dtypes=ALL,
+    )
+)
+
+
+def _meshgrid_default_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("two", [make((2,), d, rng), make((3,), d, rng)])
+
+
+add(
+    OpInfo(
+        "meshgrid",
+        op=fn("meshgrid"),
+        sample_inputs=_meshgrid_default_samples,
+        ref=lambda ts: [np.array(m) for m in np.meshgrid(*ts, indexing="ij")],
+        dtypes=FLOATS,
+    )
+)
+
+
+def _tile_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("fewer_dims", make((2, 3), d, rng), [2])
+    yield S("more_dims", make((2, 3), d, rng), (2, 1, 2))
+    yield S("0dim", make((), d, rng), [3])
+    yield S("empty", make((0, 2), d, rng), [2, 2])
+
+
+add(
+    OpInfo(
+        "tile",
+        op=fn("tile"),
+        method=meth("tile"),
+        sample_inputs=_tile_samples,
+        ref=lambda x, dims: np.tile(x, dims),
+        dtypes=ALL,
+    )
+)
+
+
+def _repeat_interleave_int_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("flat", make((2, 3), d, rng), 2)
+    yield S("dim1", make((2, 3), d, rng), 3, 1)
+    yield S("neg_dim_output_size", make((2, 3), d, rng), 2, dim=-2, output_size=4)
+    yield S("zero", make((2, 3), d, rng), 0, 0)
+    yield S("0dim", make((), d, rng), 3)
+
+
+def _ref_repeat_interleave(x: Any, repeats: Any, dim: Any = None, output_size: Any = None) -> Any:
+    return np.repeat(x, repeats, axis=dim)
+
+
+add(
+    OpInfo(
+        "repeat_interleave.self_int",
+        op=fn("repeat_interleave"),
+        method=meth("repeat_interleave"),
+        sample_inputs=_repeat_interleave_int_samples,
+        ref=_ref_repeat_interleave,
+        dtypes=ALL,
+    )
+)
+
+
+def _repeat_interleave_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", make((3, 2), d, rng), np.array([1, 0, 2]), 0)
+    yield S("flat", make((2, 2), d, rng), np.array([1, 2, 0, 1]))
+    yield S("one_count", make((2, 3), d, rng), np.array([2]), 1)
+    yield S("0dim_count", make((2, 3), d, rng), np.array(2), dim=1, output_size=6)
+
+
+add(
+    OpInfo(
+        "repeat_interleave.self_Tensor",
+        op=fn("repeat_interleave"),
+        method=meth("repeat_interleave"),
+        sample_inputs=_repeat_interleave_tensor_samples,
+        ref=_ref_repeat_interleave,
+        dtypes=ALL,
+    )
+)
+
+
+def _flip2_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((2, 3), d, rng))
+    yield S("3d", make((2, 3, 4), d, rng))
+    yield S("empty", make((0, 3), d, rng))
+
+
+for _name, _np_flip in (("fliplr", np.fliplr), ("flipud", np.flipud)):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_flip2_samples,
+            ref=lambda x, _f=_np_flip: _f(x).copy(),
+            dtypes=ALL,
+        )
+    )
+
+
+def _diff_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((2, 5), d, rng))
+    yield S("n2_dim0", make((4, 3), d, rng), 2, 0)
+    yield S("n_beyond", make((3,), d, rng), 5)
+    yield S("n0", make((3,), d, rng), 0)
+    yield S("prepend_append", make((2, 3), d, rng), 1, -1, make((2, 1), d, rng), make((2, 2), d, rng))
+    yield S("append_kw", make((3,), d, rng), n=2, append=make((2,), d, rng))
+
+
+def _ref_diff(x: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None) -> Any:
+    kw = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+    return np.diff(x, n, axis=dim, **kw)
+
+
+add(
+    OpInfo(
+        "diff",
+        op=fn("diff"),
+        method=meth("diff"),
+        sample_inputs=_diff_samples,
+        ref=_ref_diff,
+        dtypes=ALL,
+    )
+)
+
+
+def _trace_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("square", make((3, 3), d, rng))
+    yield S("wide", make((2, 4), d, rng))
+    yield S("empty", make((0, 3), d, rng))
+
+
+add(
+    OpInfo(
+        "trace",
+        op=fn("trace"),
+        method=meth("trace"),
+        sample_inputs=_trace_samples,
+        ref=lambda x: np.asarray(np.trace(x)),
+        dtypes=NUMERIC,
+        result_dtype=lambda s, d: d if d in FLOATS else "int64",
+    )
+)
+
+
+def _stack_list_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("1d", [make((3,), d, rng), make((3,), d, rng)])
+    yield S("2d", [make((2, 3), d, rng), make((2, 3), d, rng)])
+    yield S("0dim", [make((), d, rng), make((), d, rng)])
+    yield S("3d", [make((2, 3, 1), d, rng), make((2, 3, 2), d, rng)])
+
+
+def _stack_op(name: str, ref: Callable[..., Any], ok: Callable[[SampleInput], bool]) -> None:
+    add(
+        OpInfo(
+            name,
+            op=fn(name),
+            sample_inputs=lambda d, rng: (s for s in _stack_list_samples(d, rng) if ok(s)),
+            ref=ref,
+            dtypes=ALL,
+            result_dtype=lambda s, d: result_type(*s.args[0]),
+        )
+    )
+
+
+_stack_op("vstack", lambda ts: np.vstack(ts), lambda s: s.name != "3d")
+_stack_op("hstack", lambda ts: np.hstack(ts), lambda s: s.name != "3d")
+_stack_op("dstack", lambda ts: np.dstack(ts), lambda s: True)
+_stack_op("column_stack", lambda ts: np.column_stack(ts), lambda s: s.name != "3d")
+
+
+def _atleast_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    for shape in ((), (3,), (2, 3), (2, 3, 1), (1, 2, 1, 2)):
+        yield S(f"{len(shape)}d", make(shape, d, rng))
+
+
+def _atleast_seq_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("mixed", [make((), d, rng), make((3,), d, rng), make((2, 3), d, rng)])
+    yield S("one", [make((2,), d, rng)])
+
+
+for _n, _np_at in ((1, np.atleast_1d), (2, np.atleast_2d), (3, np.atleast_3d)):
+    add(
+        OpInfo(
+            f"atleast_{_n}d",
+            op=fn(f"atleast_{_n}d"),
+            sample_inputs=_atleast_samples,
+            ref=lambda x, _f=_np_at: np.array(_f(x)),
+            dtypes=ALL,
+        )
+    )
+    add(
+        OpInfo(
+            f"atleast_{_n}d.Sequence",
+            op=fn(f"atleast_{_n}d"),
+            sample_inputs=_atleast_seq_samples,
+            ref=lambda ts, _f=_np_at: [np.array(_f(t)) for t in ts],
+            dtypes=ALL,
+        )
+    )
+
+
+def _kron_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d_2d", make((2, 3), d, rng), make((3, 2), d, rng))
+    yield S("2d_1d", make((2, 3), d, rng), make((4,), d, rng))
+    yield S("0dim", make((), d, rng), make((2,), d, rng))
+    yield S("empty", make((0, 2), d, rng), make((2, 2), d, rng))
+
+
+add(
+    OpInfo(
+        "kron",
+        op=fn("kron"),
+        method=meth("kron"),
+        sample_inputs=_kron_samples,
+        ref=lambda a, b: np.kron(a, b),
+        dtypes=ALL,
+        result_dtype=promoted(0, 1),
+    )
+)
+
+
+def _tensordot_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("one_pair", make((2, 3), d, rng), make((3, 4), d, rng), [1], [0])
+    yield S("two_pairs", make((2, 3, 4), d, rng), make((4, 3, 5), d, rng), [1, 2], [1, 0])
+    yield S("none", make((2,), d, rng), make((3,), d, rng), [], [])
+    yield S("neg", make((2, 3), d, rng), make((2, 4), d, rng), [-2], [0])
+
+
+add(
+    OpInfo(
+        "tensordot",
+        op=fn("tensordot"),
+        sample_inputs=_tensordot_samples,
+        ref=lambda a, b, da, db: np.tensordot(a, b, (da, db)),
+        dtypes=NUMERIC,
+    )
+)
+
+
+def _tensordot_int_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((2, 3, 4), d, rng), make((3, 4, 5), d, rng))
+    yield S("dims1", make((2, 3), d, rng), make((3, 4), d, rng), dims=1)
+    yield S("dims0", make((2,), d, rng), make((3,), d, rng), 0)
+
+
+add(
+    OpInfo(
+        "tensordot.int",
+        op=fn("tensordot"),
+        sample_inputs=_tensordot_int_samples,
+        ref=lambda a, b, dims=2: np.tensordot(a, b, dims),
+        dtypes=NUMERIC,
+    )
+)
+
+
+def _einsum_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("matmul", "ij,jk->ik", [make((2, 3), d, rng), make((3, 4), d, rng)])
+    yield S("implicit", "ij,jk", [make((2, 3), d, rng), make((3, 4), d, rng)])
+    yield S("batched", "bij,bjk->bik", [make((2, 2, 3), d, rng), make((2, 3, 4), d, rng)])
+    yield S("transpose", "ij->ji", [make((2, 3), d, rng)])
+    yield S("sum_all", "ij->", [make((2, 3), d, rng)])
+    yield S("outer", "i,j", [make((3,), d, rng), make((2,), d, rng)])
+    yield S("trace", "ii", [make((3, 3), d, rng)])
+    yield S("diagonal", "ii->i", [make((3, 3), d, rng)])
+    yield S("ellipsis", "...ij,...jk", [make((2, 2, 3), d, rng), make((3, 4), d, rng)])
+    yield S("ellipsis_out", "i...->...", [make((2, 3, 4), d, rng)])
+    yield S("three", "ij,jk,kl->il", [make((2, 3), d, rng), make((3, 4), d, rng), make((4, 2), d, rng)])
+    yield S("upper_case", "Ba,a", [make((2, 3), d, rng), make((3,), d, rng)])
+    yield S("spaces_broadcast", "i j , j", [make((2, 1), d, rng), make((3,), d, rng)])
+
+
+add(
+    OpInfo(
+        "einsum",
+        op=fn("einsum"),
+        sample_inputs=_einsum_samples,
+        ref=lambda eq, ts, path=None: np.asarray(np.einsum(eq.replace(" ", ""), *ts)),
+        dtypes=NUMERIC,
+    )
+)

@@ -1,4 +1,5 @@
-"""Factory kernels: zeros, ones, empty, full, arange, linspace, eye, rand, randn, randint.
+"""Factory kernels: zeros, ones, empty, full, arange, linspace, eye, tril_indices, triu_indices,
+rand, randn, randint.
 
 Factories reach a backend through ``BackendSelect`` with ``device=`` already naming it. Default
 dtypes follow PyTorch: the default floating dtype, except ``arange`` with integer arguments and
@@ -266,11 +267,39 @@ def build(kit: Kit) -> Kernels:
     ) -> Tensor:
         return eye_m(n, n, dtype=dtype, device=device)
 
+    def triangle_indices(name: str, lower: bool) -> Any:
+        def kernel(
+            row: int,
+            col: int,
+            offset: int = 0,
+            *,
+            dtype: _dt.dtype | None = None,
+            layout: Any = None,
+            device: str | Device | None = None,
+            pin_memory: bool | None = None,
+        ) -> Tensor:
+            if row < 0:
+                raise OpError(f"row must be non-negative, got{row}")
+            if col < 0:
+                raise OpError(f"col must be non-negative, got{col}")
+            d = _dt.int64 if dtype is None else dtype  # PyTorch's default here is long
+            if d not in (_dt.int32, _dt.int64):
+                raise NotImplementedError(f'"{name}" not implemented for \'{torch_name(d)}\'')
+            dev = kit.device(canonical(device))
+            with kit.on(dev):
+                r, c = xp.tril_indices(row, offset, col) if lower else xp.triu_indices(row, offset, col)
+                arr = xp.stack([r, c]) if row and col else xp.zeros((2, 0), dtype=kit.storage[d])
+            return kit.wrap(kit.cast(arr, kit.storage[d]), d, dev)
+
+        return kernel
+
     k["arange"] = arange
     k["arange.start_step"] = arange_start_step
     k["linspace"] = linspace
     k["eye"] = eye
     k["eye.m"] = eye_m
+    k["tril_indices"] = triangle_indices("tril_indices", True)
+    k["triu_indices"] = triangle_indices("triu_indices", False)
 
     # --- random --------------------------------------------------------------------------
 

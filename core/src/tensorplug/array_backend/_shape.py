@@ -21,8 +21,19 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._kit import Kernels, Kit, OpError, OpTypeError, guard, guarded, wrap_dim, wrap_dims
+from ._kit import (
+    Kernels,
+    Kit,
+    OpError,
+    OpTypeError,
+    guard,
+    guarded,
+    torch_name,
+    wrap_dim,
+    wrap_dims,
+)
 
 
 def infer_size(shape: Sequence[int], numel: int) -> tuple[int, ...]:
@@ -375,6 +386,23 @@ def build(kit: Kit) -> Kernels:
         )
         return kit.wrap(kit.copy(xp.reshape(grown, out)), self._dtype, self._device)
 
+    def repeat_interleave(repeats: Tensor, *, output_size: int | None = None) -> Tensor:
+        """The index of each position: ``i`` repeated ``repeats[i]`` times (int64)."""
+        r = repeats._data
+        if r.ndim != 1:
+            raise OpError("repeat_interleave only accept 1D vector as repeat")
+        if repeats._dtype.kind not in "iu":  # bool too: PyTorch takes only int32 and int64
+            raise NotImplementedError(
+                f"\"repeat_interleave_cpu\" not implemented for '{torch_name(repeats._dtype)}'"
+            )
+        if r.size and int(xp.min(r)) < 0:
+            raise OpError("repeats can not be negative")
+        long_t = kit.storage[_dt.int64]
+        out = xp.repeat(xp.arange(r.shape[0], dtype=long_t), kit.cast(r, long_t))
+        if output_size is not None and output_size != out.shape[0]:
+            raise OpError("allocated size does not match required size")
+        return kit.wrap(out, _dt.int64, repeats._device)
+
     def triangle(name: str, fn: Any) -> Any:
         def kernel(self: Tensor, diagonal: int = 0) -> Tensor:
             a = self._data
@@ -414,6 +442,7 @@ def build(kit: Kit) -> Kernels:
     k["flip"] = flip
     k["roll"] = roll
     k["repeat"] = repeat
+    k["repeat_interleave.Tensor"] = repeat_interleave
     k["tril"] = triangle("tril", xp.tril)
     k["triu"] = triangle("triu", xp.triu)
     k["diag"] = diag

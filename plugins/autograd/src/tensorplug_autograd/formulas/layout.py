@@ -206,6 +206,7 @@ defderiv(
     self=lambda g, s: _masked_select_backward(g, s.self_shape, s.mask),
 )
 nondifferentiable("nonzero")
+nondifferentiable("repeat_interleave.Tensor")  # int64 indices
 defderiv(
     "gather",
     self=lambda g, s: _zeros(g, s.self_shape).scatter_add(s.dim, s.index, g),
@@ -259,6 +260,8 @@ nondifferentiable(
     "linspace",
     "eye",
     "eye.m",
+    "tril_indices",
+    "triu_indices",
     "rand",
     "randn",
     "randint",

@@ -406,3 +406,9 @@ def test_every_dtype_is_valid() -> None:
     for info in OP_DB:
         for d in info.dtypes:
             assert is_float(d) or is_int(d) or d == "bool", (info.name, d)
+
+
+@pytest.mark.parametrize(("dtype", "largest"), [("float16", 65504.0), ("bfloat16", 3.3895313892515355e38)])
+def test_nan_to_num_replaces_infinities_with_the_dtype_s_largest(dtype: str, largest: float) -> None:
+    x = tp.tensor([float("nan"), float("inf"), -float("inf"), 1.0], dtype=getattr(tp, dtype))
+    assert tp.nan_to_num(x).tolist() == [0.0, largest, -largest, 1.0]

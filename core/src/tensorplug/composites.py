@@ -21,6 +21,10 @@ __all__ = [
     "argsort",
     "argsort_stable",
     "chunk",
+    "clip",
+    "clip_",
+    "clip_tensor",
+    "clip_tensor_",
     "contiguous",
     "cross_entropy",
     "dropout",
@@ -734,6 +738,26 @@ def argsort(self: Any, dim: int = -1, descending: bool = False) -> Any:
 
 def argsort_stable(self: Any, *, stable: bool, dim: int = -1, descending: bool = False) -> Any:
     return aten.sort.stable(self, stable=stable, dim=dim, descending=descending)[1]
+
+
+# --- aliases ------------------------------------------------------------------------------
+# clip is clamp under numpy's name, as in PyTorch (grad_fn ClampBackward1, clamp's messages)
+
+
+def clip(self: Any, min: Any = None, max: Any = None) -> Any:
+    return aten.clamp.default(self, min, max)
+
+
+def clip_tensor(self: Any, min: Any = None, max: Any = None) -> Any:
+    return aten.clamp.Tensor(self, min, max)
+
+
+def clip_(self: Any, min: Any = None, max: Any = None) -> Any:
+    return aten.clamp_.default(self, min, max)
+
+
+def clip_tensor_(self: Any, min: Any = None, max: Any = None) -> Any:
+    return aten.clamp_.Tensor(self, min, max)
 
 
 # --- *_like factories -----------------------------------------------------------------------

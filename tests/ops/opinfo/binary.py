@@ -421,6 +421,123 @@ for _name, _np in (("maximum", np.maximum), ("minimum", np.minimum)):
     )
 
 
+def _nan_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from binary_samples()(d, rng)
+    if d in FLOATS:  # a NaN beside a number gives the number; two NaNs give NaN
+        nan = np.nan
+        a, b = np.array([nan, 1.0, nan, -2.0]), np.array([3.0, nan, nan, -2.0])
+        yield S("nan", a.astype(d), b.astype(d))
+
+
+for _name, _np in (("fmax", np.fmax), ("fmin", np.fmin)):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_nan_samples,
+            ref=_np,
+            dtypes=ALL + LOWP,
+            result_dtype=promoted(0, 1),
+        )
+    )
+
+
+def _f64_binary(f: Any) -> Any:
+    return lambda a, b: f(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+
+
+atan2 = add(
+    OpInfo(
+        "atan2",
+        op=fn("atan2"),
+        method=meth("atan2"),
+        sample_inputs=binary_samples(),
+        ref=_f64_binary(np.arctan2),
+        dtypes=ALL + LOWP,
+        result_dtype=promoted(0, 1, floating=True),
+    )
+)
+hypot = add(
+    OpInfo(
+        "hypot",
+        op=fn("hypot"),
+        method=meth("hypot"),
+        sample_inputs=binary_samples(bool_promotion=False),
+        ref=_f64_binary(np.hypot),
+        dtypes=FLOATS + LOWP,
+        result_dtype=promoted(0, 1),
+    )
+)
+
+
+def _heaviside_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from binary_samples(promotion=False)(d, rng)
+    zeros = np.array([0, 1, 0, -1, 0]).astype(np_dtype(d))  # values where self is 0
+    yield S("zeros", zeros, make((5,), d, rng))
+    yield S("zeros_0dim_values", zeros, make((), d, rng))
+    if d in FLOATS:  # NaN is neither 0 nor positive: 0 (numpy's heaviside gives NaN)
+        yield S("nan", np.array([np.nan, -0.0, 2.0]).astype(d), np.array([0.5, 0.5, 0.5]).astype(d))
+
+
+def _ref_heaviside(x: Any, values: Any) -> Any:
+    x, values = np.asarray(x), np.asarray(values)
+    return np.where(x == 0, values, (x > 0).astype(values.dtype))
+
+
+heaviside = add(
+    OpInfo(
+        "heaviside",
+        op=fn("heaviside"),
+        method=meth("heaviside"),
+        sample_inputs=_heaviside_samples,
+        ref=_ref_heaviside,
+        dtypes=ALL + LOWP,
+    )
+)
+add_inplace(atan2, "atan2_", "atan2_")
+add_inplace(hypot, "hypot_", "hypot_")
+add_inplace(heaviside, "heaviside_", "heaviside_")
+
+
+def _fmod_scalars(d: str) -> list[tuple[str, Any]]:
+    return [("int_scalar", 3), ("float_scalar", 2.5), ("neg_scalar", -2)]
+
+
+def _fmod_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from binary_samples(nonzero_rhs=True, bool_promotion=False)(d, rng)
+    if d in FLOATS:  # the dividend's sign, a zero divisor gives NaN
+        yield S("signs", np.array([-5.0, 5.0, -5.0, -0.0, 1.0]).astype(d), np.array([3.0, -3.0, -3.0, 2.0, 0.0]).astype(d))
+    if is_int(d):
+        yield S("signs", np.array([-5, 5, -5, 7]).astype(d), np.array([3, -3, -3, 7]).astype(d))
+
+
+fmod_T = add(
+    OpInfo(
+        "fmod.Tensor",
+        op=fn("fmod"),
+        method=meth("fmod"),
+        sample_inputs=_fmod_samples,
+        ref=np.fmod,
+        dtypes=NUMERIC + LOWP,
+        result_dtype=promoted(0, 1),
+    )
+)
+fmod_S = add(
+    OpInfo(
+        "fmod.Scalar",
+        op=fn("fmod"),
+        method=meth("fmod"),
+        sample_inputs=scalar_samples(scalars=_fmod_scalars),
+        ref=np.fmod,
+        dtypes=NUMERIC + LOWP,
+        result_dtype=promoted(0, 1),
+    )
+)
+add_inplace(fmod_T, "fmod_.Tensor", "fmod_")
+add_inplace(fmod_S, "fmod_.Scalar", "fmod_")
+
+
 def _info(name: str) -> OpInfo:
     return next(info for info in OP_DB if info.name == name)
 

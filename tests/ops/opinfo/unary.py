@@ -197,6 +197,83 @@ for _name, _np, _low, _high in (
     add_inplace(_base, f"{_name}_", f"{_name}_", function=True)
 
 
+# trigonometric and hyperbolic functions, log10: integers and bools give the default dtype
+for _name, _np, _low, _high in (
+    ("log10", np.log10, 0.1, 5),
+    ("tan", np.tan, -1.2, 1.2),
+    ("asin", np.arcsin, -0.9, 0.9),
+    ("acos", np.arccos, -0.9, 0.9),
+    ("atan", np.arctan, None, None),
+    ("sinh", np.sinh, None, None),
+    ("cosh", np.cosh, None, None),
+    ("asinh", np.arcsinh, None, None),
+    ("acosh", np.arccosh, 1.1, 5),
+    ("atanh", np.arctanh, -0.9, 0.9),
+):
+    _base = _unary(_name, _f64(_np), result_dtype=unary_float, low=_low, high=_high)
+    add_inplace(_base, f"{_name}_", f"{_name}_", function=True)
+for _name in ("log", "sin", "cos"):
+    add_inplace(_info(_name), f"{_name}_", f"{_name}_", function=True)
+
+sgn = _unary("sgn", lambda x: np.nan_to_num(np.sign(x)))  # sign, for real numbers; NaN -> 0
+add_inplace(sgn, "sgn_", "sgn_")
+
+
+def _signbit_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from unary_samples()(d, rng)
+    if is_float(d):  # -0.0 and -nan have the sign bit set
+        special = np.array([-0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf]).astype(np_dtype(d))
+        yield S("signed_zeros_nan", special)
+
+
+def _ref_signbit(x: Any) -> Any:
+    x = np.asarray(x)
+    return np.zeros(x.shape, bool) if x.dtype == np.bool_ else np.signbit(x.astype(np.float64))
+
+
+add(
+    OpInfo(
+        "signbit",
+        op=fn("signbit"),
+        method=meth("signbit"),
+        sample_inputs=_signbit_samples,
+        ref=_ref_signbit,
+        dtypes=ALL + LOWP,
+        result_dtype=fixed("bool"),
+    )
+)
+
+
+def _logit_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from unary_samples(low=0.05, high=0.95)(d, rng)
+    yield S("eps", make((3, 4), d, rng, -0.5, 1.5), 0.2)
+    yield S("eps_kw", make((5,), d, rng, 0.05, 0.95), eps=0.01)
+    if is_float(d):  # outside [0, 1]: NaN; at 0 and 1: -inf and inf
+        yield S("domain_ends", np.array([-0.5, 0.0, 1.0, 1.5]).astype(np_dtype(d)))
+
+
+def _ref_logit(x: Any, eps: Any = None) -> Any:
+    x = np.asarray(x, dtype=np.float64)
+    if eps is not None:
+        x = np.clip(x, eps, 1 - eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(x / (1 - x))
+
+
+logit = add(
+    OpInfo(
+        "logit",
+        op=fn("logit"),
+        method=meth("logit"),
+        sample_inputs=_logit_samples,
+        ref=_ref_logit,
+        dtypes=NUMERIC + LOWP,
+        result_dtype=unary_float,
+    )
+)
+add_inplace(logit, "logit_", "logit_", function=True)
+
+
 def _float_class_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield from unary_samples()(d, rng)
     if is_float(d):
@@ -289,6 +366,56 @@ clamp_tensor = add(
     )
 )
 add_inplace(clamp_tensor, "clamp_.Tensor", "clamp_", function=True)
+
+# clip is clamp under numpy's name: clamp's samples and oracle
+for _base, _name in ((clamp, "clip"), (clamp_tensor, "clip.Tensor")):
+    _alias = add(
+        OpInfo(
+            _name,
+            op=fn("clip"),
+            method=meth("clip"),
+            sample_inputs=_base.sample_inputs,
+            ref=_ref_clamp,
+            dtypes=_base.dtypes,
+        )
+    )
+    add_inplace(_alias, _name.replace("clip", "clip_"), "clip_", function=True)
+
+
+def _nan_to_num_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from unary_samples()(d, rng)
+    if is_float(d):
+        special = np.array([np.nan, np.inf, -np.inf, 0.0, -1.5, 2.0]).astype(np_dtype(d))
+        yield S("nonfinite_values", special, 1.5, 100.0, -7.0)
+        if d in FLOATS:  # the oracle sees half precision as float64: test_ops pins their max
+            yield S("nonfinite", special)
+            yield S("nonfinite_kw", special, posinf=3.0)
+    if is_int(d) or d == "bool":  # a copy, whatever the replacements
+        yield S("int_values", make((3,), d, rng), nan=1.5)
+
+
+def _ref_nan_to_num(x: Any, nan: Any = None, posinf: Any = None, neginf: Any = None) -> Any:
+    x = np.asarray(x)
+    if x.dtype.kind != "f":
+        return x.copy()
+    big = np.finfo(x.dtype).max
+    x = x.astype(np.float64)
+    out = np.where(np.isnan(x), 0.0 if nan is None else nan, x)
+    out = np.where(x == np.inf, big if posinf is None else posinf, out)
+    return np.where(x == -np.inf, -big if neginf is None else neginf, out)
+
+
+nan_to_num = add(
+    OpInfo(
+        "nan_to_num",
+        op=fn("nan_to_num"),
+        method=meth("nan_to_num"),
+        sample_inputs=_nan_to_num_samples,
+        ref=_ref_nan_to_num,
+        dtypes=ALL + LOWP,
+    )
+)
+add_inplace(nan_to_num, "nan_to_num_", "nan_to_num_", function=True)
 
 
 def _clamp_one_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:

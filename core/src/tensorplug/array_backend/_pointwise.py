@@ -479,6 +479,45 @@ def build(kit: Kit) -> Kernels:
     defbinary(
         "minimum", _no_complex(xp.minimum, "minimum"), scalar=False, inplace=False, overload=""
     )
+    # fmax / fmin ignore a NaN beside a number (maximum / minimum propagate it)
+    for name in ("fmax", "fmin"):
+        fn = _no_complex(getattr(xp, name), name)
+        defbinary(name, fn, scalar=False, inplace=False, overload="")
+    atan2 = getattr(xp, "atan2", None) or xp.arctan2
+    defbinary(
+        "atan2", atan2, rule=_real_float("atan2_cpu"), scalar=False, inplace=False, overload=""
+    )
+    defbinary(
+        "hypot",
+        xp.hypot,
+        rule=_real_floating_only("hypot"),
+        scalar=False,
+        inplace=False,
+        quiet=True,
+        overload="",
+    )
+
+    def heaviside(a: Any, values: Any) -> Any:
+        # PyTorch's kernel: self == 0 ? values : self > 0 (a NaN gives 0, numpy's gives NaN)
+        return xp.where(a == 0, values, kit.cast(a > 0, values.dtype))
+
+    def check_heaviside(self: Tensor, values: Tensor | Scalar) -> None:
+        d = self._dtype
+        v = values._dtype if isinstance(values, Tensor) else d
+        if d.kind == "c" or v.kind == "c":
+            raise OpError("heaviside is not yet implemented for complex tensors.")
+        if d is not v:
+            raise OpError("heaviside is not yet implemented for tensors with different dtypes.")
+
+    defbinary(
+        "heaviside",
+        heaviside,
+        fast_kinds="buif",
+        scalar=False,
+        inplace=False,
+        overload="",
+        check=check_heaviside,
+    )
 
     def int_pow(a: Any, b: Any) -> Any:
         """``xp.power``, with PyTorch's integer powers for negative integer exponents, where
@@ -545,6 +584,18 @@ def build(kit: Kit) -> Kernels:
     defbinary("floor_divide", floor_fn, fast_kinds="f", inplace=False, quiet=True, overload="")
     defbinary("remainder", rem_fn, fast_kinds="f", inplace=False, quiet=True)
     # floor_divide.Scalar is registered under "floor_divide.Scalar" by defbinary(scalar=True)
+
+    def fmod_fn(a: Any, b: Any) -> Any:
+        """C's fmod: the sign of the dividend (remainder takes the divisor's); integers
+        refuse a zero divisor, as PyTorch."""
+        if a.dtype.kind in "iu":
+            if not hasattr(b, "dtype"):
+                b = asarray(b, dtype=a.dtype)
+            if b.dtype.kind in "iub" and bool(xp.any(b == 0)):
+                raise OpError("ZeroDivisionError")
+        return xp.fmod(a, b)
+
+    defbinary("fmod", fmod_fn, rule=_real_no_bool("fmod_cpu"), fast_kinds="f", quiet=True)
 
     def div_mode(self: Tensor, other: Tensor, *, rounding_mode: str | None = None) -> Tensor:
         if rounding_mode is None:
@@ -800,6 +851,29 @@ def build(kit: Kit) -> Kernels:
     defunary("sign", sign)
     for name in ("exp", "log", "log1p", "sqrt", "sin", "cos", "tanh"):
         defunary(name, getattr(xp, name), rule=_to_float, quiet=True)
+    for name in ("log10", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"):
+        defunary(name, getattr(xp, name), rule=_to_float, quiet=True)
+
+    def sgn(a: Any) -> Any:
+        """sign for real numbers, but 0 for NaN (PyTorch's ``(0 < x) - (x < 0)``); ``x / |x|``
+        (0 at 0) for complex ones."""
+        if a.dtype.kind == "f":
+            return kit.cast(a > 0, a.dtype) - kit.cast(a < 0, a.dtype)
+        if a.dtype.kind != "c":
+            return sign(a)
+        m = xp.abs(a)
+        zero = m == 0
+        return xp.where(zero, xp.zeros((), dtype=a.dtype), a / xp.where(zero, 1, m))
+
+    def signbit(a: Any) -> Any:
+        if a.dtype.kind == "c":
+            raise OpError("signbit is not implemented for complex tensors.")
+        if a.dtype.kind == "f":
+            return xp.signbit(a)
+        return a < 0  # integers: no -0; bools and unsigned integers are never negative
+
+    defunary("sgn", sgn, quiet=True)
+    defunary("signbit", signbit, out_rule=_to_bool)
 
     def rsqrt(a: Any) -> Any:
         return 1 / xp.sqrt(a)
@@ -938,6 +1012,55 @@ def build(kit: Kit) -> Kernels:
         return kit.wrap(r, d, self._device)
 
     k["gelu"] = gelu
+
+    def logit(self: Tensor, eps: float | None = None) -> Tensor:
+        d = self._dtype
+        if d.kind == "c":
+            raise OpError(f"\"logit_cpu\" not implemented for '{torch_name(d)}'")
+        od = _to_float(d)
+        x = kit.cast(kit.as_compute(self, od), kit.accumulate[od])
+        with kit.quiet():
+            if eps is not None and eps >= 0:  # PyTorch clamps to [eps, 1 - eps]; NaN stays
+                lo = xp.asarray(eps, dtype=x.dtype)
+                hi = xp.asarray(1 - eps, dtype=x.dtype)
+                x = xp.where(x < lo, lo, xp.where(x > hi, hi, x))
+            r = xp.log(x / (1 - x))
+        return kit.wrap(r, od, self._device)
+
+    k["logit"] = logit
+
+    def nan_to_num(
+        self: Tensor,
+        nan: float | None = None,
+        posinf: float | None = None,
+        neginf: float | None = None,
+    ) -> Tensor:
+        """NaN -> ``nan`` (0), +-inf -> ``posinf`` / ``neginf`` (the dtype's largest and
+        smallest finite values); complex numbers have each part replaced; integers and bools
+        come back as a copy."""
+        d = self._dtype
+        device = self._device
+        if d.kind not in "fc":
+            return kit.wrap(kit.copy(self._data), d, device)
+        big = _dt.finfo(d.to_real()).max
+        hi = big if posinf is None else posinf
+        lo = -big if neginf is None else neginf
+        fill = 0.0 if nan is None else nan
+
+        def replace(x: Any) -> Any:
+            r = xp.where(xp.isnan(x), fill, x)
+            r = xp.where(x == math.inf, hi, r)
+            return xp.where(x == -math.inf, lo, r)
+
+        x = kit.as_compute(self, d)
+        with kit.quiet():
+            if d.kind == "c":
+                r = replace(xp.real(x)) + 1j * replace(xp.imag(x))
+            else:
+                r = replace(x)
+        return kit.wrap(kit.cast(r, x.dtype), d, device)
+
+    k["nan_to_num"] = nan_to_num
 
     # --- clamp and where ---------------------------------------------------------------
 
@@ -1165,6 +1288,14 @@ def build(kit: Kit) -> Kernels:
     ):  # fmt: skip
         op, _, overload = name.partition(".")
         definplace(f"{op}_.{overload}" if overload else f"{op}_", name)
+    for name in (
+        "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+        "acosh", "atanh", "sgn", "logit", "nan_to_num",
+    ):  # fmt: skip
+        definplace(f"{name}_", name)
+    definplace("atan2_", "atan2", promoted=True)
+    definplace("hypot_", "hypot", promoted=True)
+    definplace("heaviside_", "heaviside", check_heaviside, promoted=True)
     definplace("clamp_min_.Tensor", "clamp_min.Tensor", promoted=True)
     definplace("clamp_max_.Tensor", "clamp_max.Tensor", promoted=True)
     definplace("addcmul_", "addcmul", promoted=True)
@@ -1239,6 +1370,17 @@ def _real_floating_only(name: str) -> Rule:
     def rule(d: _dt.dtype) -> _dt.dtype:
         if d.kind != "f":
             raise OpError(f"\"{name}_cpu\" not implemented for '{torch_name(d)}'")
+        return d
+
+    return rule
+
+
+def _real_no_bool(kernel_name: str) -> Rule:
+    """Integers and floating types keep their dtype; bool and complex are refused."""
+
+    def rule(d: _dt.dtype) -> _dt.dtype:
+        if d.kind in "bc":
+            raise OpError(f"\"{kernel_name}\" not implemented for '{torch_name(d)}'")
         return d
 
     return rule

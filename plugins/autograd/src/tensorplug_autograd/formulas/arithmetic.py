@@ -75,6 +75,12 @@ defderiv(
     other=lambda g, s: -g * s.self.div(s.other, rounding_mode="floor"),
 )
 defderiv("remainder.Scalar", self=lambda g, s: g)
+defderiv(
+    "fmod.Tensor",
+    self=lambda g, s: g,
+    other=lambda g, s: -g * s.self.div(s.other, rounding_mode="trunc"),
+)
+defderiv("fmod.Scalar", self=lambda g, s: g)
 nondifferentiable("floor_divide", "floor_divide.Scalar")
 
 
@@ -138,6 +144,44 @@ defderiv(
     self=lambda g, s: _minimum_backward(g, s.self, s.other),
     other=lambda g, s: _minimum_backward(g, s.other, s.self),
 )
+
+
+def _fmax_self(g: Tensor, x: Tensor, y: Tensor) -> Tensor:
+    """fmax's choice, as PyTorch's formula: ``x`` where ``x >= y`` or ``y`` is NaN (ties
+    go to self, unlike maximum); fmin's with ``x <= y``, ``less`` set."""
+    return _where_zero((x >= y).logical_or(y.isnan()), g)
+
+
+def _fmin_self(g: Tensor, x: Tensor, y: Tensor) -> Tensor:
+    return _where_zero((x <= y).logical_or(y.isnan()), g)
+
+
+defderiv(
+    "fmax",
+    self=lambda g, s: _fmax_self(g, s.self, s.other),
+    other=lambda g, s: g.masked_fill((s.self >= s.other).logical_or(s.other.isnan()), 0),
+)
+defderiv(
+    "fmin",
+    self=lambda g, s: _fmin_self(g, s.self, s.other),
+    other=lambda g, s: g.masked_fill((s.self <= s.other).logical_or(s.other.isnan()), 0),
+)
+
+
+def _atan2_recip(self: Tensor, other: Tensor) -> Tensor:
+    return (self * self + other * other).reciprocal()
+
+
+defderiv(
+    "atan2",
+    self=lambda g, s: g * (s.other * _atan2_recip(s.self, s.other)),
+    other=lambda g, s: g * (-s.self * _atan2_recip(s.self, s.other)),
+)
+defderiv(
+    "hypot",
+    self=lambda g, s: g * s.self / s.result,
+    other=lambda g, s: g * s.other / s.result,
+)
 defderiv(
     "lerp.Scalar",
     self=lambda g, s: g * (1 - s.weight),
@@ -169,6 +213,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_C = 0.044715
 _LN2 = math.log(2.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_LN10 = math.log(10.0)
 
 
 def _gelu_backward(g: Tensor, x: Tensor, result: Tensor, approximate: str) -> Tensor:
@@ -184,6 +229,15 @@ def _gelu_backward(g: Tensor, x: Tensor, result: Tensor, approximate: str) -> Te
     cdf = tp.where(is_zero, x * _INV_SQRT_2PI + 0.5, result / tp.where(is_zero, 1.0, x))
     pdf = tp.exp(x * x * -0.5) * _INV_SQRT_2PI
     return g * (cdf + x * pdf)
+
+
+def _logit_backward(g: Tensor, x: Tensor, eps: float | None) -> Tensor:
+    """PyTorch's logit_backward: ``g / (x (1 - x))``; NaN outside [0, 1] without eps, and 0
+    where eps clamped ``x`` (outside [eps, 1 - eps])."""
+    d = g / (x * (1 - x))
+    if eps is None or eps < 0:
+        return tp.where((x < 0).logical_or(x > 1), math.nan, d)
+    return _where_zero((x >= eps).logical_and(x <= 1 - eps), d)
 
 
 def _tanh_backward(g: Tensor, y: Tensor) -> Tensor:
@@ -202,6 +256,7 @@ def _silu_backward(g: Tensor, x: Tensor) -> Tensor:
 defderiv("neg", self=lambda g, s: -g)
 defderiv("abs", self=lambda g, s: g * s.self.sign())
 defderiv("sign", self=lambda g, s: _zeros(g, s.self_shape))
+defderiv("sgn", self=lambda g, s: _zeros(g, s.self_shape))  # real: sign's (complex: no autograd)
 defderiv("exp", self=lambda g, s: g * s.result)
 defderiv("log", self=lambda g, s: g / s.self)
 defderiv("log1p", self=lambda g, s: g / (s.self + 1))
@@ -209,8 +264,18 @@ defderiv("sqrt", self=lambda g, s: g / (s.result * 2))
 defderiv("rsqrt", self=lambda g, s: g * (s.result.pow(3) * -0.5))
 defderiv("sin", self=lambda g, s: g * s.self.cos())
 defderiv("cos", self=lambda g, s: -g * s.self.sin())
+defderiv("tan", self=lambda g, s: g * (s.result * s.result + 1))
+defderiv("asin", self=lambda g, s: g * (-s.self * s.self + 1).rsqrt())
+defderiv("acos", self=lambda g, s: g * -((-s.self * s.self + 1).rsqrt()))
+defderiv("atan", self=lambda g, s: g / (s.self * s.self + 1))
+defderiv("sinh", self=lambda g, s: g * s.self.cosh())
+defderiv("cosh", self=lambda g, s: g * s.self.sinh())
+defderiv("asinh", self=lambda g, s: g * (s.self * s.self + 1).rsqrt())
+defderiv("acosh", self=lambda g, s: g * (s.self * s.self - 1).rsqrt())
+defderiv("atanh", self=lambda g, s: g / (1 - s.self * s.self))
 defderiv("tanh", self=lambda g, s: _tanh_backward(g, s.result))
 defderiv("sigmoid", self=lambda g, s: _sigmoid_backward(g, s.result))
+defderiv("logit", self=lambda g, s: _logit_backward(g, s.self, s.eps))
 defderiv("relu", self=lambda g, s: _aten.threshold_backward.default(g, s.result, 0))
 defderiv("gelu", self=lambda g, s: _gelu_backward(g, s.self, s.result, s.approximate))
 defderiv("silu", self=lambda g, s: _silu_backward(g, s.self))
@@ -221,6 +286,7 @@ defderiv("frac", self=lambda g, s: g)
 defderiv("square", self=lambda g, s: g * (s.self * 2))
 defderiv("reciprocal", self=lambda g, s: -g * (s.result * s.result))
 defderiv("log2", self=lambda g, s: g / (s.self * _LN2))
+defderiv("log10", self=lambda g, s: g / (s.self * _LN10))
 defderiv("exp2", self=lambda g, s: g * (s.result * _LN2))
 defderiv("expm1", self=lambda g, s: g * (s.result + 1))
 defderiv("erf", self=lambda g, s: g * (tp.exp(-(s.self * s.self)) * _TWO_OVER_SQRT_PI))
@@ -259,6 +325,8 @@ defderiv(
     min=lambda g, s: _clamp_min(g, s.self, s.min, s.max),
     max=lambda g, s: _clamp_max(g, s.self, s.min, s.max),
 )
+# NaN and infinities are replaced by constants: no gradient there
+defderiv("nan_to_num", self=lambda g, s: g * s.self.isfinite())
 defderiv("clamp_min", self=lambda g, s: _where_zero(s.self >= s.min, g))
 defderiv(
     "clamp_min.Tensor",
@@ -290,6 +358,9 @@ nondifferentiable(
     "isnan",
     "isinf",
     "isfinite",
+    "signbit",
+    # a step; PyTorch has no derivative for it (its backward raises "not implemented")
+    "heaviside",
     "logical_and",
     "logical_or",
     "logical_not",

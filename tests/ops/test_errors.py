@@ -1140,6 +1140,90 @@ POINTWISE_DTYPE_CASES: list[ErrorCase] = [
         "output with shape [3] doesn't match the broadcast shape [2, 3]",
         "masked_fill_",
     ),
+    ("log10__int", lambda: T((2,), "int64").log10_(), RuntimeError, CAST_FLOAT_TO_LONG, "log10_"),
+    ("atan2__int", lambda: T((2,), "int64").atan2_(T((2,))), RuntimeError, CAST_FLOAT_TO_LONG, "atan2_"),
+    (
+        "atan2_complex",
+        lambda: tp.atan2(T((2,), "complex64"), T((2,), "complex64")),
+        RuntimeError,
+        "\"atan2_cpu\" not implemented for 'ComplexFloat'",
+        "atan2",
+    ),
+    (
+        "hypot_int",
+        lambda: tp.hypot(T((2,), "int64"), T((2,), "int64")),
+        RuntimeError,
+        "\"hypot_cpu\" not implemented for 'Long'",
+        "hypot",
+    ),
+    (
+        "fmod_bool",
+        lambda: tp.fmod(T((2,), "bool"), T((2,), "bool")),
+        RuntimeError,
+        "\"fmod_cpu\" not implemented for 'Bool'",
+        "fmod",
+    ),
+    ("fmod_int_zero", lambda: tp.fmod(I([3, 4]), I([1, 0])), RuntimeError, "ZeroDivisionError", "fmod"),
+    ("fmod_scalar_int_zero", lambda: tp.fmod(I([3]), 0), RuntimeError, "ZeroDivisionError", "fmod"),
+    (
+        "fmod__shape",
+        lambda: T((3,)).fmod_(T((2, 3))),
+        RuntimeError,
+        "output with shape [3] doesn't match the broadcast shape [2, 3]",
+        "fmod_",
+    ),
+    (
+        "heaviside_dtypes",
+        lambda: tp.heaviside(T((2,)), T((2,), "float64")),
+        RuntimeError,
+        "heaviside is not yet implemented for tensors with different dtypes.",
+        "heaviside",
+    ),
+    (
+        "heaviside__dtypes_before_cast",
+        lambda: T((2,), "int64").heaviside_(T((2,))),
+        RuntimeError,
+        "heaviside is not yet implemented for tensors with different dtypes.",
+        "heaviside_",
+    ),
+    (
+        "heaviside_complex",
+        lambda: tp.heaviside(T((2,), "complex64"), T((2,), "complex64")),
+        RuntimeError,
+        "heaviside is not yet implemented for complex tensors.",
+        "heaviside",
+    ),
+    *(
+        (
+            f"{op}_complex",
+            lambda op=op: getattr(tp, op)(T((2,), "complex64"), T((2,), "complex64")),
+            RuntimeError,
+            f"{op} not implemented for complex tensors.",
+            op,
+        )
+        for op in ("fmax", "fmin")
+    ),
+    (
+        "signbit_complex",
+        lambda: tp.signbit(T((2,), "complex64")),
+        RuntimeError,
+        "signbit is not implemented for complex tensors.",
+        "signbit",
+    ),
+    (
+        "logit_complex",
+        lambda: tp.logit(T((2,), "complex64")),
+        RuntimeError,
+        "\"logit_cpu\" not implemented for 'ComplexFloat'",
+        "logit",
+    ),
+    (
+        "clip_no_bounds",  # clip is clamp: clamp's message
+        lambda: tp.clip(T((2,))),
+        RuntimeError,
+        "torch.clamp: At least one of 'min' or 'max' must not be None",
+        "clamp",
+    ),
 ]
 
 

@@ -13,6 +13,7 @@ Usage::
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,19 +26,36 @@ from ._autograd import no_grad
 
 __all__ = [
     "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cosine_similarity",
     "cross_entropy",
     "dropout",
+    "elu",
     "embedding",
     "gelu",
+    "hardtanh",
+    "huber_loss",
+    "kl_div",
+    "l1_loss",
     "layer_norm",
+    "leaky_relu",
     "linear",
     "log_softmax",
+    "logsigmoid",
     "mse_loss",
     "nll_loss",
+    "normalize",
+    "one_hot",
+    "pad",
+    "pairwise_distance",
     "relu",
+    "relu6",
     "sigmoid",
     "silu",
+    "smooth_l1_loss",
     "softmax",
+    "softmin",
+    "softplus",
     "tanh",
 ]
 
@@ -76,12 +94,19 @@ def tanh(input: Tensor) -> Tensor:
     return r
 
 
-def softmax(input: Tensor, dim: int, dtype: _dtypes.dtype | None = None) -> Tensor:
+def softmax(input: Tensor, dim: int | None = None, dtype: _dtypes.dtype | None = None) -> Tensor:
+    """Without ``dim``, PyTorch's deprecated implicit choice (with its warning)."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim, 3)
     r: Tensor = _tp.softmax(input, dim, dtype)
     return r
 
 
-def log_softmax(input: Tensor, dim: int, dtype: _dtypes.dtype | None = None) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None,
+                dtype: _dtypes.dtype | None = None) -> Tensor:
+    """Without ``dim``, PyTorch's deprecated implicit choice (with its warning)."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim, 3)
     r: Tensor = _tp.log_softmax(input, dim, dtype)
     return r
 
@@ -186,3 +211,347 @@ def _copy_into(target: Tensor, value: Tensor) -> Tensor:
     """The ``inplace=True`` form: the result written into the input."""
     r: Tensor = target.copy_(value)
     return r
+
+
+# --- more activations -------------------------------------------------------------------------
+# Note [Composite activations and their gradients]: these are compositions of public ops, so
+# autograd differentiates the composition. Each is written so that the composition's gradient
+# is PyTorch's formula everywhere, kinks included: a branch that ``where`` discards is fed an
+# input clamped into its own range (``exp`` of a large discarded input would give inf, and
+# 0 * inf = nan in the backward), and kinks use ops whose subgradient there is PyTorch's.
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > 0``, else ``negative_slope * x``."""
+    r: Tensor = _tp.where(_tp.gt(input, 0), input, _tp.mul(input, negative_slope))
+    return _copy_into(input, r) if inplace else r
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+    neg = _tp.mul(_tp.expm1(_tp.clamp_max(input, 0)), alpha)
+    r: Tensor = _tp.where(_tp.gt(input, 0), input, neg)
+    return _copy_into(input, r) if inplace else r
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``; ``x`` itself where ``beta * x > threshold``.
+
+    Computed as ``max(z, 0) + log1p(exp(-|z|))`` (``z = beta * x``), which cannot overflow, not
+    even in float16 (PyTorch computes in float32 there); ``max(z, 0)`` is ``(z + |z|) / 2``, whose
+    gradient at 0 is 1/2, so the sum's is ``sigmoid(0)``, PyTorch's.
+    """
+    bx = _tp.mul(input, beta)
+    abx = _tp.abs(bx)
+    smooth = _tp.div(_tp.add(_tp.div(_tp.add(bx, abx), 2), _tp.log1p(_tp.exp(_tp.neg(abx)))),
+                     beta)
+    r: Tensor = _tp.where(_tp.gt(bx, threshold), input, smooth)
+    return r
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x))`` as ``min(x, 0) - log1p(exp(-|x|))``, finite for every finite x.
+
+    ``min(x, 0)`` is written ``(x - |x|) / 2`` (exact in floating point) so that the gradient at
+    0 is PyTorch's 1/2: ``abs``'s subgradient there is 0.
+    """
+    ax = _tp.abs(input)
+    r: Tensor = _tp.sub(_tp.div(_tp.sub(input, ax), 2), _tp.log1p(_tp.exp(_tp.neg(ax))))
+    return r
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    """``x`` clamped to ``[min_val, max_val]``; the gradient is 0 at both ends, as PyTorch's."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    # not clamp: its gradient is 1 at the bounds, hardtanh's is 0 (a NaN stays NaN here too)
+    inner = _tp.where(_tp.ge(input, max_val), _tp.full_like(input, max_val), input)
+    r: Tensor = _tp.where(_tp.le(input, min_val), _tp.full_like(input, min_val), inner)
+    return _copy_into(input, r) if inplace else r
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``hardtanh(x, 0, 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: _dtypes.dtype | None = None) -> Tensor:
+    """``softmax(-x)``; without ``dim``, PyTorch's deprecated implicit choice (with its warning)."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim, _stacklevel)
+    r: Tensor = _tp.softmax(_tp.neg(input), dim, dtype)
+    return r
+
+
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    """PyTorch's implicit softmax dimension: 0 for 0-, 1- and 3-d inputs, else 1."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. "
+        "Change the call to include dim=X as an argument.",
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+# --- more losses ------------------------------------------------------------------------------
+
+
+def _reduce(name: str, loss: Tensor, reduction: str) -> Tensor:
+    r: Tensor
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        r = _tp.mean(loss)
+    elif reduction == "sum":
+        r = _tp.sum(loss)
+    else:
+        raise ValueError(f"{name}: {reduction} is not a valid value for reduction "
+                         "(none, mean, sum)")
+    return r
+
+
+def _check_reduction(name: str, reduction: str) -> None:
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{name}: {reduction} is not a valid value for reduction "
+                         "(none, mean, sum)")
+
+
+def _warn_size_mismatch(input: Tensor, target: Tensor) -> None:
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(
+            f"Using a target size ({list(target.shape)}) that is different to the input size "
+            f"({list(input.shape)}). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.",
+            stacklevel=3,
+        )
+
+
+def _check_weight_size(weight: Tensor, input: Tensor) -> None:
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+
+
+def l1_loss(input: Tensor, target: Tensor, *, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
+    """``|input - target|``; with ``weight`` (input's shape), ``mean`` is ``sum(w·l) / sum(w)``."""
+    _warn_size_mismatch(input, target)
+    _check_reduction("l1_loss", reduction)
+    loss = _tp.abs(_tp.sub(input, target))
+    if weight is None:
+        return _reduce("l1_loss", loss, reduction)
+    _check_weight_size(weight, input)
+    loss = _tp.mul(loss, weight)
+    if reduction == "mean":
+        r: Tensor = _tp.div(_tp.sum(loss), _tp.sum(weight))
+        return r
+    return _reduce("l1_loss", loss, reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, *, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """``0.5 d² / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input - target``);
+    ``beta=0`` is the L1 loss."""
+    _warn_size_mismatch(input, target)
+    _check_reduction("smooth_l1_loss", reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = _tp.sub(input, target)
+    ad = _tp.abs(d)
+    if beta == 0:
+        return _reduce("smooth_l1_loss", ad, reduction)
+    quad = _tp.div(_tp.mul(_tp.mul(d, d), 0.5), beta)
+    loss = _tp.where(_tp.lt(ad, beta), quad, _tp.sub(ad, 0.5 * beta))
+    return _reduce("smooth_l1_loss", loss, reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    """``0.5 d²`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``; ``weight`` (input's
+    shape) multiplies each element before the reduction (``mean`` stays a plain mean)."""
+    _warn_size_mismatch(input, target)
+    _check_reduction("huber_loss", reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    d = _tp.sub(input, target)
+    ad = _tp.abs(d)
+    quad = _tp.mul(_tp.mul(d, d), 0.5)
+    loss = _tp.where(_tp.lt(ad, delta), quad, _tp.mul(_tp.sub(ad, 0.5 * delta), delta))
+    if weight is not None:
+        _check_weight_size(weight, input)
+        loss = _tp.mul(loss, weight)
+    return _reduce("huber_loss", loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                     weight: Tensor | None = None, *, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """Binary cross entropy of ``sigmoid(input)`` and ``target``, in PyTorch's stable form
+    ``(1 - t) x - (1 + (pos_weight - 1) t) logsigmoid(x)``, times ``weight``."""
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({list(target.shape)}) must be the same as input size "
+                         f"({list(input.shape)})")
+    _check_reduction("binary_cross_entropy_with_logits", reduction)
+    log_sig = logsigmoid(input)
+    if pos_weight is not None:
+        log_sig = _tp.mul(log_sig, _tp.add(_tp.mul(_tp.sub(pos_weight, 1), target), 1))
+    loss = _tp.sub(_tp.mul(_tp.rsub(target, 1), input), log_sig)
+    if weight is not None:
+        loss = _tp.mul(loss, weight)
+    return _reduce("binary_cross_entropy_with_logits", loss, reduction)
+
+
+def kl_div(input: Tensor, target: Tensor, *, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    """Pointwise KL divergence of log-probabilities ``input`` from ``target``:
+    ``t (log t - x)`` (0 where ``t == 0``), or ``exp(t) (t - x)`` with ``log_target``.
+
+    ``reduction="batchmean"`` divides the sum by the batch size (the first dimension), which is
+    the KL divergence's definition; ``"mean"`` (the default) divides by the number of elements
+    and warns, as PyTorch does.
+    """
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+            "major release.",
+            stacklevel=2,
+        )
+    elif reduction not in ("batchmean", "none", "sum"):
+        raise ValueError(f"kl_div: {reduction} is not a valid value for reduction "
+                         "(none, batchmean, mean, sum)")
+    if log_target:
+        loss = _tp.mul(_tp.exp(target), _tp.sub(target, input))
+    else:
+        # xlogy(t, t) - t x: 0 where t == 0; log of 1 there keeps the discarded branch's
+        # gradient finite (Note [Composite activations and their gradients])
+        zero = _tp.eq(target, 0)
+        t_log_t = _tp.mul(target, _tp.log(_tp.where(zero, _tp.ones_like(target), target)))
+        loss = _tp.sub(_tp.where(zero, _tp.zeros_like(t_log_t), t_log_t),
+                       _tp.mul(target, input))
+    if reduction == "batchmean":
+        total: Tensor = _tp.sum(loss)
+        if input.ndim == 0:
+            return total
+        r: Tensor = _tp.div(total, input.shape[0])
+        return r
+    return _reduce("kl_div", loss, reduction)
+
+
+# --- tensor utilities -------------------------------------------------------------------------
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Tensor | None = None) -> Tensor:
+    """``input / max(‖input‖_p, eps)``, the norm taken over ``dim``."""
+    denom = _tp.clamp_min(_tp.linalg_vector_norm(input, p, [dim], True), eps)
+    if out is not None:
+        o: Tensor = _tp.div(input, denom.expand_as(input), out=out)
+        return o
+    r: Tensor = _tp.div(input, denom)
+    return r
+
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
+        value: float | None = None) -> Tensor:
+    """Pad (or, with negative amounts, crop) the last ``len(pad) // 2`` dimensions:
+    ``pad = (last_left, last_right, second_last_left, ...)``. Only ``mode="constant"`` is
+    there; the other modes of PyTorch raise ``NotImplementedError``."""
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode != "constant":
+        if value is not None and value != 0:
+            raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+        raise NotImplementedError(
+            f'pad: mode "{mode}" is not implemented in tensorplug.nn; use mode="constant"'
+        )
+    if len(pad) % 2 != 0:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but "
+            f"got padding length {len(pad)} and input of dimension {input.ndim}"
+        )
+    fill = 0.0 if value is None else value
+    out = input
+    for i in range(len(pad) // 2):
+        dim = input.ndim - 1 - i
+        left, right = int(pad[2 * i]), int(pad[2 * i + 1])
+        size = out.shape[dim]
+        if size + left + right < 0:
+            raise RuntimeError(
+                f"The input size {size}, plus negative padding {left} and {right} resulted in a "
+                f"negative output size, which is invalid. Check dimension {dim} of your input."
+            )
+        # crop first (negative amounts), then add the constant blocks
+        start, stop = max(-left, 0), size - max(-right, 0)
+        if start or stop != size:
+            out = _tp.narrow(out, dim, start, max(stop - start, 0))
+        parts = []
+        for amount, at_end in ((left, False), (right, True)):
+            if amount > 0:
+                shape = list(out.shape)
+                shape[dim] = amount
+                block = _tp.full(shape, fill, dtype=out.dtype, device=out.device)
+                parts.append((at_end, block))
+        if parts:
+            out = _tp.cat([b for e, b in parts if not e] + [out] + [b for e, b in parts if e],
+                          dim)
+    return out
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """An int64 tensor of shape ``tensor.shape + (num_classes,)`` with a 1 at each index;
+    ``num_classes=-1`` takes ``tensor.max() + 1``."""
+    if tensor.dtype is not _dtypes.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if tensor.numel() == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(_tp.max(tensor).item()) + 1
+    if tensor.numel() > 0:
+        if int(_tp.min(tensor).item()) < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if int(_tp.max(tensor).item()) >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    elif num_classes < 0:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = _tp.arange(num_classes, dtype=_dtypes.int64, device=tensor.device)
+    r: Tensor = _tp.eq(_tp.unsqueeze(tensor, -1), classes).to(_dtypes.int64)
+    return r
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``Σ (x1 / max(‖x1‖, eps)) (x2 / max(‖x2‖, eps))`` over ``dim``, after broadcasting."""
+    shape = _broadcast_shape(x1.shape, x2.shape)
+    x1, x2 = x1.expand(shape), x2.expand(shape)
+    n1 = _tp.clamp_min(_tp.linalg_vector_norm(x1, 2, [dim], True), eps)
+    n2 = _tp.clamp_min(_tp.linalg_vector_norm(x2, 2, [dim], True), eps)
+    r: Tensor = _tp.sum(_tp.mul(_tp.div(x1, n1), _tp.div(x2, n2)), [dim])
+    return r
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """``‖x1 - x2 + eps‖_p`` over the last dimension."""
+    d = _tp.add(_tp.sub(x1, x2), eps)
+    r: Tensor = _tp.linalg_vector_norm(d, p, [max(x1.ndim, x2.ndim) - 1], keepdim)
+    return r
+
+
+def _broadcast_shape(a: Sequence[int], b: Sequence[int]) -> list[int]:
+    """The shape ``a`` and ``b`` broadcast to, with PyTorch's message when they do not."""
+    n = max(len(a), len(b))
+    pa, pb = [1] * (n - len(a)) + list(a), [1] * (n - len(b)) + list(b)
+    out = []
+    for i, (p, q) in enumerate(zip(pa, pb, strict=True)):
+        if p != q and 1 not in (p, q):
+            raise RuntimeError(f"The size of tensor a ({p}) must match the size of tensor b "
+                               f"({q}) at non-singleton dimension {i}")
+        out.append(q if p == 1 else p)
+    return out

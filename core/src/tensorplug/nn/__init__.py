@@ -20,21 +20,48 @@ Usage::
 from __future__ import annotations
 
 from . import functional, init, utils
-from .activation import GELU, ReLU, Sigmoid, SiLU, Tanh
+from .activation import (
+    ELU,
+    GELU,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmin,
+    Softplus,
+    Tanh,
+)
 from .container import ModuleDict, ModuleList, Sequential
 from .dropout import Dropout
 from .flatten import Flatten, Unflatten
 from .identity import Identity
 from .linear import Linear
-from .loss import BCELoss, CrossEntropyLoss, MSELoss, NLLLoss
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from .module import Module
 from .normalization import LayerNorm
 from .parameter import Parameter
 from .sparse import Embedding
 
 __all__ = [
-    "BCELoss", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
-    "LayerNorm", "Linear", "MSELoss", "Module", "ModuleDict", "ModuleList", "NLLLoss",
-    "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "Tanh", "Unflatten", "functional",
+    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "ELU", "Embedding",
+    "Flatten", "GELU", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm",
+    "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "Module", "ModuleDict",
+    "ModuleList", "NLLLoss", "Parameter", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid",
+    "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Tanh", "Unflatten", "functional",
     "init", "utils",
 ]  # fmt: skip

@@ -352,15 +352,57 @@ def test_pad_errors(x):
         F.pad(x, (1, 1), mode="foo")
     with pytest.raises(RuntimeError, match='Padding mode "reflect" doesn\'t take in value'):
         F.pad(x, (1, 1), mode="reflect", value=1.0)
-    for mode in ("reflect", "replicate", "circular"):
-        with pytest.raises(NotImplementedError, match=f'pad: mode "{mode}" is not implemented'):
-            F.pad(x, (1, 1), mode=mode)
+    with pytest.raises(NotImplementedError, match="Padding size 4 is not supported for 2D input "
+                                                  "tensor.\nSupported combinations"):
+        F.pad(x, (1, 1, 1, 1), mode="replicate")
+    with pytest.raises(RuntimeError, match=r"Argument #4: Padding size should be less than the "
+                                           r"corresponding input dimension, but got: padding "
+                                           r"\(5, 0\) at dimension 1 of input \[4, 5\]"):
+        F.pad(x, (5, 0), mode="reflect")
+    with pytest.raises(RuntimeError, match=r"Argument #6: .* padding \(0, 4\) at dimension 1"):
+        F.pad(x[None], (0, 0, 0, 4), mode="reflect")
+    with pytest.raises(RuntimeError, match="Padding value causes wrapping around more than once."):
+        F.pad(x, (6, 0), mode="circular")
+    with pytest.raises(RuntimeError, match=r"Expected 2D or 3D \(batch mode\) tensor with "
+                                           r"possibly 0 batch size and other non-zero dimensions "
+                                           r"for input, but got: \[1, 0\]"):
+        F.pad(tp.zeros(1, 0), (1, 1), mode="reflect")
+
+
+NP_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("pad", [(1, 2), (3, 0), (2, 1, 1, 2), (0, 1, 2, 0, 1, 1)])
+def test_pad_modes_match_numpy(mode, pad):
+    # the smallest input each padding takes: one dimension more than it pads
+    shape = (2, 3, 4, 5)[-(len(pad) // 2 + 1):]
+    xs = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    widths = [(0, 0)] * xs.ndim
+    for i in range(len(pad) // 2):
+        widths[xs.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    got = F.pad(tp.tensor(xs), pad, mode=mode)
+    np.testing.assert_array_equal(a(got), np.pad(xs, widths, mode=NP_MODES[mode]))
+
+
+def test_pad_modes_with_negative_amounts():
+    xs = np.arange(8.0).reshape(2, 4)
+    # reflect and replicate read the input's own coordinates; circular wraps the cropped part
+    np.testing.assert_array_equal(a(F.pad(tp.tensor(xs), (-1, 2), mode="reflect")),
+                                  xs[:, [1, 2, 3, 2, 1]])
+    np.testing.assert_array_equal(a(F.pad(tp.tensor(xs), (-1, 2), mode="replicate")),
+                                  xs[:, [1, 2, 3, 3, 3]])
+    np.testing.assert_array_equal(a(F.pad(tp.tensor(xs), (-1, 2), mode="circular")),
+                                  xs[:, [1, 2, 3, 1, 2]])
 
 
 @needs_autograd
 def test_pad_and_normalize_gradients():
     xs = leaf(XS[:3])
     assert tp.autograd.gradcheck(lambda t: F.pad(t, (2, -1, 1, 1), value=3.0), (xs,))
+    for mode in ("reflect", "replicate", "circular"):  # elements read twice add up
+        assert tp.autograd.gradcheck(lambda t, m=mode: F.pad(t[None], (2, -1, 1, 2), mode=m),
+                                     (xs,))
     assert tp.autograd.gradcheck(lambda t: F.normalize(t, 3.0, 0), (xs,))
     assert tp.autograd.gradcheck(lambda t: F.normalize(t), (xs,))
 

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from tests import needs
 
-pytest.importorskip("tensorplug_autograd")
+needs.autograd()
 
 from tensorplug_autograd.graph import AccumulateGrad  # noqa: E402
 

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from tests import needs
 
-pytest.importorskip("tensorplug_autograd")
+needs.autograd()
 
 from tensorplug_autograd.gradcheck import _checked, _Failed  # noqa: E402
 from tensorplug_autograd.kernels import Rule, kernel_for  # noqa: E402

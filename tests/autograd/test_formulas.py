@@ -22,9 +22,10 @@ import yaml
 
 import tensorplug as tp
 from tensorplug import Tensor
+from tests import needs
 from tests.ops.opinfo import DT, OPS_BY_NAME, OpInfo, SampleInput
 
-pytest.importorskip("tensorplug_autograd")
+needs.autograd()
 
 from tensorplug_autograd import formulas as F  # noqa: E402
 

@@ -14,8 +14,9 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import Tensor
+from tests import needs
 
-pytest.importorskip("tensorplug_autograd")
+needs.autograd()
 
 from tensorplug_autograd.gradcheck import GradcheckError  # noqa: E402
 

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from tests import needs
 
-pytest.importorskip("tensorplug_autograd")
+needs.autograd()
 
 
 def t64(values, requires_grad=True):

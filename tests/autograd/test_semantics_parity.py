@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 
 import tensorplug as tp
+from tests import needs
 
-pytest.importorskip("tensorplug_autograd")
+needs.autograd()
 
 
 def vec(*values: float) -> tp.Tensor:

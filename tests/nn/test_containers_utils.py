@@ -20,6 +20,7 @@ import pytest
 import tensorplug as tp
 from tensorplug import nn
 from tensorplug.nn import utils
+from tests import needs
 
 
 def a(t: tp.Tensor) -> np.ndarray:
@@ -27,7 +28,7 @@ def a(t: tp.Tensor) -> np.ndarray:
 
 
 def require_autograd() -> None:
-    pytest.importorskip("tensorplug_autograd")
+    needs.autograd()
     if "no_grad" not in vars(tp):
         pytest.skip("the autograd plugin is installed but not loaded")
 

@@ -7,6 +7,7 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import nn, optim
+from tests import needs
 
 
 def test_sequential_insert_refuses_what_is_not_a_module():
@@ -30,7 +31,7 @@ def test_sequential_in_place_add_refuses_what_is_not_a_sequential():
 
 
 def test_optimizer_refuses_a_non_leaf_tensor():
-    pytest.importorskip("tensorplug_autograd")
+    needs.autograd()
     w = tp.ones(2, requires_grad=True)
     with pytest.raises(
         ValueError,

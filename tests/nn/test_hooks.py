@@ -8,6 +8,7 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import nn
+from tests import needs
 
 
 def linear(i: int = 2, o: int = 3) -> nn.Linear:
@@ -23,6 +24,7 @@ def by_hand(m: nn.Linear, x: tp.Tensor) -> np.ndarray:
 
 
 def test_a_forward_hook_sees_the_output_and_may_replace_it():
+    needs.autograd()
     m, x = linear(), tp.ones([4, 2])
     seen = []
     m.register_forward_hook(lambda mod, args, out: seen.append((mod, args, out)))
@@ -34,6 +36,7 @@ def test_a_forward_hook_sees_the_output_and_may_replace_it():
 
 
 def test_a_pre_hook_may_replace_the_arguments():
+    needs.autograd()
     m, x = linear(), tp.ones([4, 2])
     handle = m.register_forward_pre_hook(lambda mod, args: (args[0] * 3,))
     np.testing.assert_allclose(m(x).detach().numpy(), by_hand(m, x * 3), rtol=1e-6)
@@ -59,6 +62,7 @@ def test_hooks_with_keyword_arguments():
 
 
 def test_hooks_run_in_registration_order_and_prepend_puts_one_first():
+    needs.autograd()
     m, order = linear(), []
     m.register_forward_hook(lambda *a: order.append("first"))
     m.register_forward_hook(lambda *a: order.append("second"))
@@ -69,6 +73,7 @@ def test_hooks_run_in_registration_order_and_prepend_puts_one_first():
 
 
 def test_removing_hooks_and_handles_as_context_managers():
+    needs.autograd()
     m, seen = linear(), []
     with m.register_forward_hook(lambda *a: seen.append(1)):
         m(tp.ones([1, 2]))
@@ -92,7 +97,7 @@ def test_always_call_runs_when_forward_raises():
 
 
 def test_capturing_activations_of_a_submodule_with_gradients_flowing():
-    pytest.importorskip("tensorplug_autograd")
+    needs.autograd()
     model = nn.Sequential(linear(2, 3), nn.ReLU(), linear(3, 1))
     captured = {}
     model[1].register_forward_hook(lambda mod, args, out: captured.setdefault("relu", out))

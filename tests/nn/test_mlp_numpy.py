@@ -6,13 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("tensorplug_autograd")
+import tensorplug as tp
+from tensorplug import nn
+from tests import needs
 
-import tensorplug as tp  # noqa: E402
-from tensorplug import nn  # noqa: E402
-
-if "autograd" not in tp.plugins.loaded_names():
-    pytest.skip("the tensorplug-autograd plugin is not loaded", allow_module_level=True)
+needs.autograd()
 
 
 def a(t: tp.Tensor) -> np.ndarray:

@@ -12,6 +12,7 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import dispatcher, keys
+from tests import needs
 
 from .opinfo import OP_DB
 from .test_ops import to_tp
@@ -66,7 +67,7 @@ def test_the_tracing_check_sees_a_kernel_that_dispatches():
 
 
 def test_kernels_without_the_mark_run_with_autograd_excluded():
-    pytest.importorskip("tensorplug_autograd")
+    needs.autograd()
     inner = []
     real = dispatcher.find_op("aten::exp.default")._kernels["CPU"].fn
 
@@ -86,7 +87,7 @@ def test_kernels_without_the_mark_run_with_autograd_excluded():
 
 
 def test_under_tracing_the_autograd_kernel_shows_its_call_below():
-    pytest.importorskip("tensorplug_autograd")
+    needs.autograd()
     a, b = tp.ones([2], requires_grad=True), tp.ones([2])
     lines: list[str] = []
     with dispatcher.tracing(lines.append):

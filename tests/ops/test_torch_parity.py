@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from tests import needs
 
 
 def f64(values: object, requires_grad: bool = False) -> tp.Tensor:
@@ -23,6 +24,7 @@ def f64(values: object, requires_grad: bool = False) -> tp.Tensor:
 def test_nll_loss_backward_gives_ignored_targets_an_exact_zero() -> None:
     """PyTorch never writes the rows of ignored targets: +0.0, not -0.0, and not the NaN of
     0 * (g / 0) when every target is ignored and "mean" divides by a zero total weight."""
+    needs.autograd()
     x = f64([[-1.0, -2.0], [-0.5, -3.0], [-2.0, -0.1]])
     one = f64(1.0)
     g = tp.nll_loss_backward(one, x, tp.tensor([0, -100, 1]))
@@ -72,6 +74,7 @@ def test_nll_loss_checks_its_target_as_pytorch() -> None:
 def test_std_gradient_is_zero_where_the_std_is_zero() -> None:
     """PyTorch's std_backward masks 1 / (2 std) to 0 where std == 0 (a constant slice, or one
     element with correction 0); sqrt(var) differentiated through sqrt would give NaN."""
+    needs.autograd()
     x = f64([1.5, 1.5, 1.5], requires_grad=True)
     assert tp.autograd.grad(x.std(), [x])[0].tolist() == [0.0, 0.0, 0.0]
     assert tp.autograd.grad(tp.std(x, False), [x])[0].tolist() == [0.0, 0.0, 0.0]
@@ -190,6 +193,7 @@ def test_the_view_ops_return_views_and_the_shape_ops_copies() -> None:
 
 def test_iterating_a_tensor_gives_the_views_of_one_unbind() -> None:
     """PyTorch's ``Tensor.__iter__`` is ``iter(self.unbind(0))``: views, UnbindBackward0."""
+    needs.autograd()
     w = f64([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     rows = list(w * 1)
     assert [r.grad_fn.name() for r in rows] == ["UnbindBackward0"] * 2
@@ -205,6 +209,7 @@ def test_iterating_a_tensor_gives_the_views_of_one_unbind() -> None:
 def test_writes_into_the_new_views_give_the_base_a_history() -> None:
     """In-place changes through narrow, movedim, unflatten and view_as of a tensor in a graph
     reach its leaf as PyTorch's CopySlices gives them (closed forms)."""
+    needs.autograd()
     g = np.arange(12.0).reshape(3, 4)
     columns = np.ones((3, 4))
     rows = np.ones((3, 1))
@@ -226,6 +231,7 @@ def test_writes_into_the_new_views_give_the_base_a_history() -> None:
 def test_a_value_written_into_an_unbind_view_of_a_plain_tensor_is_differentiated() -> None:
     """``buf = zeros(...); buf.unbind(0)[i].copy_(f(w))`` (Note [Views of plain tensors]); here
     the outputs of unbind may be written, where PyTorch refuses (docs/autograd.md)."""
+    needs.autograd()
     w = f64([1.0, 2.0, 3.0], requires_grad=True)
     buf = tp.zeros(2, 3, dtype=tp.float64)
     buf.unbind(0)[1].copy_(w * 2)
@@ -236,6 +242,7 @@ def test_a_value_written_into_an_unbind_view_of_a_plain_tensor_is_differentiated
 
 def test_diag_of_a_matrix_that_is_not_square_has_its_gradient_on_the_diagonal() -> None:
     """PyTorch's diag backward for a wide or tall matrix: zeros with the k-th diagonal set."""
+    needs.autograd()
     x = f64(np.zeros((2, 4)).tolist(), requires_grad=True)
     (tp.diag(x, 1) * f64([5.0, 7.0])).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [[0, 5, 0, 0], [0, 0, 7, 0]])

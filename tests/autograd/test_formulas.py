@@ -232,6 +232,8 @@ OPTIONS: dict[tuple[str, str], dict[str, float]] = {
 
 
 def _samples(info: OpInfo) -> Iterator[SampleInput]:
+    if info.kind == "random":  # zero formulas (normal, bernoulli, uniform_...): each call draws
+        return  # anew, so finite differences are noise; test_random_ops_have_zero_gradients
     rng = np.random.default_rng(zlib.crc32(f"{info.name}-grad".encode()))
     seen: set[str] = set()
     for s in info.sample_inputs("float64", rng):
@@ -493,3 +495,28 @@ def test_out_variants_refuse_inputs_that_require_grad(name: str) -> None:
     with tp.no_grad():
         assert fn(x, y, out=out) is out
     assert fn(x.detach(), y, out=out) is out
+
+
+def test_random_ops_have_zero_gradients() -> None:
+    """PyTorch's derivatives.yaml: normal's mean and std and bernoulli's p get zero gradients
+    (the draws are not reparameterized), and the in-place fills zero the old values' gradient
+    as fill_ does; the output still has a grad_fn, as in PyTorch."""
+    mean = tp.zeros(4, dtype=tp.float64, requires_grad=True)
+    std = tp.ones(4, dtype=tp.float64, requires_grad=True)
+    p = tp.full([4], 0.5, dtype=tp.float64, requires_grad=True)
+    outs = [
+        tp.normal(mean, std),
+        tp.normal(mean, 2.0),
+        tp.normal(1.0, std),
+        tp.bernoulli(p),
+        tp.bernoulli(p, 0.5),
+    ]
+    for fill in ("uniform_", "normal_", "exponential_", "bernoulli_"):
+        outs.append(getattr(mean * 1, fill)())
+    for out in outs:
+        assert out.requires_grad and out.grad_fn is not None
+    grads = tp.autograd.grad(sum(o.sum() for o in outs), [mean, std, p])
+    for g in grads:
+        assert g.tolist() == [0.0] * 4
+    assert not tp.multinomial(p, 2).requires_grad
+    assert not tp.randperm(3).requires_grad

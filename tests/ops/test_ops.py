@@ -310,8 +310,13 @@ def run_random_variant(
         shape = sample.args[0].shape
     else:
         shape = tuple(sample.args[0])
+    inplace = info.op_name.endswith("_")  # uniform_, normal_...: they fill their first argument
+    v0 = args[0]._version if inplace else 0
     tp.manual_seed(1234)
     first = call(*args, **kwargs)
+    if inplace:
+        assert first is args[0], "an in-place op must return its first argument itself"
+        assert args[0]._version == v0 + 1, f"_version went from {v0} to {args[0]._version}"
     check_meta(first, shape, expected_dtype, "result")
     a1 = to_numpy(first).astype(np.float64)
     assert info.random_check is not None
@@ -322,7 +327,7 @@ def run_random_variant(
     a3 = to_numpy(call(*args, **kwargs)).astype(np.float64)
     if a1.size >= 16 and not sample.meta.get("deterministic"):
         assert not np.array_equal(a2, a3), "two draws after one manual_seed gave identical values"
-    snap.assert_unchanged()
+    snap.assert_unchanged(*([args[0]] if inplace else []))
 
 
 @pytest.mark.parametrize(("info", "dtype", "sample"), CASES)

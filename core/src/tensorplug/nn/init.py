@@ -1,8 +1,8 @@
 """Parameter initialization, in place and outside the graph (``tensorplug.nn.init``).
 
 Each function fills its tensor under ``no_grad()`` and returns it, as ``torch.nn.init`` does.
-Random fills draw a new tensor from ``tp.rand`` / ``tp.randn`` (with ``generator=``, on the
-tensor's device and dtype) and copy it in: the core has no in-place random operators.
+Random fills are the in-place random operators ``uniform_`` and ``normal_`` (with
+``generator=``), as in PyTorch.
 
 Usage::
 
@@ -38,10 +38,7 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
              generator: Generator | None = None) -> Tensor:
     """Fill ``tensor`` with values drawn from U(a, b)."""
     with no_grad():
-        draw = _aten.rand.default(list(tensor.shape), generator=generator, dtype=tensor.dtype,
-                        device=tensor.device)
-        _aten.add_.Scalar(_aten.mul_.Scalar(draw, b - a), a)
-        _aten.copy_.default(tensor, draw)
+        _aten.uniform_.default(tensor, a, b, generator=generator)
     return tensor
 
 
@@ -49,10 +46,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
             generator: Generator | None = None) -> Tensor:
     """Fill ``tensor`` with values drawn from N(mean, std²)."""
     with no_grad():
-        draw = _aten.randn.default(list(tensor.shape), generator=generator, dtype=tensor.dtype,
-                         device=tensor.device)
-        _aten.add_.Scalar(_aten.mul_.Scalar(draw, std), mean)
-        _aten.copy_.default(tensor, draw)
+        _aten.normal_.default(tensor, mean, std, generator=generator)
     return tensor
 
 

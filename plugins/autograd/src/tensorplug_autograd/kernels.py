@@ -371,8 +371,10 @@ def _generated(rule: Rule, body: Callable[[Rule, int, tuple[Any, ...]], Any]) ->
     """A kernel whose signature is the schema's, passing ``(ks, args)`` to ``body``."""
     if not _usable_names(list(rule.arg_names)):
         def generic(ks: int, *args: Any, **kwargs: Any) -> Any:
-            bound = rule.schema.bind(args, kwargs, rule.name)
-            return body(rule, ks, tuple(bound))
+            # names like uniform_'s ``from`` cannot be parameters: bind, then flatten the
+            # positional values and the keyword-only ones (in schema order) as the body expects
+            pos, kw = rule.schema.bind(args, kwargs, rule.name)
+            return body(rule, ks, (*pos, *kw.values()))
         return generic
     params, _, args = source_parts(rule)
     return compile_kernel(

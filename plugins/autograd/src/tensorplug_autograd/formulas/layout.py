@@ -268,6 +268,24 @@ nondifferentiable(
     "randint.low",
 )
 
+# Random draws: PyTorch's derivatives.yaml gives normal zero gradients for mean and std (no
+# reparameterization), bernoulli a zero gradient for p, and the in-place fills zeros for the old
+# values (as fill_); the sampled indices of randperm and multinomial are not differentiable.
+nondifferentiable("randperm", "normal.float_float", "multinomial")
+defderiv("normal.Tensor_float", mean=lambda g, s: _zeros(g, s.mean_shape))
+defderiv("normal.float_Tensor", std=lambda g, s: _zeros(g, s.std_shape))
+defderiv(
+    "normal.Tensor_Tensor",
+    mean=lambda g, s: _zeros(g, s.mean_shape),
+    std=lambda g, s: _zeros(g, s.std_shape),
+)
+defderiv("bernoulli", self=lambda g, s: _zeros(g, s.self_shape))
+defderiv("bernoulli.p", self=lambda g, s: _zeros(g, s.self_shape))
+defderiv("bernoulli_.float", self=lambda g, s: _zeros(g, s.self_shape))
+defderiv("uniform_", self=lambda g, s: _zeros(g, s.self_shape))
+defderiv("normal_", self=lambda g, s: _zeros(g, s.self_shape))
+defderiv("exponential_", self=lambda g, s: _zeros(g, s.self_shape))
+
 # --- copies and conversion -----------------------------------------------------------------------
 
 defderiv("_to_copy", self=lambda g, s: g.to(dtype=s.self_dtype, device=s.self_device))

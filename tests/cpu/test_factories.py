@@ -118,3 +118,100 @@ def test_default_generator_per_device_type_and_seed():
     assert tprandom.manual_seed(5) is g and g.initial_seed() == 5
     s = g.seed()
     assert g.initial_seed() == s
+
+
+# --- randperm, normal, bernoulli, multinomial and the in-place random fills ----------------------
+
+# Each op with a generator=: (name, call(generator) -> Tensor)
+_GENERATOR_CALLS = [
+    ("randperm", lambda g: tp.randperm(50, generator=g)),
+    ("normal.float_float", lambda g: tp.normal(1.0, 2.0, [50], generator=g)),
+    ("normal.Tensor_float", lambda g: tp.normal(tp.zeros(50), 2.0, generator=g)),
+    ("normal.float_Tensor", lambda g: tp.normal(0.0, tp.ones(50), generator=g)),
+    ("normal.Tensor_Tensor", lambda g: tp.normal(tp.zeros(50), tp.ones(50), generator=g)),
+    ("bernoulli", lambda g: tp.bernoulli(tp.full([50], 0.5), generator=g)),
+    ("bernoulli.p", lambda g: tp.zeros(50).bernoulli(0.5, generator=g)),
+    ("multinomial", lambda g: tp.multinomial(tp.ones(50), 20, generator=g)),
+    ("multinomial_replacement", lambda g: tp.ones(5).multinomial(50, True, generator=g)),
+    ("bernoulli_", lambda g: tp.zeros(50).bernoulli_(0.5, generator=g)),
+    ("uniform_", lambda g: tp.zeros(50).uniform_(-1.0, 1.0, generator=g)),
+    ("normal_", lambda g: tp.zeros(50).normal_(generator=g)),
+    ("exponential_", lambda g: tp.zeros(50).exponential_(generator=g)),
+]
+
+
+@pytest.mark.parametrize(("name", "call"), _GENERATOR_CALLS, ids=[c[0] for c in _GENERATOR_CALLS])
+def test_random_ops_follow_their_generator(name, call):
+    """The same seed gives the same draw, whatever the default generator did in between; the
+    stream moves on between draws."""
+    g1, g2 = tprandom.Generator().manual_seed(11), tprandom.Generator().manual_seed(11)
+    first = arr(call(g1))
+    tp.manual_seed(0)
+    aten.rand.default([7])
+    np.testing.assert_array_equal(arr(call(g2)), first)
+    assert not np.array_equal(arr(call(g1)), first)
+
+
+def test_randperm_positions_are_uniform():
+    """Over 4000 permutations of 5, each value lands in each position a fifth of the time."""
+    g = tprandom.Generator().manual_seed(3)
+    counts = np.zeros((5, 5))
+    for _ in range(4000):
+        p = arr(tp.randperm(5, generator=g))
+        counts[p, np.arange(5)] += 1
+    np.testing.assert_allclose(counts / 4000, 0.2, atol=0.03)
+    assert tp.randperm(4).dtype is tp.int64 and tp.randperm(0).shape == (0,)
+
+
+def test_multinomial_without_replacement_draws_in_proportion():
+    """The first draw without replacement is distributed as p; the second, given the first,
+    as p renormalized over the rest (p = [0.5, 0.3, 0.2]: second is 0 with probability
+    0.3 * 0.5/0.7 + 0.2 * 0.5/0.8 = 0.339)."""
+    g = tprandom.Generator().manual_seed(5)
+    p = tp.tensor([0.5, 0.3, 0.2], dtype=tp.float64)
+    draws = arr(tp.multinomial(p.expand(20000, 3), 2, generator=g))
+    first = np.bincount(draws[:, 0], minlength=3) / len(draws)
+    np.testing.assert_allclose(first, [0.5, 0.3, 0.2], atol=0.015)
+    assert abs(np.mean(draws[:, 1] == 0) - (0.3 * 0.5 / 0.7 + 0.2 * 0.5 / 0.8)) < 0.015
+    assert np.all(draws[:, 0] != draws[:, 1])
+
+
+def test_multinomial_zero_weights_come_last_without_replacement():
+    """PyTorch fills with zero-weight categories once the others are used up."""
+    out = arr(tp.multinomial(tp.tensor([0.0, 2.0, 0.0, 1.0]), 4))
+    assert sorted(out[:2]) == [1, 3] and sorted(out[2:]) == [0, 2]
+    assert tp.multinomial(tp.ones(0, 3), 2).shape == (0, 2)
+
+
+def test_normal_tensor_moments_per_element():
+    """Each element has its own mean and std: the draws of column j have mean j, std j + 1."""
+    g = tprandom.Generator().manual_seed(9)
+    mean = tp.arange(4, dtype=tp.float64)
+    std = mean + 1
+    x = arr(tp.normal(mean.expand(5000, 4), std, generator=g))
+    np.testing.assert_allclose(x.mean(0), [0, 1, 2, 3], atol=0.15)
+    np.testing.assert_allclose(x.std(0), [1, 2, 3, 4], rtol=0.05)
+    assert tp.normal(mean, tp.ones(4)).dtype is tp.float64  # mean's dtype
+    assert tp.normal(tp.zeros(3), tp.ones(3, dtype=tp.float64)).dtype is tp.float32
+    assert tp.normal(0.0, 1.0, [2, 3]).shape == (2, 3)
+
+
+def test_in_place_fills_keep_dtype_and_write_through_views():
+    base = tp.zeros(4, 6, dtype=tp.float64)
+    col = base[:, 1]
+    col.uniform_(5.0, 6.0)
+    b = arr(base)
+    assert np.all((b[:, 1] >= 5) & (b[:, 1] < 6)) and np.all(np.delete(b, 1, axis=1) == 0)
+    ints = tp.zeros(1000, dtype=tp.int64).bernoulli_(0.25)
+    assert ints.dtype is tp.int64 and abs(arr(ints).mean() - 0.25) < 0.05
+    h = tp.zeros(1000, dtype=tp.float16).exponential_(2.0)
+    assert h.dtype is tp.float16 and abs(float(arr(h).astype(np.float64).mean()) - 0.5) < 0.06
+
+
+def test_nn_init_uses_the_in_place_random_fills():
+    w = tp.empty(200, 50)
+    tp.nn.init.uniform_(w, -2.0, 2.0, generator=tprandom.Generator().manual_seed(1))
+    expect = tp.empty(200, 50).uniform_(-2.0, 2.0, generator=tprandom.Generator().manual_seed(1))
+    np.testing.assert_array_equal(arr(w), arr(expect))
+    tp.nn.init.normal_(w, 3.0, 0.5)
+    assert abs(arr(w).mean() - 3.0) < 0.05 and abs(arr(w).std() - 0.5) < 0.05

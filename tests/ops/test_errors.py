@@ -901,6 +901,84 @@ def test_invalid_values(call: Callable[[], Any], exc: Any, text: str, op: Any) -
     check_error(call, exc, text, op)
 
 
+def F(values: Any, dtype: str = "float32") -> Any:
+    return tp.tensor(np.asarray(values, dtype=dtype))
+
+
+BERNOULLI_P = "Expected p_in >= 0 && p_in <= 1 to be true, but got false."
+MULTINOMIAL_BAD = "probability tensor contains either `inf`, `nan` or element < 0"
+
+# The random ops' parameter and dtype checks, PyTorch 2.13's texts and check order (the
+# distribution's parameters before the dtype)
+RANDOM_CASES: list[ErrorCase] = [
+    ("randperm_negative", lambda: tp.randperm(-1), RuntimeError,
+     "Trying to create tensor with negative dimension -1: [-1]", "randperm"),
+    ("randperm_half", lambda: tp.randperm(2050, dtype=tp.float16), RuntimeError,
+     "n cannot be greater than 2049 for Half type.", "randperm"),
+    ("randperm_int8", lambda: tp.randperm(300, dtype=tp.int8), RuntimeError,
+     "without overflow", "randperm"),
+    ("randperm_bool", lambda: tp.randperm(2, dtype=tp.bool), NotImplementedError,
+     "\"randperm\" not implemented for 'Bool'", "randperm"),
+    ("multinomial_negative", lambda: tp.multinomial(F([0.5, -0.1]), 1), RuntimeError,
+     MULTINOMIAL_BAD, "multinomial"),
+    ("multinomial_inf", lambda: tp.multinomial(F([0.5, np.inf]), 1), RuntimeError,
+     MULTINOMIAL_BAD, "multinomial"),
+    ("multinomial_nan", lambda: tp.multinomial(F([[0.5, 0.5], [np.nan, 1]]), 1, True),
+     RuntimeError, MULTINOMIAL_BAD, "multinomial"),
+    ("multinomial_zero_row", lambda: tp.multinomial(F([[1.0, 0.0], [0.0, 0.0]]), 1),
+     RuntimeError, "invalid multinomial distribution (sum of probabilities <= 0)", "multinomial"),
+    ("multinomial_too_many", lambda: tp.multinomial(F([0.5, 0.5]), 3), RuntimeError,
+     "cannot sample n_sample > prob_dist.size(-1) samples without replacement", "multinomial"),
+    ("multinomial_no_samples", lambda: tp.multinomial(F([0.5, 0.5]), 0), RuntimeError,
+     "cannot sample n_sample <= 0 samples", "multinomial"),
+    ("multinomial_3d", lambda: tp.multinomial(T((2, 2, 2)), 1), RuntimeError,
+     "prob_dist must be 1 or 2 dim", "multinomial"),
+    ("multinomial_long", lambda: tp.multinomial(F([1, 2], "int64"), 1), RuntimeError,
+     "multinomial only supports floating-point dtypes for input, got: Long", "multinomial"),
+    ("normal_std_negative", lambda: tp.normal(T((3,)), -1.0), RuntimeError,
+     "normal expects std >= 0.0, but found std -1", "normal"),
+    ("normal_std_nan", lambda: tp.normal(0.0, float("nan"), [2]), RuntimeError,
+     "normal expects std >= 0.0, but found std nan", "normal"),
+    ("normal_std_tensor", lambda: tp.normal(T((3,)), F([1.0, -1.0, 1.0])), RuntimeError,
+     "normal expects all elements of std >= 0.0", "normal"),
+    ("normal_float_std_tensor", lambda: tp.normal(0.0, F([np.nan])), RuntimeError,
+     "normal expects all elements of std >= 0.0", "normal"),
+    ("normal_shapes", lambda: tp.normal(T((2, 2)), T((4,))), RuntimeError,
+     "The size of tensor a (2) must match the size of tensor b (4) at non-singleton dimension 1",
+     "normal"),
+    ("normal_long", lambda: tp.normal(T((3,), "int64"), 1.0), NotImplementedError,
+     "\"normal_kernel_cpu\" not implemented for 'Long'", "normal"),
+    ("normal_dtype", lambda: tp.normal(0.0, 1.0, [2], dtype=tp.int64), NotImplementedError,
+     "\"normal_kernel_cpu\" not implemented for 'Long'", "normal"),
+    ("normal__std", lambda: T((3,), "int64").normal_(0.0, -1.0), RuntimeError,
+     "normal expects std >= 0.0, but found std -1", "normal_"),
+    ("bernoulli_p_above_1", lambda: tp.bernoulli(F([0.5, 1.5])), RuntimeError, BERNOULLI_P,
+     "bernoulli"),
+    ("bernoulli_p_nan", lambda: tp.bernoulli(F([np.nan])), RuntimeError, BERNOULLI_P,
+     "bernoulli"),
+    ("bernoulli_long", lambda: tp.bernoulli(F([0, 1], "int64")), NotImplementedError,
+     "\"bernoulli_tensor_cpu_p_\" not implemented for 'Long'", "bernoulli"),
+    ("bernoulli_float_p", lambda: tp.bernoulli(T((3,)), 1.5), RuntimeError,
+     "bernoulli_ expects p to be in [0, 1], but got p=1.5", "bernoulli"),
+    ("bernoulli__p", lambda: T((3,)).bernoulli_(-0.5), RuntimeError,
+     "bernoulli_ expects p to be in [0, 1], but got p=-0.5", "bernoulli_"),
+    ("uniform__range", lambda: T((3,)).uniform_(2, 1), RuntimeError,
+     "uniform_ expects to return a [from, to) range, but found from=2 > to=1", "uniform_"),
+    ("uniform__long", lambda: T((3,), "int64").uniform_(), NotImplementedError,
+     "\"check_uniform_bounds\" not implemented for 'Long'", "uniform_"),
+    ("exponential__lambda", lambda: T((3,)).exponential_(0.0), RuntimeError,
+     "exponential_ expects lambda > 0.0, but found lambda=0", "exponential_"),
+    ("exponential__long", lambda: T((3,), "int64").exponential_(), RuntimeError,
+     "Exponential distribution is a continuous probability distribution. dtype must be a "
+     "floating point but you specified Long", "exponential_"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "exc", "text", "op"), _params(RANDOM_CASES))
+def test_random_op_checks(call: Callable[[], Any], exc: Any, text: str, op: Any) -> None:
+    check_error(call, exc, text, op)
+
+
 def B(values: Any) -> Any:
     return tp.tensor(np.asarray(values, dtype=bool))
 

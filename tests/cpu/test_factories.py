@@ -137,6 +137,9 @@ _GENERATOR_CALLS = [
     ("uniform_", lambda g: tp.zeros(50).uniform_(-1.0, 1.0, generator=g)),
     ("normal_", lambda g: tp.zeros(50).normal_(generator=g)),
     ("exponential_", lambda g: tp.zeros(50).exponential_(generator=g)),
+    ("random_", lambda g: tp.zeros(50, dtype=tp.int64).random_(generator=g)),
+    ("random_.to", lambda g: tp.zeros(50).random_(1000, generator=g)),
+    ("random_.from", lambda g: tp.zeros(50, dtype=tp.int8).random_(-100, None, generator=g)),
 ]
 
 
@@ -215,3 +218,9 @@ def test_nn_init_uses_the_in_place_random_fills():
     np.testing.assert_array_equal(arr(w), arr(expect))
     tp.nn.init.normal_(w, 3.0, 0.5)
     assert abs(arr(w).mean() - 3.0) < 0.05 and abs(arr(w).std() - 0.5) < 0.05
+
+
+def test_random_warns_beyond_the_exact_integers_of_a_float():
+    """PyTorch's warning: float32 holds every integer only up to 2^24."""
+    with pytest.warns(UserWarning, match=r"to - 1 is out of bounds \[-\(2\^24\), 2\^24\]"):
+        tp.zeros(3).random_(0, 2**25)

@@ -971,6 +971,15 @@ RANDOM_CASES: list[ErrorCase] = [
     ("exponential__long", lambda: T((3,), "int64").exponential_(), RuntimeError,
      "Exponential distribution is a continuous probability distribution. dtype must be a "
      "floating point but you specified Long", "exponential_"),
+    ("random__empty_range", lambda: T((3,)).random_(5, 2), RuntimeError,
+     "random_ expects 'from' to be less than 'to', but got from=5 >= to=2", "random_"),
+    ("random__from_bounds", lambda: T((3,), "int8").random_(-200, 0), RuntimeError,
+     "from is out of bounds for signed char", "random_"),
+    ("random__to_bounds", lambda: T((3,), "bool").random_(3), RuntimeError,
+     "to - 1 is out of bounds for bool", "random_"),
+    ("random__to_inc", lambda: T((3,)).random_(2**25, None), RuntimeError,
+     "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted to "
+     "dtype, but got from=33554432 > to_inc=16777216", "random_"),
 ]  # fmt: skip
 
 

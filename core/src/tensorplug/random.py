@@ -5,10 +5,11 @@ backend's own random number generator (a ``numpy.random.Generator`` for CPU, a c
 CUDA). The core never imports numpy: backends create their state lazily through
 :meth:`Generator.backend_state`, from the seed, so reseeding is only forgetting states.
 
-Factories that draw random numbers (``rand``, ``randn``, ``randint``; ``dropout`` through them)
-use their ``generator=`` argument, or the default generator of the device type. Reseeding makes
-draws reproducible per backend: the same seed gives the same numbers on the same backend, not
-across backends (as in PyTorch, where CPU and CUDA streams differ).
+Ops that draw random numbers (``rand``, ``randn``, ``randint``, ``randperm``, ``normal``,
+``bernoulli``, ``multinomial``, the fills ``uniform_``, ``normal_``...; ``dropout`` through
+them) use their ``generator=`` argument, or the default generator of the device type.
+Reseeding makes draws reproducible per backend: the same seed gives the same numbers on the
+same backend, not across backends (as in PyTorch, where CPU and CUDA streams differ).
 
 Usage::
 

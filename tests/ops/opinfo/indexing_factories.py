@@ -1190,6 +1190,45 @@ _random_fill(
     dtypes=FLOATS + ("int64", "bool"),
 )
 
+
+def _check_random_fill(x: np.ndarray, s: SampleInput, d: str) -> None:
+    lo, hi = s.meta["low"], s.meta["high"]  # inclusive
+    assert np.all((x >= lo) & (x <= hi)), f"random_ values outside [{lo}, {hi}]"
+    assert np.all(x == np.trunc(x)), "random_ values are not integral"
+    if x.size >= 1000 and hi - lo < 100:
+        assert len(np.unique(x)) == hi - lo + 1, "random_ does not cover its range"
+    elif x.size >= 1000:  # a wide range: the mean is near its middle
+        assert abs(float(x.mean()) - (lo + hi) / 2) < 0.05 * (hi - lo), "random_ mean off"
+
+
+def _random_from_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2_10", make((40, 50), d, rng), 2, 10, meta={"low": 2, "high": 9})
+    yield S("negative", make((40, 50), d, rng), -5, 5, meta={"low": -5, "high": 4})
+    if d == "int64":
+        top = 2**63 - 1
+        yield S("to_none", make((40, 50), d, rng), -100, None, meta={"low": -100, "high": top})
+    else:
+        top = 2**24 if d == "float32" else 2**53
+        yield S("to_none", make((40, 50), d, rng), 1, None, meta={"low": 1, "high": top})
+    yield S("to_kw", make((0, 3), d, rng), 0, to=3, meta={"low": 0, "high": 2})
+
+
+def _random_to_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("to7", make((40, 50), d, rng), 7, meta={"low": 0, "high": 6})
+    yield S("to1", make((3,), d, rng), 1, meta={"low": 0, "high": 0, "deterministic": True})
+    yield S("0dim", make((), d, rng), 100, meta={"low": 0, "high": 99})
+
+
+def _random_default_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    top = {"int64": 2**63 - 1, "bool": 1, "float32": 2**24, "float64": 2**53}[d]
+    yield S("large", make((40, 50), d, rng), meta={"low": 0, "high": top})
+    yield S("empty", make((0,), d, rng), meta={"low": 0, "high": top})
+
+
+_random_fill("random_.from", _random_from_samples, _check_random_fill, dtypes=FLOATS + INTS)
+_random_fill("random_.to", _random_to_samples, _check_random_fill, dtypes=FLOATS + INTS)
+_random_fill("random_", _random_default_samples, _check_random_fill, dtypes=ALL)
+
 # --- *_like factories -------------------------------------------------------------------------
 
 

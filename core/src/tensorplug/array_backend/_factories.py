@@ -1,5 +1,6 @@
 """Factory kernels: zeros, ones, empty, full, arange, linspace, eye, tril_indices, triu_indices,
-rand, randn, randint.
+rand, randn, randint, randperm; and the random ops beside them: normal, bernoulli, multinomial
+and the in-place fills bernoulli_, uniform_, normal_, exponential_, random_.
 
 Factories reach a backend through ``BackendSelect`` with ``device=`` already naming it. Default
 dtypes follow PyTorch: the default floating dtype, except ``arange`` with integer arguments and
@@ -21,6 +22,7 @@ negative size makes the array library refuse; the general path then raises PyTor
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -588,6 +590,84 @@ def build(kit: Kit) -> Kernels:
     k["uniform_"] = uniform_
     k["normal_"] = normal_
     k["exponential_"] = exponential_
+
+    # random_: integers drawn uniformly from [from, to); without ``to``, up to the largest
+    # value the dtype holds (for floating dtypes, the largest 2^digits below which every
+    # integer is exact). PyTorch's messages name the C++ types.
+    c_names = {_dt.bool: "bool", _dt.uint8: "unsigned char", _dt.int8: "signed char",
+               _dt.int16: "short", _dt.int32: "int", _dt.int64: "long", _dt.float16: "c10::Half",
+               _dt.bfloat16: "c10::BFloat16", _dt.float32: "float", _dt.float64: "double"}  # fmt: skip
+    exact_digits = {_dt.float16: 11, _dt.bfloat16: 8, _dt.float32: 24, _dt.float64: 53}
+
+    def dtype_range(d: _dt.dtype) -> tuple[float, float]:
+        if d.kind == "b":
+            return 0, 1
+        if d.kind in "ui":
+            info = _dt.iinfo(d)
+            return info.min, info.max
+        fmax = _dt.finfo(d).max
+        return -fmax, fmax
+
+    def random_fill(self: Tensor, low: int, high_inc: int, generator: Any) -> Tensor:
+        d, dev = self._dtype, self._device
+        if d.kind == "c":
+            raise refuse("random_", "random_kernel_cpu", d)
+        with kit.on(dev):
+            arr = rng(generator, dev).integers(
+                low, high_inc, size=tuple(self._data.shape), dtype=kit.storage[_dt.int64],
+                endpoint=True,
+            )
+        return fill_with(self, kit.from_rng(arr, dev))
+
+    def largest(d: _dt.dtype) -> int:
+        digits = exact_digits.get(d)
+        return 2**digits if digits is not None else int(dtype_range(d)[1])
+
+    def random_from(
+        self: Tensor, from_: int, to: int | None, *, generator: _random.Generator | None = None
+    ) -> Tensor:
+        d = self._dtype
+        lo, hi = dtype_range(d)
+        if to is None:
+            if not lo <= from_ <= hi:
+                raise OpError(f"from is out of bounds for {c_names.get(d, d.name)}")
+            to_inc = largest(d)
+            if from_ > to_inc:
+                raise OpError(
+                    "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' "
+                    f"casted to dtype, but got from={from_} > to_inc={to_inc}"
+                )
+            return random_fill(self, from_, to_inc, generator)
+        if from_ >= to:
+            raise OpError(
+                f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}"
+            )
+        for value, what in ((from_, "from"), (to - 1, "to - 1")):
+            if not lo <= value <= hi:
+                raise OpError(f"{what} is out of bounds for {c_names.get(d, d.name)}")
+            digits = exact_digits.get(d)
+            if digits is not None and not -(2**digits) <= value <= 2**digits:
+                warnings.warn(
+                    f"{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                    f"limitations {c_names[d]} can support discrete uniform distribution only "
+                    "within this range. This warning will become an error in version 1.7 "
+                    "release, please fix the code in advance",
+                    UserWarning,
+                    stacklevel=2,
+                )
+        return random_fill(self, from_, to - 1, generator)
+
+    def random_to(
+        self: Tensor, to: int, *, generator: _random.Generator | None = None
+    ) -> Tensor:
+        return random_from(self, 0, to, generator=generator)
+
+    def random_default(self: Tensor, *, generator: _random.Generator | None = None) -> Tensor:
+        return random_fill(self, 0, largest(self._dtype), generator)
+
+    k["random_.from"] = random_from
+    k["random_.to"] = random_to
+    k["random_"] = random_default
 
     def multinomial(
         self: Tensor,

@@ -285,6 +285,8 @@ defderiv("bernoulli_.float", self=lambda g, s: _zeros(g, s.self_shape))
 defderiv("uniform_", self=lambda g, s: _zeros(g, s.self_shape))
 defderiv("normal_", self=lambda g, s: _zeros(g, s.self_shape))
 defderiv("exponential_", self=lambda g, s: _zeros(g, s.self_shape))
+for _fill in ("random_", "random_.from", "random_.to"):
+    defderiv(_fill, self=lambda g, s: _zeros(g, s.self_shape))
 
 # --- copies and conversion -----------------------------------------------------------------------
 

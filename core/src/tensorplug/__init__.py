@@ -75,6 +75,11 @@ return_types = _api.return_types
 tensor = _operators.tensor
 as_tensor = _operators.as_tensor
 
+from . import _functional  # noqa: E402
+
+unique = _functional.unique
+Tensor.unique = _functional.unique  # type: ignore[method-assign, assignment]
+
 from . import array_backend, plugins  # noqa: E402  (array_backend: for backend plugins)
 from .hookspecs import hookimpl  # noqa: E402
 

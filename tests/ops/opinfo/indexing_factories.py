@@ -755,6 +755,29 @@ _factory(
 )
 
 
+def _logspace_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("0_2_5", 0, 2, 5, dtype=DT(d))
+    yield S("neg_base2", -2, 3, 6, 2.0, dtype=DT(d))
+    yield S("steps1", 1, 7, 1, dtype=DT(d))
+    yield S("steps0", 0, 1, 0, dtype=DT(d))
+    if d == "float32":
+        yield S("default_dtype_base_kw", -1.0, 1.0, 9, base=3.0)
+
+
+def _ref_logspace(
+    start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any = None
+) -> Any:
+    out = np.power(base, _ref_linspace(start, end, steps))
+    if dtype is not None and np.dtype(dtype).kind in "iu":
+        out = np.trunc(out)  # integer logspace: computed in floating point, then truncated
+    return out
+
+
+_factory(
+    "logspace", _ref_logspace, samples=_logspace_samples, dtypes=("float32", "float64", "int64")
+)
+
+
 def _eye_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield S("3", 3, dtype=DT(d))
     yield S("1", 1, dtype=DT(d))

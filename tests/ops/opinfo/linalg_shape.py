@@ -19,6 +19,7 @@ from ._core import (
     S,
     SampleInput,
     add,
+    add_inplace,
     fn,
     is_int,
     make,
@@ -653,15 +654,19 @@ def _triangle_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]
 
 
 for _name, _ref_tri in (("tril", np.tril), ("triu", np.triu)):
-    add(
-        OpInfo(
-            _name,
-            op=fn(_name),
-            method=meth(_name),
-            sample_inputs=_triangle_samples,
-            ref=lambda x, diagonal=0, _f=_ref_tri: _f(x, diagonal),
-            dtypes=ALL,
-        )
+    add_inplace(
+        add(
+            OpInfo(
+                _name,
+                op=fn(_name),
+                method=meth(_name),
+                sample_inputs=_triangle_samples,
+                ref=lambda x, diagonal=0, _f=_ref_tri: _f(x, diagonal),
+                dtypes=ALL,
+            )
+        ),
+        f"{_name}_",
+        f"{_name}_",
     )
 
 
@@ -686,6 +691,25 @@ add(
         dtypes=ALL,
     )
 )
+
+
+def _diagonal_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("square", make((3, 3), d, rng))
+    yield S("wide_k1", make((2, 4), d, rng), 1)
+    yield S("tall_kneg", make((4, 2), d, rng), -1)
+    yield S("batched_dims", make((2, 3, 4), d, rng), 0, 0, 2)
+    yield S("neg_dims_swapped_kw", make((2, 3, 4), d, rng), offset=1, dim1=-1, dim2=0)
+    yield S("k_beyond", make((2, 3), d, rng), 5)
+    yield S("empty", make((0, 3), d, rng))
+
+
+def _ref_diagonal(x: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+    r = np.diagonal(x, offset, dim1 % x.ndim, dim2 % x.ndim)
+    r.flags.writeable = x.flags.writeable  # numpy's diagonal is read-only only by caution
+    return r
+
+
+_view_op("diagonal", _diagonal_samples, _ref_diagonal)
 
 
 def _cat_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:

@@ -582,6 +582,42 @@ add(
 )
 
 
+def _aminmax_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, -3, 3)  # noqa: E731 - ties in ints
+    yield S("all", x((3, 4)))
+    yield S("all_keepdim", x((2, 3)), keepdim=True)
+    yield S("dim1", x((3, 4)), dim=1)
+    yield S("neg_dim_keepdim", x((2, 3, 4)), dim=-2, keepdim=True)
+    yield S("0dim", x(()))
+    yield S("0dim_dim", x(()), dim=0)
+    yield S("empty_other_dim", x((0, 3)), dim=1)
+    if is_float(d) and d not in LOWP:
+        yield S("nan", np.array([[1.0, np.nan, 2.0], [3.0, 1.0, 2.0]], dtype=d), dim=1)
+
+
+def _ref_aminmax(x: Any, *, dim: Any = None, keepdim: bool = False) -> Any:
+    x = np.asarray(x)
+    axis = None if dim is None or x.ndim == 0 else dim
+    lo, hi = np.min(x, axis=axis, keepdims=keepdim), np.max(x, axis=axis, keepdims=keepdim)
+    if dim is None and keepdim:
+        lo, hi = lo.reshape((1,) * x.ndim), hi.reshape((1,) * x.ndim)
+    return lo, hi
+
+
+add(
+    OpInfo(
+        "aminmax",
+        op=fn("aminmax"),
+        method=meth("aminmax"),
+        sample_inputs=_aminmax_samples,
+        ref=_ref_aminmax,
+        dtypes=ALL,
+        result_dtype=lambda s, d: (d, d),
+        returns_names=("min", "max"),
+    )
+)
+
+
 def _ref_kthvalue(x: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:
     """The k-th smallest and its index in a stable sort (NaNs last)."""
     x = np.asarray(x)
@@ -663,6 +699,189 @@ for _name, _pick in (("cummax", np.greater_equal), ("cummin", np.less_equal)):
             returns_names=("values", "indices"),
         )
     )
+
+
+def _ref_search(
+    seq: Any, values: Any, *, out_int32: bool = False, right: bool = False, side: Any = None,
+    sorter: Any = None,
+) -> Any:
+    """A loop of PyTorch's binary search: the first place where ``seq[i] >= v`` (``> v`` with
+    right=) is not false, so NaNs and unsorted rows land where PyTorch's do."""
+    seq, values = np.asarray(seq), np.asarray(values)
+    if sorter is not None:
+        seq = np.take_along_axis(seq, np.asarray(sorter), axis=-1)
+    right = right or side == "right"
+    out = np.zeros(values.shape, np.int32 if out_int32 else np.int64)
+    for pos in np.ndindex(values.shape):
+        row = seq if seq.ndim == 1 else seq[pos[:-1]]
+        v = values[pos]
+        lo, hi = 0, row.shape[-1]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if not (row[mid] > v if right else row[mid] >= v):
+                lo = mid + 1
+            else:
+                hi = mid
+        out[pos] = lo
+    return out
+
+
+def _searchsorted_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    seq = np.sort(make((6,), d, rng, -3, 3))
+    yield S("1d", seq, make((2, 3), d, rng, -4, 4))
+    yield S("right", seq, make((5,), d, rng, -4, 4), right=True)
+    yield S("side_right_int32", seq, make((4,), d, rng, -4, 4), side="right", out_int32=True)
+    yield S("side_left", seq, make((4,), d, rng, -4, 4), side="left")
+    yield S("nd", np.sort(make((2, 5), d, rng, -3, 3), axis=-1), make((2, 3), d, rng, -4, 4))
+    order = rng.permutation(6)
+    yield S("sorter", seq[np.argsort(order)], make((4,), d, rng, -4, 4), sorter=np.argsort(np.argsort(order)))
+    yield S("0dim_value", seq, np.array(seq[2]))
+    yield S("empty_seq", make((0,), d, rng), make((3,), d, rng))
+    yield S("unsorted", make((5,), d, rng, -3, 3), make((4,), d, rng, -4, 4))
+    if is_float(d) and d not in LOWP:
+        nan = np.array([1.0, np.nan, 2.0], dtype=d)
+        yield S("nan", np.array([1.0, 2.0, np.nan], dtype=d), nan)
+        yield S("other_dtype", seq, make((3,), "int64", rng, -4, 4))
+
+
+def _searchsorted_scalar_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    seq = np.sort(make((6,), d, rng, -3, 3))
+    yield S("int", seq, 1)
+    yield S("float_right", seq, 0.5, right=True)
+    yield S("int32", seq, -1, out_int32=True, side="right")
+
+
+def _index_rule(s: SampleInput, d: str) -> str:
+    return "int32" if s.kwargs.get("out_int32") else "int64"
+
+
+add(
+    OpInfo(
+        "searchsorted.Tensor",
+        op=fn("searchsorted"),
+        sample_inputs=_searchsorted_samples,
+        ref=_ref_search,
+        dtypes=NUMERIC,
+        result_dtype=_index_rule,
+    )
+)
+add(
+    OpInfo(
+        "searchsorted.Scalar",
+        op=fn("searchsorted"),
+        sample_inputs=_searchsorted_scalar_samples,
+        ref=_ref_search,
+        dtypes=NUMERIC,
+        result_dtype=_index_rule,
+    )
+)
+
+
+def _bucketize_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    bounds = np.sort(make((5,), d, rng, -3, 3))
+    yield S("2d", make((2, 3), d, rng, -4, 4), bounds)
+    yield S("right_int32", make((4,), d, rng, -4, 4), bounds, right=True, out_int32=True)
+    yield S("0dim", np.array(bounds[1]), bounds)
+    yield S("empty", make((0,), d, rng), bounds)
+
+
+def _bucketize_scalar_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    bounds = np.sort(make((5,), d, rng, -3, 3))
+    yield S("int", 1, bounds)
+    yield S("float_right", -0.5, bounds, right=True)
+
+
+add(
+    OpInfo(
+        "bucketize.Tensor",
+        op=fn("bucketize"),
+        sample_inputs=_bucketize_samples,
+        ref=lambda v, b, **kw: _ref_search(b, v, **kw),
+        dtypes=NUMERIC,
+        result_dtype=_index_rule,
+    )
+)
+add(
+    OpInfo(
+        "bucketize.Scalar",
+        op=fn("bucketize"),
+        sample_inputs=_bucketize_scalar_samples,
+        ref=lambda v, b, **kw: _ref_search(b, v, **kw),
+        dtypes=NUMERIC,
+        result_dtype=_index_rule,
+    )
+)
+
+
+def _ref_unique2(
+    x: Any, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False  # noqa: A002
+) -> Any:
+    """np.unique, each NaN a value of its own; inverse of the input's shape."""
+    x = np.asarray(x)
+    u, inv, cnt = np.unique(x.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False)
+    none = np.zeros((0,), np.int64)
+    return (
+        u,
+        inv.reshape(x.shape).astype(np.int64) if return_inverse else none,
+        cnt.astype(np.int64) if return_counts else none,
+    )
+
+
+def _unique2_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, -2, 2)  # noqa: E731 - repeats
+    yield S("plain", x((7,)))
+    yield S("2d_inverse_counts", x((3, 4)), True, True, True)
+    yield S("unsorted_counts", x((5,)), False, False, True)
+    yield S("0dim", x(()), True, True, True)
+    yield S("empty", x((0, 2)), True, True, True)
+    if is_float(d) and d not in LOWP:
+        yield S("nan", np.array([2.0, np.nan, 1.0, np.nan], dtype=d), True, True, True)
+
+
+def _ref_unique_dim(
+    x: Any, dim: int, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+    return_counts: bool = False,
+) -> Any:
+    x = np.asarray(x)
+    none = np.zeros((0,), np.int64)
+    if x.size == 0:
+        return x.copy(), none, none
+    u, inv, cnt = np.unique(x, return_inverse=True, return_counts=True, axis=dim)
+    return (
+        u,
+        inv.reshape(-1).astype(np.int64) if return_inverse else none,
+        cnt.astype(np.int64) if return_counts else none,
+    )
+
+
+def _unique_dim_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, 0, 1)  # noqa: E731 - repeated rows
+    yield S("rows", x((6, 2)), 0, True, True, True)
+    yield S("cols", x((2, 6)), 1)
+    yield S("neg_dim_3d", x((2, 5, 2)), -2, True, False, True)
+    yield S("empty_selected", x((0, 3)), 0, True, True, True)
+
+
+add(
+    OpInfo(
+        "_unique2",
+        op=fn("_unique2"),
+        sample_inputs=_unique2_samples,
+        ref=_ref_unique2,
+        dtypes=ALL,
+        result_dtype=lambda s, d: (d, "int64", "int64"),
+    )
+)
+add(
+    OpInfo(
+        "unique_dim",
+        op=fn("unique_dim"),
+        sample_inputs=_unique_dim_samples,
+        ref=_ref_unique_dim,
+        dtypes=ALL,
+        result_dtype=lambda s, d: (d, "int64", "int64"),
+    )
+)
 
 
 def _logical_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -915,6 +1134,30 @@ def _equal_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     if is_float(d):
         yield S("nan", np.array([np.nan], dtype=d), np.array([np.nan], dtype=d))
         yield S("other_dtype", a, a.astype(np.float64 if d == "float32" else np.float32))
+
+
+def _ref_isclose(
+    a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Any:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind == "b":
+        return a == b
+    if a.dtype.kind in "iu":
+        a, b = a.astype(np.float64), b.astype(np.float64)
+    return np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+add(
+    OpInfo(
+        "isclose",
+        op=fn("isclose"),
+        method=meth("isclose"),
+        sample_inputs=_allclose_samples,
+        ref=_ref_isclose,
+        dtypes=ALL,
+        result_dtype=fixed("bool"),
+    )
+)
 
 
 def _ref_equal(a: Any, b: Any) -> bool:

@@ -1,6 +1,6 @@
-"""Factory kernels: zeros, ones, empty, full, arange, linspace, eye, tril_indices, triu_indices,
-rand, randn, randint, randperm; and the random ops beside them: normal, bernoulli, multinomial
-and the in-place fills bernoulli_, uniform_, normal_, exponential_, random_.
+"""Factory kernels: zeros, ones, empty, full, arange, linspace, logspace, eye, tril_indices,
+triu_indices, rand, randn, randint, randperm; and the random ops beside them: normal, bernoulli,
+multinomial and the in-place fills bernoulli_, uniform_, normal_, exponential_, random_.
 
 Factories reach a backend through ``BackendSelect`` with ``device=`` already naming it. Default
 dtypes follow PyTorch: the default floating dtype, except ``arange`` with integer arguments and
@@ -251,6 +251,37 @@ def build(kit: Kit) -> Kernels:
             arr = xp.trunc(xp.real(arr)) if acc_d is _dt.complex128 else xp.trunc(arr)
         return kit.wrap(arr, d, dev)
 
+    def logspace(
+        start: Scalar,
+        end: Scalar,
+        steps: int,
+        base: float = 10.0,
+        *,
+        dtype: _dt.dtype | None = None,
+        layout: Any = None,
+        device: str | Device | None = None,
+        pin_memory: bool | None = None,
+    ) -> Tensor:
+        if steps < 0:
+            raise OpError("number of steps must be non-negative")
+        if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
+            dtype = _dt.get_default_dtype().to_complex()
+        d, dev = target(dtype, device)
+        if d.kind == "b":
+            raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+        acc = kit.compute[_dt.complex128 if d.kind == "c" else _dt.float64]
+        with kit.on(dev), kit.quiet():
+            # base ** linspace's exponents (its symmetric formula); integers truncate the
+            # double result and wrap around, as PyTorch's cast
+            i = xp.arange(steps, dtype=acc)
+            step = (end - start) / (steps - 1) if steps > 1 else 0.0
+            half = steps // 2 if steps > 1 else 1  # one step: start
+            e = xp.where(i < half, start + step * i, end - step * (steps - 1 - i))
+            arr = xp.asarray(base, dtype=acc) ** e
+            if d.kind in "ui":
+                arr = kit.cast(xp.trunc(xp.real(arr)), kit.storage[_dt.int64])
+        return kit.wrap(arr, d, dev)
+
     def eye_m(
         n: int,
         m: int,
@@ -308,6 +339,7 @@ def build(kit: Kit) -> Kernels:
     k["arange"] = arange
     k["arange.start_step"] = arange_start_step
     k["linspace"] = linspace
+    k["logspace"] = logspace
     k["eye"] = eye
     k["eye.m"] = eye_m
     k["tril_indices"] = triangle_indices("tril_indices", True)

@@ -1,6 +1,6 @@
-"""Reduction kernels: sum, mean, var, std, prod, amax/amin, max/min, argmax/argmin, logsumexp,
-any/all, count_nonzero, linalg_vector_norm, allclose/equal, cumsum/cumprod, softmax and
-log_softmax.
+"""Reduction kernels: sum, mean, var, std, prod, amax/amin, aminmax, max/min, argmax/argmin,
+logsumexp, any/all, count_nonzero, linalg_vector_norm, isclose/allclose/equal, cumsum/cumprod,
+softmax and log_softmax.
 
 Output dtypes follow PyTorch: ``sum``/``prod`` of bool and integers give int64; ``mean`` and
 ``var`` need a floating or complex input (or ``dtype=``); ``var`` of complex is real. Half
@@ -331,6 +331,30 @@ def build(kit: Kit) -> Kernels:
     defextremum("amax", xp.max, max_reduce)
     defextremum("amin", xp.min, min_reduce)
 
+    def aminmax(
+        self: Tensor, *, dim: int | None = None, keepdim: bool = False
+    ) -> tuple[Tensor, Tensor]:
+        d = self._dtype
+        if d.kind == "c":
+            raise NotImplementedError(f"\"aminmax_cpu\" not implemented for '{torch_name(d)}'")
+        a = kit.as_compute(self, d)
+        if dim is None:
+            if a.size == 0:
+                raise OpError(
+                    "aminmax(): cannot compute aminmax over an empty dimension as the operation "
+                    "has no identity."
+                )
+            axes: tuple[int, ...] | None = None
+        else:
+            ax = wrap_dim(dim, a.ndim)
+            if a.ndim and a.shape[ax] == 0:
+                raise IndexError(f"aminmax: Expected reduction dim {ax} to have non-zero size.")
+            axes = (ax,) if a.ndim else ()
+        lo, hi = xp.min(a, axis=axes, keepdims=keepdim), xp.max(a, axis=axes, keepdims=keepdim)
+        return kit.wrap(lo, d, self._device), kit.wrap(hi, d, self._device)
+
+    k["aminmax"] = aminmax
+
     def defdim(name: str, arg: Any) -> None:
         def kernel(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
             d = self._dtype
@@ -507,13 +531,13 @@ def build(kit: Kit) -> Kernels:
 
     # --- comparisons of whole tensors ----------------------------------------------------
 
-    def allclose(
+    def isclose(
         self: Tensor,
         other: Tensor,
         rtol: float = 1e-05,
         atol: float = 1e-08,
         equal_nan: bool = False,
-    ) -> bool:
+    ) -> Tensor:
         if self._dtype is not other._dtype:
             raise OpError(f"{torch_name(self._dtype)} did not match {torch_name(other._dtype)}")
         if rtol < 0:
@@ -526,7 +550,7 @@ def build(kit: Kit) -> Kernels:
         a = kit.as_compute(self, d)
         b = kit.as_compute(other, d)
         if d.kind == "b":
-            return bool(xp.all(a == b))
+            return kit.wrap(a == b, _dt.bool, self._device)
         with kit.quiet():
             if d.kind in "ui":  # |a - b| without wrapping around
                 a, b = a.astype(xp.float64), b.astype(xp.float64)
@@ -538,7 +562,16 @@ def build(kit: Kit) -> Kernels:
                     close = close | ((a != a) & (b != b))
             else:
                 close = close | (xp.abs(a - b) <= atol + rtol * xp.abs(b))
-        return bool(xp.all(close))
+        return kit.wrap(close, _dt.bool, self._device)
+
+    def allclose(
+        self: Tensor,
+        other: Tensor,
+        rtol: float = 1e-05,
+        atol: float = 1e-08,
+        equal_nan: bool = False,
+    ) -> bool:
+        return bool(xp.all(isclose(self, other, rtol, atol, equal_nan)._data))
 
     def equal(self: Tensor, other: Tensor) -> bool:
         kit.same_device(self, other)
@@ -548,6 +581,7 @@ def build(kit: Kit) -> Kernels:
         a = kit.operand(self, d, self._device)
         return bool(xp.all(a == kit.operand(other, d, other._device)))
 
+    k["isclose"] = isclose
     k["allclose"] = allclose
     k["equal"] = equal
 

@@ -1,6 +1,6 @@
 """Views and shape kernels: transpose, permute, view, reshape, (un)squeeze, expand, select,
-unbind, slice, split, cat, detach; and the shape ops that copy: flip, roll, repeat, tril, triu,
-diag.
+unbind, slice, split, diagonal, cat, detach; and the shape ops that copy: flip, roll, repeat,
+tril, triu (and tril_ / triu_ in place), diag.
 
 Ops whose schema returns ``Tensor(a)`` return views made with ``Tensor._alias``: they share the
 version counter and the memory of their base, so writing into a view writes through (numpy and
@@ -412,12 +412,38 @@ def build(kit: Kit) -> Kernels:
 
         return kernel
 
+    def triangle_(name: str, fn: Any) -> Any:
+        def kernel(self: Tensor, diagonal: int = 0) -> Tensor:
+            a = self._data
+            if a.ndim < 2:
+                raise OpError(f"{name}: input tensor must have at least 2 dimensions")
+            a[...] = fn(a, k=diagonal)
+            return self
+
+        return kernel
+
     def diag(self: Tensor, diagonal: int = 0) -> Tensor:
         a = self._data
         if a.ndim not in (1, 2):
             raise OpError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
         # numpy's diag of a matrix is a read-only view: copied
         return kit.wrap(kit.copy(xp.diag(a, k=diagonal)), self._dtype, self._device)
+
+    def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        a = self._data
+        d1, d2 = wrap_dim(dim1, a.ndim), wrap_dim(dim2, a.ndim)
+        if d1 == d2:
+            raise OpError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+        r = xp.diagonal(a, offset, d1, d2)
+        flags = getattr(r, "flags", None)
+        if flags is not None and not flags.writeable:
+            # numpy's diagonal is a read-only view only by caution: it is writable memory
+            # of the base (unless the base is read-only itself, an expand)
+            try:
+                flags.writeable = True
+            except ValueError:
+                pass
+        return self._alias(r)
 
     def detach(self: Tensor) -> Tensor:
         # the data and the version counter are shared, but the result is no view (PyTorch's
@@ -445,7 +471,10 @@ def build(kit: Kit) -> Kernels:
     k["repeat_interleave.Tensor"] = repeat_interleave
     k["tril"] = triangle("tril", xp.tril)
     k["triu"] = triangle("triu", xp.triu)
+    k["tril_"] = triangle_("tril", xp.tril)
+    k["triu_"] = triangle_("triu", xp.triu)
     k["diag"] = diag
+    k["diagonal"] = diagonal
     k["cat"] = cat
     k["detach"] = detach
     return k

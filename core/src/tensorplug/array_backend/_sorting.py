@@ -1,4 +1,5 @@
-"""Sorting kernels: sort, topk, median, kthvalue and cummax / cummin.
+"""Sorting kernels: sort, topk, median, kthvalue, cummax / cummin, searchsorted / bucketize and
+unique (``_unique2``, ``unique_dim``).
 
 Note [Tie order of sort and topk]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -15,14 +16,22 @@ every number (ascending: last; descending and ``largest``: first), as in PyTorch
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._kit import Kernels, Kit, OpError, torch_name, wrap_dim
+from ._kit import Kernels, Kit, OpError, Scalar, torch_name, wrap_dim
 
 # what PyTorch's median of an empty tensor holds: NaN converted to the dtype by the C++ cast
 _NAN_AS = {"bool": True, "uint8": 0, "int8": 0, "int16": 0, "int32": -(2**31), "int64": -(2**63)}
+
+# the dtype of PyTorch's scalar_to_tensor: a Python float is a double, whatever the default
+_SCALAR_TENSOR = {bool: _dt.bool, int: _dt.int64, float: _dt.float64, complex: _dt.complex128}
+
+
+def _fmt(shape: Any) -> str:
+    return "[" + ", ".join(str(n) for n in shape) + "]"
 
 
 def build(kit: Kit) -> Kernels:
@@ -184,4 +193,226 @@ def build(kit: Kit) -> Kernels:
 
     defcumulative("cummax", xp.maximum.accumulate)
     defcumulative("cummin", xp.minimum.accumulate)
+
+    # --- searchsorted / bucketize: PyTorch's binary search, step for step, on all values at
+    # once, so that unsorted rows and NaNs give what its cus_lower_bound / cus_upper_bound give
+
+    def search_checks(
+        bd: Tensor, v_shape: tuple[int, ...], side: str | None, right: bool, sorter: Any
+    ) -> None:
+        if side is not None:
+            if side not in ("left", "right"):
+                raise OpError(
+                    f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}"
+                )
+            if right and side != "right":
+                raise OpError(
+                    "torch.searchsorted(): side and right can't be set to opposites, got side "
+                    f"of {side} while right was True"
+                )
+        b_shape = tuple(bd._data.shape)
+        if sorter is not None:
+            if tuple(sorter._data.shape) != b_shape:
+                raise OpError(
+                    "torch.searchsorted(): boundary and sorter must have the same size, but got "
+                    f"boundary tensor {_fmt(b_shape)}and got sorter tensor "
+                    f"{_fmt(sorter._data.shape)}"
+                )
+            if sorter._dtype is not _dt.int64:
+                raise OpError(
+                    "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                    f"{torch_name(sorter._dtype)}"
+                )
+            srt = sorter._data
+            if srt.size and (int(xp.min(srt)) < 0 or int(xp.max(srt)) >= b_shape[-1]):
+                raise OpError("torch.searchsorted(): sorter index out of range")
+        if not v_shape and len(b_shape) != 1:
+            raise OpError(
+                "torch.searchsorted(): input value can be a scalar only when boundaries tensor "
+                f"dimension is 1, but we got boundaries tensor dim({len(b_shape)}) and input "
+                "value's dim(0) numel(1)"
+            )
+        if not b_shape:
+            raise OpError(
+                "torch.searchsorted(): boundaries tensor should have positive dimension, but got "
+                "0 dimension"
+            )
+        if len(b_shape) != 1 and (
+            len(b_shape) != len(v_shape) or b_shape[:-1] != v_shape[:-1]
+        ):
+            raise OpError(
+                "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+                "dimensions of boundaries tensor and input value tensor must match, but we got "
+                f"boundaries tensor {_fmt(b_shape)} and input value tensor {_fmt(v_shape)}"
+            )
+
+    def search(
+        bd: Tensor,
+        values: Any,
+        v_dtype: _dt.dtype,
+        out_int32: bool,
+        right: bool,
+        side: str | None,
+        sorter: Tensor | None,
+    ) -> Tensor:
+        v_shape = tuple(values.shape)
+        search_checks(bd, v_shape, side, right, sorter)
+        right = right or side == "right"
+        d = _dt.promote_types(bd._dtype, v_dtype)
+        if d.kind in "cb":
+            raise NotImplementedError(
+                f"\"searchsorted_out_cpu\" not implemented for '{torch_name(d)}'"
+            )
+        cd = kit.compute[d]
+        b = kit.cast(bd._data, cd)
+        v = kit.cast(values, cd)
+        if sorter is not None:
+            b = xp.take_along_axis(b, sorter._data, axis=-1)
+        n = b.shape[-1]
+        if b.ndim == 1:  # one row for every value
+            b, v = b[None, :], xp.reshape(v, (1, -1))
+        else:
+            rows = math.prod(b.shape[:-1])
+            b, v = xp.reshape(b, (rows, n)), xp.reshape(v, (rows, v_shape[-1]))
+        lo = xp.zeros(v.shape, dtype=i64)
+        hi = xp.full(v.shape, n, dtype=i64)
+        with kit.quiet():
+            while n and bool(xp.any(lo < hi)):
+                active = lo < hi
+                mid = lo + (hi - lo) // 2
+                mv = xp.take_along_axis(b, xp.minimum(mid, n - 1), axis=-1)
+                up = ~(mv > v) if right else ~(mv >= v)
+                lo = xp.where(active & up, mid + 1, lo)
+                hi = xp.where(active & ~up, mid, hi)
+        out_d = _dt.int32 if out_int32 else _dt.int64
+        r = kit.cast(xp.reshape(lo, v_shape), kit.storage[out_d])
+        return kit.wrap(r, out_d, bd._device)
+
+    def searchsorted(
+        sorted_sequence: Tensor,
+        self: Tensor,
+        *,
+        out_int32: bool = False,
+        right: bool = False,
+        side: str | None = None,
+        sorter: Tensor | None = None,
+    ) -> Tensor:
+        kit.same_device(sorted_sequence, self)
+        return search(sorted_sequence, self._data, self._dtype, out_int32, right, side, sorter)
+
+    def searchsorted_scalar(
+        sorted_sequence: Tensor,
+        self: Scalar,
+        *,
+        out_int32: bool = False,
+        right: bool = False,
+        side: str | None = None,
+        sorter: Tensor | None = None,
+    ) -> Tensor:
+        d = _SCALAR_TENSOR[type(self)]
+        v = xp.asarray(kit.scalar(self, d))
+        return search(sorted_sequence, v, d, out_int32, right, side, sorter)
+
+    def check_boundaries(boundaries: Tensor) -> None:
+        if boundaries._data.ndim != 1:
+            raise OpError(
+                f"boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})"
+            )
+
+    def bucketize(
+        self: Tensor, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
+    ) -> Tensor:
+        check_boundaries(boundaries)
+        return searchsorted(boundaries, self, out_int32=out_int32, right=right)
+
+    def bucketize_scalar(
+        self: Scalar, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
+    ) -> Tensor:
+        check_boundaries(boundaries)
+        return searchsorted_scalar(boundaries, self, out_int32=out_int32, right=right)
+
+    # --- unique: always sorted (PyTorch's CPU kernels sort whatever ``sorted`` says); each NaN
+    # is a value of its own, as NaN != NaN
+
+    def no_complex_unique(name: str, d: _dt.dtype) -> None:
+        if d.kind == "c":
+            raise NotImplementedError(f"\"{name}\" not implemented for '{torch_name(d)}'")
+
+    def longs(a: Any, device: Any) -> Tensor:
+        return kit.wrap(kit.cast(a, i64), _dt.int64, device)
+
+    def unique2(
+        self: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        d = self._dtype
+        no_complex_unique("unique", d)
+        a = xp.reshape(kit.as_compute(self, d), (-1,))
+        order = xp.argsort(a, kind="stable")  # NaNs last, in their original order
+        s_ = a[order]
+        new = xp.ones(s_.shape, dtype=bool)
+        if s_.size > 1:
+            new[1:] = s_[1:] != s_[:-1]
+        group = xp.cumsum(new) - 1
+        inverse = xp.empty(a.shape, dtype=i64)
+        inverse[order] = group
+        starts = xp.nonzero(new)[0]
+        counts = xp.diff(xp.append(starts, s_.shape[0]))
+        empty = xp.zeros((0,), dtype=i64)
+        dev = self._device
+        return (
+            kit.wrap(s_[new], d, dev),
+            longs(xp.reshape(inverse, self._data.shape) if return_inverse else empty, dev),
+            longs(counts if return_counts else empty, dev),
+        )
+
+    def unique_dim(
+        self: Tensor,
+        dim: int,
+        sorted: bool = True,
+        return_inverse: bool = False,
+        return_counts: bool = False,
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        d = self._dtype
+        no_complex_unique("unique_dim", d)
+        a = self._data
+        if a.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        ax = wrap_dim(dim, a.ndim)
+        dev = self._device
+        empty = xp.zeros((0,), dtype=i64)
+        if a.size == 0:
+            if sum(1 for n in a.shape if n == 0) != 1:
+                raise OpError(
+                    "Number of zero sized dimensions is more than one, so unique cannot be "
+                    "applied "
+                )
+            if a.shape[ax] != 0:
+                raise OpError(
+                    "There are 0 sized dimensions, and they aren't selected, so unique cannot be "
+                    "applied"
+                )
+            return kit.wrap(kit.copy(a), d, dev), longs(empty, dev), longs(empty, dev)
+        m = xp.moveaxis(kit.as_compute(self, d), ax, 0)
+        rows = xp.reshape(m, (m.shape[0], -1))
+        order = xp.lexsort(rows.T[::-1])  # rows in lexicographic order, stable
+        s_ = rows[order]
+        new = xp.ones((s_.shape[0],), dtype=bool)
+        new[1:] = xp.any(s_[1:] != s_[:-1], axis=1)
+        group = xp.cumsum(new) - 1
+        inverse = xp.empty((rows.shape[0],), dtype=i64)
+        inverse[order] = group
+        counts = xp.diff(xp.append(xp.nonzero(new)[0], s_.shape[0]))
+        out = xp.moveaxis(xp.reshape(m[order][new], (-1, *m.shape[1:])), 0, ax)
+        return (
+            kit.wrap(out, d, dev),
+            longs(inverse if return_inverse else empty, dev),
+            longs(counts if return_counts else empty, dev),
+        )
+
+    k["_unique2"] = unique2
+    k["unique_dim"] = unique_dim
+    k["searchsorted.Tensor"] = searchsorted
+    k["searchsorted.Scalar"] = searchsorted_scalar
+    k["bucketize.Tensor"] = bucketize
+    k["bucketize.Scalar"] = bucketize_scalar
     return k

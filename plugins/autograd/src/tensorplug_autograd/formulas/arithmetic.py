@@ -493,6 +493,11 @@ defderiv(
 )
 defderiv("amax", self=lambda g, s: _amax_backward(g, s.self, s.result, s.dim, s.keepdim))
 defderiv("amin", self=lambda g, s: _amax_backward(g, s.self, s.result, s.dim, s.keepdim))
+defderiv(
+    "aminmax",
+    self=lambda g, s: _amax_backward(g[0], s.self, s.result[0], s.dim, s.keepdim)
+    + _amax_backward(g[1], s.self, s.result[1], s.dim, s.keepdim),
+)
 defderiv("max", self=lambda g, s: _evenly_distribute(g, s.self, s.result))
 defderiv("min", self=lambda g, s: _evenly_distribute(g, s.self, s.result))
 defderiv(
@@ -506,6 +511,16 @@ defderiv(
 OUTPUT_DIFFERENTIABILITY["max.dim"] = (True, False)
 OUTPUT_DIFFERENTIABILITY["min.dim"] = (True, False)
 nondifferentiable("argmax", "argmin")
+# indices and a closeness mask: PyTorch records no derivative for these outputs
+nondifferentiable(
+    "searchsorted.Tensor",
+    "searchsorted.Scalar",
+    "bucketize.Tensor",
+    "bucketize.Scalar",
+    "isclose",
+    "_unique2",
+    "unique_dim",
+)
 defderiv(
     "logsumexp",
     self=lambda g, s: _logsumexp_backward(g, s.self, s.result, s.dim, s.keepdim),

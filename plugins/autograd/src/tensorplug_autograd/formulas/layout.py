@@ -112,6 +112,23 @@ defderiv("triu", self=lambda g, s: g.triu(s.diagonal))
 defderiv("diag", self=lambda g, s: _diag_backward(g, s.self_shape, s.diagonal))
 
 
+def _diagonal_backward(g: Tensor, shape: Shape, offset: int, dim1: int, dim2: int) -> Tensor:
+    """PyTorch's diagonal_backward: zeros of ``shape`` holding ``g`` on the diagonal."""
+    d1, d2 = dim1 % len(shape), dim2 % len(shape)
+    rest = [n for i, n in enumerate(shape) if i not in (d1, d2)]
+    n = g.shape[-1]
+    r = tp.arange(max(-offset, 0), max(-offset, 0) + n, dtype=tp.int64, device=g.device)
+    c = tp.arange(max(offset, 0), max(offset, 0) + n, dtype=tp.int64, device=g.device)
+    planes = _zeros(g, [shape[d1], shape[d2], *rest]).index_put_([r, c], g.movedim(-1, 0))
+    return planes.movedim([0, 1], [d1, d2])
+
+
+defderiv(
+    "diagonal",
+    self=lambda g, s: _diagonal_backward(g, s.self_shape, s.offset, s.dim1, s.dim2),
+)
+
+
 def _cat_backward(g: Tensor, shapes: Sequence[Shape], dim: int) -> list[Tensor]:
     """Slices of ``g``; a 1-D empty input (which cat skips, as PyTorch) gets an empty one."""
     dim %= max(g.ndim, 1)
@@ -258,6 +275,7 @@ nondifferentiable(
     "arange",
     "arange.start_step",
     "linspace",
+    "logspace",
     "eye",
     "eye.m",
     "tril_indices",

@@ -988,6 +988,248 @@ def test_random_op_checks(call: Callable[[], Any], exc: Any, text: str, op: Any)
     check_error(call, exc, text, op)
 
 
+# aminmax, searchsorted / bucketize, isclose, unique, diagonal, tril_ / triu_, logspace: PyTorch
+# 2.13's texts (checked against torch)
+SEARCH_AND_SHAPE_CASES: list[ErrorCase] = [
+    (
+        "aminmax_empty",
+        lambda: tp.aminmax(T((0, 3))),
+        RuntimeError,
+        'aminmax(): cannot compute aminmax over an empty dimension as the operation has no '
+        'identity.',
+        "aminmax",
+    ),
+    (
+        "aminmax_empty_dim",
+        lambda: tp.aminmax(T((0, 3)), dim=0),
+        IndexError,
+        'aminmax: Expected reduction dim 0 to have non-zero size.',
+        "aminmax",
+    ),
+    (
+        "aminmax_complex",
+        lambda: tp.aminmax(T((2,), "complex64")),
+        NotImplementedError,
+        "\"aminmax_cpu\" not implemented for 'ComplexFloat'",
+        "aminmax",
+    ),
+    (
+        "aminmax_dim",
+        lambda: tp.aminmax(T((2, 3)), dim=2),
+        IndexError,
+        'Dimension out of range (expected to be in range of [-2, 1], but got 2)',
+        "aminmax",
+    ),
+    (
+        "searchsorted_side",
+        lambda: tp.searchsorted(I([1, 2]), I([1]), side="foo"),
+        RuntimeError,
+        "torch.searchsorted(): side can only be 'left' or 'right' but got foo",
+        "searchsorted.Tensor",
+    ),
+    (
+        "searchsorted_opposites",
+        lambda: tp.searchsorted(I([1, 2]), I([1]), side="left", right=True),
+        RuntimeError,
+        "torch.searchsorted(): side and right can't be set to opposites, got side of left while "
+        'right was True',
+        "searchsorted.Tensor",
+    ),
+    (
+        "searchsorted_leading_dims",
+        lambda: tp.searchsorted(I([[1, 3], [2, 4]]), I([2])),
+        RuntimeError,
+        'torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 '
+        'dimensions of boundaries tensor and input value tensor must match, but we got '
+        'boundaries tensor [2, 2] and input value tensor [1]',
+        "searchsorted.Tensor",
+    ),
+    (
+        "searchsorted_0d_boundaries",
+        lambda: tp.searchsorted(I(1), I([2])),
+        RuntimeError,
+        'torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 '
+        'dimension',
+        "searchsorted.Tensor",
+    ),
+    (
+        "searchsorted_0d_value",
+        lambda: tp.searchsorted(I([[1, 3]]), I(3)),
+        RuntimeError,
+        'torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension '
+        "is 1, but we got boundaries tensor dim(2) and input value's dim(0) numel(1)",
+        "searchsorted.Tensor",
+    ),
+    (
+        "searchsorted_sorter_size",
+        lambda: tp.searchsorted(I([5, 1, 3]), I([2]), sorter=I([1, 2])),
+        RuntimeError,
+        'torch.searchsorted(): boundary and sorter must have the same size, but got boundary '
+        'tensor [3]and got sorter tensor [2]',
+        "searchsorted.Tensor",
+    ),
+    (
+        "searchsorted_sorter_dtype",
+        lambda: tp.searchsorted(I([5, 1, 3]), I([2]), sorter=tp.tensor([1, 2, 0], dtype=tp.int32)),
+        RuntimeError,
+        'torch.searchsorted(): sorter must be a tensor of long dtype but got dtype Int',
+        "searchsorted.Tensor",
+    ),
+    (
+        "searchsorted_sorter_range",
+        lambda: tp.searchsorted(I([5, 1, 3]), I([2]), sorter=I([1, 2, 3])),
+        RuntimeError,
+        'torch.searchsorted(): sorter index out of range',
+        "searchsorted.Tensor",
+    ),
+    (
+        "searchsorted_complex",
+        lambda: tp.searchsorted(T((2,), "complex64"), T((1,), "complex64")),
+        NotImplementedError,
+        "\"searchsorted_out_cpu\" not implemented for 'ComplexFloat'",
+        "searchsorted.Tensor",
+    ),
+    (
+        "searchsorted_bool",
+        lambda: tp.searchsorted(T((2,), "bool"), T((1,), "bool")),
+        NotImplementedError,
+        "\"searchsorted_out_cpu\" not implemented for 'Bool'",
+        "searchsorted.Tensor",
+    ),
+    (
+        "bucketize_2d",
+        lambda: tp.bucketize(I([1]), I([[1, 2]])),
+        RuntimeError,
+        'boundaries tensor must be 1 dimension, but got dim(2)',
+        "bucketize.Tensor",
+    ),
+    (
+        "isclose_dtype",
+        lambda: tp.isclose(T((2,)), T((2,), "float64")),
+        RuntimeError,
+        'Float did not match Double',
+        "isclose",
+    ),
+    (
+        "isclose_rtol",
+        lambda: tp.isclose(T((2,)), T((2,)), rtol=-1.0),
+        RuntimeError,
+        'rtol must be greater than or equal to zero, but got -1',
+        "isclose",
+    ),
+    (
+        "isclose_atol",
+        lambda: tp.isclose(T((2,)), T((2,)), atol=-0.5),
+        RuntimeError,
+        'atol must be greater than or equal to zero, but got -0.5',
+        "isclose",
+    ),
+    (
+        "isclose_shape",
+        lambda: tp.isclose(T((2,)), T((3,))),
+        RuntimeError,
+        'The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0',
+        "isclose",
+    ),
+    (
+        "unique_complex",
+        lambda: tp.unique(T((2,), "complex64")),
+        NotImplementedError,
+        "\"unique\" not implemented for 'ComplexFloat'",
+        "_unique2",
+    ),
+    (
+        "unique_dim_complex",
+        lambda: tp.unique(T((1, 1), "complex64"), dim=0),
+        NotImplementedError,
+        "\"unique_dim\" not implemented for 'ComplexFloat'",
+        "unique_dim",
+    ),
+    (
+        "unique_dim_0d",
+        lambda: tp.unique(T(()), dim=0),
+        IndexError,
+        'Dimension specified as 0 but tensor has no dimensions',
+        "unique_dim",
+    ),
+    (
+        "unique_dim_range",
+        lambda: tp.unique(T((2, 2)), dim=2),
+        IndexError,
+        'Dimension out of range (expected to be in range of [-2, 1], but got 2)',
+        "unique_dim",
+    ),
+    (
+        "unique_dim_zero_unselected",
+        lambda: tp.unique(T((2, 0)), dim=0),
+        RuntimeError,
+        "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied",
+        "unique_dim",
+    ),
+    (
+        "unique_dim_two_zero_dims",
+        lambda: tp.unique(T((0, 0)), dim=0),
+        RuntimeError,
+        'Number of zero sized dimensions is more than one, so unique cannot be applied',
+        "unique_dim",
+    ),
+    (
+        "diagonal_same_dims",
+        lambda: T((2, 3, 4)).diagonal(0, 1, -2),
+        RuntimeError,
+        'diagonal dimensions cannot be identical 1, -2',
+        "diagonal",
+    ),
+    (
+        "diagonal_dim_range",
+        lambda: T((2, 3)).diagonal(0, 0, 2),
+        IndexError,
+        'Dimension out of range (expected to be in range of [-2, 1], but got 2)',
+        "diagonal",
+    ),
+    (
+        "diagonal_1d",
+        lambda: T((2,)).diagonal(),
+        IndexError,
+        'Dimension out of range (expected to be in range of [-1, 0], but got 1)',
+        "diagonal",
+    ),
+    (
+        "tril__1d",
+        lambda: T((3,)).tril_(),
+        RuntimeError,
+        'tril: input tensor must have at least 2 dimensions',
+        "tril_",
+    ),
+    (
+        "triu__1d",
+        lambda: T((3,)).triu_(),
+        RuntimeError,
+        'triu: input tensor must have at least 2 dimensions',
+        "triu_",
+    ),
+    (
+        "logspace_negative_steps",
+        lambda: tp.logspace(0, 1, -1),
+        RuntimeError,
+        'number of steps must be non-negative',
+        "logspace",
+    ),
+    (
+        "logspace_bool",
+        lambda: tp.logspace(0, 1, 3, dtype=tp.bool),
+        NotImplementedError,
+        "\"logspace_cpu\" not implemented for 'Bool'",
+        "logspace",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "exc", "text", "op"), _params(SEARCH_AND_SHAPE_CASES))
+def test_search_and_shape_ops(call: Callable[[], Any], exc: Any, text: str, op: Any) -> None:
+    check_error(call, exc, text, op)
+
+
 def B(values: Any) -> Any:
     return tp.tensor(np.asarray(values, dtype=bool))
 

@@ -268,7 +268,7 @@ def build(kit: Kit) -> Kernels:
             dtype = _dt.get_default_dtype().to_complex()
         d, dev = target(dtype, device)
         if d.kind == "b":
-            raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+            raise NotImplementedError("aten::logspace: \"logspace_cpu\" not implemented for 'Bool'")
         acc = kit.compute[_dt.complex128 if d.kind == "c" else _dt.float64]
         with kit.on(dev), kit.quiet():
             # base ** linspace's exponents (its symmetric formula); integers truncate the

@@ -336,7 +336,9 @@ def build(kit: Kit) -> Kernels:
     ) -> tuple[Tensor, Tensor]:
         d = self._dtype
         if d.kind == "c":
-            raise NotImplementedError(f"\"aminmax_cpu\" not implemented for '{torch_name(d)}'")
+            raise NotImplementedError(
+                f"aten::aminmax: \"aminmax_cpu\" not implemented for '{torch_name(d)}'"
+            )
         a = kit.as_compute(self, d)
         if dim is None:
             if a.size == 0:
@@ -541,9 +543,9 @@ def build(kit: Kit) -> Kernels:
         if self._dtype is not other._dtype:
             raise OpError(f"{torch_name(self._dtype)} did not match {torch_name(other._dtype)}")
         if rtol < 0:
-            raise OpError(f"rtol must be greater than or equal to zero, but got {rtol}")
+            raise OpError(f"rtol must be greater than or equal to zero, but got {rtol:g}")
         if atol < 0:
-            raise OpError(f"atol must be greater than or equal to zero, but got {atol}")
+            raise OpError(f"atol must be greater than or equal to zero, but got {atol:g}")
         kit.same_device(self, other)
         check_broadcast(tuple(self._data.shape), tuple(other._data.shape))
         d = self._dtype

@@ -247,6 +247,7 @@ def build(kit: Kit) -> Kernels:
             )
 
     def search(
+        qual: str,
         bd: Tensor,
         values: Any,
         v_dtype: _dt.dtype,
@@ -261,7 +262,7 @@ def build(kit: Kit) -> Kernels:
         d = _dt.promote_types(bd._dtype, v_dtype)
         if d.kind in "cb":
             raise NotImplementedError(
-                f"\"searchsorted_out_cpu\" not implemented for '{torch_name(d)}'"
+                f"{qual}: \"searchsorted_out_cpu\" not implemented for '{torch_name(d)}'"
             )
         cd = kit.compute[d]
         b = kit.cast(bd._data, cd)
@@ -296,9 +297,10 @@ def build(kit: Kit) -> Kernels:
         right: bool = False,
         side: str | None = None,
         sorter: Tensor | None = None,
+        qual: str = "aten::searchsorted.Tensor",
     ) -> Tensor:
         kit.same_device(sorted_sequence, self)
-        return search(sorted_sequence, self._data, self._dtype, out_int32, right, side, sorter)
+        return search(qual, sorted_sequence, self._data, self._dtype, out_int32, right, side, sorter)
 
     def searchsorted_scalar(
         sorted_sequence: Tensor,
@@ -308,10 +310,11 @@ def build(kit: Kit) -> Kernels:
         right: bool = False,
         side: str | None = None,
         sorter: Tensor | None = None,
+        qual: str = "aten::searchsorted.Scalar",
     ) -> Tensor:
         d = _SCALAR_TENSOR[type(self)]
         v = xp.asarray(kit.scalar(self, d))
-        return search(sorted_sequence, v, d, out_int32, right, side, sorter)
+        return search(qual, sorted_sequence, v, d, out_int32, right, side, sorter)
 
     def check_boundaries(boundaries: Tensor) -> None:
         if boundaries._data.ndim != 1:
@@ -323,20 +326,26 @@ def build(kit: Kit) -> Kernels:
         self: Tensor, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
     ) -> Tensor:
         check_boundaries(boundaries)
-        return searchsorted(boundaries, self, out_int32=out_int32, right=right)
+        return searchsorted(
+            boundaries, self, out_int32=out_int32, right=right, qual="aten::bucketize.Tensor"
+        )
 
     def bucketize_scalar(
         self: Scalar, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
     ) -> Tensor:
         check_boundaries(boundaries)
-        return searchsorted_scalar(boundaries, self, out_int32=out_int32, right=right)
+        return searchsorted_scalar(
+            boundaries, self, out_int32=out_int32, right=right, qual="aten::bucketize.Scalar"
+        )
 
     # --- unique: always sorted (PyTorch's CPU kernels sort whatever ``sorted`` says); each NaN
     # is a value of its own, as NaN != NaN
 
-    def no_complex_unique(name: str, d: _dt.dtype) -> None:
+    def no_complex_unique(op: str, name: str, d: _dt.dtype) -> None:
         if d.kind == "c":
-            raise NotImplementedError(f"\"{name}\" not implemented for '{torch_name(d)}'")
+            raise NotImplementedError(
+                f"aten::{op}: \"{name}\" not implemented for '{torch_name(d)}'"
+            )
 
     def longs(a: Any, device: Any) -> Tensor:
         return kit.wrap(kit.cast(a, i64), _dt.int64, device)
@@ -345,7 +354,7 @@ def build(kit: Kit) -> Kernels:
         self: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False
     ) -> tuple[Tensor, Tensor, Tensor]:
         d = self._dtype
-        no_complex_unique("unique", d)
+        no_complex_unique("_unique2", "unique", d)
         a = xp.reshape(kit.as_compute(self, d), (-1,))
         order = xp.argsort(a, kind="stable")  # NaNs last, in their original order
         s_ = a[order]
@@ -373,7 +382,7 @@ def build(kit: Kit) -> Kernels:
         return_counts: bool = False,
     ) -> tuple[Tensor, Tensor, Tensor]:
         d = self._dtype
-        no_complex_unique("unique_dim", d)
+        no_complex_unique("unique_dim", "unique_dim", d)
         a = self._data
         if a.ndim == 0:
             raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")

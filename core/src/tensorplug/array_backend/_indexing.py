@@ -46,6 +46,19 @@ def _fmt(shape: Sequence[int]) -> str:
 
 def build(kit: Kit) -> Kernels:
     xp = kit.xp
+
+    def out_of_range(i: Any, n: int) -> int | None:
+        """The first index bound (the least, else the greatest) of ``i`` outside ``[0, n)``."""
+        if not i.size:
+            return None
+        lo, hi = int(xp.min(i)), int(xp.max(i))
+        return lo if lo < 0 else hi if hi >= n else None
+
+    def check_range(i: Any, d: int, n: int) -> None:
+        bad = out_of_range(i, n)
+        if bad is not None:
+            raise OpError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+
     k: Kernels = {}
     long_t = kit.storage[_dt.int64]
     bool_t = kit.storage[_dt.bool]
@@ -199,11 +212,9 @@ def build(kit: Kit) -> Kernels:
                 raise IndexError("index out of range in self")
             return kit.wrap(kit.copy(a), self._dtype, self._device)
         n = int(a.shape[d])
-        if i.size:
-            lo, hi = int(xp.min(i)), int(xp.max(i))
-            bad = lo if lo < 0 else hi if hi >= n else None
-            if bad is not None:
-                raise OpError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={n}")
+        bad = out_of_range(i, n)
+        if bad is not None:
+            raise OpError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={n}")
         return kit.wrap(xp.take(a, i, axis=d), self._dtype, self._device)
 
     k["index.Tensor"] = index
@@ -253,11 +264,7 @@ def build(kit: Kit) -> Kernels:
                 f"dimension. Got self.shape = {_fmt(sa)} source.shape = {_fmt(ss)}"
             )
         n = int(sa[d]) if sa else 1
-        if i.size:
-            lo, hi = int(xp.min(i)), int(xp.max(i))
-            bad = lo if lo < 0 else hi if hi >= n else None
-            if bad is not None:
-                raise OpError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+        check_range(i, d, n)
         dt = self._dtype
         work = kit.copy(kit.as_compute(self, dt))
         src = kit.operand(source, dt, self._device)
@@ -359,12 +366,7 @@ def build(kit: Kit) -> Kernels:
                 )
         i = kit.operand(index, index._dtype, self._device)
         n = int(sa[d]) if sa else 1
-        if i.size:
-            lo, hi = int(xp.min(i)), int(xp.max(i))
-            bad = lo if lo < 0 else hi if hi >= n else None
-            if bad is not None:
-                # PyTorch raises RuntimeError here (IndexError in index.Tensor)
-                raise OpError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+        check_range(i, d, n)  # PyTorch raises RuntimeError here (IndexError in index.Tensor)
         return i
 
     def gather(self: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:

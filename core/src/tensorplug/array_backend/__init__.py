@@ -7,7 +7,7 @@ registers them, plus the backend's storage (``tensorplug._backends.StorageBacken
 data in, host arrays out, transfers between backends).
 
 The kernels live in sibling modules by kind: ``_pointwise``, ``_reductions``, ``_sorting``, ``_linalg``,
-``_shape``, ``_indexing``, ``_factories``, ``_copy``, ``_nn``, ``_backward``; ``_kit`` holds what they share
+``_shape``, ``_indexing``, ``_factories``, ``_sampling``, ``_copy``, ``_nn``, ``_backward``; ``_kit`` holds what they share
 (dtype maps, wrapping, promotion helpers, errors; see its Notes). Nothing here imports numpy at
 module level: the core does not depend on it.
 
@@ -55,6 +55,7 @@ from . import (
     _nn,
     _pointwise,
     _reductions,
+    _sampling,
     _shape,
     _sorting,
 )
@@ -62,7 +63,10 @@ from ._kit import Kernel, Kit, OpError
 
 __all__ = ["ArrayBackend", "ArrayStorage", "OpError", "Registry", "register"]
 
-_MODULES = (_pointwise, _reductions, _sorting, _linalg, _shape, _indexing, _factories, _copy, _nn, _backward)
+_MODULES = (
+    _pointwise, _reductions, _sorting, _linalg, _shape, _indexing, _factories, _sampling, _copy,
+    _nn, _backward,
+)  # fmt: skip
 
 
 class Registry(Protocol):

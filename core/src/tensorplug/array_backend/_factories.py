@@ -214,6 +214,27 @@ def build(kit: Kit) -> Kernels:
     ) -> Tensor:
         return arange_start_step(0, end, 1, dtype=dtype, device=device)
 
+    def spaced_target(
+        start: Scalar, end: Scalar, steps: int, dtype: _dt.dtype | None, device: Any
+    ) -> tuple[_dt.dtype, Device]:
+        """linspace's and logspace's checks and dtype: complex ends give the default complex."""
+        if steps < 0:
+            raise OpError("number of steps must be non-negative")
+        if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
+            dtype = _dt.get_default_dtype().to_complex()
+        return target(dtype, device)
+
+    def spaced(start: Scalar, end: Scalar, steps: int, acc: Any) -> Any:
+        """``steps`` values from ``start`` to ``end`` in ``acc``, by PyTorch's symmetric formula:
+        the first half counts up from start, the second half down from end, so both ends are
+        exact."""
+        if steps == 1:
+            return xp.full((1,), start, dtype=acc)
+        i = xp.arange(steps, dtype=acc)
+        step = (end - start) / (steps - 1)
+        half = steps // 2
+        return xp.where(i < half, start + step * i, end - step * (steps - 1 - i))
+
     def linspace(
         start: Scalar,
         end: Scalar,
@@ -224,23 +245,11 @@ def build(kit: Kit) -> Kernels:
         device: str | Device | None = None,
         pin_memory: bool | None = None,
     ) -> Tensor:
-        if steps < 0:
-            raise OpError("number of steps must be non-negative")
-        if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
-            dtype = _dt.get_default_dtype().to_complex()
-        d, dev = target(dtype, device)
+        d, dev = spaced_target(start, end, steps, dtype, device)
         acc_d = _dt.complex128 if d.kind == "c" else _dt.float64
         acc = kit.compute[acc_d] if acc_d in kit.compute else kit.compute[d]
         with kit.on(dev):
-            if steps == 1:
-                arr = xp.full((1,), start, dtype=acc)
-            else:
-                # PyTorch's symmetric formula: the first half counts up from start, the second
-                # half down from end, so both ends are exact
-                i = xp.arange(steps, dtype=acc)
-                step = (end - start) / (steps - 1)
-                half = steps // 2
-                arr = xp.where(i < half, start + step * i, end - step * (steps - 1 - i))
+            arr = spaced(start, end, steps, acc)
         if d.kind in "ui":
             arr = xp.trunc(xp.real(arr)) if acc_d is _dt.complex128 else xp.trunc(arr)
         return kit.wrap(arr, d, dev)
@@ -256,22 +265,14 @@ def build(kit: Kit) -> Kernels:
         device: str | Device | None = None,
         pin_memory: bool | None = None,
     ) -> Tensor:
-        if steps < 0:
-            raise OpError("number of steps must be non-negative")
-        if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
-            dtype = _dt.get_default_dtype().to_complex()
-        d, dev = target(dtype, device)
+        d, dev = spaced_target(start, end, steps, dtype, device)
         if d.kind == "b":
             raise NotImplementedError("aten::logspace: \"logspace_cpu\" not implemented for 'Bool'")
         acc = kit.compute[_dt.complex128 if d.kind == "c" else _dt.float64]
         with kit.on(dev), kit.quiet():
-            # base ** linspace's exponents (its symmetric formula); integers truncate the
-            # double result and wrap around, as PyTorch's cast
-            i = xp.arange(steps, dtype=acc)
-            step = (end - start) / (steps - 1) if steps > 1 else 0.0
-            half = steps // 2 if steps > 1 else 1  # one step: start
-            e = xp.where(i < half, start + step * i, end - step * (steps - 1 - i))
-            arr = xp.asarray(base, dtype=acc) ** e
+            # base ** linspace's exponents; integers truncate the double result and wrap
+            # around, as PyTorch's cast
+            arr = xp.asarray(base, dtype=acc) ** spaced(start, end, steps, acc)
             if d.kind in "ui":
                 arr = kit.cast(xp.trunc(xp.real(arr)), kit.storage[_dt.int64])
         return kit.wrap(arr, d, dev)

@@ -7,12 +7,13 @@ import pytest
 
 import tensorplug as tp
 
+HAS_AUTOGRAD = "autograd" in tp.plugins.loaded_names()
+_WHY = "needs the tensorplug-autograd plugin loaded (installed, and not left out by TENSORPLUG_PLUGINS)"
+needs_autograd = pytest.mark.skipif(not HAS_AUTOGRAD, reason=_WHY)  # as a test's decorator
+
 
 def autograd() -> None:
     """Skip the calling module (at import) or test unless tensorplug-autograd is loaded."""
     pytest.importorskip("tensorplug_autograd")
-    if "autograd" not in tp.plugins.loaded_names():
-        pytest.skip(
-            "needs the tensorplug-autograd plugin, which TENSORPLUG_PLUGINS leaves out",
-            allow_module_level=True,
-        )
+    if not HAS_AUTOGRAD:
+        pytest.skip(_WHY, allow_module_level=True)

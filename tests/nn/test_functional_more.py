@@ -10,9 +10,7 @@ import pytest
 import tensorplug as tp
 from tensorplug import nn
 from tensorplug.nn import functional as F
-
-HAS_AUTOGRAD = "no_grad" in vars(tp)
-needs_autograd = pytest.mark.skipif(not HAS_AUTOGRAD, reason="needs tensorplug-autograd")
+from tests.needs import needs_autograd
 
 
 def a(t: tp.Tensor) -> np.ndarray:

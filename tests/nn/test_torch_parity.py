@@ -8,9 +8,7 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import nn
-
-HAS_AUTOGRAD = "no_grad" in vars(tp)
-needs_autograd = pytest.mark.skipif(not HAS_AUTOGRAD, reason="needs tensorplug-autograd")
+from tests.needs import needs_autograd
 
 
 def a(t: tp.Tensor) -> np.ndarray:

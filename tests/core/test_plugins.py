@@ -17,7 +17,7 @@ import pytest
 
 import tensorplug as tp
 from fakes import FakeTensor
-from tensorplug import _api, _backends, dispatcher, plugins
+from tensorplug import _api, _backends, _repr, dispatcher, plugins
 from tensorplug.errors import MissingPluginError
 from tensorplug.hookspecs import hookimpl
 from tensorplug.plugins import PluginError
@@ -44,6 +44,8 @@ def snapshot() -> dict[str, Any]:
         },
         "tensor": {n: _standard_method_or(n, v) for n, v in Tensor.__dict__.items()},
         "storage": dict(_backends._by_key),
+        "key listeners": list(tp.keys._state.listeners),
+        "repr suffixes": list(_repr.suffix_hooks),
         "plugins": plugins.list(),
         "pluggy": sorted(n for n, _ in plugins._state.pm.list_name_plugin()),
     }
@@ -136,6 +138,53 @@ def clean():
         if info.name not in {p.name for p in before["plugins"]}:
             plugins.unregister(info.name)
     assert snapshot() == before
+
+
+# --- the plugin API handed to hooks (docs/plugins.md) ----------------------------------------
+
+
+def test_key_listener_follows_the_plugin(clean):
+    seen: list[str] = []
+
+    def listener() -> None:
+        seen.append("changed")
+
+    def tensorplug_add_keys(keys: Any) -> None:
+        keys.register_backend("ListenerProbe", "listenerprobe")
+
+    def tensorplug_register_kernels(registry: Any) -> None:
+        registry.add_key_listener(listener)
+
+    plugin = make_plugin(
+        tensorplug_add_keys=tensorplug_add_keys,
+        tensorplug_register_kernels=tensorplug_register_kernels,
+    )
+    plugins.register(plugin, name="listener_probe")
+    assert seen == []
+    with tp.Library("_", "IMPL"):
+        pass
+    tp.keys.register_functionality("ListenerProbeKey")
+    try:
+        assert seen == ["changed"]
+    finally:
+        tp.keys.unregister("ListenerProbeKey")
+    assert seen == ["changed", "changed"]
+    plugins.unregister("listener_probe")  # removes the key: the listener is gone first
+    n = len(seen)
+    tp.keys.register_functionality("ListenerProbeKey")
+    tp.keys.unregister("ListenerProbeKey")
+    assert len(seen) == n
+
+
+def test_repr_suffix_follows_the_plugin(clean):
+    def tensorplug_register_kernels(registry: Any) -> None:
+        registry.add_repr_suffix(lambda t: ["probe=1"])
+
+    plugin = make_plugin(tensorplug_register_kernels=tensorplug_register_kernels)
+    plugins.register(plugin, name="repr_probe")
+    assert repr(tp.tensor([1.0])).endswith(", probe=1)")
+    plugins.unregister("repr_probe")
+    assert "probe=1" not in repr(tp.tensor([1.0]))
 
 
 # --- in-process register / unregister -------------------------------------------------------

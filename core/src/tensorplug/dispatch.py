@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from . import keys as _keys
 from .keys import DispatchKeySet, KeyLike
 
-__all__ = ["exclude", "excluded", "include", "included", "local_state"]
+__all__ = ["Masks", "exclude", "excluded", "include", "included", "local_state", "unexclude"]
 
 
 # Note [BackendSelect is always included]

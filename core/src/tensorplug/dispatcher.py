@@ -48,11 +48,13 @@ from .keys import DispatchKey, DispatchKeySet, KeyKind
 
 __all__ = [
     "OpOverload",
+    "all_ops",
     "dispatch_table",
     "explain",
+    "fallbacks",
     "find_op",
+    "generation",
     "registrations",
-    "all_ops",
 ]
 
 _CEA = "CompositeExplicitAutograd"
@@ -167,6 +169,28 @@ class OpOverload:
     def name(self) -> str:
         return self._name
 
+    # --- public plugin API (docs/plugins.md) ---------------------------------------------
+
+    def kernel_for(self, keyset: int) -> Callable[..., Any]:
+        """The ready callable a call with key set ``keyset`` runs, after TLS is applied.
+
+        This is the dispatcher's own answer (Note [Dispatch cache]): fallthrough keys are
+        skipped, a ``with_keyset`` kernel comes with the key set bound, a boxed fallback with
+        ``(op, keyset)`` bound. Calling it runs that kernel directly, without binding the
+        arguments or bumping version counters; ``tp.compile`` uses it to call, at run time, the
+        kernels the table chose at trace time. A missing kernel raises ``DispatchError``.
+        The answer is valid until :func:`generation` changes.
+        """
+        ks = int(keyset)
+        fn = self._cache.get(ks)
+        return fn if fn is not None else self._resolve(ks)
+
+    def has_kernel(self, key: str) -> bool:
+        """Whether a kernel is registered for registration key ``key`` itself (a runtime key
+        such as ``"CPU"`` or an alias such as ``"CompositeImplicitAutograd"``); fallbacks and
+        entries computed from aliases do not count."""
+        return key in self._kernels
+
     def __repr__(self) -> str:
         return f"<OpOverload {self._name}>"
 
@@ -212,8 +236,10 @@ class OpOverload:
         on first use, instead of one per registration; calls never compute it (the dispatch
         cache is emptied here, and refilled through ``_resolve``, which reads the table).
         """
+        global _generation
         self._dirty = True
         self._cache.clear()
+        _generation += 1
 
     @property
     def table(self) -> dict[int, Entry]:
@@ -304,7 +330,9 @@ class OpOverload:
 
     def _missing(self, key: DispatchKey | None) -> Exception:
         available = sorted(self._kernels, key=_registration_order)
-        if key is None and any(a.tensor_kind in ("Tensor[]", "Tensor?[]") for a in self._schema.arguments):
+        if key is None and any(
+            a.tensor_kind in ("Tensor[]", "Tensor?[]") for a in self._schema.arguments
+        ):
             # the only tensors would have come from an empty list: nothing names a backend
             return ValueError(f"{self._name}: expected a non-empty list of Tensors")
         if key is None:
@@ -321,7 +349,9 @@ class OpOverload:
         )
         return DispatchError(msg, op=self._name, key=key.name, available=available)
 
-    def _bad_call(self, values: tuple[Any, ...], extra: tuple[Any, ...], unknown: dict[str, Any]) -> Any:
+    def _bad_call(
+        self, values: tuple[Any, ...], extra: tuple[Any, ...], unknown: dict[str, Any]
+    ) -> Any:
         """A call the fast path could not bind: re-bind through the schema, which raises."""
         args, kwargs = _reconstruct(self._schema, values, extra, unknown)
         self._schema.bind(args, kwargs, self._name)
@@ -585,7 +615,10 @@ def _traced(op: OpOverload, ks: int | None, args: tuple[Any, ...], kwargs: dict[
         _emit(f"{indent}[dispatch] {how} {op._name} keyset={DispatchKeySet(ks)!r} -> error: {e}")
         raise
     skipped = [
-        k.name for k in DispatchKeySet(ks) if k is not key and op.fallthrough_mask & (1 << k.bit)
+        k.name
+        for k in DispatchKeySet(ks)
+        if k is not key
+        and op.fallthrough_mask & (1 << k.bit)
         and _keys.priority_order().index(k) < _keys.priority_order().index(key)
     ]
     src = op.table[key.bit][0]
@@ -656,9 +689,28 @@ class _TraceContext:
 
 _change_listeners: list[Callable[[], None]] = []
 
+# Bumped by every change that can alter what a call runs: a kernel or fallback registered or
+# removed, an operator defined or removed, a key added or removed (Note [Registry generation]).
+_generation = 0
+
+
+def generation() -> int:
+    """A number that changes whenever what some call would run may have changed.
+
+    Note [Registry generation]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~
+    Plugins that remember dispatch decisions (``tp.compile`` keeps the kernels a trace chose)
+    compare the generation they saw with this one before reusing them: equal means no kernel,
+    fallback, operator or key was registered or removed since, so every ``kernel_for`` answer
+    still holds. Reading it is one global load, cheap enough for a per-call guard.
+    """
+    return _generation
+
 
 def _changed() -> None:
     """Operators were defined or removed (or tracing toggled): drop dependent caches."""
+    global _generation
+    _generation += 1
     for listener in _change_listeners:
         listener()
 
@@ -712,8 +764,9 @@ def _remove_fallback(k: Kernel) -> None:
 
 
 def _recompute_all() -> None:
-    global _fallback_by_bit
+    global _fallback_by_bit, _generation
     _fallback_by_bit = None
+    _generation += 1
     with _lock:
         for op in _ops.values():
             op._recompute()
@@ -743,7 +796,9 @@ def find_op(name: str | OpOverload) -> OpOverload:
     op = _ops.get(full)
     if op is None:
         if "::" not in name:
-            raise RegistrationError(f"operator names are qualified: 'ns::op.overload', got {name!r}")
+            raise RegistrationError(
+                f"operator names are qualified: 'ns::op.overload', got {name!r}"
+            )
         similar = sorted(n for n in _ops if n.startswith(name.split(".")[0] + "."))
         hint = f" Known overloads: {', '.join(similar)}." if similar else ""
         raise RegistrationError(

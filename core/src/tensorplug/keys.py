@@ -48,16 +48,22 @@ __all__ = [
     "DispatchKeySet",
     "KeyError_",
     "KeyKind",
+    "add_listener",
     "all_keys",
     "backend_for_device_type",
+    "backend_mask",
     "backends",
     "device_types",
     "expand",
     "get",
     "keyset",
+    "per_backend",
+    "plain_mask",
     "priority_order",
     "register_backend",
     "register_functionality",
+    "remove_listener",
+    "tensor_keyset",
     "unregister",
 ]
 
@@ -539,6 +545,21 @@ def _recompute() -> None:
     _state.tensor_keysets = {}
     for listener in list(_state.listeners):
         listener()
+
+
+def add_listener(fn: Callable[[], None]) -> None:
+    """Call ``fn()`` after every change of the keys or their order (a backend registered, a
+    plugin's key removed). Plugins that derive masks from the keys (the autograd plugin's
+    ``Autograd<B>`` mask) refresh them here; prefer ``registry.add_key_listener``, which is
+    removed with the plugin."""
+    if fn not in _state.listeners:
+        _state.listeners.append(fn)
+
+
+def remove_listener(fn: Callable[[], None]) -> None:
+    """Stop calling ``fn`` (see :func:`add_listener`); unknown functions are ignored."""
+    if fn in _state.listeners:
+        _state.listeners.remove(fn)
 
 
 def _toposort(

@@ -54,7 +54,7 @@ from typing import Any, Final, Literal
 
 import pluggy
 
-from . import _api, _backends, _entry_points
+from . import _api, _backends, _entry_points, _repr
 from . import hookspecs as _hookspecs
 from . import keys as _keys
 from .errors import MissingPluginError
@@ -138,6 +138,8 @@ class _Plugin:
         self.keys: builtins.list[str] = []
         self.libraries: builtins.list[Library] = []
         self.storage: builtins.list[_backends.StorageBackend] = []
+        self.repr_suffixes: builtins.list[Callable[[Any], builtins.list[str]]] = []
+        self.key_listeners: builtins.list[Callable[[], None]] = []
         self.names: dict[str, object] = {}  # name -> the value it set
         self.methods: dict[str, object] = {}  # name -> what Tensor.__dict__ held before
 
@@ -237,6 +239,18 @@ class KernelRegistry:
             )
         _backends.register(backend)
         self._plugin.storage.append(backend)
+
+    def add_repr_suffix(self, fn: Callable[[Any], builtins.list[str]]) -> None:
+        """Add ``fn(tensor) -> ["name=value", ...]`` to every tensor's ``repr`` suffix (the
+        autograd plugin's ``requires_grad=True``, ``grad_fn=<...>``); removed with the plugin."""
+        _repr.suffix_hooks.append(fn)
+        self._plugin.repr_suffixes.append(fn)
+
+    def add_key_listener(self, fn: Callable[[], None]) -> None:
+        """Call ``fn()`` after every change of the dispatch keys (``keys.add_listener``), for as
+        long as this plugin is loaded: a backend registered later gets this plugin's masks."""
+        _keys.add_listener(fn)
+        self._plugin.key_listeners.append(fn)
 
 
 # --- state ----------------------------------------------------------------------------------
@@ -472,6 +486,13 @@ def _rollback(p: _Plugin) -> builtins.list[str]:
             attempt(f"tensorplug.{name}", lambda n=name: delattr(module, n))  # type: ignore[misc]
         _state.name_owner.pop(name, None)
     p.names.clear()
+    for fn in reversed(p.key_listeners):
+        attempt(f"key listener {_what(fn)}", lambda f=fn: _keys.remove_listener(f))  # type: ignore[misc]
+    p.key_listeners.clear()
+    for fn in reversed(p.repr_suffixes):
+        if fn in _repr.suffix_hooks:
+            attempt(f"repr suffix {_what(fn)}", lambda f=fn: _repr.suffix_hooks.remove(f))  # type: ignore[misc]
+    p.repr_suffixes.clear()
     for lib in reversed(p.libraries):
         attempt(repr(lib), lib.close)
     for sb in reversed(p.storage):

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorplug import _repr
-from tensorplug import keys as _keys
 from tensorplug.hookspecs import hookimpl
 
 from . import autograd as _autograd_api
@@ -41,15 +39,13 @@ def _refresh(*_: Any) -> None:
 @hookimpl
 def tensorplug_register_kernels(registry: Any) -> None:
     M.refresh()
-    if _refresh not in _keys._state.listeners:
-        _keys._state.listeners.append(_refresh)  # a backend added later gets Autograd<B>
+    registry.add_key_listener(_refresh)  # a backend added later gets Autograd<B>
+    registry.add_repr_suffix(_tensor_api.repr_suffix)
     lib = registry.library("_", "IMPL")
     lib.fallback(_kernels.not_implemented_kernel, "Autograd")
     aten = registry.library("aten", "IMPL")
     _kernels.register_all(aten)
     _views.register_inplace_or_view(aten)
-    if _tensor_api.repr_suffix not in _repr.suffix_hooks:
-        _repr.suffix_hooks.append(_tensor_api.repr_suffix)
 
 
 @hookimpl

@@ -1,5 +1,7 @@
 """The public plugin API beyond hooks and libraries (docs/plugins.md, "The plugin API"):
-kernel lookup for a key set, the registry generation, key listeners and repr suffixes."""
+kernel lookup for a key set, the dispatch cache, the registry generation, key listeners and
+repr suffixes, lazy, boxed and no-dispatch kernels, the tracing state, the tensor protocol and
+the storage queries."""
 
 from __future__ import annotations
 
@@ -7,7 +9,8 @@ import pytest
 
 import tensorplug as tp
 from fakes import FakeTensor
-from tensorplug import dispatcher
+from tensorplug import dispatcher, storage
+from tensorplug.tensor import new_tensor
 
 
 def test_kernel_for_is_what_a_call_runs(ns):
@@ -87,3 +90,155 @@ def test_keys_add_and_remove_listener():
     tp.keys.register_functionality("ListenerProbeKey2")
     tp.keys.unregister("ListenerProbeKey2")
     assert seen == [1, 1]
+
+
+def test_kernel_cache_is_the_dispatch_cache_for_the_ops_life(ns):
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        cpu = lambda x: "cpu"
+        lib.impl("f", cpu, "CPU")
+        op = getattr(tp.ops, ns).f.default
+        cache = op.kernel_cache
+        ks = int(tp.keys.keyset("CPU"))
+        assert cache == {}
+        assert op(FakeTensor("CPU")) == "cpu" and list(cache.values()) == [cpu]  # a call fills it
+        cache[-ks] = "derived"  # Note [Derived cache entries]
+        other = lambda x: "other"
+        lib.impl("f", other, "CPU", override=True)
+        assert op.kernel_cache is cache and cache == {}  # emptied, derived entries too
+        assert op.kernel_for(ks) is other and cache == {ks: other}
+
+
+def test_trace_state_is_on_while_dispatch_tracing():
+    assert dispatcher.trace_state.enabled is False
+    with dispatcher.tracing(lambda line: None):
+        assert dispatcher.trace_state.enabled is True
+    assert dispatcher.trace_state.enabled is False
+
+
+def test_lazy_kernel_is_built_on_its_first_call(ns):
+    built = []
+
+    def kernel(ks, x):
+        return ("built", int(ks))
+
+    def build():
+        built.append(kernel)
+        return kernel
+
+    build.__qualname__ = "my_kernel[f]"
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", build, "CPU", with_keyset=True, lazy=True)
+        op = getattr(tp.ops, ns).f.default
+        assert built == [] and dispatcher.dispatch_table(op)["CPU"] == "CPU"
+        assert "my_kernel[f]" in dispatcher.explain(op, FakeTensor("CPU"), run=False)
+        ks = int(tp.keys.keyset("CPU", "BackendSelect"))  # BackendSelect: always included
+        assert op(FakeTensor("CPU")) == ("built", ks) and built == [kernel]
+        assert op(FakeTensor("CPU")) == ("built", ks) and built == [kernel]
+        # the built kernel took the registration's place: the cache holds it, not the stand-in
+        assert op.kernel_cache[ks].func is kernel
+        assert "test_lazy_kernel_is_built_on_its_first_call.<locals>.kernel" in (
+            dispatcher.explain(op, FakeTensor("CPU"), run=False)
+        )
+    assert built == [kernel]
+
+
+def test_mark_boxed_makes_impl_call_the_kernel_boxed(ns):
+    @tp.library.mark_boxed
+    def boxed(op, ks, *args, **kwargs):
+        return (op.name, int(ks), len(args))
+
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.define("g(Tensor x) -> Tensor")
+        lib.impl("f", boxed, "CPU")
+        lib.impl("g", lambda x: "unboxed", "CPU", boxed=False)
+        ks = int(tp.keys.keyset("CPU", "BackendSelect"))
+        assert getattr(tp.ops, ns).f.default(FakeTensor("CPU")) == (f"{ns}::f.default", ks, 1)
+        assert getattr(tp.ops, ns).g.default(FakeTensor("CPU")) == "unboxed"
+
+
+def test_mark_no_dispatch_is_what_is_no_dispatch_reads():
+    def kernel(x):
+        return x
+
+    assert not tp.library.is_no_dispatch(kernel)
+    assert tp.library.mark_no_dispatch(kernel) is kernel and tp.library.is_no_dispatch(kernel)
+    if "cpu" in tp.plugins.loaded_names():  # the array kernels carry the mark, copies do not
+        cpu = int(tp.keys.keyset("CPU"))
+        assert tp.library.is_no_dispatch(tp.ops.aten.add.Tensor.kernel_for(cpu))
+        assert not tp.library.is_no_dispatch(tp.ops.aten.copy_.default.kernel_for(cpu))
+
+
+needs_cpu = pytest.mark.skipif(
+    "cpu" not in tp.plugins.loaded_names(), reason="needs the tensorplug-cpu plugin"
+)
+
+
+@needs_cpu
+def test_tensor_protocol_names_are_the_tensors_fields():
+    np = pytest.importorskip("numpy")
+    t = tp.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert isinstance(t.tp_data, np.ndarray) and t.tp_data.shape == (2, 2)
+    assert t.tp_dtype is tp.float32 and t.tp_device == tp.device("cpu")
+    assert t.tp_keyset == tp.keys.tensor_keyset("CPU") and t.tp_base is None
+    v = t[1]
+    assert v.tp_base is t and v.tp_version is t.tp_version
+    before = t.tp_version.value
+    v.add_(1.0)
+    assert t.tp_version.value == before + 1 and t.tolist() == [[1.0, 2.0], [4.0, 5.0]]
+    # writing them is what a plugin does: the key set decides where calls go
+    with tp.Library("_", "IMPL") as fb:
+        fb.fallback(lambda op, ks, *a, **k: "tracer saw " + op.name, "Tracer")
+        u = tp.tensor([1.0])
+        u.tp_keyset |= tp.keys.get("Tracer").mask
+        assert tp.neg(u) == "tracer saw aten::neg.default"
+    v.tp_base = None
+    assert v.tp_base is None
+
+
+@needs_cpu
+def test_alias_shares_data_and_version_but_is_not_a_view():
+    t = tp.tensor([1.0, 2.0])
+    a = storage.alias(t, t.tp_keyset)
+    assert a is not t and a.tp_data is t.tp_data and a.tp_base is None
+    assert a.tp_version is t.tp_version and a.tp_keyset == t.tp_keyset
+    a.mul_(2.0)
+    assert t.tolist() == [2.0, 4.0] and t.tp_version.value == 1
+    fresh = new_tensor(t.tp_data, t.tp_dtype, t.tp_device, t.tp_keyset)
+    assert fresh.tp_version is not t.tp_version and fresh.tp_version.value == 0
+
+
+@needs_cpu
+def test_memory_layout_of_views():
+    base = tp.zeros(4, 3, dtype=tp.float64)
+    whole = storage.memory_layout(base)
+    assert whole is not None and whole.strides == (24, 8) and whole.itemsize == 8
+    v = base[1:, ::2]
+    lv = storage.memory_layout(v)
+    assert lv.address - whole.address == 24 and lv.strides == (24, 16)
+    tr = storage.memory_layout(base.t())
+    assert tr.address == whole.address and tr.strides == (8, 24)
+
+
+@needs_cpu
+def test_memory_layout_is_none_where_the_storage_cannot_tell(monkeypatch):
+    t = tp.zeros(2)
+    storage_backend = type(storage._backends.for_device_type("cpu"))
+    monkeypatch.setattr(storage_backend, "memory_layout", lambda self, data: None)
+    assert storage.memory_layout(t) is None
+    monkeypatch.delattr(storage_backend, "memory_layout")
+    assert storage.memory_layout(t) is None
+
+
+@needs_cpu
+def test_views_of_finds_the_live_views_of_a_base():
+    base = tp.zeros(3, 2)
+    assert storage.views_of(base) == []
+    row, col = base[1], base[:, 0]
+    other = tp.zeros(2)
+    assert {id(v) for v in storage.views_of(base)} == {id(row), id(col)}
+    del col
+    assert [v is row for v in storage.views_of(base)] == [True]
+    assert storage.views_of(other) == []

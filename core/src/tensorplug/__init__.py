@@ -80,7 +80,7 @@ from . import _functional  # noqa: E402
 unique = _functional.unique
 Tensor.unique = _functional.unique  # type: ignore[method-assign, assignment]
 
-from . import array_backend, plugins  # noqa: E402  (array_backend: for backend plugins)
+from . import array_backend, plugins, storage  # noqa: E402  (array_backend: for backend plugins)
 from .hookspecs import hookimpl  # noqa: E402
 
 plugins.load_entry_points()
@@ -116,5 +116,5 @@ __all__ = [  # the public API (plus the generated functions: tensorplug.add, ten
     "get_default_device", "get_default_dtype", "half", "hookimpl", "int", "int8", "int16",
     "int32", "int64", "keys", "library", "long", "manual_seed", "nn", "ops", "optim", "overrides", "plugins",
     "promote_types", "random", "result_type", "return_types", "schema", "set_default_device",
-    "set_default_dtype", "short", "tensor", "uint8",
+    "set_default_dtype", "short", "storage", "tensor", "uint8",
 ]  # fmt: skip

@@ -17,6 +17,15 @@ key set and emptied whenever its table is recomputed: a table lookup is one dict
 ready callable is the kernel itself, or a ``functools.partial`` that prepends the key set
 (``with_keyset=True`` kernels) or ``(op, keyset)`` (boxed fallbacks).
 
+Note [Derived cache entries]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A functionality kernel on the hot path (the autograd plugin's) finds the kernel below its own
+key on every call. Rather than keep a cache of its own, which it could not tell when to drop,
+it keeps what it derived (that kernel, wrapped or not) in the op's cache too, under the
+negative of the key set it was called with: the kernel a key set runs is unique, so no two
+kernels write the same entry, and the dispatcher's emptying of the cache drops it with the
+rest. Plugins read the cache through ``op.kernel_cache`` (docs/plugins.md).
+
 Usage::
 
     import tensorplug as tp
@@ -54,7 +63,9 @@ __all__ = [
     "fallbacks",
     "find_op",
     "generation",
+    "ops_in",
     "registrations",
+    "trace_state",
 ]
 
 _CEA = "CompositeExplicitAutograd"
@@ -184,6 +195,17 @@ class OpOverload:
         ks = int(keyset)
         fn = self._cache.get(ks)
         return fn if fn is not None else self._resolve(ks)
+
+    @property
+    def kernel_cache(self) -> dict[int, Callable[..., Any]]:
+        """The op's dispatch cache, ``key set -> ready callable`` (Note [Dispatch cache]), for
+        generated kernels of plugins that look a kernel up on every call: ``get`` from it and,
+        on a miss, call :meth:`kernel_for`, which fills it. It is one dict for the op's whole
+        life (``op.kernel_cache.get`` may be bound once), emptied whenever a registration
+        changes. Key sets (``>= 0``) are the dispatcher's to write; a kernel that key set
+        ``ks`` runs may keep a callable it derived from its own lookups under ``-ks``, which is
+        dropped with the rest (Note [Derived cache entries])."""
+        return self._cache
 
     def has_kernel(self, key: str) -> bool:
         """Whether a kernel is registered for registration key ``key`` itself (a runtime key
@@ -590,6 +612,10 @@ class _TraceState:
 
 
 _trace = _TraceState()
+
+# Public (docs/plugins.md): ``trace_state.enabled`` is true while dispatch tracing is on, when a
+# kernel that bypasses ``redispatch`` on its fast path should take it, so the trace shows it.
+trace_state = _trace
 
 
 def _emit(line: str) -> None:

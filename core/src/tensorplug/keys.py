@@ -50,6 +50,7 @@ __all__ = [
     "KeyKind",
     "add_listener",
     "all_keys",
+    "all_runtime_mask",
     "backend_for_device_type",
     "backend_mask",
     "backends",

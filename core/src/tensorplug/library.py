@@ -42,7 +42,16 @@ from . import schema as _schema
 from .dispatcher import Kernel, OpOverload, fallthrough_kernel
 from .errors import RegistrationError
 
-__all__ = ["Library", "fallthrough_kernel", "impl", "define", "register_autograd"]
+__all__ = [
+    "Library",
+    "define",
+    "fallthrough_kernel",
+    "impl",
+    "is_no_dispatch",
+    "mark_boxed",
+    "mark_no_dispatch",
+    "register_autograd",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 LibraryKind = Literal["DEF", "IMPL", "FRAGMENT"]
@@ -128,14 +137,17 @@ class Library:
         with_keyset: bool = False,
         boxed: bool | None = None,
         override: bool = False,
+        lazy: bool = False,
     ) -> None:
         """Register ``fn`` as the kernel of operator ``name`` (in this namespace) for ``key``.
 
         ``key`` may be a runtime key or an alias key. ``with_keyset=True`` passes the call's
         key set as the first argument (for ``op.redispatch(keyset.below(key), ...)``).
         ``boxed=True`` calls ``fn(op, keyset, *args, **kwargs)`` like a fallback; it defaults
-        to ``fn._tp_boxed`` (set by kernel factories such as the autograd plugin's
-        ``autograd_not_implemented_fallback()``).
+        to whether ``fn`` was marked with :func:`mark_boxed` (as kernel factories such as the
+        autograd plugin's ``autograd_not_implemented_fallback()`` do). ``lazy=True``: ``fn`` is
+        a function of no arguments that builds the kernel, called on the first call that
+        reaches it (Note [Lazy kernels]).
         """
         self._check_open()
         op = self._find(name)
@@ -143,6 +155,8 @@ class Library:
         if boxed is None:
             boxed = bool(getattr(fn, "_tp_boxed", False))
         kern = Kernel(fn, k, self.owner, with_keyset=with_keyset, boxed=boxed, owner=self)
+        if lazy:
+            kern.fn = _lazy_kernel(op, kern, fn)
         op._add_kernel(kern, override)
         self._kernels.append((op, kern))
 
@@ -214,6 +228,57 @@ class Library:
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self._ops)} ops, {len(self._kernels)} kernels"
         return f"Library({self.ns!r}, {self.kind!r}, owner={self.owner!r}; {state})"
+
+
+def _lazy_kernel(
+    op: OpOverload, kern: Kernel, build: Callable[[], Callable[..., Any]]
+) -> Callable[..., Any]:
+    """The stand-in of a ``lazy=True`` registration until its first call.
+
+    Note [Lazy kernels]
+    ~~~~~~~~~~~~~~~~~~~
+    A plugin that generates a kernel per operator (the autograd plugin compiles one from each
+    derivative formula) would make ``import tensorplug`` pay for all of them, although most
+    programs call a few dozen ops. Registered with ``lazy=True``, the kernel is built on the
+    first call that reaches it: the stand-in calls ``build()``, puts the result in the
+    registration's place and empties the op's dispatch cache, so later calls go straight to
+    it. Until then the registration is named after ``build`` (``explain``, traces).
+    """
+    built: list[Callable[..., Any]] = []
+
+    def first_call(*args: Any, **kwargs: Any) -> Any:
+        if not built:
+            built.append(build())
+            if kern.fn is first_call:
+                kern.fn = built[0]
+                op._cache.clear()
+        return built[0](*args, **kwargs)
+
+    first_call.__qualname__ = getattr(build, "__qualname__", "lazy_kernel")
+    first_call.__module__ = getattr(build, "__module__", __name__)
+    return first_call
+
+
+def mark_boxed(fn: F) -> F:
+    """Mark ``fn`` as a boxed kernel, ``fn(op, keyset, *args, **kwargs)``: ``Library.impl``
+    registers it so unless told ``boxed=False``. For kernel factories, whose users register
+    the result without saying how to call it (``autograd_not_implemented_fallback()``)."""
+    fn._tp_boxed = True  # type: ignore[attr-defined]
+    return fn
+
+
+def mark_no_dispatch(fn: F) -> F:
+    """Promise that kernel ``fn`` calls no operator: a kernel above it may call it directly,
+    without excluding its own key in this thread first (Note [Kernels that do not dispatch]
+    in array_backend)."""
+    fn._tp_no_dispatch = True  # type: ignore[attr-defined]
+    return fn
+
+
+def is_no_dispatch(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` was marked with :func:`mark_no_dispatch` (``op.kernel_for`` answers are
+    the kernels themselves, so they can be asked)."""
+    return bool(getattr(fn, "_tp_no_dispatch", False))
 
 
 def _caller() -> str:

@@ -7,8 +7,11 @@ Kernels build tensors with :func:`new_tensor` (or :meth:`Tensor._new`) and views
 :meth:`Tensor._alias`; everything a user calls goes through the dispatcher (the operators of
 native_functions.yaml become methods in ``_api.py``).
 
-Attributes ``_autograd`` and ``_batched`` are reserved for the plugins that own those keys; the
-``__dict__`` lets other plugins attach state (and lets users set attributes, as in PyTorch).
+Plugins reach these fields through public names, the tensor protocol of docs/plugins.md
+(Note [Tensor protocol for plugins]): ``tp_data``, ``tp_dtype``, ``tp_device``, ``tp_keyset``,
+``tp_version`` and ``tp_base``. ``_autograd`` and ``_batched`` are reserved for the plugins
+that own those keys; the ``__dict__`` lets other plugins attach state and lets users set
+attributes, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -50,6 +53,12 @@ class Tensor(_Declared):
     _base: Tensor | None = None
     _autograd: Any = None
     _batched: Any = None
+    # The tensor protocol for plugins: the slots above under public names (set below the class)
+    tp_data: Any
+    tp_dtype: _dtypes.dtype
+    tp_device: Device
+    tp_keyset: int
+    tp_version: VersionCounter
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError(
@@ -141,6 +150,16 @@ class Tensor(_Declared):
         return self._tp_version.value
 
     @property
+    def tp_base(self) -> Tensor | None:
+        """The tensor this one is a view of (its root base), or None (Note [Tensor protocol for
+        plugins]); a plugin may set it to None (a ``detach`` that is not a view)."""
+        return self._base
+
+    @tp_base.setter
+    def tp_base(self, base: Tensor | None) -> None:
+        self._base = base
+
+    @property
     def is_leaf(self) -> bool:  # replaced by the autograd plugin; without it all are leaves
         return True
 
@@ -161,6 +180,25 @@ class Tensor(_Declared):
 
     def element_size(self) -> int:
         return self._dtype.itemsize
+
+
+# Note [Tensor protocol for plugins]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Plugins use public names only (docs/plugins.md), yet a functionality plugin's generated
+# kernels read a tensor's key set, array, dtype and device on every call. So the slots have
+# public names that are the same member descriptors: ``t.tp_keyset`` is ``t._tp_keyset``,
+# as cheap to read and write (a property would cost about 30 ns more per read). ``tp_version``
+# is the version counter (created on first read), ``tp_base`` the root base of a view. Users
+# have no reason to touch them: ``shape``, ``dtype`` and ``device`` are the user API.
+for _public, _private in (
+    ("tp_data", "_data"),
+    ("tp_dtype", "_dtype"),
+    ("tp_device", "_device"),
+    ("tp_keyset", "_tp_keyset"),
+    ("tp_version", "_tp_version"),
+):
+    setattr(Tensor, _public, Tensor.__dict__[_private])
+del _public, _private
 
 
 # Note [Cheap tensors]

@@ -26,9 +26,9 @@ Note [Kernels that do not dispatch]
 A kernel above a backend (autograd's) excludes its own keys in the thread while the backend
 kernel runs, so that a backend kernel calling operators again does not reach it twice. These
 kernels work on arrays and call no operator, except the copies across backends in ``_copy``;
-so each registered kernel but those (and but ``overrides``, which are not known) carries
-``_tp_no_dispatch = True``, and a kernel above may call it without the guard (about 0.1 µs
-per call). ``tests/ops/test_no_dispatch.py`` checks the promise on every op's samples under
+so each registered kernel but those (and but ``overrides``, which are not known) is marked
+with ``tp.library.mark_no_dispatch``, and a kernel above that finds it so
+(``tp.library.is_no_dispatch``) may call it without the guard (about 0.1 µs per call). ``tests/ops/test_no_dispatch.py`` checks the promise on every op's samples under
 dispatch tracing.
 """
 
@@ -44,6 +44,7 @@ from .. import keys as _keys
 from ..device import canonical
 from ..device import device as Device
 from ..errors import RegistrationError
+from ..library import mark_no_dispatch
 from ..tensor import Tensor
 from . import (
     _backward,
@@ -137,6 +138,25 @@ class ArrayStorage:
 
     def to_host(self, data: Any) -> Any:
         return self.kit.to_host(data)
+
+    def memory_layout(self, data: Any) -> tuple[int, tuple[int, ...], int] | None:
+        """``(address, strides, itemsize)`` of array ``data``, in bytes, from the array
+        interface numpy and cupy describe their memory with; None for arrays without one."""
+        i = getattr(data, "__array_interface__", None)
+        if i is None:
+            i = getattr(data, "__cuda_array_interface__", None)
+        if i is None:
+            return None
+        shape = tuple(i["shape"])
+        item = int(data.itemsize)
+        strides = i.get("strides")
+        if strides is None:  # row-major
+            acc, out = item, []
+            for n in reversed(shape):
+                out.append(acc)
+                acc *= max(n, 1)
+            strides = tuple(reversed(out))
+        return int(i["data"][0]), tuple(int(x) for x in strides), item
 
     def host_dtype(self, host: Any) -> _dt.dtype:
         d = self._from_host_dtype.get(host.dtype)
@@ -354,7 +374,7 @@ def register(
             continue
         kern = _kit.guard(name, fn)
         if name not in dispatching:
-            kern._tp_no_dispatch = True  # type: ignore[attr-defined]
+            mark_no_dispatch(kern)
         lib.impl(name, kern, k.name)
         registered[name] = kern
     plugin = str(getattr(registry, "plugin_name", "") or getattr(lib, "owner", "?"))

@@ -75,6 +75,8 @@ AUTOGRAD_METHODS = {
 }
 AUTOGRAD_PROPERTIES = {"grad": "Tensor | None", "grad_fn": "Any", "data": "Tensor"}
 SETTABLE = {"grad", "data"}
+# per-tensor state the plugin keeps in the tensor's __dict__ (its class default: None)
+AUTOGRAD_ATTRIBUTES = {"tp_autograd": "Any"}
 
 
 def yaml_methods() -> dict[str, str]:
@@ -136,6 +138,10 @@ def source() -> str:
         "    __slots__ = ()",
         "",
     ]
+    for name, ann in sorted(AUTOGRAD_ATTRIBUTES.items()):
+        lines.append(f"    {name}: {ann}")
+    if AUTOGRAD_ATTRIBUTES:
+        lines.append("")
     for name, ret in sorted(props.items()):
         if name in own:
             continue

@@ -37,7 +37,8 @@ def test_every_method_and_operator_of_tensor_is_declared() -> None:
     standard = {n for n in vars(tp.Tensor) if not n.startswith("_") or n.endswith("__")}
     plugin_added = {"requires_grad_", "backward", "register_hook", "retain_grad", "grad",
                     "register_post_accumulate_grad_hook",
-                    "grad_fn", "data", "is_leaf", "requires_grad", "retains_grad", "is_foo"}
+                    "grad_fn", "data", "is_leaf", "requires_grad", "retains_grad", "is_foo",
+                    "tp_autograd"}
     dunders_of_object = set(vars(object))
     # __slotnames__: copyreg caches it on the class at the first copy or pickle of a tensor
     class_machinery = {"__slots__", "__annotations__", "__dict__", "__module__", "__weakref__", "__slotnames__"}

@@ -13,6 +13,8 @@ from .tensor import Tensor
 class TensorMethods:
     __slots__ = ()
 
+    tp_autograd: Any
+
     @property
     def T(self) -> Tensor: ...
 

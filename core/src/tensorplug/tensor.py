@@ -9,9 +9,9 @@ native_functions.yaml become methods in ``_api.py``).
 
 Plugins reach these fields through public names, the tensor protocol of docs/plugins.md
 (Note [Tensor protocol for plugins]): ``tp_data``, ``tp_dtype``, ``tp_device``, ``tp_keyset``,
-``tp_version`` and ``tp_base``. ``_autograd`` and ``_batched`` are reserved for the plugins
-that own those keys; the ``__dict__`` lets other plugins attach state and lets users set
-attributes, as in PyTorch.
+``tp_version`` and ``tp_base``. ``_batched`` is reserved for the plugin that owns that key;
+the ``__dict__`` lets other plugins attach state (the autograd plugin's ``tp_autograd``) and
+lets users set attributes, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -51,7 +51,6 @@ class Tensor(_Declared):
     # Rarely set, so not slots: a new tensor stores nothing for them (they live in __dict__
     # once set) and reads fall back to these class defaults.
     _base: Tensor | None = None
-    _autograd: Any = None
     _batched: Any = None
     # The tensor protocol for plugins: the slots above under public names (set below the class)
     tp_data: Any

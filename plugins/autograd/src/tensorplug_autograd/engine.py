@@ -85,7 +85,7 @@ def _implicit_grad(out: Tensor) -> Tensor:
     one (a clone is a plain copy; a factory call costs several times more)."""
     if type(out) is not Tensor:
         return tp.ones_like(out)
-    key = (out._data.shape, out._dtype, out._device, out._tp_keyset & ~M.strip)
+    key = (out.tp_data.shape, out.tp_dtype, out.tp_device, out.tp_keyset & ~M.strip)
     one = _ONES.get(key)
     if one is None:
         one = _ONES[key] = tp.ones_like(out)
@@ -237,7 +237,7 @@ def _execute(
             if capture:
                 if type(node) is AccumulateGrad and grads[0] is not None:
                     var = node._variable()  # a leaf among the inputs: its hooks see its gradient
-                    if var is not None and var._autograd is not None and var._autograd.hooks:
+                    if var is not None and var.tp_autograd is not None and var.tp_autograd.hooks:
                         grads[0] = run_leaf_hooks(var, grads[0])
                 for nr, cg in enumerate(grads):
                     for i in capture.get((node, nr), ()):
@@ -417,18 +417,18 @@ def fit_gradient(g: Tensor, meta: tuple[Any, Any, Any], node: Node, i: int) -> T
     """``g`` as the gradient of input ``i`` of ``node``: broadcast dimensions summed away, in
     the input's dtype and on its device (``meta``), as PyTorch's ``validate_outputs``."""
     shape, dtype, device = meta
-    if g._data.shape != shape:
+    if g.tp_data.shape != shape:
         g = _reduce_to(g, shape, node, i)
-    if g._dtype is not dtype:
+    if g.tp_dtype is not dtype:
         g = g.to(dtype)
-    if g._device != device:
+    if g.tp_device != device:
         g = g.to(device)
     return g
 
 
 def _reduce_to(g: Tensor, shape: tuple[int, ...], node: Node, i: int) -> Tensor:
     """Sum the broadcast dimensions of ``g`` away so it has ``shape`` (or raise)."""
-    gs = tuple(g._data.shape)
+    gs = tuple(g.tp_data.shape)
     lead = len(gs) - len(shape)
     ok = lead >= 0 and all(s in (1, d) for s, d in zip(shape, gs[lead:], strict=True))
     if not ok:
@@ -449,7 +449,7 @@ def _reduce_to(g: Tensor, shape: tuple[int, ...], node: Node, i: int) -> Tensor:
 
 def run_leaf_hooks(t: Tensor, g: Tensor) -> Tensor:
     """``g`` after the hooks registered on leaf ``t`` (in order, each given the last's result)."""
-    m: AutogradMeta | None = t._autograd
+    m: AutogradMeta | None = t.tp_autograd
     if m is not None and m.hooks:
         for fn in list(m.hooks):
             g = run_tensor_hook(fn, g)
@@ -470,7 +470,7 @@ def accumulate_into_grad(t: Tensor, g: Tensor, _steal_refs: int = 2, hooked: boo
     if old is None:
         if recording:
             m.grad = g
-        elif g._autograd is None and sys.getrefcount(g) <= _steal_refs + 1 and _owns_layout(g):
+        elif g.tp_autograd is None and sys.getrefcount(g) <= _steal_refs + 1 and _owns_layout(g):
             m.grad = g
         else:
             m.grad = g.detach().clone()
@@ -491,7 +491,7 @@ def _owns_layout(g: Tensor) -> bool:
     Array libraries with numpy's ``flags`` (numpy, cupy) say so; for others, only a tensor
     that is not a view qualifies.
     """
-    flags = getattr(g._data, "flags", None)
+    flags = getattr(g.tp_data, "flags", None)
     if flags is None:
-        return g._base is None
+        return g.tp_base is None
     return bool((flags.c_contiguous or flags.f_contiguous) and flags.writeable)

@@ -68,7 +68,7 @@ class FunctionCtx(Node):
         self.materialize_grads = True
         self._to_save: tuple[Any, ...] | None = None
         self._saved: tuple[SavedTensor | None, ...] | None = None
-        self._dirty: tuple[Tensor, ...] = ()
+        self._dirty_tensors: tuple[Tensor, ...] = ()
         self._non_differentiable: tuple[Tensor, ...] = ()
         self._out_meta: tuple[Any, ...] = ()
         self._n_out = 1
@@ -94,7 +94,7 @@ class FunctionCtx(Node):
         return tuple(None if s is None else s.unpack(self) for s in self._saved)
 
     def mark_dirty(self, *tensors: Tensor) -> None:
-        self._dirty = tensors
+        self._dirty_tensors = tensors
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
         self._non_differentiable = tensors
@@ -247,7 +247,7 @@ def run_function(node_cls: type[FunctionCtx], args: Sequence[Any], forward: Call
     single = not isinstance(out, tuple)
     outs = [out] if single else list(out)
     inputs = [a for a in args if isinstance(a, Tensor)]
-    dirty = ctx._dirty
+    dirty = ctx._dirty_tensors
     nondiff = ctx._non_differentiable
     for d in dirty:
         if not any(d is t for t in outs):
@@ -256,7 +256,7 @@ def run_function(node_cls: type[FunctionCtx], args: Sequence[Any], forward: Call
                 "output. The inputs that are modified inplace must all be outputs of the "
                 "Function."
             )
-        if d._tp_keyset & M.ag and is_leaf(d):
+        if d.tp_keyset & M.ag and is_leaf(d):
             raise RuntimeError(
                 f"a leaf Variable that requires grad has been used in an in-place operation "
                 f"({ctx._fn_name} marked it dirty). Pass a clone() of it, or run the Function "
@@ -268,10 +268,10 @@ def run_function(node_cls: type[FunctionCtx], args: Sequence[Any], forward: Call
         returned_input = any(t is x for x in inputs) and not any(t is d for d in dirty)
         if returned_input:
             t = outs[nr] = _alias_of_input(t)
-        if any(t is x for x in nondiff) or not t._dtype.is_floating_point:
+        if any(t is x for x in nondiff) or not t.tp_dtype.is_floating_point:
             continue
         set_history(t, ctx, nr)
-        view = t._autograd.view if t._autograd is not None else None
+        view = t.tp_autograd.view if t.tp_autograd is not None else None
         if view is not None and not any(t is d for d in dirty):
             # Note [Views that refuse in-place changes] in views.py
             view.function = node_cls._fn_name
@@ -299,10 +299,10 @@ def _alias_of_input(t: Tensor) -> Tensor:
     (as in PyTorch) whose replay records nothing, so the output's history stays the
     Function's."""
     out: Tensor = tp.ops.aten.detach.default(t)
-    m = t._autograd
+    m = t.tp_autograd
     base = m.view if m is not None else None
     root, chain = (base.base, base.chain) if base is not None else (t, ())
-    meta_of(out).view = ViewInfo(root, (*chain, (_DETACH, (), {})), out._tp_version.value)
+    meta_of(out).view = ViewInfo(root, (*chain, (_DETACH, (), {})), out.tp_version.value)
     return out
 
 
@@ -331,13 +331,13 @@ def register_autograd(
     from tensorplug import dispatcher
 
     overload = dispatcher.find_op(op) if not isinstance(op, tp.OpOverload) else op
-    s = overload._schema
+    s = overload.schema
     names = [a.name for a in s.arguments]
     npos = len(s.positional)
     node_cls = type(
         f"{overload.op_name.capitalize()}Backward",
         (FunctionCtx,),
-        {"_backward": staticmethod(backward), "_fn_name": overload._name},
+        {"_backward": staticmethod(backward), "_fn_name": overload.name},
     )
 
     def kernel(ks: int, *args: Any, **kwargs: Any) -> Any:
@@ -351,7 +351,7 @@ def register_autograd(
 
         return run_function(node_cls, inputs, forward)
 
-    kernel.__qualname__ = f"register_autograd[{overload._name}]"
+    kernel.__qualname__ = f"register_autograd[{overload.name}]"
     if lib is None:
         lib = tp.Library(overload.namespace, "IMPL")
         _libraries.append(lib)

@@ -4,7 +4,7 @@ Note [Autograd state of a tensor]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 A tensor requires grad exactly when its key set holds an ``Autograd<B>`` key (DESIGN §3), so
 ops on plain tensors never reach an autograd kernel and pay nothing. Everything else lives in
-``tensor._autograd``, an :class:`AutogradMeta` created only for tensors that take part in a
+``tensor.tp_autograd``, an :class:`AutogradMeta` created only for tensors that take part in a
 graph: the accumulated ``grad``, the ``grad_fn`` that produced the tensor (``None`` for leaves)
 and which of its outputs it is, hooks, and for views of tensors that require grad how to
 re-create the view from its base (used when the view is modified in place).
@@ -40,6 +40,7 @@ from typing import Any
 import tensorplug as tp
 from tensorplug import keys as _keys
 from tensorplug.dispatch import local_state
+from tensorplug.storage import alias
 from tensorplug.tensor import Tensor
 
 __all__ = ["AccumulateGrad", "AutogradMeta", "Node", "RemovableHandle", "SavedTensor"]
@@ -82,7 +83,7 @@ M = _Masks
 def autograd_bit(t: Tensor) -> int:
     """The bits a tensor of ``t``'s backend carries while it requires grad:
     ``Autograd<B>`` and ``ADInplaceOrView`` (Note [Views under autograd] in views.py)."""
-    ks = t._tp_keyset
+    ks = t.tp_keyset
     bit = M.ag_of.get(ks)
     if bit is None:
         backend = ks & _keys.backend_mask()
@@ -200,9 +201,9 @@ class AutogradMeta:
 
 
 def meta_of(t: Tensor) -> AutogradMeta:
-    m: AutogradMeta | None = t._autograd
+    m: AutogradMeta | None = t.tp_autograd
     if m is None:
-        m = t._autograd = AutogradMeta()
+        m = t.tp_autograd = AutogradMeta()
     return m
 
 
@@ -304,9 +305,9 @@ class AccumulateGrad(Node):
 
 
 def accumulator(t: Tensor) -> AccumulateGrad:
-    m: AutogradMeta | None = t._autograd
+    m: AutogradMeta | None = t.tp_autograd
     if m is None:
-        m = t._autograd = AutogradMeta()
+        m = t.tp_autograd = AutogradMeta()
     acc = m.acc
     if acc is None:
         acc = m.acc = AccumulateGrad(t)
@@ -314,17 +315,17 @@ def accumulator(t: Tensor) -> AccumulateGrad:
 
 
 def input_meta(t: Tensor) -> tuple[tuple[int, ...], Any, Any]:
-    return (t._data.shape, t._dtype, t._device)
+    return (t.tp_data.shape, t.tp_dtype, t.tp_device)
 
 
 def edge(t: Tensor) -> tuple[Node | None, int]:
     """The edge a use of ``t`` adds to a node (Note [Graph edges])."""
-    m: AutogradMeta | None = t._autograd
+    m: AutogradMeta | None = t.tp_autograd
     if m is not None and m.grad_fn is not None:
-        if m.view is not None and t._tp_version.value != m.view.version:
+        if m.view is not None and t.tp_version.value != m.view.version:
             refresh_view(t, m)
         return (m.grad_fn, m.output_nr)
-    if t._tp_keyset & M.ag:
+    if t.tp_keyset & M.ag:
         return (accumulator(t), 0)
     return (None, 0)
 
@@ -345,32 +346,32 @@ def set_view_history(t: Tensor, m: AutogradMeta, view: ViewInfo) -> None:
 
     with enable_grad():
         fresh = view.replay(view.base)
-    fm = fresh._autograd
+    fm = fresh.tp_autograd
     if fm is not None and fm.grad_fn is not None:
         m.grad_fn, m.output_nr = fm.grad_fn, fm.output_nr
-        t._tp_keyset |= M.strip & fresh._tp_keyset
+        t.tp_keyset |= M.strip & fresh.tp_keyset
     m.view = view
-    view.version = t._tp_version.value
+    view.version = t.tp_version.value
 
 
 def set_history(t: Tensor, node: Node, output_nr: int) -> None:
     """Make ``t`` an output of ``node`` that requires grad."""
-    m: AutogradMeta | None = t._autograd
+    m: AutogradMeta | None = t.tp_autograd
     if m is None:
-        t._autograd = AutogradMeta(node, output_nr)
+        t.tp_autograd = AutogradMeta(node, output_nr)
     else:
         m.grad_fn = node
         m.output_nr = output_nr
-    t._tp_keyset |= autograd_bit(t)
+    t.tp_keyset |= autograd_bit(t)
 
 
 def requires_grad(t: Any) -> bool:
-    return bool(t._tp_keyset & M.ag)
+    return bool(t.tp_keyset & M.ag)
 
 
 def is_leaf(t: Tensor) -> bool:
     """True for a tensor no recorded op produced (whether or not it requires grad)."""
-    m: AutogradMeta | None = t._autograd
+    m: AutogradMeta | None = t.tp_autograd
     return m is None or m.grad_fn is None
 
 
@@ -393,11 +394,9 @@ class SavedTensor:
     def __init__(self, t: Tensor, output_nr: int = -1) -> None:
         if output_nr >= 0:
             # an output of the node that saves it: keep a detached alias, no reference cycle
-            d = Tensor._new(t._data, t._dtype, t._device, t._tp_keyset & ~M.ag)
-            d._vc = t._tp_version
-            t = d
+            t = alias(t, t.tp_keyset & ~M.ag)
         self.t = t
-        self.version = t._tp_version.value
+        self.version = t.tp_version.value
         self.output_nr = output_nr
         self.freed = False
         self.plain: Tensor | None = None
@@ -406,17 +405,16 @@ class SavedTensor:
         if self.freed:
             raise RuntimeError(_FREED)
         t = self.t
-        if t._tp_version.value != self.version:
+        if t.tp_version.value != self.version:
             raise RuntimeError(modified_message(t, node, self))
         if (
             self.output_nr >= 0
             and node is not None
-            and t._dtype.is_floating_point  # indices (max.dim) never require grad
+            and t.tp_dtype.is_floating_point  # indices (max.dim) never require grad
             and grad_recording()
         ):
             # create_graph: the output is differentiable again, through this node
-            out = Tensor._new(t._data, t._dtype, t._device, t._tp_keyset)
-            out._vc = t._vc
+            out = alias(t, t.tp_keyset)
             set_history(out, node, self.output_nr)
             return out
         return t
@@ -429,12 +427,11 @@ class SavedTensor:
         if local_state.masks.nexc & M.ag:
             return self.unpack(node)
         p = self.plain
-        if p is None or self.freed or p._tp_version.value != self.version:
+        if p is None or self.freed or p.tp_version.value != self.version:
             t = self.unpack(node)
-            ks = t._tp_keyset
+            ks = t.tp_keyset
             if ks & M.strip:
-                p = Tensor._new(t._data, t._dtype, t._device, ks & ~M.strip)
-                p._vc = t._tp_version
+                p = alias(t, ks & ~M.strip)
             else:
                 p = t
             self.plain = p
@@ -450,7 +447,7 @@ def modified_message(t: Tensor, node: Node | None, saved: SavedTensor) -> str:
             what += f", which is saved by {node.name()} (an input of it),"
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: {what} is at version {t._tp_version.value}; expected version "
+        f"operation: {what} is at version {t.tp_version.value}; expected version "
         f"{saved.version} instead. Hint: the tensor was changed in place (an op ending in _, "
         "out=, or item assignment) after it was used; clone() it before changing it, or "
         "change it out of place."
@@ -475,17 +472,17 @@ def check_hook_value(fn: Any, old: Tensor | None, new: Any) -> Tensor:
         )
     if old is None:
         return new
-    if new._data.shape != old._data.shape:
+    if new.tp_data.shape != old.tp_data.shape:
         raise RuntimeError(
             f"hook '{name}' has changed the size of value (was {list(old.shape)} got "
             f"{list(new.shape)}); return a gradient of the tensor's shape"
         )
-    if new._dtype is not old._dtype:
+    if new.tp_dtype is not old.tp_dtype:
         raise RuntimeError(
             f"hook '{name}' has changed the type of value (was {_dtype_name(old)} got "
             f"{_dtype_name(new)}); return a gradient of the tensor's dtype"
         )
-    if new._device != old._device:
+    if new.tp_device != old.tp_device:
         raise RuntimeError(
             f"hook '{name}' has changed the device of value (was {old.device} got {new.device}); "
             "return a gradient on the tensor's device"

@@ -37,11 +37,11 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tensorplug import dispatcher as _dispatcher
+from tensorplug import dispatcher
 from tensorplug import dtypes as _dtypes
 from tensorplug.dispatch import local_state
 from tensorplug.dispatcher import OpOverload
-from tensorplug.library import fallthrough_kernel
+from tensorplug.library import fallthrough_kernel, is_no_dispatch, mark_boxed
 from tensorplug.tensor import Tensor
 
 from . import formulas as _formulas
@@ -73,9 +73,9 @@ class Rule:
     """What an op's autograd kernel and node need to know, computed once per op."""
 
     def __init__(self, op: OpOverload, table: dict[str | tuple[str, ...], Callable[..., Any]] | None):
-        s = op._schema
+        s = op.schema
         self.op = op
-        self.name = op._name
+        self.name = op.name
         self.schema = s
         args = s.arguments
         self.arg_names = tuple(a.name for a in args)
@@ -254,7 +254,7 @@ def record(rule: Rule, out: Any, args: tuple[Any, ...], before: Tensor | None = 
     node._out_meta = tuple(input_meta(t) if isinstance(t, Tensor) else None for t in outs)
     diff = rule.out_diff
     for nr, t in enumerate(outs):
-        if isinstance(t, Tensor) and (diff[nr] if nr < len(diff) else diff[-1]) and t._dtype.is_floating_point:
+        if isinstance(t, Tensor) and (diff[nr] if nr < len(diff) else diff[-1]) and t.tp_dtype.is_floating_point:
             set_history(t, node, nr)
     if rule.saves_result:
         saved = [SavedTensor(t, nr) if isinstance(t, Tensor) else t for nr, t in enumerate(outs)]
@@ -272,7 +272,7 @@ def record(rule: Rule, out: Any, args: tuple[Any, ...], before: Tensor | None = 
 def check_no_requires_grad(rule: Rule, args: tuple[Any, ...]) -> None:
     for i in rule.no_grad_args:
         t = args[i]
-        if t is not None and t._tp_keyset & M.ag:
+        if t is not None and t.tp_keyset & M.ag:
             raise RuntimeError(
                 f"The function '{rule.op.op_name}' is not differentiable with respect to "
                 f"argument '{rule.arg_names[i]}'. This input cannot have requires_grad True. "
@@ -317,9 +317,9 @@ def below_call_source(mask: str, call: str, indent: str) -> str:
         "if _trace.enabled:",
         f"    _out = _op.redispatch(_b, {call})",
         "else:",
-        "    _k = _op._cache.get(_b)",
+        "    _k = _get(_b)",
         "    if _k is None:",
-        "        _k = _op._resolve(_b)",
+        "        _k = _op.kernel_for(_b)",
         f"    _out = _k({call})",
     )
     return "".join(f"{indent}{line}\n" for line in lines)
@@ -330,12 +330,12 @@ def below_kernel(op: OpOverload, ks: int) -> Callable[..., Any]:
     kernel the dispatch cache gives for the keys below autograd, as it is when it does not
     dispatch (Note [Kernels that do not dispatch] in array_backend), else under the guard
     that excludes the autograd keys in this thread. Kept in the op's dispatch cache under
-    ``-ks``, so every change of registrations drops it with the rest."""
-    b = M.below & int(ks)
-    k = op._cache.get(b) or op._resolve(b)
-    if not getattr(k, "_tp_no_dispatch", False):
+    ``-ks``, so every change of registrations drops it with the rest (Note [Derived cache
+    entries] in tensorplug's dispatcher)."""
+    k = op.kernel_for(M.below & int(ks))
+    if not is_no_dispatch(k):
         k = _excluding(k)
-    op._cache[-int(ks)] = k
+    op.kernel_cache[-int(ks)] = k
     return k
 
 
@@ -358,7 +358,8 @@ def compile_kernel(
     """``def kernel(<params>): <body>`` compiled with ``names`` (and what every generated
     kernel reads) as its globals, named ``<what>_kernel[<op>]``."""
     ns: dict[str, Any] = {
-        "_M": M, "_int": int, "_op": rule.op, "_trace": _dispatcher._trace, "_rule": rule, **names
+        "_M": M, "_int": int, "_op": rule.op, "_get": rule.op.kernel_cache.get,
+        "_trace": dispatcher.trace_state, "_rule": rule, **names
     }  # fmt: skip
     exec(compile(f"def kernel({params}):\n{body}", f"<tensorplug {what} {rule.name}>", "exec"), ns)
     fn: Callable[..., Any] = ns["kernel"]
@@ -395,9 +396,9 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
     if any(k != "Tensor" for _, k in rule.tensor_args):
         return None
     params, call, args = source_parts(rule)
-    req = " | ".join(f"{names[i]}._tp_keyset" for i, _ in rule.diff) or "0"
+    req = " | ".join(f"{names[i]}.tp_keyset" for i, _ in rule.diff) or "0"
     check = "".join(
-        f"    if {names[i]}._tp_keyset & _M.ag:\n        _check(_rule, ({args}))\n"
+        f"    if {names[i]}.tp_keyset & _M.ag:\n        _check(_rule, ({args}))\n"
         for i in rule.no_grad_args
     )
     body = (
@@ -414,7 +415,6 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
         + "    return _out\n"
     )
     names_used: dict[str, Any] = {
-        "_get": rule.op._cache.get,
         "_below": below_kernel,
         "_check": check_no_requires_grad,
         "_new": object.__new__,
@@ -447,20 +447,20 @@ def _record_source(rule: Rule) -> str:
     for j, i in enumerate(rule.diff_idx):
         t = names[i]
         lines += [
-            f"        _m = {t}._autograd",
+            f"        _m = {t}.tp_autograd",
             "        if _m is None:",
-            f"            _e{j} = (_acc({t}), 0) if {t}._tp_keyset & _ag else _NO",
+            f"            _e{j} = (_acc({t}), 0) if {t}.tp_keyset & _ag else _NO",
             "        elif _m.grad_fn is not None:",
-            f"            if _m.view is not None and {t}._tp_version.value != _m.view.version:",
+            f"            if _m.view is not None and {t}.tp_version.value != _m.view.version:",
             f"                _refresh({t}, _m)  # Note [Stale views] in views.py",
             f"            _e{j} = (_m.grad_fn, _m.output_nr)",
-            f"        elif {t}._tp_keyset & _ag:",
+            f"        elif {t}.tp_keyset & _ag:",
             f"            _e{j} = (_m.acc or _acc({t}), 0)",
             "        else:",
             f"            _e{j} = _NO",
         ]
         edges.append(f"_e{j}")
-        meta = f"({t}._data.shape, {t}._dtype, {t}._device)"
+        meta = f"({t}.tp_data.shape, {t}.tp_dtype, {t}.tp_device)"
         if not any(f"{t}{suffix}" in rule.used for suffix in ("_shape", "_dtype", "_device")):
             meta += f" if _e{j} is not _NO else None"  # read for a gradient to give only
         metas.append(meta)
@@ -479,15 +479,15 @@ def _record_source(rule: Rule) -> str:
         f"        _n._input_meta = ({', '.join(metas)}{one})",
         "        _n._seq = _next(_seqs)",
         f"        _n._args = [{', '.join(saved)}]",
-        "        if _out._dtype in _FLOATING:",
-        "            _m = _out._autograd",
+        "        if _out.tp_dtype in _FLOATING:",
+        "            _m = _out.tp_autograd",
         "            if _m is None:",
-        "                _m = _out._autograd = _new(_Meta)",
+        "                _m = _out.tp_autograd = _new(_Meta)",
         "            _m.grad_fn = _n",
         "            _m.output_nr = 0",
-        "            _k = _out._tp_keyset",
+        "            _k = _out.tp_keyset",
         "            _bits = _M.ag_of.get(_k)",
-        "            _out._tp_keyset = _k | (_bit(_out) if _bits is None else _bits)",
+        "            _out.tp_keyset = _k | (_bit(_out) if _bits is None else _bits)",
     ]
     if rule.saves_result:
         lines.append("        _n._result = _Saved(_out, 0)")
@@ -552,21 +552,21 @@ def not_implemented_kernel(op: Any, ks: int, *args: Any, **kwargs: Any) -> Any:
     finally:
         st.nexc = old
     inputs = [t for a in (*args, *kwargs.values()) for t in tensors_in(a)]
-    edges = [edge(t) for t in inputs if t._tp_keyset & M.ag]
+    edges = [edge(t) for t in inputs if t.tp_keyset & M.ag]
     if not edges:
         return out
-    node = NotImplementedNode(op._name)
+    node = NotImplementedNode(op.name)
     node.next_functions = tuple(edges)
     node._input_meta = tuple(None for _ in edges)
     outs = _outputs(out) if isinstance(out, (Tensor, list, tuple)) else []
     node._n_out = max(len(outs), 1)
     for nr, t in enumerate(outs):
-        if isinstance(t, Tensor) and t._dtype.is_floating_point:
+        if isinstance(t, Tensor) and t.tp_dtype.is_floating_point:
             set_history(t, node, nr)
     return out
 
 
-not_implemented_kernel._tp_boxed = True  # type: ignore[attr-defined]
+mark_boxed(not_implemented_kernel)
 
 
 def autograd_not_implemented_fallback() -> Callable[..., Any]:
@@ -608,18 +608,14 @@ def _functional_name(name: str) -> str | None:
 
 def _same_arguments(a: str, b: str) -> bool:
     """Whether overloads ``a`` and ``b`` take the same arguments (alias annotations aside)."""
-    from tensorplug import dispatcher
-
     def signature(short: str) -> list[tuple[str, Any, bool]]:
-        schema = dispatcher.find_op(f"aten::{short}")._schema
+        schema = dispatcher.find_op(f"aten::{short}").schema
         return [(x.name, x.type, x.kwarg_only) for x in schema.arguments]
 
     return signature(a) == signature(b)
 
 
 def _find(short: str) -> bool:
-    from tensorplug import dispatcher
-
     try:
         dispatcher.find_op(f"aten::{short}")
         return True
@@ -629,13 +625,11 @@ def _find(short: str) -> bool:
 
 def register_all(lib: Any) -> int:
     """Register the Autograd kernel (or fallthrough) of every standard op; returns the count."""
-    from tensorplug import dispatcher
-
     count = 0
     for op in dispatcher.ops_in("aten"):
-        if "CompositeImplicitAutograd" in op._kernels and op._kernels["CompositeImplicitAutograd"].registrant == "tensorplug":
+        if core_composite(op):
             continue
-        short = _short(op._name)
+        short = _short(op.name)
         if short.endswith(".default"):
             short = short[: -len(".default")]
         if short in _formulas.NON_DIFFERENTIABLE:
@@ -659,31 +653,30 @@ def register_all(lib: Any) -> int:
             rule = Rule(op, table)
             if functional is not None and not rule.inplace:
                 rule.out = True
-            RULES[op._name] = rule
+            RULES[op.name] = rule
             return kernel_for(rule)
 
-        lib.impl(op, lazy_kernel(op, "Autograd", build), "Autograd", with_keyset=True)
+        register_lazily(lib, op, "Autograd", build, "autograd")
         count += 1
     return count
 
 
-def lazy_kernel(op: OpOverload, key: str, build: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:
-    """A kernel that builds the real one on its first call and puts it in its own place.
+def core_composite(op: OpOverload) -> bool:
+    """Whether ``op`` is one of the core's CompositeImplicitAutograd ops: it decomposes into
+    ops that record themselves, so it needs no kernel of this plugin."""
+    return (
+        op.has_kernel("CompositeImplicitAutograd")
+        and dispatcher.registrations(op)["CompositeImplicitAutograd"] == "tensorplug"
+    )
 
-    Note [Lazy kernels]: building a Rule and compiling a kernel for every op costs about 30 ms,
-    which ``import tensorplug`` would pay although most programs call a few dozen ops. The
-    first call builds the kernel, makes it the registration's function and drops the op's
-    dispatch cache, so later calls go straight to it.
-    """
 
-    def first_call(ks: int, *args: Any, **kwargs: Any) -> Any:
-        real = build()
-        kern = op._kernels.get(key)
-        if kern is not None and kern.fn is first_call:
-            kern.fn = real
-            op._cache.clear()
-        return real(ks, *args, **kwargs)
-
-    first_call.__qualname__ = f"autograd_kernel[{op._name}]"
-    first_call.__module__ = __name__
-    return first_call
+def register_lazily(
+    lib: Any, op: OpOverload, key: str, build: Callable[[], Callable[..., Any]], what: str
+) -> None:
+    """Register the kernel ``build()`` makes for ``op`` on ``key``, built on its first call:
+    building a Rule and compiling a kernel for every op costs about 30 ms, which ``import
+    tensorplug`` would pay although most programs call a few dozen ops (Note [Lazy kernels] in
+    tensorplug's library)."""
+    build.__qualname__ = f"{what}_kernel[{op.name}]"
+    build.__module__ = __name__
+    lib.impl(op, build, key, with_keyset=True, lazy=True)

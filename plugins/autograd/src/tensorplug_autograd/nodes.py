@@ -66,7 +66,7 @@ class OpNode(Node):
                     v = fn(g, s)
                     m = metas[start]
                     if v is not None and not (
-                        v._data.shape == m[0] and v._dtype is m[1] and v._device is m[2]
+                        v.tp_data.shape == m[0] and v.tp_dtype is m[1] and v.tp_device is m[2]
                     ):
                         v = fit_gradient(v, m, self, start)
                     res[start] = v

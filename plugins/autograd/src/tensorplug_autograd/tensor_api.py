@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from tensorplug.tensor import Tensor
+from tensorplug.tensor import Tensor, new_tensor
 
 from . import engine
 from .graph import AutogradMeta, M, RemovableHandle, autograd_bit, is_leaf, meta_of, refresh_view
@@ -21,7 +21,7 @@ __all__ = ["METHODS", "repr_suffix"]
 
 
 def _requires_grad(self: Tensor) -> bool:
-    return bool(self._tp_keyset & M.ag)
+    return bool(self.tp_keyset & M.ag)
 
 
 def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
@@ -34,16 +34,16 @@ def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
             )
         return self
     if requires_grad:
-        if not self._dtype.is_floating_point:
-            kind = "complex" if self._dtype.is_complex else "integer/bool"
+        if not self.tp_dtype.is_floating_point:
+            kind = "complex" if self.tp_dtype.is_complex else "integer/bool"
             raise RuntimeError(
-                f"only Tensors of floating point dtype can require gradients (got {self._dtype}, "
+                f"only Tensors of floating point dtype can require gradients (got {self.tp_dtype}, "
                 f"{kind}); convert it first, e.g. t.to(tp.float32)"
                 + ("; complex autograd is not supported by tensorplug-autograd yet" if kind == "complex" else "")
             )
-        self._tp_keyset |= autograd_bit(self)
+        self.tp_keyset |= autograd_bit(self)
     else:
-        self._tp_keyset &= ~(M.ag | M.adiov)
+        self.tp_keyset &= ~(M.ag | M.adiov)
     return self
 
 
@@ -52,7 +52,7 @@ def _set_requires_grad(self: Tensor, value: bool) -> None:
 
 
 def _grad(self: Tensor) -> Tensor | None:
-    m: AutogradMeta | None = self._autograd
+    m: AutogradMeta | None = self.tp_autograd
     return None if m is None else m.grad
 
 
@@ -85,7 +85,7 @@ def _set_grad(self: Tensor, value: Tensor | None) -> None:
                 f"tensor with device type '{self.device.type}'. Please ensure that the gradient "
                 "and the tensor are on the same device"
             )
-    if value is None and self._autograd is None:
+    if value is None and self.tp_autograd is None:
         return
     meta_of(self).grad = value
 
@@ -95,10 +95,10 @@ def _del_grad(self: Tensor) -> None:
 
 
 def _grad_fn(self: Tensor) -> Any:
-    m: AutogradMeta | None = self._autograd
+    m: AutogradMeta | None = self.tp_autograd
     if m is None:
         return None
-    if m.grad_fn is not None and m.view is not None and self._tp_version.value != m.view.version:
+    if m.grad_fn is not None and m.view is not None and self.tp_version.value != m.view.version:
         refresh_view(self, m)  # Note [Stale views] in views.py
     return m.grad_fn
 
@@ -142,7 +142,7 @@ def retain_grad(self: Tensor) -> None:
 
 
 def _retains_grad(self: Tensor) -> bool:
-    m: AutogradMeta | None = self._autograd
+    m: AutogradMeta | None = self.tp_autograd
     return m is not None and m.retains_grad
 
 
@@ -182,13 +182,13 @@ def register_post_accumulate_grad_hook(self: Tensor, hook: Callable[[Tensor], No
 def detach_(self: Tensor) -> Tensor:
     """Detach this tensor from the graph that made it, in place: it becomes a leaf that does
     not require grad (its ``.grad``, if any, stays)."""
-    m: AutogradMeta | None = self._autograd
+    m: AutogradMeta | None = self.tp_autograd
     if m is not None and m.view is not None:
         raise RuntimeError(
             "detach_(): can't detach views in-place: this tensor is a view of a tensor in the "
             "autograd graph, and shares its history. Use detach() instead."
         )
-    if self._base is not None:  # refused for every view, as PyTorch, graph or not
+    if self.tp_base is not None:  # refused for every view, as PyTorch, graph or not
         raise RuntimeError(
             "detach_(): can't detach views in-place: this tensor is a view of another tensor. "
             "Use detach() instead."
@@ -196,7 +196,7 @@ def detach_(self: Tensor) -> Tensor:
     if m is not None:
         m.grad_fn = None
         m.output_nr = 0
-    self._tp_keyset &= ~M.strip
+    self.tp_keyset &= ~M.strip
     return self
 
 
@@ -204,8 +204,7 @@ def _data(self: Tensor) -> Tensor:
     """The tensor's data without autograd: like ``detach()``, but with a version counter of
     its own (as in PyTorch), so writing through ``.data`` does not invalidate saved tensors."""
     d = self.detach()
-    d._vc = None  # a fresh counter on first use
-    return d
+    return new_tensor(d.tp_data, d.tp_dtype, d.tp_device, d.tp_keyset)  # a counter of its own
 
 
 def _set_data(self: Tensor, value: Tensor) -> None:
@@ -214,16 +213,16 @@ def _set_data(self: Tensor, value: Tensor) -> None:
             f"Variable data has to be a tensor, but got {type(value).__name__}; assign a Tensor "
             "to .data"
         )
-    self._data = value._data
-    self._dtype = value._dtype
-    self._device = value._device
+    self.tp_data = value.tp_data
+    self.tp_dtype = value.tp_dtype
+    self.tp_device = value.tp_device
 
 
 def repr_suffix(t: Any) -> list[str]:
-    m: AutogradMeta | None = t._autograd
+    m: AutogradMeta | None = t.tp_autograd
     if m is not None and m.grad_fn is not None:
         return [f"grad_fn=<{m.grad_fn.name()}>"]
-    if t._tp_keyset & M.ag:
+    if t.tp_keyset & M.ag:
         return ["requires_grad=True"]
     return []
 
@@ -241,4 +240,7 @@ METHODS: dict[str, Any] = {
     "register_hook": register_hook,
     "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     "data": property(_data, _set_data),
+    # not a method: the class default of the plugin's per-tensor state, an AutogradMeta once a
+    # tensor takes part in a graph (Note [Autograd state of a tensor] in graph.py)
+    "tp_autograd": None,
 }

@@ -42,33 +42,32 @@ Note [Views of plain tensors]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 Views of plain tensors record no view chain (that keeps them free), yet PyTorch programs write
 values that require grad into them: ``buf = tp.zeros(n, d); buf[i] = f(w)``. Such a view only
-knows its root base (``Tensor._base``). Its place in the base is worked out from the memory
-layout of the two arrays instead (the array interface: data pointers and strides), for bases
-that fill their memory densely in any dimension order: the row-major index in the base of each
-element of the view. The view's :class:`ViewInfo` then starts with a :class:`~.graph.Gather`
-step, which picks those elements (a copy, with a differentiable ``index``), and CopySlices
-writes its gradient back with ``index_put_`` (:meth:`ViewInfo.assign`). A view whose elements
-share memory (an ``expand``) is refused, as PyTorch refuses in-place writes into one.
+knows its root base (``Tensor.tp_base``). Its place in the base is worked out from the memory
+layout of the two arrays instead (``tensorplug.storage.memory_layout``: addresses and strides,
+as the backend's storage describes them), for bases that fill their memory densely in any
+dimension order: the row-major index in the base of each element of the view. The view's
+:class:`ViewInfo` then starts with a :class:`~.graph.Gather` step, which picks those elements
+(a copy, with a differentiable ``index``), and CopySlices writes its gradient back with
+``index_put_`` (:meth:`ViewInfo.assign`). A view whose elements share memory (an ``expand``)
+is refused, as PyTorch refuses in-place writes into one.
 
 When a plain tensor gets its first history this way, or by an in-place op of its own, the
 views of it that the program still holds must follow, as they do in PyTorch; having recorded
-nothing, they are found through the garbage collector's referrers of the base (about 2 ms,
-paid only when the base has other views: they share its version counter, whose reference
-count says so) and each gets the gather view's history. Views of a plain tensor taken under
-``no_grad`` cannot be told apart from the others and follow too; a view of a leaf that
-requires grad raises, as before.
+nothing, they are found through the garbage collector's referrers of the base
+(``tensorplug.storage.views_of``, about 2 ms, paid only when the base has other views: they
+share its version counter, whose reference count says so) and each gets the gather view's
+history. Views of a plain tensor taken under ``no_grad`` cannot be told apart from the others
+and follow too; a view of a leaf that requires grad raises, as before.
 """
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 import tensorplug as tp
+from tensorplug import storage
 from tensorplug.dispatcher import OpOverload
 from tensorplug.tensor import Tensor
 
@@ -94,8 +93,9 @@ from .kernels import (
     _usable_names,
     below_call_source,
     compile_kernel,
-    lazy_kernel,
+    core_composite,
     record,
+    register_lazily,
     source_parts,
 )
 
@@ -105,7 +105,7 @@ __all__ = ["CopySlices", "register_inplace_or_view", "run_inplace"]
 def record_view(rule: Rule, out: Any, args: tuple[Any, ...]) -> None:
     """Outputs of a view op remember how to re-create them from their base (for CopySlices)."""
     self = args[0]
-    m = self._autograd
+    m = self.tp_autograd
     base_view = m.view if m is not None else None
     kw = {n: args[rule.npos + j] for j, n in enumerate(rule.kw_names)} if rule.kw_names else _NO_KW
     step = (rule.op, args[1 : rule.npos], kw)
@@ -115,14 +115,14 @@ def record_view(rule: Rule, out: Any, args: tuple[Any, ...]) -> None:
     else:
         root, chain = self, ()
     if type(out) is Tensor:  # the common case: one view
-        out_meta = out._autograd
+        out_meta = out.tp_autograd
         if out_meta is None:
-            out_meta = out._autograd = AutogradMeta()
-        out_meta.view = ViewInfo(root, (*chain, step), out._tp_version.value, function)
+            out_meta = out.tp_autograd = AutogradMeta()
+        out_meta.view = ViewInfo(root, (*chain, step), out.tp_version.value, function)
         # without autograd keys (under no_grad) the view still reaches this plugin's in-place
         # kernels, which refuse to write it with grad mode on (Note [Views that refuse
         # in-place changes]); with them, this bit is among those they bring
-        out._tp_keyset |= M.adiov
+        out.tp_keyset |= M.adiov
         return
     outs = _outputs(out)
     for nr, t in enumerate(outs):
@@ -131,8 +131,8 @@ def record_view(rule: Rule, out: Any, args: tuple[Any, ...]) -> None:
         s: tuple[Any, tuple[Any, ...], dict[str, Any]] = step
         if rule.returns_list:  # split/chunk: select the nr-th piece
             s = (_ListItem(rule.op, nr), s[1], s[2])
-        meta_of(t).view = ViewInfo(root, (*chain, s), t._tp_version.value, function)
-        t._tp_keyset |= M.adiov
+        meta_of(t).view = ViewInfo(root, (*chain, s), t.tp_version.value, function)
+        t.tp_keyset |= M.adiov
 
 
 _DETACH = tp.ops.aten.detach.default
@@ -173,32 +173,32 @@ def check_view_write(rule: Rule, t: Tensor, view: ViewInfo, recording: bool) -> 
         )
     if (
         recording
-        and not t._tp_keyset & M.ag
-        and view.base._tp_keyset & M.ag
-        and t._dtype.is_floating_point
+        and not t.tp_keyset & M.ag
+        and view.base.tp_keyset & M.ag
+        and t.tp_dtype.is_floating_point
     ):
         raise RuntimeError(f"{rule.name}: {_NO_GRAD_VIEW}")
 
 
 def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     self: Tensor = args[0]
-    m = self._autograd
+    m = self.tp_autograd
     if m is not None and m.view is not None:
         check_view_write(rule, self, m.view, True)
-    if self._tp_keyset & M.ag and is_leaf(self) and (m is None or m.view is None):
+    if self.tp_keyset & M.ag and is_leaf(self) and (m is None or m.view is None):
         raise RuntimeError(
             f"{rule.name}: a leaf Variable that requires grad is being used in an in-place "
             "operation. Do it under tp.no_grad(), or on a clone()."
         )
     view = m.view if m is not None else None
     plain_base = None  # a tensor about to get its first history, whose plain views must follow
-    if view is None and self._base is not None:
-        view = plain_view(rule, self, self._base)
-        if not view.base._tp_keyset & M.ag and _shared(view.base, 1):
+    if view is None and self.tp_base is not None:
+        view = plain_view(rule, self, self.tp_base)
+        if not view.base.tp_keyset & M.ag and _shared(view.base, 1):
             plain_base = view.base
-    elif not self._tp_keyset & M.ag and _shared(self, 0):
+    elif not self.tp_keyset & M.ag and _shared(self, 0):
         plain_base = self  # a plain tensor written in place, which has views
-    if view is not None and is_leaf(view.base) and view.base._tp_keyset & M.ag:
+    if view is not None and is_leaf(view.base) and view.base.tp_keyset & M.ag:
         raise RuntimeError(
             f"{rule.name}: a view of a leaf Variable that requires grad is being used in an "
             "in-place operation. Do it under tp.no_grad(), or on a clone()."
@@ -208,7 +208,7 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
         # recorded (CloneBackward) when self requires grad: a backward pass with
         # create_graph=True differentiates through the old value
         before = tp.clone(self)
-    version = self._tp_version
+    version = self.tp_version
     v0 = version.value
     out = rule.call_below(ks, args)
     if version.value == v0:
@@ -217,7 +217,7 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
         fn = record(rule, out, args, before)
         if fn is not None:
             _saved_before_write(fn, version, v0)
-        if plain_base is not None and plain_base._tp_keyset & M.ag:
+        if plain_base is not None and plain_base.tp_keyset & M.ag:
             follow(plain_base, self)
         return out
     # Note [Autograd kernel]: the base gets a CopySlices node, the view a fresh view of it
@@ -242,7 +242,7 @@ def _saved_before_write(fn: Node, version: Any, v0: int) -> None:
     it: a backward pass that needs them raises PyTorch's "modified by an inplace operation"
     error instead of reading the new values."""
     for x in getattr(fn, "_args", ()):
-        if type(x) is SavedTensor and x.t._tp_version is version:
+        if type(x) is SavedTensor and x.t.tp_version is version:
             x.version = v0
 
 
@@ -250,19 +250,13 @@ def _shared(base: Tensor, known: int) -> bool:
     """Whether more than ``known`` other tensors share ``base``'s version counter: its views
     (and saved aliases) hold it, so its reference count tells, where a scan would cost
     milliseconds."""
-    vc = base._vc
-    return vc is not None and sys.getrefcount(vc) > 3 + known  # base, vc, getrefcount's argument
+    return sys.getrefcount(base.tp_version) > 2 + known  # base, getrefcount's argument
 
 
 def follow(base: Tensor, written: Tensor) -> None:
     """``base`` just got its first history: give its views that recorded none, other than
     ``written``, a history from it (Note [Views of plain tensors])."""
-    views = []
-    for r in gc.get_referrers(base):
-        if type(r) is dict and r.get("_base") is base:  # Pythons that keep __dict__ apart
-            r = next((o for o in gc.get_referrers(r) if getattr(o, "__dict__", None) is r), None)
-        if isinstance(r, Tensor) and r is not written and r._base is base and not r._tp_keyset & M.ag:
-            views.append(r)
+    views = [v for v in storage.views_of(base) if v is not written and not v.tp_keyset & M.ag]
     for v in views:
         pos, _ = _positions(v, base, unique=False)
         if pos is None:
@@ -285,29 +279,31 @@ def plain_view(rule: Rule, view: Tensor, base: Tensor) -> ViewInfo:
     return _gather_view(view, base, pos)
 
 
-def _gather_view(view: Tensor, base: Tensor, pos: Any) -> ViewInfo:
-    index = [
-        tp.tensor(np.ascontiguousarray(i), dtype=tp.int64, device=base.device)
-        for i in np.unravel_index(pos, tuple(base.shape))
-    ]
-    return ViewInfo(base, ((Gather(index), (), {}),), view._tp_version.value)
+def _gather_view(view: Tensor, base: Tensor, pos: Tensor) -> ViewInfo:
+    # the base's index of each element of the view, per dimension (numpy's unravel_index)
+    rows = _row_major(tuple(base.shape))
+    index = [(pos // r) % n for r, n in zip(rows, base.shape, strict=True)]
+    return ViewInfo(base, ((Gather(index), (), {}),), view.tp_version.value)
 
 
-def _positions(view: Tensor, base: Tensor, unique: bool = True) -> tuple[Any, str]:
-    """The flat (row-major) index in ``base`` of each element of ``view``, worked out from the
-    two arrays' memory layout (the array interface), or None and the reason."""
-    vi, bi = _interface(view._data), _interface(base._data)
-    if vi is None or bi is None:
-        return None, "its arrays do not describe their memory (__array_interface__)"
-    item = base._data.itemsize
-    if view._data.itemsize != item:
+def _positions(view: Tensor, base: Tensor, unique: bool = True) -> tuple[Tensor | None, str]:
+    """The flat (row-major) index in ``base`` of each element of ``view`` (an int64 tensor on
+    ``base``'s device), worked out from the two arrays' memory layout, or None and the
+    reason."""
+    lv, lb = storage.memory_layout(view), storage.memory_layout(base)
+    if lv is None or lb is None:
+        return None, (
+            "its backend does not describe the memory of its arrays "
+            "(tensorplug.storage.memory_layout)"
+        )
+    item = lb.itemsize
+    if lv.itemsize != item:
         return None, "the view reinterprets the base's dtype"
-    bshape, vshape = tuple(bi["shape"]), tuple(vi["shape"])
+    bshape, vshape = tuple(base.shape), tuple(view.shape)
     if not bshape:
         return None, "the base is 0-dimensional"
-    bstrides = bi.get("strides") or _row_major(bshape, item)
-    vstrides = vi.get("strides") or _row_major(vshape, item)
-    offset = vi["data"][0] - bi["data"][0]
+    bstrides, vstrides = lb.strides, lv.strides
+    offset = lv.address - lb.address
     if any(x % item for x in (offset, *bstrides, *vstrides)):
         return None, "the view is not aligned with the base's elements"
     # the base's dimensions from the slowest in memory to the fastest: dense, in some order
@@ -321,31 +317,27 @@ def _positions(view: Tensor, base: Tensor, unique: bool = True) -> tuple[Any, st
             )
         step *= bshape[d]
     # each view element's memory offset, in elements from the base's first one ...
-    mem = np.full(vshape, offset // item, dtype=np.int64)
+    device = base.device
+    mem = tp.full(vshape, offset // item, dtype=tp.int64, device=device)
     for d, (n, st) in enumerate(zip(vshape, vstrides, strict=True)):
-        mem += (np.arange(n, dtype=np.int64) * (st // item)).reshape((n,) + (1,) * (len(vshape) - d - 1))
-    if mem.size and (mem.min() < 0 or mem.max() >= step):
+        steps = tp.arange(n, dtype=tp.int64, device=device) * (st // item)
+        mem = mem + steps.reshape((n,) + (1,) * (len(vshape) - d - 1))
+    if mem.numel() and (int(mem.min()) < 0 or int(mem.max()) >= step):
         return None, "the view reaches outside the base"
     # ... and the base element there, as a row-major index
-    flat = np.zeros(vshape, dtype=np.int64)
-    row = _row_major(bshape, 1)
+    flat = tp.zeros(vshape, dtype=tp.int64, device=device)
+    rows = _row_major(bshape)
     for d in dims:
-        flat += (mem // (bstrides[d] // item)) % bshape[d] * row[d]
-    if unique and np.unique(flat).size != flat.size:
+        flat = flat + (mem // (bstrides[d] // item)) % bshape[d] * rows[d]
+    if unique and tp.unique(flat).numel() != flat.numel():
         return None, "several elements of the view are one element of the base"
     return flat, ""
 
 
-def _interface(a: Any) -> dict[str, Any] | None:
-    i = getattr(a, "__array_interface__", None)
-    if i is None:
-        i = getattr(a, "__cuda_array_interface__", None)
-    return i
-
-
-def _row_major(shape: tuple[int, ...], item: int) -> tuple[int, ...]:
+def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The row-major strides of ``shape``, in elements."""
     strides = []
-    step = item
+    step = 1
     for n in reversed(shape):
         strides.append(step)
         step *= max(n, 1)
@@ -393,7 +385,7 @@ def _detach_kernel(ks: int, self: Tensor) -> Tensor:
     requiring grad) gives the result a history of its own and leaves the input's alone. So
     it records no view information and forgets the base the core gave it."""
     out: Tensor = _DETACH.redispatch(M.below_view & int(ks), self)
-    out._base = None
+    out.tp_base = None
     return out
 
 
@@ -433,13 +425,13 @@ def _fast_inplace_kernel(rule: Rule) -> Any:
         return None
     names = rule.arg_names
     before = "".join(
-        f"    _v{j} = {names[i]}._tp_version\n    _w{j} = _v{j}.value\n"
+        f"    _v{j} = {names[i]}.tp_version\n    _w{j} = _v{j}.value\n"
         for j, i in enumerate(written)
     )
     if written and written[0] == 0:  # Note [Views that refuse in-place changes]
         self = names[0]
         before = (
-            f"    _m = {self}._autograd\n"
+            f"    _m = {self}.tp_autograd\n"
             "    if _m is not None and _m.view is not None:\n"
             f"        _check(_rule, {self}, _m.view, _recording())\n"
         ) + before
@@ -453,14 +445,14 @@ def _fast_inplace_kernel(rule: Rule) -> Any:
 def _inplace_body(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     kw = {n: args[rule.npos + j] for j, n in enumerate(rule.kw_names)}
     if rule.schema.arguments[0].is_write and isinstance(args[0], Tensor):
-        m = args[0]._autograd
+        m = args[0].tp_autograd
         if m is not None and m.view is not None:
             check_view_write(rule, args[0], m.view, grad_recording())
     written = [args[i] for i, a in enumerate(rule.schema.arguments) if a.is_write and isinstance(args[i], Tensor)]
-    before = [t._tp_version.value for t in written]
+    before = [t.tp_version.value for t in written]
     out = rule.op.redispatch(M.below_view & int(ks), *args[: rule.npos], **kw)
     for t, v in zip(written, before, strict=True):
-        vc = t._tp_version
+        vc = t.tp_version
         if vc.value == v:
             vc.value = v + 1
     return out
@@ -476,10 +468,9 @@ def register_inplace_or_view(lib: Any) -> int:
             lib.impl(op, _detach_kernel, "ADInplaceOrView", with_keyset=True)
             count += 1
             continue
-        cia = op._kernels.get("CompositeImplicitAutograd")
-        if cia is not None and cia.registrant == "tensorplug":
+        if core_composite(op):
             continue
-        schema = op._schema
+        schema = op.schema
         args = schema.arguments
         first = schema.returns[0] if schema.returns else None
         writes = any(a.is_write for a in args)
@@ -495,6 +486,6 @@ def register_inplace_or_view(lib: Any) -> int:
             fast = _fast_view_kernel(rule) if body is _view_body else _fast_inplace_kernel(rule)
             return fast if fast is not None else _generated(rule, body)
 
-        lib.impl(op, lazy_kernel(op, "ADInplaceOrView", build), "ADInplaceOrView", with_keyset=True)
+        register_lazily(lib, op, "ADInplaceOrView", build, "inplace_or_view")
         count += 1
     return count

@@ -649,7 +649,7 @@ def _softmax_backward_output(g: Tensor, gg: Tensor, y: Tensor, dim: int) -> Tens
 
 defderiv(
     "_softmax_backward_data",
-    grad_output=lambda g, s: tp._softmax_backward_data(g, s.output, s.dim, s.input_dtype),
+    grad_output=lambda g, s: _aten._softmax_backward_data.default(g, s.output, s.dim, s.input_dtype),
     output=lambda g, s: _softmax_backward_output(s.grad_output, g, s.output, s.dim),
 )
 defderiv(
@@ -685,7 +685,7 @@ def _matmul_other(g: Tensor, self: Tensor, other_shape: Shape) -> Tensor:
 def _column_major(t: Tensor) -> bool:
     """Whether ``t``'s array is column-major only (a transposed weight, ``w.t()``): arrays
     with numpy's ``flags`` say so; others count as row-major."""
-    flags = getattr(t._data, "flags", None)
+    flags = getattr(t.tp_data, "flags", None)
     return flags is not None and flags.f_contiguous and not flags.c_contiguous
 
 

@@ -5,6 +5,11 @@ the storage queries."""
 
 from __future__ import annotations
 
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
 import pytest
 
 import tensorplug as tp
@@ -242,3 +247,101 @@ def test_views_of_finds_the_live_views_of_a_base():
     del col
     assert [v is row for v in storage.views_of(base)] == [True]
     assert storage.views_of(other) == []
+
+
+# --- plugins use only the public API (tools/plugin_api_check.py) --------------------------------
+
+
+def _checker():  # tools/ is not a package
+    path = Path(__file__).resolve().parents[2] / "tools" / "plugin_api_check.py"
+    spec = importlib.util.spec_from_file_location("plugin_api_check", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("plugin_api_check", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_plugin_uses_only_the_public_api():
+    check = _checker()
+    core_names = check.core_private_names()
+    assert {"_data", "_tp_keyset", "_cache", "_schema", "_tp_no_dispatch"} <= set(core_names)
+    dists = check.distributions([check.ROOT / "plugins", check.ROOT / "examples"])
+    names = {d.name for d in dists}
+    assert {"cpu", "autograd", "foo_backend"} <= names, names
+    report = []
+    for dist in dists:
+        found, modules = check.check_plugin(dist, core_names)
+        assert modules > 0, f"{dist}: no modules under src/"
+        report += [str(v) for v in found]
+    assert report == [], "plugins use private tensorplug API:\n" + "\n".join(report)
+
+
+PRIVATE_USES = """\
+import tensorplug as tp
+import tensorplug._repr
+from tensorplug import _api, dispatcher as d
+from tensorplug._backends import for_key
+from tensorplug.dispatcher import OpOverload, _trace
+from tensorplug.tensor import Tensor
+
+
+def kernel(t, op):
+    t._tp_keyset |= 1                    # 10: a core attribute, written
+    x = t._data.shape                    # 11
+    op._cache.get(3)                     # 12
+    getattr(op, "_schema")               # 13: by name
+    d._trace.enabled                     # 14: a private name through a tensorplug module
+    Tensor._new(x, None, None, 0)        # 15
+    tp.dispatcher._ops                   # 16
+    tp._softmax_backward_data(x)         # 17: a private-named function of tensorplug
+    return ctx._dirty                    # 18: the plugin's own, but named like the core's
+
+
+class Ctx:
+    def __init__(self):
+        self._dirty = ()                 # the plugin's own, on self: fine
+        self._mine = 1                   # a name the core does not use: fine
+
+
+class MyLibrary(tp.Library):
+    def close(self):
+        self._check_open()               # 29: inherited from a core class
+        return tp.ops.aten._softmax_backward_data.default, op.name, t.tp_keyset, t.__dict__
+"""
+
+
+def test_the_check_reports_each_kind_of_private_use(tmp_path):
+    check = _checker()
+    dist = tmp_path / "tensorplug-probe"
+    (dist / "src" / "probe").mkdir(parents=True)
+    (dist / "pyproject.toml").write_text("[project]\nname = 'tensorplug-probe'\n")
+    (dist / "src" / "probe" / "__init__.py").write_text(PRIVATE_USES)
+    found, modules = check.check_plugin(dist)
+    assert modules == 1
+    assert [(v.line, v.name) for v in found] == [
+        (2, "tensorplug._repr"),
+        (3, "tensorplug._api"),
+        (4, "tensorplug._backends"),
+        (5, "tensorplug.dispatcher._trace"),
+        (10, "t._tp_keyset"),
+        (11, "t._data"),
+        (12, "op._cache"),
+        (13, "op._schema"),
+        (14, "d._trace"),
+        (15, "Tensor._new"),
+        (16, "tp.dispatcher._ops"),
+        (17, "tp._softmax_backward_data"),
+        (18, "ctx._dirty"),
+        (29, "self._check_open"),
+    ]
+    by_line = {v.line: str(v) for v in found}
+    assert re.search(
+        r"probe/__init__\.py:11: t\._data: _data is a private attribute of a core object "
+        r"\(tensorplug/tensor\.py:\d+\); use the public API \(docs/plugins\.md\), or, if it is "
+        r"the plugin's own, give it another name$",
+        by_line[11],
+    ), by_line[11]
+    assert "a private name of tensorplug" in by_line[14]
+    assert check.main([str(dist)]) == 1
+    assert check.main([str(check.ROOT / "plugins" / "cpu")]) == 0

@@ -257,7 +257,7 @@ def _execute(
                 continue
             if needed is not None and not any(c in needed for c, _ in node.next_functions):
                 continue
-            if node._checked and not node._post_hooks:
+            if node._validates_grads and not node._post_hooks:
                 outs = node.apply(grads)
             else:
                 outs = _apply(node, grads)

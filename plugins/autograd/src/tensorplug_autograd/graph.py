@@ -222,7 +222,7 @@ class Node:
     # shape, dtype and device (OpNode) or the engine must
     _n_out = 1
     _saves = True
-    _checked = False
+    _validates_grads = False
     # hooks are rare: a node stores them in its __dict__ once registered
     _pre_hooks: dict[int, list[Any]] | None = None
     _post_hooks: list[Any] | None = None

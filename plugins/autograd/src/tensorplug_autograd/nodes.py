@@ -37,7 +37,7 @@ class OpNode(Node):
     _spans: dict[str, tuple[int, int]] = {}  # argument name -> (first edge, edge count)
     _out_meta: tuple[Any, ...] = ()
     _n_out = 1
-    _checked = True  # apply gives gradients in each input's shape, dtype and device
+    _validates_grads = True  # apply gives gradients in each input's shape, dtype and device
 
     def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
         rule = self._rule

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -655,6 +656,150 @@ def test_entry_points_one_plugin_from_two_distributions(tmp_path):
     ]
     assert out["plugins"]["fixture_dup"]["distribution"] == "fixture-dup-one"
     assert out["plugins"]["fixture_dup"]["status"] == "loaded"
+
+
+# --- the plugin API version (Note [Plugin API version]) -------------------------------------
+
+
+def versioned(version: object) -> object:
+    """A plugin that declares ``version`` and adds a key, so a load is visible."""
+
+    def tensorplug_add_keys(keys: Any) -> None:
+        keys.register_functionality("VersionProbe")
+
+    plugin = make_plugin(tensorplug_add_keys=tensorplug_add_keys)
+    plugin.PLUGIN_API_VERSION = version  # type: ignore[attr-defined]
+    return plugin
+
+
+def test_plugin_api_version_is_major_dot_minor():
+    major, minor = tp.PLUGIN_API_VERSION.split(".")
+    assert (
+        major.isdigit()
+        and minor.isdigit()
+        and tp.plugins.PLUGIN_API_VERSION is tp.PLUGIN_API_VERSION
+    )
+
+
+def test_compatible_plugin_api_versions_load(clean):
+    major, minor = map(int, tp.PLUGIN_API_VERSION.split("."))
+    for version in (tp.PLUGIN_API_VERSION, f"{major}.0"):
+        info = plugins.register(versioned(version), name="versioned")
+        assert info.status == "loaded" and info.api_version == version
+        assert info.keys == ("VersionProbe",)
+        plugins.unregister("versioned")
+    info = plugins.register(make_plugin(), name="undeclared")  # written for 1.0
+    assert info.status == "loaded" and info.api_version is None
+    plugins.unregister("undeclared")
+
+
+@pytest.mark.parametrize(
+    ("version", "remedy"),
+    [
+        ("99.0", "upgrade tensorplug to a release with plugin API 99.0 or a later 99.x "
+                 "(pip install -U tensorplug), or install a release of the plugin written for "
+                 "plugin API {major}.x"),
+        ("{major}.{next_minor}", "upgrade tensorplug to a release with plugin API "
+                                 "{major}.{next_minor} or a later {major}.x (pip install -U "
+                                 "tensorplug), or install a release of the plugin written for "
+                                 "plugin API {major}.x"),
+        ("0.9", "upgrade the plugin to a release written for plugin API {major}.x, or install "
+                "a tensorplug with plugin API 0.x"),
+    ],
+)  # fmt: skip
+def test_incompatible_plugin_is_refused_before_it_registers(clean, version, remedy):
+    major, minor = map(int, tp.PLUGIN_API_VERSION.split("."))
+    fill = {"major": major, "next_minor": minor + 1}
+    version, remedy = version.format(**fill), remedy.format(**fill)
+    with pytest.raises(PluginError) as err:
+        plugins.register(versioned(version), name="versioned")
+    assert str(err.value) == (
+        f"tensorplug plugin 'versioned' (in-process plugin) was not loaded: plugin 'versioned' "
+        f"was written for plugin API {version}, but tensorplug {tp.__version__} provides "
+        f"plugin API {tp.PLUGIN_API_VERSION}: {remedy}."
+    )
+    assert isinstance(err.value.__cause__, plugins.IncompatiblePluginError)
+    info = plugins.get("versioned")
+    assert info.status == "failed" and info.api_version == version and info.keys == ()
+    assert "VersionProbe" not in {k.name for k in tp.keys.all_keys()}
+
+
+@pytest.mark.parametrize("version", ["1", "one.zero", 1.0, "1.0.0"])
+def test_malformed_plugin_api_version_is_refused(clean, version):
+    with pytest.raises(PluginError, match=rf"plugin 'versioned' declares PLUGIN_API_VERSION = "
+                       rf"{re.escape(repr(version))}, which is not 'MAJOR.MINOR'; set it to the "
+                       rf"tensorplug.PLUGIN_API_VERSION it was written for \(this tensorplug's is "
+                       rf"'{tp.PLUGIN_API_VERSION}'\)"):  # fmt: skip
+        plugins.register(versioned(version), name="versioned")
+
+
+def test_entry_point_plugin_of_another_api_version_is_refused_with_a_warning(tmp_path):
+    for name, version in (("fixture_newer", "99.1"), ("fixture_current", tp.PLUGIN_API_VERSION)):
+        (tmp_path / f"{name}.py").write_text(
+            f"PLUGIN_API_VERSION = {version!r}\n" + HOOK_THAT_DOES_NOTHING
+        )
+        write_dist_info(tmp_path, name.replace("_", "-"), "2.3", {name: name})
+    out = run_probe(tmp_path)
+    assert out["warnings"] == [
+        "tensorplug plugin 'fixture_newer' (distribution fixture-newer 2.3) was not loaded: "
+        f"plugin 'fixture_newer' was written for plugin API 99.1, but tensorplug "
+        f"{tp.__version__} provides plugin API {tp.PLUGIN_API_VERSION}: upgrade tensorplug to "
+        "a release with plugin API 99.1 or a later 99.x (pip install -U tensorplug), or "
+        f"install a release of fixture-newer written for plugin API "
+        f"{tp.PLUGIN_API_VERSION.split('.')[0]}.x; set TENSORPLUG_DISABLE_PLUGINS=fixture_newer "
+        "to skip it."
+    ]
+    newer, current = out["plugins"]["fixture_newer"], out["plugins"]["fixture_current"]
+    assert newer["status"] == "failed" and newer["api_version"] == "99.1"
+    assert newer["error"].startswith("IncompatiblePluginError: plugin 'fixture_newer' was")
+    assert current["status"] == "loaded" and current["api_version"] == tp.PLUGIN_API_VERSION
+
+
+def test_older_plugin_remedy_names_its_distribution(tmp_path):
+    (tmp_path / "fixture_older.py").write_text(
+        'PLUGIN_API_VERSION = "0.3"\n' + HOOK_THAT_DOES_NOTHING
+    )
+    write_dist_info(tmp_path, "fixture-older", "0.1", {"fixture_older": "fixture_older"})
+    [msg] = run_probe(tmp_path)["warnings"]
+    major = tp.PLUGIN_API_VERSION.split(".")[0]
+    assert msg.endswith(
+        f"upgrade fixture-older to a release written for plugin API {major}.x (pip install -U "
+        "fixture-older), or install a tensorplug with plugin API 0.x; set "
+        "TENSORPLUG_DISABLE_PLUGINS=fixture_older to skip it."
+    ), msg
+
+
+def test_first_party_plugins_declare_the_api_and_a_compatible_tensorplug_range():
+    """Every plugin and example declares the plugin API it was written for, and depends on a
+    range of tensorplug releases that holds this one and stops before the next that may
+    change the plugin API's MAJOR (docs/plugins.md, "Versions")."""
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    dists = sorted(
+        p.parent for base in ("plugins", "examples") for p in (ROOT / base).glob("*/pyproject.toml")
+    )
+    assert {d.name for d in dists} >= {"cpu", "autograd", "foo_backend"}
+    core = Version(tp.__version__)
+    next_breaking = Version(
+        f"{core.major}.{core.minor + 1}" if core.major == 0 else f"{core.major + 1}"
+    )
+    for dist in dists:
+        project = tomllib.loads((dist / "pyproject.toml").read_text())["project"]
+        [req] = [
+            Requirement(r) for r in project["dependencies"] if Requirement(r).name == "tensorplug"
+        ]
+        assert req.specifier.contains(core), f"{dist.name}: {req} excludes tensorplug {core}"
+        assert not req.specifier.contains(next_breaking), (
+            f"{dist.name}: {req} admits tensorplug {next_breaking}, whose plugin API may differ; "
+            f"bound it (tensorplug>={core.major}.{core.minor},<{next_breaking})"
+        )
+        for module in project["entry-points"]["tensorplug"].values():
+            source = (dist / "src" / module.split(".")[0] / "__init__.py").read_text()
+            declared = re.search(r'^PLUGIN_API_VERSION = "(\d+)\.(\d+)"', source, re.M)
+            assert declared, f"{dist.name}: {module} declares no PLUGIN_API_VERSION"
+            have = tuple(map(int, tp.PLUGIN_API_VERSION.split(".")))
+            assert int(declared[1]) == have[0] and int(declared[2]) <= have[1], dist.name
 
 
 # --- the third-party template (examples/foo_backend) ----------------------------------------

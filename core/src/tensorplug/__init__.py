@@ -82,6 +82,7 @@ Tensor.unique = _functional.unique  # type: ignore[method-assign, assignment]
 
 from . import array_backend, plugins, storage  # noqa: E402  (array_backend: for backend plugins)
 from .hookspecs import hookimpl  # noqa: E402
+from .plugins import PLUGIN_API_VERSION  # noqa: E402
 
 plugins.load_entry_points()
 
@@ -110,6 +111,7 @@ def __dir__() -> list[str]:
 
 __all__ = [  # the public API (plus the generated functions: tensorplug.add, tensorplug.sum, ...)
     "DispatchError", "Generator", "Library", "MissingPluginError", "OpOverload", "OpPacket",
+    "PLUGIN_API_VERSION",
     "RegistrationError", "SchemaError", "Tensor", "array_backend", "as_tensor", "bfloat16",
     "bool", "can_cast", "cdouble", "cfloat", "complex64", "complex128", "device", "dispatch",
     "dispatcher", "double", "dtype", "float", "float16", "float32", "float64",

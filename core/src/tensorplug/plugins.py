@@ -63,6 +63,8 @@ from .library import Library, LibraryKind
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "IncompatiblePluginError",
+    "PLUGIN_API_VERSION",
     "KernelRegistry",
     "KeyRegistrar",
     "PluginError",
@@ -78,6 +80,16 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP: Final = "tensorplug"
+
+# Note [Plugin API version]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# The version of the plugin API (the hooks and the table "The plugin API" of docs/plugins.md),
+# "MAJOR.MINOR", re-exported as tensorplug.PLUGIN_API_VERSION. MINOR grows when the API gains
+# something; MAJOR grows, and MINOR restarts at 0, when something is removed or changes meaning.
+# A plugin sets PLUGIN_API_VERSION in its module to the version it was written for, and loads
+# when MAJOR is the same and its MINOR is at most the core's; one that sets none was written
+# before versions were declared, for 1.0. docs/plugins.md, "Versions", is the policy.
+PLUGIN_API_VERSION: Final = "1.0"
 
 Status = Literal["loaded", "failed", "disabled"]
 
@@ -113,6 +125,7 @@ class PluginInfo:
     tensor_methods: tuple[str, ...] = ()  # attributes it set on tensorplug.Tensor
     error: str | None = None  # status "failed": the exception, as "Type: message"
     reason: str | None = None  # status "disabled": which setting disabled it
+    api_version: str | None = None  # the PLUGIN_API_VERSION it declares (None: none)
 
 
 _ABSENT: Final = object()
@@ -132,6 +145,7 @@ class _Plugin:
         self.obj = obj
         self.entry_point = entry_point
         self.status: Status = "loaded"
+        self.api_version: str | None = None
         self.error: BaseException | None = None
         self.reason: str | None = None
         self.registered = False  # with the pluggy manager
@@ -156,6 +170,7 @@ class _Plugin:
             tensor_methods=tuple(self.methods),
             error=None if self.error is None else _describe(self.error),
             reason=self.reason,
+            api_version=self.api_version,
         )
 
     # read from the distribution's metadata only when asked (Note [Light entry point scan])
@@ -302,6 +317,7 @@ def _hook_results(p: _Plugin, hook: str, **kwargs: Any) -> builtins.list[Any]:
 def _phase_import(p: _Plugin) -> None:
     if p.entry_point is not None:
         p.obj = p.entry_point.load()
+    _check_api_version(p)
     # pluggy leaves a half-registered plugin behind when validation fails: mark it registered
     # first so that the rollback unregisters it (but see _rollback: only if it is really ours)
     p.registered = True
@@ -325,6 +341,62 @@ def _phase_import(p: _Plugin) -> None:
                 plugin=p.name,
                 distribution=p.distribution,
             )
+
+
+class IncompatiblePluginError(PluginError):
+    """A plugin written for a plugin API version this tensorplug does not provide."""
+
+
+def _parse_api_version(text: object) -> tuple[int, int] | None:
+    if not isinstance(text, str):
+        return None
+    major, dot, minor = text.partition(".")
+    if not (dot and major.isdigit() and minor.isdigit()):
+        return None
+    return int(major), int(minor)
+
+
+def _check_api_version(p: _Plugin) -> None:
+    """Refuse ``p`` unless the plugin API version it declares is one this core provides
+    (Note [Plugin API version])."""
+    declared = getattr(p.obj, "PLUGIN_API_VERSION", None)
+    if declared is None:
+        return
+    p.api_version = str(declared)
+    wanted = _parse_api_version(declared)
+    if wanted is None:
+        raise PluginError(
+            f"plugin {p.name!r} declares PLUGIN_API_VERSION = {declared!r}, which is not "
+            f"'MAJOR.MINOR'; set it to the tensorplug.PLUGIN_API_VERSION it was written for "
+            f"(this tensorplug's is {PLUGIN_API_VERSION!r})",
+            plugin=p.name,
+            distribution=p.distribution,
+        )
+    have = _parse_api_version(PLUGIN_API_VERSION)
+    assert have is not None
+    if wanted[0] == have[0] and wanted[1] <= have[1]:
+        return
+    from . import __version__
+
+    dist = p.distribution or "the plugin"
+    if wanted > have:
+        remedy = (
+            f"upgrade tensorplug to a release with plugin API {wanted[0]}.{wanted[1]} or a later "
+            f"{wanted[0]}.x (pip install -U tensorplug), or install a release of {dist} written "
+            f"for plugin API {have[0]}.x"
+        )
+    else:
+        remedy = (
+            f"upgrade {dist} to a release written for plugin API {have[0]}.x"
+            + (f" (pip install -U {p.distribution})" if p.distribution else "")
+            + f", or install a tensorplug with plugin API {wanted[0]}.x"
+        )
+    raise IncompatiblePluginError(
+        f"plugin {p.name!r} was written for plugin API {declared}, but tensorplug "
+        f"{__version__} provides plugin API {PLUGIN_API_VERSION}: {remedy}",
+        plugin=p.name,
+        distribution=p.distribution,
+    )
 
 
 def _what(obj: object) -> str:
@@ -434,6 +506,11 @@ def _load(plugins: builtins.list[_Plugin], *, raise_errors: bool) -> None:
 
 
 def _failure_message(p: _Plugin, e: BaseException, phase: str, problems: Iterable[str]) -> str:
+    if isinstance(e, IncompatiblePluginError):  # refused before it registered anything
+        msg = f"tensorplug plugin {p.name!r} ({p.origin}) was not loaded: {e}"
+        if p.distribution is not None:
+            msg += f"; set TENSORPLUG_DISABLE_PLUGINS={p.name} to skip it"
+        return msg + "."
     if phase == "import":
         where = "while importing it" if p.entry_point is not None else "while registering it"
     else:

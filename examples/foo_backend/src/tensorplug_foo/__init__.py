@@ -15,6 +15,8 @@ import numpy as np
 
 import tensorplug as tp
 
+PLUGIN_API_VERSION = "1.0"  # the tensorplug.PLUGIN_API_VERSION this plugin is written for
+
 counts: collections.Counter[str] = collections.Counter()
 
 

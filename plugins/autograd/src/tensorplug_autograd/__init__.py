@@ -24,7 +24,10 @@ from . import tensor_api as _tensor_api
 from . import views as _views
 from .graph import M
 
+PLUGIN_API_VERSION = "1.0"  # the tensorplug.PLUGIN_API_VERSION it is written for
+
 __all__ = [
+    "PLUGIN_API_VERSION",
     "tensorplug_add_names",
     "tensorplug_add_tensor_methods",
     "tensorplug_register_kernels",

@@ -14,7 +14,9 @@ import numpy
 from tensorplug import array_backend
 from tensorplug.hookspecs import hookimpl
 
-__all__ = ["tensorplug_register_kernels"]
+__all__ = ["PLUGIN_API_VERSION", "tensorplug_register_kernels"]
+
+PLUGIN_API_VERSION = "1.0"  # the tensorplug.PLUGIN_API_VERSION it is written for
 
 
 @hookimpl

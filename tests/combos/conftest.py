@@ -58,7 +58,7 @@ class Venvs:
         projects = self.combos[combo]
         for p in projects:
             if not (ROOT / p / "pyproject.toml").is_file():
-                pytest.skip(f"combination {combo!r}: {p}/pyproject.toml does not exist yet")
+                pytest.fail(f"combination {combo!r} names {p}, which has no pyproject.toml")
         venv = self.base / combo.replace("+", "_")
         self._uv(uv, "venv", "--quiet", "--python", sys.executable, str(venv))
         python = venv / "bin" / "python"

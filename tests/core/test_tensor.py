@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import tensorplug as tp
+from tests import needs
 
 np = pytest.importorskip("numpy")
 pytestmark = pytest.mark.skipif(
@@ -158,12 +159,13 @@ def test_device_errors():
 
 
 def test_requires_grad_without_autograd_names_the_plugin():
-    if "autograd" in tp.plugins.loaded_names():
-        pytest.skip("autograd is installed")
-    with pytest.raises(tp.MissingPluginError, match="pip install tensorplug-autograd"):
-        tp.ones(2, requires_grad=True)
-    with pytest.raises(tp.MissingPluginError, match="pip install tensorplug-autograd"):
-        tp.tensor([1.0], requires_grad=True)
+    with needs.unloaded("autograd"):
+        with pytest.raises(tp.MissingPluginError, match="pip install tensorplug-autograd"):
+            tp.ones(2, requires_grad=True)
+        with pytest.raises(tp.MissingPluginError, match="pip install tensorplug-autograd"):
+            tp.tensor([1.0], requires_grad=True)
+    if "autograd" in tp.plugins.loaded_names():  # loaded again as it was
+        assert tp.ones(2, requires_grad=True).requires_grad
 
 
 def test_named_tuple_returns():

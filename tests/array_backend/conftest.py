@@ -1,4 +1,5 @@
-"""Fixtures for the CPU kernel tests: the numpy array backend, registered for the module.
+"""Fixtures for the tests of ``tensorplug.array_backend`` (its kernels, bound to numpy as the
+CPU backend, and its ``register``): the numpy array backend, registered for the module.
 
 When the installed tensorplug-cpu plugin already serves ``CPU``, the tests use it; otherwise
 they register ``tensorplug.array_backend`` for ``CPU`` in a library of their own and close it
@@ -20,7 +21,7 @@ from tensorplug import _backends, array_backend
 class FakeRegistry:
     """The two methods of the plugin registry that array_backend.register uses."""
 
-    plugin_name = "tests.cpu"
+    plugin_name = "tests.array_backend"
 
     def __init__(self) -> None:
         self.libraries: list[tp.Library] = []

@@ -7,7 +7,7 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import random as tprandom
-from tests.cpu.conftest import arr
+from tests.array_backend.conftest import arr
 
 aten = tp.ops.aten
 

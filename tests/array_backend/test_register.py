@@ -11,7 +11,7 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import _backends, array_backend
-from tests.cpu.conftest import FakeRegistry, arr
+from tests.array_backend.conftest import FakeRegistry, arr
 
 aten = tp.ops.aten
 
@@ -37,7 +37,7 @@ def second(backend: tp.keys.DispatchKey) -> Iterator[Any]:
 def test_registered_backend_reports_dtypes(second):
     assert second.dtypes == {tp.float32, tp.float64, tp.int64, tp.bool}
     assert second.supports(tp.float32) and not second.supports(tp.bfloat16)
-    assert tp.dispatcher.registrations("aten::add.Tensor")[second.key] == "tests.cpu"
+    assert tp.dispatcher.registrations("aten::add.Tensor")[second.key] == "tests.array_backend"
     assert not second.skipped
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
-from tests.cpu.conftest import arr
+from tests.array_backend.conftest import arr
 
 aten = tp.ops.aten
 

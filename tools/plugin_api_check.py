@@ -24,6 +24,7 @@ Exit status 1 when anything is reported.
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -60,8 +61,10 @@ def _shown(path: Path) -> Path:
 # --- the core's private attribute names ---------------------------------------------------------
 
 
+@functools.cache
 def core_private_names(core: Path = CORE) -> dict[str, str]:
-    """Private attribute name -> where the core defines it (``file:line``)."""
+    """Private attribute name -> where the core defines it (``file:line``); do not change the
+    answer, it is shared."""
     trees = {p: ast.parse(p.read_text(), str(p)) for p in sorted(core.rglob("*.py"))}
     found: dict[str, str] = {}
     # where a class declares it, if one does (Tensor's __slots__ for _data), else where it is set

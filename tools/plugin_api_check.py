@@ -18,6 +18,8 @@ its modules are the ``.py`` files under its ``src/``. Reported, with file, line 
   strings). A plugin's own attributes may have such names only on ``self``/``cls`` in a class
   of its own: elsewhere a reader (and this check) cannot tell them from the core's.
 
+``Tensor._version``, which DESIGN.md names as public (as torch's is), is allowed.
+
 Exit status 1 when anything is reported.
 """
 
@@ -34,9 +36,14 @@ ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "core" / "src" / "tensorplug"
 _ATTR_FUNCTIONS = {"getattr", "setattr", "hasattr", "delattr"}
 
+# Names with an underscore that DESIGN.md makes public all the same
+PUBLIC: dict[str, str] = {
+    "_version": "DESIGN §5: Tensor._version reads the version counter, as torch's does",
+}
+
 
 def _private(name: str) -> bool:
-    return name.startswith("_") and not name.startswith("__") and name != "_"
+    return name.startswith("_") and not name.startswith("__") and name != "_" and name not in PUBLIC
 
 
 @dataclass(frozen=True)

@@ -107,11 +107,15 @@ def test_kernel_cache_is_the_dispatch_cache_for_the_ops_life(ns):
         ks = int(tp.keys.keyset("CPU"))
         assert cache == {}
         assert op(FakeTensor("CPU")) == "cpu" and list(cache.values()) == [cpu]  # a call fills it
-        cache[-ks] = "derived"  # Note [Derived cache entries]
+        # Note [Derived cache entries]: made once, kept under -ks
+        derived = op.derived_kernel(ks, lambda: ("derived", op.kernel_for(ks)))
+        assert derived == ("derived", cpu) and cache[-ks] is derived
+        assert op.derived_kernel(ks, lambda: "made again") is derived
         other = lambda x: "other"
         lib.impl("f", other, "CPU", override=True)
         assert op.kernel_cache is cache and cache == {}  # emptied, derived entries too
         assert op.kernel_for(ks) is other and cache == {ks: other}
+        assert op.derived_kernel(ks, lambda: "made again") == "made again"
 
 
 def test_trace_state_is_on_while_dispatch_tracing():

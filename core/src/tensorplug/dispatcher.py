@@ -22,9 +22,10 @@ Note [Derived cache entries]
 A functionality kernel on the hot path (the autograd plugin's) finds the kernel below its own
 key on every call. Rather than keep a cache of its own, which it could not tell when to drop,
 it keeps what it derived (that kernel, wrapped or not) in the op's cache too, under the
-negative of the key set it was called with: the kernel a key set runs is unique, so no two
-kernels write the same entry, and the dispatcher's emptying of the cache drops it with the
-rest. Plugins read the cache through ``op.kernel_cache`` (docs/plugins.md).
+negative of the key set it was called with (``op.derived_kernel``): the kernel a key set runs
+is unique, so no two kernels write the same entry, and the dispatcher's emptying of the cache
+drops it with the rest. Plugins read the cache through ``op.kernel_cache`` (docs/plugins.md);
+entries are written only here and in ``_resolve``.
 
 Usage::
 
@@ -200,12 +201,23 @@ class OpOverload:
     def kernel_cache(self) -> dict[int, Callable[..., Any]]:
         """The op's dispatch cache, ``key set -> ready callable`` (Note [Dispatch cache]), for
         generated kernels of plugins that look a kernel up on every call: ``get`` from it and,
-        on a miss, call :meth:`kernel_for`, which fills it. It is one dict for the op's whole
-        life (``op.kernel_cache.get`` may be bound once), emptied whenever a registration
-        changes. Key sets (``>= 0``) are the dispatcher's to write; a kernel that key set
-        ``ks`` runs may keep a callable it derived from its own lookups under ``-ks``, which is
-        dropped with the rest (Note [Derived cache entries])."""
+        on a miss, call :meth:`kernel_for` (or :meth:`derived_kernel`), which fills it. It is
+        one dict for the op's whole life (``op.kernel_cache.get`` may be bound once), emptied
+        whenever a registration changes; plugins only read it."""
         return self._cache
+
+    def derived_kernel(
+        self, keyset: int, derive: Callable[[], Callable[..., Any]]
+    ) -> Callable[..., Any]:
+        """What the kernel that key set ``keyset`` runs derived from its own lookups (the kernel
+        below its key, wrapped or not): made by ``derive()`` on a miss and kept in the dispatch
+        cache under ``-keyset``, so ``op.kernel_cache.get(-keyset)`` finds it until the next
+        registration change empties the cache (Note [Derived cache entries])."""
+        ks = -int(keyset)
+        fn = self._cache.get(ks)
+        if fn is None:
+            fn = self._cache[ks] = derive()
+        return fn
 
     def has_kernel(self, key: str) -> bool:
         """Whether a kernel is registered for registration key ``key`` itself (a runtime key

@@ -332,11 +332,12 @@ def below_kernel(op: OpOverload, ks: int) -> Callable[..., Any]:
     that excludes the autograd keys in this thread. Kept in the op's dispatch cache under
     ``-ks``, so every change of registrations drops it with the rest (Note [Derived cache
     entries] in tensorplug's dispatcher)."""
-    k = op.kernel_for(M.below & int(ks))
-    if not is_no_dispatch(k):
-        k = _excluding(k)
-    op.kernel_cache[-int(ks)] = k
-    return k
+
+    def derive() -> Callable[..., Any]:
+        k = op.kernel_for(M.below & int(ks))
+        return k if is_no_dispatch(k) else _excluding(k)
+
+    return op.derived_kernel(ks, derive)
 
 
 def _excluding(k: Callable[..., Any]) -> Callable[..., Any]:

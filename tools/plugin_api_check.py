@@ -18,7 +18,9 @@ its modules are the ``.py`` files under its ``src/``. Reported, with file, line 
   strings). A plugin's own attributes may have such names only on ``self``/``cls`` in a class
   of its own: elsewhere a reader (and this check) cannot tell them from the core's.
 
-``Tensor._version``, which DESIGN.md names as public (as torch's is), is allowed.
+``Tensor._version``, which DESIGN.md names as public (as torch's is), is allowed. Also reported:
+a write into an op's dispatch cache (``op.kernel_cache[ks] = f``, ``.clear()``, ...), which
+plugins only read (``op.derived_kernel`` keeps what they derive).
 
 Exit status 1 when anything is reported.
 """
@@ -224,6 +226,14 @@ class _Visitor(ast.NodeVisitor):
         got = _attr_call(node)
         if got is not None:
             self._check(node, got[0], got[1])
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in _WRITERS and _is_kernel_cache(f.value):
+            self.report(node, _dotted(f), _CACHE_WRITE)
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and _is_kernel_cache(node.value):
+            self.report(node, _dotted(node), _CACHE_WRITE)
         self.generic_visit(node)
 
     def _check(self, node: ast.AST, receiver: ast.expr, name: str) -> None:
@@ -246,6 +256,17 @@ class _Visitor(ast.NodeVisitor):
             f"{name} is a private attribute of a core object ({where}); use the public API "
             "(docs/plugins.md), or, if it is the plugin's own, give it another name",
         )
+
+
+_WRITERS = {"clear", "pop", "popitem", "setdefault", "update", "__setitem__", "__delitem__"}
+_CACHE_WRITE = (
+    "writes an op's dispatch cache, which plugins only read; keep what the kernel derives "
+    "with op.derived_kernel(keyset, derive)"
+)
+
+
+def _is_kernel_cache(e: ast.expr) -> bool:
+    return isinstance(e, ast.Attribute) and e.attr == "kernel_cache"
 
 
 def _root(e: ast.expr) -> str | None:

@@ -311,6 +311,9 @@ class Ctx:
 class MyLibrary(tp.Library):
     def close(self):
         self._check_open()               # 29: inherited from a core class
+        op.kernel_cache[-3] = None       # 30: plugins only read the dispatch cache
+        op.kernel_cache.clear()          # 31
+        op.kernel_cache.get(3), op.derived_kernel(3, list)
         return tp.ops.aten._softmax_backward_data.default, op.name, t.tp_keyset, t._version
 """
 
@@ -338,6 +341,8 @@ def test_the_check_reports_each_kind_of_private_use(tmp_path):
         (17, "tp._softmax_backward_data"),
         (18, "ctx._dirty"),
         (29, "self._check_open"),
+        (30, "op.kernel_cache[-3]"),
+        (31, "op.kernel_cache.clear"),
     ]
     by_line = {v.line: str(v) for v in found}
     assert re.search(

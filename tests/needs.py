@@ -52,3 +52,17 @@ def unloaded(name: str) -> Iterator[None]:
         records = state.records
         state.records = {n: records[n] for n in order if n in records}
         state.records.update(records)  # any the block left behind, after
+
+
+HAS_TRACER = "tracer" in tp.plugins.loaded_names()
+
+
+def tracer() -> None:
+    """Skip the calling module (at import) or test unless tensorplug-tracer is loaded."""
+    pytest.importorskip("tensorplug_tracer")
+    if not HAS_TRACER:
+        pytest.skip(
+            "needs the tensorplug-tracer plugin loaded (installed, and not left out by "
+            "TENSORPLUG_PLUGINS)",
+            allow_module_level=True,
+        )

@@ -26,7 +26,9 @@ suffix_hooks: list[Callable[[Any], list[str]]] = []
 
 
 def tensor_repr(t: Any) -> str:
-    values = t.tolist()
+    from ._operators import host_list  # no value-read hooks: printing is not a data read
+
+    values = host_list(t)
     shape = tuple(t.shape)
     summarize = t.numel() > THRESHOLD
     flat = list(_flatten(values, shape, summarize))
@@ -99,8 +101,9 @@ def _special(x: float) -> str:
     return ""
 
 
-def _format(v: Any, shape: tuple[int, ...], fmt: Callable[[Any], str], indent: int,
-            summarize: bool) -> str:
+def _format(
+    v: Any, shape: tuple[int, ...], fmt: Callable[[Any], str], indent: int, summarize: bool
+) -> str:
     if not shape:
         return fmt(v).strip()
     if len(shape) == 1:

@@ -346,12 +346,25 @@ def _demo_autocast(out: TextIO) -> None:
 
 
 def _demo_tracer(out: TextIO) -> None:
-    def f(x: Any) -> Any:
-        return (x * 2 + 1).relu().sum()
-
-    x = tp.randn([3])
-    graph = tp.trace(f, x)
-    print(f"tp.trace recorded:\n{graph}", file=out)
+    # the autograd section's classifier (untrained): tp.nn needs tensorplug-autograd
+    x = tp.randn([8, 2])
+    if "autograd" in _plugins.loaded_names():
+        nn = tp.nn
+        forward: Any = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 3))
+        what = "the classifier's forward"
+    else:
+        w1, w2 = tp.randn([2, 16]), tp.randn([16, 3])
+        forward = lambda x: (x @ w1).relu() @ w2  # noqa: E731
+        what = "a two-layer forward"
+    graph = tp.tracer.trace(forward, x)
+    lines = str(graph).splitlines()
+    print(f"tp.tracer.trace of {what} ({len(graph.nodes)} nodes):", file=out)
+    for line in lines[:9]:
+        print(f"  {line}", file=out)
+    if len(lines) > 9:
+        print(f"  ... ({len(lines) - 9} more lines)", file=out)
+    same = bool((graph(x) - forward(x)).abs().max().item() == 0)
+    print(f"replayed through the dispatcher: equals the eager forward: {same}", file=out)
 
 
 def _demo_batched(out: TextIO) -> None:

@@ -54,7 +54,7 @@ from typing import Any, Final, Literal
 
 import pluggy
 
-from . import _api, _backends, _entry_points, _repr
+from . import _api, _backends, _entry_points, _operators, _repr
 from . import hookspecs as _hookspecs
 from . import keys as _keys
 from .errors import MissingPluginError
@@ -154,6 +154,7 @@ class _Plugin:
         self.storage: builtins.list[_backends.StorageBackend] = []
         self.repr_suffixes: builtins.list[Callable[[Any], builtins.list[str]]] = []
         self.key_listeners: builtins.list[Callable[[], None]] = []
+        self.value_read_hooks: builtins.list[Callable[[Any, str], None]] = []
         self.names: dict[str, object] = {}  # name -> the value it set
         self.methods: dict[str, object] = {}  # name -> what Tensor.__dict__ held before
 
@@ -266,6 +267,14 @@ class KernelRegistry:
         long as this plugin is loaded: a backend registered later gets this plugin's masks."""
         _keys.add_listener(fn)
         self._plugin.key_listeners.append(fn)
+
+    def add_value_read_hook(self, fn: Callable[[Any, str], None]) -> None:
+        """Call ``fn(tensor, method)`` before ``tolist()`` or ``numpy()`` hands a tensor's
+        values to Python outside the dispatcher (``item()``, ``bool()``, ``int()`` and
+        ``float()`` go through ``aten::_local_scalar_dense``, which fallbacks see); the
+        tracer warns there. Removed with the plugin."""
+        _operators.value_read_hooks.append(fn)
+        self._plugin.value_read_hooks.append(fn)
 
 
 # --- state ----------------------------------------------------------------------------------
@@ -570,6 +579,11 @@ def _rollback(p: _Plugin) -> builtins.list[str]:
         if fn in _repr.suffix_hooks:
             attempt(f"repr suffix {_what(fn)}", lambda f=fn: _repr.suffix_hooks.remove(f))  # type: ignore[misc]
     p.repr_suffixes.clear()
+    for fn in reversed(p.value_read_hooks):
+        if fn in _operators.value_read_hooks:
+            what = f"value read hook {_what(fn)}"
+            attempt(what, lambda f=fn: _operators.value_read_hooks.remove(f))  # type: ignore[misc]
+    p.value_read_hooks.clear()
     for lib in reversed(p.libraries):
         attempt(repr(lib), lib.close)
     for sb in reversed(p.storage):
@@ -739,7 +753,8 @@ def _unknown(name: str) -> PluginError:
 _FIRST_PARTY_NAMES: Final = {
     "vmap": ("batched", "tensorplug-batched"),
     "autocast": ("autocast", "tensorplug-autocast"),
-    "trace": ("tracer", "tensorplug-tracer"),
+    "tracer": ("tracer", "tensorplug-tracer"),
+    "compile": ("tracer", "tensorplug-tracer"),
     "autograd": ("autograd", "tensorplug-autograd"),
     "no_grad": ("autograd", "tensorplug-autograd"),
     "enable_grad": ("autograd", "tensorplug-autograd"),

@@ -23,7 +23,7 @@ from . import keys as _keys
 from ._protocol import VersionCounter
 from .device import device as Device
 
-__all__ = ["Tensor", "new_tensor"]
+__all__ = ["Tensor", "data_id", "new_tensor"]
 
 
 if TYPE_CHECKING:  # the methods made at run time, declared for type checkers
@@ -219,6 +219,17 @@ def new_tensor(data: Any, dtype: _dtypes.dtype, device: Device, keyset: int) -> 
     t._tp_keyset = keyset
     t._vc = None
     return t
+
+
+def data_id(t: Tensor) -> int:
+    """An int equal for two tensors exactly when they hold the same backend array object.
+
+    Aliases that share a tensor's array without an operator (the detached copies autograd keeps
+    of saved tensors) have its ``data_id``; views made by view operators hold arrays of their
+    own, and so do copies. Valid while a tensor holding the array lives. The tracer uses it to
+    recognize such aliases as the values they alias.
+    """
+    return id(t._data)
 
 
 def _wrap_dim(dim: int, ndim: int, op: str = "") -> int:

@@ -1,0 +1,338 @@
+"""Python source from a graph: ``graph.code`` (what a replay runs) and the lowered form.
+
+Note [Replay and lowering]
+~~~~~~~~~~~~~~~~~~~~~~~~~~
+``graph.code`` is a function with the traced function's parameters whose body calls
+``tp.ops.<ns>.<op>.<overload>`` once per node: a replay (``graph(*args)``) runs exactly that
+source, so every call binds its arguments and dispatches, and the replay follows whatever the
+inputs are (another backend, tensors that require grad, batched tensors under vmap). Nodes the
+trace saw with ``Autograd`` excluded (``no_grad``, the backward pass) run under the same
+exclusion.
+
+The lowered form (:func:`lowered_function`, used by ``tp.compile``) takes the flat tensor
+leaves and calls, per node, the kernel the dispatch table chose for the node's key set
+(``op.kernel_for``): no binding, no dispatch. A node runs below autograd when nothing that
+leaves the function needs its autograd history, which is the case for a whole training step:
+its backward is in the graph already. Only nodes whose outputs flow into an output that
+required grad when traced keep the autograd kernel (a compiled forward whose loss the caller
+backpropagates). Calls that write a tensor go through ``op.redispatch`` to the same kernel, so
+version counters move as in eager mode.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, cast
+
+import optree
+
+import tensorplug as tp
+from tensorplug.dispatch import local_state
+
+from .graph import Graph, Node, Value, _Keyword, _Shown, _shown_args, _shown_tree, op_label
+from .recorder import M, path_text
+
+__all__ = ["lowered_function", "namespace", "replay_function", "source"]
+
+
+class _Names:
+    """Code names of values and of the objects the code reads from its namespace."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.of: dict[Value, str] = {}
+        self.ns: dict[str, Any] = {"tp": tp}
+        for v in graph.inputs:
+            self.of[v] = v.name
+        for v in graph.grads:
+            assert v.source is not None
+            self.of[v] = f"{v.source.name}_grad"
+        for i, v in enumerate(graph.constants):
+            self.of[v] = f"c{i}"
+            self.ns[f"c{i}"] = v.tensor
+        k = 0
+        for n in graph.nodes:
+            for o in n.outputs:
+                if isinstance(o, Value) and o not in self.of:
+                    self.of[o] = f"v{k}"
+                    k += 1
+        self._objects: dict[int, str] = {}
+
+    def obj(self, x: Any) -> str:
+        name = self._objects.get(id(x))
+        if name is None:
+            name = self._objects[id(x)] = f"o{len(self._objects)}"
+            self.ns[name] = x
+        return name
+
+    def ref(self, x: Any, readable: bool) -> str:
+        if isinstance(x, Value):
+            return self.of[x]
+        if isinstance(x, _Keyword):
+            return f"{x.name}={self.ref(x.value, readable)}"
+        if isinstance(x, list):
+            return "[" + ", ".join(self.ref(v, readable) for v in x) + "]"
+        if isinstance(x, tuple):
+            return (
+                "("
+                + ", ".join(self.ref(v, readable) for v in x)
+                + ("," if len(x) == 1 else "")
+                + ")"
+            )
+        t = type(x)
+        if x is None or t is bool or t is int or t is str:
+            return repr(x)
+        if t is float:
+            if math.isnan(x):
+                return "float('nan')"
+            if math.isinf(x):
+                return "float('inf')" if x > 0 else "float('-inf')"
+            return repr(x)
+        if t is complex:
+            return f"complex({self.ref(x.real, readable)}, {self.ref(x.imag, readable)})"
+        if readable and isinstance(x, tp.dtype):
+            return f"tp.{str(x).rsplit('.', 1)[-1]}"
+        if readable and isinstance(x, tp.device):
+            return f"tp.device({str(x)!r})"
+        return self.obj(x)
+
+
+def _targets(n: Node, names: _Names) -> str:
+    if n.out_form == "none":
+        return ""
+    outs = [names.of[o] if isinstance(o, Value) else "_" for o in n.outputs]
+    if n.out_form == "one":
+        return outs[0] + " = "
+    if not outs:
+        return ""
+    return ", ".join(outs) + ("," if len(outs) == 1 else "") + " = "
+
+
+def _exclusion(excluded: int) -> str:
+    if excluded == M.ag:
+        return '"Autograd"'
+    return ", ".join(repr(n) for n in tp.keys.DispatchKeySet(excluded).names())
+
+
+def _effects(graph: Graph, names: _Names) -> list[str]:
+    lines = []
+    for e in graph.effects:
+        target = names.of[e.target]
+        if e.what == "grad":
+            lines.append(
+                f"{target}.grad = {names.ref(e.value, True) if e.value is not None else 'None'}"
+            )
+        else:
+            lines.append(f"{target}.requires_grad_({e.value})")
+    return lines
+
+
+def _out_tree(graph: Graph, names: _Names) -> str:
+    shown = [_Shown(names.ref(v, True)) for v in graph.out_leaves]
+    tree = optree.tree_unflatten(graph.out_spec, shown)
+    if _plain(tree):
+        return _shown_tree(tree)
+    names.ns["_out_spec"] = graph.out_spec
+    return f"optree.tree_unflatten(_out_spec, [{', '.join(s.text for s in shown)}])"
+
+
+def _plain(x: Any) -> bool:
+    if isinstance(x, _Shown) or x is None:
+        return True
+    if type(x) in (list, tuple):
+        return all(_plain(v) for v in x)
+    if type(x) is dict:
+        return all(_plain(v) for v in x.values())
+    return not isinstance(x, list | tuple | dict)
+
+
+def _build(graph: Graph) -> tuple[str, dict[str, Any]]:
+    names = _Names(graph)
+    params = list(graph.arg_names)
+    if graph.kwarg_names:
+        params += ["*", *graph.kwarg_names.values()]
+    body: list[str] = []
+    for v in graph.inputs:
+        base, path = v.accessor
+        code_base = graph.arg_names[base] if isinstance(base, int) else graph.kwarg_names[base]
+        if path and path[0][0] == "acc":
+            expr = f"{names.obj(path[0][1])}({code_base})"
+        else:
+            expr = code_base + path_text(path)
+        if expr != v.name:
+            body.append(f"    {v.name} = {expr}")
+    for g in graph.grads:
+        assert g.source is not None
+        body.append(f"    {names.of[g]} = {g.source.name}.grad")
+    block = 0
+    for n in graph.nodes:
+        if n.excluded != block:
+            block = n.excluded
+            if block:
+                body.append(f"    with tp.dispatch.exclude({_exclusion(block)}):")
+        indent = "        " if block else "    "
+        args = ", ".join(names.ref(a, True) for a in _shown_args(n))
+        call = f"tp.ops.{n.op.namespace}.{n.op.op_name}.{n.op.overload_name}({args})"
+        where = f"  # {_comment(n.where)}" if n.where else ""
+        body.append(f"{indent}{_targets(n, names)}{call}{where}")
+    body += ["    " + ln for ln in _effects(graph, names)]
+    body.append(f"    return {_out_tree(graph, names)}")
+    src = f"def {graph.fn_name}({', '.join(params)}):\n" + "\n".join(body) + "\n"
+    names.ns["optree"] = optree
+    return src, names.ns
+
+
+def _comment(text: str) -> str:
+    return "".join(c if c.isprintable() else " " for c in text)
+
+
+def source(graph: Graph) -> str:
+    """``graph.code``."""
+    return _build(graph)[0]
+
+
+def namespace(graph: Graph) -> dict[str, Any]:
+    """``graph.globals()``: what ``graph.code`` reads besides its arguments."""
+    return _build(graph)[1]
+
+
+def _compile(src: str, ns: dict[str, Any], name: str, filename: str) -> Callable[..., Any]:
+    code = compile(src, filename, "exec")
+    exec(code, ns)  # the source is generated here, from the graph; nothing from a file
+    fn: Callable[..., Any] = ns[name]
+    return fn
+
+
+def replay_function(graph: Graph) -> Callable[..., Any]:
+    """``graph(*args, **kwargs)``: check the arguments' structure, then run ``graph.code``."""
+    src, ns = _build(graph)
+    fwd = _compile(src, ns, graph.fn_name, f"<tensorplug graph {graph.fn_name}>")
+    spec = graph.in_spec
+    fixed = [(i, x) for i, x in enumerate(graph.in_leaves) if not isinstance(x, Value)]
+    tensor_at = [i for i, x in enumerate(graph.in_leaves) if isinstance(x, Value)]
+    kw_names = graph.kwarg_names
+    label = graph.fn_name
+
+    def replay(*args: Any, **kwargs: Any) -> Any:
+        leaves, got = optree.tree_flatten(cast(Any, (args, kwargs)))
+        if got != spec:
+            raise TypeError(
+                f"graph {label} was traced with arguments structured as {_spec_text(spec)}, "
+                f"and was called with {_spec_text(got)}; trace it again for that structure"
+            )
+        for i, x in fixed:
+            if not _same_constant(leaves[i], x):
+                raise ValueError(
+                    f"graph {label} was traced with {x!r} at argument leaf {i} and keeps it as a "
+                    f"constant; it was called with {leaves[i]!r}: trace it again (or use "
+                    "tp.compile, which retraces)"
+                )
+        for i in tensor_at:
+            if not isinstance(leaves[i], tp.Tensor):
+                raise TypeError(
+                    f"graph {label} expects a Tensor at argument leaf {i}, got "
+                    f"{type(leaves[i]).__name__}"
+                )
+        if kw_names:
+            kwargs = {kw_names[k]: v for k, v in kwargs.items()}
+        return fwd(*args, **kwargs)
+
+    return replay
+
+
+def _spec_text(spec: Any) -> str:
+    text = str(spec)
+    return text[len("PyTreeSpec(") : -1] if text.startswith("PyTreeSpec(") else text
+
+
+def _same_constant(a: Any, b: Any) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001 - objects without a plain ==: compare identity
+        return a is b
+
+
+# --- the lowered form ----------------------------------------------------------------------------
+
+
+def autograd_nodes(graph: Graph) -> set[Node]:
+    """The nodes whose autograd history an output that required grad when traced needs
+    (Note [Replay and lowering])."""
+    need: set[Value] = {
+        v for v in graph.out_leaves if isinstance(v, Value) and v.meta.requires_grad
+    }
+    keep: set[Node] = set()
+    for n in reversed(graph.nodes):
+        if any(isinstance(o, Value) and o in need for o in n.outputs):
+            keep.add(n)
+            need.update(v for v in n.inputs if v.meta.requires_grad)
+    return keep
+
+
+def lowered_function(
+    graph: Graph, guard: Callable[[_Names], list[str]] | None = None
+) -> tuple[Callable[..., Any], list[tuple[Any, int, Any]]]:
+    """The lowered form of ``graph``: a function of the flat tensor leaves of the inputs that
+    returns the output (the leaf itself when the output is one leaf, else the tuple of flat
+    leaves), and the (op, key set, kernel) it bound. ``guard(names)`` gives conditions (Python
+    expressions over the parameters, the constants ``c<i>`` and the thread's masks ``_m``)
+    checked first: when one fails the function returns ``MISS`` and runs nothing."""
+    names = _Names(graph)
+    keep = autograd_nodes(graph)
+    ns = names.ns
+    ns["_tls"] = local_state
+    ns["MISS"] = MISS
+    bound: list[tuple[Any, int, Any]] = []
+    body = ["    _m = _tls.masks"]
+    conds = guard(names) if guard is not None else []
+    if conds:
+        body.append("    if not (\n        " + "\n        and ".join(conds) + "\n    ):")
+        body.append("        return MISS")
+    body += ["    _n = _m.nexc", "    try:"]
+    for g in graph.grads:
+        assert g.source is not None
+        body.append(f"        {names.of[g]} = {g.source.name}.grad")
+    mode: int | None = None
+    for i, n in enumerate(graph.nodes):
+        if n in keep:
+            ks = n.keyset
+            want = ~n.excluded
+        else:
+            ks = n.keyset & ~M.strip
+            want = ~M.ag
+        if want != mode:
+            mode = want
+            ns[f"_X{i}"] = want
+            body.append(f"        _m.nexc = _n & _X{i}")
+        kernel = n.op.kernel_for(ks)
+        bound.append((n.op, ks, kernel))
+        pos = [names.ref(a, False) for a in n.args]
+        kws = [f"{k}={names.ref(v, False)}" for k, v in n.kwargs.items()]
+        if n.mutates:
+            ns[f"r{i}"] = n.op.redispatch
+            ns[f"K{i}"] = ks
+            call = f"r{i}(K{i}, {', '.join([*pos, *kws])})"
+        else:
+            ns[f"f{i}"] = kernel
+            call = f"f{i}({', '.join([*pos, *kws])})"
+        body.append(f"        {_targets(n, names)}{call}")
+    if body[-1] == "    try:":
+        body.append("        pass")
+    body.append("    finally:")
+    body.append("        _m.nexc = _n")
+    body += ["    " + ln for ln in _effects(graph, names)]
+    outs = [names.ref(v, False) for v in graph.out_leaves]
+    if optree.treespec_is_leaf(graph.out_spec):
+        body.append(f"    return {outs[0]}")
+    else:
+        body.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    params = [v.name for v in graph.inputs]
+    src = f"def lowered({', '.join(params)}):\n" + "\n".join(body) + "\n"
+    fn = _compile(src, ns, "lowered", f"<tensorplug lowered {graph.fn_name}>")
+    fn.__source__ = src  # type: ignore[attr-defined]
+    return fn, bound
+
+
+MISS: Any = type("Miss", (), {"__repr__": lambda self: "<guard failed>"})()
+
+__all__ += ["MISS", "autograd_nodes", "op_label"]

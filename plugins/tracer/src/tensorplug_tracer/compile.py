@@ -1,0 +1,268 @@
+"""``tp.compile(fn)``: trace on the first call, then run the lowered graph while guards hold.
+
+Note [Compile guards]
+~~~~~~~~~~~~~~~~~~~~~
+A graph is valid for calls like the one it was traced from. Each call computes a key: the
+structure of ``(args, kwargs)`` (optree), per tensor leaf its shape, dtype, device and
+``requires_grad``, each other leaf itself, the thread's dispatch masks (grad mode, autocast,
+included keys) and the default dtype and device. A key seen before runs its lowered graph;
+a new key traces again (the call runs eagerly, under the tracer) and keeps the new graph, up to
+``cache_size`` graphs (the least recently used goes first). Tensors the function closed over
+are constants held by reference: each entry also checks that they still have the shape, dtype,
+device and ``requires_grad`` they were traced with.
+
+The lowered graph calls the kernels the dispatch table chose at trace time; they stay right
+while ``tp.dispatcher.generation()`` is unchanged, which each call checks. When it changed (a
+Library was opened or closed, a plugin registered or unregistered), every entry asks the table
+again for each kernel it bound and each composite it decomposed, and is dropped if any answer
+differs: a registration the graph used changed, so the next call traces again.
+
+A function that reads tensor values into Python while traced (``.item()``, ``bool(t)``...)
+cannot be lowered: its graph would hold the values of the first call. Such a key runs eagerly,
+and the first time that happens ``tp.compile`` says so once with a ``TracerWarning``.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, cast
+
+import optree
+
+import tensorplug as tp
+from tensorplug.dispatch import local_state
+from tensorplug.tensor import Tensor
+
+from . import codegen, passes, recorder
+from .codegen import MISS
+from .graph import Graph, TensorMeta, Value
+from .recorder import M, TracerWarning
+
+__all__ = ["CompiledFunction", "compile"]
+
+
+def _meta(t: Any) -> tuple[Any, ...]:
+    return (t.shape, t.dtype, t.device, t.requires_grad)
+
+
+class _Entry:
+    """One cached graph and its lowered form."""
+
+    __slots__ = ("graph", "run", "bound", "decomposed", "unflatten", "eager", "plain", "nargs")
+
+    def __init__(self) -> None:
+        self.graph: Graph | None = None
+        self.run: Callable[..., Any] | None = None  # the guarded lowered function
+        self.bound: list[tuple[Any, int, Any]] = []
+        self.decomposed: set[tuple[Any, int]] = set()
+        self.unflatten: Any = None  # the output structure, None for a single leaf
+        self.eager = False
+        self.plain = False  # traced from a call of positional tensors only: f(x, y)
+        self.nargs = 0
+
+    def still_valid(self) -> bool:
+        """Whether every kernel and decomposition it relies on is what the table says now."""
+        try:
+            for op, ks, kernel in self.bound:
+                if not _same_kernel(op.kernel_for(ks), kernel):
+                    return False
+        except (tp.DispatchError, tp.RegistrationError):
+            return False
+        return all(recorder.composite_entry(op, ks) for op, ks in self.decomposed)
+
+
+def _same_kernel(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, functools.partial) and isinstance(b, functools.partial):
+        return (
+            a.func is b.func
+            and len(a.args) == len(b.args)
+            and all(x is y or x == y for x, y in zip(a.args, b.args, strict=True))
+            and a.keywords == b.keywords
+        )
+    return False
+
+
+def _guards(graph: Graph, state: tuple[Any, ...], gen: list[int]) -> Callable[[Any], list[str]]:
+    """The conditions the lowered function checks first (Note [Compile guards])."""
+
+    def build(names: Any) -> list[str]:
+        ns = names.ns
+        inc, nexc, ddtype, ddevice = state
+        ns.update(_T=Tensor, _gen=tp.dispatcher.generation, _G=gen, _dd=tp.get_default_dtype,
+                  _ddev=tp.get_default_device, _DD=ddtype, _DDEV=ddevice)  # fmt: skip
+        conds = ["_gen() == _G[0]", f"_m.inc == {inc} and _m.nexc == {nexc}",
+                 "_dd() is _DD and _ddev() == _DDEV"]  # fmt: skip
+        for i, v in enumerate([*graph.inputs, *graph.constants]):
+            n = names.of[v]
+            m = v.meta
+            ns[f"_S{i}"], ns[f"_D{i}"], ns[f"_V{i}"] = m.shape, m.dtype, m.device
+            conds.append(
+                f"isinstance({n}, _T) and {n}.shape == _S{i} and {n}.dtype is _D{i} and "
+                f"{n}.device == _V{i} and {n}.requires_grad is {m.requires_grad}"
+            )
+        return conds
+
+    return build
+
+
+class CompiledFunction:
+    """What ``tp.compile(fn)`` returns (Note [Compile guards])."""
+
+    def __init__(self, fn: Callable[..., Any], cache_size: int = 8) -> None:
+        if cache_size < 1:
+            raise ValueError(f"tp.compile: cache_size must be at least 1, got {cache_size}")
+        self.fn = fn
+        self.cache_size = cache_size
+        self._cache: OrderedDict[Any, _Entry] = OrderedDict()
+        self._gen = [tp.dispatcher.generation()]  # read by the guards of every entry
+        self._last: _Entry | None = None
+        self._warned = False
+        self.trace_count = 0
+        self.evictions = 0
+        functools.update_wrapper(self, fn)
+
+    @property
+    def graphs(self) -> list[Graph]:
+        """The graphs in the cache, least recently used first."""
+        return [e.graph for e in self._cache.values() if e.graph is not None]
+
+    def reset(self) -> None:
+        """Forget every graph: the next call traces again."""
+        self._cache.clear()
+        self._last = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        e = self._last
+        if e is not None and not kwargs and len(args) == e.nargs:
+            assert e.run is not None
+            r = e.run(*args)  # guarded (Note [Compile guards])
+            if r is not MISS:
+                return r if e.unflatten is None else optree.tree_unflatten(e.unflatten, r)
+        return self._call(args, kwargs)
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        m = local_state.masks
+        if m.inc & M.tracer:  # inside a trace: run eagerly, it records inline
+            return self.fn(*args, **kwargs)
+        gen = tp.dispatcher.generation()
+        if gen != self._gen[0]:
+            self._revalidate()
+            self._gen[0] = gen
+        state = (m.inc, m.nexc, tp.get_default_dtype(), tp.get_default_device())
+        key, tensors, plain = _key(args, kwargs, state)
+        entry = self._cache.get(key)
+        if entry is None:
+            return self._trace(key, args, kwargs, state, plain)
+        if entry.eager:
+            return self.fn(*args, **kwargs)
+        assert entry.run is not None
+        r = entry.run(*tensors)
+        if r is MISS:  # a constant changed: trace again
+            del self._cache[key]
+            self._last = None
+            return self._trace(key, args, kwargs, state, plain)
+        self._cache.move_to_end(key)
+        self._last = entry
+        return r if entry.unflatten is None else optree.tree_unflatten(entry.unflatten, r)
+
+    def _revalidate(self) -> None:
+        for key in [k for k, e in self._cache.items() if not e.eager and not e.still_valid()]:
+            if self._cache[key] is self._last:
+                self._last = None
+            del self._cache[key]
+
+    def _trace(self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any], state: tuple[Any, ...],
+               plain: bool) -> Any:  # fmt: skip
+        gen = tp.dispatcher.generation()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TracerWarning)
+            graph, out, decomposed = recorder.record_trace(self.fn, args, kwargs, decompose=True)
+        self.trace_count += 1
+        entry = _Entry()
+        entry.graph = graph
+        if graph.data_reads:
+            entry.eager = True
+            if not self._warned:
+                self._warned = True
+                warnings.warn(
+                    f"tp.compile({getattr(self.fn, '__qualname__', self.fn)!r}): the function "
+                    f"reads tensor values into Python (at {', '.join(graph.data_reads)}), so its "
+                    "graph would keep the values of this call; it runs eagerly for calls like "
+                    "this one",
+                    TracerWarning,
+                    stacklevel=4,
+                )
+        else:
+            if not codegen.autograd_nodes(graph):
+                passes.fold_transposes(graph)
+            graph.eliminate_dead_code()
+            entry.run, entry.bound = codegen.lowered_function(
+                graph, _guards(graph, state, self._gen)
+            )
+            entry.decomposed = decomposed
+            entry.unflatten = None if optree.treespec_is_leaf(graph.out_spec) else graph.out_spec
+            entry.plain = plain
+            entry.nargs = len(args)
+        if tp.dispatcher.generation() == gen:  # tracing registered nothing along the way
+            self._store(key, entry)
+            if not entry.eager:
+                self._last = entry
+        return out
+
+    def _store(self, key: Any, entry: _Entry) -> None:
+        self._cache[key] = entry
+        while len(self._cache) > self.cache_size:
+            _, old = self._cache.popitem(last=False)
+            if old is self._last:
+                self._last = None
+            self.evictions += 1
+
+    def __repr__(self) -> str:
+        return f"<tp.compile of {getattr(self.fn, '__qualname__', self.fn)!r}: {len(self._cache)} graphs>"
+
+
+def _key(
+    args: tuple[Any, ...], kwargs: dict[str, Any], state: tuple[Any, ...]
+) -> tuple[Any, list[Any], bool]:
+    """The cache key of a call, its tensor leaves, and whether it is positional tensors only."""
+    if not kwargs:
+        for a in args:
+            if type(a) is not Tensor:
+                break
+        else:  # the common call: tensors only
+            return (len(args), tuple(map(_meta, args)), state), list(args), True
+    leaves, spec = optree.tree_flatten(cast(Any, (args, kwargs)))
+    parts = []
+    tensors = []
+    for x in leaves:
+        if isinstance(x, Tensor):
+            parts.append(_meta(x))
+            tensors.append(x)
+        else:
+            parts.append((type(x), _hashable(x)))
+    return (spec, tuple(parts), state), tensors, False
+
+
+def _hashable(x: Any) -> Any:
+    try:
+        hash(x)
+        return x
+    except TypeError:
+        return repr(x)
+
+
+def compile(fn: Callable[..., Any] | None = None, *, cache_size: int = 8) -> Any:  # noqa: A001
+    """Compile ``fn``: trace it on the first call, then run the lowered graph while the guards
+    hold (Note [Compile guards]). Also a decorator: ``@tp.compile`` or
+    ``@tp.compile(cache_size=4)``."""
+    if fn is None:
+        return lambda f: CompiledFunction(f, cache_size)
+    return CompiledFunction(fn, cache_size)
+
+
+__all__ += ["TensorMeta", "Value"]

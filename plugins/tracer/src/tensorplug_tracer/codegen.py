@@ -21,6 +21,7 @@ version counters move as in eager mode.
 
 from __future__ import annotations
 
+import keyword
 import math
 from collections.abc import Callable
 from typing import Any, cast
@@ -69,6 +70,8 @@ class _Names:
         if isinstance(x, Value):
             return self.of[x]
         if isinstance(x, _Keyword):
+            if keyword.iskeyword(x.name):
+                return f"**{{{x.name!r}: {self.ref(x.value, readable)}}}"
             return f"{x.name}={self.ref(x.value, readable)}"
         if isinstance(x, list):
             return "[" + ", ".join(self.ref(v, readable) for v in x) + "]"
@@ -172,7 +175,7 @@ def _build(graph: Graph) -> tuple[str, dict[str, Any]]:
                 body.append(f"    with tp.dispatch.exclude({_exclusion(block)}):")
         indent = "        " if block else "    "
         args = ", ".join(names.ref(a, True) for a in _shown_args(n))
-        call = f"tp.ops.{n.op.namespace}.{n.op.op_name}.{n.op.overload_name}({args})"
+        call = f"{_op_path(n.op)}({args})"
         where = f"  # {_comment(n.where)}" if n.where else ""
         body.append(f"{indent}{_targets(n, names)}{call}{where}")
     body += ["    " + ln for ln in _effects(graph, names)]
@@ -180,6 +183,19 @@ def _build(graph: Graph) -> tuple[str, dict[str, Any]]:
     src = f"def {graph.fn_name}({', '.join(params)}):\n" + "\n".join(body) + "\n"
     names.ns["optree"] = optree
     return src, names.ns
+
+
+def _attr(base: str, name: str) -> str:
+    return (
+        f"{base}.{name}"
+        if name.isidentifier() and not keyword.iskeyword(name)
+        else f"getattr({base}, {name!r})"
+    )
+
+
+def _op_path(op: Any) -> str:
+    """``tp.ops.aten.add.Tensor`` (``getattr`` where a name is a Python keyword: ``from``)."""
+    return _attr(_attr(_attr("tp.ops", op.namespace), op.op_name), op.overload_name)
 
 
 def _comment(text: str) -> str:
@@ -307,7 +323,7 @@ def lowered_function(
         kernel = n.op.kernel_for(ks)
         bound.append((n.op, ks, kernel))
         pos = [names.ref(a, False) for a in n.args]
-        kws = [f"{k}={names.ref(v, False)}" for k, v in n.kwargs.items()]
+        kws = [names.ref(_Keyword(k, v), False) for k, v in n.kwargs.items()]
         if n.mutates:
             ns[f"r{i}"] = n.op.redispatch
             ns[f"K{i}"] = ks

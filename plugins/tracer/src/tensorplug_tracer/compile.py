@@ -138,7 +138,7 @@ class CompiledFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         e = self._last
-        if e is not None and not kwargs and len(args) == e.nargs:
+        if e is not None and e.plain and not kwargs and len(args) == e.nargs:
             assert e.run is not None
             r = e.run(*args)  # guarded (Note [Compile guards])
             if r is not MISS:

@@ -1,0 +1,263 @@
+"""tp.compile: guards, retracing, the bounded cache, invalidation, the eager fallback, and a
+training step bitwise equal to eager execution."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+from tests import needs
+
+needs.tracer()
+
+
+def same(a: tp.Tensor, b: tp.Tensor) -> bool:
+    return (
+        a.shape == b.shape
+        and a.dtype == b.dtype
+        and np.array_equal(
+            np.asarray(a.detach().numpy()), np.asarray(b.detach().numpy()), equal_nan=True
+        )
+    )
+
+
+def counted(fn):
+    """``fn`` wrapped to count how often its Python body runs (each trace runs it once)."""
+    calls = []
+
+    def wrapper(*args, **kwargs):
+        calls.append(1)
+        return fn(*args, **kwargs)
+
+    wrapper.calls = calls
+    return wrapper
+
+
+def test_traces_once_then_runs_the_lowered_graph() -> None:
+    f = counted(lambda x, y: (x * y + 1).exp().sum(1))
+    c = tp.compile(f)
+    x, y = tp.randn([3, 4]), tp.randn([3, 4])
+    assert same(c(x, y), f(x, y))
+    for _ in range(3):
+        x, y = tp.randn([3, 4]), tp.randn([3, 4])
+        assert same(c(x, y), (x * y + 1).exp().sum(1))
+    assert c.trace_count == 1 and len(f.calls) == 2  # one trace, one eager call above
+    (g,) = c.graphs
+    assert [n.op.op_name for n in g.nodes] == ["mul", "add", "exp", "sum"]
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (lambda x: tp.randn([5, 4]), "shape"),
+        (lambda x: x.to(tp.float64), "dtype"),
+        (lambda x: (x, 1), "structure"),
+    ],
+)
+def test_guards_retrace(change, why) -> None:
+    c = tp.compile(lambda x: x.sum() if isinstance(x, tp.Tensor) else x[0].sum() * x[1])
+    x = tp.randn([3, 4])
+    c(x)
+    c(tp.randn([3, 4]))
+    assert c.trace_count == 1
+    y = change(x)
+    want = y.sum() if isinstance(y, tp.Tensor) else y[0].sum()
+    assert same(c(y), want)
+    assert c.trace_count == 2, why
+    c(x)  # the first graph is still cached
+    assert c.trace_count == 2
+
+
+@needs.needs_autograd
+def test_requires_grad_and_grad_mode_are_guarded() -> None:
+    c = tp.compile(lambda x: (x * 2).sum())
+    x = tp.randn([3])
+    assert not c(x).requires_grad
+    xg = tp.randn([3], requires_grad=True)
+    out = c(xg)
+    assert c.trace_count == 2
+    assert out.requires_grad  # the lowered graph keeps autograd for what the caller differentiates
+    (gx,) = tp.autograd.grad(out, [xg])
+    assert same(gx, tp.full([3], 2.0))
+    with tp.no_grad():
+        assert not c(xg).requires_grad
+    assert c.trace_count == 3
+
+
+def test_non_tensor_arguments_are_part_of_the_key() -> None:
+    c = tp.compile(lambda x, k: x * k)
+    x = tp.ones([2])
+    assert same(c(x, 2.0), tp.full([2], 2.0))
+    assert same(c(x, 3.0), tp.full([2], 3.0))
+    assert same(c(x, k=3.0), tp.full([2], 3.0))
+    assert c.trace_count == 3
+
+
+def test_cache_is_bounded_least_recently_used_first() -> None:
+    c = tp.compile(lambda x: x + 1, cache_size=2)
+    a, b, d = tp.ones([1]), tp.ones([2]), tp.ones([3])
+    c(a), c(b), c(a), c(d)  # b is the least recently used when d arrives
+    assert len(c.graphs) == 2 and c.evictions == 1 and c.trace_count == 3
+    c(a)
+    assert c.trace_count == 3
+    c(b)
+    assert c.trace_count == 4
+    with pytest.raises(ValueError, match=r"tp\.compile: cache_size must be at least 1, got 0"):
+        tp.compile(lambda x: x, cache_size=0)
+
+
+def test_a_changed_closed_over_tensor_retraces() -> None:
+    w = tp.ones([2])
+    c = tp.compile(lambda x: x * w)
+    c(tp.ones([2]))
+    w.mul_(3)  # values: seen, no retrace (held by reference)
+    assert same(c(tp.ones([2])), tp.full([2], 3.0)) and c.trace_count == 1
+
+
+def test_registration_change_of_a_used_op_invalidates(ns: str) -> None:
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("twice(Tensor x) -> Tensor")
+        lib.impl("twice", lambda x: tp.mul(x, 2), "CPU")
+        op = getattr(tp.ops, ns).twice.default
+        c = tp.compile(lambda x: op(x) + 1)
+        x = tp.ones([2])
+        assert same(c(x), tp.full([2], 3.0))
+        with tp.Library("aten", "FRAGMENT") as other:  # an unrelated registration
+            other.define(f"{ns}_unrelated(Tensor x) -> Tensor")
+        assert same(c(x), tp.full([2], 3.0)) and c.trace_count == 1
+        lib.impl("twice", lambda x: tp.mul(x, 10), "CPU", override=True)
+        assert same(c(x), tp.full([2], 11.0))
+        assert c.trace_count == 2
+
+
+def test_unregistering_a_plugin_invalidates(ns: str) -> None:
+    class Plugin:
+        @staticmethod
+        @tp.hookimpl
+        def tensorplug_register_kernels(registry):
+            registry.library("aten", "IMPL").impl(
+                "exp", lambda x: tp.zeros_like(x), "CPU", override=True
+            )
+
+    c = tp.compile(lambda x: x.exp())
+    x = tp.zeros([2])
+    tp.plugins.register(Plugin, name=f"{ns}_plugin")
+    try:
+        assert same(c(x), tp.zeros([2]))
+    finally:
+        tp.plugins.unregister(f"{ns}_plugin")
+    assert same(c(x), tp.ones([2]))
+    assert c.trace_count == 2
+
+
+def test_data_dependent_function_runs_eagerly_with_one_warning() -> None:
+    f = counted(lambda x: x * x.sum().item())
+    c = tp.compile(f)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for v in (1.0, 2.0, 3.0):
+            x = tp.full([2], v)
+            assert same(c(x), x * (2 * v))
+    msgs = [str(w.message) for w in caught if w.category is tp.tracer.TracerWarning]
+    assert len(msgs) == 1, msgs
+    assert "reads tensor values into Python (at test_compile.py:" in msgs[0]
+    assert "it runs eagerly for calls like this one" in msgs[0]
+    assert c.trace_count == 1 and len(f.calls) == 3
+
+
+def test_compiled_function_inside_a_trace_is_recorded_inline() -> None:
+    c = tp.compile(lambda x: x.exp())
+    g = tp.tracer.trace(lambda x: c(x) + 1, tp.ones([2]))
+    assert [n.op.op_name for n in g.nodes] == ["exp", "add"]
+    assert c.trace_count == 0
+
+
+def test_outputs_keep_their_structure() -> None:
+    c = tp.compile(lambda x: {"a": x + 1, "b": [x * 2, 3]})
+    for _ in range(2):
+        out = c(tp.ones([2]))
+        assert set(out) == {"a", "b"} and out["b"][1] == 3 and same(out["b"][0], tp.full([2], 2.0))
+
+
+def test_decorator_form() -> None:
+    @tp.compile(cache_size=1)
+    def f(x):
+        return x - 1
+
+    assert same(f(tp.ones([1])), tp.zeros([1])) and f.cache_size == 1 and f.__name__ == "f"
+
+
+# --- the headline: a training step -----------------------------------------------------------
+
+
+def _mlp(seed: int):
+    r = np.random.default_rng(seed)
+    arrays = [
+        (r.standard_normal((32, 20)) * 0.1),
+        np.zeros(32),
+        (r.standard_normal((5, 32)) * 0.1),
+        np.zeros(5),
+    ]
+    return [tp.tensor(a.astype(np.float32), requires_grad=True) for a in arrays]
+
+
+def _step(params, lr=0.1):
+    w1, b1, w2, b2 = params
+
+    def step(x, y):
+        z = tp.linear(tp.linear(x, w1, b1).relu(), w2, b2)
+        loss = tp.nn.functional.cross_entropy(z, y)
+        grads = tp.autograd.grad(loss, params)
+        with tp.no_grad():
+            for p, g in zip(params, grads, strict=True):
+                p.sub_(g, alpha=lr)
+        return loss.detach()
+
+    return step
+
+
+@needs.needs_autograd
+def test_training_step_is_bitwise_equal_to_eager_over_50_steps() -> None:
+    eager_params, compiled_params = _mlp(0), _mlp(0)
+    eager, compiled = _step(eager_params), tp.compile(_step(compiled_params))
+    rng = np.random.default_rng(1)
+    for i in range(50):
+        x = tp.tensor(rng.standard_normal((16, 20)).astype(np.float32))
+        y = tp.tensor(rng.integers(0, 5, 16))
+        assert same(compiled(x, y), eager(x, y)), f"loss differs at step {i}"
+    for a, b in zip(eager_params, compiled_params, strict=True):
+        assert same(a, b)
+    assert compiled.trace_count == 1
+    (g,) = compiled.graphs
+    assert not any(n.op.op_name == "linear" for n in g.nodes), "compile decomposes composites"
+    assert eager_params[0]._version == compiled_params[0]._version  # writes bump versions
+
+
+@needs.needs_autograd
+def test_training_step_with_backward_and_an_optimizer() -> None:
+    def make(seed):
+        tp.manual_seed(seed)
+        model = tp.nn.Sequential(tp.nn.Linear(6, 8), tp.nn.Tanh(), tp.nn.Linear(8, 3))
+        opt = tp.optim.SGD(model.parameters(), lr=0.1)  # stateless (docs/tracer.md: limits)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = tp.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        return model, step
+
+    (m1, s1), (m2, s2) = make(3), make(3)
+    s2 = tp.compile(s2)
+    rng = np.random.default_rng(2)
+    for _ in range(10):
+        x = tp.tensor(rng.standard_normal((4, 6)).astype(np.float32))
+        y = tp.tensor(rng.integers(0, 3, 4))
+        assert same(s1(x, y), s2(x, y))
+    for a, b in zip(m1.parameters(), m2.parameters(), strict=True):
+        assert same(a, b) and same(a.grad, b.grad)

@@ -21,6 +21,8 @@ COMBOS: dict[str, list[str]] = {
     "core+cpu": ["core", "plugins/cpu"],
     "core+cpu+foo": ["core", "plugins/cpu", "examples/foo_backend"],
     "core+cpu+autograd": ["core", "plugins/cpu", "plugins/autograd"],
+    "core+cpu+tracer": ["core", "plugins/cpu", "plugins/tracer"],
+    "all": ["core", "plugins/cpu", "plugins/autograd", "plugins/tracer", "examples/foo_backend"],
     "core+fixtures": ["core", "tests/fixtures/good_plugin", "tests/fixtures/broken_plugin"],
 }
 
@@ -63,6 +65,48 @@ except tp.MissingPluginError as e:
     print(e)
 """
 
+TRACE_NO_AUTOGRAD = """
+import tensorplug as tp
+w = tp.randn([3, 2])
+f = lambda x: (x @ w).relu().sum(1)
+g = tp.tracer.trace(f, tp.randn([4, 3]))
+c = tp.compile(f)
+x = tp.randn([4, 3])
+print("nodes", [n.op.op_name for n in g.nodes], "replay", bool((g(x) == f(x)).all()),
+      "compiled", bool((c(x) == f(x)).all()), bool((c(x) == f(x)).all()), c.trace_count)
+"""
+COMPILE_TRAIN = """
+import tensorplug as tp
+def make():
+    tp.manual_seed(0)
+    model = tp.nn.Sequential(tp.nn.Linear(3, 8), tp.nn.ReLU(), tp.nn.Linear(8, 2))
+    params = list(model.parameters())
+    def step(x, y):
+        loss = tp.nn.functional.cross_entropy(model(x), y)
+        grads = tp.autograd.grad(loss, params)
+        with tp.no_grad():
+            for p, g in zip(params, grads):
+                p.sub_(g, alpha=0.1)
+        return loss.detach()
+    return params, step
+(pe, se), (pc, sc) = make(), make()
+sc = tp.compile(sc)
+tp.manual_seed(1)
+for _ in range(20):
+    x = tp.randn([16, 3]); y = (x.sum(1) > 0).to(tp.int64)
+    assert bool((se(x, y) == sc(x, y)).all())
+print("bitwise", all(bool((a == b).all()) for a, b in zip(pe, pc)), "traces", sc.trace_count)
+"""
+MISSING_TRACER = """
+import tensorplug as tp
+for name in ("tracer", "compile"):
+    try:
+        getattr(tp, name)
+    except tp.MissingPluginError as e:
+        print(e.distribution, f"pip install {e.distribution}" in str(e))
+print(tp.trace(tp.eye(3)))
+"""
+
 # (combination, python code -- or ["tensorplug", args...], a regex one line of its stdout matches)
 CHECKS: list[tuple[str, str | list[str], str]] = [
     ("core", MISSING_CPU, r"^MissingPluginError tensorplug-cpu True$"),
@@ -92,10 +136,40 @@ CHECKS: list[tuple[str, str | list[str], str]] = [
         r"^True$",
     ),
     ("core+fixtures", "import tensorplug as tp; print(tp.tiny_hello())", r"^hello from tiny$"),
-    ("core+cpu", MISSING_AUTOGRAD, r"^(tensorplug-autograd True\n){4}requires_grad False is_leaf True detach_ True$"),
+    (
+        "core+cpu",
+        MISSING_AUTOGRAD,
+        r"^(tensorplug-autograd True\n){4}requires_grad False is_leaf True detach_ True$",
+    ),
     ("core+cpu+autograd", TRAIN, r"^loss fell True DivBackward1$|^loss fell True \w+Backward\d*$"),
     ("core+cpu+autograd", ["tensorplug", "demo"], r"accuracy"),
-    ("core+cpu+autograd", ["tensorplug", "table", "aten::mul.Tensor"], r"^AutogradCPU\s+Autograd\s+autograd$"),
+    (
+        "core+cpu+autograd",
+        ["tensorplug", "table", "aten::mul.Tensor"],
+        r"^AutogradCPU\s+Autograd\s+autograd$",
+    ),
+    ("core+cpu", MISSING_TRACER, r"^(tensorplug-tracer True\n){2}tensor\(3\.\)$"),
+    (
+        "core+cpu+tracer",
+        TRACE_NO_AUTOGRAD,
+        r"^nodes \['matmul', 'relu', 'sum'\] replay True compiled True True 1$",
+    ),
+    (
+        "core+cpu+tracer",
+        ["tensorplug", "demo"],
+        r"^replayed through the dispatcher: equals the eager forward: True$",
+    ),
+    (
+        "core+cpu+tracer",
+        ["tensorplug", "table", "aten::mul.Tensor"],
+        r"^Tracer\s+fallback\s+tracer$",
+    ),
+    ("all", COMPILE_TRAIN, r"^bitwise True traces 1$"),
+    (
+        "all",
+        ["tensorplug", "demo"],
+        r"^tp\.tracer\.trace of the classifier's forward \(3 nodes\):$",
+    ),
 ]
 
 # plugins that fail to load on purpose (tests/fixtures/broken_plugin)

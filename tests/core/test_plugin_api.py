@@ -15,7 +15,7 @@ import pytest
 import tensorplug as tp
 from fakes import FakeTensor
 from tensorplug import dispatcher, storage
-from tensorplug.tensor import new_tensor
+from tensorplug.tensor import data_id, new_tensor
 
 
 def test_kernel_for_is_what_a_call_runs(ns):
@@ -354,3 +354,37 @@ def test_the_check_reports_each_kind_of_private_use(tmp_path):
     assert "a private name of tensorplug" in by_line[14]
     assert check.main([str(dist)]) == 1
     assert check.main([str(check.ROOT / "plugins" / "cpu")]) == 0
+
+
+def test_data_id_is_shared_by_aliases_of_one_array_only():
+    pytest.importorskip("tensorplug_cpu")
+    t = tp.ones([3])
+    alias = tp.Tensor._new(
+        t._data, t.dtype, t.device, int(tp.keys.keyset("CPU"))
+    )  # as autograd does
+    assert data_id(alias) == data_id(t)
+    assert data_id(t.clone()) != data_id(t)
+    assert data_id(t.view([3, 1])) != data_id(t)  # a view holds its own array
+
+
+def test_value_read_hook_sees_tolist_and_numpy_and_follows_the_plugin():
+    pytest.importorskip("tensorplug_cpu")
+    seen: list[tuple[int, str]] = []
+
+    class Plugin:
+        @staticmethod
+        @tp.hookimpl
+        def tensorplug_register_kernels(registry):
+            registry.add_value_read_hook(lambda t, method: seen.append((id(t), method)))
+
+    t = tp.tensor([1.0, 2.0])
+    tp.plugins.register(Plugin, name="value_read_probe")
+    try:
+        assert t.tolist() == [1.0, 2.0]
+        t.numpy()
+        repr(t)  # printing is not a read
+        assert seen == [(id(t), "tolist"), (id(t), "numpy")]
+    finally:
+        tp.plugins.unregister("value_read_probe")
+    t.tolist()
+    assert len(seen) == 2

@@ -1,0 +1,188 @@
+"""The tracer plugin against eager tensorplug, hand-written numpy and torch, in one process.
+
+* tracing cost per op: ``tp.tracer.trace`` of a chain of 200 small ops, per op, next to the
+  same ops run eagerly;
+* replaying the MLP 784-128-10 forward graph (batch 64; ``tp.nn.Sequential`` of Linear, ReLU,
+  Linear, then cross-entropy) through the dispatcher against the eager forward
+  (goal: at most 0.90; torch.jit.trace's replay is about 0.95 of torch eager here);
+* the headline: ``tp.compile`` of the MLP training step (forward, ``tp.autograd.grad``, SGD in
+  place) against the same step written by hand in numpy (bench/autograd.py's), goal at most
+  1.10x; next to it the eager step, torch eager, and the lowered graph called directly
+  (the floor: straight-line Python calling the kernels). Ratios of these long calls are
+  medians of back-to-back pairs (bench/_timing.py's ``paired_ratio``).
+
+Run: ``python bench/tracer.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import numpy as np  # noqa: E402
+from _timing import interleaved, paired_ratio, us  # noqa: E402
+from autograd import LR, mlp_data, numpy_step  # noqa: E402
+
+import tensorplug as tp  # noqa: E402
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+def tracing_cost() -> None:
+    x = tp.ones([4])
+
+    def chain(x: Any) -> Any:
+        for _ in range(50):
+            x = (x * 1.0001 + 0.5).relu().neg()
+        return x
+
+    t = interleaved(
+        {"eager": lambda: chain(x), "trace": lambda: tp.tracer.trace(chain, x)}, number=20, rounds=7
+    )
+    n = 200
+    print("tracing a chain of 200 ops on a 4-element tensor")
+    print(f"  eager      {us(t['eager'] / n)} per op")
+    print(f"  traced     {us(t['trace'] / n)} per op ({t['trace'] / t['eager']:.1f}x eager)")
+
+
+def _params(requires_grad: bool) -> list[Any]:
+    _, _, *pn = mlp_data()
+    return [tp.tensor(p, requires_grad=requires_grad) for p in pn]
+
+
+def replay() -> None:
+    xn, yn, *_ = mlp_data()
+    x, y = tp.tensor(xn), tp.tensor(yn)
+    nn = tp.nn
+    model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
+    loss_fn = nn.CrossEntropyLoss()
+
+    def forward(x: Any, y: Any) -> Any:
+        return loss_fn(model(x), y)
+
+    graph = tp.tracer.trace(forward, x, y)
+    compiled = tp.compile(forward)
+    fns: dict[str, Any] = {
+        "eager forward": lambda: forward(x, y),
+        "graph replay": lambda: graph(x, y),
+        "tp.compile": lambda: compiled(x, y),
+    }
+    with tp.no_grad():
+        t = interleaved(fns, number=100, rounds=15)
+    print("MLP 784-128-10 forward + cross-entropy, batch 64, under no_grad")
+    for name, v in t.items():
+        print(f"  {name:16s} {us(v)}")
+    with tp.no_grad():
+        r = paired_ratio(fns["graph replay"], fns["eager forward"], pairs=2000)
+        rc = paired_ratio(fns["tp.compile"], fns["eager forward"], pairs=2000)
+    print(
+        f"  goal: replay <= 0.90 eager: {r:.3f} (median of back-to-back pairs); tp.compile: {rc:.3f}"
+    )
+    t = interleaved(fns, number=100, rounds=15)
+    r = paired_ratio(fns["graph replay"], fns["eager forward"], pairs=2000)
+    print(
+        f"  with autograd recording: replay {us(t['graph replay'])}, eager {us(t['eager forward'])}: {r:.3f}"
+    )
+    if torch is not None:
+        torch.set_num_threads(1)
+
+        class Forward(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.mlp = torch.nn.Sequential(
+                    torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)
+                )
+                self.loss = torch.nn.CrossEntropyLoss()
+
+            def forward(self, a: Any, b: Any) -> Any:
+                return self.loss(self.mlp(a), b)
+
+        tm = Forward()
+        tx, ty = torch.from_numpy(xn), torch.from_numpy(yn)
+        tf = lambda: tm(tx, ty)  # noqa: E731
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            jit = torch.jit.trace(tm, (tx, ty))
+        with torch.no_grad():
+            rt = paired_ratio(lambda: jit(tx, ty), tf, pairs=2000)
+        print(f"  torch.jit.trace replay / torch eager (no_grad): {rt:.3f}")
+
+
+def _step(params: list[Any]) -> Any:
+    w1, b1, w2, b2 = params
+
+    def step(x: Any, y: Any) -> Any:
+        z = tp.linear(tp.linear(x, w1, b1).relu(), w2, b2)
+        loss = tp.nn.functional.cross_entropy(z, y)
+        grads = tp.autograd.grad(loss, params)
+        with tp.no_grad():
+            for p, g in zip(params, grads, strict=True):
+                p.sub_(g, alpha=LR)
+        return loss.detach()
+
+    return step
+
+
+def headline() -> None:
+    xn, yn, *_ = mlp_data()
+    x, y = tp.tensor(xn), tp.tensor(yn)
+    compiled = tp.compile(_step(_params(True)))
+    compiled(x, y)
+    (entry,) = compiled._cache.values()  # the lowered graph itself, for the floor
+    lowered = entry.run
+    eager = _step(_params(True))
+    fns: dict[str, Any] = {
+        "numpy by hand": numpy_step(True),
+        "tp.compile": lambda: compiled(x, y),
+        "lowered graph": lambda: lowered(x, y),
+        "tensorplug eager": lambda: eager(x, y),
+    }
+    if torch is not None:
+        torch.set_num_threads(1)
+        xt, yt = torch.from_numpy(xn), torch.from_numpy(yn)
+        pt = [torch.tensor(p, requires_grad=True) for p in mlp_data()[2:]]
+        f = torch.nn.functional
+
+        def torch_step() -> Any:
+            z = f.linear(f.linear(xt, pt[0], pt[1]).relu(), pt[2], pt[3])
+            loss = f.cross_entropy(z, yt)
+            grads = torch.autograd.grad(loss, pt)
+            with torch.no_grad():
+                for p, g in zip(pt, grads, strict=True):
+                    p.sub_(g, alpha=LR)
+            return loss.detach()
+
+        fns["torch eager"] = torch_step
+    t = interleaved(fns, number=30, rounds=12)
+    base = fns["numpy by hand"]
+    print("MLP 784-128-10, batch 64, float32: forward + autograd.grad + SGD")
+    for name, v in t.items():
+        r = 1.0 if name == "numpy by hand" else paired_ratio(fns[name], base, pairs=600)
+        print(f"  {name:17s} {us(v)}  {r:5.3f}x numpy (paired median)")
+    r = paired_ratio(fns["tp.compile"], base, pairs=1500)
+    print(f"  goal: tp.compile <= 1.10x numpy: {r:.3f}x")
+    print(f"  graph: {len(entry.graph.nodes)} nodes, traced {compiled.trace_count} time(s)")
+
+
+def main() -> None:
+    if not {"tracer", "autograd", "cpu"} <= tp.plugins.loaded_names():
+        sys.exit("bench/tracer.py needs the tensorplug-tracer, -autograd and -cpu plugins")
+    tracing_cost()
+    replay()
+    headline()
+    np.seterr(all="ignore")
+
+
+if __name__ == "__main__":
+    main()

@@ -29,7 +29,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import optree
 
@@ -39,8 +39,7 @@ from tensorplug.dispatcher import OpOverload
 __all__ = ["Effect", "Graph", "Node", "TensorMeta", "Value"]
 
 
-@dataclass(frozen=True)
-class TensorMeta:
+class TensorMeta(NamedTuple):
     """What a value looked like when it was traced."""
 
     shape: tuple[int, ...]
@@ -50,7 +49,7 @@ class TensorMeta:
 
     @classmethod
     def of(cls, t: Any) -> TensorMeta:
-        return cls(tuple(t.shape), t.dtype, t.device, bool(t.requires_grad))
+        return _new_meta(cls, (t.shape, t.dtype, t.device, t.requires_grad is True))
 
     def __str__(self) -> str:
         dt = str(self.dtype).rsplit(".", 1)[-1]
@@ -139,6 +138,9 @@ class Effect:
     value: Any
 
 
+_new_meta = tuple.__new__
+
+
 def op_label(op: OpOverload) -> str:
     """``aten::mm`` for a default overload, ``aten::add.Tensor`` otherwise."""
     return op.name[: -len(".default")] if op.name.endswith(".default") else op.name
@@ -224,7 +226,7 @@ class Graph:
                 return "%" + names.get(x, "?")
             if isinstance(x, list):
                 return "[" + ", ".join(ref(v) for v in x) + "]"
-            if isinstance(x, tuple):
+            if isinstance(x, tuple) and _has_value(x):
                 return "(" + ", ".join(ref(v) for v in x) + ("," if len(x) == 1 else "") + ")"
             return _constant_text(x)
 

@@ -196,10 +196,10 @@ def test_decorator_form() -> None:
 def _mlp(seed: int):
     r = np.random.default_rng(seed)
     arrays = [
-        (r.standard_normal((32, 20)) * 0.1),
-        np.zeros(32),
-        (r.standard_normal((5, 32)) * 0.1),
-        np.zeros(5),
+        r.standard_normal((128, 784)) * 0.03,
+        np.zeros(128),
+        r.standard_normal((10, 128)) * 0.1,
+        np.zeros(10),
     ]
     return [tp.tensor(a.astype(np.float32), requires_grad=True) for a in arrays]
 

@@ -84,7 +84,7 @@ def test_boxed_fallback_and_fallthrough(ns):
         lib.define("g(Tensor self) -> Tensor")
         lib.impl("f", lambda x, k: k, "CPU")
         lib.impl("g", lambda x: "g", "CPU")
-        fb.fallback(tracer_fallback, "Tracer")
+        fb.fallback(tracer_fallback, "Tracer", override=True)  # over the tracer plugin's
         lib.impl("g", tp.library.fallthrough_kernel, "Tracer")  # per-op fallthrough wins
         f, g = getattr(tp.ops, ns).f, getattr(tp.ops, ns).g
         with include("Tracer"):
@@ -149,7 +149,7 @@ def test_close_leaves_no_trace(ns):
     lib.define("f(Tensor self) -> Tensor")
     lib.impl("f", lambda x: x, "CPU")
     fb_lib = tp.Library("_", "IMPL")
-    fb_lib.fallback(fb, "Tracer")
+    fb_lib.fallback(fb, "Tracer", override=True)
     other = tp.Library("aten_like_" + ns, "DEF")
     other.define("h(Tensor self) -> Tensor")
     impl_lib = tp.Library("aten_like_" + ns, "IMPL")
@@ -346,7 +346,7 @@ def test_duplicate_kernel_names_both_registrants(ns):
 
 def test_duplicate_fallback_and_def_library(ns):
     with tp.Library("_", "IMPL", owner="a") as l1, tp.Library("_", "IMPL", owner="b") as l2:
-        l1.fallback(lambda *a: None, "Tracer")
+        l1.fallback(lambda *a: None, "Tracer", override=True)
         with pytest.raises(tp.RegistrationError, match="a fallback for key 'Tracer' is already registered by a"):
             l2.fallback(lambda *a: None, "Tracer")
     with tp.Library(ns, "DEF"):

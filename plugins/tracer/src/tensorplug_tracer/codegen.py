@@ -149,7 +149,9 @@ def _plain(x: Any) -> bool:
     return not isinstance(x, list | tuple | dict)
 
 
-def _build(graph: Graph) -> tuple[str, dict[str, Any]]:
+def _build(graph: Graph, bind_ops: bool = False) -> tuple[str, dict[str, Any]]:
+    """The source of ``graph.code`` and its namespace; ``bind_ops`` reads each operator from
+    a name bound once (``_op3``) instead of through ``tp.ops`` on every call (the replay)."""
     names = _Names(graph)
     params = list(graph.arg_names)
     if graph.kwarg_names:
@@ -175,7 +177,13 @@ def _build(graph: Graph) -> tuple[str, dict[str, Any]]:
                 body.append(f"    with tp.dispatch.exclude({_exclusion(block)}):")
         indent = "        " if block else "    "
         args = ", ".join(names.ref(a, True) for a in _shown_args(n))
-        call = f"{_op_path(n.op)}({args})"
+        if bind_ops:
+            ops_bound = names.ns.setdefault("_ops", {})
+            name = ops_bound.setdefault(n.op, f"_op{len(ops_bound)}")
+            names.ns[name] = n.op
+            call = f"{name}({args})"
+        else:
+            call = f"{_op_path(n.op)}({args})"
         where = f"  # {_comment(n.where)}" if n.where else ""
         body.append(f"{indent}{_targets(n, names)}{call}{where}")
     body += ["    " + ln for ln in _effects(graph, names)]
@@ -221,7 +229,7 @@ def _compile(src: str, ns: dict[str, Any], name: str, filename: str) -> Callable
 
 def replay_function(graph: Graph) -> Callable[..., Any]:
     """``graph(*args, **kwargs)``: check the arguments' structure, then run ``graph.code``."""
-    src, ns = _build(graph)
+    src, ns = _build(graph, bind_ops=True)
     fwd = _compile(src, ns, graph.fn_name, f"<tensorplug graph {graph.fn_name}>")
     spec = graph.in_spec
     fixed = [(i, x) for i, x in enumerate(graph.in_leaves) if not isinstance(x, Value)]
@@ -310,17 +318,22 @@ def lowered_function(
         body.append(f"        {names.of[g]} = {g.source.name}.grad")
     mode: int | None = None
     for i, n in enumerate(graph.nodes):
-        if n in keep:
-            ks = n.keyset
-            want = ~n.excluded
-        else:
+        kernel = None
+        if n not in keep:
             ks = n.keyset & ~M.strip
             want = ~M.ag
+            try:
+                kernel = n.op.kernel_for(ks)
+            except tp.DispatchError:  # only an Autograd kernel computes it: keep that one
+                kernel = None
+        if kernel is None:
+            ks = n.keyset
+            want = ~n.excluded
+            kernel = n.op.kernel_for(ks)
         if want != mode:
             mode = want
             ns[f"_X{i}"] = want
             body.append(f"        _m.nexc = _n & _X{i}")
-        kernel = n.op.kernel_for(ks)
         bound.append((n.op, ks, kernel))
         pos = [names.ref(a, False) for a in n.args]
         kws = [names.ref(_Keyword(k, v), False) for k, v in n.kwargs.items()]

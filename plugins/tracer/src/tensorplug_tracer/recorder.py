@@ -390,10 +390,21 @@ def _warn_read(rec: Recorder, what: str) -> None:
 
 
 def _internal(frame: Any) -> bool:
-    name = frame.f_globals.get("__name__", "") or ""
-    if name.startswith(("tensorplug", "optree", "contextlib")):
-        return True
-    return str(frame.f_code.co_filename).startswith("<tensorplug")
+    """Whether a frame runs tensorplug's code (or a plugin's, or generated dispatch code)."""
+    code = frame.f_code
+    known = _internal_code.get(code)
+    if known is None:
+        name = frame.f_globals.get("__name__", "") or ""
+        known = name.startswith(("tensorplug", "optree", "contextlib")) or str(
+            code.co_filename
+        ).startswith("<tensorplug")
+        if len(_internal_code) > 4096:  # generated code makes new code objects: stay bounded
+            _internal_code.clear()
+        _internal_code[code] = known
+    return known
+
+
+_internal_code: dict[Any, bool] = {}  # code object -> internal? (frames are walked per node)
 
 
 def _user_frame() -> Any:

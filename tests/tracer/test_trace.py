@@ -361,3 +361,21 @@ def test_composite_internals_read_by_backward_become_nodes() -> None:
         w.mul_(3)
     x2 = tp.randn([2, 3], requires_grad=True)
     assert same(g(x2), f(x2))
+
+
+@needs.needs_autograd
+def test_an_inputs_existing_grad_is_read_at_each_replay() -> None:
+    def f(x):
+        x.grad.mul_(0.5)  # an optimizer's zero_grad(set_to_none=False) would write it so
+        (x * x).sum().backward()  # accumulates into it in place
+        return x.grad
+
+    x = tp.ones([2], requires_grad=True)
+    x.grad = tp.ones([2])
+    g = tp.tracer.trace(f, x)
+    assert "%x.grad: float32[2] = the .grad it had when the call began" in str(g)
+    x2 = tp.full([2], 3.0, requires_grad=True)
+    x2.grad = tp.full([2], 4.0)
+    before = x2.grad
+    out = g(x2)
+    assert out is before and same(x2.grad, tp.full([2], 8.0))  # 0.5 * 4 + 2 * 3

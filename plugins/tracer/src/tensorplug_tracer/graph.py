@@ -203,9 +203,8 @@ class Graph:
     def _names(self) -> dict[Value, str]:
         """Printing names: inputs keep theirs, constants are c0.., node outputs 0.. in order."""
         names: dict[Value, str] = {v: v.name for v in self.inputs}
-        for i, v in enumerate(self.grads):
-            names[v] = f"{names.get(v.source, '?') if v.source else '?'}.grad"
-            del i
+        for v in self.grads:
+            names[v] = f"{names[v.source] if v.source in names else '?'}.grad"
         for i, v in enumerate(self.constants):
             names[v] = f"c{i}"
         k = 0
@@ -235,9 +234,7 @@ class Graph:
         for i, c in enumerate(self.constants):
             lines.append(f"  %c{i}: {c.meta} = constant")
         for g in self.grads:
-            lines.append(
-                f"  %{names[g]}: {g.meta} = grad of %{names[g.source]}" if g.source else ""
-            )
+            lines.append(f"  %{names[g]}: {g.meta} = the .grad it had when the call began")
         for n in self.nodes:
             outs = [o for o in n.outputs]
             lhs = ", ".join(ref(o) if isinstance(o, Value) else "_" for o in outs)

@@ -99,7 +99,9 @@ def _check(info: OpInfo, dtype: str, traced: Any, target: Any, lower: bool) -> s
         c = tp.compile(info.op)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            c(*to_tp(traced.args), **to_tp(traced.kwargs))  # traces
+            for _ in range(2):  # two traces that agree (Note [Confirmed graphs] in compile.py)
+                c(*to_tp(traced.args), **to_tp(traced.kwargs))
+            assert len(c.graphs) == 1, "the graph was not confirmed: nothing lowered"
             if random:
                 tp.manual_seed(1234)
             lowered = c(*low_args, **low_kwargs)

@@ -121,6 +121,7 @@ class CompiledFunction:
         self._cache: OrderedDict[Any, _Entry] = OrderedDict()
         self._gen = [tp.dispatcher.generation()]  # read by the guards of every entry
         self._last: _Entry | None = None
+        self._pending: dict[Any, tuple[Any, int]] = {}  # key -> (last graph's signature, traces)
         self._warned = False
         self.trace_count = 0
         self.evictions = 0
@@ -134,6 +135,7 @@ class CompiledFunction:
     def reset(self) -> None:
         """Forget every graph: the next call traces again."""
         self._cache.clear()
+        self._pending.clear()
         self._last = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -183,17 +185,29 @@ class CompiledFunction:
             warnings.simplefilter("ignore", TracerWarning)
             graph, out, decomposed = recorder.record_trace(self.fn, args, kwargs, decompose=True)
         self.trace_count += 1
+        if tp.dispatcher.generation() != gen:  # tracing registered something: keep nothing
+            return out
         entry = _Entry()
         entry.graph = graph
+        previous = self._pending.pop(key, None)
+        sig = signature(graph)
+        why = ""
         if graph.data_reads:
+            why = f"reads tensor values into Python (at {', '.join(graph.data_reads)})"
+        elif previous is None or previous[0] != sig:
+            tries = 1 if previous is None else previous[1] + 1
+            if tries < _CONFIRM_TRIES:  # Note [Confirmed graphs]: trace the next call too
+                self._pending[key] = (sig, tries)
+                return out
+            why = f"records a different graph at each of {tries} calls (it keeps state in Python)"
+        if why:
             entry.eager = True
             if not self._warned:
                 self._warned = True
                 warnings.warn(
                     f"tp.compile({getattr(self.fn, '__qualname__', self.fn)!r}): the function "
-                    f"reads tensor values into Python (at {', '.join(graph.data_reads)}), so its "
-                    "graph would keep the values of this call; it runs eagerly for calls like "
-                    "this one",
+                    f"{why}, so a graph of one call would be wrong for the next; it runs eagerly "
+                    "for calls like this one",
                     TracerWarning,
                     stacklevel=4,
                 )
@@ -208,10 +222,8 @@ class CompiledFunction:
             entry.unflatten = None if optree.treespec_is_leaf(graph.out_spec) else graph.out_spec
             entry.plain = plain
             entry.nargs = len(args)
-        if tp.dispatcher.generation() == gen:  # tracing registered nothing along the way
-            self._store(key, entry)
-            if not entry.eager:
-                self._last = entry
+            self._last = entry
+        self._store(key, entry)
         return out
 
     def _store(self, key: Any, entry: _Entry) -> None:
@@ -224,6 +236,44 @@ class CompiledFunction:
 
     def __repr__(self) -> str:
         return f"<tp.compile of {getattr(self.fn, '__qualname__', self.fn)!r}: {len(self._cache)} graphs>"
+
+
+# Note [Confirmed graphs]
+# ~~~~~~~~~~~~~~~~~~~~~~~
+# A graph records what a call did to tensors; what the function did to Python objects is not in
+# it. An optimizer that creates its momentum buffers on the first step, or the autograd engine
+# keeping the ones it seeds a backward pass with, makes the first call's graph differ from every
+# later one. So a graph is lowered only when two consecutive calls with the same key trace the
+# same graph (same operators, arguments, constants by identity, wiring and effects): until then
+# calls run eagerly under the tracer. A function whose graph keeps changing (a Python step count
+# in its arithmetic) runs eagerly after _CONFIRM_TRIES traces, with one warning.
+_CONFIRM_TRIES = 4
+
+
+def signature(graph: Graph) -> tuple[Any, ...]:
+    """What must agree between two traces for their graphs to be the same program."""
+    index: dict[Value, int] = {}
+    for v in [*graph.inputs, *graph.grads]:
+        index[v] = len(index)
+
+    def enc(x: Any) -> Any:
+        if isinstance(x, Value):
+            if x.kind == "constant":
+                return ("c", id(x.tensor), x.meta)
+            return ("v", index.get(x, -1))
+        if isinstance(x, list | tuple):
+            return (type(x).__name__, tuple(enc(e) for e in x))
+        return ("k", type(x).__name__, _hashable(x))
+
+    parts: list[Any] = [graph.in_spec, tuple(v.meta for v in graph.inputs)]
+    for n in graph.nodes:
+        parts.append((n.op.name, enc(n.args), enc(tuple(n.kwargs.items())), n.excluded))
+        for o in n.outputs:
+            if isinstance(o, Value):
+                index[o] = len(index)
+    parts.append((graph.out_spec, enc(graph.out_leaves)))
+    parts.append(tuple((e.what, enc(e.target), enc(e.value)) for e in graph.effects))
+    return tuple(parts)
 
 
 def _key(

@@ -36,7 +36,6 @@ def test_order_through_functionality_stack(ns):
             def k(ks, x):
                 log.append(name)
                 return op.redispatch(ks.below(name), x)
-
             return k
 
         for name in ("Batched", "Tracer", "AutogradCPU"):
@@ -160,9 +159,8 @@ def test_close_leaves_no_trace(ns):
     impl_lib.close()
     assert tp.dispatcher.registrations(f"aten_like_{ns}::h") == {}
     # what was there before (the tracer plugin's fallback, when it is loaded)
-    assert tp.dispatcher.dispatch_table(f"aten_like_{ns}::h")["Tracer"] == (
-        "fallback" if "Tracer" in table_before else "missing"
-    )
+    before = "fallback" if "Tracer" in table_before else "missing"
+    assert tp.dispatcher.dispatch_table(f"aten_like_{ns}::h")["Tracer"] == before
     lib.close()
     other.close()
     lib.close()  # twice is harmless
@@ -256,10 +254,7 @@ def test_packet_resolves_overloads(ns):
         with pytest.raises(TypeError) as e:
             add(x, "nope")
         msg = str(e.value)
-        assert (
-            f"{ns}::add() received an invalid combination of arguments - got (FakeTensor, str)"
-            in msg
-        )
+        assert f"{ns}::add() received an invalid combination of arguments - got (FakeTensor, str)" in msg
         assert "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor" in msg
         with pytest.raises(AttributeError, match="has no overload 'nope'; its overloads are"):
             add.nope
@@ -288,11 +283,8 @@ def test_missing_kernel_error_and_remedy(ns, backend):
         # a first-party key whose plugin is not loaded names the distribution to install
         with pytest.raises(tp.DispatchError, match=r"pip install tensorplug-cuda"):
             f(FakeTensor("CUDA"))
-        free = [
-            (k, p)
-            for k, p in (("Tracer", "tracer"), ("Batched", "batched"))
-            if p not in tp.plugins.loaded_names()
-        ]
+        loaded = tp.plugins.loaded_names()
+        free = [(k, p) for k, p in (("Tracer", "tracer"), ("Batched", "batched")) if p not in loaded]
         for key, plugin in free[:1]:  # a functionality key whose first-party plugin is absent
             with pytest.raises(tp.DispatchError, match=rf"pip install tensorplug-{plugin}"):
                 with include(key):
@@ -335,10 +327,7 @@ def test_impl_for_undefined_op(ns):
 
 def test_fallback_outside_underscore_namespace(ns):
     with tp.Library(ns, "DEF") as lib:
-        with pytest.raises(
-            tp.RegistrationError,
-            match=r"registered on the '_' namespace: tp.Library\('_', 'IMPL'\).fallback\(fn, 'Tracer'\)",
-        ):
+        with pytest.raises(tp.RegistrationError, match=r"registered on the '_' namespace: tp.Library\('_', 'IMPL'\).fallback\(fn, 'Tracer'\)"):
             lib.fallback(lambda op, ks, *a: None, "Tracer")
 
 
@@ -355,10 +344,7 @@ def test_duplicate_kernel_names_both_registrants(ns):
         with pytest.raises(tp.RegistrationError) as e:
             other.impl("f", second, "CPU")
     msg = str(e.value)
-    assert (
-        f"{ns}::f.default: a kernel for key 'CPU' is already registered by test_dispatcher:test_duplicate_kernel_names_both_registrants"
-        in msg
-    )
+    assert f"{ns}::f.default: a kernel for key 'CPU' is already registered by test_dispatcher:test_duplicate_kernel_names_both_registrants" in msg
     assert "plugin-b tried to register another" in msg
     assert "override=True" in msg
 
@@ -366,15 +352,10 @@ def test_duplicate_kernel_names_both_registrants(ns):
 def test_duplicate_fallback_and_def_library(ns):
     with tp.Library("_", "IMPL", owner="a") as l1, tp.Library("_", "IMPL", owner="b") as l2:
         l1.fallback(lambda *a: None, "Tracer", override=True)
-        with pytest.raises(
-            tp.RegistrationError, match="a fallback for key 'Tracer' is already registered by a"
-        ):
+        with pytest.raises(tp.RegistrationError, match="a fallback for key 'Tracer' is already registered by a"):
             l2.fallback(lambda *a: None, "Tracer")
     with tp.Library(ns, "DEF"):
-        with pytest.raises(
-            tp.RegistrationError,
-            match=f"Only one DEF library per namespace: namespace '{ns}' is already defined",
-        ):
+        with pytest.raises(tp.RegistrationError, match=f"Only one DEF library per namespace: namespace '{ns}' is already defined"):
             tp.Library(ns, "DEF")
         with tp.Library(ns, "FRAGMENT") as frag:
             frag.define("extra(Tensor self) -> Tensor")
@@ -427,9 +408,8 @@ def test_explain_reports_keys_choice_and_steps(ns):
     assert "skip Tracer: fallthrough" in text
     assert "chosen key: AutogradCPU (entry from Autograd)" in text
     assert "registered by test_dispatcher:test_explain_reports_keys_choice_and_steps" in text
-    assert (
-        "redispatch " + f"{ns}::f.default keyset=DispatchKeySet(BackendSelect, CPU) -> CPU" in text
-    )
+    assert "redispatch " + f"{ns}::f.default keyset=DispatchKeySet(BackendSelect, CPU) -> CPU" in text
+
 
 
 def test_show_dispatch_trace_env_var(tmp_path):
@@ -445,14 +425,9 @@ def test_show_dispatch_trace_env_var(tmp_path):
         "print(tp.ops.envtrace.f(T()))\n"
     )
     env = {**os.environ, "TENSORPLUG_SHOW_DISPATCH_TRACE": "1", "TENSORPLUG_AUTOLOAD": "0"}
-    r = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
-    )
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "1"
-    assert (
-        "[dispatch] call envtrace::f.default keyset=DispatchKeySet(BackendSelect, CPU) -> CPU"
-        in r.stderr
-    )
+    assert "[dispatch] call envtrace::f.default keyset=DispatchKeySet(BackendSelect, CPU) -> CPU" in r.stderr
 
 
 def test_int_list_arguments_reach_kernels_as_tuples_of_ints(ns):

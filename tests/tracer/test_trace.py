@@ -379,3 +379,15 @@ def test_an_inputs_existing_grad_is_read_at_each_replay() -> None:
     before = x2.grad
     out = g(x2)
     assert out is before and same(x2.grad, tp.full([2], 8.0))  # 0.5 * 4 + 2 * 3
+
+
+@pytest.mark.skipif("foo" not in tp.plugins.loaded_names(), reason="needs examples/foo_backend")
+def test_a_replay_runs_on_the_backend_of_its_inputs() -> None:
+    def f(x, y):
+        return (x * y).exp().sum(0)
+
+    g = tp.tracer.trace(f, tp.randn([3, 2]), tp.randn([3, 2]))  # traced on CPU
+    xs, ys = tp.randn([3, 2]), tp.randn([3, 2])
+    out = g(xs.to("foo"), ys.to("foo"))
+    assert out.device.type == "foo"
+    assert same(out.cpu(), f(xs, ys))

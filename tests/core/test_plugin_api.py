@@ -199,7 +199,7 @@ def test_tensor_protocol_names_are_the_tensors_fields():
     assert t.tp_version.value == before + 1 and t.tolist() == [[1.0, 2.0], [4.0, 5.0]]
     # writing them is what a plugin does: the key set decides where calls go
     with tp.Library("_", "IMPL") as fb:
-        fb.fallback(lambda op, ks, *a, **k: "tracer saw " + op.name, "Tracer")
+        fb.fallback(lambda op, ks, *a, **k: "tracer saw " + op.name, "Tracer", override=True)
         u = tp.tensor([1.0])
         u.tp_keyset |= tp.keys.get("Tracer").mask
         assert tp.neg(u) == "tracer saw aten::neg.default"

@@ -46,7 +46,7 @@ def snapshot() -> dict[str, Any]:
         },
         "tensor": {n: _standard_method_or(n, v) for n, v in Tensor.__dict__.items()},
         "storage": dict(_backends._by_key),
-        "key listeners": list(tp.keys._state.listeners),
+        "key listeners": sorted(tp.keys._state.listeners, key=id),  # unloaded() reorders
         "repr suffixes": list(_repr.suffix_hooks),
         "plugins": plugins.list(),
         "pluggy": sorted(n for n, _ in plugins._state.pm.list_name_plugin()),

@@ -15,7 +15,9 @@ from tensorplug.hookspecs import hookimpl
 from . import api
 from .recorder import M, tracer_fallback, value_read_hook
 
-__all__ = ["tensorplug_add_names", "tensorplug_register_kernels"]
+__all__ = ["PLUGIN_API_VERSION", "tensorplug_add_names", "tensorplug_register_kernels"]
+
+PLUGIN_API_VERSION = "1.0"  # the tensorplug.PLUGIN_API_VERSION it is written for
 
 
 def _refresh(*_: Any) -> None:

@@ -395,7 +395,6 @@ def test_dispatch_error_remedy_uses_loaded_names(clean, ns):
         ("enable_grad", "tensorplug-autograd"),
         ("set_grad_enabled", "tensorplug-autograd"),
         ("autograd", "tensorplug-autograd"),
-        ("cuda", "tensorplug-cuda"),
     ],
 )
 def test_missing_name_names_the_distribution(clean, name, dist):
@@ -411,6 +410,7 @@ def test_missing_name_names_the_distribution(clean, name, dist):
 
 def test_missing_name_unknown_or_loaded_is_none(clean):
     assert plugins.missing_name("no_such_thing") is None
+    assert plugins.missing_name("cuda") is None  # tp.cuda is the core's (it answers everywhere)
     plugins.register(make_plugin(), name="batched")
     assert plugins.missing_name("vmap") is None
 

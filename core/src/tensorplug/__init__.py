@@ -86,9 +86,9 @@ from .plugins import PLUGIN_API_VERSION  # noqa: E402
 
 plugins.load_entry_points()
 
-_LAZY_SUBMODULES = frozenset({"nn", "optim"})
+_LAZY_SUBMODULES = frozenset({"cuda", "nn", "optim"})
 if TYPE_CHECKING:
-    from . import nn, optim
+    from . import cuda, nn, optim
 
 
 def __getattr__(name: str) -> Any:
@@ -113,7 +113,7 @@ __all__ = [  # the public API (plus the generated functions: tensorplug.add, ten
     "DispatchError", "Generator", "Library", "MissingPluginError", "OpOverload", "OpPacket",
     "PLUGIN_API_VERSION",
     "RegistrationError", "SchemaError", "Tensor", "array_backend", "as_tensor", "bfloat16",
-    "bool", "can_cast", "cdouble", "cfloat", "complex64", "complex128", "device", "dispatch",
+    "bool", "can_cast", "cdouble", "cfloat", "cuda", "complex64", "complex128", "device", "dispatch",
     "dispatcher", "double", "dtype", "float", "float16", "float32", "float64",
     "get_default_device", "get_default_dtype", "half", "hookimpl", "int", "int8", "int16",
     "int32", "int64", "keys", "library", "long", "manual_seed", "nn", "ops", "optim", "overrides", "plugins",

@@ -5,6 +5,10 @@ Kernels go through the dispatcher; a few things do not: turning Python data into
 ``repr``), and moving data between backends (``.to("cuda")``). A backend plugin describes those
 with a :class:`StorageBackend` registered for its key (``tensorplug.array_backend.register``
 does it for array-API libraries). The core never imports numpy: it only calls these methods.
+
+A backend with devices to manage (``tp.cuda``: device count, current device, streams, memory)
+also registers a *device runtime* for its device type (``registry.add_device_runtime``); see
+``tensorplug.cuda`` for what a runtime provides.
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ from typing import Any, Protocol
 
 from .errors import MissingPluginError
 
-__all__ = ["StorageBackend", "register", "unregister", "for_key", "for_device_type"]
+__all__ = [
+    "StorageBackend", "register", "unregister", "for_key", "for_device_type", "resolve_device",
+    "register_runtime", "unregister_runtime", "runtime",
+]  # fmt: skip
 
 
 class StorageBackend(Protocol):
@@ -32,6 +39,9 @@ class StorageBackend(Protocol):
     def from_host(self, host: Any, device: Any) -> Any:
         """A host numpy array -> a backend array on ``device``."""
         ...
+
+    # Optional: ``device(d)``, the device a tensor made for ``d`` lives on ("cuda" is the
+    # current CUDA device, "cuda:1" itself); without it, ``d`` as it is (see resolve_device).
 
 
 _by_key: dict[str, StorageBackend] = {}
@@ -61,6 +71,34 @@ def for_device_type(device_type: str) -> StorageBackend:
 
     k = keys.backend_for_device_type(device_type)
     raise _missing_backend(k.name if k is not None else None, device_type)
+
+
+def resolve_device(d: Any) -> Any:
+    """The device a tensor made for device ``d`` lives on: ``cuda`` is ``cuda:<current>``."""
+    if d.index is not None or d.type == "cpu":
+        return d
+    resolve = getattr(for_device_type(d.type), "device", None)
+    return d if resolve is None else resolve(d)
+
+
+# --- device runtimes ------------------------------------------------------------------------
+
+_runtimes: dict[str, Any] = {}  # device type -> its runtime (tensorplug.cuda documents one)
+
+
+def register_runtime(rt: Any) -> None:
+    _runtimes[rt.device_type] = rt
+
+
+def unregister_runtime(rt: Any) -> None:
+    device_type: str = rt.device_type
+    if _runtimes.get(device_type) is rt:
+        del _runtimes[device_type]
+
+
+def runtime(device_type: str) -> Any | None:
+    """The device runtime of ``device_type``; None when no loaded plugin registered one."""
+    return _runtimes.get(device_type)
 
 
 # device type -> distribution that provides it, for errors when nothing is loaded for it

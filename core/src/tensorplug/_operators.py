@@ -146,7 +146,7 @@ def install() -> None:
     T.numpy = numpy
     T.to = to
     T.cpu = lambda self: to(self, "cpu")
-    T.cuda = lambda self, device=None: to(self, device or "cuda")
+    T.cuda = _cuda
     T.T = property(lambda self: a.permute.default(self, list(range(self.ndim - 1, -1, -1))))
     T.mT = property(lambda self: a.transpose.int(self, -2, -1))
     T.type_as = lambda self, other: to(self, other.dtype)
@@ -159,6 +159,17 @@ def install() -> None:
     for name in ("zeros", "ones", "empty", "full"):
         setattr(T, f"new_{name}", _new_factory(name))
     T.new_tensor = _new_tensor
+
+
+def _cuda(self: Tensor, device: Any = None, non_blocking: bool = False) -> Tensor:
+    """``to(device)`` for a CUDA device: None is the current one, an int its index."""
+    if device is None:
+        device = "cuda"
+    elif type(device) is builtins.int:
+        device = _Device("cuda", device)
+    elif _canonical_device(device).type != "cuda":
+        raise RuntimeError(f"Invalid device, must be cuda device, got {device}")
+    return to(self, device, non_blocking=non_blocking)
 
 
 def _binary_tensor_only(public: str, fn: Any) -> Callable[[Tensor, Any], Any]:
@@ -303,6 +314,8 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
                 "expected a dtype, a device (or its string), or a Tensor"
             )
     target_dev = _canonical_device(dev) if dev is not None else self.device
+    if target_dev.index is None and target_dev.type == self.device.type != "cpu":
+        target_dev = _backends.resolve_device(target_dev)  # "cuda": the current device
     target_dtype = dtype if dtype is not None else self.dtype
     if target_dev == self.device and target_dtype is self.dtype and not copy:
         return self

@@ -62,13 +62,15 @@ def cmd_plugins(args: argparse.Namespace, out: TextIO) -> int:
         print("no tensorplug plugins are installed (pip install tensorplug-cpu)", file=out)
         return 0
     rows = [("NAME", "DISTRIBUTION", "VERSION", "STATUS", "KEYS", "OPS")]
+    devices = {i.name: _device_notes(i) for i in infos}
     for i in infos:
+        no_device = any(why is not None for _, why in devices[i.name])
         rows.append(
             (
                 i.name,
                 i.distribution or "(in-process)",
                 i.version or "-",
-                i.status,
+                f"{i.status} (no device)" if no_device else i.status,
                 ",".join(i.keys) or "-",
                 str(i.op_count),
             )
@@ -79,7 +81,28 @@ def cmd_plugins(args: argparse.Namespace, out: TextIO) -> int:
             print(f"{i.name}: failed: {i.error}", file=out)
         elif i.reason is not None:
             print(f"{i.name}: disabled: {i.reason}", file=out)
+        for note, why in devices[i.name]:
+            print(f"{i.name}: {note}" if why is None else f"{i.name}: {note}: {why}", file=out)
     return 0
+
+
+def _device_notes(info: _plugins.PluginInfo) -> list[tuple[str, str | None]]:
+    """Per device type whose runtime ``info`` registered: (what is there, why not or None)."""
+    from . import _backends
+
+    notes: list[tuple[str, str | None]] = []
+    for device_type in info.devices:
+        rt = _backends.runtime(device_type)
+        if rt is None:
+            continue
+        why = rt.unavailable_reason()
+        if why is not None:
+            notes.append((f"no {device_type} device is available", why))
+            continue
+        count = int(rt.device_count())
+        names = ", ".join(f"{device_type}:{i} {rt.get_device_name(i)}" for i in range(count))
+        notes.append((f"{count} {device_type} device(s): {names}", None))
+    return notes
 
 
 def cmd_keys(args: argparse.Namespace, out: TextIO) -> int:
@@ -378,7 +401,8 @@ def _demo_batched(out: TextIO) -> None:
 
 def _demo_cuda(out: TextIO) -> None:
     if not tp.cuda.is_available():
-        print("tensorplug-cuda is installed, but no CUDA device is available", file=out)
+        why = _backends_runtime_reason("cuda")
+        print(f"tensorplug-cuda is installed, but no CUDA device is available: {why}", file=out)
         return
     a = tp.randn([256, 256], device="cuda")
     c = (a @ a).sum()
@@ -388,6 +412,13 @@ def _demo_cuda(out: TextIO) -> None:
         f"{c.cpu().item():.3f}",
         file=out,
     )
+
+
+def _backends_runtime_reason(device_type: str) -> str | None:
+    from . import _backends
+
+    rt = _backends.runtime(device_type)
+    return None if rt is None else rt.unavailable_reason()
 
 
 _FIRST_PARTY = {"cpu", "cuda", "autograd", "autocast", "tracer", "batched"}

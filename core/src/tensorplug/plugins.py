@@ -123,6 +123,7 @@ class PluginInfo:
     fallbacks: int = 0  # boxed fallbacks it registered
     names: tuple[str, ...] = ()  # attributes it added to the tensorplug module
     tensor_methods: tuple[str, ...] = ()  # attributes it set on tensorplug.Tensor
+    devices: tuple[str, ...] = ()  # device types whose runtime it registered (tp.cuda)
     error: str | None = None  # status "failed": the exception, as "Type: message"
     reason: str | None = None  # status "disabled": which setting disabled it
     api_version: str | None = None  # the PLUGIN_API_VERSION it declares (None: none)
@@ -152,6 +153,7 @@ class _Plugin:
         self.keys: builtins.list[str] = []
         self.libraries: builtins.list[Library] = []
         self.storage: builtins.list[_backends.StorageBackend] = []
+        self.runtimes: builtins.list[Any] = []
         self.repr_suffixes: builtins.list[Callable[[Any], builtins.list[str]]] = []
         self.key_listeners: builtins.list[Callable[[], None]] = []
         self.value_read_hooks: builtins.list[Callable[[Any, str], None]] = []
@@ -169,6 +171,7 @@ class _Plugin:
             fallbacks=sum(len(lib._fallbacks) for lib in self.libraries),
             names=tuple(self.names),
             tensor_methods=tuple(self.methods),
+            devices=tuple(rt.device_type for rt in self.runtimes),
             error=None if self.error is None else _describe(self.error),
             reason=self.reason,
             api_version=self.api_version,
@@ -255,6 +258,21 @@ class KernelRegistry:
             )
         _backends.register(backend)
         self._plugin.storage.append(backend)
+
+    def add_device_runtime(self, runtime: Any) -> None:
+        """Make ``runtime`` the device runtime of ``runtime.device_type``: what ``tp.cuda``
+        asks for devices, streams and memory (see ``tensorplug.cuda``); removed with the
+        plugin."""
+        other = _backends.runtime(runtime.device_type)
+        if other is not None:
+            raise PluginError(
+                f"plugin {self._plugin.name!r} adds a device runtime for device type "
+                f"{runtime.device_type!r}, which already has one from another plugin; "
+                "unregister that plugin first.",
+                plugin=self._plugin.name,
+            )
+        _backends.register_runtime(runtime)
+        self._plugin.runtimes.append(runtime)
 
     def add_repr_suffix(self, fn: Callable[[Any], builtins.list[str]]) -> None:
         """Add ``fn(tensor) -> ["name=value", ...]`` to every tensor's ``repr`` suffix (the
@@ -586,6 +604,9 @@ def _rollback(p: _Plugin) -> builtins.list[str]:
     p.value_read_hooks.clear()
     for lib in reversed(p.libraries):
         attempt(repr(lib), lib.close)
+    for rt in reversed(p.runtimes):
+        attempt(f"device runtime {rt.device_type}", lambda r=rt: _backends.unregister_runtime(r))  # type: ignore[misc]
+    p.runtimes.clear()
     for sb in reversed(p.storage):
         attempt(f"storage backend {sb.key_name}", lambda s=sb: _backends.unregister(s))  # type: ignore[misc]
     p.storage.clear()
@@ -759,7 +780,6 @@ _FIRST_PARTY_NAMES: Final = {
     "no_grad": ("autograd", "tensorplug-autograd"),
     "enable_grad": ("autograd", "tensorplug-autograd"),
     "set_grad_enabled": ("autograd", "tensorplug-autograd"),
-    "cuda": ("cuda", "tensorplug-cuda"),
 }
 
 

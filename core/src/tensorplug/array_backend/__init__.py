@@ -9,7 +9,8 @@ data in, host arrays out, transfers between backends).
 The kernels live in sibling modules by kind: ``_pointwise``, ``_reductions``, ``_sorting``, ``_linalg``,
 ``_shape``, ``_indexing``, ``_factories``, ``_sampling``, ``_copy``, ``_nn``, ``_backward``; ``_kit`` holds what they share
 (dtype maps, wrapping, promotion helpers, errors; see its Notes). Nothing here imports numpy at
-module level: the core does not depend on it.
+module level: the core does not depend on it. :func:`register_lazy` (``_lazy``) registers a
+backend whose array library is imported on first use (CUDA: CuPy).
 
 Usage (what ``tensorplug-cpu`` does in its ``tensorplug_register_kernels`` hook)::
 
@@ -30,6 +31,15 @@ so each registered kernel but those (and but ``overrides``, which are not known)
 with ``tp.library.mark_no_dispatch``, and a kernel above that finds it so
 (``tp.library.is_no_dispatch``) may call it without the guard (about 0.1 µs per call). ``tests/ops/test_no_dispatch.py`` checks the promise on every op's samples under
 dispatch tracing.
+
+Note [Device guard]
+~~~~~~~~~~~~~~~~~~~
+A backend with several devices (``device_context`` given) runs each kernel with the device of
+its first tensor argument current, as PyTorch's generated CUDA kernels hold a DeviceGuard: an
+op on ``cuda:1`` tensors computes on device 1 whatever device the thread has made current
+(CuPy launches on the current device). Factories have no tensor argument; they enter
+``kit.on(device)`` themselves. A backend with one device passes no ``device_context`` and pays
+nothing.
 """
 
 from __future__ import annotations
@@ -62,7 +72,10 @@ from . import (
 )
 from ._kit import Kernel, Kit, OpError
 
-__all__ = ["ArrayBackend", "ArrayStorage", "OpError", "Registry", "register"]
+__all__ = [
+    "ArrayBackend", "ArrayStorage", "LazyArrayBackend", "OpError", "Registry", "register",
+    "register_lazy",
+]  # fmt: skip
 
 _MODULES = (
     _pointwise, _reductions, _sorting, _linalg, _shape, _indexing, _factories, _sampling, _copy,
@@ -157,6 +170,10 @@ class ArrayStorage:
                 acc *= max(n, 1)
             strides = tuple(reversed(out))
         return int(i["data"][0]), tuple(int(x) for x in strides), item
+
+    def device(self, d: Device) -> Device:
+        """The device tensors made for ``d`` live on (``cuda`` is the current device)."""
+        return self.kit.device(d)
 
     def host_dtype(self, host: Any) -> _dt.dtype:
         d = self._from_host_dtype.get(host.dtype)
@@ -286,6 +303,7 @@ def register(
     from_host: Callable[[Any, Device], Any] | None = None,
     device_context: Callable[[Device], contextlib.AbstractContextManager[Any]] | None = None,
     make_rng: Callable[[int], Any] | None = None,
+    current_device: Callable[[], int] | None = None,
 ) -> ArrayBackend:
     """Register the array kernels for backend ``key`` over array namespace ``xp``.
 
@@ -299,8 +317,11 @@ def register(
       should run in another dtype (default: bfloat16 in float32 when stored by ml_dtypes);
     * ``to_host``/``from_host``: array <-> host numpy array (defaults: ``xp.asnumpy`` or
       ``numpy.asarray``, and ``xp.asarray``); ``device_context``: a context manager making a
-      device current (cupy's ``Device``); ``make_rng(seed)``: the backend's random state
-      (default: numpy's PCG64, or ``xp.random.default_rng``, or numpy on the host).
+      device current (cupy's ``Device``), given by backends with several devices, whose
+      kernels then run on their tensors' device (Note [Device guard]); ``make_rng(seed)``: the
+      backend's random state (default: numpy's PCG64, or ``xp.random.default_rng``, or numpy on
+      the host); ``current_device()``: the index a device named without one (``"cuda"``)
+      means.
     """
     import numpy
 
@@ -345,6 +366,7 @@ def register(
     kit.to_host = to_host
     kit.from_host_array = from_host
     kit.make_rng = make_rng
+    kit.current_device = current_device
     if rng_on_host:
         kit.from_rng = from_host
     else:
@@ -373,6 +395,8 @@ def register(
             skipped.append(name)
             continue
         kern = _kit.guard(name, fn)
+        if device_context is not None:
+            kern = _device_guard(kern, kit)
         if name not in dispatching:
             mark_no_dispatch(kern)
         lib.impl(name, kern, k.name)
@@ -381,3 +405,36 @@ def register(
     store = ArrayStorage(kit, plugin, _host_dtypes())
     registry.add_storage_backend(store)
     return ArrayBackend(kit, lib, store, registered, skipped)
+
+
+def _device_guard(fn: Kernel, kit: Kit) -> Kernel:
+    """``fn`` run with its first tensor argument's device current (Note [Device guard])."""
+    on = kit.on
+    current = kit.current_device
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        dev = _first_device(args)
+        if dev is None or dev.index is None or (current is not None and dev.index == current()):
+            return fn(*args, **kwargs)
+        with on(dev):
+            return fn(*args, **kwargs)
+
+    kernel.__name__ = getattr(fn, "__name__", "kernel")
+    kernel.__qualname__ = getattr(fn, "__qualname__", kernel.__name__)
+    return kernel
+
+
+def _first_device(args: tuple[Any, ...]) -> Any:
+    for a in args:
+        d = getattr(a, "_device", None)
+        if d is not None:
+            return d
+        if type(a) is list or type(a) is tuple:
+            for x in a:
+                d = getattr(x, "_device", None)
+                if d is not None:
+                    return d
+    return None
+
+
+from ._lazy import LazyArrayBackend, register_lazy  # noqa: E402  (it calls register)

@@ -43,6 +43,8 @@ def build(kit: Kit) -> Kernels:
     ) -> Tensor:
         d = self._dtype if dtype is None else dtype
         dev = self._device if device is None else canonical(device)
+        if dev.type == kit.device_type:
+            dev = kit.device(dev)  # "cuda" is the current device
         if dev == self._device:
             kit.check_dtype(d)
             return kit.new(convert(self._data, self._dtype, d), d, self._device, kit.keyset)

@@ -293,9 +293,12 @@ class Kit:
         self.from_host_array: Callable[[Any, Device], Any] = _unset
         self.make_rng: Callable[[int], Any] = _unset
         self.from_rng: Callable[[Any, Device], Any] = _unset
+        # the index of the current device, for devices named without one ("cuda")
+        self.current_device: Callable[[], int] | None = None
 
     def device(self, d: Device) -> Device:
-        """One device object per device, so kernels compare devices with ``is``."""
+        """One device object per device, so kernels compare devices with ``is``; a device
+        named without an index is the current one when the backend has several."""
         got = self._devices.get(d)
         if got is None:
             if d.type != self.device_type:
@@ -303,6 +306,8 @@ class Kit:
                     f"the {self.key_name} backend cannot create tensors on device {d}; its "
                     f"device type is '{self.device_type}'"
                 )
+            if d.index is None and self.current_device is not None:
+                return self.device(Device(d.type, self.current_device()))
             got = self._devices[d] = d
         return got
 

@@ -456,6 +456,15 @@ class Module:
     def cpu(self: M) -> M:
         return self.to("cpu")
 
+    def cuda(self: M, device: int | str | _Device | None = None) -> M:
+        """Move parameters and buffers to a CUDA device: the current one, or ``device`` (an
+        index, ``"cuda:1"`` or a tp.device)."""
+        if device is None:
+            return self.to("cuda")
+        if isinstance(device, int):
+            return self.to(_Device("cuda", device))
+        return self.to(device)
+
     # --- state dict --------------------------------------------------------------------------
 
     def _state_items(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:

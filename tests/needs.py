@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+from typing import Any
+
 import pytest
 
 import tensorplug as tp
@@ -66,3 +68,73 @@ def tracer() -> None:
             "TENSORPLUG_PLUGINS)",
             allow_module_level=True,
         )
+
+
+# --- backend devices, for the device-generic tests (tests/ops/test_ops.py, autograd formulas) --
+
+HAS_CUDA_PLUGIN = "cuda" in tp.plugins.loaded_names()
+HAS_GPU = HAS_CUDA_PLUGIN and tp.cuda.is_available()  # imports CuPy where it is installed
+_NO_GPU = "needs a visible NVIDIA GPU, CuPy and tensorplug-cuda (the GPU run: docs/cuda.md)"
+gpu = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason=_NO_GPU)]  # a GPU test's marks
+
+
+def backend_devices() -> list[tuple[str, str]]:
+    """``(device, coverage)`` for every loaded backend with a device: ``cpu`` and ``cuda``
+    (where a GPU is visible) run every case ("all"); third-party backends run the first sample
+    of each op and dtype ("first": they share the array kit with cpu, and doubling the CPU run
+    would double the suite's time); ``cuda`` without a GPU is listed as "unavailable", for one
+    skipped placeholder per test."""
+    out = [("cpu", "all")]
+    for info in tp.plugins.list():
+        if info.status != "loaded" or info.name in ("cpu", "cuda"):
+            continue
+        for name in info.keys:
+            key = tp.keys.get(name)
+            if key.kind is tp.keys.KeyKind.BACKEND and key.device_type is not None:
+                out.append((key.device_type, "first"))
+    if HAS_CUDA_PLUGIN:
+        out.append(("cuda", "all" if HAS_GPU else "unavailable"))
+    return out
+
+
+_dtypes_seen: dict[tuple[str, str], bool] = {}
+
+
+def device_has_dtype(device: str, dtype: str) -> bool:
+    """Whether the backend of ``device`` stores ``dtype`` (CUDA has no bfloat16)."""
+    key = (device, dtype)
+    if key not in _dtypes_seen:
+        try:
+            tp.zeros([0], dtype=getattr(tp, dtype), device=device)
+        except RuntimeError as e:
+            if "is not supported by the" not in str(e):
+                raise
+            _dtypes_seen[key] = False
+        else:
+            _dtypes_seen[key] = True
+    return _dtypes_seen[key]
+
+
+def device_params(cases: list[Any], first_of: Any) -> list[Any]:
+    """``cases`` (pytest.params) once per backend device, the device as their last value.
+
+    ``first_of(param)`` is the group a case belongs to ("first" coverage keeps the first case
+    of each group). Ids keep the CPU cases' ids; other devices append ``-<device>``. ``cuda``
+    cases carry the ``gpu`` mark."""
+    out: list[Any] = []
+    for device, coverage in backend_devices():
+        marks = gpu if device == "cuda" else []
+        if coverage == "unavailable":
+            n = len(cases[0].values)
+            out.append(pytest.param(*([None] * n), device, marks=marks, id=f"{device}-unavailable"))
+            continue
+        seen: set[Any] = set()
+        for p in cases:
+            if coverage == "first":
+                group = first_of(p)
+                if group in seen:
+                    continue
+                seen.add(group)
+            suffix = "" if device == "cpu" else f"-{device}"
+            out.append(pytest.param(*p.values, device, marks=[*p.marks, *marks], id=p.id + suffix))
+    return out

@@ -7,6 +7,10 @@
   ``gradgradcheck`` of one sample per overload;
 * the points PyTorch defines by convention (ties, kinks, zeros), checked by value;
 * outputs that never require grad, and ``out=`` refusing inputs that require grad.
+
+The gradcheck cases run on every loaded backend device, as the op tests do
+(``tests/needs.py``): cpu and cuda (marked ``gpu``) every sample, a third-party backend such
+as the example ``foo`` the first sample of each overload.
 """
 
 from __future__ import annotations
@@ -133,12 +137,12 @@ class Arg:
         self.k = k
 
 
-def _tensor(a: np.ndarray) -> Tensor:
-    return tp.tensor(a.copy())
+def _tensor(a: np.ndarray, device: str = "cpu") -> Tensor:
+    return tp.tensor(a.copy(), device=device)
 
 
 def _prepare(
-    key: str, sample: SampleInput, diff_names: set[str]
+    key: str, sample: SampleInput, diff_names: set[str], device: str = "cpu"
 ) -> tuple[list[Tensor], tuple[Any, ...], dict[str, Any]]:
     """The sample as (leaves that require grad, args and kwargs holding :class:`Arg`s)."""
     leaves: list[Tensor] = []
@@ -146,7 +150,7 @@ def _prepare(
 
     def convert(x: Any, diff: bool) -> Any:
         if isinstance(x, np.ndarray):
-            t = _tensor(x)
+            t = _tensor(x, device)
             if diff and t.dtype.is_floating_point:
                 leaves.append(t.requires_grad_())
                 return Arg(len(leaves) - 1)
@@ -162,7 +166,13 @@ def _prepare(
         for i, x in enumerate(sample.args)
     )
     kwargs = {k: convert(v, k in diff_names) for k, v in sample.kwargs.items()}
+    if device != "cpu" and "device" not in kwargs and "device" in _argument_names(key):
+        kwargs["device"] = device
     return leaves, args, kwargs
+
+
+def _argument_names(key: str) -> set[str]:
+    return {a.name for a in _schema(key).arguments}
 
 
 def _fill(x: Any, leaves: tuple[Tensor, ...]) -> Any:
@@ -273,9 +283,11 @@ def _inplace_cases() -> Iterator[Any]:
             yield pytest.param(key, formula, s, id=f"{key}-{s.name}")
 
 
-def _run_gradcheck(key: str, formula: str, sample: SampleInput, *, second: bool = False) -> None:
+def _run_gradcheck(
+    key: str, formula: str, sample: SampleInput, device: str, *, second: bool = False
+) -> None:
     info = OPS_BY_NAME[key]
-    leaves, args, kwargs = _prepare(key, sample, _formula_names(formula))
+    leaves, args, kwargs = _prepare(key, sample, _formula_names(formula), device)
     call = _caller(info, args, kwargs, inplace=key in INPLACE)
     if not leaves:
         pytest.skip("no floating-point input the formula differentiates")
@@ -284,14 +296,18 @@ def _run_gradcheck(key: str, formula: str, sample: SampleInput, *, second: bool 
     assert check(call, tuple(leaves), **options)
 
 
-@pytest.mark.parametrize(("key", "formula", "sample"), list(_cases()))
-def test_gradcheck(key: str, formula: str, sample: SampleInput) -> None:
-    _run_gradcheck(key, formula, sample)
+def _on_devices(cases: Iterator[Any]) -> list[Any]:
+    return needs.device_params(list(cases), lambda p: p.values[0])
 
 
-@pytest.mark.parametrize(("key", "formula", "sample"), list(_inplace_cases()))
-def test_gradcheck_inplace(key: str, formula: str, sample: SampleInput) -> None:
-    _run_gradcheck(key, formula, sample)
+@pytest.mark.parametrize(("key", "formula", "sample", "device"), _on_devices(_cases()))
+def test_gradcheck(key: str, formula: str, sample: SampleInput, device: str) -> None:
+    _run_gradcheck(key, formula, sample, device)
+
+
+@pytest.mark.parametrize(("key", "formula", "sample", "device"), _on_devices(_inplace_cases()))
+def test_gradcheck_inplace(key: str, formula: str, sample: SampleInput, device: str) -> None:
+    _run_gradcheck(key, formula, sample, device)
 
 
 def _gradgrad_cases() -> Iterator[Any]:
@@ -303,14 +319,14 @@ def _gradgrad_cases() -> Iterator[Any]:
                 yield pytest.param(key, key, s, id=f"{key}-{s.name}")
 
 
-@pytest.mark.parametrize(("key", "formula", "sample"), list(_gradgrad_cases()))
-def test_gradgradcheck(key: str, formula: str, sample: SampleInput) -> None:
-    _run_gradcheck(key, formula, sample, second=True)
+@pytest.mark.parametrize(("key", "formula", "sample", "device"), _on_devices(_gradgrad_cases()))
+def test_gradgradcheck(key: str, formula: str, sample: SampleInput, device: str) -> None:
+    _run_gradcheck(key, formula, sample, device, second=True)
 
 
-@pytest.mark.parametrize(("key", "formula", "sample"), list(_inplace_cases()))
-def test_gradgradcheck_inplace(key: str, formula: str, sample: SampleInput) -> None:
-    _run_gradcheck(key, formula, sample, second=True)
+@pytest.mark.parametrize(("key", "formula", "sample", "device"), _on_devices(_inplace_cases()))
+def test_gradgradcheck_inplace(key: str, formula: str, sample: SampleInput, device: str) -> None:
+    _run_gradcheck(key, formula, sample, device, second=True)
 
 
 def test_exclusions_name_real_samples() -> None:

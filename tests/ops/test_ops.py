@@ -10,6 +10,11 @@ Each case runs every variant of the op (public function, Tensor method, and the 
 * ``out=``: the out tensor is written, returned, and its version bumped once;
 * views: writing through the view changes the base (and bumps the shared version counter);
 * random ops: shape, dtype, range, and reproducibility under ``tp.manual_seed``.
+
+The cases run on every loaded backend device (``tests/needs.py``, ``backend_devices``): cpu
+and cuda (marked ``gpu``; one skipped placeholder without a GPU) run them all, a third-party
+backend such as the example ``foo`` the first sample of each op and dtype. Inputs are made on
+the device, factories get ``device=``, and every result must be on it.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import yaml
 
 import tensorplug as tp
 from tensorplug.tensor import Tensor
+from tests import needs
 
 from .opinfo import (
     DT,
@@ -55,21 +61,41 @@ TOLERANCES = {
 # --- conversions ------------------------------------------------------------------------------
 
 
-def to_tp(x: Any) -> Any:
-    """Sample values -> call arguments: arrays become tensors, DT markers become dtypes."""
+def to_tp(x: Any, device: str = "cpu") -> Any:
+    """Sample values -> call arguments: arrays become tensors on ``device``, DT markers dtypes."""
     if isinstance(x, np.ndarray):
         if x.dtype.name == "bfloat16":
-            return tp.tensor(x.astype(np.float32), dtype=tp.bfloat16)
-        return tp.tensor(x.copy())
+            return tp.tensor(x.astype(np.float32), dtype=tp.bfloat16, device=device)
+        return tp.tensor(x.copy(), device=device)
     if isinstance(x, DT):
         return getattr(tp, x.name)
     if isinstance(x, list):
-        return [to_tp(v) for v in x]
+        return [to_tp(v, device) for v in x]
     if isinstance(x, tuple):
-        return tuple(to_tp(v) for v in x)
+        return tuple(to_tp(v, device) for v in x)
     if isinstance(x, dict):
-        return {k: to_tp(v) for k, v in x.items()}
+        return {k: to_tp(v, device) for k, v in x.items()}
     return x
+
+
+def call_args(info: OpInfo, sample: SampleInput, device: str) -> tuple[Any, dict[str, Any]]:
+    """The sample's arguments on ``device``; ops with a ``device=`` argument (factories) get it."""
+    args, kwargs = to_tp(sample.args, device), to_tp(sample.kwargs, device)
+    if device != "cpu" and "device" not in kwargs and _takes_device(info):
+        kwargs["device"] = device
+    return args, kwargs
+
+
+def _takes_device(info: OpInfo) -> bool:
+    op = getattr(getattr(tp.ops.aten, info.op_name), info.overload_name)
+    return any(a.name == "device" for a in op.schema.arguments)
+
+
+def check_devices(result: Any, device: str) -> None:
+    """Every tensor of ``result`` is on ``device`` (``cuda`` is the current device, cuda:0)."""
+    want = tp.device("cuda", 0) if device == "cuda" else tp.device(device)
+    for i, t in enumerate(tensors_in(result)):
+        assert t.device == want, f"result tensor #{i} is on {t.device}, not on {want}"
 
 
 def to_ref(x: Any) -> Any:
@@ -90,7 +116,7 @@ def to_ref(x: Any) -> Any:
 
 
 def to_numpy(t: Tensor) -> np.ndarray:
-    arr = np.asarray(t.numpy())
+    arr = np.asarray((t if t.device.type == "cpu" else t.cpu()).numpy())
     if arr.dtype.name in ("float16", "bfloat16"):
         return arr.astype(np.float64)
     return np.array(arr, copy=True)
@@ -258,8 +284,9 @@ def run_variant(
     call: Callable[..., Any],
     expected: Any,
     expected_dtype: Any,
+    device: str = "cpu",
 ) -> None:
-    args, kwargs = to_tp(sample.args), to_tp(sample.kwargs)
+    args, kwargs = call_args(info, sample, device)
     snap = Snapshot(args, kwargs)
 
     if info.kind == "inplace":
@@ -276,7 +303,7 @@ def run_variant(
 
     if info.kind == "out":
         exp = np.asarray(expected)
-        out = to_tp(np.zeros(exp.shape, np_dtype(expected_dtype)))
+        out = to_tp(np.zeros(exp.shape, np_dtype(expected_dtype)), device)
         v0 = out._version
         result = call(*args, **kwargs, out=out)
         assert result is out, "an out= op must return the out tensor itself"
@@ -288,6 +315,7 @@ def run_variant(
         return
 
     result = call(*args, **kwargs)
+    check_devices(result, device)
     if info.compare is not None:
         info.compare(result, expected, sample, dtype)
     else:
@@ -300,9 +328,14 @@ def run_variant(
 
 
 def run_random_variant(
-    info: OpInfo, dtype: str, sample: SampleInput, call: Callable[..., Any], expected_dtype: str
+    info: OpInfo,
+    dtype: str,
+    sample: SampleInput,
+    call: Callable[..., Any],
+    expected_dtype: str,
+    device: str = "cpu",
 ) -> None:
-    args, kwargs = to_tp(sample.args), to_tp(sample.kwargs)
+    args, kwargs = call_args(info, sample, device)
     snap = Snapshot(args, kwargs)
     if "size" in sample.meta:
         shape = tuple(sample.meta["size"])
@@ -314,6 +347,7 @@ def run_random_variant(
     v0 = args[0]._version if inplace else 0
     tp.manual_seed(1234)
     first = call(*args, **kwargs)
+    check_devices(first, device)
     if inplace:
         assert first is args[0], "an in-place op must return its first argument itself"
         assert args[0]._version == v0 + 1, f"_version went from {v0} to {args[0]._version}"
@@ -330,14 +364,19 @@ def run_random_variant(
     snap.assert_unchanged(*([args[0]] if inplace else []))
 
 
-@pytest.mark.parametrize(("info", "dtype", "sample"), CASES)
-def test_op(info: OpInfo, dtype: str, sample: SampleInput) -> None:
+@pytest.mark.parametrize(
+    ("info", "dtype", "sample", "device"),
+    needs.device_params(CASES, lambda p: (p.values[0].name, p.values[1])),
+)
+def test_op(info: OpInfo, dtype: str, sample: SampleInput, device: str) -> None:
+    if not needs.device_has_dtype(device, dtype):
+        pytest.skip(f"the {device} backend has no {dtype} (docs/cuda.md)")
     failures: list[str] = []
     if info.kind == "random":
         expected_dtype = info.result_dtype(sample, dtype)
         for variant, call in info.variants():
             try:
-                run_random_variant(info, dtype, sample, call, expected_dtype)
+                run_random_variant(info, dtype, sample, call, expected_dtype, device)
             except Exception as e:  # noqa: BLE001 - every variant is reported, not just the first
                 failures.append(f"[{variant}] {type(e).__name__}: {e}")
     else:
@@ -348,11 +387,12 @@ def test_op(info: OpInfo, dtype: str, sample: SampleInput) -> None:
         expected_dtype = info.result_dtype(sample, dtype)
         for variant, call in info.variants():
             try:
-                run_variant(info, dtype, sample, variant, call, expected, expected_dtype)
+                run_variant(info, dtype, sample, variant, call, expected, expected_dtype, device)
             except Exception as e:  # noqa: BLE001
                 failures.append(f"[{variant}] {type(e).__name__}: {e}")
     if failures:
-        pytest.fail(f"{info.name} {dtype} {sample.name}:\n" + "\n".join(failures), pytrace=False)
+        head = f"{info.name} {dtype} {sample.name} on {device}"
+        pytest.fail(f"{head}:\n" + "\n".join(failures), pytrace=False)
 
 
 # --- coverage of the yaml ---------------------------------------------------------------------

@@ -1326,7 +1326,7 @@ def _ref_topk(x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool 
 
 def _compare_topk(got: Any, expected: Any, s: SampleInput, d: str) -> None:
     """Unsorted results come in the selection's order: compared sorted by index."""
-    vals, idx = (np.asarray(t.numpy()) for t in got)
+    vals, idx = (np.asarray(t.cpu().numpy()) for t in got)
     ev, ei = expected
     assert (got[0].dtype.name, got[1].dtype.name) == (d, "int64")
     assert vals.shape == ev.shape and idx.shape == ei.shape

@@ -93,12 +93,17 @@ class DeviceGenerators:
         return self._generator().standard_exponential(size)
 
     def integers(
-        self, low: int, high: int | None = None, size: Any = None, dtype: Any = None
+        self,
+        low: int,
+        high: int | None = None,
+        size: Any = None,
+        dtype: Any = None,
+        endpoint: bool = False,
     ) -> Any:
         g = self._generator()
         if dtype is None:
-            return g.integers(low, high, size=size)
-        return g.integers(low, high, size=size, dtype=dtype)
+            return g.integers(low, high, size=size, endpoint=endpoint)
+        return g.integers(low, high, size=size, dtype=dtype, endpoint=endpoint)
 
     def permutation(self, n: int) -> Any:
         """A random permutation of ``range(n)``: the order that sorts ``n`` uniform draws."""

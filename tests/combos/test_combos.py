@@ -22,7 +22,15 @@ COMBOS: dict[str, list[str]] = {
     "core+cpu+foo": ["core", "plugins/cpu", "examples/foo_backend"],
     "core+cpu+autograd": ["core", "plugins/cpu", "plugins/autograd"],
     "core+cpu+tracer": ["core", "plugins/cpu", "plugins/tracer"],
-    "all": ["core", "plugins/cpu", "plugins/autograd", "plugins/tracer", "examples/foo_backend"],
+    "all": [
+        "core",
+        "plugins/cpu",
+        "plugins/autograd",
+        "plugins/tracer",
+        "plugins/cuda",
+        "examples/foo_backend",
+    ],
+    "core+cpu+cuda": ["core", "plugins/cpu", "plugins/cuda"],  # no extra: no CuPy, no GPU
     "core+fixtures": ["core", "tests/fixtures/good_plugin", "tests/fixtures/broken_plugin"],
 }
 
@@ -61,6 +69,25 @@ MISSING_VMAP = """
 import tensorplug as tp
 try:
     tp.vmap
+except tp.MissingPluginError as e:
+    print(e)
+"""
+CUDA_WITHOUT_CUPY = """
+import sys
+import tensorplug as tp
+print("cupy imported:", "cupy" in sys.modules, tp.cuda.is_available(), tp.cuda.device_count())
+try:
+    tp.ones([2], device="cuda")
+except tp.cuda.CudaUnavailableError as e:
+    print(type(e).__name__, e.reason.startswith("CuPy is not installed"),
+          'pip install "tensorplug-cuda[cuda12]"' in str(e))
+print("cuda" if tp.cuda.is_available() else "cpu", tp.ones([2]).sum().item())
+"""
+CUDA_ABSENT = """
+import tensorplug as tp
+print(tp.cuda.is_available(), tp.cuda.device_count(), tp.cuda.memory_allocated())
+try:
+    tp.cuda.current_device()
 except tp.MissingPluginError as e:
     print(e)
 """
@@ -169,6 +196,32 @@ CHECKS: list[tuple[str, str | list[str], str]] = [
         "all",
         ["tensorplug", "demo"],
         r"^tp\.tracer\.trace of the classifier's forward \(3 nodes\):$",
+    ),
+    (
+        "core+cpu+autograd",
+        ["tensorplug", "table", "aten::mul.Tensor"],
+        r"^AutogradCPU\s+Autograd\s+autograd$",
+    ),
+    (
+        "core+cpu+cuda",
+        CUDA_WITHOUT_CUPY,
+        r"^cupy imported: False False 0\nCudaUnavailableError True True\ncpu 2\.0$",
+    ),
+    (
+        "core+cpu+cuda",
+        ["tensorplug", "plugins"],
+        r"^cuda\s+tensorplug-cuda\s+0\.1\.0\s+loaded \(no device\)\s+-\s+\d+$",
+    ),
+    (
+        "core+cpu+cuda",
+        ["tensorplug", "plugins"],
+        r"^cuda: no cuda device is available: CuPy is not installed \(",
+    ),
+    ("core+cpu+cuda", ["tensorplug", "table", "aten::mm"], r"^CUDA\s+CUDA\s+cuda$"),
+    (
+        "core+cpu",
+        CUDA_ABSENT,
+        r"^False 0 0\ntp\.cuda\.current_device\(\) needs the tensorplug-cuda plugin, which is not installed: pip install",
     ),
 ]
 

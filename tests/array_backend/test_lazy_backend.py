@@ -1,0 +1,168 @@
+"""array_backend.register_lazy (stubs until the array library loads), and the multi-device
+parts of array_backend.register: ``current_device=`` ("dev" is the current device) and
+``device_context=`` (kernels run on their tensors' device, Note [Device guard]). numpy plays the
+array library, on the test backend ``TestBackend`` (device type ``testdev``)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+from tensorplug import _backends, array_backend, dispatcher
+from tests.array_backend.conftest import FakeRegistry
+
+KEY = "TestBackend"
+
+
+class Loader:
+    """``load()`` for register_lazy: counts calls; fails while ``error`` is set."""
+
+    def __init__(self, **options: Any) -> None:
+        self.calls = 0
+        self.error: Exception | None = None
+        self.options = options
+
+    def __call__(self) -> dict[str, Any]:
+        self.calls += 1
+        if self.error is not None:
+            raise self.error
+        return {"xp": np, **self.options}
+
+
+@pytest.fixture
+def lazy(backend: tp.keys.DispatchKey) -> Iterator[tuple[Any, Loader]]:
+    load = Loader()
+    registry = FakeRegistry()
+    b = array_backend.register_lazy(registry, KEY, load)
+    try:
+        yield b, load
+    finally:
+        for lib in registry.libraries:
+            lib.close()
+        _backends.unregister(b.storage)
+
+
+def test_stubs_fill_the_table_until_the_first_use(lazy):
+    b, load = lazy
+    assert not b.loaded and b.backend is None and load.calls == 0
+    assert dispatcher.dispatch_table("aten::add.Tensor")[KEY] == KEY
+    assert dispatcher.registrations("aten::mm")[KEY] == "tests.cpu"
+    stub = tp.ops.aten.add.Tensor.kernel_for(tp.keys.keyset(KEY))
+    assert stub.__name__ == f"lazy[{KEY}:add.Tensor]"
+    assert _backends.for_device_type("testdev") is b.storage
+    cpu = {o.name for o in dispatcher.all_ops() if "CPU" in dispatcher.registrations(o)}
+    lazy_ops = {o.name for o in dispatcher.all_ops() if KEY in dispatcher.registrations(o)}
+    assert lazy_ops == cpu  # a stub for every kernel the kit has
+
+
+def test_first_use_loads_once_and_replaces_the_stubs(lazy):
+    b, load = lazy
+    x = tp.ones([2], device="testdev")  # a factory: a stub, then the real kernel
+    assert load.calls == 1 and b.loaded
+    assert (x + x).tolist() == [2.0, 2.0] and tp.tensor([1.0], device="testdev").item() == 1.0
+    assert load.calls == 1
+    real = tp.ops.aten.add.Tensor.kernel_for(tp.keys.keyset(KEY))
+    assert real is b.backend.kernels["add.Tensor"]
+    assert dispatcher.registrations("aten::add.Tensor")[KEY] == "tests.cpu"
+
+
+def test_storage_use_loads_too(lazy):
+    b, load = lazy
+    y = tp.tensor([1.0, 2.0]).to("testdev")
+    assert load.calls == 1 and y.device == tp.device("testdev")
+    assert y.cpu().tolist() == [1.0, 2.0]
+
+
+def test_a_failed_load_raises_its_error_and_is_tried_again(lazy):
+    b, load = lazy
+    load.error = RuntimeError("the array library is missing: install it")
+    with pytest.raises(RuntimeError, match="^the array library is missing: install it$"):
+        tp.zeros([1], device="testdev")
+    with pytest.raises(RuntimeError, match="the array library is missing"):
+        tp.tensor([1.0], device="testdev")
+    assert load.calls == 2 and not b.loaded
+    assert dispatcher.dispatch_table("aten::zeros")[KEY] == KEY  # the stubs stay
+    load.error = None
+    assert tp.zeros([1], device="testdev").tolist() == [0.0] and b.loaded
+
+
+def test_unload_puts_the_stubs_back(lazy):
+    b, load = lazy
+    tp.ones([1], device="testdev")
+    b.unload()
+    assert not b.loaded
+    stub = tp.ops.aten.add.Tensor.kernel_for(tp.keys.keyset(KEY))
+    assert stub.__name__ == f"lazy[{KEY}:add.Tensor]"
+    assert tp.ones([1], device="testdev").tolist() == [1.0] and load.calls == 2
+    b.unload()
+    b.unload()  # twice: harmless
+
+
+def test_register_lazy_needs_a_backend_key():
+    with pytest.raises(tp.RegistrationError, match="'Tracer' is a functionality key"):
+        array_backend.register_lazy(FakeRegistry(), "Tracer", lambda: {})
+
+
+# --- several devices ------------------------------------------------------------------------
+
+
+class Devices:
+    """A current device index, and a context that makes a device current (as cupy.cuda.Device)."""
+
+    def __init__(self) -> None:
+        self.current = 0
+        self.entered: list[int] = []
+
+    def context(self, d: tp.device) -> Any:
+        @contextlib.contextmanager
+        def use() -> Iterator[None]:
+            previous, self.current = self.current, int(d.index)  # type: ignore[arg-type]
+            self.entered.append(self.current)
+            try:
+                yield
+            finally:
+                self.current = previous
+
+        return use()
+
+
+@pytest.fixture
+def multi(backend: tp.keys.DispatchKey) -> Iterator[Devices]:
+    devices = Devices()
+    b = array_backend.register(
+        FakeRegistry(),
+        KEY,
+        np,
+        current_device=lambda: devices.current,
+        device_context=devices.context,
+    )
+    try:
+        yield devices
+    finally:
+        b.close()
+
+
+def test_a_device_without_index_is_the_current_one(multi):
+    x = tp.ones([2], device="testdev")
+    assert x.device == tp.device("testdev:0")
+    multi.current = 1
+    assert tp.tensor([1.0], device="testdev").device == tp.device("testdev:1")
+    assert x.to("testdev").device == tp.device("testdev:1")  # moved to the current device
+    multi.current = 0
+    assert x.to("testdev") is x and x.to("testdev:0") is x  # already there: no copy
+
+
+def test_kernels_run_with_their_tensors_device_current(multi):
+    y = tp.ones([2], device="testdev:1")
+    multi.entered.clear()
+    (y + y).sum()
+    assert multi.entered == [1, 1]  # one guard per kernel, both on device 1
+    x = tp.ones([2], device="testdev:0")
+    multi.entered.clear()
+    x * 2
+    assert multi.entered == []  # already current: no context

@@ -388,3 +388,47 @@ def test_value_read_hook_sees_tolist_and_numpy_and_follows_the_plugin():
         tp.plugins.unregister("value_read_probe")
     t.tolist()
     assert len(seen) == 2
+
+
+# --- device runtimes (tp.cuda) --------------------------------------------------------------
+
+
+class ProbeRuntime:
+    device_type = "probedev"
+
+    def unavailable_reason(self) -> str | None:
+        return "the probe has no devices"
+
+
+def _runtime_plugin(rt: ProbeRuntime) -> object:
+    @tp.hookimpl
+    def tensorplug_register_kernels(registry):
+        registry.add_device_runtime(rt)
+
+    return type("RuntimePlugin", (), {"tensorplug_register_kernels": staticmethod(
+        tensorplug_register_kernels)})  # fmt: skip
+
+
+def test_device_runtime_follows_the_plugin(capsys):
+    from tensorplug import _backends, cli
+
+    rt = ProbeRuntime()
+    tp.plugins.register(_runtime_plugin(rt), name="runtime_probe")
+    try:
+        assert tp.plugins.get("runtime_probe").devices == ("probedev",)
+        assert _backends.runtime("probedev") is rt
+        assert cli.main(["plugins"]) == 0
+        out = capsys.readouterr().out
+        assert "runtime_probe: no probedev device is available: the probe has no devices" in out
+        row = next(ln for ln in out.splitlines() if ln.startswith("runtime_probe "))
+        assert row.split()[1:4] == ["(in-process)", "-", "loaded"] and "(no device)" in row
+        with pytest.raises(
+            tp.plugins.PluginError, match="already has one from another plugin"
+        ) as e:
+            tp.plugins.register(_runtime_plugin(ProbeRuntime()), name="runtime_probe_2")
+        assert "'runtime_probe_2' adds a device runtime for device type 'probedev'" in str(e.value)
+        assert "runtime_probe_2" not in tp.plugins.loaded_names()  # rolled back
+    finally:
+        tp.plugins.unregister("runtime_probe")
+        tp.plugins.unregister("runtime_probe_2")
+    assert _backends.runtime("probedev") is None

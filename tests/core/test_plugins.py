@@ -189,38 +189,6 @@ def test_repr_suffix_follows_the_plugin(clean):
     assert "probe=1" not in repr(tp.tensor([1.0]))
 
 
-class ProbeRuntime:
-    device_type = "probedev"
-
-    def unavailable_reason(self) -> str | None:
-        return "the probe has no devices"
-
-
-def test_device_runtime_follows_the_plugin(clean, capsys):
-    from tensorplug import _backends, cli
-
-    rt = ProbeRuntime()
-
-    def tensorplug_register_kernels(registry: Any) -> None:
-        registry.add_device_runtime(rt)
-
-    plugins.register(make_plugin(tensorplug_register_kernels=tensorplug_register_kernels),
-                     name="runtime_probe")  # fmt: skip
-    assert plugins.get("runtime_probe").devices == ("probedev",)
-    assert _backends.runtime("probedev") is rt
-    assert cli.main(["plugins"]) == 0
-    out = capsys.readouterr().out
-    assert "runtime_probe: no probedev device is available: the probe has no devices" in out
-    row = next(ln for ln in out.splitlines() if ln.startswith("runtime_probe "))
-    assert row.split()[1:4] == ["(in-process)", "-", "loaded"] and "(no device)" in row
-    with pytest.raises(PluginError, match="already has one from another plugin") as e:
-        plugins.register(make_plugin(tensorplug_register_kernels=tensorplug_register_kernels),
-                         name="runtime_probe_2")  # fmt: skip
-    assert "'runtime_probe_2' adds a device runtime for device type 'probedev'" in str(e.value)
-    plugins.unregister("runtime_probe")
-    assert _backends.runtime("probedev") is None
-
-
 # --- in-process register / unregister -------------------------------------------------------
 
 

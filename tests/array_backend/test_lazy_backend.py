@@ -91,6 +91,47 @@ def test_a_failed_load_raises_its_error_and_is_tried_again(lazy):
     assert tp.zeros([1], device="testdev").tolist() == [0.0] and b.loaded
 
 
+class FailingRegistry(FakeRegistry):
+    """Its libraries raise on the 10th kernel once ``armed``: a registration failing halfway."""
+
+    armed = False
+
+    def library(self, ns: str, kind: Any) -> tp.Library:
+        registry = self
+        count = [0]
+
+        class Failing(tp.Library):
+            def impl(self, *args: Any, **kwargs: Any) -> None:
+                count[0] += 1
+                if registry.armed and count[0] == 10:
+                    raise RuntimeError("the 10th kernel fails")
+                super().impl(*args, **kwargs)
+
+        lib = Failing(ns, kind, owner=self.plugin_name)
+        self.libraries.append(lib)
+        return lib
+
+
+def test_a_registration_failing_halfway_leaves_only_the_stubs(backend):
+    registry = FailingRegistry()
+    b = array_backend.register_lazy(registry, KEY, Loader())
+    try:
+        registry.armed = True
+        with pytest.raises(RuntimeError, match="the 10th kernel fails"):
+            tp.ones([1], device="testdev")
+        assert not b.loaded
+        ks = tp.keys.keyset(KEY)
+        for op in dispatcher.all_ops():
+            if KEY in dispatcher.registrations(op):
+                assert op.kernel_for(ks).__name__.startswith(f"lazy[{KEY}:"), op.name
+        registry.armed = False
+        assert (tp.ones([1], device="testdev") * 2).tolist() == [2.0] and b.loaded
+    finally:
+        for lib in registry.libraries:
+            lib.close()
+        _backends.unregister(b.storage)
+
+
 def test_unload_puts_the_stubs_back(lazy):
     b, load = lazy
     tp.ones([1], device="testdev")

@@ -11,8 +11,8 @@ Note [Lazy backends]
 ~~~~~~~~~~~~~~~~~~~~
 Loading registers the real kernels over the stubs (``override=True``) and then removes the
 stubs, so from then on calls reach the real kernels directly; a call that had already picked a
-stub finishes through it (a stub forwards to the loaded kernel). A failed ``load()`` registers
-nothing, and the next use tries again. :meth:`LazyArrayBackend.unload` puts stubs back over the
+stub finishes through it (a stub forwards to the loaded kernel). A failed ``load()`` (or a
+``register`` that fails halfway) leaves only the stubs, and the next use tries again. :meth:`LazyArrayBackend.unload` puts stubs back over the
 real kernels and removes those (tests swap the array library this way). The storage backend
 registered at plugin load stays: it forwards to the loaded backend's storage.
 """
@@ -92,7 +92,12 @@ class LazyArrayBackend:
                 options = dict(self._load())
                 xp = options.pop("xp")
                 installer = _Installer(self._registry, self)
-                b = register(installer, self.key, xp, **options)
+                try:
+                    b = register(installer, self.key, xp, **options)
+                except BaseException:
+                    for lib in installer.libraries:  # the stubs are on top again
+                        lib.close()
+                    raise
                 self._stubs.close()
                 self._stubs = None
                 self._backend = b
@@ -169,9 +174,12 @@ class _Installer:
         self._registry = registry
         self._lazy = lazy
         self.plugin_name = getattr(registry, "plugin_name", "")
+        self.libraries: list[_Overriding] = []
 
     def library(self, ns: str, kind: Any) -> Any:
-        return _Overriding(self._registry.library(ns, kind))
+        lib = _Overriding(self._registry.library(ns, kind))
+        self.libraries.append(lib)
+        return lib
 
     def add_storage_backend(self, backend: Any) -> None:
         self._lazy._real_storage = backend

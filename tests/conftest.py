@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -10,6 +11,15 @@ import pytest
 import tensorplug as tp
 
 _counter = itertools.count()
+
+if os.environ.get("TENSORPLUG_TEST_CUDA_STANDIN") == "1":
+    # Opt-in (docs/cuda.md): the CuPy stand-in plays a GPU for the whole session, so the gpu
+    # tests check the CUDA plugin's wiring on a machine without one. Not a GPU result.
+    from tensorplug_cuda import loader
+    from tests.cuda import standin_cupy
+
+    _standin_session = loader.substitute(standin_cupy.make(devices=2))  # kept: it lasts
+    _standin_session.__enter__()
 
 
 @pytest.fixture

@@ -283,3 +283,21 @@ def test_the_backend_loads_on_first_use_and_unloads(standin):
     assert tp.ops.aten.add.Tensor.kernel_for(tp.keys.keyset("CUDA")).__name__ == stub.__name__
     assert tp.dispatcher.registrations("aten::add.Tensor")["CUDA"] == "cuda"
     assert (x + x).tolist() == [2.0, 2.0] and lazy.loaded  # loads again
+
+
+def test_every_op_runs_on_the_standin(standin):
+    """The first sample of each op (its first dtype CUDA has), through the op tests' harness:
+    inputs made on cuda, results on cuda:0 and equal to numpy's. The full set of cases runs
+    on a GPU (``pytest -m gpu``), or here with TENSORPLUG_TEST_CUDA_STANDIN=1 (docs/cuda.md)."""
+    from tests.ops.test_ops import CASES, case_failures
+
+    seen: set[str] = set()
+    failures: list[str] = []
+    for p in CASES:
+        info, dtype, sample = p.values
+        if info.name in seen or dtype == "bfloat16":
+            continue
+        seen.add(info.name)
+        failures += [f"{p.id}: {f}" for f in case_failures(info, dtype, sample, "cuda")]
+    assert len(seen) > 380
+    assert not failures, "\n".join(failures)

@@ -371,6 +371,14 @@ def run_random_variant(
 def test_op(info: OpInfo, dtype: str, sample: SampleInput, device: str) -> None:
     if not needs.device_has_dtype(device, dtype):
         pytest.skip(f"the {device} backend has no {dtype} (docs/cuda.md)")
+    failures = case_failures(info, dtype, sample, device)
+    if failures:
+        head = f"{info.name} {dtype} {sample.name} on {device}"
+        pytest.fail(f"{head}:\n" + "\n".join(failures), pytrace=False)
+
+
+def case_failures(info: OpInfo, dtype: str, sample: SampleInput, device: str) -> list[str]:
+    """Run every variant of one case on ``device``; what went wrong, per variant."""
     failures: list[str] = []
     if info.kind == "random":
         expected_dtype = info.result_dtype(sample, dtype)
@@ -390,9 +398,7 @@ def test_op(info: OpInfo, dtype: str, sample: SampleInput, device: str) -> None:
                 run_variant(info, dtype, sample, variant, call, expected, expected_dtype, device)
             except Exception as e:  # noqa: BLE001
                 failures.append(f"[{variant}] {type(e).__name__}: {e}")
-    if failures:
-        head = f"{info.name} {dtype} {sample.name} on {device}"
-        pytest.fail(f"{head}:\n" + "\n".join(failures), pytrace=False)
+    return failures
 
 
 # --- coverage of the yaml ---------------------------------------------------------------------

@@ -8,8 +8,13 @@ have, so the plugin's wiring is checked against them:
 
 * an operation on arrays of a device other than the current one raises, as CuPy without peer
   access does (so kernels must run on their tensors' device);
+* host (numpy) arrays are refused as operands, as CuPy refuses them (``asarray`` and ``array``
+  take them: that is the host-to-device copy);
 * results are arrays, never numpy scalars; ``asnumpy`` copies; there is no ``errstate`` and no
-  floating-point warnings; its generators have no ``permutation``;
+  floating-point warnings; its generators have no ``permutation``; ``argsort`` takes no
+  ``stable=`` (and is always stable);
+* ufunc methods as CuPy 14 has them: ``reduce`` and ``accumulate`` only for ``add`` and
+  ``multiply``, ``at`` only for the scatter ufuncs; the others raise NotImplementedError;
 * several devices (``make(devices=2)``), each with its own current stream.
 
 CuPy's numerics, kernels and memory behaviour are not modelled: those are checked on a GPU
@@ -78,12 +83,20 @@ class _Module(types.ModuleType):
         if name.startswith("__") or name in _NOT_IN_CUPY:
             raise AttributeError(name)
         value = getattr(numpy, name)
-        if isinstance(value, numpy.ufunc) or isinstance(value, (type, numpy.dtype)):
-            return value  # ufuncs dispatch on the array type; dtypes and scalar types as numpy
+        if isinstance(value, numpy.ufunc):
+            wrapped = _UFunc(value)
+            setattr(self, name, wrapped)
+            return wrapped
+        if isinstance(value, (type, numpy.dtype)):
+            return value  # dtypes and scalar types as numpy
         if callable(value):
             cls = self.ndarray
+            state = self._state
+            takes_host = name in _TAKES_HOST
 
             def function(*args: Any, **kwargs: Any) -> Any:
+                if not takes_host:
+                    _check_device(state, (args, kwargs))
                 with numpy.errstate(all="ignore"):
                     return _wrap(value(*_unwrap(args), **_unwrap(kwargs)), cls)
 
@@ -143,8 +156,47 @@ def _array_class(state: _State) -> type:
     return ndarray
 
 
+# CuPy 14's ufunc methods (cupy/_core/_kernel.pyx): reduce and accumulate exist for add and
+# multiply only; at for the ufuncs with a scatter operation
+_REDUCING = frozenset({"add", "multiply"})
+_SCATTERING = frozenset({"add", "subtract", "maximum", "minimum"})
+
+
+class _UFunc:
+    """A numpy ufunc with CuPy's methods: calls dispatch on the device arrays as numpy's do."""
+
+    def __init__(self, ufunc: Any) -> None:
+        self._ufunc = ufunc
+        self.__name__ = ufunc.__name__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._ufunc(*args, **kwargs)
+
+    def _supported(self, method: str, names: frozenset[str]) -> Any:
+        if self.__name__ not in names:
+            raise NotImplementedError(f"`cupy_{self.__name__}.{method}` is not supported yet")
+        return getattr(self._ufunc, method)
+
+    def reduce(self, *args: Any, **kwargs: Any) -> Any:
+        return self._supported("reduce", _REDUCING)(*args, **kwargs)
+
+    def accumulate(self, *args: Any, **kwargs: Any) -> Any:
+        return self._supported("accumulate", _REDUCING)(*args, **kwargs)
+
+    def at(self, *args: Any, **kwargs: Any) -> Any:
+        return self._supported("at", _SCATTERING)(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ufunc, name)
+
+
+_TAKES_HOST = frozenset({"asarray", "array", "asanyarray", "ascontiguousarray"})
+
+
 def _check_device(state: _State, values: Any) -> None:
-    for a in _arrays(values):
+    for a in _arrays(values, host=True):
+        if not hasattr(a, "device_id"):
+            raise TypeError(f"Unsupported type {type(a)}")  # CuPy's words for a host array
         if a.device_id != state.current:
             raise ValueError(
                 f"The device where the array resides ({a.device_id}) is different from the "
@@ -153,15 +205,16 @@ def _check_device(state: _State, values: Any) -> None:
             )
 
 
-def _arrays(x: Any) -> Any:
-    if isinstance(x, numpy.ndarray) and hasattr(x, "device_id"):
+def _arrays(x: Any, host: bool = False) -> Any:
+    """The device arrays in ``x`` (nested lists, tuples, dicts); with ``host``, numpy's too."""
+    if isinstance(x, numpy.ndarray) and (host or hasattr(x, "device_id")):
         yield x
     elif isinstance(x, (list, tuple)):
         for v in x:
-            yield from _arrays(v)
+            yield from _arrays(v, host)
     elif isinstance(x, dict):
         for v in x.values():
-            yield from _arrays(v)
+            yield from _arrays(v, host)
 
 
 def _unwrap(x: Any) -> Any:

@@ -5,8 +5,11 @@ kernel or tensor: it gets CuPy from the loader (or raises the reason CUDA is una
 returns the arguments of ``array_backend.register``. What differs from numpy is fixed here, each
 piece named for what it fixes:
 
-* :func:`numpy_compatible` -- the array namespace: CuPy with the few functions whose
-  signature differs from numpy's (``argsort`` has no ``stable=``; CuPy's sort is always stable);
+* :func:`numpy_compatible` -- the array namespace: CuPy with the few functions that differ
+  from numpy's: ``argsort`` has no ``stable=`` (CuPy's sort is always stable), and CuPy's
+  ufuncs ``reduce`` and ``accumulate`` only for ``add`` and ``multiply`` (the kit reduces with
+  ``maximum``, ``minimum``, ``logical_and``, and scans with ``maximum``/``minimum`` for
+  ``cummax``/``cummin``), see :class:`ReducingUfunc`;
 * :class:`DeviceGenerators` -- random numbers: one CuPy generator per device (a CuPy generator
   lives on the device it was made on), with ``permutation``, which CuPy's lacks;
 * multi-GPU machines get ``device_context`` (kernels run on their tensors' device, Note
@@ -60,7 +63,60 @@ def numpy_compatible(cp: Any) -> types.ModuleType:
         return argsort(a, axis=axis)  # CuPy's argsort is stable whatever ``kind`` asks
 
     ns.argsort = argsort_accepting_stable  # type: ignore[attr-defined]
+    for name, reduce in (
+        ("maximum", cp.max), ("minimum", cp.min), ("logical_and", cp.all), ("logical_or", cp.any),
+    ):  # fmt: skip
+        setattr(ns, name, ReducingUfunc(getattr(cp, name), reduce))
     return ns
+
+
+class ReducingUfunc:
+    """A CuPy ufunc with numpy's ``reduce`` and ``accumulate``, which CuPy 14 has only for
+    ``add`` and ``multiply`` (it raises NotImplementedError for the others).
+
+    ``reduce`` is the matching reduction (``cupy.max`` for ``maximum``). ``accumulate`` is an
+    inclusive scan by doubling: after the step of stride ``k`` each element combines the ``2k``
+    elements up to it, so ``log2(n)`` elementwise calls cover the axis. ``maximum`` and
+    ``minimum`` are associative, NaN included (a NaN stays NaN), so the result equals numpy's
+    sequential one."""
+
+    def __init__(self, ufunc: Any, reduction: Any) -> None:
+        self._ufunc = ufunc
+        self._reduction = reduction
+        self.__name__ = getattr(ufunc, "__name__", "ufunc")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._ufunc(*args, **kwargs)
+
+    def reduce(
+        self, array: Any, axis: Any = 0, dtype: Any = None, out: Any = None, keepdims: bool = False
+    ) -> Any:
+        r = self._reduction(array, axis=axis, keepdims=keepdims)
+        if dtype is not None:
+            r = r.astype(dtype)
+        if out is not None:
+            out[...] = r
+            return out
+        return r
+
+    def accumulate(self, array: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
+        a = array if dtype is None else array.astype(dtype)
+        a = a.copy()
+        ax = axis + a.ndim if axis < 0 else axis
+        n = a.shape[ax]
+        k = 1
+        while k < n:
+            head = (slice(None),) * ax
+            later, earlier = head + (slice(k, None),), head + (slice(None, n - k),)
+            a[later] = self._ufunc(a[later], a[earlier])  # the right side is computed first
+            k *= 2
+        if out is not None:
+            out[...] = a
+            return out
+        return a
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ufunc, name)
 
 
 class DeviceGenerators:

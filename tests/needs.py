@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-
 from typing import Any
 
 import pytest

@@ -21,7 +21,9 @@ from tensorplug.hookspecs import hookimpl
 from . import backend
 from .runtime import CudaRuntime
 
-__all__ = ["RUNTIME", "tensorplug_register_kernels"]
+__all__ = ["PLUGIN_API_VERSION", "RUNTIME", "tensorplug_register_kernels"]
+
+PLUGIN_API_VERSION = "1.0"  # the tensorplug.PLUGIN_API_VERSION it is written for
 
 RUNTIME = CudaRuntime()
 LAZY: array_backend.LazyArrayBackend | None = None  # set while the plugin is loaded

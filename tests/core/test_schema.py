@@ -173,13 +173,13 @@ def test_namespace_and_single_returns() -> None:
 
 
 def test_types_read_left_to_right() -> None:
-    s = parse("f(Tensor?[] a, int[2]? b, Tensor(a!)? c, Tensor(b)[3] d, Foo?? e) -> ()")
+    s = parse("f(Tensor?[] a, int[2]? b, Tensor(a!)? c, Tensor(b)[3] d, Dimname?? e) -> ()")
     a, b, c, d, e = s.positional
     assert a.type == ListType(OptionalType(BaseType("Tensor")), None)
     assert b.type == OptionalType(ListType(BaseType("int"), 2))
     assert c.type == OptionalType(BaseType("Tensor")) and c.is_write
     assert d.type == ListType(BaseType("Tensor"), 3) and str(d) == "Tensor(b)[3] d"
-    assert e.type == OptionalType(OptionalType(BaseType("Foo")))
+    assert e.type == OptionalType(OptionalType(BaseType("Dimname")))
     assert [x.tensor_kind for x in s.positional] == ["Tensor?[]", None, "Tensor?", "Tensor[]", None]
 
 
@@ -237,17 +237,24 @@ def test_required_argument_after_a_default_is_allowed() -> None:
 # --------------------------------------------------------------------------------------------
 # Random schemas round-trip.
 
-_names = st.from_regex(r"[a-z_][a-z0-9_]{0,5}", fullmatch=True)
+# "out" names are held to their own rule (test_out_arguments_must_be_written)
+_names = st.from_regex(r"[a-z_][a-z0-9_]{0,5}", fullmatch=True).filter(
+    lambda n: n != "out" and not n.endswith("_out")
+)
 _base_names = st.sampled_from(
     ["Tensor", "int", "SymInt", "float", "bool", "str", "Scalar", "ScalarType", "Device",
-     "Layout", "MemoryFormat", "Generator", "Dimname", "Storage", "Stream", "Any", "Foo"]
+     "Layout", "MemoryFormat", "Generator", "Dimname", "Storage", "Stream", "Any", "QScheme"]
 )  # fmt: skip
 _alias_sets = st.lists(st.sampled_from(["a", "b", "c", "*"]), min_size=1, max_size=2, unique=True)
-_annotations = st.none() | st.builds(
-    lambda before, write, after: Annotation(tuple(before), write, tuple(after)),
-    _alias_sets,
-    st.booleans(),
-    st.just([]) | _alias_sets,
+_annotations = (
+    st.none()
+    | st.builds(
+        lambda before, write, after: Annotation(tuple(before), write, tuple(after)),
+        _alias_sets,
+        st.booleans(),
+        st.just([]) | _alias_sets,
+    )
+    | st.just(Annotation((), True, ()))  # Tensor!
 )
 
 
@@ -411,6 +418,124 @@ def test_malformed_schemas(text: str, column: int, reason: str) -> None:
     assert (info.value.reason, info.value.column) == (reason, column)
     assert str(info.value).startswith(f"{reason} at column {column}:\n    ")
     assert str(info.value).endswith("\n    " + " " * (column - 1) + "^")
+
+
+# --------------------------------------------------------------------------------------------
+# The strict parts of the grammar (the native_functions README's rules).
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "name", "hint"),
+    [
+        ("f(Tensr x) -> Tensor", 3, "Tensr", "Tensor"),
+        ("f(Tensor x, double y) -> Tensor", 13, "double", "float"),
+        ("f(Tensor x, int64_t y) -> Tensor", 13, "int64_t", "int"),
+        ("f(Tensor x, Sclar y) -> Tensor", 13, "Sclar", "Scalar"),
+        ("f(Tensor x, Widget? y=None) -> Tensor", 13, "Widget", None),
+        ("f(Tensor x) -> Tensr", 16, "Tensr", "Tensor"),
+        ("f(Tensor x) -> (Tensor a, Foo b)", 27, "Foo", None),
+        ("f(Tensor(a) x, Tensor[] y, tensor[] z) -> Tensor", 28, "tensor", "Tensor"),
+    ],
+)
+def test_unknown_type_names_are_refused(
+    text: str, column: int, name: str, hint: str | None
+) -> None:
+    with pytest.raises(SchemaError) as info:
+        parse(text)
+    err = info.value
+    assert err.column == column
+    suggestion = f" (did you mean '{hint}'?)" if hint else ""
+    assert err.reason.startswith(f"unknown type '{name}'{suggestion}; the types are Any, Device,")
+    assert err.reason.endswith(", or a name registered with tensorplug.schema.register_python_type")
+    assert str(err).endswith("\n    " + " " * (column - 1) + "^")
+
+
+@pytest.mark.usefixtures("registry")
+def test_a_registered_python_type_is_a_type_name() -> None:
+    with pytest.raises(SchemaError, match="unknown type 'Widget'"):
+        parse("f(Widget w) -> ()")
+
+    class Widget:
+        pass
+
+    register_python_type("Widget", Widget)
+    s = parse("f(Widget w, Widget? v=None) -> ()")
+    w = Widget()
+    assert s.bind((w,), {}) == ((w, None), {})
+    assert bind_error(str(s), (1,), {}) == "f(): argument 'w' (position 1) must be Widget, not int"
+
+
+def test_every_known_type_name_parses() -> None:
+    from tensorplug.schema import KNOWN_TYPES
+
+    for name in sorted(KNOWN_TYPES):
+        assert str(parse(f"f({name} x) -> ()")) == f"f({name} x) -> ()"
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "name", "example"),
+    [
+        ("abs.out(Tensor self, *, Tensor out) -> Tensor", 25, "out", "Tensor(a!) out"),
+        ("f(Tensor self, Tensor out) -> Tensor", 16, "out", "Tensor(a!) out"),
+        ("f(Tensor self, *, Tensor(a) out) -> Tensor(a)", 19, "out", "Tensor(a!) out"),
+        ("f(Tensor self, *, Tensor? out=None) -> Tensor", 19, "out", "Tensor(a!)? out"),
+        ("f(Tensor self, *, Tensor[] out) -> ()", 19, "out", "Tensor(a!)[] out"),
+        ("max.dim_out(Tensor self, int dim, *, Tensor(a!) max, Tensor max_values) -> "
+         "(Tensor(a!), Tensor)", 54, "max_values", "Tensor(a!) max_values"),
+    ],
+)  # fmt: skip
+def test_out_arguments_must_be_written(text: str, column: int, name: str, example: str) -> None:
+    with pytest.raises(SchemaError) as info:
+        parse(text)
+    assert info.value.column == column
+    assert info.value.reason == (
+        f"the out argument '{name}' must be annotated as written in place, as in '{example}'"
+    )
+
+
+def test_out_arguments_that_are_written_parse() -> None:
+    s = parse("abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+    assert s.kwarg_only[0].is_write
+    # not tensors, or not keyword-only in an out overload: not out arguments
+    parse("f(Tensor self, int out) -> Tensor")
+    parse("f.out(Tensor self, Tensor other, *, int alpha=1, Tensor(a!) out) -> Tensor(a!)")
+    parse("f.out(Tensor self, Tensor other, *, Tensor! out) -> Tensor")
+
+
+def test_tensor_bang_is_a_fresh_written_alias_set() -> None:
+    s = parse("f(Tensor! self, Tensor!? maybe, Tensor![] many, Tensor other) -> ()")
+    a, b, c, d = s.positional
+    assert a.annotation == Annotation((), True, ()) and a.annotation.is_fresh
+    assert a.is_write and b.is_write and c.is_write and not d.is_write
+    assert b.type == OptionalType(BaseType("Tensor")) and c.type == ListType(
+        BaseType("Tensor"), None
+    )
+    assert str(s) == "f(Tensor! self, Tensor!? maybe, Tensor![] many, Tensor other) -> ()"
+    assert str(parse("g(Tensor ! x) -> Tensor !")) == "g(Tensor! x) -> Tensor!"
+    assert not parse("f(Tensor(a!) x) -> ()").positional[0].annotation.is_fresh
+
+
+def test_optional_tensor_default_empty_list_means_none() -> None:
+    s = parse("f(Tensor self, Tensor? weight=[], int n=0) -> Tensor")
+    weight = s.positional[1]
+    assert weight.default == "[]" and weight.has_default and weight.default_value is None
+    assert str(s) == "f(Tensor self, Tensor? weight=[], int n=0) -> Tensor"
+    t = T()
+    assert s.bind((t,), {}) == ((t, None, 0), {})
+    with pytest.raises(
+        SchemaError, match=r"default value \[\] does not fit type Tensor at column 17"
+    ):
+        parse("f(Tensor weight=[]) -> Tensor")
+
+
+def test_native_functions_yaml_parses_under_the_strict_grammar() -> None:
+    import yaml
+
+    path = pathlib.Path(__file__).parents[2] / "core/src/tensorplug/native_functions.yaml"
+    entries = yaml.safe_load(path.read_text())
+    assert len(entries) > 300
+    for entry in entries:
+        assert str(parse(entry["func"])) == entry["func"]
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,19 +14,24 @@ every argument after it keyword-only.
 
 A **type** is a base name followed by any number of suffixes, read left to right:
 ``T?`` is optional (``None`` allowed), ``T[]`` is a list, ``T[N]`` a list of size ``N``. So
-``Tensor?[]`` is a list of optional tensors and ``int[1]?`` an optional list. Any identifier is
-a base name (``Tensor``, ``int``, ``SymInt``, ``float``, ``bool``, ``str``, ``Scalar``,
-``ScalarType``, ``Device``, ``Layout``, ``MemoryFormat``, ``Generator``, ``Dimname``, ...); the
-parser records it and binding decides what values fit (see ``tensorplug._binding``).
+``Tensor?[]`` is a list of optional tensors and ``int[1]?`` an optional list. A base name is
+one of :data:`KNOWN_TYPES` (``Tensor``, ``int``, ``SymInt``, ``float``, ``bool``, ``str``,
+``Scalar``, ``ScalarType``, ``Device``, ``Layout``, ``MemoryFormat``, ``Generator``,
+``Dimname``, ...) or a name registered with :func:`register_python_type`; any other name is
+refused (Note [Type names]). Binding decides what values fit (see ``tensorplug._binding``).
 
 An **alias annotation** sits right after the base name, before the suffixes:
 ``Tensor(a)`` may alias alias-set ``a`` (a view), ``Tensor(a!)`` is written in place,
+``Tensor!`` is written in place and aliases nothing else (a fresh set),
 ``Tensor(a|b)`` may alias either set, ``Tensor(a -> *)`` goes into a container whose elements
-alias ``a`` (``chunk``), and ``Tensor(a!)[] self`` annotates the elements of a list.
+alias ``a`` (``chunk``), and ``Tensor(a!)[] self`` annotates the elements of a list. An ``out``
+argument (named ``out``, or keyword-only in an overload named ``out`` or ``*_out``) must be
+annotated as written: ``Tensor(a!) out``.
 
 A **default** is a number (``0``, ``-100``, ``1e-05``), ``None``, ``True``/``False``, a quoted
 string (``"mean"``, ``'none'``), a list (``[]``, ``[0,1]``) or a bare identifier naming a
-constant (``contiguous_format``, ``Mean``). The text is kept exactly (only whitespace is
+constant (``contiguous_format``, ``Mean``); ``Tensor? x=[]`` is the README's "no tensor" and
+means ``None``. The text is kept exactly (only whitespace is
 canonicalised) so that ``str()`` round-trips; :attr:`Argument.default_value` gives the Python
 value.
 
@@ -85,6 +90,7 @@ __all__ = [
     "OptionalType",
     "Return",
     "SchemaError",
+    "KNOWN_TYPES",
     "Type",
     "fast_types",
     "normalize_argument",
@@ -156,7 +162,11 @@ TensorKind: TypeAlias = Literal["Tensor", "Tensor?", "Tensor[]", "Tensor?[]"]
 
 @dataclass(frozen=True)
 class Annotation:
-    """An alias annotation: ``a``, ``a!``, ``a|b``, ``a -> *``, ``a! -> a|b``."""
+    """An alias annotation: ``a``, ``a!``, ``a|b``, ``a -> *``, ``a! -> a|b``.
+
+    ``before == ()`` is the fresh alias set of the shorthand ``Tensor!`` (written in place,
+    aliasing nothing else in the schema), printed as ``!``.
+    """
 
     before: tuple[str, ...]
     is_write: bool
@@ -168,15 +178,30 @@ class Annotation:
             text += " -> " + "|".join(self.after)
         return text
 
+    @property
+    def is_fresh(self) -> bool:
+        """True for the ``Tensor!`` shorthand: a write to an alias set of its own."""
+        return not self.before
+
 
 def _format_type(type_: Type, annotation: Annotation | None) -> str:
     """The type's text with the annotation right after the base name: ``Tensor(a!)[]``."""
     if isinstance(type_, BaseType):
-        return type_.name if annotation is None else f"{type_.name}({annotation})"
+        if annotation is None:
+            return type_.name
+        if annotation.is_fresh:
+            return f"{type_.name}!"
+        return f"{type_.name}({annotation})"
     if isinstance(type_, OptionalType):
         return _format_type(type_.elem, annotation) + "?"
     size = "" if type_.size is None else str(type_.size)
     return f"{_format_type(type_.elem, annotation)}[{size}]"
+
+
+def _base_is_tensor(type_: Type) -> bool:
+    while not isinstance(type_, BaseType):
+        type_ = type_.elem
+    return type_.name == "Tensor"
 
 
 def _tensor_kind(type_: Type) -> TensorKind | None:
@@ -213,7 +238,9 @@ class Argument:
     @cached_property
     def default_value(self) -> Any:
         """The default as a Python value (Note [Default values]); ``None`` without a default."""
-        return None if self.default is None else _literal_value(self.default)
+        if self.default is None or _is_undefined_tensor_default(self.default, self.type):
+            return None
+        return _literal_value(self.default)
 
     @property
     def is_write(self) -> bool:
@@ -377,6 +404,64 @@ def _literal_value(text: str) -> Any:
     return text
 
 
+def _is_undefined_tensor_default(default: str, type_: Type) -> bool:
+    """``Tensor? x=[]``: the README's spelling of "no tensor", whose value is ``None``."""
+    return default == "[]" and _tensor_kind(type_) == "Tensor?"
+
+
+# --------------------------------------------------------------------------------------------
+# Type names.
+#
+# Note [Type names]
+# ~~~~~~~~~~~~~~~~~
+# A base type is one of the names below (the native_functions README's types, TorchScript's
+# ``complex`` and ``Any``, and the Sym* names), or a name some module registered with
+# :func:`register_python_type` before the schema was parsed. Any other name is refused, as
+# c10's schema parser refuses it: ``Tensr`` is a typo, not a type, and accepting it would only
+# move the error to the first call. A plugin that brings a new type (``register_python_type(
+# "Widget", Widget)``) registers it before it defines operators that use it.
+
+KNOWN_TYPES = frozenset(
+    {
+        "Tensor", "int", "SymInt", "float", "SymFloat", "bool", "SymBool", "complex", "str",
+        "Scalar", "ScalarType", "Device", "DeviceIndex", "Layout", "MemoryFormat", "Generator",
+        "Dimname", "Storage", "Stream", "QScheme", "Any",
+    }
+)  # fmt: skip
+
+# Names people write from C++ habit, with what the grammar calls them.
+_TYPE_HINTS = {
+    "double": "float",
+    "int64_t": "int",
+    "Tensor&": "Tensor",
+    "TensorList": "Tensor[]",
+    "IntList": "int[]",
+    "string": "str",
+    "Number": "Scalar",
+    "dtype": "ScalarType",
+}
+
+
+def _unknown_type(name: str) -> str:
+    """Why ``name`` is refused, with the nearest known name (Note [Type names])."""
+    import difflib
+
+    known = sorted(KNOWN_TYPES | set(_binding._PYTHON_TYPES))
+    hint = _TYPE_HINTS.get(name)
+    if hint is None:
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.7)
+        hint = close[0] if close else None
+    suggestion = f" (did you mean '{hint}'?)" if hint else ""
+    return (
+        f"unknown type '{name}'{suggestion}; the types are {', '.join(known)}, or a name "
+        "registered with tensorplug.schema.register_python_type"
+    )
+
+
+def _is_out_name(overload: str) -> bool:
+    return overload == "out" or overload.endswith("_out")
+
+
 # --------------------------------------------------------------------------------------------
 # The parser: recursive descent over the tokens, one method per rule of the grammar.
 
@@ -386,6 +471,7 @@ class _Parser:
         self.text = text
         self.tokens = list(_tokenize(text))
         self.pos = 0
+        self.overload = ""
 
     # -- helpers
 
@@ -428,6 +514,7 @@ class _Parser:
         if self.accept("::"):
             namespace, name = name, self.ident("an operator name")
         overload = self.ident("an overload name") if self.accept(".") else ""
+        self.overload = overload
         self.expect("(")
         positional, kwarg_only = self.arguments()
         self.expect("->")
@@ -465,20 +552,43 @@ class _Parser:
                 raise self.expected("',' or ')'")
 
     def argument(self, kwarg_only: bool) -> tuple[_Token, Argument]:
+        type_token = self.peek
         type_, annotation = self.type()
         name_token = self.peek
         name = self.ident("an argument name")
+        is_out = name == "out" or (kwarg_only and _is_out_name(self.overload))
+        if is_out and _base_is_tensor(type_) and not (annotation and annotation.is_write):
+            # an out= argument is written in place: the dispatcher bumps its version counter and
+            # every transform (autograd, tracing, vmap) treats it as written only if it says so
+            raise self.error(
+                f"the out argument '{name}' must be annotated as written in place, as in "
+                f"'{_format_type(type_, Annotation(('a',), True, ()))} {name}'",
+                type_token,
+            )
         default = None
         if self.accept("="):
             start = self.peek
             default, checkable = self.default()
-            if checkable and not _binding.default_fits(_literal_value(default), type_):
+            if (
+                checkable
+                and not _is_undefined_tensor_default(default, type_)
+                and not _binding.default_fits(_literal_value(default), type_)
+            ):
                 raise self.error(f"default value {default} does not fit type {type_}", start)
         return name_token, Argument(name, type_, default, annotation, kwarg_only)
 
     def type(self) -> tuple[Type, Annotation | None]:
-        type_: Type = BaseType(self.ident("a type"))
-        annotation = self.annotation() if self.accept("(") else None
+        token = self.peek
+        name = self.ident("a type")
+        if name not in KNOWN_TYPES and name not in _binding._PYTHON_TYPES:
+            raise self.error(_unknown_type(name), token)  # Note [Type names]
+        type_: Type = BaseType(name)
+        if self.accept("("):
+            annotation: Annotation | None = self.annotation()
+        elif self.accept("!"):
+            annotation = Annotation((), True, ())  # Tensor!: a fresh alias set, written
+        else:
+            annotation = None
         while True:
             if self.accept("?"):
                 type_ = OptionalType(type_)

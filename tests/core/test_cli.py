@@ -105,11 +105,12 @@ def test_keys_in_priority_order(capsys, probe):
     ]
     assert rows["AutogradCliProbe"].split()[1:3] == ["per-backend", "functionality"]
     assert rows["Autograd"].split() == ["Autograd", "alias", "-", "tensorplug"]
-    assert names[-4:] == [
+    assert names[-5:] == [
         "Autograd",
         "Autocast",
         "CompositeExplicitAutograd",
         "CompositeImplicitAutograd",
+        "CompositeExplicitAutogradNonFunctional",
     ]
 
 

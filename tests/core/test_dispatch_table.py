@@ -94,7 +94,7 @@ def test_table_matches_rules(regs, fallbacks, backend, ns):
         both = {"CompositeImplicitAutograd", "CompositeExplicitAutograd"} <= regs
         for r in sorted(regs):
             if both and r == "CompositeImplicitAutograd":
-                with pytest.raises(tp.RegistrationError, match="not both"):
+                with pytest.raises(tp.RegistrationError, match="not two"):
                     lib.impl("f", kernel, r)
                 continue
             lib.impl("f", kernel, r)
@@ -118,3 +118,52 @@ def test_both_composites_error_names_both(ns):
     msg = str(e.value)
     assert f"{ns}::g.default" in msg
     assert "CompositeImplicitAutograd" in msg and "CompositeExplicitAutograd" in msg
+
+
+@pytest.mark.parametrize(
+    "regs",
+    [set(), {"CPU"}, {"Autograd"}, {"CPU", "Autograd"}, {"AutogradCPU", "<backend>"}],
+    ids=lambda s: "+".join(sorted(s)) or "nothing",
+)
+def test_explicit_nonfunctional_covers_the_backends_as_explicit_does(regs, backend, ns):
+    """PyTorch's CompositeExplicitAutogradNonFunctional: the same table as
+    CompositeExplicitAutograd (there is no functionalization to leave out)."""
+    regs = {backend.name if r == "<backend>" else r for r in regs}
+    tables = {}
+    for composite in ("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"):
+        with tp.Library(ns, "DEF") as lib:
+            lib.define("f(Tensor x) -> Tensor")
+            for r in sorted(regs | {composite}):
+                lib.impl("f", kernel, r)
+            tables[composite] = tp.dispatcher.dispatch_table(f"{ns}::f")
+    explicit = tables["CompositeExplicitAutograd"]
+    nonfunctional = tables["CompositeExplicitAutogradNonFunctional"]
+    renamed = {
+        k: "CompositeExplicitAutogradNonFunctional" if v == "CompositeExplicitAutograd" else v
+        for k, v in explicit.items()
+    }
+    assert nonfunctional == renamed
+    backends = {k.name for k in tp.keys.backends()}
+    assert {k for k, v in nonfunctional.items() if v.startswith("Composite")} == backends - regs
+    assert set(tp.keys.expand("CompositeExplicitAutogradNonFunctional")) == set(
+        tp.keys.expand("CompositeExplicitAutograd")
+    )
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    list(itertools.permutations(
+        ["CompositeExplicitAutogradNonFunctional", "CompositeExplicitAutograd",
+         "CompositeImplicitAutograd"], 2)),
+)  # fmt: skip
+def test_an_op_has_one_composite_kernel(first, second, ns):
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("g(Tensor x) -> Tensor")
+        lib.impl("g", kernel, first)
+        with pytest.raises(tp.RegistrationError) as e:
+            lib.impl("g", kernel, second)
+    assert str(e.value).startswith(
+        f"{ns}::g.default: cannot register a {second} kernel ({__name__}:"
+        f"test_an_op_has_one_composite_kernel) because a {first} kernel is registered by "
+    )
+    assert str(e.value).endswith("not two.")

@@ -73,3 +73,53 @@ def test_calling_removed_operator_handle(ns):
     lib.close()
     with pytest.raises(tp.RegistrationError, match=f"{ns}::f.default was removed"):
         op(FakeTensor("CPU"))
+
+
+# --- tags ------------------------------------------------------------------------------------
+
+
+def test_define_records_tags(ns):
+    with tp.Library(ns, "DEF") as lib:
+        f = lib.define("f(Tensor x) -> Tensor", tags=("pointwise", "nondeterministic_seeded"))
+        g = lib.define("g(Tensor x) -> Tensor", tags="pointwise")  # one tag, as torch.Tag alone
+        h = tp.library.define(f"{ns}::h(Tensor x) -> Tensor", lib=lib, tags=["reduction"])
+        assert f.tags == ("pointwise", "nondeterministic_seeded") and not f.allow_mixed_devices
+        assert g.tags == ("pointwise",) and h.tags == ("reduction",)
+        for bad in (1, "two words", None):
+            with pytest.raises(tp.RegistrationError) as e:
+                lib.define("k(Tensor x) -> Tensor", tags=[bad])
+            assert str(e.value) == (
+                f"Library('{ns}').define: tags are names such as 'pointwise' or "
+                f"'mixed_devices', got {bad!r}"
+            )
+
+
+class _MetaOnNumpy:
+    """An in-process plugin: the Meta key backed by numpy, for a second device."""
+
+    @tp.hookimpl
+    def tensorplug_register_kernels(self, registry):
+        np = pytest.importorskip("numpy")
+        tp.array_backend.register(registry, "Meta", np, device_type="meta")
+
+
+def test_mixed_devices_tag_lets_an_op_take_two_devices(ns):
+    pytest.importorskip("numpy")
+    tp.plugins.register(_MetaOnNumpy(), name="meta_on_numpy")
+    try:
+        m, c = tp.ones(2, device="meta"), tp.ones(2)
+        with tp.Library(ns, "DEF") as lib:
+            lib.define("strict(Tensor a, Tensor b) -> Tensor")
+            lib.define("loose(Tensor a, Tensor b) -> Tensor", tags=["mixed_devices"])
+            for name in ("strict", "loose"):
+                lib.impl(name, lambda a, b: a.device.type + "+" + b.device.type,
+                         "CompositeExplicitAutograd")
+            with pytest.raises(RuntimeError) as e:
+                getattr(tp.ops, ns).strict(m, c)
+            assert str(e.value) == (
+                f"{ns}::strict.default: Expected all tensors to be on the same device, but found "
+                "at least two devices, meta and cpu!"
+            )
+            assert getattr(tp.ops, ns).loose(m, c) == "meta+cpu"
+    finally:
+        tp.plugins.unregister("meta_on_numpy")

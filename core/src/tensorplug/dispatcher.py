@@ -71,6 +71,8 @@ __all__ = [
 
 _CEA = "CompositeExplicitAutograd"
 _CIA = "CompositeImplicitAutograd"
+_CEANF = "CompositeExplicitAutogradNonFunctional"
+_COMPOSITES = (_CEA, _CIA, _CEANF)
 
 
 def fallthrough_kernel(*args: Any, **kwargs: Any) -> Any:
@@ -240,13 +242,15 @@ class OpOverload:
                 f"({k.where}). Pass override=True to replace it, or close the library that "
                 "registered the first one."
             )
-        other = {_CEA: _CIA, _CIA: _CEA}.get(name)
-        if other is not None and other in self._kernels:
+        others = [c for c in _COMPOSITES if c != name and c in self._kernels]
+        if name in _COMPOSITES and others:
+            other = others[0]
             raise RegistrationError(
                 f"{self._name}: cannot register a {name} kernel ({k.registrant}) because a "
-                f"{other} kernel is registered by {self._kernels[other].registrant}; an op is "
-                "either CompositeImplicitAutograd (decomposes, differentiable through its parts) "
-                "or CompositeExplicitAutograd (one kernel for all backends), not both."
+                f"{other} kernel is registered by {self._kernels[other].registrant}; an op has "
+                "one composite kernel: CompositeImplicitAutograd (decomposes, differentiable "
+                "through its parts) or CompositeExplicitAutograd (one kernel for all backends; "
+                "CompositeExplicitAutogradNonFunctional when it writes or views), not two."
             )
         k.replaced = old
         self._kernels[name] = k
@@ -306,9 +310,12 @@ class OpOverload:
         # 1. a kernel registered directly on K
         if k.name in kernels:
             return _source(k.name, kernels[k.name])
-        # 2. K is a backend and the op has a CompositeExplicitAutograd kernel
-        if is_backend and _CEA in kernels:
-            return _source(_CEA, kernels[_CEA])
+        # 2. K is a backend and the op has a CompositeExplicitAutograd kernel (or its
+        #    NonFunctional variant: the same set of keys here, there being no functionalization)
+        if is_backend:
+            for explicit in (_CEANF, _CEA):
+                if explicit in kernels:
+                    return _source(explicit, kernels[explicit])
         # 3. K is a backend or an Autograd<B> key and the op has a CompositeImplicitAutograd
         #    kernel -- for Autograd<B> only when B has no kernel of its own (direct or step 2)
         if _CIA in kernels:
@@ -316,7 +323,7 @@ class OpOverload:
                 return _source(_CIA, kernels[_CIA])
             if k.family == "Autograd" and k.backend is not None:
                 b = k.backend.name
-                if b not in kernels and _CEA not in kernels:
+                if b not in kernels and _CEA not in kernels and _CEANF not in kernels:
                     return _source(_CIA, kernels[_CIA])
         # 4. K is an Autograd<B> (Autocast<B>) key and the op has an Autograd (Autocast) kernel
         if k.family is not None and k.family in kernels:

@@ -9,7 +9,10 @@ A dispatch key names one reason to run a kernel. There are four kinds (DESIGN §
 * **per-backend functionality** keys exist once per backend: registering backend ``B``
   creates ``AutogradB`` and ``AutocastB``;
 * **alias** keys are for registration only and stand for a set of runtime keys:
-  ``Autograd``, ``Autocast``, ``CompositeExplicitAutograd``, ``CompositeImplicitAutograd``.
+  ``Autograd``, ``Autocast``, ``CompositeExplicitAutograd``, ``CompositeImplicitAutograd``,
+  and ``CompositeExplicitAutogradNonFunctional`` (PyTorch's name for an explicit composite
+  built from views or in-place ops; tensorplug has no functionalization pass, so it covers
+  every backend, like ``CompositeExplicitAutograd``).
 
 Note [Bits and priority]
 ~~~~~~~~~~~~~~~~~~~~~~~~
@@ -310,7 +313,7 @@ def expand(key: KeyLike) -> DispatchKeySet:
 def _alias_covers(alias: str, rk: DispatchKey) -> bool:
     if alias in PER_BACKEND_FAMILIES:
         return rk.family == alias
-    if alias == "CompositeExplicitAutograd":
+    if alias in ("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"):
         return rk.kind is KeyKind.BACKEND
     if alias == "CompositeImplicitAutograd":
         return rk.kind is KeyKind.BACKEND or rk.family == "Autograd"
@@ -610,7 +613,13 @@ def initial_not_excluded() -> int:
 def _builtin() -> None:
     for name in ("Batched", "Tracer", "ADInplaceOrView", "BackendSelect"):
         _add_key(DispatchKey(name, KeyKind.FUNCTIONALITY, _new_bit(name)))
-    for alias in ("Autograd", "Autocast", "CompositeExplicitAutograd", "CompositeImplicitAutograd"):
+    for alias in (
+        "Autograd",
+        "Autocast",
+        "CompositeExplicitAutograd",
+        "CompositeImplicitAutograd",
+        "CompositeExplicitAutogradNonFunctional",
+    ):
         _add_key(DispatchKey(alias, KeyKind.ALIAS, -1))
     for name, dt in (("CPU", "cpu"), ("CUDA", "cuda"), ("Meta", "meta")):
         register_backend(name, dt)

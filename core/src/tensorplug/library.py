@@ -98,9 +98,17 @@ class Library:
 
     # --- definitions ---------------------------------------------------------------------
 
-    def define(self, schema: str | _schema.FunctionSchema, *, tags: Iterable[str] = ()) -> OpOverload:
-        """Define an operator from its schema text; returns the new overload."""
+    def define(
+        self, schema: str | _schema.FunctionSchema, *, tags: str | Iterable[str] = ()
+    ) -> OpOverload:
+        """Define an operator from its schema text; returns the new overload.
+
+        ``tags`` (one name or several, as ``torch.library.Library.define``'s) become
+        ``op.tags``; the tag ``mixed_devices`` lets the operator's tensors live on different
+        devices (``copy_``), where every other operator refuses them.
+        """
         self._check_open()
+        tag_names = _check_tags(f"Library({self.ns!r}).define", tags)
         if self.kind == "IMPL":
             raise RegistrationError(
                 f"Library({self.ns!r}, 'IMPL') cannot define operators; use a 'DEF' or "
@@ -121,7 +129,8 @@ class Library:
             )
         op = OpOverload(parsed, self.ns)
         op.defined_by = self.owner
-        op.tags = tuple(tags)
+        op.tags = tag_names
+        op.allow_mixed_devices = "mixed_devices" in tag_names
         _dispatcher._register_op(op)
         self._ops.append(op)
         return op
@@ -281,6 +290,17 @@ def is_no_dispatch(fn: Callable[..., Any]) -> bool:
     return bool(getattr(fn, "_tp_no_dispatch", False))
 
 
+def _check_tags(where: str, tags: str | Iterable[str]) -> tuple[str, ...]:
+    """``tags`` as a tuple of names; anything but identifiers is refused."""
+    found = (tags,) if isinstance(tags, str) else tuple(tags)
+    for tag in found:
+        if not (isinstance(tag, str) and tag.isidentifier()):
+            raise RegistrationError(
+                f"{where}: tags are names such as 'pointwise' or 'mixed_devices', got {tag!r}"
+            )
+    return found
+
+
 def _caller() -> str:
     """``module:function`` of the first frame outside tensorplug's registration modules."""
     f = sys._getframe(1)
@@ -307,7 +327,7 @@ def _global_library(ns: str, kind: LibraryKind) -> Library:
 
 
 def define(qualname_or_schema: str, schema: str | None = None, *, lib: Library | None = None,
-           tags: Iterable[str] = ()) -> OpOverload:
+           tags: str | Iterable[str] = ()) -> OpOverload:
     """Define an operator: ``define("ns::op(Tensor x) -> Tensor")`` or ``define("ns::op", "(Tensor x) -> Tensor")``."""
     text = qualname_or_schema if schema is None else qualname_or_schema + schema
     if "::" not in text.split("(")[0]:

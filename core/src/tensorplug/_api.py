@@ -28,7 +28,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from . import _backends, composites, overrides
+from . import _backends, _python_args, composites, overrides
 from . import dtypes as _dtypes
 from . import keys as _keys
 from .device import canonical as _canonical_device
@@ -425,18 +425,36 @@ def _first_call(
     if overrides.has_tensorplug_function(relevant):
         return overrides.handle_tensorplug_function(public, relevant, *args, **kwargs)
     resolve = getattr(target, "_resolve_overload", None)
-    op: Any = resolve(args, kwargs) if resolve is not None else target
-    if all(
-        t in _PLAIN or (choice.lists and t in _LISTS) or _plain_subclass(t)
-        for t in sig
-        if isinstance(t, type)
-    ):
-        # cache the bound generated __call__: one lookup less per call. Tracing swaps the
-        # class's __call__, and clears these caches when it does (dispatcher._set_tracing).
-        op._generate()
-        choice[sig] = op.__call__
-    r = op(*args, **kwargs)
+    try:
+        op: Any = resolve(args, kwargs) if resolve is not None else target
+        r = op(*args, **kwargs)
+    except TypeError:
+        r = _converted_call(public, target, args, kwargs)
+    else:
+        if all(
+            t in _PLAIN or (choice.lists and t in _LISTS) or _plain_subclass(t)
+            for t in sig
+            if isinstance(t, type)
+        ):
+            # cache the bound generated __call__: one lookup less per call. Tracing swaps the
+            # class's __call__, and clears these caches when it does (dispatcher._set_tracing).
+            op._generate()
+            choice[sig] = op.__call__
     return nt(*r) if nt is not None and type(r) is tuple else r
+
+
+def _converted_call(
+    public: Callable[..., Any], target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """In an ``except TypeError``: the call with Note [Python argument conversions] applied
+    (in _python_args.py), when it fits no overload as given; else the TypeError again."""
+    overloads = target._packet_overloads() if isinstance(target, OpPacket) else [target]
+    if not any(op.schema.try_bind(args, kwargs) is not None for op in overloads):
+        converted = _python_args.convert(public.__name__, overloads, args, kwargs)
+        if converted is not None:
+            op, args, kwargs = converted
+            return op(*args, **kwargs)
+    raise  # the TypeError the caller is handling
 
 
 # "no argument here": the default of the public functions' positional-only parameters
@@ -468,7 +486,10 @@ def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
         def factory(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Any:
             if pack and args and type(args[0]) is int:  # zeros(2, 3) means zeros([2, 3])
                 args = (list(args),)
-            r = target(*args, **kwargs)
+            try:
+                r = target(*args, **kwargs)
+            except TypeError:
+                r = _converted_call(factory, target, args, kwargs)
             if requires_grad:
                 r.requires_grad_()
             return r

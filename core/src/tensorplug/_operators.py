@@ -81,6 +81,16 @@ def _scalar_tensor(value: Any, like: Tensor) -> Tensor:
     return t
 
 
+def wrapped_number(value: Any, like: Tensor | None) -> Tensor:
+    """A Python number as a 0-dim tensor on ``like``'s device (the default device without
+    one): Note [Python argument conversions] in _python_args.py."""
+    if like is None:
+        dtype = _dtypes.result_type(value)
+        t: Tensor = ops.aten.full.default([], value, dtype=dtype, device=_canonical_device(None))
+        return t
+    return _scalar_tensor(value, like)
+
+
 def _inplace(tensor_op: Any, scalar_op: Any) -> Callable[[Tensor, Any], Any]:
     def op(self: Tensor, other: Any) -> Any:
         if isinstance(other, Tensor):

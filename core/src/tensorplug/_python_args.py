@@ -1,0 +1,98 @@
+"""What the public functions accept beyond their schemas' types (internal).
+
+Note [Python argument conversions]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+An operator overload binds exactly its schema's types (``tensorplug._binding``), as PyTorch's
+``torch.ops`` overloads do. The public functions and methods (``tp.add``, ``x.add``) follow
+PyTorch's Python argument parser instead, which also accepts
+
+* a 0-dim tensor that does not require grad where the schema says ``Scalar``
+  (``tp.add(x, y, alpha=tp.tensor(2))``): the kernel gets its value (``item()``);
+* a Python number where the schema says ``Tensor``, for the few functions PyTorch allows it
+  (``tp.add(x, 1, out=o)`` binds ``add.out``): the number becomes a 0-dim tensor of
+  ``result_type(number)`` on the device of the call's first tensor, which type promotion ranks
+  below dimensioned tensors of its category, as PyTorch's wrapped numbers.
+
+Both apply only when a call fits no overload as given, so a call that fits stays on the fast
+path (Note [Public function fast path] in _api.py) and is never converted; a converted call is
+never cached, so every call is checked afresh.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._protocol import is_tensor
+from .schema import Argument, BaseType, FunctionSchema, OptionalType
+
+__all__ = ["NUMBERS_AS_TENSORS", "convert"]
+
+# The public names PyTorch's argument parser lets take numbers for tensors (the same list).
+NUMBERS_AS_TENSORS = frozenset(
+    {
+        "add", "add_", "sub", "sub_", "subtract", "subtract_", "mul", "mul_", "multiply",
+        "multiply_", "div", "div_", "divide", "divide_", "true_divide", "true_divide_",
+        "floor_divide", "floor_divide_", "copy_",
+    }
+)  # fmt: skip
+
+_NUMBERS = frozenset({bool, int, float, complex})
+_MISSING = object()
+
+
+def convert(
+    name: str, overloads: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, tuple[Any, ...], dict[str, Any]] | None:
+    """The first of ``overloads`` the call fits after Note [Python argument conversions],
+    with the converted arguments; ``None`` when none fits that way either."""
+    numbers = name in NUMBERS_AS_TENSORS
+    like = next((v for v in (*args, *kwargs.values()) if is_tensor(v)), None)
+    for op in overloads:
+        converted = _converted(op.schema, numbers, like, args, kwargs)
+        if converted is not None and op.schema.try_bind(*converted) is not None:
+            return op, converted[0], converted[1]
+    return None
+
+
+def _converted(
+    schema: FunctionSchema,
+    numbers: bool,
+    like: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    if len(args) > len(schema.positional):
+        return None
+    changed = False
+    new_args = []
+    for argument, value in zip(schema.positional, args, strict=False):
+        new = _value(argument, value, numbers, like)
+        changed |= new is not _MISSING
+        new_args.append(value if new is _MISSING else new)
+    by_name = {a.name: a for a in schema.arguments}
+    new_kwargs = {}
+    for key, value in kwargs.items():
+        named = by_name.get(key)
+        if named is None:
+            return None
+        new = _value(named, value, numbers, like)
+        changed |= new is not _MISSING
+        new_kwargs[key] = value if new is _MISSING else new
+    return (tuple(new_args), new_kwargs) if changed else None
+
+
+def _value(argument: Argument, value: Any, numbers: bool, like: Any) -> Any:
+    """The converted value, or ``_MISSING`` when this argument needs no conversion."""
+    type_ = argument.type
+    if isinstance(type_, OptionalType):
+        type_ = type_.elem
+    if not isinstance(type_, BaseType):
+        return _MISSING
+    if type_.name == "Scalar":
+        if is_tensor(value) and value.ndim == 0 and not value.requires_grad:
+            return value.item()
+    elif type_.name == "Tensor" and numbers and type(value) in _NUMBERS:
+        from ._operators import wrapped_number
+
+        return wrapped_number(value, like)
+    return _MISSING

@@ -117,6 +117,10 @@ FRESH = textwrap.dedent(
     assert set(names) == {n for n, es in _api._function_entries.items()
                           if not all("factory" in e.tags for e in es)}
     assert {f.__name__ for f in funcs["Tensor"]} == set(_api._method_entries)
+    for module in ("linalg", "special", "nn"):  # Note [Python modules]: made too, in yaml order
+        made = funcs[_api.PYTHON_MODULES[module]]
+        assert {f.__name__ for f in made} == _api.module_function_names(module)
+        assert made == sorted(made, key=_api._yaml_position)
     assert tp.zeros in overrides.get_ignored_functions()
     print("ok")
     """
@@ -130,6 +134,32 @@ def test_functions_and_methods_are_made_on_first_use():
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
+
+
+def test_python_module_entries_make_functions_of_their_modules():
+    # Note [Python modules]: linalg_vector_norm is tp.linalg.vector_norm, not tp.linalg_vector_norm
+    import tensorplug.nn.functional as F
+
+    assert "vector_norm" in dir(tp.linalg) and "expit" in dir(tp.special) and "mish" in dir(F)
+    norm = tp.linalg.vector_norm
+    assert (norm.__name__, norm.__module__) == ("vector_norm", "tensorplug.linalg")
+    assert "aten::linalg_vector_norm(Tensor self, Scalar ord=2" in norm.__doc__
+    assert norm.__doc__.startswith("tensorplug.linalg.vector_norm: dispatches")
+    assert tp.linalg.vector_norm is norm and vars(tp.linalg)["vector_norm"] is norm
+    assert F.mish.__module__ == "tensorplug.nn.functional"
+    assert F.relu.__module__ == "tensorplug.nn.functional"  # the hand-written ones stay
+    assert tp.special.erf is not tp.erf and tp.special.erf.__module__ == "tensorplug.special"
+    for module, name in ((tp, "linalg_vector_norm"), (tp, "special_erf"), (tp.linalg, "nothing"),
+                         (tp.special, "linalg_matmul"), (F, "vector_norm")):
+        with pytest.raises(AttributeError) as e:
+            getattr(module, name)
+        assert str(e.value) == f"module '{module.__name__}' has no attribute '{name}'"
+    with pytest.raises(ValueError) as e:
+        _api.OpEntry("fft_fft(Tensor self) -> Tensor", python_module="fft")
+    assert str(e.value) == (
+        "native_functions.yaml: fft_fft(Tensor self) -> Tensor: unknown python_module 'fft'; "
+        "the modules are linalg, special, nn (Note [Python modules])"
+    )
 
 
 def test_named_returns_share_one_class():

@@ -443,7 +443,16 @@ def test_public_names_exist() -> None:
         key = _key(entry["func"])
         base = key.split(".")[0]
         variants = [v.strip() for v in str(entry.get("variants", "function")).split(",")]
-        if "function" in variants:
+        module = entry.get("python_module")
+        if module is not None:  # tp.linalg.vector_norm for linalg_vector_norm
+            path = {"nn": "nn.functional"}.get(module, module)
+            name = entry.get("python", base.removeprefix(f"{module}_"))
+            found: Any = tp
+            for part in (*path.split("."), name):
+                found = getattr(found, part, None)
+            if not callable(found) or hasattr(tp, base):
+                missing.append(f"tp.{path}.{name}, and no tp.{base} ({key})")
+        elif "function" in variants:
             name = entry.get("python", base)
             if not callable(getattr(tp, name, None)):
                 missing.append(f"tp.{name} ({key})")

@@ -106,7 +106,7 @@ def test_any_and_all_give_bool_but_uint8_for_uint8() -> None:
 def test_norm_results_are_real_and_keep_half_precision() -> None:
     assert tp.norm(tp.ones([4], dtype=tp.complex64)).dtype == tp.float32
     assert tp.norm(tp.ones([4], dtype=tp.float16)).dtype == tp.float16
-    assert tp.linalg_vector_norm(tp.ones([4]), dtype=tp.float64).dtype == tp.float64
+    assert tp.linalg.vector_norm(tp.ones([4]), dtype=tp.float64).dtype == tp.float64
     assert tp.norm(tp.zeros([0])).item() == 0.0
 
 
@@ -146,7 +146,7 @@ def test_var_mean_and_std_mean_are_tuples() -> None:
 def test_norm_gradient_is_zero_where_the_norm_is_zero(p: float, row: list[float]) -> None:
     needs.autograd()
     x = f64([[0.0, 0.0, 0.0], [3.0, -4.0, 0.0]], requires_grad=True)
-    (g,) = tp.autograd.grad(tp.linalg_vector_norm(x, p, 1).sum(), x)
+    (g,) = tp.autograd.grad(tp.linalg.vector_norm(x, p, 1).sum(), x)
     np.testing.assert_allclose(g.numpy(), [[0.0, 0.0, 0.0], row], rtol=1e-12)
 
 
@@ -211,7 +211,7 @@ def test_sort_and_topk_send_the_gradient_to_the_chosen_elements() -> None:
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long",
         ),
         (
-            lambda: tp.linalg_vector_norm(tp.ones([2]), dtype=tp.int64),
+            lambda: tp.linalg.vector_norm(tp.ones([2]), dtype=tp.int64),
             RuntimeError,
             "linalg.vector_norm: dtype should be floating point or complex, but got Long",
         ),

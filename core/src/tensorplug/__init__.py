@@ -86,9 +86,9 @@ from .plugins import PLUGIN_API_VERSION  # noqa: E402
 
 plugins.load_entry_points()
 
-_LAZY_SUBMODULES = frozenset({"cuda", "nn", "optim"})
+_LAZY_SUBMODULES = frozenset({"cuda", "linalg", "nn", "optim", "special"})
 if TYPE_CHECKING:
-    from . import cuda, nn, optim
+    from . import cuda, linalg, nn, optim, special
 
 
 def __getattr__(name: str) -> Any:
@@ -116,7 +116,7 @@ __all__ = [  # the public API (plus the generated functions: tensorplug.add, ten
     "bool", "can_cast", "cdouble", "cfloat", "cuda", "complex64", "complex128", "device", "dispatch",
     "dispatcher", "double", "dtype", "float", "float16", "float32", "float64",
     "get_default_device", "get_default_dtype", "half", "hookimpl", "int", "int8", "int16",
-    "int32", "int64", "keys", "library", "long", "manual_seed", "nn", "ops", "optim", "overrides", "plugins",
+    "int32", "int64", "keys", "library", "linalg", "long", "manual_seed", "nn", "ops", "optim", "overrides", "plugins",
     "promote_types", "random", "result_type", "return_types", "schema", "set_default_device",
-    "set_default_dtype", "short", "storage", "tensor", "uint8",
+    "set_default_dtype", "short", "special", "storage", "tensor", "uint8",
 ]  # fmt: skip

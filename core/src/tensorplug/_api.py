@@ -56,7 +56,7 @@ __all__ = [
 class OpEntry:
     """One yaml entry. (A plain class: a dataclass costs half a millisecond at import.)"""
 
-    __slots__ = ("func", "variants", "dispatch", "tags", "python", "op")
+    __slots__ = ("func", "variants", "dispatch", "tags", "python", "python_module", "op")
 
     def __init__(
         self,
@@ -65,21 +65,34 @@ class OpEntry:
         dispatch: dict[str, str] | None = None,
         tags: tuple[str, ...] = (),
         python: str | None = None,
+        python_module: str | None = None,
     ) -> None:
         self.func = func
         self.variants = variants
         self.dispatch = {} if dispatch is None else dispatch
         self.tags = tags
         self.python = python
+        self.python_module = python_module
         self.op: OpOverload | None = None
+        if python_module is not None and python_module not in PYTHON_MODULES:
+            raise ValueError(
+                f"{_YAML}: {func}: unknown python_module {python_module!r}; the modules are "
+                f"{', '.join(PYTHON_MODULES)} (Note [Python modules])"
+            )
 
     def __repr__(self) -> str:
         return f"OpEntry({self.func!r}, variants={self.variants!r})"
 
     @property
     def public_name(self) -> str:
+        """The function's name in its module: ``python:``, else the op's name without the
+        module's prefix (``linalg_vector_norm`` is ``tensorplug.linalg.vector_norm``)."""
         assert self.op is not None
-        return self.python or self.op.op_name
+        if self.python:
+            return self.python
+        name = self.op.op_name
+        prefix = f"{self.python_module}_"
+        return name[len(prefix) :] if self.python_module and name.startswith(prefix) else name
 
 
 def _load_yaml() -> list[tuple[dict[str, Any], FunctionSchema]]:
@@ -205,6 +218,7 @@ def install(namespace: dict[str, Any]) -> None:
             dict(raw.get("dispatch") or {}),
             tuple(raw.get("tags") or ()),
             raw.get("python"),
+            raw.get("python_module"),
         )
         e.op = lib.define(parsed, tags=e.tags)
         e.op.allow_mixed_devices = "mixed_devices" in e.tags
@@ -218,6 +232,10 @@ def install(namespace: dict[str, Any]) -> None:
     by_name: dict[str, list[OpEntry]] = collections.defaultdict(list)
     for e in entries:
         name = e.public_name
+        if e.python_module is not None:  # Note [Python modules]
+            _module_entries[e.python_module].setdefault(name, []).append(e)
+            _order.setdefault(f"{e.python_module}.{name}", len(_order))
+            continue
         if "function" in e.variants or "method" in e.variants:
             by_name[name].append(e)
             _order.setdefault(name, len(_order))
@@ -225,6 +243,9 @@ def install(namespace: dict[str, Any]) -> None:
             _function_entries.setdefault(name, []).append(e)
         if "method" in e.variants:
             _method_entries.setdefault(name, []).append(e)
+    for module, module_entries in _module_entries.items():
+        for name, es in module_entries.items():
+            by_name[f"{PYTHON_MODULES[module]}.{name}"] = es
     for name, es in by_name.items():  # tensorplug.return_types is complete from the start
         _named_tuples[name] = _named_tuple(es)
     _namespace = namespace
@@ -233,11 +254,43 @@ def install(namespace: dict[str, Any]) -> None:
         setattr(Tensor, name, _PendingMethod(name))
 
 
-def generated_function(name: str) -> Callable[..., Any] | None:
-    """``tensorplug.<name>``, made now if it was not yet; ``None`` if there is no such function.
+# Note [Python modules]
+# ~~~~~~~~~~~~~~~~~~~~~
+# A yaml entry with ``python_module: linalg`` (``special``, ``nn``) makes its function in that
+# module instead of ``tensorplug``, as PyTorch's yaml does: ``linalg_vector_norm`` is
+# ``tensorplug.linalg.vector_norm`` (the ``linalg_`` prefix dropped, as torch.linalg drops it)
+# and ``nn`` entries become ``tensorplug.nn.functional`` functions, beside the hand-written
+# ones there. Those modules' ``__getattr__`` make them on first use (Note [Lazy public
+# functions]) through generated_function(name, module); they take no Tensor method.
+
+PYTHON_MODULES = {"linalg": "tensorplug.linalg", "special": "tensorplug.special",
+                  "nn": "tensorplug.nn.functional"}  # fmt: skip
+_module_entries: dict[str, dict[str, list[OpEntry]]] = {m: {} for m in PYTHON_MODULES}
+_module_functions: dict[str, dict[str, Callable[..., Any]]] = {m: {} for m in PYTHON_MODULES}
+
+
+def module_function_names(module: str) -> frozenset[str]:
+    """The functions that entries with ``python_module: <module>`` make (Note [Python modules])."""
+    return frozenset(_module_entries[module])
+
+
+def generated_function(name: str, module: str | None = None) -> Callable[..., Any] | None:
+    """``tensorplug.<name>`` (or ``<module>``'s, Note [Python modules]), made now if it was
+    not yet; ``None`` if there is no such function.
 
     The module's ``__getattr__`` calls this (Note [Lazy public functions]).
     """
+    if module is not None:
+        made = _module_functions[module]
+        fn = made.get(name)
+        if fn is None and name in _module_entries[module]:
+            with _making:
+                fn = made.get(name)
+                if fn is None:
+                    fn = made[name] = _make_function(
+                        name, _module_entries[module][name], PYTHON_MODULES[module]
+                    )
+        return fn
     fn = public_functions.get(name)
     if fn is not None or name not in _function_entries:
         return fn
@@ -282,10 +335,19 @@ def generate_all() -> None:
     with _making:
         for name in _function_entries:
             generated_function(name)
+        for module, module_entries in _module_entries.items():
+            for name in module_entries:
+                generated_function(name, module)
         for name in _method_entries:
             _generated_method(name)
         for fns in overrides._overridable.values():  # in yaml order, not in order of first use
-            fns.sort(key=lambda f: _order.get(f.__name__, len(_order)))
+            fns.sort(key=_yaml_position)
+
+
+def _yaml_position(f: Callable[..., Any]) -> int:
+    module = getattr(f, "__module__", "").removeprefix("tensorplug").lstrip(".")
+    module = "nn" if module == "nn.functional" else module
+    return _order.get(f"{module}.{f.__name__}" if module else f.__name__, len(_order))
 
 
 # --- BackendSelect for factories ------------------------------------------------------------
@@ -470,9 +532,9 @@ def _pack(a: Any, b: Any, rest: tuple[Any, ...]) -> tuple[Any, ...]:
     return (a, b, *rest)
 
 
-def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
+def _make_function(name: str, es: list[OpEntry], module: str = "tensorplug") -> Callable[..., Any]:
     target = _target(es)
-    nt = _named_tuples[name]
+    nt = _named_tuples[name if module == "tensorplug" else f"{module}.{name}"]
     is_factory = all("factory" in e.tags for e in es)
     choice = _Choices(es)
     _choice_caches.append(choice)
@@ -544,11 +606,11 @@ def _make_function(name: str, es: list[OpEntry]) -> Callable[..., Any]:
         if at is not None:  # meshgrid(a, b) means meshgrid([a, b])
             fn = _with_tensor_varargs(fn, at, lone=any(_takes_tensor_at(e, at) for e in es))
     fn.__name__ = fn.__qualname__ = name
-    fn.__module__ = "tensorplug"
-    fn.__doc__ = _doc(name, es)
+    fn.__module__ = module
+    fn.__doc__ = _doc(f"{module}.{name}", es)
     setattr(fn, "_choice", choice)  # noqa: B010 - read by _make_method
     if not is_factory:
-        overrides._overridable.setdefault("tensorplug", []).append(fn)
+        overrides._overridable.setdefault(module, []).append(fn)
         overrides._signatures[fn] = _signature(es[0])
     return fn
 
@@ -675,7 +737,8 @@ def _packs_int_varargs(es: list[OpEntry], *, method: bool) -> bool:
 
 
 def _doc(name: str, es: list[OpEntry]) -> str:
-    lines = [f"tensorplug.{name}: dispatches to the operator overload the arguments fit:", ""]
+    qualified = name if name.startswith("tensorplug.") else f"tensorplug.{name}"
+    lines = [f"{qualified}: dispatches to the operator overload the arguments fit:", ""]
     for e in es:
         assert e.op is not None
         lines.append(f"    aten::{e.op.schema}")

@@ -35,7 +35,9 @@ __all__ = [
     "full_like",
     "index_put",
     "layer_norm",
+    "linalg_matmul",
     "linear",
+    "mish",
     "movedim",
     "movedim_int",
     "mse_loss",
@@ -48,6 +50,15 @@ __all__ = [
     "rand_like",
     "randn_like",
     "reshape_as",
+    "special_erf",
+    "special_exp2",
+    "special_expit",
+    "special_expm1",
+    "special_log1p",
+    "special_log_softmax",
+    "special_logit",
+    "special_logsumexp",
+    "special_softmax",
     "stack",
     "std_mean",
     "std_mean_unbiased",
@@ -988,3 +999,57 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any 
         out = aten._to_copy.default(out, dtype=result_dtype)
     return out
 
+
+# --- tensorplug.linalg, tensorplug.special, tensorplug.nn.functional ---------------------------
+# (Note [Python modules] in _api.py.) The linalg and special ones are PyTorch's aliases of
+# standard ops, CompositeImplicitAutograd there too.
+
+
+def linalg_matmul(self: Any, other: Any) -> Any:
+    return aten.matmul.default(self, other)
+
+
+def special_expm1(self: Any) -> Any:
+    return aten.expm1.default(self)
+
+
+def special_exp2(self: Any) -> Any:
+    return aten.exp2.default(self)
+
+
+def special_log1p(self: Any) -> Any:
+    return aten.log1p.default(self)
+
+
+def special_erf(self: Any) -> Any:
+    return aten.erf.default(self)
+
+
+def special_expit(self: Any) -> Any:
+    return aten.sigmoid.default(self)
+
+
+def special_logit(self: Any, eps: float | None = None) -> Any:
+    return aten.logit.default(self, eps)
+
+
+def special_logsumexp(self: Any, dim: Any, keepdim: bool = False) -> Any:
+    return aten.logsumexp.default(self, dim, keepdim)
+
+
+def special_softmax(self: Any, dim: int, dtype: Any = None) -> Any:
+    return aten.softmax.int(self, dim, dtype)
+
+
+def special_log_softmax(self: Any, dim: int, *, dtype: Any = None) -> Any:
+    return aten.log_softmax.int(self, dim, dtype)
+
+
+def mish(self: Any) -> Any:
+    """``x * tanh(softplus(x))``, with softplus written ``max(x, 0) + log1p(exp(-|x|))`` so
+    that neither the value nor its gradient overflows for large ``|x|``."""
+    softplus = aten.add.Tensor(
+        aten.relu.default(self), aten.log1p.default(aten.exp.default(aten.neg.default(
+            aten.abs.default(self))))
+    )
+    return aten.mul.Tensor(self, aten.tanh.default(softplus))

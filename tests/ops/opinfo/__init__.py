@@ -26,7 +26,15 @@ from __future__ import annotations
 
 # the sections fill OP_DB as they are imported (one module per part of the yaml; _core holds
 # the machinery they share)
-from . import binary, indexing_factories, linalg_shape, nn, reductions, unary  # noqa: F401
+from . import (  # noqa: F401
+    binary,
+    indexing_factories,
+    linalg_shape,
+    nn,
+    python_modules,
+    reductions,
+    unary,
+)
 from ._core import (
     DT,
     OP_DB,

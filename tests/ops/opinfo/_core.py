@@ -299,10 +299,14 @@ class OpInfo:
 
 
 def fn(name: str) -> Callable[..., Any]:
-    """``tp.<name>``, looked up at call time."""
+    """``tp.<name>`` (``"linalg.vector_norm"``: ``tp.linalg.vector_norm``), looked up at call
+    time."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        return getattr(tp, name)(*args, **kwargs)
+        target: Any = tp
+        for part in name.split("."):
+            target = getattr(target, part)
+        return target(*args, **kwargs)
 
     call.__name__ = f"tp.{name}"
     return call

@@ -1077,7 +1077,7 @@ add(
 add(
     OpInfo(
         "linalg_vector_norm",
-        op=fn("linalg_vector_norm"),
+        op=fn("linalg.vector_norm"),
         sample_inputs=_vector_norm_samples,
         ref=_ref_vector_norm,
         dtypes=FLOATS + LOWP,

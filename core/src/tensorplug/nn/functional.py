@@ -447,7 +447,7 @@ def kl_div(input: Tensor, target: Tensor, *, reduction: str = "mean",
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
               out: Tensor | None = None) -> Tensor:
     """``input / max(‖input‖_p, eps)``, the norm taken over ``dim``."""
-    denom = _tp.clamp_min(_tp.linalg_vector_norm(input, p, [dim], True), eps)
+    denom = _tp.clamp_min(_tp.linalg.vector_norm(input, p, [dim], True), eps)
     if out is not None:
         o: Tensor = _tp.div(input, denom.expand_as(input), out=out)
         return o
@@ -480,8 +480,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     """``Σ (x1 / max(‖x1‖, eps)) (x2 / max(‖x2‖, eps))`` over ``dim``, after broadcasting."""
     shape = _broadcast_shape(x1.shape, x2.shape)
     x1, x2 = x1.expand(shape), x2.expand(shape)
-    n1 = _tp.clamp_min(_tp.linalg_vector_norm(x1, 2, [dim], True), eps)
-    n2 = _tp.clamp_min(_tp.linalg_vector_norm(x2, 2, [dim], True), eps)
+    n1 = _tp.clamp_min(_tp.linalg.vector_norm(x1, 2, [dim], True), eps)
+    n2 = _tp.clamp_min(_tp.linalg.vector_norm(x2, 2, [dim], True), eps)
     r: Tensor = _tp.sum(_tp.mul(_tp.div(x1, n1), _tp.div(x2, n2)), [dim])
     return r
 
@@ -490,7 +490,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
     """``‖x1 - x2 + eps‖_p`` over the last dimension."""
     d = _tp.add(_tp.sub(x1, x2), eps)
-    r: Tensor = _tp.linalg_vector_norm(d, p, [max(x1.ndim, x2.ndim) - 1], keepdim)
+    r: Tensor = _tp.linalg.vector_norm(d, p, [max(x1.ndim, x2.ndim) - 1], keepdim)
     return r
 
 
@@ -505,3 +505,21 @@ def _broadcast_shape(a: Sequence[int], b: Sequence[int]) -> list[int]:
                                f"({q}) at non-singleton dimension {i}")
         out.append(q if p == 1 else p)
     return out
+
+
+def __getattr__(name: str) -> Any:
+    """The functions of yaml entries marked ``python_module: nn`` (Note [Python modules] in
+    _api.py), made on first use, beside the hand-written ones above."""
+    from .. import _api
+
+    fn = _api.generated_function(name, "nn")
+    if fn is None:
+        raise AttributeError(f"module 'tensorplug.nn.functional' has no attribute '{name}'")
+    globals()[name] = fn
+    return fn
+
+
+def __dir__() -> list[str]:
+    from .. import _api
+
+    return sorted({*globals(), *_api.module_function_names("nn")})

@@ -27,6 +27,18 @@ Usage::
 
     tp.ops.myops.myadd(a, b)
     lib.close()
+
+On top of ``Library``, PyTorch's modern API (``_custom_ops.py``, ``_opcheck.py``):
+:func:`custom_op` makes an operator from a function with type hints (:func:`infer_schema`),
+:func:`register_fake` gives an operator its fake (``Meta``) kernel, :func:`register_kernel`
+a kernel per device type, :func:`register_autograd` its derivative, and :func:`opcheck` tests
+that the registrations keep their promises::
+
+    @tp.library.custom_op("myops::numpy_sin", mutates_args=())
+    def numpy_sin(x: tp.Tensor) -> tp.Tensor: ...
+
+    numpy_sin.register_fake(lambda x: tp.empty_like(x))
+    tp.library.opcheck(numpy_sin, (tp.randn(3),))
 """
 
 from __future__ import annotations
@@ -43,14 +55,22 @@ from .dispatcher import Kernel, OpOverload, fallthrough_kernel
 from .errors import RegistrationError
 
 __all__ = [
+    "CustomOpDef",
     "Library",
+    "OpCheckError",
+    "custom_op",
     "define",
     "fallthrough_kernel",
     "impl",
+    "impl_abstract",
+    "infer_schema",
     "is_no_dispatch",
     "mark_boxed",
     "mark_no_dispatch",
+    "opcheck",
     "register_autograd",
+    "register_fake",
+    "register_kernel",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -373,3 +393,16 @@ def register_autograd(
     # the plugin's name (tp.autograd), or the module __getattr__'s MissingPluginError
     autograd: Any = getattr(tensorplug, "autograd")  # noqa: B009
     autograd.register_autograd(op, backward, setup_context=setup_context, lib=lib)
+
+
+# The modern torch.library API (custom_op, register_fake, register_kernel, opcheck), built on
+# Library; imported last because those modules build on the names above.
+from ._custom_ops import (  # noqa: E402
+    CustomOpDef,
+    custom_op,
+    impl_abstract,
+    infer_schema,
+    register_fake,
+    register_kernel,
+)
+from ._opcheck import OpCheckError, opcheck  # noqa: E402

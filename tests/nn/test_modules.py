@@ -618,3 +618,35 @@ def test_nn_and_optim_without_autograd():
         "Adam True 0",
         "[]",  # nothing written on the tensors: no stray `grad` attributes
     ]
+
+
+class _CudaOnNumpy:
+    """An in-process plugin: the CUDA key backed by numpy, so that .cuda() has somewhere to go
+    on a machine without tensorplug-cuda."""
+
+    @tp.hookimpl
+    def tensorplug_register_kernels(self, registry):
+        tp.array_backend.register(registry, "CUDA", np, device_type="cuda")
+
+
+def test_module_cuda_and_cpu_move_parameters_and_buffers():
+    if "cuda" in tp.plugins.loaded_names():
+        pytest.skip("tensorplug-cuda is loaded: this test stands in a numpy CUDA backend")
+    net = Net()
+    before = [a(p) for p in net.parameters()]
+    with pytest.raises(tp.MissingPluginError, match="pip install tensorplug-cuda"):
+        net.cuda()
+    tp.plugins.register(_CudaOnNumpy(), name="cuda_on_numpy")
+    try:
+        for call in (lambda: net.cuda(), lambda: net.cuda(0), lambda: net.cuda("cuda:0"),
+                     lambda: net.cuda(tp.device("cuda"))):  # fmt: skip
+            assert call() is net
+            assert {p.device.type for p in net.parameters()} == {"cuda"}
+            assert net.steps.device.type == "cuda"
+            assert all(isinstance(p, nn.Parameter) for p in net.parameters())
+        assert net.cpu() is net and {p.device.type for p in net.parameters()} == {"cpu"}
+        for b, p in zip(before, net.parameters(), strict=True):
+            np.testing.assert_array_equal(a(p), b)  # moved there and back unchanged
+    finally:
+        net.cpu()
+        tp.plugins.unregister("cuda_on_numpy")

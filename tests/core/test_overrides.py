@@ -175,3 +175,222 @@ def test_tensor_subclasses_take_part_only_when_they_define_the_protocol():
         assert tp.mul(q, tp.ones([2])) == "intercepted"
     assert Logged.seen == ["mul", "mul"]
     assert (Logged, tp.Tensor) not in tp.mul._choice
+
+
+# --- the note's examples as the note writes them: a plain method -------------------------------
+
+
+class PlainScalarTensor(ScalarTensor):
+    """The note's ScalarTensor, its __tensorplug_function__ a plain method."""
+
+    def __tensorplug_function__(self, func, types, args=(), kwargs=None):
+        if kwargs is None:
+            kwargs = {}
+        if func not in HANDLED_FUNCTIONS or not all(
+            issubclass(t, (tp.Tensor, ScalarTensor)) for t in types
+        ):
+            return NotImplemented
+        return HANDLED_FUNCTIONS[func](*args, **kwargs)
+
+
+class PlainMetadataTensor:
+    """The note's metadata tensor, its __tensorplug_function__ a plain method."""
+
+    def __init__(self, data, metadata=None, **kwargs):
+        self._t = tp.as_tensor(data, **kwargs)
+        self._metadata = metadata
+
+    def __tensorplug_function__(self, func, types, args=(), kwargs=None):
+        if kwargs is None:
+            kwargs = {}
+        metadatas = tuple(a._metadata for a in args if hasattr(a, "_metadata"))
+        args = [getattr(a, "_t", a) for a in args]
+        assert len(metadatas) > 0
+        ret = func(*args, **kwargs)
+        return PlainMetadataTensor(ret, metadata=metadatas[0])
+
+
+def test_plain_method_examples_run_with_pytorchs_warning():
+    d = PlainScalarTensor(5, 2)
+    with pytest.warns(UserWarning) as record:
+        assert tp.mean(d) == 0.4
+        s = tp.add(d, d)
+        assert tp.mean(PlainScalarTensor(2, 1)) == 0.5
+    assert (s._N, s._value) == (5, 4)
+    assert [str(w.message) for w in record] == [
+        "PlainScalarTensor.__tensorplug_function__ is a plain method; PyTorch deprecates that "
+        "form of __torch_function__ and will make it an error, please define it as a classmethod"
+    ]  # once per class
+    assert record[0].filename == __file__  # pointing at the call
+    metadata = {"owner": "Ministry of Silly Walks"}
+    m = PlainMetadataTensor([[1, 2], [3, 4]], metadata=metadata)
+    t = tp.tensor([[1, 2], [1, 2]])
+    with pytest.warns(UserWarning, match="PlainMetadataTensor.__tensorplug_function__ is a plain"):
+        r = tp.add(t, m)
+    assert r._metadata is metadata
+    np.testing.assert_array_equal(r._t.numpy(), [[2, 4], [4, 6]])
+    for r in (t + m, t * m, m.__tensorplug_function__(tp.mul, (), (t, m))):  # operators too
+        assert isinstance(r, PlainMetadataTensor) and r._metadata is metadata
+    np.testing.assert_array_equal((t * m)._t.numpy(), [[1, 4], [3, 8]])
+
+
+# --- Tensor subclasses through every path ----------------------------------------------------
+
+
+class Logged(tp.Tensor):
+    """A subclass that logs every call it takes over, then runs it on plain tensors."""
+
+    log: list = []
+
+    @classmethod
+    def __tensorplug_function__(cls, func, types, args=(), kwargs=None):
+        cls.log.append(func)
+        plain = [a.as_subclass(tp.Tensor) if isinstance(a, tp.Tensor) else a for a in args]
+        result = func(*plain, **(kwargs or {}))
+        return result.as_subclass(cls) if isinstance(result, tp.Tensor) else result
+
+
+def test_python_operators_honour_the_protocol_of_a_subclass():
+    T = tp.Tensor
+    x = np.array([0.0, 1.0, 2.0], np.float32)
+    q = tp.tensor(x).as_subclass(Logged)
+    assert type(q) is Logged and q.tolist() == [0.0, 1.0, 2.0]
+    Logged.log.clear()
+    cases = [
+        (lambda: q + 1, T.__add__, x + 1),
+        (lambda: 1 + q, T.__radd__, 1 + x),
+        (lambda: q * q, T.__mul__, x * x),
+        (lambda: 2 - q, T.__rsub__, 2 - x),
+        (lambda: q / 2, T.__truediv__, x / 2),
+        (lambda: q**2, T.__pow__, x**2),
+        (lambda: -q, T.__neg__, -x),
+        (lambda: abs(-q), T.__abs__, x),
+        (lambda: q[1], T.__getitem__, x[1]),
+        (lambda: q[tp.tensor([0, 2])], T.__getitem__, x[[0, 2]]),
+        (lambda: q == 1, T.__eq__, x == 1),
+        (lambda: q @ q, T.__matmul__, x @ x),
+    ]
+    for make, func, expected in cases:
+        Logged.log.clear()
+        r = make()
+        assert type(r) is Logged, func
+        assert Logged.log[-1] is func, (func, Logged.log)
+        np.testing.assert_allclose(np.asarray(r.tolist()), expected)
+    Logged.log.clear()
+    q2 = tp.tensor(x).as_subclass(Logged)
+    q2[0] = 5.0
+    assert Logged.log == [T.__setitem__] and q2.tolist() == [5.0, 1.0, 2.0]
+    Logged.log.clear()
+    q2 += 1
+    assert Logged.log == [T.__iadd__] and q2.tolist() == [6.0, 2.0, 3.0]
+    # functions and methods took part before; they still do
+    Logged.log.clear()
+    assert tp.sum(q).item() == 3.0 and Logged.log == [tp.sum]
+
+
+class Declines:
+    @classmethod
+    def __tensorplug_function__(cls, func, types, args=(), kwargs=None):
+        return NotImplemented
+
+
+class DeclinesTensor(tp.Tensor):
+    @classmethod
+    def __tensorplug_function__(cls, func, types, args=(), kwargs=None):
+        return NotImplemented
+
+
+def test_operators_when_every_handler_declines():
+    t = tp.ones(2)
+    with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \+: 'Tensor' and 'Declines'"):
+        t + Declines()  # NotImplemented, so Python tried Declines.__radd__ and gave up
+    d = tp.ones(2).as_subclass(DeclinesTensor)
+    with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \*: 'DeclinesTensor' and 'int'"):
+        d * 2
+    with pytest.raises(TypeError) as e:
+        -d
+    assert str(e.value) == (
+        "no implementation found for 'tensorplug.Tensor.__neg__' on types that implement "
+        "__tensorplug_function__: [DeclinesTensor]"
+    )
+    with pytest.raises(TypeError, match="no implementation found for 'tensorplug.Tensor.__getitem__'"):
+        d[0]
+
+
+def test_as_subclass():
+    t = tp.tensor([1.0, 2.0])
+    s = t.as_subclass(Logged)
+    assert type(s) is Logged and s.tolist() == [1.0, 2.0]
+    s.as_subclass(tp.Tensor).mul_(2)  # a view: writes reach t, and its version counter
+    assert t.tolist() == [2.0, 4.0] and t._version == s._version == 1
+    assert type(s.as_subclass(tp.Tensor)) is tp.Tensor
+    with pytest.raises(TypeError) as e:
+        t.as_subclass(int)
+    assert str(e.value) == (
+        "Creating a Tensor subclass from a class that does not inherit from Tensor is not "
+        "possible (got <class 'int'>). Make sure your class inherits from Tensor."
+    )
+    assert tp.Tensor.as_subclass in tp.overrides.get_ignored_functions()
+
+
+def test_as_subclass_stays_on_the_autograd_graph():
+    pytest.importorskip("tensorplug_autograd")
+    from tests.needs import HAS_AUTOGRAD
+
+    if not HAS_AUTOGRAD:
+        pytest.skip("needs tensorplug-autograd loaded")
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    s = x.as_subclass(Logged)
+    assert s.requires_grad and not s.is_leaf and s.grad_fn is not None
+    (s.as_subclass(tp.Tensor) * 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+# --- tensorplug.nn.functional, linalg, special; resolve_name ---------------------------------
+
+
+def test_nn_functional_takes_part_with_itself_as_func():
+    import tensorplug.nn.functional as F
+
+    seen = []
+
+    class Wrapped:
+        @classmethod
+        def __tensorplug_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return "handled"
+
+    assert F.relu(Wrapped()) == "handled" and seen == [F.relu]
+    assert F.cross_entropy(tp.ones(2, 3), target=Wrapped()) == "handled"  # found among kwargs
+    assert F.mish(Wrapped()) == "handled" and seen[-1] is F.mish  # made from the yaml
+    assert tp.linalg.vector_norm(Wrapped()) == "handled" and seen[-1] is tp.linalg.vector_norm
+    np.testing.assert_allclose(F.relu(tp.tensor([-1.0, 2.0])).numpy(), [0.0, 2.0])  # plain path
+
+    funcs = tp.overrides.get_overridable_functions()
+    assert set(funcs) == {"tensorplug", "Tensor", "tensorplug.nn.functional",
+                          "tensorplug.linalg", "tensorplug.special"}  # fmt: skip
+    names = {f.__name__ for f in funcs["tensorplug.nn.functional"]}
+    assert set(F.__all__) | {"mish"} == names
+    assert {f.__name__ for f in funcs["tensorplug.special"]} >= {"expit", "erf", "logsumexp"}
+    assert tp.Tensor.__add__ in funcs["Tensor"] and tp.Tensor.__getitem__ in funcs["Tensor"]
+    dummies = tp.overrides.get_testing_overrides()
+    import inspect
+
+    assert dummies[F.relu](1) == -1
+    assert list(inspect.signature(dummies[F.relu]).parameters) == ["input", "inplace"]
+    assert list(inspect.signature(dummies[tp.Tensor.__add__]).parameters) == ["self", "other"]
+
+
+def test_resolve_name():
+    import tensorplug.nn.functional as F
+
+    resolve = tp.overrides.resolve_name
+    assert resolve(tp.add) == "tensorplug.add"
+    assert resolve(tp.Tensor.add) == "tensorplug.Tensor.add"
+    assert resolve(tp.Tensor.__add__) == "tensorplug.Tensor.__add__"
+    assert resolve(F.relu) == "tensorplug.nn.functional.relu"
+    assert resolve(tp.linalg.vector_norm) == "tensorplug.linalg.vector_norm"
+    assert resolve(tp.ops.aten.add.Tensor) == "aten::add.Tensor"
+    assert resolve(len) is None and resolve(lambda x: x) is None
+    for f in (tp.add, tp.Tensor.add, F.relu, tp.special.expit):  # the name gives f back
+        assert eval(resolve(f), {"tensorplug": tp}) is f

@@ -211,3 +211,44 @@ def test_same_device_rule_with_a_second_backend():
             lib.close()
         for sb in reg.storage:
             tp._backends.unregister(sb)
+
+
+def test_legacy_constructor_as_pytorchs():
+    # tp.Tensor(...) follows torch.Tensor(...): sizes give an uninitialized tensor and data a
+    # copy, both of the default dtype; a tensor gives a tensor sharing its data
+    T = tp.Tensor
+    assert T().shape == (0,) and T().dtype is tp.float32
+    assert T(2, 3).shape == (2, 3) and T(2, 3).dtype is tp.float32 and T(0).shape == (0,)
+    one = T([1, 2])
+    assert one.tolist() == [1.0, 2.0] and one.dtype is tp.float32
+    assert T([[1, 2], [3, 4]]).shape == (2, 2) and T([True, False]).tolist() == [1.0, 0.0]
+    assert T(np.array([1, 2])).dtype is tp.float32 and T((1.5,)).tolist() == [1.5]
+    assert T([], device="cpu").shape == (0,) and T(2, device=tp.device("cpu")).shape == (2,)
+    src = tp.tensor([1, 2])
+    shared = T(src)
+    assert shared.dtype is tp.int64  # not converted
+    shared[0] = 9
+    assert src.tolist() == [9, 2] and src._version == 1
+    tp.set_default_dtype(tp.float64)
+    try:
+        assert T([1]).dtype is tp.float64 and T(1).dtype is tp.float64
+    finally:
+        tp.set_default_dtype(tp.float32)
+
+    class Sub(tp.Tensor):
+        pass
+
+    s = Sub([1.0, 2.0])
+    assert type(s) is Sub and s.tolist() == [1.0, 2.0]
+
+    for args, message in [
+        ((2.0,), "new(): data must be a sequence (got float)"),
+        ((True,), "new(): data must be a sequence (got bool)"),
+        ((2, [3]), "new(): expected a size of ints (Tensor(2, 3)) or one sequence of data "
+                   "(Tensor([1, 2])), got (int, list)"),
+    ]:  # fmt: skip
+        with pytest.raises(TypeError) as e:
+            T(*args)
+        assert str(e.value) == message
+    with pytest.raises(RuntimeError, match="Trying to create tensor with negative dimension -1"):
+        T(-1)

@@ -8,6 +8,7 @@ type of the other operand, so ``a + b`` costs no overload resolution.
 from __future__ import annotations
 
 import builtins
+import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -19,20 +20,31 @@ from .ops import ops
 from .tensor import Tensor
 
 _SCALARS = frozenset({builtins.int, builtins.float, builtins.bool, builtins.complex})
+# indices and values that never take part in __tensorplug_function__
+_PLAIN = _SCALARS | {Tensor, slice, type(None), type(Ellipsis)}
 
 # Functions ``fn(tensor, method)`` called before ``tolist()`` / ``numpy()`` hand a tensor's values
 # to Python outside the dispatcher (plugins add them: KernelRegistry.add_value_read_hook).
 value_read_hooks: list[Callable[[Tensor, str], None]] = []
 
 
-def _protocol(public_name: str, self: Any, other: Any, reflected: bool) -> Any:
-    if hasattr(type(other), "__tensorplug_function__"):
-        import tensorplug
+# Note [Operators and the protocol]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A Python operator whose operand takes part in __tensorplug_function__ (a tensor-like, or a
+# Tensor subclass that defines it) hands the call over with ``func`` the operator method itself
+# (``Tensor.__add__``) and ``args`` as Python gave them (``(self, other)``), so a handler that
+# unwraps its arguments and calls ``func`` again gets the plain result. When every handler
+# declines, a binary operator returns NotImplemented (Python then tries the reflected one) and
+# a unary one raises TypeError. The hot path pays one ``type(self) is Tensor`` test for this.
 
-        fn = getattr(tensorplug, public_name)
-        args = (other, self) if reflected else (self, other)
-        return overrides.handle_tensorplug_function(fn, args, *args)
-    return NotImplemented
+
+def _protocol(func: Callable[..., Any], *args: Any) -> Any:
+    """The protocol's answer for a binary operator, or NotImplemented."""
+    return overrides.offer(func, overrides._candidates(args), args, {})
+
+
+def _takes_part(*values: Any) -> bool:
+    return any(overrides.takes_part(v) for v in values)
 
 
 # Operators call ``op.__call__(...)`` rather than ``op(...)``: calling the instance goes through
@@ -40,38 +52,55 @@ def _protocol(public_name: str, self: Any, other: Any, reflected: bool) -> Any:
 # function directly (one lookup per call, so tracing's swap of ``__call__`` is still seen).
 
 
-def _binary(public: str, tensor_op: Any, scalar_op: Any) -> Callable[[Tensor, Any], Any]:
+def _binary(tensor_op: Any, scalar_op: Any) -> Callable[[Tensor, Any], Any]:
     def op(self: Tensor, other: Any) -> Any:
         t = type(other)
-        if t is Tensor:
-            return tensor_op.__call__(self, other)
-        if t in _SCALARS:
-            return scalar_op.__call__(self, other)
+        if type(self) is Tensor:
+            if t is Tensor:
+                return tensor_op.__call__(self, other)
+            if t in _SCALARS:
+                return scalar_op.__call__(self, other)
+        if _takes_part(self, other):  # Note [Operators and the protocol]
+            return _protocol(op, self, other)
         if isinstance(other, Tensor):
             return tensor_op(self, other)
+        if t in _SCALARS:
+            return scalar_op(self, other)
         if hasattr(other, "__index__") or hasattr(other, "__float__"):
             try:
                 return scalar_op(self, other)
             except TypeError:
                 pass
-        return _protocol(public, self, other, False)
+        return NotImplemented
 
     return op
 
 
-def _reflected(public: str, tensor_op: Any, scalar_op: Any | None) -> Callable[[Tensor, Any], Any]:
+def _reflected(tensor_op: Any, scalar_op: Any | None) -> Callable[[Tensor, Any], Any]:
     """``other <op> self`` where ``other`` is not a Tensor."""
 
     def op(self: Tensor, other: Any) -> Any:
         t = type(other)
+        if (type(self) is not Tensor or t not in _PLAIN) and _takes_part(self, other):
+            return _protocol(op, self, other)  # Note [Operators and the protocol]
         if t in _SCALARS:
             if scalar_op is not None:
                 return scalar_op(self, other)
             return tensor_op(_scalar_tensor(other, self), self)
         if isinstance(other, Tensor):
             return tensor_op(other, self)
-        return _protocol(public, self, other, True)
+        return NotImplemented
 
+    return op
+
+
+def _unary(fn: Callable[[Tensor], Any]) -> Callable[[Tensor], Any]:
+    def op(self: Tensor) -> Any:
+        if type(self) is not Tensor and _takes_part(self):  # Note [Operators and the protocol]
+            return overrides.handle_tensorplug_function(op, (self,), self)
+        return fn(self)
+
+    op.__name__ = op.__qualname__ = fn.__name__
     return op
 
 
@@ -93,6 +122,8 @@ def wrapped_number(value: Any, like: Tensor | None) -> Tensor:
 
 def _inplace(tensor_op: Any, scalar_op: Any) -> Callable[[Tensor, Any], Any]:
     def op(self: Tensor, other: Any) -> Any:
+        if (type(self) is not Tensor or type(other) not in _PLAIN) and _takes_part(self, other):
+            return _protocol(op, self, other)  # Note [Operators and the protocol]
         if isinstance(other, Tensor):
             return tensor_op(self, other)
         if type(other) in _SCALARS:
@@ -105,45 +136,54 @@ def _inplace(tensor_op: Any, scalar_op: Any) -> Callable[[Tensor, Any], Any]:
 def install() -> None:
     a = ops.aten
     T: Any = Tensor  # methods are attached below (typed as Any: mypy cannot see setattr)
-    for name, public, top, sop in (
-        ("add", "add", a.add.Tensor, a.add.Scalar),
-        ("sub", "sub", a.sub.Tensor, a.sub.Scalar),
-        ("mul", "mul", a.mul.Tensor, a.mul.Scalar),
-        ("truediv", "div", a.div.Tensor, a.div.Scalar),
-        ("floordiv", "floor_divide", a.floor_divide.default, a.floor_divide.Scalar),
-        ("mod", "remainder", a.remainder.Tensor, a.remainder.Scalar),
-        ("pow", "pow", a.pow.Tensor_Tensor, a.pow.Tensor_Scalar),
-        ("eq", "eq", a.eq.Tensor, a.eq.Scalar),
-        ("ne", "ne", a.ne.Tensor, a.ne.Scalar),
-        ("lt", "lt", a.lt.Tensor, a.lt.Scalar),
-        ("le", "le", a.le.Tensor, a.le.Scalar),
-        ("gt", "gt", a.gt.Tensor, a.gt.Scalar),
-        ("ge", "ge", a.ge.Tensor, a.ge.Scalar),
+    for name, top, sop in (
+        ("add", a.add.Tensor, a.add.Scalar),
+        ("sub", a.sub.Tensor, a.sub.Scalar),
+        ("mul", a.mul.Tensor, a.mul.Scalar),
+        ("truediv", a.div.Tensor, a.div.Scalar),
+        ("floordiv", a.floor_divide.default, a.floor_divide.Scalar),
+        ("mod", a.remainder.Tensor, a.remainder.Scalar),
+        ("pow", a.pow.Tensor_Tensor, a.pow.Tensor_Scalar),
+        ("eq", a.eq.Tensor, a.eq.Scalar),
+        ("ne", a.ne.Tensor, a.ne.Scalar),
+        ("lt", a.lt.Tensor, a.lt.Scalar),
+        ("le", a.le.Tensor, a.le.Scalar),
+        ("gt", a.gt.Tensor, a.gt.Scalar),
+        ("ge", a.ge.Tensor, a.ge.Scalar),
     ):
-        setattr(T, f"__{name}__", _binary(public, top, sop))
+        _install(f"__{name}__", _binary(top, sop))
     for name, fn in (("and", a.bitwise_and.Tensor), ("or", a.bitwise_or.Tensor), ("xor", a.bitwise_xor.Tensor)):
-        setattr(T, f"__{name}__", _binary_tensor_only(f"bitwise_{name}", fn))
-        setattr(T, f"__r{name}__", _reflected(f"bitwise_{name}", fn, None))
-    T.__radd__ = _reflected("add", a.add.Tensor, a.add.Scalar)
-    T.__rmul__ = _reflected("mul", a.mul.Tensor, a.mul.Scalar)
-    T.__rsub__ = _reflected("sub", a.sub.Tensor, a.rsub.Scalar)
-    T.__rtruediv__ = _reflected("div", a.div.Tensor, a.rdiv.Scalar)
-    T.__rfloordiv__ = _reflected("floor_divide", a.floor_divide.default, None)
-    T.__rmod__ = _reflected("remainder", a.remainder.Tensor, None)
-    T.__rpow__ = _reflected("pow", a.pow.Tensor_Tensor, lambda s, o: a.pow.Scalar(o, s))
-    T.__matmul__ = _binary_tensor_only("matmul", a.matmul.default)
-    T.__rmatmul__ = _reflected("matmul", a.matmul.default, None)
-    T.__iadd__ = _inplace(a.add_.Tensor, a.add_.Scalar)
-    T.__isub__ = _inplace(a.sub_.Tensor, a.sub_.Scalar)
-    T.__imul__ = _inplace(a.mul_.Tensor, a.mul_.Scalar)
-    T.__itruediv__ = _inplace(a.div_.Tensor, a.div_.Scalar)
-    T.__neg__ = lambda self: a.neg.default(self)
-    T.__pos__ = lambda self: self
-    T.__abs__ = lambda self: a.abs.default(self)
-    T.__invert__ = _invert
+        _install(f"__{name}__", _binary_tensor_only(fn))
+        _install(f"__r{name}__", _reflected(fn, None))
+    _install("__radd__", _reflected(a.add.Tensor, a.add.Scalar))
+    _install("__rmul__", _reflected(a.mul.Tensor, a.mul.Scalar))
+    _install("__rsub__", _reflected(a.sub.Tensor, a.rsub.Scalar))
+    _install("__rtruediv__", _reflected(a.div.Tensor, a.rdiv.Scalar))
+    _install("__rfloordiv__", _reflected(a.floor_divide.default, None))
+    _install("__rmod__", _reflected(a.remainder.Tensor, None))
+    _install("__rpow__", _reflected(a.pow.Tensor_Tensor, lambda s, o: a.pow.Scalar(o, s)))
+    _install("__matmul__", _binary_tensor_only(a.matmul.default))
+    _install("__rmatmul__", _reflected(a.matmul.default, None))
+    _install("__iadd__", _inplace(a.add_.Tensor, a.add_.Scalar))
+    _install("__isub__", _inplace(a.sub_.Tensor, a.sub_.Scalar))
+    _install("__imul__", _inplace(a.mul_.Tensor, a.mul_.Scalar))
+    _install("__itruediv__", _inplace(a.div_.Tensor, a.div_.Scalar))
+
+    def __neg__(self: Tensor) -> Any:
+        return a.neg.default(self)
+
+    def __pos__(self: Tensor) -> Any:
+        return self
+
+    def __abs__(self: Tensor) -> Any:
+        return a.abs.default(self)
+
+    for unary in (__neg__, __pos__, __abs__, _invert):
+        _install(f"__{unary.__name__.strip('_')}__", _unary(unary))
     T.__hash__ = object.__hash__
-    T.__getitem__ = getitem
-    T.__setitem__ = setitem
+    overrides._ignored.add(T.as_subclass)  # takes no tensor-like but self, as in PyTorch
+    _install("__getitem__", _getitem)
+    _install("__setitem__", _setitem)
     T.__iter__ = _iter
     T.__bool__ = lambda self: builtins.bool(_one_value(self, "Boolean"))
     T.__float__ = lambda self: builtins.float(_one_value(self, "float"))
@@ -182,15 +222,50 @@ def _cuda(self: Tensor, device: Any = None, non_blocking: bool = False) -> Tenso
     return to(self, device, non_blocking=non_blocking)
 
 
-def _binary_tensor_only(public: str, fn: Any) -> Callable[[Tensor, Any], Any]:
+def _binary_tensor_only(fn: Any) -> Callable[[Tensor, Any], Any]:
     def op(self: Tensor, other: Any) -> Any:
+        if (type(self) is not Tensor or type(other) not in _PLAIN) and _takes_part(self, other):
+            return _protocol(op, self, other)  # Note [Operators and the protocol]
         if isinstance(other, Tensor):
             return fn(self, other)
         if type(other) in _SCALARS:
             return fn(self, _scalar_tensor(other, self))
-        return _protocol(public, self, other, False)
+        return NotImplemented
 
     return op
+
+
+# ``q[i]`` and ``q[i] = v``: the protocol sees the tensor, the index and the value (Note
+# [Operators and the protocol]).
+
+
+def _getitem(self: Tensor, index: Any) -> Any:
+    if type(self) is not Tensor or not (type(index) in _PLAIN or _plain_index(index)):
+        if overrides.has_tensorplug_function((self, index)):
+            return overrides.handle_tensorplug_function(_getitem, (self, index), self, index)
+    return getitem(self, index)
+
+
+def _setitem(self: Tensor, index: Any, value: Any) -> Any:
+    if type(self) is not Tensor or not (_plain_index(index) and type(value) in _PLAIN):
+        if overrides.has_tensorplug_function((self, index, value)):
+            args = (self, index, value)
+            return overrides.handle_tensorplug_function(_setitem, args, *args)
+    return setitem(self, index, value)
+
+
+def _plain_index(index: Any) -> bool:
+    t = type(index)
+    return t in _PLAIN or (t is tuple and all(type(i) in _PLAIN for i in index))
+
+
+def _install(name: str, fn: Callable[..., Any]) -> None:
+    """``Tensor.<name> = fn``, listed among the functions the protocol covers."""
+    fn.__name__ = name
+    fn.__qualname__ = f"Tensor.{name}"
+    setattr(Tensor, name, fn)
+    overrides._overridable.setdefault("Tensor", []).append(fn)
+    overrides._signatures[fn] = inspect.signature(fn)
 
 
 def _invert(self: Tensor) -> Any:
@@ -352,6 +427,38 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         t.requires_grad_()
     result: Tensor = t
     return result
+
+
+def legacy_new(args: tuple[Any, ...], device: Any) -> Tensor:
+    """``Tensor(*args, device=None)``, as PyTorch's legacy constructor (``Tensor.__new__``)."""
+    if not args:
+        return _new_empty([0], device)
+    if all(type(a) is builtins.int for a in args):
+        return _new_empty(list(args), device)
+    if len(args) == 1:
+        (data,) = args
+        if isinstance(data, Tensor):
+            if device is not None and _canonical_device(device) != data.device:
+                raise RuntimeError(
+                    f"Tensor(other, device=...): other is on {data.device}, not {device}; use "
+                    "other.to(device)"
+                )
+            r: Tensor = ops.aten.view.default(data, list(data.shape))  # shares data
+            return r
+        if not isinstance(data, str | bytes) and hasattr(data, "__len__"):
+            return tensor(data, dtype=_dtypes.get_default_dtype(), device=device)
+        raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+    got = ", ".join(type(a).__name__ for a in args)
+    raise TypeError(
+        f"new(): expected a size of ints (Tensor(2, 3)) or one sequence of data "
+        f"(Tensor([1, 2])), got ({got})"
+    )
+
+
+def _new_empty(size: list[int], device: Any) -> Tensor:
+    r: Tensor = ops.aten.empty.memory_format(size, dtype=_dtypes.get_default_dtype(),
+                                             device=_canonical_device(device))  # fmt: skip
+    return r
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:

@@ -13,20 +13,36 @@ defines ``__tensorplug_function__`` hands the call to that type instead of dispa
 The rules are NEP 18's: the candidates are the arguments (also inside lists and tuples) whose
 type defines the method and is not ``Tensor`` itself; subclasses go before their superclasses,
 otherwise left to right, each type once; ``NotImplemented`` passes to the next; when every one
-returns ``NotImplemented`` the call raises ``TypeError``.
+returns ``NotImplemented`` the call raises ``TypeError`` (a Python operator returns
+``NotImplemented`` instead, so that Python tries the reflected operator).
+
+The method is looked up on the instance, so a classmethod (as above) and a plain method
+``def __tensorplug_function__(self, func, types, args=(), kwargs=None)`` (the "Extending
+PyTorch" note's ``MetadataTensor``) both work; a plain method gets PyTorch's warning that
+the form is deprecated there, once per class.
+
+What takes part: the public functions (``tp.add``), the Tensor methods (``x.add``), the Python
+operators (``q + 1``, ``-q``, ``q[0]``, ``func`` being the operator method, ``Tensor.__add__``),
+and the functions of ``tensorplug.nn.functional``, ``tensorplug.linalg`` and
+``tensorplug.special``.
 
 Usage::
 
-    tensorplug.overrides.get_overridable_functions()   # {tensorplug: [...], Tensor: [...]}
+    tensorplug.overrides.get_overridable_functions()   # {"tensorplug": [...], "Tensor": [...],
+                                                       #  "tensorplug.nn.functional": [...], ...}
     tensorplug.overrides.get_testing_overrides()       # {tp.add: lambda input, other, ...: -1}
     tensorplug.overrides.get_ignored_functions()       # factories and other non-overridable names
+    tensorplug.overrides.resolve_name(tp.add)          # "tensorplug.add"
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
+import sys
+import warnings
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "get_ignored_functions",
@@ -35,7 +51,10 @@ __all__ = [
     "handle_tensorplug_function",
     "has_tensorplug_function",
     "is_tensor_like",
+    "resolve_name",
 ]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 # Filled by _api.py as it makes the public functions, on first use (Note [Lazy public
 # functions]): the listings below have it make them all first.
@@ -83,17 +102,108 @@ def handle_tensorplug_function(
 ) -> Any:
     """Offer the call of ``public`` to each candidate type in turn (NEP 18 order)."""
     cands = _candidates(relevant)
+    result = offer(public, cands, args, kwargs)
+    if result is not NotImplemented:
+        return result
     types = tuple(type(c) for c in cands)
-    for c in cands:
-        result = type(c).__tensorplug_function__(public, types, args, kwargs)
-        if result is not NotImplemented:
-            return result
     names = ", ".join(sorted({t.__name__ for t in types}))
     qual = getattr(public, "__qualname__", repr(public))
     raise TypeError(
         f"no implementation found for 'tensorplug.{qual}' on types that implement "
         f"__tensorplug_function__: [{names}]"
     )
+
+
+def offer(
+    public: Callable[..., Any], cands: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """The first answer other than ``NotImplemented`` of the candidates, else
+    ``NotImplemented`` (internal: the Python operators return that to Python)."""
+    types = tuple(type(c) for c in cands)
+    for c in cands:
+        method = c.__tensorplug_function__  # on the instance: a plain method binds to it
+        if getattr(method, "__self__", None) is c and type(c) not in _warned:
+            _warned.add(type(c))
+            warnings.warn(
+                f"{type(c).__qualname__}.__tensorplug_function__ is a plain method; PyTorch "
+                "deprecates that form of __torch_function__ and will make it an error, please "
+                "define it as a classmethod",
+                UserWarning,
+                stacklevel=_outside_tensorplug(),
+            )
+        result = method(public, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    return NotImplemented
+
+
+_warned: set[type] = set()  # classes warned about their plain-method protocol
+
+
+def _outside_tensorplug() -> int:
+    """The ``stacklevel`` of the caller's first frame outside tensorplug (the user's call)."""
+    frame, level = sys._getframe(2), 2
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
+        "tensorplug"
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def takes_part(x: Any) -> bool:
+    """Whether ``x`` (not a list) takes part in the protocol (internal, for operators)."""
+    t = type(x)
+    return t is not _tensor_class() and hasattr(t, "__tensorplug_function__")
+
+
+@functools.cache
+def _tensor_class() -> type:
+    from .tensor import Tensor
+
+    return Tensor
+
+
+def overridable(namespace: str, fn: F) -> F:
+    """``fn``, a public function written in Python, made to honour the protocol (with itself
+    as ``func``) and listed under ``namespace`` (internal: ``tensorplug.nn.functional``)."""
+
+    tensor = _tensor_class()
+
+    def maybe(values: Iterable[Any]) -> bool:  # cheap: one type test for each tensor
+        for v in values:
+            t = type(v)
+            if t is not tensor and (t is list or t is tuple or takes_part(v)):
+                return True
+        return False
+
+    @functools.wraps(fn)
+    def public(*args: Any, **kwargs: Any) -> Any:
+        if maybe(args) or (kwargs and maybe(kwargs.values())):
+            relevant = (*args, *kwargs.values())
+            if has_tensorplug_function(relevant):
+                return handle_tensorplug_function(public, relevant, *args, **kwargs)
+        return fn(*args, **kwargs)
+
+    _overridable.setdefault(namespace, []).append(public)
+    _signatures[public] = inspect.signature(fn)
+    return public  # type: ignore[return-value]
+
+
+def resolve_name(f: Callable[..., Any]) -> str | None:
+    """The name of a function the protocol hands over, for messages: ``"tensorplug.add"``,
+    ``"tensorplug.Tensor.add"``, ``"tensorplug.nn.functional.relu"``, ``"aten::add.Tensor"``
+    for an operator overload; ``None`` for anything else. Evaluated (after
+    ``import tensorplug``), the name gives back ``f``."""
+    from .dispatcher import OpOverload
+
+    if isinstance(f, OpOverload):
+        return f.name
+    _make_all()
+    for namespace, fns in _overridable.items():
+        if any(fn is f for fn in fns):
+            prefix = "tensorplug.Tensor" if namespace == "Tensor" else namespace
+            return f"{prefix}.{f.__name__}"
+    return None
 
 
 def is_tensor_like(x: Any) -> bool:
@@ -103,7 +213,8 @@ def is_tensor_like(x: Any) -> bool:
 
 
 def get_overridable_functions() -> dict[Any, list[Callable[..., Any]]]:
-    """Namespace (the ``tensorplug`` module, ``Tensor``) -> functions the protocol covers."""
+    """Namespace (``"tensorplug"``, ``"Tensor"``, ``"tensorplug.nn.functional"``,
+    ``"tensorplug.linalg"``, ``"tensorplug.special"``) -> functions the protocol covers."""
     _make_all()
     return {ns: list(fns) for ns, fns in _overridable.items()}
 
@@ -127,6 +238,7 @@ def get_testing_overrides() -> dict[Callable[..., Any], Callable[..., Any]]:
 
 def _make_all() -> None:
     from . import _api
+    from .nn import functional  # noqa: F401 - lists its functions on import
 
     _api.generate_all()
 

@@ -16,7 +16,7 @@ lets users set attributes, as in PyTorch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import dtypes as _dtypes
 from . import keys as _keys
@@ -24,6 +24,8 @@ from ._protocol import VersionCounter
 from .device import device as Device
 
 __all__ = ["Tensor", "data_id", "new_tensor"]
+
+T = TypeVar("T", bound="Tensor")
 
 
 if TYPE_CHECKING:  # the methods made at run time, declared for type checkers
@@ -59,11 +61,39 @@ class Tensor(_Declared):
     tp_keyset: int
     tp_version: VersionCounter
 
+    def __new__(cls, *args: Any, device: Any = None) -> Tensor:
+        """PyTorch's legacy constructor: ``Tensor(2, 3)`` is an uninitialized tensor of that
+        shape, ``Tensor([1, 2])`` a copy of the data, both of the default dtype;
+        ``Tensor(t)`` shares ``t``'s data; ``Tensor()`` is empty. A subclass ``S([1, 2])``
+        gives an ``S``. Prefer the factories (``tp.tensor``, ``tp.empty``)."""
+        from ._operators import legacy_new
+
+        t = legacy_new(args, device)
+        return t if cls is Tensor else t._retyped(cls)
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError(
-            "tensorplug.Tensor cannot be constructed directly; use tensorplug.tensor(data), "
-            "tensorplug.zeros(shape), or another factory function"
-        )
+        pass  # built by __new__ (kernels build tensors with new_tensor, which skips both)
+
+    def as_subclass(self, cls: type[T]) -> T:
+        """This tensor as an instance of the Tensor subclass ``cls``: a view sharing its data
+        and version counter, attached to its autograd graph (PyTorch's ``as_subclass``)."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(
+                "Creating a Tensor subclass from a class that does not inherit from Tensor is "
+                f"not possible (got {cls!r}). Make sure your class inherits from Tensor."
+            )
+        from .ops import ops
+
+        view: Tensor = ops.aten.view.default(self, list(self.shape))
+        return view._retyped(cls)
+
+    def _retyped(self, cls: type[T]) -> T:
+        """This very tensor object's state, in a new object of class ``cls``."""
+        t = object.__new__(cls)
+        for name in ("_data", "_dtype", "_device", "_tp_keyset", "_vc"):
+            object.__setattr__(t, name, getattr(self, name))
+        t.__dict__.update(self.__dict__)
+        return t
 
     @classmethod
     def _new(cls, data: Any, dtype: _dtypes.dtype, device: Device, keyset: int) -> Tensor:

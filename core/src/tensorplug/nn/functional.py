@@ -21,6 +21,7 @@ import tensorplug
 
 from .. import dtypes as _dtypes
 from ..ops import ops
+from ..overrides import overridable
 from ..tensor import Tensor
 from ._autograd import no_grad
 from ._padding import pad
@@ -505,6 +506,13 @@ def _broadcast_shape(a: Sequence[int], b: Sequence[int]) -> list[int]:
                                f"({q}) at non-singleton dimension {i}")
         out.append(q if p == 1 else p)
     return out
+
+
+# Every function above takes part in __tensorplug_function__ with itself as ``func``, as
+# torch.nn.functional's do (overrides.get_overridable_functions() lists them).
+for _name in __all__:
+    globals()[_name] = overridable("tensorplug.nn.functional", globals()[_name])
+del _name
 
 
 def __getattr__(name: str) -> Any:

@@ -40,11 +40,11 @@ value_read_hooks: list[Callable[[Tensor, str], None]] = []
 
 def _protocol(func: Callable[..., Any], *args: Any) -> Any:
     """The protocol's answer for a binary operator, or NotImplemented."""
-    return overrides.offer(func, overrides._candidates(args), args, {})
+    return overrides._offer(func, overrides._candidates(args), args, {})
 
 
 def _takes_part(*values: Any) -> bool:
-    return any(overrides.takes_part(v) for v in values)
+    return any(overrides._takes_part(v) for v in values)
 
 
 # Operators call ``op.__call__(...)`` rather than ``op(...)``: calling the instance goes through

@@ -102,7 +102,7 @@ def handle_tensorplug_function(
 ) -> Any:
     """Offer the call of ``public`` to each candidate type in turn (NEP 18 order)."""
     cands = _candidates(relevant)
-    result = offer(public, cands, args, kwargs)
+    result = _offer(public, cands, args, kwargs)
     if result is not NotImplemented:
         return result
     types = tuple(type(c) for c in cands)
@@ -114,7 +114,7 @@ def handle_tensorplug_function(
     )
 
 
-def offer(
+def _offer(
     public: Callable[..., Any], cands: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     """The first answer other than ``NotImplemented`` of the candidates, else
@@ -150,7 +150,7 @@ def _outside_tensorplug() -> int:
     return level
 
 
-def takes_part(x: Any) -> bool:
+def _takes_part(x: Any) -> bool:
     """Whether ``x`` (not a list) takes part in the protocol (internal, for operators)."""
     t = type(x)
     return t is not _tensor_class() and hasattr(t, "__tensorplug_function__")
@@ -163,7 +163,7 @@ def _tensor_class() -> type:
     return Tensor
 
 
-def overridable(namespace: str, fn: F) -> F:
+def _overridable_function(namespace: str, fn: F) -> F:
     """``fn``, a public function written in Python, made to honour the protocol (with itself
     as ``func``) and listed under ``namespace`` (internal: ``tensorplug.nn.functional``)."""
 
@@ -172,7 +172,7 @@ def overridable(namespace: str, fn: F) -> F:
     def maybe(values: Iterable[Any]) -> bool:  # cheap: one type test for each tensor
         for v in values:
             t = type(v)
-            if t is not tensor and (t is list or t is tuple or takes_part(v)):
+            if t is not tensor and (t is list or t is tuple or _takes_part(v)):
                 return True
         return False
 

@@ -21,7 +21,7 @@ import tensorplug
 
 from .. import dtypes as _dtypes
 from ..ops import ops
-from ..overrides import overridable
+from ..overrides import _overridable_function
 from ..tensor import Tensor
 from ._autograd import no_grad
 from ._padding import pad
@@ -511,7 +511,7 @@ def _broadcast_shape(a: Sequence[int], b: Sequence[int]) -> list[int]:
 # Every function above takes part in __tensorplug_function__ with itself as ``func``, as
 # torch.nn.functional's do (overrides.get_overridable_functions() lists them).
 for _name in __all__:
-    globals()[_name] = overridable("tensorplug.nn.functional", globals()[_name])
+    globals()[_name] = _overridable_function("tensorplug.nn.functional", globals()[_name])
 del _name
 
 

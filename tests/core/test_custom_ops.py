@@ -133,7 +133,15 @@ def test_custom_op_round_trip(ns):
         np.testing.assert_allclose(numpy_mul(tp.tensor(x), 2.0).numpy(), x * 2.0)
         np.testing.assert_allclose(numpy_mul(tp.tensor(x), y=0.5).numpy(), x * 0.5)
         table = tp.dispatcher.dispatch_table(numpy_mul.op)
-        assert table["CPU"] == "CompositeExplicitAutograd" and table["Meta"] != "Meta"
+        assert table["CPU"] == "CompositeExplicitAutograd" and table["Meta"] == "Meta"
+        no_fake = numpy_mul.op.kernel_for(int(tp.keys.keyset("Meta")))  # until register_fake
+        with pytest.raises(RuntimeError) as e:
+            no_fake(tp.tensor(x), 2.0)
+        assert str(e.value) == (
+            f"{ns}::numpy_mul.default has no fake kernel, so it cannot run on Meta tensors (Note "
+            "[Fake kernels]): register one with @numpy_mul.register_fake, a function of the same "
+            "arguments that returns outputs of the right shapes and dtypes without reading data"
+        )
         with pytest.raises(TypeError, match=rf"{ns}::numpy_mul.default\(\): argument 'y'"):
             numpy_mul(tp.tensor(x), "two")
     assert not hasattr(getattr(tp.ops, ns), "numpy_mul")  # closing the library removed it
@@ -149,9 +157,8 @@ def test_custom_op_with_explicit_schema_tags_and_device_types(ns):
                                   schema="(Tensor x, int n=1) -> Tensor", tags="pointwise", lib=lib)  # fmt: skip
         assert str(op.op.schema) == "twice(Tensor x, int n=1) -> Tensor"
         assert op.op.tags == ("pointwise",)
-        assert tp.dispatcher.registrations(op.op) == {  # the owner of the library
-            "CPU": f"{__name__}:test_custom_op_with_explicit_schema_tags_and_device_types"
-        }
+        owner = f"{__name__}:test_custom_op_with_explicit_schema_tags_and_device_types"
+        assert tp.dispatcher.registrations(op.op) == {"CPU": owner, "Meta": owner}  # the library's
         assert op(tp.ones(2)).tolist() == [2.0, 2.0]
         for bad in ("twice(Tensor x) -> Tensor", f"{ns}::(Tensor x) -> Tensor"):
             with pytest.raises(ValueError) as e:
@@ -404,13 +411,13 @@ def test_opcheck_of_standard_operators():
     assert str(r["test_faketensor"]).startswith("it has no fake kernel: register one")
 
 
-def _fails(op, args, check, kwargs=None):
+def _fails(op, args, check, kwargs=None, error=AssertionError):
     with pytest.raises(tp.library.OpCheckError) as e:
         tp.library.opcheck(op, args, kwargs, test_utils=[check])
     name = op.op.name if hasattr(op, "op") else op.name
     prefix = f"opcheck({name}): {check} failed: "
     assert str(e.value).startswith(prefix)
-    assert isinstance(e.value.__cause__, AssertionError)
+    assert type(e.value.__cause__) is error
     return str(e.value)[len(prefix) :]
 
 
@@ -450,11 +457,18 @@ def test_opcheck_schema_catches_undeclared_writes_and_aliases(ns):
 
 def test_opcheck_faketensor_catches_missing_and_wrong_fake_kernels(ns):
     with tp.Library(ns, "FRAGMENT") as lib:
-        numpy_mul = _numpy_mul(ns, lib, fake=False)
-        assert _fails(numpy_mul, (tp.randn(3), 2.0), "test_faketensor") == (
+        numpy_mul = _numpy_mul(ns, lib, fake=False)  # its fake kernel says it has none
+        assert _fails(numpy_mul, (tp.randn(3), 2.0), "test_faketensor", error=RuntimeError) == (
+            f"{ns}::numpy_mul.default has no fake kernel, so it cannot run on Meta tensors (Note "
+            "[Fake kernels]): register one with @numpy_mul.register_fake, a function of the same "
+            "arguments that returns outputs of the right shapes and dtypes without reading data"
+        )
+        lib.define("plain(Tensor x) -> Tensor")  # an operator of a Library: nothing for Meta
+        lib.impl("plain", lambda x: x.clone(), "CompositeExplicitAutograd")
+        assert _fails(getattr(tp.ops, ns).plain.default, (tp.randn(3),), "test_faketensor") == (
             "it has no fake kernel (its Meta entry is CompositeExplicitAutograd): register one "
             f"that computes the outputs' shapes and dtypes without reading data, with "
-            f"tp.library.register_fake('{ns}::numpy_mul.default', fn) (or @op.register_fake for "
+            f"tp.library.register_fake('{ns}::plain.default', fn) (or @op.register_fake for "
             "a custom op)"
         )
         numpy_mul.register_fake(lambda x, y: tp.empty(x.shape[0] + 1))
@@ -494,7 +508,8 @@ def test_opcheck_without_raising_returns_the_errors(ns):
         numpy_mul = _numpy_mul(ns, lib, fake=False)
         result = tp.library.opcheck(numpy_mul, (tp.randn(3), 2.0), raise_exception=False)
         assert result["test_schema"] == "SUCCESS"
-        assert isinstance(result["test_faketensor"], AssertionError)
+        assert isinstance(result["test_faketensor"], RuntimeError)
+        assert "has no fake kernel" in str(result["test_faketensor"])
 
 
 def test_opcheck_argument_errors(ns):

@@ -25,9 +25,10 @@ Note [Fake kernels]
 ~~~~~~~~~~~~~~~~~~~
 A fake kernel computes the metadata of the outputs (shape, dtype, device) from the metadata of
 the inputs, without reading data; ``register_fake`` registers it for the ``Meta`` backend key,
-as PyTorch does. Until the core's Meta backend exists no Meta tensor can be made, so the
-kernel is exercised by ``opcheck``'s ``test_faketensor``, which calls it on the real inputs and
-compares what it returns with the real kernel's outputs.
+as PyTorch does; ``custom_op`` registers one that raises until then (or PyTorch's trivial
+one, for an operator that returns nothing). Until the core's Meta backend exists no Meta tensor
+can be made, so the kernel is exercised by ``opcheck``'s ``test_faketensor``, which calls it on
+the real inputs and compares what it returns with the real kernel's outputs.
 """
 
 from __future__ import annotations
@@ -153,8 +154,9 @@ def custom_op(
         op_def = CustomOpDef(op, target, f)
         if not any(a.tensor_kind for a in op.schema.arguments):
             target.impl(op, _backend_select(op), "BackendSelect", with_keyset=True)
-        if not op.schema.returns:  # nothing to describe: PyTorch's trivial fake kernel
-            target.impl(op, _returns_nothing, "Meta")
+        # the fake kernel until register_fake gives one: PyTorch's trivial one for an operator
+        # that returns nothing, else an error that says what to do
+        target.impl(op, _returns_nothing if not op.schema.returns else _no_fake(op, f), "Meta")
         op_def.register_kernel(device_types, f)
         return op_def
 
@@ -512,6 +514,17 @@ def _tensors(value: Any) -> list[Tensor]:
 
 def _returns_nothing(*args: Any, **kwargs: Any) -> None:
     return None
+
+
+def _no_fake(op: OpOverload, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def no_fake(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            f"{op.name} has no fake kernel, so it cannot run on Meta tensors (Note [Fake "
+            f"kernels]): register one with @{fn.__name__}.register_fake, a function of the same "
+            "arguments that returns outputs of the right shapes and dtypes without reading data"
+        )
+
+    return no_fake
 
 
 def _backend_select(op: OpOverload) -> Callable[..., Any]:

@@ -143,9 +143,7 @@ _warned: set[type] = set()  # classes warned about their plain-method protocol
 def _outside_tensorplug() -> int:
     """The ``stacklevel`` of the caller's first frame outside tensorplug (the user's call)."""
     frame, level = sys._getframe(2), 2
-    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
-        "tensorplug"
-    ):
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("tensorplug"):
         frame, level = frame.f_back, level + 1
     return level
 

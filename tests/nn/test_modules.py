@@ -15,6 +15,7 @@ import pytest
 import tensorplug as tp
 from tensorplug import nn
 from tensorplug.nn import functional as F
+from tests import needs
 from tests.needs import HAS_AUTOGRAD, needs_autograd
 
 
@@ -71,7 +72,9 @@ def test_parameter_options_and_repr():
     assert not p.requires_grad
     assert repr(p) == "Parameter containing:\ntensor([1.])"
     assert nn.Parameter().shape == (0,)
-    with pytest.raises(TypeError, match="Parameter\\(data\\): data must be a tensorplug.Tensor, not list"):
+    with pytest.raises(
+        TypeError, match="Parameter\\(data\\): data must be a tensorplug.Tensor, not list"
+    ):
         nn.Parameter([1.0])
 
 
@@ -143,8 +146,11 @@ def test_reassigning_and_deleting_attributes():
     net.fc1.bias = None  # a registered parameter may become None...
     assert [n for n, _ in net.fc1.named_parameters()] == ["weight"]
     assert net.fc1.bias is None and "bias" in net.fc1._parameters
-    with pytest.raises(TypeError, match=r"cannot assign 'Tensor' as parameter 'weight' "
-                       r"\(tensorplug.nn.Parameter or None expected\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"cannot assign 'Tensor' as parameter 'weight' "
+        r"\(tensorplug.nn.Parameter or None expected\)",
+    ):
         net.fc1.weight = tp.ones(4, 3)  # ...but not a plain tensor
     with pytest.raises(TypeError, match="cannot assign 'int' as child module 'act'"):
         net.act = 3
@@ -170,8 +176,11 @@ def test_registration_errors():
         m.register_buffer("", None)
     with pytest.raises(TypeError, match="module name should be a string. Got int"):
         m.add_module(1, None)
-    with pytest.raises(TypeError, match=r"cannot assign 'Tensor' object to parameter 'w' "
-                       r"\(tensorplug.nn.Parameter or None required\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"cannot assign 'Tensor' object to parameter 'w' "
+        r"\(tensorplug.nn.Parameter or None required\)",
+    ):
         m.register_parameter("w", tp.ones(1))
     with pytest.raises(TypeError, match="cannot assign 'list' object to buffer 'b'"):
         m.register_buffer("b", [1.0])
@@ -187,21 +196,27 @@ def test_registration_errors():
         def __init__(self) -> None:
             self.w = nn.Parameter(tp.ones(1))
 
-    with pytest.raises(AttributeError, match=r"cannot assign parameters before Module.__init__\(\) call"):
+    with pytest.raises(
+        AttributeError, match=r"cannot assign parameters before Module.__init__\(\) call"
+    ):
         Early()
 
     class EarlyChild(nn.Module):
         def __init__(self) -> None:
             self.fc = nn.ReLU()
 
-    with pytest.raises(AttributeError, match=r"cannot assign module before Module.__init__\(\) call"):
+    with pytest.raises(
+        AttributeError, match=r"cannot assign module before Module.__init__\(\) call"
+    ):
         EarlyChild()
 
     class EarlyBuffer(nn.Module):
         def __init__(self) -> None:
             self.register_buffer("b", None)
 
-    with pytest.raises(AttributeError, match=r"cannot assign buffer before Module.__init__\(\) call"):
+    with pytest.raises(
+        AttributeError, match=r"cannot assign buffer before Module.__init__\(\) call"
+    ):
         EarlyBuffer()
 
 
@@ -214,7 +229,9 @@ def test_a_non_leaf_cannot_be_registered():
 
 
 def test_forward_is_required():
-    with pytest.raises(NotImplementedError, match='Module \\[Module\\] is missing the required "forward" function'):
+    with pytest.raises(
+        NotImplementedError, match='Module \\[Module\\] is missing the required "forward" function'
+    ):
         nn.Module()(tp.ones(1))
 
 
@@ -266,7 +283,9 @@ def test_to_casts_floating_parameters_and_buffers():
     same = net.fc1.weight
     net.to("cpu")
     assert net.fc1.weight is same  # nothing to change: the same parameter
-    with pytest.raises(TypeError, match="nn.Module.to only accepts floating point or complex dtypes"):
+    with pytest.raises(
+        TypeError, match="nn.Module.to only accepts floating point or complex dtypes"
+    ):
         net.to(tp.int32)
     with pytest.raises(TypeError, match="to\\(\\) received an invalid argument of type int"):
         net.to(3)
@@ -334,7 +353,9 @@ def test_load_state_dict_shape_mismatch_changes_nothing():
 
 def test_repr_like_pytorch():
     model = nn.Sequential(
-        nn.Linear(2, 16), nn.ReLU(), nn.Sequential(nn.Dropout(0.25), nn.LayerNorm(16)),
+        nn.Linear(2, 16),
+        nn.ReLU(),
+        nn.Sequential(nn.Dropout(0.25), nn.LayerNorm(16)),
         nn.Linear(16, 3, bias=False),
     )
     assert repr(model) == (
@@ -401,7 +422,9 @@ def test_dropout_uses_the_training_flag():
     assert drop(x) is x
     assert nn.Sequential(nn.Dropout(1.0)).eval()(x) is x
     assert a(nn.Dropout(1.0)(x)).max() == 0.0
-    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+    with pytest.raises(
+        ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"
+    ):
         nn.Dropout(1.5)
 
 
@@ -413,7 +436,9 @@ def test_embedding():
     assert (w[8] == 0).all() and w.std() > 0.5  # N(0, 1) elsewhere
     idx = tp.tensor([[1, 8], [3, 3]])
     np.testing.assert_array_equal(a(emb(idx)), w[a(idx)])
-    with pytest.raises(ValueError, match=r"Embedding: padding_idx must be within num_embeddings \(10\), got 10"):
+    with pytest.raises(
+        ValueError, match=r"Embedding: padding_idx must be within num_embeddings \(10\), got 10"
+    ):
         nn.Embedding(10, 4, padding_idx=10)
 
 
@@ -446,8 +471,9 @@ def test_losses_match_the_functions():
     np.testing.assert_allclose(a(nn.MSELoss()(x, y)), ((a(x) - a(y)) ** 2).mean(), rtol=1e-6)
     assert nn.MSELoss(reduction="none")(x, y).shape == (3, 2)
     logp = F.log_softmax(logits, 1)
-    np.testing.assert_allclose(a(nn.NLLLoss(reduction="sum")(logp, target)),
-                               a(F.nll_loss(logp, target, reduction="sum")))
+    np.testing.assert_allclose(
+        a(nn.NLLLoss(reduction="sum")(logp, target)), a(F.nll_loss(logp, target, reduction="sum"))
+    )
     p = tp.sigmoid(x)
     np.testing.assert_allclose(a(nn.BCELoss()(p, tp.ones(3, 2))), -np.log(a(p)).mean(), rtol=1e-6)
     with pytest.raises(ValueError, match="MSELoss: avg is not a valid value for reduction"):
@@ -561,8 +587,10 @@ class UserLinear(nn.Module):
         return self.fn(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return (f"input_features={self.input_features}, output_features={self.output_features}, "
-                f"bias={self.bias is not None}")
+        return (
+            f"input_features={self.input_features}, output_features={self.output_features}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 def test_extending_nn_linear_example():
@@ -608,8 +636,9 @@ print(sorted(vars(p)))
 
 def test_nn_and_optim_without_autograd():
     env = dict(os.environ, TENSORPLUG_DISABLE_PLUGINS="autograd")
-    r = subprocess.run([sys.executable, "-c", WITHOUT_AUTOGRAD], env=env, capture_output=True,
-                       text=True)
+    r = subprocess.run(
+        [sys.executable, "-c", WITHOUT_AUTOGRAD], env=env, capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
         "Parameter False True",
@@ -630,8 +659,11 @@ class _CudaOnNumpy:
 
 
 def test_module_cuda_and_cpu_move_parameters_and_buffers():
-    if "cuda" in tp.plugins.loaded_names():
-        pytest.skip("tensorplug-cuda is loaded: this test stands in a numpy CUDA backend")
+    with needs.unloaded("cuda"):  # a numpy CUDA backend stands in for tensorplug-cuda
+        _module_cuda_and_cpu()
+
+
+def _module_cuda_and_cpu():
     net = Net()
     before = [a(p) for p in net.parameters()]
     with pytest.raises(tp.MissingPluginError, match="pip install tensorplug-cuda"):

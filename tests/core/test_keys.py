@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import tensorplug as tp
@@ -61,6 +63,59 @@ def test_register_backend_creates_per_backend_keys_and_places_them(backend):
     assert order.index("Batched") < order.index(f"Autocast{n}") < order.index("Tracer")
     assert keys.backend_for_device_type("testdev") is backend
     assert set(keys.expand("Autograd").names()) >= {f"Autograd{n}"}
+
+
+def test_builtin_backends_declare_pytorchs_autocast_dtypes():
+    cpu, cuda, meta = keys.get("CPU"), keys.get("CUDA"), keys.get("Meta")
+    assert (cpu.autocast_dtype, cpu.autocast_dtypes) == (tp.bfloat16, (tp.bfloat16, tp.float16))
+    assert (cuda.autocast_dtype, cuda.autocast_dtypes) == (tp.float16, (tp.float16, tp.bfloat16))
+    assert (meta.autocast_dtype, meta.autocast_dtypes) == (None, ())  # no autocast on meta
+
+
+@pytest.mark.parametrize(
+    ("default", "supported", "want"),
+    [
+        (None, None, (None, ())),
+        ("bfloat16", None, ("bfloat16", ("bfloat16",))),  # only the default: only it
+        (None, ("float16", "float32"), ("float16", ("float16", "float32"))),  # the first
+        ("float32", ("float16", "float32"), ("float32", ("float16", "float32"))),
+    ],
+)
+def test_register_backend_autocast_dtypes(default, supported, want):
+    dt = lambda n: None if n is None else getattr(tp, n)
+    k = keys.register_backend(
+        "AmpProbe",
+        "ampprobe",
+        owner="tests",
+        autocast_dtype=dt(default),
+        autocast_dtypes=None if supported is None else [dt(n) for n in supported],
+    )
+    try:
+        assert k.autocast_dtype is dt(want[0])
+        assert k.autocast_dtypes == tuple(dt(n) for n in want[1])
+    finally:
+        keys.unregister("AmpProbe")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"autocast_dtype": "float64"}, "autocast dtypes must be tensorplug floating dtypes"),
+        ({"autocast_dtypes": ["int32"]}, "autocast dtypes must be tensorplug floating dtypes"),
+        (
+            {"autocast_dtype": "float16", "autocast_dtypes": ["bfloat16"]},
+            "autocast_dtype=tensorplug.float16 is not one of autocast_dtypes=(tensorplug.bfloat16)",
+        ),
+    ],
+)
+def test_register_backend_rejects_bad_autocast_dtypes(kwargs, message):
+    args = {
+        k: [getattr(tp, n) for n in v] if isinstance(v, list) else getattr(tp, v)
+        for k, v in kwargs.items()
+    }
+    with pytest.raises(keys.KeyError_, match=re.escape(f"register_backend('AmpBad'): {message}")):
+        keys.register_backend("AmpBad", "ampbad", owner="tests", **args)
+    assert "AmpBad" not in names(keys.all_keys())
 
 
 def test_bits_are_stable_across_unregister():

@@ -432,3 +432,22 @@ def test_device_runtime_follows_the_plugin(capsys):
         tp.plugins.unregister("runtime_probe")
         tp.plugins.unregister("runtime_probe_2")
     assert _backends.runtime("probedev") is None
+
+
+def test_a_plugin_backend_declares_its_autocast_dtypes():
+    class Plugin:
+        @tp.hookimpl
+        def tensorplug_add_keys(self, keys):
+            keys.register_backend(
+                "AmpDeclared", "ampdeclared", autocast_dtype=tp.float16,
+                autocast_dtypes=(tp.float16, tp.bfloat16),
+            )  # fmt: skip
+
+    tp.plugins.register(Plugin(), name="amp_declared")
+    try:
+        key = tp.keys.get("AmpDeclared")
+        assert key.autocast_dtype is tp.float16
+        assert key.autocast_dtypes == (tp.float16, tp.bfloat16)
+        assert key.owner == "amp_declared"
+    finally:
+        tp.plugins.unregister("amp_declared")

@@ -46,6 +46,8 @@ import enum
 from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
+from . import dtypes as _dtypes
+
 __all__ = [
     "DispatchKey",
     "DispatchKeySet",
@@ -90,7 +92,10 @@ PER_BACKEND_FAMILIES: Final = ("Autograd", "Autocast")
 class DispatchKey:
     """One dispatch key. Compare by identity; look up by name with :func:`get`."""
 
-    __slots__ = ("name", "kind", "bit", "device_type", "backend", "family", "owner", "__weakref__")
+    __slots__ = (
+        "name", "kind", "bit", "device_type", "backend", "family", "owner",
+        "autocast_dtype", "autocast_dtypes", "__weakref__",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -110,6 +115,10 @@ class DispatchKey:
         self.backend = backend  # the backend of a per-backend key
         self.family = family  # "Autograd" / "Autocast" for per-backend keys
         self.owner = owner
+        # backends: the default autocast dtype and the dtypes autocast may use on this backend
+        # (Note [Autocast dtypes of a backend]); None and () when it declares none
+        self.autocast_dtype: _dtypes.dtype | None = None
+        self.autocast_dtypes: tuple[_dtypes.dtype, ...] = ()
 
     @property
     def mask(self) -> int:
@@ -343,14 +352,24 @@ def tensor_keyset(backend: KeyLike) -> int:
 # --- registration ---------------------------------------------------------------------------
 
 
-def register_backend(name: str, device_type: str, *, owner: str = "tensorplug") -> DispatchKey:
+def register_backend(
+    name: str,
+    device_type: str,
+    *,
+    owner: str = "tensorplug",
+    autocast_dtype: _dtypes.dtype | None = None,
+    autocast_dtypes: Iterable[_dtypes.dtype] | None = None,
+) -> DispatchKey:
     """Create backend key ``name`` owning ``device_type``, with its ``Autograd``/``Autocast`` keys.
 
-    Third-party backends rank above ``Meta`` and below ``BackendSelect``.
+    Third-party backends rank above ``Meta`` and below ``BackendSelect``. ``autocast_dtype``
+    and ``autocast_dtypes`` declare what ``tp.autocast(device_type)`` uses by default and
+    accepts on this backend (Note [Autocast dtypes of a backend]).
     """
     _check_new_name(name)
     for fam in PER_BACKEND_FAMILIES:
         _check_new_name(fam + name)
+    default, supported = _autocast_dtypes(name, autocast_dtype, autocast_dtypes)
     if device_type in device_types():
         other = device_types()[device_type]
         raise KeyError_(
@@ -360,6 +379,7 @@ def register_backend(name: str, device_type: str, *, owner: str = "tensorplug") 
     b = _add_key(
         DispatchKey(name, KeyKind.BACKEND, _new_bit(name), device_type=device_type, owner=owner)
     )
+    b.autocast_dtype, b.autocast_dtypes = default, supported
     for fam in PER_BACKEND_FAMILIES:
         n = fam + name
         _add_key(
@@ -374,6 +394,40 @@ def register_backend(name: str, device_type: str, *, owner: str = "tensorplug") 
         )
     _recompute()
     return b
+
+
+# Note [Autocast dtypes of a backend]
+# ``tp.autocast(device_type)`` (tensorplug-autocast) needs to know, per backend, the lower
+# precision dtype a region uses when none is given, and which dtypes it may use at all: a
+# region asking for another one warns and is disabled, as in PyTorch. The backend declares both
+# when it creates its key; the built-in ones follow PyTorch (CPU: bfloat16, CUDA: float16, both
+# also allowing the other; Meta: no autocast). Giving only the default allows only it; giving
+# only the list makes its first entry the default. A backend that declares neither cannot be
+# autocast, and ``tp.autocast`` says how to declare them.
+
+
+def _autocast_dtypes(
+    name: str, default: _dtypes.dtype | None, supported: Iterable[_dtypes.dtype] | None
+) -> tuple[_dtypes.dtype | None, tuple[_dtypes.dtype, ...]]:
+    allowed = tuple(supported) if supported is not None else ()
+    if default is None and allowed:
+        default = allowed[0]
+    if default is not None and not allowed:
+        allowed = (default,)
+    for d in (default, *allowed):
+        if d is None:
+            continue
+        if not isinstance(d, _dtypes.dtype) or not d.is_floating_point or d is _dtypes.float64:
+            raise KeyError_(
+                f"register_backend({name!r}): autocast dtypes must be tensorplug floating "
+                f"dtypes narrower than float64 (float16, bfloat16, float32), got {d!r}"
+            )
+    if default is not None and default not in allowed:
+        raise KeyError_(
+            f"register_backend({name!r}): autocast_dtype={default} is not one of "
+            f"autocast_dtypes=({', '.join(map(str, allowed))}); add it to the list"
+        )
+    return default, allowed
 
 
 def register_functionality(
@@ -621,8 +675,10 @@ def _builtin() -> None:
         "CompositeExplicitAutogradNonFunctional",
     ):
         _add_key(DispatchKey(alias, KeyKind.ALIAS, -1))
-    for name, dt in (("CPU", "cpu"), ("CUDA", "cuda"), ("Meta", "meta")):
-        register_backend(name, dt)
+    bf16, f16 = _dtypes.bfloat16, _dtypes.float16
+    register_backend("CPU", "cpu", autocast_dtype=bf16, autocast_dtypes=(bf16, f16))
+    register_backend("CUDA", "cuda", autocast_dtype=f16, autocast_dtypes=(f16, bf16))
+    register_backend("Meta", "meta")
     _state.builtin_names = frozenset(_state.by_name)
 
 

@@ -68,6 +68,7 @@ __all__ = [
     "mark_boxed",
     "mark_no_dispatch",
     "opcheck",
+    "register_autocast",
     "register_autograd",
     "register_fake",
     "register_kernel",
@@ -395,6 +396,26 @@ def register_autograd(
     autograd.register_autograd(op, backward, setup_context=setup_context, lib=lib)
 
 
+def register_autocast(
+    op: str | OpOverload,
+    device_type: str,
+    cast_inputs: Any,
+    /,
+    *,
+    lib: Library | None = None,
+) -> None:
+    """Make ``op`` cast its floating inputs to ``cast_inputs`` in ``device_type`` autocast
+    regions, and run with autocast off (as torch.library.register_autocast).
+
+    Provided by the tensorplug-autocast plugin (``tp.amp.register_autocast``); without it this
+    raises an error naming the distribution to install.
+    """
+    import tensorplug
+
+    amp: Any = getattr(tensorplug, "amp")  # noqa: B009 - or the MissingPluginError
+    amp.register_autocast(op, device_type, cast_inputs, lib=lib)
+
+
 # The modern torch.library API (custom_op, register_fake, register_kernel, opcheck), built on
 # Library; imported last because those modules build on the names above.
 from ._custom_ops import (  # noqa: E402
@@ -406,3 +427,4 @@ from ._custom_ops import (  # noqa: E402
     register_kernel,
 )
 from ._opcheck import OpCheckError, opcheck  # noqa: E402
+

@@ -206,9 +206,23 @@ class KeyRegistrar:
     def plugin_name(self) -> str:
         return self._plugin.name
 
-    def register_backend(self, name: str, device_type: str) -> DispatchKey:
-        """A backend key (and its ``Autograd<B>``/``Autocast<B>`` keys): keys.register_backend."""
-        key = _keys.register_backend(name, device_type, owner=self._plugin.name)
+    def register_backend(
+        self,
+        name: str,
+        device_type: str,
+        *,
+        autocast_dtype: Any = None,
+        autocast_dtypes: Iterable[Any] | None = None,
+    ) -> DispatchKey:
+        """A backend key (and its ``Autograd<B>``/``Autocast<B>`` keys): keys.register_backend,
+        with the autocast dtypes it declares (Note [Autocast dtypes of a backend])."""
+        key = _keys.register_backend(
+            name,
+            device_type,
+            owner=self._plugin.name,
+            autocast_dtype=autocast_dtype,
+            autocast_dtypes=autocast_dtypes,
+        )
         self._plugin.keys.append(key.name)
         return key
 
@@ -776,6 +790,14 @@ _FIRST_PARTY_NAMES: Final = {
     "autocast": ("autocast", "tensorplug-autocast"),
     "tracer": ("tracer", "tensorplug-tracer"),
     "compile": ("tracer", "tensorplug-tracer"),
+    "amp": ("autocast", "tensorplug-autocast"),
+    "is_autocast_enabled": ("autocast", "tensorplug-autocast"),
+    "set_autocast_enabled": ("autocast", "tensorplug-autocast"),
+    "get_autocast_dtype": ("autocast", "tensorplug-autocast"),
+    "set_autocast_dtype": ("autocast", "tensorplug-autocast"),
+    "is_autocast_cache_enabled": ("autocast", "tensorplug-autocast"),
+    "set_autocast_cache_enabled": ("autocast", "tensorplug-autocast"),
+    "clear_autocast_cache": ("autocast", "tensorplug-autocast"),
     "autograd": ("autograd", "tensorplug-autograd"),
     "no_grad": ("autograd", "tensorplug-autograd"),
     "enable_grad": ("autograd", "tensorplug-autograd"),

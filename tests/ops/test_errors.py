@@ -1611,3 +1611,52 @@ def test_mixing_devices() -> None:
     ):
         tp.add(other, T((1,)))
     tp.add(other, tp.tensor(1.0))  # a CPU 0-dim tensor is allowed, as in PyTorch
+
+
+def _unscale(grads: Any, found_inf: Any = None, inv_scale: Any = None) -> Any:
+    return tp._amp_foreach_non_finite_check_and_unscale_(
+        grads, T((1,)) if found_inf is None else found_inf, T((1,)) if inv_scale is None else inv_scale
+    )
+
+
+def _update(scale: Any = None, tracker: Any = None, found_inf: Any = None) -> Any:
+    return tp._amp_update_scale_(
+        T((1,)) if scale is None else scale,
+        T((1,), "int32") if tracker is None else tracker,
+        T((1,)) if found_inf is None else found_inf,
+        2.0,
+        0.5,
+        10,
+    )
+
+
+AMP_CASES: list[ErrorCase] = [  # PyTorch 2.13's CPU texts, in its order of checks
+    ("unscale_inv_scale_size", lambda: _unscale([T((2,))], inv_scale=T((2,))), RuntimeError,
+     "inv_scale must be a 1-element tensor.", "_amp_foreach_non_finite_check_and_unscale_"),
+    ("unscale_found_inf_size", lambda: _unscale([T((2,))], found_inf=T((2,))), RuntimeError,
+     "found_inf must be a 1-element tensor.", "_amp_foreach_non_finite_check_and_unscale_"),
+    ("unscale_inv_scale_dtype", lambda: _unscale([T((2,))], inv_scale=T((1,), "float64")),
+     RuntimeError, "inv_scale must be a float tensor.", "_amp_foreach_non_finite_check_and_unscale_"),
+    ("unscale_found_inf_dtype", lambda: _unscale([T((2,))], found_inf=T((1,), "float64")),
+     RuntimeError, "found_inf must be a float tensor.", "_amp_foreach_non_finite_check_and_unscale_"),
+    ("unscale_int_grad", lambda: _unscale([T((2,), "int64")]), NotImplementedError,
+     "\"_amp_foreach_non_finite_check_and_unscale_cpu\" not implemented for 'Long'",
+     "_amp_foreach_non_finite_check_and_unscale_"),
+    ("update_tracker_size", lambda: _update(tracker=T((2,), "int32")), RuntimeError,
+     "growth_tracker must be a 1-element tensor.", "_amp_update_scale_"),
+    ("update_scale_size", lambda: _update(scale=T((2,))), RuntimeError,
+     "current_scale must be a 1-element tensor.", "_amp_update_scale_"),
+    ("update_found_inf_size", lambda: _update(found_inf=T((2,))), RuntimeError,
+     "found_inf must be a 1-element tensor.", "_amp_update_scale_"),
+    ("update_tracker_dtype", lambda: _update(tracker=T((1,), "int64")), RuntimeError,
+     "growth_tracker must be an int tensor.", "_amp_update_scale_"),
+    ("update_scale_dtype", lambda: _update(scale=T((1,), "float64")), RuntimeError,
+     "current_scale must be a float tensor.", "_amp_update_scale_"),
+    ("update_found_inf_dtype", lambda: _update(found_inf=T((1,), "float64")), RuntimeError,
+     "found_inf must be a float tensor.", "_amp_update_scale_"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "exc", "text", "op"), _params(AMP_CASES))
+def test_amp_op_checks(call: Callable[[], Any], exc: Any, text: str, op: Any) -> None:
+    check_error(call, exc, text, op)

@@ -7,6 +7,7 @@ Each case runs every variant of the op (public function, Tensor method, and the 
 * the result's dtype (PyTorch promotion), shape and values (exact for ints and bools);
 * that inputs are left untouched (values and version counters);
 * in-place: the result *is* the mutated input and its ``_version`` went up by exactly one;
+* ops writing several arguments (``mutating``): each written tensor, and its version;
 * ``out=``: the out tensor is written, returned, and its version bumped once;
 * views: writing through the view changes the base (and bumps the shared version counter);
 * random ops: shape, dtype, range, and reproducibility under ``tp.manual_seed``.
@@ -269,6 +270,36 @@ def check_view_write(
         )
 
 
+def check_mutating(
+    info: OpInfo,
+    args: Any,
+    kwargs: Any,
+    call: Callable[..., Any],
+    expected: Any,
+    snap: Snapshot,
+) -> None:
+    """An op that writes several arguments: each tensor its schema marks ``(a!)`` (list
+    arguments flattened, in order) must hold the oracle's value and have its version bumped
+    exactly once; the result is None for ``-> ()`` and the first argument otherwise."""
+    schema = getattr(getattr(tp.ops.aten, info.op_name), info.overload_name).schema
+    written: list[Tensor] = []
+    for a, v in zip(schema.arguments, (*args, *kwargs.values()), strict=False):
+        if a.is_write:
+            written.extend(tensors_in(v))
+    versions = [t._version for t in written]
+    result = call(*args, **kwargs)
+    if schema.returns:
+        assert result is args[0], "the op must return its first argument itself"
+    else:
+        assert result is None, f"an op returning () gave {result!r}"
+    assert len(expected) == len(written), "oracle bug: one value per written tensor"
+    for i, (t, v0, exp) in enumerate(zip(written, versions, expected, strict=True)):
+        what = f"written tensor #{i}"
+        assert t._version == v0 + 1, f"{what}: _version went from {v0} to {t._version}"
+        check_result(t, exp, t.dtype.name, info, what)
+    snap.assert_unchanged(*written)
+
+
 def check_named_returns(info: OpInfo, result: Any) -> None:
     for i, name in enumerate(info.returns_names):
         assert getattr(result, name) is result[i], f"result.{name} is not result[{i}]"
@@ -299,6 +330,10 @@ def run_variant(
         )
         check_result(self_t, expected, expected_dtype, info, "mutated self")
         snap.assert_unchanged(self_t)
+        return
+
+    if info.kind == "mutating":
+        check_mutating(info, args, kwargs, call, expected, snap)
         return
 
     if info.kind == "out":

@@ -27,6 +27,7 @@ from __future__ import annotations
 # the sections fill OP_DB as they are imported (one module per part of the yaml; _core holds
 # the machinery they share)
 from . import (  # noqa: F401
+    amp,
     binary,
     indexing_factories,
     linalg_shape,

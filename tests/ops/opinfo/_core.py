@@ -252,7 +252,8 @@ class OpInfo:
     """How to call one op overload, what to feed it and what it must return.
 
     kind: "function" (compare with ``ref``), "inplace" (the first argument is mutated and
-    returned), "out" (``out=`` is written and returned), "view" (shares memory with the first
+    returned), "mutating" (every argument the schema marks ``(a!)`` is written: ``ref`` returns
+    their values, list arguments flattened), "out" (``out=`` is written and returned), "view" (shares memory with the first
     argument), "random" (``random_check`` instead of values), "factory" (no tensor inputs).
     """
 

@@ -7,7 +7,7 @@ registers them, plus the backend's storage (``tensorplug._backends.StorageBacken
 data in, host arrays out, transfers between backends).
 
 The kernels live in sibling modules by kind: ``_pointwise``, ``_reductions``, ``_sorting``, ``_linalg``,
-``_shape``, ``_indexing``, ``_factories``, ``_sampling``, ``_copy``, ``_nn``, ``_backward``; ``_kit`` holds what they share
+``_shape``, ``_indexing``, ``_factories``, ``_sampling``, ``_copy``, ``_nn``, ``_backward``, ``_amp``; ``_kit`` holds what they share
 (dtype maps, wrapping, promotion helpers, errors; see its Notes). Nothing here imports numpy at
 module level: the core does not depend on it. :func:`register_lazy` (``_lazy``) registers a
 backend whose array library is imported on first use (CUDA: CuPy).
@@ -57,6 +57,7 @@ from ..errors import RegistrationError
 from ..library import mark_no_dispatch
 from ..tensor import Tensor
 from . import (
+    _amp,
     _backward,
     _copy,
     _factories,
@@ -79,7 +80,7 @@ __all__ = [
 
 _MODULES = (
     _pointwise, _reductions, _sorting, _linalg, _shape, _indexing, _factories, _sampling, _copy,
-    _nn, _backward,
+    _nn, _backward, _amp,
 )  # fmt: skip
 
 

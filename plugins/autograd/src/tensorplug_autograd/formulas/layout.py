@@ -317,3 +317,7 @@ defderiv(
 )
 defderiv("fill_.Scalar", self=lambda g, s: _zeros(g, s.self_shape))
 nondifferentiable("detach", "_local_scalar_dense")
+
+# --- mixed precision training: GradScaler's bookkeeping, never part of a graph ------------------
+
+nondifferentiable("_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_")

@@ -1660,3 +1660,33 @@ AMP_CASES: list[ErrorCase] = [  # PyTorch 2.13's CPU texts, in its order of chec
 @pytest.mark.parametrize(("call", "exc", "text", "op"), _params(AMP_CASES))
 def test_amp_op_checks(call: Callable[[], Any], exc: Any, text: str, op: Any) -> None:
     check_error(call, exc, text, op)
+
+
+BATCHED_MATMUL_CASES: list[ErrorCase] = [  # PyTorch 2.13's texts, checked against torch 2.13 CPU
+    ("baddbmm_dtypes", lambda: tp.baddbmm(T((2, 3, 5), "float64"), T((2, 3, 4)), T((2, 4, 5))),
+     RuntimeError, "Input dtypes must be the same, got: input double, batch1: float, batch2: float",
+     "baddbmm"),
+    ("baddbmm_batch2_sizes", lambda: tp.baddbmm(T((2, 3, 5)), T((2, 3, 4)), T((3, 4, 5))),
+     RuntimeError,
+     "Expected size for first two dimensions of batch2 tensor to be: [2, 4] but got: [3, 4].",
+     "baddbmm"),
+    ("baddbmm_self_shape", lambda: tp.baddbmm(T((2, 3, 4)), T((2, 3, 4)), T((2, 4, 5))),
+     RuntimeError,
+     "The expanded size of the tensor (5) must match the existing size (4) at non-singleton "
+     "dimension 2.  Target sizes: [2, 3, 5].  Tensor sizes: [2, 3, 4]", ("baddbmm", "expand")),
+    # PyTorch's meta check; its CPU kernel reports a 2-D batch through an expand instead
+    ("baddbmm_2d_batch", lambda: tp.baddbmm(T((3, 5)), T((3, 4)), T((2, 4, 5))), RuntimeError,
+     "batch1 must be a 3D tensor", "baddbmm"),
+    ("addbmm_batches", lambda: tp.addbmm(T((3, 5)), T((2, 3, 4)), T((3, 4, 5))), RuntimeError,
+     "batch1 and batch2 must have same number of batches, got 2 and 3", "addbmm"),
+    ("addbmm_inner", lambda: tp.addbmm(T((3, 5)), T((2, 3, 4)), T((2, 6, 5))), RuntimeError,
+     "Incompatible matrix sizes for bmm (3x4 and 6x5)", "addbmm"),
+    ("addbmm_self_shape", lambda: tp.addbmm(T((3, 4)), T((2, 3, 4)), T((2, 4, 5))), RuntimeError,
+     "The expanded size of the tensor (5) must match the existing size (4) at non-singleton "
+     "dimension 1.  Target sizes: [3, 5].  Tensor sizes: [3, 4]", ("addbmm", "expand")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "exc", "text", "op"), _params(BATCHED_MATMUL_CASES))
+def test_batched_matmul_checks(call: Callable[[], Any], exc: Any, text: str, op: Any) -> None:
+    check_error(call, exc, text, op)

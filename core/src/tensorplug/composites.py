@@ -18,8 +18,10 @@ from .tensor import _wrap_dim
 aten = ops.aten
 
 __all__ = [
+    "addbmm",
     "argsort",
     "argsort_stable",
+    "baddbmm",
     "chunk",
     "clip",
     "clip_",
@@ -82,6 +84,60 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
         return aten.addmm.default(bias, input, wt)
     out = aten.matmul.default(input, wt)
     return out if bias is None else aten.add.Tensor(out, bias)
+
+
+def _batched_products(name: str, self: Any, batch1: Any, batch2: Any) -> None:
+    """The checks baddbmm and addbmm share: 3-D batches of one dtype with matching sizes."""
+    for what, x in (("batch1", batch1), ("batch2", batch2)):
+        if x.ndim != 3:
+            raise RuntimeError(f"aten::{name}: {what} must be a 3D tensor")
+    if not (self.dtype is batch1.dtype is batch2.dtype):
+        from .array_backend._linalg import _cpp_name as cname  # ATen prints C++ type names
+
+        raise RuntimeError(
+            f"aten::{name}: Input dtypes must be the same, got: input {cname(self.dtype)}, "
+            f"batch1: {cname(batch1.dtype)}, batch2: {cname(batch2.dtype)}"
+        )
+
+
+def baddbmm(self: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """``beta * self + alpha * (batch1 @ batch2)``, batch by batch; ``self`` broadcasts to the
+    product's shape and is ignored when ``beta`` is 0 (a NaN in it does not propagate)."""
+    _batched_products("baddbmm", self, batch1, batch2)
+    b, n, k = batch1.shape
+    if tuple(batch2.shape[:2]) != (b, k):
+        raise RuntimeError(
+            "aten::baddbmm: Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{b}, {k}] but got: [{batch2.shape[0]}, {batch2.shape[1]}]."
+        )
+    return _scaled_sum(self, aten.bmm.default(batch1, batch2), beta, alpha)
+
+
+def addbmm(self: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """``beta * self + alpha * sum_b(batch1[b] @ batch2[b])``: the batch summed away."""
+    _batched_products("addbmm", self, batch1, batch2)
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(
+            "aten::addbmm: batch1 and batch2 must have same number of batches, got "
+            f"{batch1.shape[0]} and {batch2.shape[0]}"
+        )
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(
+            f"aten::addbmm: Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
+            f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})"
+        )
+    products = aten.bmm.default(batch1, batch2)
+    return _scaled_sum(self, aten.sum.dim_IntList(products, [0]), beta, alpha)
+
+
+def _scaled_sum(self: Any, product: Any, beta: Any, alpha: Any) -> Any:
+    """``beta * self + alpha * product``, ``self`` expanded to ``product``'s shape."""
+    bias = aten.expand.default(self, list(product.shape))  # PyTorch's size check and message
+    if alpha != 1:
+        product = aten.mul.Scalar(product, alpha)
+    if beta == 0:
+        return product
+    return aten.add.Tensor(product, bias, alpha=beta)
 
 
 def outer(self: Any, vec2: Any) -> Any:

@@ -177,6 +177,53 @@ add(
 )
 
 
+def _ref_baddbmm(c: Any, a: Any, b: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    prod = _np_matmul(a, b)
+    return alpha * prod if beta == 0 else beta * np.asarray(c) + alpha * prod
+
+
+def _ref_addbmm(c: Any, a: Any, b: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    prod = _np_matmul(a, b).sum(0) if a.shape[0] else np.zeros((a.shape[1], b.shape[2]), a.dtype)
+    return alpha * prod if beta == 0 else beta * np.asarray(c) + alpha * prod
+
+
+def _batched_addmm_samples(summed: bool) -> Any:
+    def gen(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        al, be = (2, 3) if is_int(d) else (0.5, 2.0)
+        out = (2, 4) if summed else (3, 2, 4)
+        yield S("full_self", _mat(out, d, rng), _mat((3, 2, 5), d, rng), _mat((3, 5, 4), d, rng))
+        yield S("broadcast_self", _mat((4,), d, rng), _mat((3, 2, 5), d, rng), _mat((3, 5, 4), d, rng))
+        yield S(
+            "alpha_beta",
+            _mat(out, d, rng),
+            _mat((3, 2, 5), d, rng),
+            _mat((3, 5, 4), d, rng),
+            beta=be,
+            alpha=al,
+        )
+        yield S("beta0", _mat((1,), d, rng), _mat((3, 2, 5), d, rng), _mat((3, 5, 4), d, rng), beta=0)
+        yield S("one_batch", _mat(out[-2:], d, rng), _mat((1, 2, 5), d, rng), _mat((1, 5, 4), d, rng))
+        yield S("empty_inner", _mat(out, d, rng), _mat((3, 2, 0), d, rng), _mat((3, 0, 4), d, rng))
+        if summed:
+            yield S("no_batches", _mat(out, d, rng), _mat((0, 2, 5), d, rng), _mat((0, 5, 4), d, rng))
+
+    return gen
+
+
+for _name, _ref in (("baddbmm", _ref_baddbmm), ("addbmm", _ref_addbmm)):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_batched_addmm_samples(_name == "addbmm"),
+            ref=_ref,
+            dtypes=NUMERIC + LOWP,
+            tol=MATMUL_TOL,
+        )
+    )
+
+
 def _ref_linear(x: Any, w: Any, bias: Any = None) -> Any:
     out = _np_matmul(x, np.swapaxes(w, -1, -2))
     return out if bias is None else out + bias

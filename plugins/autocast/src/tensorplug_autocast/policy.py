@@ -1,0 +1,197 @@
+"""The autocast op policies: PyTorch 2.13's CPU and CUDA op lists, in one table.
+
+Each entry names a standard operator overload and its policy in CPU regions and in regions of
+every other device type. CUDA's lists are the ones PyTorch also uses for its other accelerators
+(XPU, MPS, MTIA), so a third-party backend gets them too. The policies (PyTorch's names):
+
+* ``lower_precision_fp``: cast eligible inputs (Note [Eligible tensors] in casting.py) to the
+  region's dtype (bfloat16 or float16) and run there: matrix products, ``linear``;
+* ``fp32``: cast eligible inputs to float32: losses, ``prod``, and on CUDA ``exp``, ``log``,
+  ``pow``, ``layer_norm`` ...;
+* ``fp32_set_opt_dtype``: ops with a ``dtype=`` argument (``sum``, ``softmax`` ...) run in
+  float32 unless the call gives a dtype; an input that is not eligible leaves the call alone;
+* ``fp32_append_dtype``: ``norm`` computes an eligible input in float32 (PyTorch redispatches to
+  the overload with a dtype; here the input is cast, with the same result dtype);
+* ``promote``: ops of several inputs (``cat``, ``stack`` ...) run in the widest floating dtype
+  among their eligible inputs, float32 winning over the region's dtype;
+* ``banned``: refused with an explanation (CUDA's ``binary_cross_entropy``);
+* ``opaque`` (tensorplug's): run unchanged with autocast off inside. For composites that
+  PyTorch runs as one unlisted kernel: the listed operators they decompose into here must not
+  be autocast one by one (``trace`` is ``sum(diag(x))``, and CUDA lists ``sum``).
+
+Note [Entries PyTorch does not have]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A few composites decompose differently here than in PyTorch, so the lists alone would give a
+different result dtype. ``NOT_IN_PYTORCH`` names the entries added for them; each keeps
+PyTorch's outcome: CPU ``einsum`` (PyTorch's runs ``bmm``, which is listed; this one multiplies
+and sums), CUDA ``tensordot.int`` (PyTorch's Python API passes ``dims=int`` to ``tensordot``,
+which is listed; here it is an overload of its own) and CUDA ``trace`` (see ``opaque``).
+tests/autocast/test_composites.py runs every other composite in regions and checks that its
+result dtype is what it is outside one.
+
+Every other operator is a fallthrough for the ``Autocast<B>`` keys (a call passes straight
+through, at no cost), and so is an operator on a device type whose list does not name it. A
+composite operator that is not listed decomposes into listed ones (``cross_entropy_loss`` on
+CUDA runs ``log_softmax`` and ``nll_loss`` in float32). In-place and ``out=`` overloads are
+never listed: PyTorch does not autocast them either.
+
+The lists also name operators the standard op set does not define (``ABSENT_CPU``,
+``ABSENT_CUDA``): convolutions, recurrent cells, attention, linear algebra and FFT routines,
+most losses. docs/autocast.md lists them; the Python-level functions of ``tp.nn.functional``
+that compose other operators (``l1_loss``, ``smooth_l1_loss``, ``kl_div`` ...) get the policies
+of the operators they call, not their own.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "ABSENT_CPU",
+    "ABSENT_CUDA",
+    "BANNED",
+    "NOT_IN_PYTORCH",
+    "OPAQUE",
+    "FP32",
+    "FP32_APPEND_DTYPE",
+    "FP32_SET_OPT_DTYPE",
+    "LOWER",
+    "POLICIES",
+    "PROMOTE",
+    "Policy",
+]
+
+Policy = str
+LOWER: Final = "lower_precision_fp"
+FP32: Final = "fp32"
+FP32_SET_OPT_DTYPE: Final = "fp32_set_opt_dtype"
+FP32_APPEND_DTYPE: Final = "fp32_append_dtype"
+PROMOTE: Final = "promote"
+BANNED: Final = "banned"
+OPAQUE: Final = "opaque"
+
+_: Final[None] = None  # not on that device type's list
+
+# aten overload -> (policy on CPU, policy on CUDA and every other device type)
+POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
+    # lower precision: matrix products
+    "mm": (LOWER, LOWER),
+    "bmm": (LOWER, LOWER),
+    "matmul": (LOWER, LOWER),
+    "addmm": (LOWER, LOWER),
+    "linear": (LOWER, LOWER),
+    "einsum": (LOWER, LOWER),  # CPU: Note [Entries PyTorch does not have]
+    # float32: pointwise functions whose results overflow or lose precision in 16 bits
+    "acos": (_, FP32),
+    "asin": (_, FP32),
+    "cosh": (_, FP32),
+    "exp": (_, FP32),
+    "expm1": (_, FP32),
+    "log": (_, FP32),
+    "log10": (_, FP32),
+    "log2": (_, FP32),
+    "log1p": (_, FP32),
+    "reciprocal": (_, FP32),
+    "rsqrt": (_, FP32),
+    "sinh": (_, FP32),
+    "tan": (_, FP32),
+    "pow.Tensor_Scalar": (_, FP32),
+    "pow.Tensor_Tensor": (_, FP32),
+    "pow.Scalar": (_, FP32),
+    # float32: normalizations, reductions and losses
+    "layer_norm": (_, FP32),
+    "logsumexp": (_, FP32),
+    "prod": (FP32, FP32_SET_OPT_DTYPE),
+    "prod.dim_int": (FP32, FP32_SET_OPT_DTYPE),
+    "trace": (FP32, OPAQUE),  # CUDA: Note [Entries PyTorch does not have]
+    "mse_loss": (FP32, FP32),
+    "nll_loss": (FP32, FP32),
+    "cross_entropy_loss": (FP32, _),  # CUDA: its log_softmax and nll_loss are listed
+    "binary_cross_entropy": (FP32, BANNED),
+    # float32 unless the call gives a dtype
+    "sum": (_, FP32_SET_OPT_DTYPE),
+    "sum.dim_IntList": (_, FP32_SET_OPT_DTYPE),
+    "softmax.int": (_, FP32_SET_OPT_DTYPE),
+    "log_softmax.int": (_, FP32_SET_OPT_DTYPE),
+    "cumsum": (_, FP32_SET_OPT_DTYPE),
+    "cumprod": (_, FP32_SET_OPT_DTYPE),
+    "linalg_vector_norm": (_, FP32_SET_OPT_DTYPE),
+    "norm.Scalar": (_, FP32_APPEND_DTYPE),
+    "norm.ScalarOpt_dim": (_, FP32_APPEND_DTYPE),
+    # the widest input type
+    "cat": (PROMOTE, _),
+    "stack": (PROMOTE, _),
+    "addcdiv": (_, PROMOTE),
+    "addcmul": (_, PROMOTE),
+    "atan2": (_, PROMOTE),
+    "dot": (_, PROMOTE),
+    "index_put": (_, PROMOTE),
+    "scatter_add": (_, PROMOTE),
+    "tensordot": (_, PROMOTE),
+    "tensordot.int": (_, PROMOTE),  # CUDA: Note [Entries PyTorch does not have]
+}
+
+# (overload, "cpu" or "cuda") of the entries above that PyTorch's lists do not have
+NOT_IN_PYTORCH: Final = frozenset({("einsum", "cpu"), ("trace", "cuda"), ("tensordot.int", "cuda")})
+
+# Entries of PyTorch 2.13's lists that name operators the standard op set does not define.
+ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
+    LOWER: (
+        "conv1d", "conv1d.padding", "conv2d", "conv2d.padding", "conv3d", "conv3d.padding",
+        "_convolution.deprecated", "conv_tbc", "conv_transpose1d", "conv_transpose2d.input",
+        "conv_transpose3d.input", "prelu", "baddbmm", "addbmm", "_addmm_activation",
+        "linalg_vecdot", "scaled_dot_product_attention", "_native_multi_head_attention",
+        "mkldnn_rnn_layer",
+    ),
+    FP32: (
+        "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+        "fractional_max_pool2d", "fractional_max_pool3d", "max_unpool2d", "max_unpool3d",
+        "reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d",
+        "replication_pad3d", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
+        "_grid_sampler_2d_cpu_fallback", "polar", "view_as_complex", "quantile",
+        "quantile.scalar", "nanquantile", "nanquantile.scalar", "stft", "stft.center", "cdist",
+        "cholesky", "cholesky_inverse", "cholesky_solve", "inverse", "lu_solve", "orgqr",
+        "ormqr", "pinverse", "geqrf", "_lu_with_info", "qr", "svd", "triangular_solve",
+        "linalg_cholesky", "linalg_cholesky_ex", "linalg_cond", "linalg_cond.p_str",
+        "linalg_eig", "linalg_eigh", "linalg_eigvals", "linalg_eigvalsh",
+        "linalg_householder_product", "linalg_inv", "linalg_inv_ex", "linalg_lstsq",
+        "linalg_matrix_rank", "linalg_matrix_rank.atol_rtol_float",
+        "linalg_matrix_rank.atol_rtol_tensor", "linalg_matrix_rank.tol_tensor", "linalg_qr",
+        "linalg_solve", "linalg_svd", "linalg_svdvals", "linalg_tensorinv",
+        "linalg_tensorsolve", "fft_fft", "fft_ifft", "fft_fft2", "fft_ifft2", "fft_fftn",
+        "fft_ifftn", "fft_rfft", "fft_irfft", "fft_rfft2", "fft_irfft2", "fft_rfftn",
+        "fft_irfftn", "fft_hfft", "fft_ihfft", "fake_quantize_per_tensor_affine",
+        "cosine_embedding_loss", "nll_loss2d", "hinge_embedding_loss", "poisson_nll_loss",
+        "smooth_l1_loss", "l1_loss", "huber_loss", "margin_ranking_loss", "soft_margin_loss",
+        "triplet_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
+        "multilabel_margin_loss_forward", "ctc_loss.IntList", "ctc_loss.Tensor", "kl_div",
+        "binary_cross_entropy_with_logits",
+    ),
+    PROMOTE: ("index_copy",),
+}  # fmt: skip
+
+ABSENT_CUDA: Final[dict[Policy, tuple[str, ...]]] = {
+    LOWER: (
+        "_convolution", "_convolution.deprecated", "convolution", "conv1d", "conv2d", "conv3d",
+        "conv_tbc", "conv_transpose1d", "conv_transpose2d.input", "conv_transpose3d.input",
+        "cudnn_convolution", "cudnn_convolution_transpose", "prelu", "addmv", "addr", "mv",
+        "linalg_vecdot", "addbmm", "baddbmm", "chain_matmul", "linalg_multi_dot",
+        "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "lstm_cell", "gru_cell",
+        "rnn_tanh_cell", "rnn_relu_cell", "_scaled_dot_product_flash_attention",
+        "scaled_dot_product_attention",
+    ),
+    FP32: (
+        "erfinv", "softplus", "native_layer_norm", "rms_norm", "group_norm",
+        "frobenius_norm.dim", "nuclear_norm", "nuclear_norm.dim", "cosine_similarity",
+        "poisson_nll_loss", "cosine_embedding_loss", "nll_loss2d", "hinge_embedding_loss",
+        "kl_div", "l1_loss", "smooth_l1_loss", "huber_loss", "margin_ranking_loss",
+        "multilabel_margin_loss", "soft_margin_loss", "triplet_margin_loss",
+        "multi_margin_loss", "binary_cross_entropy_with_logits", "dist", "pdist", "cdist",
+        "renorm", "upsample_nearest1d", "_upsample_nearest_exact1d", "upsample_nearest2d",
+        "_upsample_nearest_exact2d", "upsample_nearest3d", "_upsample_nearest_exact3d",
+        "upsample_linear1d", "upsample_bilinear2d", "_upsample_bilinear2d_aa",
+        "upsample_trilinear3d", "upsample_bicubic2d", "_upsample_bicubic2d_aa",
+    ),
+    FP32_SET_OPT_DTYPE: ("linalg_matrix_norm", "linalg_matrix_norm.str_ord"),
+    PROMOTE: ("bilinear", "cross", "vdot", "grid_sampler"),
+}  # fmt: skip

@@ -1,0 +1,130 @@
+"""One call per entry of the policy table (tensorplug_autocast.policy.POLICIES), written against a
+module ``m`` that is ``tensorplug`` or ``torch``, so the same call checks tensorplug's dtype
+outcome against the table and against PyTorch."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tensorplug_autocast.policy import FP32, LOWER, Policy
+
+# mk(shape, low=0.1, high=0.9) -> a floating tensor of the case's input dtype on the device;
+# ints(values) -> an int64 tensor on the device
+Make = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Case:
+    op: str  # the table's key
+    call: Callable[[Any, Make, Callable[[list[int]], Any]], Any]
+    # what the op gives where its own entry is a fallthrough but what it decomposes into is
+    # listed: (on CPU, on other device types); None: its natural dtype
+    via: tuple[Policy | None, Policy | None] = (None, None)
+
+
+def F(m: Any) -> Any:
+    return m.nn.functional
+
+
+def _vector_norm(m: Any) -> Any:
+    return m.linalg.vector_norm if m.__name__ == "torch" else m.linalg_vector_norm
+
+
+CASES: list[Case] = [
+    Case("mm", lambda m, mk, ints: m.mm(mk([3, 4]), mk([4, 5]))),
+    Case("bmm", lambda m, mk, ints: m.bmm(mk([2, 3, 4]), mk([2, 4, 5]))),
+    Case("matmul", lambda m, mk, ints: m.matmul(mk([3, 4]), mk([4]))),
+    Case("addmm", lambda m, mk, ints: m.addmm(mk([5]), mk([3, 4]), mk([4, 5]))),
+    Case("linear", lambda m, mk, ints: F(m).linear(mk([3, 4]), mk([5, 4]), mk([5]))),
+    Case("einsum", lambda m, mk, ints: m.einsum("ij,jk->ik", mk([3, 4]), mk([4, 5]))),
+    *(
+        Case(name, lambda m, mk, ints, name=name: getattr(m, name)(mk([3])))
+        for name in (
+            "acos",
+            "asin",
+            "cosh",
+            "exp",
+            "expm1",
+            "log",
+            "log10",
+            "log2",
+            "log1p",
+            "reciprocal",
+            "rsqrt",
+            "sinh",
+            "tan",
+        )
+    ),  # fmt: skip
+    Case("pow.Tensor_Scalar", lambda m, mk, ints: m.pow(mk([3]), 2.0)),
+    Case("pow.Tensor_Tensor", lambda m, mk, ints: m.pow(mk([3]), mk([3]))),
+    Case("pow.Scalar", lambda m, mk, ints: m.pow(2.0, mk([3]))),
+    Case("layer_norm", lambda m, mk, ints: F(m).layer_norm(mk([2, 4]), [4], mk([4]), mk([4]))),
+    Case("logsumexp", lambda m, mk, ints: m.logsumexp(mk([2, 3]), 1)),
+    Case("prod", lambda m, mk, ints: m.prod(mk([3]))),
+    Case("prod.dim_int", lambda m, mk, ints: m.prod(mk([2, 3]), 1)),
+    Case("trace", lambda m, mk, ints: m.trace(mk([3, 3]))),
+    Case("mse_loss", lambda m, mk, ints: F(m).mse_loss(mk([3]), mk([3]))),
+    Case("nll_loss", lambda m, mk, ints: F(m).nll_loss(mk([3, 4]), ints([0, 1, 3]))),
+    Case(
+        "cross_entropy_loss",
+        lambda m, mk, ints: F(m).cross_entropy(mk([3, 4]), ints([0, 1, 3])),
+        via=(None, FP32),  # CUDA lists its log_softmax and nll_loss
+    ),
+    Case("binary_cross_entropy", lambda m, mk, ints: F(m).binary_cross_entropy(mk([3]), mk([3]))),
+    Case("sum", lambda m, mk, ints: m.sum(mk([3]))),
+    Case("sum.dim_IntList", lambda m, mk, ints: m.sum(mk([2, 3]), 1)),
+    Case("softmax.int", lambda m, mk, ints: m.softmax(mk([2, 3]), 1)),
+    Case("log_softmax.int", lambda m, mk, ints: m.log_softmax(mk([2, 3]), 1)),
+    Case("cumsum", lambda m, mk, ints: m.cumsum(mk([3]), 0)),
+    Case("cumprod", lambda m, mk, ints: m.cumprod(mk([3]), 0)),
+    Case("linalg_vector_norm", lambda m, mk, ints: _vector_norm(m)(mk([3]))),
+    Case("norm.Scalar", lambda m, mk, ints: m.ops.aten.norm.Scalar(mk([3]))),
+    Case(
+        "norm.ScalarOpt_dim", lambda m, mk, ints: m.ops.aten.norm.ScalarOpt_dim(mk([2, 3]), 2, [1])
+    ),
+    Case("cat", lambda m, mk, ints: m.cat([mk([2]), mk([3])])),
+    Case("stack", lambda m, mk, ints: m.stack([mk([2]), mk([2])])),
+    Case("addcdiv", lambda m, mk, ints: m.addcdiv(mk([3]), mk([3]), mk([3]))),
+    Case("addcmul", lambda m, mk, ints: m.addcmul(mk([3]), mk([3]), mk([3]))),
+    Case("atan2", lambda m, mk, ints: m.atan2(mk([3]), mk([3]))),
+    Case("dot", lambda m, mk, ints: m.dot(mk([3]), mk([3]))),
+    Case("index_put", lambda m, mk, ints: m.index_put(mk([3]), (ints([0, 2]),), mk([2]))),
+    Case("scatter_add", lambda m, mk, ints: m.scatter_add(mk([3]), 0, ints([0, 1, 2]), mk([3]))),
+    Case(
+        "tensordot",
+        lambda m, mk, ints: m.ops.aten.tensordot.default(mk([2, 3]), mk([3, 4]), [1], [0]),
+        via=(LOWER, None),  # it runs mm
+    ),
+    Case(
+        "tensordot.int",
+        lambda m, mk, ints: m.tensordot(mk([2, 3]), mk([3, 4]), dims=1),
+        via=(LOWER, None),
+    ),
+]
+
+# operators outside every list keep their natural dtype (the Autocast keys fall through)
+UNLISTED: list[Case] = [
+    Case("add.Tensor", lambda m, mk, ints: m.add(mk([3]), mk([3]))),
+    Case("relu", lambda m, mk, ints: m.relu(mk([3]))),
+    Case("mean", lambda m, mk, ints: m.mean(mk([3]))),
+    Case("tanh", lambda m, mk, ints: m.tanh(mk([3]))),
+    Case("max", lambda m, mk, ints: m.max(mk([3]))),
+]
+
+
+def makers(m: Any, dtype: Any, device: str, seed: int = 0) -> tuple[Make, Callable[..., Any]]:
+    """``mk`` and ``ints`` of a case, for module ``m`` (tensorplug or torch)."""
+    rng = np.random.default_rng(seed)
+
+    def mk(shape: list[int], low: float = 0.1, high: float = 0.9) -> Any:
+        data = rng.uniform(low, high, size=shape).astype(np.float32)
+        return m.tensor(data, device=device).to(dtype)
+
+    def ints(values: list[int]) -> Any:
+        return m.tensor(values, dtype=m.int64, device=device)
+
+    return mk, ints

@@ -718,8 +718,10 @@ def build(kit: Kit) -> Kernels:
             device = self._device
             math_t = kit.accumulate[od]
             v = scalar_in(value, od, math_t)
+            # a CPU 0-dim operand of another backend's call comes back as a Python scalar
             a, t1, t2 = (
-                kit.cast(kit.operand(t, od, device), math_t) for t in (self, tensor1, tensor2)
+                o if type(o) in _PY_SCALARS else kit.cast(o, math_t)
+                for o in (kit.operand(t, od, device) for t in (self, tensor1, tensor2))
             )
             with kit.quiet():
                 r = a + combine(v, t1, t2)
@@ -1436,6 +1438,8 @@ _C_SCALAR = {
 def _bool_to_long(d: _dt.dtype) -> _dt.dtype:
     return _dt.int64 if d is _dt.bool else d
 
+
+_PY_SCALARS = frozenset({bool, int, float, complex})
 
 _ADDCDIV_INTEGER = (
     "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "

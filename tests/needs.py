@@ -28,13 +28,16 @@ def autograd() -> None:
 def unloaded(name: str) -> Iterator[None]:
     """Run the block as if plugin ``name`` were not installed, whatever this environment holds:
     it is unregistered (everything it registered goes) and its record forgotten, then loaded
-    again as it was, from the same module and entry point, in its place in ``plugins.list()``."""
+    again as it was, from the same module and entry point, in its place in ``plugins.list()``
+    (and its key listeners and repr suffixes in their places among the other plugins')."""
     state = tp.plugins._state
     record = state.records.get(name)
     if record is None:
         yield
         return
     order = list(state.records)
+    hooks = (tp.keys._state.listeners, tp._repr.suffix_hooks)  # plugins append to these
+    hook_order = [list(h) for h in hooks]
     if record.status == "loaded":
         tp.plugins.unregister(name)
     else:
@@ -53,6 +56,9 @@ def unloaded(name: str) -> Iterator[None]:
         records = state.records
         state.records = {n: records[n] for n in order if n in records}
         state.records.update(records)  # any the block left behind, after
+        for h, before in zip(hooks, hook_order, strict=True):  # its hooks back in their place
+            now = list(h)
+            h[:] = [f for f in before if f in now] + [f for f in now if f not in before]
 
 
 HAS_TRACER = "tracer" in tp.plugins.loaded_names()
@@ -137,3 +143,16 @@ def device_params(cases: list[Any], first_of: Any) -> list[Any]:
             suffix = "" if device == "cpu" else f"-{device}"
             out.append(pytest.param(*p.values, device, marks=[*p.marks, *marks], id=p.id + suffix))
     return out
+
+
+HAS_AUTOCAST = "autocast" in tp.plugins.loaded_names()
+_WHY_AUTOCAST = (
+    "needs the tensorplug-autocast plugin loaded (installed, and not left out by TENSORPLUG_PLUGINS)"
+)
+
+
+def autocast() -> None:
+    """Skip the calling module (at import) or test unless tensorplug-autocast is loaded."""
+    pytest.importorskip("tensorplug_autocast")
+    if not HAS_AUTOCAST:
+        pytest.skip(_WHY_AUTOCAST, allow_module_level=True)

@@ -31,7 +31,7 @@ def F(m: Any) -> Any:
 
 
 def _vector_norm(m: Any) -> Any:
-    return m.linalg.vector_norm if m.__name__ == "torch" else m.linalg_vector_norm
+    return m.linalg.vector_norm
 
 
 CASES: list[Case] = [
@@ -39,6 +39,8 @@ CASES: list[Case] = [
     Case("bmm", lambda m, mk, ints: m.bmm(mk([2, 3, 4]), mk([2, 4, 5]))),
     Case("matmul", lambda m, mk, ints: m.matmul(mk([3, 4]), mk([4]))),
     Case("addmm", lambda m, mk, ints: m.addmm(mk([5]), mk([3, 4]), mk([4, 5]))),
+    Case("baddbmm", lambda m, mk, ints: m.baddbmm(mk([2, 3, 5]), mk([2, 3, 4]), mk([2, 4, 5]))),
+    Case("addbmm", lambda m, mk, ints: m.addbmm(mk([3, 5]), mk([2, 3, 4]), mk([2, 4, 5]))),
     Case("linear", lambda m, mk, ints: F(m).linear(mk([3, 4]), mk([5, 4]), mk([5]))),
     Case("einsum", lambda m, mk, ints: m.einsum("ij,jk->ik", mk([3, 4]), mk([4, 5]))),
     *(
@@ -67,6 +69,7 @@ CASES: list[Case] = [
     Case("prod", lambda m, mk, ints: m.prod(mk([3]))),
     Case("prod.dim_int", lambda m, mk, ints: m.prod(mk([2, 3]), 1)),
     Case("trace", lambda m, mk, ints: m.trace(mk([3, 3]))),
+    Case("mish", lambda m, mk, ints: F(m).mish(mk([3]))),
     Case("mse_loss", lambda m, mk, ints: F(m).mse_loss(mk([3]), mk([3]))),
     Case("nll_loss", lambda m, mk, ints: F(m).nll_loss(mk([3, 4]), ints([0, 1, 3]))),
     Case(

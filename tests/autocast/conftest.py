@@ -32,9 +32,9 @@ class AccelPlugin:
         tp.array_backend.register(registry, "Accel", np)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def accel() -> Iterator[str]:
-    """The device type ``"accel"``: registered for the session, removed afterwards."""
+    """The device type ``"accel"``: registered for the tests of this package, removed afterwards."""
     tp.plugins.register(AccelPlugin(), name="test_accel")
     try:
         yield "accel"

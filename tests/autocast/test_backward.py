@@ -81,3 +81,16 @@ def test_a_float16_region_and_a_promote_op() -> None:
     assert (h.dtype, both.dtype) == (tp.float16, tp.float32)
     both.sum().backward()
     assert x.grad.dtype is tp.float32 and w.grad.dtype is tp.float32
+
+
+def test_baddbmm_and_addbmm_differentiate_through_their_parts() -> None:
+    rng = np.random.default_rng(3)
+
+    def t(*shape: int) -> Any:
+        return tp.tensor(rng.standard_normal(shape)).requires_grad_()  # float64
+
+    for op, self_shape in ((tp.baddbmm, (3, 2, 4)), (tp.addbmm, (2, 4))):
+        inputs = (t(*self_shape), t(3, 2, 5), t(3, 5, 4))
+        assert tp.autograd.gradcheck(
+            lambda s, a, b, op=op: op(s, a, b, beta=0.5, alpha=2.0), inputs
+        )

@@ -35,7 +35,10 @@ def count_op(op: Any, keyset: Any, *args: Any, **kwargs: Any) -> Any:  # a boxed
 
 @tp.hookimpl
 def tensorplug_add_keys(keys: Any) -> None:
-    keys.register_backend("Foo", "foo")
+    # tp.autocast("foo") runs in bfloat16 by default and also accepts float16
+    keys.register_backend(
+        "Foo", "foo", autocast_dtype=tp.bfloat16, autocast_dtypes=(tp.bfloat16, tp.float16)
+    )
     keys.register_functionality("FooCount", before="Batched")  # sees every call first
 
 

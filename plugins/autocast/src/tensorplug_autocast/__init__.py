@@ -18,7 +18,9 @@ from tensorplug.hookspecs import hookimpl
 
 from . import amp, kernels, mode
 
-__all__ = ["tensorplug_add_names", "tensorplug_register_kernels"]
+__all__ = ["PLUGIN_API_VERSION", "tensorplug_add_names", "tensorplug_register_kernels"]
+
+PLUGIN_API_VERSION = "1.0"  # the tensorplug.PLUGIN_API_VERSION it is written for
 
 
 def _refresh() -> None:

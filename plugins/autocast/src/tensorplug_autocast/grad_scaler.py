@@ -66,8 +66,7 @@ class GradScaler:
         self._device = device
         self._enabled = bool(enabled)
         if self._enabled and device == "cuda":
-            cuda = getattr(tp, "cuda", None) if "cuda" in tp.plugins.loaded_names() else None
-            if cuda is None or not cuda.is_available():
+            if not tp.cuda.is_available():
                 warnings.warn(
                     "tp.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
                     stacklevel=2,

@@ -219,8 +219,7 @@ def clear_autocast_cache() -> None:
 
 
 def _cuda_available() -> bool:
-    cuda = getattr(tp, "cuda", None) if "cuda" in tp.plugins.loaded_names() else None
-    return bool(cuda is not None and cuda.is_available())
+    return bool(tp.cuda.is_available())  # False without tensorplug-cuda, or without a GPU
 
 
 class autocast:  # noqa: N801 - PyTorch's name
@@ -258,6 +257,14 @@ class autocast:  # noqa: N801 - PyTorch's name
                     stacklevel=2,
                 )
                 enabled = False
+            elif (
+                device_type == "cuda"
+                and self.fast_dtype is tp.bfloat16
+                and not tp.cuda.is_bf16_supported()
+            ):
+                raise RuntimeError(
+                    "Current CUDA Device does not support bfloat16. Please switch dtype to float16."
+                )
             elif self.fast_dtype not in info.supported:
                 warnings.warn(
                     f"In {name} autocast, but the target dtype is not supported. Disabling "

@@ -25,7 +25,8 @@ A few composites decompose differently here than in PyTorch, so the lists alone 
 different result dtype. ``NOT_IN_PYTORCH`` names the entries added for them; each keeps
 PyTorch's outcome: CPU ``einsum`` (PyTorch's runs ``bmm``, which is listed; this one multiplies
 and sums), CUDA ``tensordot.int`` (PyTorch's Python API passes ``dims=int`` to ``tensordot``,
-which is listed; here it is an overload of its own) and CUDA ``trace`` (see ``opaque``).
+which is listed; here it is an overload of its own), and CUDA ``trace`` and ``mish`` (see
+``opaque``: ``mish`` is ``x * tanh(softplus(x))`` here, and CUDA lists ``exp`` and ``log1p``).
 tests/autocast/test_composites.py runs every other composite in regions and checks that its
 result dtype is what it is outside one.
 
@@ -79,6 +80,8 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "bmm": (LOWER, LOWER),
     "matmul": (LOWER, LOWER),
     "addmm": (LOWER, LOWER),
+    "baddbmm": (LOWER, LOWER),
+    "addbmm": (LOWER, LOWER),
     "linear": (LOWER, LOWER),
     "einsum": (LOWER, LOWER),  # CPU: Note [Entries PyTorch does not have]
     # float32: pointwise functions whose results overflow or lose precision in 16 bits
@@ -104,6 +107,7 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "prod": (FP32, FP32_SET_OPT_DTYPE),
     "prod.dim_int": (FP32, FP32_SET_OPT_DTYPE),
     "trace": (FP32, OPAQUE),  # CUDA: Note [Entries PyTorch does not have]
+    "mish": (_, OPAQUE),  # CUDA: Note [Entries PyTorch does not have]
     "mse_loss": (FP32, FP32),
     "nll_loss": (FP32, FP32),
     "cross_entropy_loss": (FP32, _),  # CUDA: its log_softmax and nll_loss are listed
@@ -132,14 +136,16 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
 }
 
 # (overload, "cpu" or "cuda") of the entries above that PyTorch's lists do not have
-NOT_IN_PYTORCH: Final = frozenset({("einsum", "cpu"), ("trace", "cuda"), ("tensordot.int", "cuda")})
+NOT_IN_PYTORCH: Final = frozenset(
+    {("einsum", "cpu"), ("trace", "cuda"), ("mish", "cuda"), ("tensordot.int", "cuda")}
+)
 
 # Entries of PyTorch 2.13's lists that name operators the standard op set does not define.
 ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
     LOWER: (
         "conv1d", "conv1d.padding", "conv2d", "conv2d.padding", "conv3d", "conv3d.padding",
         "_convolution.deprecated", "conv_tbc", "conv_transpose1d", "conv_transpose2d.input",
-        "conv_transpose3d.input", "prelu", "baddbmm", "addbmm", "_addmm_activation",
+        "conv_transpose3d.input", "prelu", "_addmm_activation",
         "linalg_vecdot", "scaled_dot_product_attention", "_native_multi_head_attention",
         "mkldnn_rnn_layer",
     ),
@@ -175,7 +181,7 @@ ABSENT_CUDA: Final[dict[Policy, tuple[str, ...]]] = {
         "_convolution", "_convolution.deprecated", "convolution", "conv1d", "conv2d", "conv3d",
         "conv_tbc", "conv_transpose1d", "conv_transpose2d.input", "conv_transpose3d.input",
         "cudnn_convolution", "cudnn_convolution_transpose", "prelu", "addmv", "addr", "mv",
-        "linalg_vecdot", "addbmm", "baddbmm", "chain_matmul", "linalg_multi_dot",
+        "linalg_vecdot", "chain_matmul", "linalg_multi_dot",
         "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "lstm_cell", "gru_cell",
         "rnn_tanh_cell", "rnn_relu_cell", "_scaled_dot_product_flash_attention",
         "scaled_dot_product_attention",

@@ -18,13 +18,21 @@ def per_call(fn: Callable[[], Any], *, number: int = 20000, repeat: int = 15) ->
     return min(timer.repeat(repeat=repeat, number=number)) / number
 
 
-def interleaved(fns: dict[str, Callable[[], Any]], *, number: int = 20000, rounds: int = 15) -> dict[str, float]:
+def interleaved(
+    fns: dict[str, Callable[[], Any]],
+    *,
+    number: int = 20000,
+    rounds: int = 15,
+    timer: Callable[[], float] = time.perf_counter,
+) -> dict[str, float]:
     """Best per-call time of each function, alternating between them each round.
 
     Alternating keeps slow phases of a noisy machine from landing on one candidate only.
+    ``timer=time.process_time`` counts only the CPU time of this process, not the time it
+    spends descheduled while a loaded machine runs others.
     """
     best = {name: float("inf") for name in fns}
-    timers = {name: timeit.Timer(fn) for name, fn in fns.items()}
+    timers = {name: timeit.Timer(fn, timer=timer) for name, fn in fns.items()}
     for _ in range(rounds):
         for name, t in timers.items():
             best[name] = min(best[name], t.timeit(number) / number)

@@ -31,7 +31,7 @@ from tensorplug.dtypes import dtype
 
 from .mode import ThreadState
 
-__all__ = ["ELIGIBLE", "cast", "cast_value", "eligible"]
+__all__ = ["ELIGIBLE", "cast", "cast_eligible", "cast_value", "eligible"]
 
 # floating dtypes autocast may cast (Note [Eligible tensors])
 ELIGIBLE = frozenset({tp.float16, tp.bfloat16, tp.float32})
@@ -48,6 +48,11 @@ def cast(t: Any, to: dtype, device_type: str, st: ThreadState, keep: bool) -> An
     d = t.dtype
     if d is to or d not in ELIGIBLE or t.device.type != device_type:
         return t
+    return cast_eligible(t, d, to, st, keep)
+
+
+def cast_eligible(t: Any, d: dtype, to: dtype, st: ThreadState, keep: bool) -> Any:
+    """:func:`cast` of a tensor known to be eligible, of dtype ``d`` (not ``to``)."""
     if keep and d is _F32 and st.cache_enabled and t.requires_grad and t.is_leaf:
         return _cached(t, to, st)
     return _to_copy(t, dtype=to)

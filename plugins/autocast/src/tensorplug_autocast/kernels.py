@@ -32,7 +32,7 @@ from tensorplug.dtypes import dtype
 from tensorplug.keys import DispatchKeySet
 
 from . import mode
-from .casting import cast, cast_value, eligible
+from .casting import ELIGIBLE, cast, cast_eligible, cast_value, eligible
 from .policy import (
     BANNED,
     FP32,
@@ -97,6 +97,10 @@ class TensorArgs:
             (i, a.name) for i, a in enumerate(schema.positional) if a.tensor_kind is not None
         ]
         self.keywords = [a.name for a in schema.kwarg_only if a.tensor_kind is not None]
+        # the common case, taken first: every tensor argument is a positional Tensor (mm)
+        kinds = [schema.positional[i].tensor_kind for i, _ in self.positional]
+        self.plain = not self.keywords and all(k == "Tensor" for k in kinds)
+        self.plain_positions = tuple(i for i, _ in self.positional)
         names = [a.name for a in schema.positional]
         self.dtype_pos = names.index("dtype") if "dtype" in names else None
         self.dtype_kw = any(a.name == "dtype" for a in schema.kwarg_only)
@@ -121,6 +125,13 @@ class TensorArgs:
         keep: bool,
     ) -> tuple[list[Any], dict[str, Any]]:
         new = list(args)
+        if self.plain and len(new) > self.plain_positions[-1]:
+            for i in self.plain_positions:
+                t = new[i]
+                d = t.dtype
+                if d is not to and d in ELIGIBLE and t.device.type == dev:
+                    new[i] = cast_eligible(t, d, to, st, keep)
+            return new, kwargs
         for i, _ in self.positional:
             if i < len(new):
                 new[i] = cast_value(new[i], to, dev, st, keep)
@@ -250,9 +261,43 @@ _BODIES: dict[Policy, Callable[[Any, TensorArgs], _Body]] = {
 
 
 def _cpu_kernel(body: _Body, name: str) -> Kernel:
+    cpu = mode.device_info("cpu")  # a built-in backend: its key and dtypes never change
+    state = mode.state
+
     def kernel(*args: Any, **kwargs: Any) -> Any:
-        st = mode.state()
-        return body(mode.device_info("cpu"), st, args, kwargs)
+        return body(cpu, state(), args, kwargs)
+
+    kernel.__qualname__ = f"autocast_cpu[{name}]"
+    return kernel
+
+
+def _cpu_lower_kernel(op: Any, a: TensorArgs, name: str) -> Kernel:
+    """The lower precision policy on CPU for an operator whose tensor arguments are all
+    positional ``Tensor``s (mm, bmm, matmul, addmm ...): the hot case, in one function."""
+    cpu = mode.device_info("cpu")
+    mask = cpu.mask
+    state = mode.state
+    positions = a.plain_positions
+    last = positions[-1]
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        st = state()
+        to = st.dtypes.get("cpu") or mode.dtype_for(st, cpu)
+        if len(args) <= last:  # pragma: no cover - the dispatcher passes every positional
+            return _cpu_kernel(_lower(op, a), name)(*args, **kwargs)
+        new = list(args)
+        for i in positions:
+            t = new[i]
+            d = t.dtype
+            if d is not to and d in ELIGIBLE and t.device.type == "cpu":
+                new[i] = cast_eligible(t, d, to, st, True)
+        m = local_state.masks
+        old = m.nexc
+        m.nexc = old & ~mask
+        try:
+            return op(*new, **kwargs)
+        finally:
+            m.nexc = old
 
     kernel.__qualname__ = f"autocast_cpu[{name}]"
     return kernel
@@ -277,7 +322,9 @@ def register(aten: Any) -> int:
         if other is not None:
             aten.impl(op, _alias_kernel(_BODIES[other](op, a), name), "Autocast", with_keyset=True)
             count += 1
-        if cpu is not None:
+        if cpu == LOWER and a.plain:
+            aten.impl(op, _cpu_lower_kernel(op, a, name), "AutocastCPU")
+        elif cpu is not None:
             aten.impl(op, _cpu_kernel(_BODIES[cpu](op, a), name), "AutocastCPU")
         else:  # only other device types list it: CPU regions pass it through
             aten.impl(op, tp.library.fallthrough_kernel, "AutocastCPU")

@@ -28,9 +28,12 @@ COMBOS: dict[str, list[str]] = {
         "plugins/autograd",
         "plugins/tracer",
         "plugins/cuda",
+        "plugins/autocast",
         "examples/foo_backend",
     ],
     "core+cpu+cuda": ["core", "plugins/cpu", "plugins/cuda"],  # no extra: no CuPy, no GPU
+    "core+cpu+autocast": ["core", "plugins/cpu", "plugins/autocast"],
+    "core+cpu+autograd+autocast": ["core", "plugins/cpu", "plugins/autograd", "plugins/autocast"],
     "core+fixtures": ["core", "tests/fixtures/good_plugin", "tests/fixtures/broken_plugin"],
 }
 
@@ -133,6 +136,41 @@ for name in ("tracer", "compile"):
         print(e.distribution, f"pip install {e.distribution}" in str(e))
 print(tp.trace(tp.eye(3)))
 """
+MISSING_AUTOCAST = """
+import tensorplug as tp
+for attempt in (lambda: tp.autocast, lambda: tp.amp.GradScaler, lambda: tp.is_autocast_enabled,
+                lambda: tp.library.register_autocast("aten::mm", "cpu", tp.float16)):
+    try:
+        attempt()
+    except tp.MissingPluginError as e:
+        print(e.distribution, "pip install tensorplug-autocast" in str(e))
+"""
+AUTOCAST_INFERENCE = """
+import tensorplug as tp
+x, w = tp.randn([4, 3]), tp.randn([5, 3])
+with tp.autocast("cpu"):
+    y = tp.nn.functional.linear(x, w)
+    print("inference", y.dtype, tp.softmax(y, 1).dtype, tp.nn.functional.mse_loss(y, y).dtype,
+          tp.is_autocast_enabled("cpu"))
+print("after", tp.is_autocast_enabled("cpu"), tp.dispatcher.dispatch_table("aten::mm")["AutocastCPU"])
+"""
+AUTOCAST_TRAIN = """
+import tensorplug as tp
+tp.manual_seed(0)
+x = tp.randn([32, 3]); y = (x.sum(1) > 0).to(tp.int64)
+model = tp.nn.Sequential(tp.nn.Linear(3, 8), tp.nn.ReLU(), tp.nn.Linear(8, 2))
+opt = tp.optim.SGD(model.parameters(), lr=0.5)
+scaler = tp.amp.GradScaler(init_scale=1024.0)
+losses = []
+for _ in range(30):
+    with tp.autocast("cpu", dtype=tp.float16):
+        logits = model(x)
+        loss = tp.nn.functional.cross_entropy(logits, y)
+    opt.zero_grad(); scaler.scale(loss).backward(); scaler.step(opt); scaler.update()
+    losses.append(loss.item())
+grads = {p.grad.dtype for p in model.parameters()}
+print("amp", logits.dtype, loss.dtype, grads == {tp.float32}, losses[-1] < losses[0] / 2)
+"""
 
 # (combination, python code -- or ["tensorplug", args...], a regex one line of its stdout matches)
 CHECKS: list[tuple[str, str | list[str], str]] = [
@@ -223,6 +261,16 @@ CHECKS: list[tuple[str, str | list[str], str]] = [
         CUDA_ABSENT,
         r"^False 0 0\ntp\.cuda\.current_device\(\) needs the tensorplug-cuda plugin, which is not installed: pip install",
     ),
+    ("core+cpu", MISSING_AUTOCAST, r"^(tensorplug-autocast True\n){4}"),
+    (
+        "core+cpu+autocast",
+        AUTOCAST_INFERENCE,
+        r"^inference tensorplug\.bfloat16 tensorplug\.bfloat16 tensorplug\.float32 True\nafter False AutocastCPU$",
+    ),
+    ("core+cpu+autocast", ["tensorplug", "demo"], r"^inside autocast\('cpu', bfloat16\): matmul -> tensorplug\.bfloat16"),
+    ("core+cpu+autocast", ["tensorplug", "table", "aten::add.Tensor"], r"^AutocastCPU\s+fallthrough\s+autocast$"),
+    ("core+cpu+autograd+autocast", AUTOCAST_TRAIN, r"^amp tensorplug\.float16 tensorplug\.float32 True True$"),
+    ("core+cpu+autograd+autocast", ["tensorplug", "demo"], r"^  bfloat16 autocast +accuracy 0\.9\d"),
 ]
 
 # plugins that fail to load on purpose (tests/fixtures/broken_plugin)

@@ -298,6 +298,20 @@ def test_demo_autograd_section_trains_a_classifier(capsys):
     assert accuracy is not None and float(accuracy.group(1)) > 0.9
 
 
+@pytest.mark.skipif(
+    not {"cpu", "autograd", "autocast"} <= plugins.loaded_names(),
+    reason="needs tensorplug-cpu, -autograd and -autocast",
+)
+def test_demo_autocast_section_trains_in_bfloat16_next_to_float32(capsys):
+    code, out, _ = run(capsys, "demo")
+    section = out.split("== autocast ==\n")[1].split("\n== ")[0]
+    assert "matmul -> tensorplug.bfloat16, sum -> tensorplug.bfloat16" in section
+    assert "mse_loss -> tensorplug.float32" in section
+    found = dict(re.findall(r"^  (float32|bfloat16 autocast) +accuracy (\d\.\d\d) ", section, re.M))
+    assert set(found) == {"float32", "bfloat16 autocast"}, section
+    assert float(found["float32"]) > 0.9 and float(found["bfloat16 autocast"]) > 0.85
+
+
 def test_demo_third_party_section(capsys, probe):
     code, out, _ = run(capsys, "demo")
     section = out.split("== third-party plugin cli_probe ==\n")[1]

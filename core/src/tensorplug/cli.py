@@ -321,8 +321,11 @@ def _demo_cpu(out: TextIO) -> None:
             print(f"  {key:<20} {source}", file=out)
 
 
-def _demo_autograd(out: TextIO) -> None:
-    # a 3-class spiral, classified by a small MLP from tp.nn trained with tp.optim.Adam
+def _spiral_training(out: TextIO | None, autocast_dtype: Any = None) -> tuple[float, float]:
+    """Train the demo classifier (a small MLP from tp.nn, Adam, on a 3-class spiral) and return
+    (accuracy, seconds); with ``autocast_dtype``, forward passes run in a CPU autocast region.
+    Prints the model and the loss every 75 steps to ``out`` when given."""
+    import contextlib
     import math
     import time
 
@@ -338,23 +341,40 @@ def _demo_autograd(out: TextIO) -> None:
         ys.append(tp.full([n], c, dtype=tp.int64))
     x, y = tp.cat(xs), tp.cat(ys)
     model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, classes))
-    print(f"model: {model!r}", file=out)
+    if out is not None:
+        print(f"model: {model!r}", file=out)
     loss_fn = nn.CrossEntropyLoss()
     opt = tp.optim.Adam(model.parameters(), lr=0.02)
+
+    def region() -> Any:
+        if autocast_dtype is None:
+            return contextlib.nullcontext()
+        return tp.autocast("cpu", dtype=autocast_dtype)
+
     began = time.perf_counter()
-    steps = 300
-    for step in range(steps + 1):
+    for step in range(_SPIRAL_STEPS + 1):
         opt.zero_grad()
-        loss = loss_fn(model(x), y)
+        with region():
+            loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
-        if step % 75 == 0:
+        if out is not None and step % 75 == 0:
             print(f"step {step:3d}: loss {loss.item():.4f}", file=out)
     elapsed = time.perf_counter() - began
-    with tp.no_grad():
+    with tp.no_grad(), region():
         acc = (model(x).argmax(1) == y).to(tp.float32).mean().item()
+    return acc, elapsed
+
+
+_SPIRAL_STEPS = 300
+_float32_run: list[tuple[float, float]] = []  # the autograd section's result, for autocast's
+
+
+def _demo_autograd(out: TextIO) -> None:
+    acc, elapsed = _spiral_training(out)
+    _float32_run[:] = [(acc, elapsed)]
     print(
-        f"trained on a {classes}-class spiral ({classes * n} points) with Adam, {steps} steps in "
+        f"trained on a 3-class spiral (300 points) with Adam, {_SPIRAL_STEPS} steps in "
         f"{elapsed:.2f} s: accuracy {acc:.2f}",
         file=out,
     )
@@ -365,7 +385,30 @@ def _demo_autocast(out: TextIO) -> None:
     with tp.autocast("cpu", dtype=tp.bfloat16):
         c = a @ a
         s = c.sum()
-    print(f"inside autocast('cpu', bfloat16): matmul -> {c.dtype}, sum -> {s.dtype}", file=out)
+        p = c.softmax(1)
+        loss = tp.nn.functional.mse_loss(c, a)
+    print(
+        f"inside autocast('cpu', bfloat16): matmul -> {c.dtype}, sum -> {s.dtype}, "
+        f"softmax -> {p.dtype}, mse_loss -> {loss.dtype}",
+        file=out,
+    )
+    if "autograd" not in _plugins.loaded_names():
+        print("(with tensorplug-autograd the demo classifier also trains here)", file=out)
+        return
+    print("the demo classifier, trained in float32 and under bfloat16 autocast:", file=out)
+    runs = [
+        ("float32", _float32_run[0] if _float32_run else _spiral_training(None)),
+        ("bfloat16 autocast", _spiral_training(None, tp.bfloat16)),
+    ]
+    for name, (acc, elapsed) in runs:
+        print(
+            f"  {name:18s} accuracy {acc:.2f} ({_SPIRAL_STEPS} steps in {elapsed:.2f} s)", file=out
+        )
+    print(
+        "  (numpy has no bfloat16 arithmetic: bfloat16 products are computed in float32 and "
+        "rounded, so autocast costs time here; see docs/performance.md)",
+        file=out,
+    )
 
 
 def _demo_tracer(out: TextIO) -> None:

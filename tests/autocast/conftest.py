@@ -9,11 +9,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from needs import autocast
 
 import tensorplug as tp
-
-autocast()
 
 
 class AccelPlugin:

@@ -7,9 +7,12 @@ import re
 from typing import Any
 
 import pytest
+from needs import autocast
 
 import tensorplug as tp
 import tensorplug_autocast
+
+autocast()
 
 
 def test_a_declared_backend_gets_its_default_dtype_and_the_cuda_lists(accel: str) -> None:

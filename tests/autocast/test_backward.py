@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from needs import autograd
+from needs import autocast, autograd
 
 import tensorplug as tp
 
+autocast()
 autograd()
 
 F = tp.nn.functional

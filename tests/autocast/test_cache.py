@@ -7,10 +7,11 @@ import threading
 from typing import Any
 
 import numpy as np
-from needs import autograd
+from needs import autocast, autograd
 
 import tensorplug as tp
 
+autocast()
 autograd()
 
 CAST = "aten::_to_copy.default"

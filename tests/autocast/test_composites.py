@@ -15,11 +15,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from needs import autocast
 
 import tensorplug as tp
 from tensorplug_autocast.policy import POLICIES
 from tests.ops.opinfo import OP_DB, OpInfo
 from tests.ops.test_ops import to_tp
+
+autocast()
 
 # composites whose parts are listed in PyTorch too, so they change dtype in a region there
 # as well: (overload, device type) -> why

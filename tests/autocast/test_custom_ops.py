@@ -10,9 +10,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from needs import needs_autograd
+from needs import autocast, needs_autograd
 
 import tensorplug as tp
+
+autocast()
 
 
 @pytest.fixture

@@ -8,10 +8,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from needs import autograd
+from needs import autocast, autograd
 
 import tensorplug as tp
 
+autocast()
 autograd()
 
 

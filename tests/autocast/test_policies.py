@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import pytest
+from needs import autocast
 
 import tensorplug as tp
 from tensorplug_autocast.policy import (
@@ -22,6 +23,8 @@ from tensorplug_autocast.policy import (
 )
 
 from .cases import CASES, UNLISTED, Case, makers
+
+autocast()
 
 LOW = ["bfloat16", "float16"]
 SOURCES = ["float32", "low"]  # the inputs' dtype: float32, or the region's own lower dtype

@@ -9,8 +9,11 @@ import warnings
 from typing import Any
 
 import pytest
+from needs import autocast
 
 import tensorplug as tp
+
+autocast()
 
 
 def mm_dtype(device: str = "cpu") -> Any:

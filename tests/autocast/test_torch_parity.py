@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from needs import autocast
 
 import tensorplug as tp
 from tensorplug_autocast.policy import (
@@ -31,6 +32,8 @@ from tensorplug_autocast.policy import (
 )
 
 from .cases import CASES, UNLISTED, Case, makers
+
+autocast()
 
 torch = pytest.importorskip("torch")
 

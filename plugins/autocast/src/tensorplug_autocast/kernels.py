@@ -279,12 +279,13 @@ def _cpu_lower_kernel(op: Any, a: TensorArgs, name: str) -> Kernel:
     state = mode.state
     positions = a.plain_positions
     last = positions[-1]
+    general = _cpu_kernel(_lower(op, a), name)  # for a call that left a tensor out
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
+        if len(args) <= last:
+            return general(*args, **kwargs)
         st = state()
         to = st.dtypes.get("cpu") or mode.dtype_for(st, cpu)
-        if len(args) <= last:  # pragma: no cover - the dispatcher passes every positional
-            return _cpu_kernel(_lower(op, a), name)(*args, **kwargs)
         new = list(args)
         for i in positions:
             t = new[i]

@@ -40,13 +40,13 @@ _to_copy = tp.ops.aten._to_copy.default
 
 
 def eligible(t: Any, device_type: str) -> bool:
-    return t.dtype in ELIGIBLE and t.device.type == device_type
+    return t.tp_dtype in ELIGIBLE and t.tp_device.type == device_type
 
 
 def cast(t: Any, to: dtype, device_type: str, st: ThreadState, keep: bool) -> Any:
     """``t`` as ``to`` if it is eligible; ``keep``: a cast the cache may keep (Note [Cast cache])."""
-    d = t.dtype
-    if d is to or d not in ELIGIBLE or t.device.type != device_type:
+    d = t.tp_dtype  # the tensor protocol: the dtype slot, without a property's cost
+    if d is to or d not in ELIGIBLE or t.tp_device.type != device_type:
         return t
     return cast_eligible(t, d, to, st, keep)
 
@@ -61,7 +61,7 @@ def cast_eligible(t: Any, d: dtype, to: dtype, st: ThreadState, keep: bool) -> A
 def _cached(t: Any, to: dtype, st: ThreadState) -> Any:
     cache = st.cache
     key = id(t)
-    version = t._version  # DESIGN §5: the public read of a tensor's version counter
+    version = t.tp_version.value  # shared with views: bumped by every in-place write
     entry = cache.get(key)
     if entry is not None:
         ref, seen, out = entry

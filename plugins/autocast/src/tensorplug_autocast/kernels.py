@@ -128,8 +128,8 @@ class TensorArgs:
         if self.plain and len(new) > self.plain_positions[-1]:
             for i in self.plain_positions:
                 t = new[i]
-                d = t.dtype
-                if d is not to and d in ELIGIBLE and t.device.type == dev:
+                d = t.tp_dtype
+                if d is not to and d in ELIGIBLE and t.tp_device.type == dev:
                     new[i] = cast_eligible(t, d, to, st, keep)
             return new, kwargs
         for i, _ in self.positional:
@@ -210,8 +210,8 @@ def _promote(op: Any, a: TensorArgs) -> _Body:
         low = st.dtypes.get(dev) or mode.dtype_for(st, info)
         to = low
         for t in a.tensors(args, kwargs):
-            d = t.dtype
-            if not d.is_floating_point or d is _F64 or t.device.type != dev:
+            d = t.tp_dtype
+            if not d.is_floating_point or d is _F64 or t.tp_device.type != dev:
                 continue  # PyTorch's prioritize: only floating tensors of the device; not double
             if d is _F32 or to is _F32:
                 to = _F32
@@ -289,8 +289,8 @@ def _cpu_lower_kernel(op: Any, a: TensorArgs, name: str) -> Kernel:
         new = list(args)
         for i in positions:
             t = new[i]
-            d = t.dtype
-            if d is not to and d in ELIGIBLE and t.device.type == "cpu":
+            d = t.tp_dtype
+            if d is not to and d in ELIGIBLE and t.tp_device.type == "cpu":
                 new[i] = cast_eligible(t, d, to, st, True)
         m = local_state.masks
         old = m.nexc

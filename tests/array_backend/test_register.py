@@ -99,3 +99,113 @@ def test_storage_from_python(second):
 def test_register_rejects_non_backend_keys():
     with pytest.raises(tp.RegistrationError, match="not a backend key"):
         array_backend.register(FakeRegistry(), "Tracer", np)
+
+
+# --- overrides, kernel errors, namespaces the kit cannot fully build for ----------------------
+
+
+@pytest.mark.parametrize("name", ["mm", "mm.default", "aten::mm"])
+def test_override_names_with_or_without_their_default_overload(backend, name):
+    def my_mm(self: tp.Tensor, mat2: tp.Tensor) -> tp.Tensor:
+        return aten.zeros.default([2, 2], device=self.device)
+
+    b = array_backend.register(FakeRegistry(), backend.name, np, overrides={name: my_mm})
+    try:
+        y = aten._to_copy.default(tp.ones(2, 2), device="testdev")
+        np.testing.assert_array_equal(arr(aten.mm.default(y, y)), np.zeros((2, 2)))
+    finally:
+        b.close()
+
+
+def test_override_of_a_named_overload(backend):
+    def my_add(self: tp.Tensor, other: tp.Tensor, *, alpha: Any = 1) -> tp.Tensor:
+        return aten.zeros.default(list(self.shape), device=self.device)
+
+    b = array_backend.register(FakeRegistry(), backend.name, np, overrides={"add.Tensor": my_add})
+    try:
+        y = aten._to_copy.default(tp.ones(3), device="testdev")
+        np.testing.assert_array_equal(arr(aten.add.Tensor(y, y)), np.zeros(3))
+        np.testing.assert_array_equal(arr(aten.add.Scalar(y, 1.0)), np.full(3, 2.0))
+    finally:
+        b.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [("add", "Did you mean"), ("add.Tensr", "Did you mean 'add.Tensor'"), ("frobnicate", ".")],
+)
+def test_override_of_an_unknown_op_is_an_error(backend, name, hint):
+    with pytest.raises(tp.RegistrationError, match="overrides names") as info:
+        array_backend.register(FakeRegistry(), backend.name, np, overrides={name: lambda x: x})
+    msg = str(info.value)
+    assert repr(name) in msg and "no aten operator overload" in msg and hint in msg
+    assert _backends._by_key.get(backend.name) is None  # nothing was left registered
+
+
+def test_a_kernel_s_internal_failure_names_the_op_and_the_backend(backend):
+    def broken(self: tp.Tensor) -> tp.Tensor:
+        return self._data.no_such_method()  # an AttributeError inside the kernel
+
+    b = array_backend.register(FakeRegistry(), backend.name, np, overrides={"neg": broken})
+    try:
+        y = aten._to_copy.default(tp.ones(2), device="testdev")
+        with pytest.raises(RuntimeError) as info:
+            aten.neg.default(y)
+        msg = str(info.value)
+        assert msg.startswith("aten::neg: the kernel failed on the TestBackend backend's")
+        assert "AttributeError" in msg and "no_such_method" in msg and "overrides=" in msg
+        assert isinstance(info.value.__cause__, AttributeError)
+    finally:
+        b.close()
+
+
+def test_an_array_library_error_names_the_backend(backend):
+    def raises(self: tp.Tensor) -> tp.Tensor:
+        raise ValueError("operands could not be broadcast")  # as numpy would
+
+    b = array_backend.register(FakeRegistry(), backend.name, np, overrides={"neg": raises})
+    try:
+        y = aten._to_copy.default(tp.ones(2), device="testdev")
+        with pytest.raises(RuntimeError) as info:
+            aten.neg.default(y)
+        assert str(info.value) == (
+            "aten::neg: operands could not be broadcast "
+            "(ValueError from the array library of the TestBackend backend)"
+        )
+    finally:
+        b.close()
+
+
+class WithoutMatmul:
+    """numpy's namespace without ``matmul``: the linear-algebra kernels cannot be built."""
+
+    __array_api_version__ = (
+        np.__array_api_version__ if hasattr(np, "__array_api_version__") else None
+    )
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "matmul":
+            raise AttributeError(name)
+        return getattr(np, name)
+
+
+@pytest.mark.skipif(not hasattr(np, "__array_api_version__"), reason="numpy >= 2")
+def test_kernels_that_cannot_be_built_are_missing_and_said_so(backend, capsys):
+    with pytest.warns(
+        UserWarning, match=r"the linalg kernels of backend 'TestBackend' could not be built"
+    ) as w:
+        b = array_backend.register(FakeRegistry(), backend.name, WithoutMatmul())
+    try:
+        assert "tensorplug ops --missing TestBackend" in str(w[0].message)
+        assert set(b.unbuilt) == {"linalg"} and "matmul" in b.unbuilt["linalg"]
+        assert tp.dispatcher.dispatch_table("aten::mm")["TestBackend"] == "missing"
+        assert tp.dispatcher.dispatch_table("aten::add.Tensor")["TestBackend"] == "TestBackend"
+        y = aten._to_copy.default(tp.ones(2), device="testdev")
+        np.testing.assert_array_equal(arr(aten.add.Tensor(y, y)), [2.0, 2.0])
+        from tensorplug import cli
+
+        assert cli.main(["ops", "--missing", "TestBackend"]) in (0, None)
+        out = capsys.readouterr().out
+        assert "aten::mm" in out and "aten::add.Tensor" not in out
+    finally:
+        b.close()

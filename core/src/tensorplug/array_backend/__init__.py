@@ -45,6 +45,7 @@ nothing.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -102,12 +103,15 @@ class ArrayBackend:
         storage: ArrayStorage,
         kernels: dict[str, Kernel],
         skipped: list[str],
+        unbuilt: dict[str, str] | None = None,
     ) -> None:
         self.kit = kit
         self.library = library
         self.storage = storage
         self.kernels = kernels  # op name ("add.Tensor") -> the registered kernel
         self.skipped = skipped  # kernels of ops not defined when registering
+        # kernel modules that could not be built for this namespace -> why
+        self.unbuilt: dict[str, str] = dict(unbuilt or {})
 
     @property
     def key(self) -> str:
@@ -275,6 +279,18 @@ def _default_storage(xp: Any) -> tuple[dict[_dt.dtype, Any], dict[_dt.dtype, Any
     return storage, compute
 
 
+def _to_host_by_dlpack(a: Any) -> Any:
+    """A host numpy copy of array ``a``: through DLPack where its library and device export it,
+    else through ``numpy.asarray`` (the ``__array__`` protocol or the buffer)."""
+    import numpy
+
+    try:
+        host = numpy.from_dlpack(a)
+    except (AttributeError, BufferError, RuntimeError, TypeError, ValueError):
+        return numpy.array(a, copy=True)
+    return numpy.array(host, copy=True)
+
+
 def _host_dtypes() -> dict[_dt.dtype, Any]:
     import numpy
 
@@ -289,6 +305,48 @@ def _host_dtypes() -> dict[_dt.dtype, Any]:
         else:
             out[d] = numpy.dtype(d.name)
     return out
+
+
+def override_name(name: str) -> str:
+    """The kernel name of an ``overrides`` key: ``"mm"``, ``"mm.default"``,
+    ``"aten::mm"`` and ``"add.Tensor"`` alike; a name that is no aten operator is an error."""
+    from .. import dispatcher
+
+    bare = name.removeprefix("aten::")
+    if bare.endswith(".default"):
+        bare = bare[: -len(".default")]
+    try:
+        dispatcher.find_op("aten::" + bare)
+    except RegistrationError:
+        import difflib
+
+        known = sorted(o.name.removeprefix("aten::") for o in dispatcher.ops_in("aten"))
+        close = difflib.get_close_matches(bare, known, n=3)
+        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise RegistrationError(
+            f"array_backend.register: overrides names {name!r}, which is no aten operator "
+            f"overload ('op' or 'op.overload', e.g. 'mm' or 'add.Tensor').{hint}"
+        ) from None
+    return bare
+
+
+def standard_namespace(xp: Any) -> Any:
+    """``xp`` itself when it implements the array API standard (it says which version in
+    ``__array_api_version__``: numpy >= 2, array_api_strict, ...), else its array-api-compat
+    adapter (numpy 1.x, cupy, torch, dask). array-api-compat is imported only here: the core
+    needs it only once an array backend registers."""
+    if getattr(xp, "__array_api_version__", None) is not None:
+        return xp
+    import array_api_compat
+
+    try:
+        return array_api_compat.array_namespace(xp.asarray(0))
+    except TypeError as e:
+        raise RegistrationError(
+            f"array_backend.register: {getattr(xp, '__name__', xp)!r} is not an array API "
+            "namespace (no __array_api_version__) and array-api-compat does not know it; "
+            "pass a namespace that follows the array API standard"
+        ) from e
 
 
 def register(
@@ -312,17 +370,22 @@ def register(
     backend (``registry.add_storage_backend``). Optional arguments:
 
     * ``device_type``: defaults to the key's (``"cpu"`` for ``CPU``);
-    * ``overrides``: ``{"op.overload": kernel}`` replacing single kernels;
+    * ``overrides``: ``{"op.overload": kernel}`` replacing single kernels (``"mm"``,
+      ``"mm.default"`` and ``"add.Tensor"`` alike; an unknown name is a RegistrationError);
     * ``dtypes``: tensorplug dtype -> ``xp`` dtype to store it in (default: every dtype ``xp``
       names, plus bfloat16 via ml_dtypes for numpy); ``compute_dtypes``: where arithmetic
       should run in another dtype (default: bfloat16 in float32 when stored by ml_dtypes);
-    * ``to_host``/``from_host``: array <-> host numpy array (defaults: ``xp.asnumpy`` or
-      ``numpy.asarray``, and ``xp.asarray``); ``device_context``: a context manager making a
-      device current (cupy's ``Device``), given by backends with several devices, whose
-      kernels then run on their tensors' device (Note [Device guard]); ``make_rng(seed)``: the
-      backend's random state (default: numpy's PCG64, or ``xp.random.default_rng``, or numpy on
-      the host); ``current_device()``: the index a device named without one (``"cuda"``)
-      means.
+    * ``to_host``/``from_host``: array <-> host numpy array (defaults: ``xp.asnumpy``, else
+      DLPack, else ``numpy.asarray``; and ``xp.asarray``); ``device_context``: a context
+      manager making a device current (cupy's ``Device``), given by backends with several
+      devices, whose kernels then run on their tensors' device (Note [Device guard]);
+      ``make_rng(seed)``: the backend's random state (default: ``xp.random.default_rng`` where
+      ``xp`` has one, else numpy's PCG64 on the host, its draws transferred by ``from_host``);
+      ``current_device()``: the index a device named without one (``"cuda"``) means.
+
+    ``xp`` is used as it is when it implements the array API standard, else adapted by
+    array-api-compat (:func:`standard_namespace`); the kernels call only the standard and the
+    extensions of Note [Optional extensions] in _kit.py, each with a standard fallback.
     """
     import numpy
 
@@ -341,12 +404,14 @@ def register(
         storage, compute = dict(dtypes), {}
     if compute_dtypes is not None:
         compute.update(compute_dtypes)
+    library = xp
+    xp = standard_namespace(xp)
     kit = Kit(xp, k.name, dev_type, storage, compute, device_context=device_context)
 
-    is_numpy = xp is numpy
+    is_numpy = library is numpy
     if to_host is None:
-        asnumpy = getattr(xp, "asnumpy", None)
-        to_host = (lambda a: a) if is_numpy else (asnumpy or numpy.asarray)
+        asnumpy = getattr(library, "asnumpy", None)
+        to_host = (lambda a: a) if is_numpy else (asnumpy or _to_host_by_dlpack)
     if from_host is None:
         asarray = xp.asarray
 
@@ -356,35 +421,54 @@ def register(
 
     rng_on_host = False
     if make_rng is None:
-        if is_numpy or getattr(getattr(xp, "random", None), "default_rng", None) is None:
+        if is_numpy or getattr(getattr(library, "random", None), "default_rng", None) is None:
             rng_on_host = not is_numpy
 
             def make_rng(seed: int) -> Any:
                 return numpy.random.Generator(numpy.random.PCG64(seed))
 
         else:
-            make_rng = xp.random.default_rng
+            make_rng = library.random.default_rng
     kit.to_host = to_host
     kit.from_host_array = from_host
     kit.make_rng = make_rng
     kit.current_device = current_device
     if rng_on_host:
+        host_dtypes = _host_dtypes()
         kit.from_rng = from_host
+        kit.rng_dtype = host_dtypes.__getitem__
     else:
         kit.from_rng = lambda arr, device: arr
 
+    from .. import dispatcher
+
     kernels: dict[str, Kernel] = {}
     dispatching: set[str] = set()  # Note [Kernels that do not dispatch]
+    unbuilt: dict[str, str] = {}
     for mod in _MODULES:
-        built = mod.build(kit)
+        try:
+            built = mod.build(kit)
+        except (AttributeError, TypeError, NotImplementedError) as e:
+            # a namespace without a function the module needs: its ops stay missing, and
+            # `tensorplug ops --missing KEY` lists them (Note [Optional extensions] in _kit.py)
+            part = mod.__name__.rpartition(".")[2].lstrip("_")
+            unbuilt[part] = f"{type(e).__name__}: {e}"
+            warnings.warn(
+                f"array_backend.register: the {part} kernels of backend {k.name!r} could not be "
+                f"built for {getattr(library, '__name__', library)!r} ({type(e).__name__}: {e}); "
+                f"their ops have no {k.name} kernel (`tensorplug ops --missing {k.name}` lists "
+                "them): pass overrides={...} for them",
+                stacklevel=2,
+            )
+            continue
         kernels.update(built)
         if mod is _copy:  # copies across backends call the other backend's kernels
             dispatching.update(built)
     if overrides:
-        kernels.update(overrides)
-        dispatching.update(overrides)
-
-    from .. import dispatcher
+        for name, fn in overrides.items():
+            op = override_name(name)
+            kernels[op] = fn
+            dispatching.add(op)
 
     lib = registry.library("aten", "IMPL")
     registered: dict[str, Kernel] = {}
@@ -395,7 +479,7 @@ def register(
         except RegistrationError:
             skipped.append(name)
             continue
-        kern = _kit.guard(name, fn)
+        kern = _kit.guard(name, fn, k.name)
         if device_context is not None:
             kern = _device_guard(kern, kit)
         if name not in dispatching:
@@ -405,7 +489,7 @@ def register(
     plugin = str(getattr(registry, "plugin_name", "") or getattr(lib, "owner", "?"))
     store = ArrayStorage(kit, plugin, _host_dtypes())
     registry.add_storage_backend(store)
-    return ArrayBackend(kit, lib, store, registered, skipped)
+    return ArrayBackend(kit, lib, store, registered, skipped, unbuilt)
 
 
 def _device_guard(fn: Kernel, kit: Kit) -> Kernel:

@@ -30,7 +30,7 @@ def build(kit: Kit) -> Kernels:
 
     zeros0 = {d: xp.zeros((), dtype=kit.compute[d]) for d in kit.compute}
     native = kit.native
-    isfinite = getattr(xp, "isfinite", None)
+    isfinite = xp.isfinite
     # the ufunc reductions where the library has them, as _nn and _indexing use: numpy's
     # xp.all / xp.min are Python wrappers around them
     all_reduce = getattr(xp.logical_and, "reduce", None)
@@ -51,7 +51,12 @@ def build(kit: Kit) -> Kernels:
         if ga.shape != xa.shape:
             check_broadcast(tuple(ga.shape), tuple(xa.shape))
         drop = xa <= threshold
-        if d.kind == "f" and isfinite is not None and d in native and bool(all_(isfinite(ga))):
+        if (
+            d.kind == "f"
+            and kit.writes_out  # numpy's ufuncs: a float times a bool array, in place
+            and d in native
+            and bool(all_(isfinite(ga)))
+        ):
             # g * keep (+ 0.0, which turns the -0.0 of a negative g times 0 into PyTorch's 0)
             # is faster than where() with numpy, and exact for finite g (inf * 0 is NaN)
             r = ga * xp.logical_not(drop)
@@ -139,7 +144,8 @@ def build(kit: Kit) -> Kernels:
         if len(shape) == 2 and weight is None and reduction != "none" and ignore_index < 0 <= lo:
             # the common case: no weights, and no target can be the (negative) ignore_index
             out = xp.zeros(shape, dtype=acc)
-            out[kit.row_numbers(shape[0], device), t] = -(g / shape[0] if reduction == "mean" else g)
+            rows = kit.row_numbers(shape[0], device)
+            kit.put(out, (rows, t), -(g / shape[0] if reduction == "mean" else g))
             return kit.wrap(out, d, device)
         valid = t != ignore_index
         if lo < 0 and bool(xp.any(valid & (t < 0))):
@@ -150,7 +156,7 @@ def build(kit: Kit) -> Kernels:
         else:
             check_nll_weight(weight, n_classes)
             w = kit.cast(kit.operand(weight, weight._dtype, device), acc)
-            wt = w[safe] * kit.cast(valid, acc)
+            wt = kit.getitem(w, (safe,)) * kit.cast(valid, acc)
         with kit.quiet():  # "mean" with a zero total weight divides by zero, as PyTorch
             coef = -wt * (g / xp.sum(wt) if reduction == "mean" else g)
         # ignored targets get an exact 0, as PyTorch, which never writes them: not the -0.0 of
@@ -158,9 +164,9 @@ def build(kit: Kit) -> Kernels:
         coef = xp.where(valid, coef, xp.zeros((), dtype=acc))
         out = xp.zeros(shape, dtype=acc)
         if not batched:
-            out[safe] = coef
+            kit.put(out, (safe,), coef)
         elif len(shape) == 2:
-            out[xp.arange(shape[0]), safe] = coef
+            kit.put(out, (kit.row_numbers(shape[0], device), safe), coef)
         else:  # (N, C, d1, ...): compare each class with the target, along dim 1
             classes = xp.reshape(xp.arange(n_classes), (1, n_classes) + (1,) * (len(shape) - 2))
             hit = xp.expand_dims(safe, axis=1) == classes

@@ -102,7 +102,7 @@ def build(kit: Kit) -> Kernels:
         check_fits(value, d)
         if d.kind in "ui" and isinstance(value, float):
             value = int(value)
-        self._data[...] = kit.scalar(value, d)
+        self._data[...] = bool(value) if d.kind == "b" else kit.scalar(value, d)
         return self
 
     def local_scalar_dense(self: Tensor) -> Scalar:

@@ -322,14 +322,30 @@ def build(kit: Kit) -> Kernels:
                 raise OpError(f"col must be non-negative, got{col}")
             d = _dt.int64 if dtype is None else dtype  # PyTorch's default here is long
             if d not in (_dt.int32, _dt.int64):
-                raise NotImplementedError(f'"{name}" not implemented for \'{torch_name(d)}\'')
+                raise NotImplementedError(f"\"{name}\" not implemented for '{torch_name(d)}'")
             dev = kit.device(canonical(device))
             with kit.on(dev):
-                r, c = xp.tril_indices(row, offset, col) if lower else xp.triu_indices(row, offset, col)
+                r, c = triangle(row, offset, col, lower)
                 arr = xp.stack([r, c]) if row and col else xp.zeros((2, 0), dtype=kit.storage[d])
             return kit.wrap(kit.cast(arr, kit.storage[d]), d, dev)
 
         return kernel
+
+    def standard_triangle(row: int, offset: int, col: int, lower: bool) -> tuple[Any, Any]:
+        """numpy's ``tril_indices`` / ``triu_indices`` (row-major order) in standard
+        functions: the nonzero positions of the triangle's mask."""
+        i64 = kit.storage[_dt.int64]
+        r = xp.reshape(xp.arange(row, dtype=i64), (row, 1))
+        c = xp.reshape(xp.arange(col, dtype=i64), (1, col))
+        mask = (c - r <= offset) if lower else (c - r >= offset)
+        rr, cc = xp.nonzero(mask)
+        return rr, cc
+
+    def triangle(row: int, offset: int, col: int, lower: bool) -> tuple[Any, Any]:
+        fn = getattr(xp, "tril_indices" if lower else "triu_indices", None)
+        if fn is None:  # Note [Optional extensions] in _kit.py
+            return standard_triangle(row, offset, col, lower)
+        return fn(row, offset, col)  # type: ignore[no-any-return]
 
     k["arange"] = arange
     k["arange.start_step"] = arange_start_step

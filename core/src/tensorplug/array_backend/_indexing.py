@@ -84,7 +84,7 @@ def build(kit: Kit) -> Kernels:
                 continue
             advanced = True
             if i._dtype in (_dt.bool, _dt.uint8):
-                m = kit.operand(i, _dt.bool, device)
+                m = kit.condition(i, device)
                 ms = tuple(m.shape)
                 for j, n in enumerate(ms):
                     if n != shape[at + j]:
@@ -108,6 +108,7 @@ def build(kit: Kit) -> Kernels:
     native = kit.native
     int_index = (_dt.int64, _dt.int32)
     xp_add_at = getattr(xp.add, "at", None)
+    fancy = kit.fancy_setitem  # Note [Optional extensions] in _kit.py
 
     def one_index(self: Tensor, indices: Sequence[Tensor | None]) -> Any:
         """The data of the one integer tensor in ``indices`` (Note [Indexing fast path])."""
@@ -119,14 +120,14 @@ def build(kit: Kit) -> Kernels:
         return i._data
 
     def index(self: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
-        i = one_index(self, indices)
+        i = one_index(self, indices) if fancy else None
         if i is not None:
             r = self._data[i]
             if type(r) is not arr_t:  # a 0-d index into a 1-d tensor gives a scalar
                 r = asarray(r)
             return new(r, self._dtype, self._device, ks)
         idx, advanced = translate(self, indices)
-        r = self._data[idx]
+        r = kit.getitem(self._data, idx)
         if not advanced:
             r = kit.copy(r)
         return kit.wrap(r, self._dtype, self._device)
@@ -142,13 +143,7 @@ def build(kit: Kit) -> Kernels:
         return tuple(out)
 
     def add_at(target: Any, idx: tuple[Any, ...], values: Any) -> None:
-        at = getattr(xp.add, "at", None)
-        if at is None:
-            raise OpError(
-                f"accumulating index_put_/scatter_add needs `add.at` in the array library of the "
-                f"{kit.key_name} backend; pass an override for this kernel"
-            )
-        at(target, idx, values)
+        kit.put(target, idx, values, accumulate=True)
 
     def index_put_(
         self: Tensor, indices: Sequence[Tensor | None], values: Tensor, accumulate: bool = False
@@ -160,7 +155,11 @@ def build(kit: Kit) -> Kernels:
                 f"{torch_name(values._dtype)} for the source."
             )
         d = self._dtype
-        i = one_index(self, indices) if d in native and values._device is self._device else None
+        i = (
+            one_index(self, indices)
+            if fancy and d in native and values._device is self._device
+            else None
+        )
         if i is not None:
             try:
                 if not accumulate:
@@ -176,7 +175,7 @@ def build(kit: Kit) -> Kernels:
         a = self._data
         try:
             if not accumulate:
-                a[idx] = kit.cast(v, kit.storage[d])
+                kit.put(a, idx, kit.cast(v, kit.storage[d]))
                 return self
             iidx = integer_index(idx)
             if d in kit.native:
@@ -186,7 +185,7 @@ def build(kit: Kit) -> Kernels:
                 add_at(work, iidx, v)
                 a[...] = kit.cast(work, kit.storage[d])
         except ValueError as e:
-            target = tuple(a[idx].shape)
+            target = tuple(kit.getitem(a, idx).shape)
             if "read-only" in str(e) or tuple(v.shape) == target:
                 raise
             raise OpError(
@@ -301,10 +300,10 @@ def build(kit: Kit) -> Kernels:
             v = xp.asarray(kit.scalar(value, dt), dtype=kit.compute[dt])
             if not a.ndim:
                 work = xp.reshape(work, (1,))
-                work[i] = kit.cast(v, kit.storage[dt])
+                kit.put(work, (i,), kit.cast(v, kit.storage[dt]))
                 work = xp.reshape(work, ())
             else:
-                work[(slice(None),) * d + (i,)] = kit.cast(v, kit.storage[dt])
+                kit.put(work, (slice(None),) * d + (i,), kit.cast(v, kit.storage[dt]))
         return kit.wrap(work, dt, self._device)
 
     def index_fill_tensor(self: Tensor, dim: int, index: Tensor, value: Tensor) -> Tensor:
@@ -330,7 +329,7 @@ def build(kit: Kit) -> Kernels:
                 raise IndexError(
                     f"out of range: tried to access index {bad} on a tensor of {n} elements."
                 )
-        return kit.wrap(flat[i], self._dtype, self._device)
+        return kit.wrap(kit.getitem(flat, (i,)), self._dtype, self._device)
 
     k["index_add"] = index_add
     k["index_fill.int_Scalar"] = index_fill
@@ -374,9 +373,11 @@ def build(kit: Kit) -> Kernels:
         i = check_index("gather", self, index, d)
         a = self._data
         if a.ndim == 0:
-            r = xp.reshape(xp.reshape(a, (1,))[xp.reshape(i, (-1,))], tuple(i.shape))
+            r = xp.reshape(
+                kit.getitem(xp.reshape(a, (1,)), (xp.reshape(i, (-1,)),)), tuple(i.shape)
+            )
         else:
-            r = a[grids(i, d)]
+            r = kit.getitem(a, grids(i, d))
         return kit.wrap(r, self._dtype, self._device)
 
     min_reduce = getattr(xp.minimum, "reduce", None)
@@ -459,16 +460,16 @@ def build(kit: Kit) -> Kernels:
             raise OpError("masked_select: expected BoolTensor for mask")
         # PyTorch broadcasts (mask, self), in that order: the message names them a and b
         shape = check_broadcast(tuple(mask._data.shape), tuple(self._data.shape))
-        m = xp.broadcast_to(kit.operand(mask, _dt.bool, self._device), shape)
+        m = xp.broadcast_to(kit.condition(mask, self._device), shape)
         r = xp.broadcast_to(self._data, shape)[m]
         return kit.wrap(xp.reshape(r, (-1,)), self._dtype, self._device)
 
     def nonzero(self: Tensor) -> Tensor:
         a = self._data
         if a.ndim == 0:  # numpy refuses nonzero of a 0-d array; PyTorch gives (0 or 1, 0)
-            rows = 1 if bool(a != 0) else 0
+            rows = 1 if bool(kit.truth(a)) else 0
             return kit.wrap(xp.zeros((rows, 0), dtype=long_t), _dt.int64, self._device)
-        where = xp.nonzero(a != 0)  # != 0 for the dtypes numpy's nonzero does not know
+        where = xp.nonzero(kit.truth(a))  # != 0 for the dtypes numpy's nonzero does not know
         return kit.wrap(xp.stack(where, axis=1), _dt.int64, self._device)
 
     def scatter_src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -503,10 +504,14 @@ def build(kit: Kit) -> Kernels:
         if i.size:
             if work.ndim == 0:
                 flat = xp.reshape(work, (1,))
-                flat[xp.reshape(i, (-1,))] = xp.reshape(xp.broadcast_to(values, i.shape), (-1,))
+                kit.put(
+                    flat,
+                    (xp.reshape(i, (-1,)),),
+                    xp.reshape(xp.broadcast_to(values, i.shape), (-1,)),
+                )
                 work = xp.reshape(flat, ())
             else:
-                work[grids(i, d)] = values
+                kit.put(work, grids(i, d), values)
         return kit.wrap(work, self._dtype, self._device)
 
     def masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
@@ -521,14 +526,14 @@ def build(kit: Kit) -> Kernels:
                 f"{torch_name(self._dtype)} and {torch_name(source._dtype)}"
             )
         shape = check_broadcast(tuple(self._data.shape), tuple(mask._data.shape))
-        m = xp.broadcast_to(kit.operand(mask, _dt.bool, self._device), shape)
+        m = xp.broadcast_to(kit.condition(mask, self._device), shape)
         work = kit.copy(xp.broadcast_to(self._data, shape))
-        count = int(xp.sum(m))
+        count = int(xp.count_nonzero(m))
         src = xp.reshape(source._data, (-1,))
         if count > src.shape[0]:
             raise OpError("Number of elements of source < number of ones in mask")
         if count:
-            work[m] = src[:count]
+            kit.put(work, (m,), src[:count])
         return kit.wrap(work, self._dtype, self._device)
 
     def definplace(name: str, functional: Kernel) -> None:

@@ -17,6 +17,26 @@ casts inputs to the compute dtype of the result dtype (that PyTorch's promotion 
 ``tensorplug.dtypes.result_type``) and stores the result in its storage dtype, so every output's
 tensorplug dtype is exactly PyTorch's.
 
+Note [Booleans in the standard]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+The array API standard orders, adds and multiplies only numeric arrays; numpy also does it for
+bools, and PyTorch defines it (``True + True`` is ``True``, the sum of a bool tensor counts).
+Where the namespace refuses (array_api_strict), bool computes in uint8 (Note [Storage and
+compute dtypes]): results are stored back as bool, where nonzero is True. Masks and ``where``
+conditions take bool arrays again (:meth:`Kit.condition`).
+
+Note [Optional extensions]
+~~~~~~~~~~~~~~~~~~~~~~~~~~
+The kernels call only functions and array methods of the array API standard (2023.12), with
+Python scalar operands of elementwise functions as 2024.12 allows. Where a namespace offers
+more, the kit uses it, each time with a fallback written in standard functions, found once at
+registration (:func:`optional`, ``getattr``): ``a.astype`` (numpy, cupy: no Python layer),
+ufunc ``out=`` (in-place fast paths), ufunc ``.reduce`` (Note [Reduction fast path] in
+_reductions.py), ``.accumulate`` (cummax), ``add.at`` and integer-array ``__setitem__``
+(index_put, scatter), ``fmax``/``fmin``, ``fmod``, ``exp2``, ``lexsort``, ``errstate``,
+``take_along_axis`` and ``cumulative_prod`` (2024.12). numpy and cupy take the fast side;
+array_api_strict the standard one, and ``tests`` run the OpInfo kit on both.
+
 Note [Quiet arithmetic]
 ~~~~~~~~~~~~~~~~~~~~~~~
 PyTorch gives inf and nan silently, where numpy warns ("divide by zero encountered"). Kernels
@@ -52,6 +72,7 @@ from .. import dtypes as _dt
 from .. import keys as _keys
 from ..device import device as Device
 from ..tensor import Tensor, new_tensor
+from . import _standard
 
 __all__ = ["Kit", "OpError", "OpTypeError", "guard", "torch_name", "wrap_dim", "check_broadcast"]
 
@@ -102,8 +123,9 @@ _CONVERTED: tuple[type[BaseException], ...] = (
 )
 
 
-def convert_error(qual: str, e: BaseException) -> BaseException:
-    """The exception a kernel of ``qual`` raises for ``e`` (Note [Kernel errors])."""
+def convert_error(qual: str, e: BaseException, key: str = "") -> BaseException:
+    """The exception a kernel of ``qual`` on backend ``key`` raises for ``e`` (Note [Kernel
+    errors])."""
     msg = str(e)
     if msg.startswith("aten::"):
         return e  # already named by an inner kernel
@@ -121,13 +143,16 @@ def convert_error(qual: str, e: BaseException) -> BaseException:
     if isinstance(e, (OpError, OpTypeError)) or cls is IndexError:
         out = cls(f"{qual}: {msg}")
     else:
-        out = cls(f"{qual}: {msg} ({type(e).__name__} from the array library)")
+        where = f" of the {key} backend" if key else ""
+        out = cls(f"{qual}: {msg} ({type(e).__name__} from the array library{where})")
     out.__cause__ = e
     return out
 
 
-def guard(name: str, fn: Kernel) -> Kernel:
-    """``fn`` with its errors converted (Note [Kernel errors]); hot kernels opt out."""
+def guard(name: str, fn: Kernel, key: str = "") -> Kernel:
+    """``fn`` with its errors converted (Note [Kernel errors]); hot kernels opt out. An
+    internal failure (an AttributeError or KeyError: a namespace without a function a kernel
+    calls) becomes a RuntimeError naming the op and the backend ``key``."""
     if getattr(fn, "_tp_guarded", False):
         return fn
     qual = "aten::" + name
@@ -137,15 +162,44 @@ def guard(name: str, fn: Kernel) -> Kernel:
         try:
             return fn(*args, **kwargs)
         except _CONVERTED as e:
-            raise convert_error(qual, e) from e
+            raise convert_error(qual, e, key) from e
+        except _INTERNAL as e:
+            raise _internal_error(qual, e, key) from e
 
     return kernel
+
+
+_INTERNAL = (AttributeError, KeyError)
+
+
+def _internal_error(qual: str, e: BaseException, key: str) -> RuntimeError:
+    where = f"the {key} backend's" if key else "its"
+    return RuntimeError(
+        f"{qual}: the kernel failed on {where} array namespace: {type(e).__name__}: {e}. "
+        "The namespace may lack a function of the array API standard; pass a kernel of your "
+        "own with array_backend.register(..., overrides={...})"
+    )
 
 
 def guarded(fn: Kernel) -> Kernel:
     """Mark ``fn`` as converting its own errors."""
     fn._tp_guarded = True  # type: ignore[attr-defined]
     return fn
+
+
+def full_index(idx: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``idx`` with a trailing ``...`` where it has none: the standard indexes every dimension
+    or says where the rest go (numpy fills them in itself)."""
+    if any(e is Ellipsis for e in idx):
+        return idx
+    return (*idx, Ellipsis)
+
+
+def optional(xp: Any, name: str, fallback: Callable[..., Any]) -> Callable[..., Any]:
+    """``xp.<name>`` where the namespace has that function beyond the standard, else
+    ``fallback``, written in standard functions (Note [Optional extensions])."""
+    fn = getattr(xp, name, None)
+    return fallback if fn is None else fn
 
 
 def wrap_dim(dim: int, ndim: int) -> int:
@@ -220,7 +274,11 @@ def check_fits(value: Scalar, d: _dt.dtype, *, wrap_unsigned: bool = True) -> No
     unless ``wrap_unsigned`` is False."""
     if d.kind in "ui" and not isinstance(value, complex):
         info = _dt.iinfo(d)
-        lo = -info.max if d.kind == "u" and wrap_unsigned and not isinstance(value, float) else info.min
+        lo = (
+            -info.max
+            if d.kind == "u" and wrap_unsigned and not isinstance(value, float)
+            else info.min
+        )
         if not lo <= value <= info.max:  # NaN compares false: it does not fit either
             raise OpError(f"value cannot be converted to type {d.name} without overflow")
     elif d.kind == "f" and not isinstance(value, complex):
@@ -262,12 +320,21 @@ class Kit:
         self.keyset = _keys.tensor_keyset(key_name)
         probe = xp.asarray(0)
         self.array_type: type[Any] = type(probe)
+        # Note [Optional extensions]: numpy's and cupy's ``a.astype(d)`` skips the Python
+        # layer of the standard's ``xp.astype``
+        self.astype: Callable[[Any, Any], Any] = (
+            _astype_method if hasattr(probe, "astype") else xp.astype
+        )
         self.device_context = device_context
         # storage and compute dtypes as the array library reports them (``arr.dtype``), so
         # kernels can compare with ``is`` (Note [Storage and compute dtypes])
         self.storage: dict[_dt.dtype, Any] = {
             d: xp.empty(0, dtype=x).dtype for d, x in storage.items()
         }
+        compute = dict(compute)
+        if _dt.bool in storage and _dt.bool not in compute and _dt.uint8 in storage:
+            if not _bool_arithmetic(xp, storage[_dt.bool]):
+                compute[_dt.bool] = storage[_dt.uint8]  # Note [Booleans in the standard]
         self.compute: dict[_dt.dtype, Any] = {
             d: xp.empty(0, dtype=compute.get(d, x)).dtype for d, x in storage.items()
         }
@@ -276,11 +343,21 @@ class Kit:
             for d in (_dt.float16, _dt.bfloat16):
                 if d in self.storage:
                     self.accumulate[d] = self.storage[_dt.float32]
+        # whether bools compute as bools (else in uint8: Note [Booleans in the standard])
+        self.bools_compute = self.compute.get(_dt.bool) == self.storage.get(_dt.bool)
+        self.writes_out = _writes_out(xp)  # Note [Optional extensions]
+        self.fancy_setitem = getattr(xp.add, "at", None) is not None
         self.native = frozenset(d for d in self.storage if self.storage[d] == self.compute[d])
         self.from_xp: dict[Any, _dt.dtype] = {}
         for d, x in self.storage.items():
             self.from_xp.setdefault(x, d)
         self.dtypes = frozenset(self.storage)
+        # array dtype -> the kind of its tensorplug dtype ("b", "u", "i", "f", "c"): the
+        # standard's dtypes have no ``.kind`` (Note [Optional extensions])
+        self.kinds: dict[Any, str] = {}
+        for d in self.storage:
+            self.kinds.setdefault(self.storage[d], d.kind)
+            self.kinds.setdefault(self.compute[d], d.kind)
         self.new = new_tensor  # Note [Cheap tensors] in tensor.py
         # Note [Quiet arithmetic]
         self.hush: Callable[[], Any]
@@ -293,6 +370,7 @@ class Kit:
         self.from_host_array: Callable[[Any, Device], Any] = _unset
         self.make_rng: Callable[[int], Any] = _unset
         self.from_rng: Callable[[Any, Device], Any] = _unset
+        self.rng_dtype: Callable[[_dt.dtype], Any] = self.storage.__getitem__
         # the index of the current device, for devices named without one ("cuda")
         self.current_device: Callable[[], int] | None = None
 
@@ -334,6 +412,18 @@ class Kit:
                 f"{', '.join(x.name for x in _dt.all_dtypes() if x in self.storage)}"
             )
 
+    def kind(self, arr: Any) -> str:
+        """The kind of ``arr``'s dtype as tensorplug spells it: "b", "u", "i", "f" or "c"."""
+        k = self.kinds.get(arr.dtype)
+        if k is None:
+            isdtype = self.xp.isdtype
+            dt = arr.dtype
+            found = next((c for c, name in _KINDS if isdtype(dt, name)), None)
+            if found is None:
+                raise OpError(f"array dtype {dt} has no kind on the {self.key_name} backend")
+            self.kinds[dt] = k = found
+        return k
+
     def dtype_of(self, arr: Any) -> _dt.dtype:
         d = self.from_xp.get(arr.dtype)
         if d is None:
@@ -348,13 +438,10 @@ class Kit:
         """``arr`` as array dtype ``xd``; no copy when it already is."""
         if arr.dtype is xd or arr.dtype == xd:
             return arr
-        return arr.astype(xd)
+        return self.astype(arr, xd)
 
     def copy(self, arr: Any) -> Any:
         """A new contiguous array equal to ``arr``."""
-        method = getattr(arr, "copy", None)
-        if method is not None:
-            return method()
         return self.xp.asarray(arr, copy=True)
 
     def as_compute(self, t: Tensor, d: _dt.dtype) -> Any:
@@ -371,7 +458,7 @@ class Kit:
             r = self.xp.asarray(r)
         want = self.storage[d]
         if r.dtype is not want and r.dtype != want:
-            r = r.astype(want)
+            r = self.astype(r, want)
         return self.new(r, d, device, self.keyset)
 
     def scalar(self, value: Scalar, d: _dt.dtype) -> Any:
@@ -385,9 +472,10 @@ class Kit:
                 return int(value)
             if isinstance(value, int):
                 return wrap_int(value, d)
-            return self.xp.asarray(value).astype(self.compute[d])
+            return self.astype(self.xp.asarray(value), self.compute[d])
         if d.kind == "b":
-            return bool(value)
+            # bool computed in uint8 takes 0 or 1 (Note [Booleans in the standard])
+            return bool(value) if self.bools_compute else int(bool(value))
         if d.kind == "f" and isinstance(value, complex):
             return value.real
         return value
@@ -399,6 +487,34 @@ class Kit:
             if d.kind in "ui" and isinstance(value, float):
                 value = int(value)  # truncation toward zero, as a C cast
             return self.xp.full(shape, self.scalar(value, d), dtype=self.storage[d])
+
+    def getitem(self, a: Any, idx: tuple[Any, ...]) -> Any:
+        """``a[idx]`` as numpy reads it: the array's own indexing where it reads so (numpy,
+        cupy), else :func:`_standard.getitem` (Note [Optional extensions])."""
+        if self.fancy_setitem:
+            return a[idx]
+        return _standard.getitem(self, a, idx)
+
+    def put(self, a: Any, idx: tuple[Any, ...], v: Any, *, accumulate: bool = False) -> None:
+        """``a[idx] = v`` (with ``accumulate``, repeated indices adding up, as numpy's
+        ``add.at``): numpy's and cupy's own, else :func:`_standard.put`."""
+        if not self.fancy_setitem:
+            _standard.put(self, a, idx, v, accumulate=accumulate)
+        elif accumulate:
+            self.xp.add.at(a, idx, v)
+        else:
+            a[idx] = v
+
+    def take_along_axis(self, a: Any, idx: Any, axis: int) -> Any:
+        """``take_along_axis`` (array API 2024.12) where ``xp`` has it, else by ``take``."""
+        f = getattr(self.xp, "take_along_axis", None)
+        if f is not None:
+            return f(a, idx, axis=axis)
+        return _standard.take_along_axis(self, a, idx, axis)
+
+    def cumulative_prod(self, a: Any, *, axis: int) -> Any:
+        """``cumulative_prod`` (array API 2024.12) for namespaces without it."""
+        return _standard.running(self, self.xp.multiply, a, axis=axis)
 
     def on(self, device: Device) -> contextlib.AbstractContextManager[Any]:
         """The context that makes ``device`` current for new arrays (a no-op on CPU)."""
@@ -412,7 +528,7 @@ class Kit:
 
     def item(self, arr: Any, d: _dt.dtype) -> Scalar:
         """A one-element array as a Python scalar of the kind of ``d``."""
-        v = arr.reshape(()).item() if hasattr(arr, "item") else arr
+        v = self.xp.reshape(arr, ()) if hasattr(arr, "shape") else arr
         if d.kind == "b":
             return bool(v)
         if d.kind in "ui":
@@ -439,6 +555,16 @@ class Kit:
             f"{da} and {db}!"
         )
 
+    def truth(self, a: Any) -> Any:
+        """``a != 0`` as a bool array (a bool array as it is: the standard compares bools
+        only with bools)."""
+        return a if a.dtype == self.storage.get(_dt.bool) else a != 0
+
+    def condition(self, t: Tensor, device: Device) -> Any:
+        """A bool tensor's data as a bool array for ``where`` and masks (its compute dtype may
+        be uint8: Note [Booleans in the standard])."""
+        return self.cast(self.operand(t, _dt.bool, device), self.storage[_dt.bool])
+
     def operand(self, t: Tensor, d: _dt.dtype, device: Device) -> Any:
         """``t``'s data in the compute dtype of ``d``, moved here if it is a CPU 0-dim tensor."""
         if t._device is not device and t._device != device:
@@ -449,6 +575,15 @@ class Kit:
                 f"{device} and {t._device}!"
             )
         return self.cast(t._data, self.compute[d])
+
+
+_KINDS = (
+    ("b", "bool"),
+    ("u", "unsigned integer"),
+    ("i", "signed integer"),
+    ("f", "real floating"),
+    ("c", "complex floating"),
+)
 
 
 class _Quiet:
@@ -501,6 +636,33 @@ def _quiet_pair(xp: Any) -> tuple[Callable[[], Any], Callable[[Any], Any]]:
         cm.__exit__(None, None, None)
 
     return hush_cm, unhush_cm
+
+
+def _bool_arithmetic(xp: Any, b: Any) -> bool:
+    """Whether ``xp`` adds, multiplies and orders bool arrays (numpy does; the standard
+    does not promise it: Note [Booleans in the standard])."""
+    t = xp.asarray(True, dtype=b)
+    try:
+        xp.add(t, t)
+        xp.multiply(t, t)
+        xp.maximum(t, t)
+        xp.argsort(xp.reshape(t, (1,)))
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _astype_method(a: Any, d: Any) -> Any:
+    return a.astype(d)  # numpy's scalars (0-d results) have it too
+
+
+def _writes_out(xp: Any) -> bool:
+    """Whether ``xp``'s elementwise functions write into ``out=`` (numpy's and cupy's ufuncs)."""
+    a = xp.zeros((1,))
+    try:
+        return xp.add(a, a, out=a) is a
+    except TypeError:
+        return False
 
 
 def _unset(*args: Any) -> Any:

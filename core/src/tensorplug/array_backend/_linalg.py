@@ -66,6 +66,7 @@ def build(kit: Kit) -> Kernels:
     native = kit.native
     matmul_fn = xp.matmul
     add = xp.add
+    writes_out = kit.writes_out  # Note [Optional extensions] in _kit.py
 
     def fast_pair(a: Tensor, b: Tensor) -> bool:
         """Whether ``a @ b`` takes the fast path (Note [Matrix product fast path])."""
@@ -206,7 +207,10 @@ def build(kit: Kit) -> Kernels:
             rows, cols = mat1._data.shape[0], mat2._data.shape[1]
             if bias.shape == (cols,) or bias.shape == (rows, cols):
                 r = matmul_fn(mat1._data, mat2._data)
-                add(r, bias, out=r)
+                if writes_out:
+                    add(r, bias, out=r)
+                else:
+                    r = add(r, bias)
                 return new(r, self._dtype, self._device, ks)
         return slow_addmm(self, mat1, mat2, beta=beta, alpha=alpha)  # type: ignore[no-any-return]
 

@@ -119,7 +119,7 @@ def build(kit: Kit) -> Kernels:
         if min_reduce(t, None) < 0:  # type: ignore[misc]
             return None  # ignored or negative targets
         try:
-            picked = x[kit.row_numbers(n, self._device), t]
+            picked = kit.getitem(x, (kit.row_numbers(n, self._device), t))
         except IndexError:
             return None  # a target past the last class
         loss = -picked
@@ -158,10 +158,10 @@ def build(kit: Kit) -> Kernels:
             first = int(xp.reshape(t[bad], (-1,))[0])
             raise IndexError(f"Target {first} is out of bounds.")
         if batched:
-            picked = xp.squeeze(xp.take_along_axis(x, xp.expand_dims(safe, axis=1), axis=1), axis=1)
+            picked = xp.squeeze(kit.take_along_axis(x, xp.expand_dims(safe, axis=1), 1), axis=1)
         else:
-            picked = x[safe]
-        wt = w[safe] * kit.cast(valid, x.dtype)
+            picked = kit.getitem(x, (safe,))
+        wt = kit.getitem(w, (safe,)) * kit.cast(valid, x.dtype)
         loss = -picked * wt
         if reduction == "none":
             return kit.wrap(loss, d, device)

@@ -48,6 +48,7 @@ from ._kit import (
     check_fits,
     convert_error,
     guarded,
+    optional,
     torch_name,
 )
 from ._linalg import _cname
@@ -69,7 +70,7 @@ def _to_bool(d: _dt.dtype) -> _dt.dtype:
     return _dt.bool
 
 
-def _shape_error(qual: str, e: BaseException, *operands: Any) -> BaseException:
+def _shape_error(qual: str, e: BaseException, *operands: Any, key: str = "") -> BaseException:
     """PyTorch's broadcasting message when the shapes are the cause, else the usual one."""
     shapes = [tuple(x._data.shape) for x in operands if isinstance(x, Tensor)]
     if len(shapes) > 1:
@@ -79,7 +80,7 @@ def _shape_error(qual: str, e: BaseException, *operands: Any) -> BaseException:
             err = RuntimeError(f"{qual}: {oe}")
             err.__cause__ = e
             return err
-    return convert_error(qual, e)
+    return convert_error(qual, e, key)
 
 
 def build(kit: Kit) -> Kernels:
@@ -92,6 +93,9 @@ def build(kit: Kit) -> Kernels:
     native = kit.native
     storage = kit.storage
     compute = kit.compute
+    kind = kit.kind
+    key_name = kit.key_name
+    bool_in_uint8 = not kit.bools_compute
 
     def general(
         qual: str,
@@ -180,7 +184,7 @@ def build(kit: Kit) -> Kernels:
                 )
                 return kit.wrap(r, od, self._device)
             except _CONVERTED as e:
-                raise _shape_error(qual, e, self, other) from e
+                raise _shape_error(qual, e, self, other, key=key_name) from e
 
         def call(a: Any, b: Any, qual: str, self: Tensor, other: Tensor | Scalar) -> Any:
             """``f(a, b)`` of the fast path, quiet where the op is, errors converted."""
@@ -194,7 +198,7 @@ def build(kit: Kit) -> Kernels:
                 else:
                     r = f(a, b)
             except _CONVERTED as e:
-                raise _shape_error(qual, e, self, other) from e
+                raise _shape_error(qual, e, self, other, key=key_name) from e
             return r if type(r) is arr_t else asarray(r)
 
         if alpha and not quiet:
@@ -206,7 +210,7 @@ def build(kit: Kit) -> Kernels:
                     try:
                         r = f(self._data, other._data)
                     except _CONVERTED as e:
-                        raise _shape_error(qual_t, e, self, other) from e
+                        raise _shape_error(qual_t, e, self, other, key=key_name) from e
                     if type(r) is not arr_t:
                         r = asarray(r)
                     return new(r, d if same else fast[d], dev, ks)
@@ -221,7 +225,7 @@ def build(kit: Kit) -> Kernels:
                     try:
                         r = f(self._data, other._data)
                     except _CONVERTED as e:
-                        raise _shape_error(qual_t, e, self, other) from e
+                        raise _shape_error(qual_t, e, self, other, key=key_name) from e
                     if type(r) is not arr_t:
                         r = asarray(r)
                     return new(r, d if same else fast[d], dev, ks)
@@ -274,7 +278,7 @@ def build(kit: Kit) -> Kernels:
                         r = f(kit.scalar(other, cd), a)
                     return kit.wrap(r, out_rule(cd) if out_rule else cd, self._device)
                 except _CONVERTED as e:
-                    raise convert_error(qual_r, e) from e
+                    raise convert_error(qual_r, e, kit.key_name) from e
 
             k[f"r{name}.Scalar"] = guarded(reverse_kernel)
 
@@ -286,20 +290,31 @@ def build(kit: Kit) -> Kernels:
                 ) -> Tensor:
                     try:
                         r, od = general(
-                            qual, f, rule, self, other, alpha, out_rule=out_rule, quiet=quiet,
+                            qual,
+                            f,
+                            rule,
+                            self,
+                            other,
+                            alpha,
+                            out_rule=out_rule,
+                            quiet=quiet,
                             check=check,
                         )
                         write_result(self, r, od, in_place=True)
                         return self
                     except _CONVERTED as e:
-                        raise _shape_error(qual, e, self, other) from e
+                        raise _shape_error(qual, e, self, other, key=key_name) from e
 
                 return inplace_kernel
 
             ip_t = make_inplace(f"aten::{name}_.Tensor")
             ip_s = make_inplace(f"aten::{name}_.Scalar")
             # in place: the result must have self's dtype (Note [Binary fast path])
-            ipfast = frozenset(d for d, od in fast.items() if od is d) if ufunc else frozenset()
+            ipfast = (
+                frozenset(d for d, od in fast.items() if od is d)
+                if ufunc is not None and kit.writes_out
+                else frozenset()
+            )
             g = ufunc
 
             def write(a: Any, b: Any, o: Any) -> bool:
@@ -371,13 +386,20 @@ def build(kit: Kit) -> Kernels:
                             return out
                 try:
                     r, od = general(
-                        qual_o, f, rule, self, other, alpha, out_rule=out_rule, quiet=quiet,
+                        qual_o,
+                        f,
+                        rule,
+                        self,
+                        other,
+                        alpha,
+                        out_rule=out_rule,
+                        quiet=quiet,
                         check=check,
                     )
                     write_result(out, r, od, in_place=False)
                     return out
                 except _CONVERTED as e:
-                    raise _shape_error(qual_o, e, self, other) from e
+                    raise _shape_error(qual_o, e, self, other, key=key_name) from e
 
             if not alpha:
 
@@ -474,14 +496,14 @@ def build(kit: Kit) -> Kernels:
         ufunc=xp.divide,
     )
     defbinary(
-        "maximum", _no_complex(xp.maximum, "maximum"), scalar=False, inplace=False, overload=""
+        "maximum", _no_complex(xp, xp.maximum, "maximum"), scalar=False, inplace=False, overload=""
     )
     defbinary(
-        "minimum", _no_complex(xp.minimum, "minimum"), scalar=False, inplace=False, overload=""
+        "minimum", _no_complex(xp, xp.minimum, "minimum"), scalar=False, inplace=False, overload=""
     )
     # fmax / fmin ignore a NaN beside a number (maximum / minimum propagate it)
-    for name in ("fmax", "fmin"):
-        fn = _no_complex(getattr(xp, name), name)
+    for name, pick in (("fmax", xp.maximum), ("fmin", xp.minimum)):
+        fn = _no_complex(xp, optional(xp, name, _ignoring_nan(xp, pick)), name)
         defbinary(name, fn, scalar=False, inplace=False, overload="")
     atan2 = getattr(xp, "atan2", None) or xp.arctan2
     defbinary(
@@ -520,17 +542,17 @@ def build(kit: Kit) -> Kernels:
     )
 
     def int_pow(a: Any, b: Any) -> Any:
-        """``xp.power``, with PyTorch's integer powers for negative integer exponents, where
+        """``xp.pow``, with PyTorch's integer powers for negative integer exponents, where
         numpy raises: ``1 ** -n`` is 1, ``(-1) ** -n`` is -1 for odd n and 1 for even n, and
         any other base (0 included) gives 0, the integer part of ``1 / base ** n``."""
-        if a.dtype.kind not in "iu" or b.dtype.kind != "i" or not bool(xp.any(b < 0)):
-            return xp.power(a, b)
+        if kind(a) not in "iu" or kind(b) != "i" or not bool(xp.any(b < 0)):
+            return xp.pow(a, b)
         neg = b < 0
-        r = xp.power(a, xp.where(neg, xp.zeros((), dtype=b.dtype), b))
+        r = xp.pow(a, xp.where(neg, xp.zeros((), dtype=b.dtype), b))
         one = xp.ones((), dtype=r.dtype)
         zero = xp.zeros((), dtype=r.dtype)
         # odd exponents keep -1; even ones make it 1 (b % 2 is 0 or 1 for negative b too)
-        minus_one = xp.where(xp.remainder(b, 2) == 1, -one, one) if r.dtype.kind == "i" else one
+        minus_one = xp.where(xp.remainder(b, 2) == 1, -one, one) if kind(r) == "i" else one
         small = xp.where(a == 1, one, xp.where(a == -1, minus_one, zero))
         return xp.where(neg, small, r)
 
@@ -547,17 +569,13 @@ def build(kit: Kit) -> Kernels:
 
     def int_division(mode: str) -> Callable[[Any, Any], Any]:
         def fn(a: Any, b: Any) -> Any:
-            if (
-                a.dtype.kind in "iub"
-                and getattr(b, "dtype", None) is not None
-                and b.dtype.kind in "iub"
-            ):
+            if kind(a) in "iub" and getattr(b, "dtype", None) is not None and kind(b) in "iub":
                 if bool(xp.any(b == 0)):
                     raise OpError("ZeroDivisionError")
                 if mode == "trunc":
                     q = xp.floor_divide(a, b)
                     fix = (xp.remainder(a, b) != 0) & ((a < 0) != (b < 0))
-                    return q + fix.astype(q.dtype)
+                    return q + kit.cast(fix, q.dtype)
                 if mode == "remainder":
                     return xp.remainder(a, b)
                 return xp.floor_divide(a, b)
@@ -588,13 +606,14 @@ def build(kit: Kit) -> Kernels:
     def fmod_fn(a: Any, b: Any) -> Any:
         """C's fmod: the sign of the dividend (remainder takes the divisor's); integers
         refuse a zero divisor, as PyTorch."""
-        if a.dtype.kind in "iu":
+        if kind(a) in "iu":
             if not hasattr(b, "dtype"):
                 b = asarray(b, dtype=a.dtype)
-            if b.dtype.kind in "iub" and bool(xp.any(b == 0)):
+            if kind(b) in "iub" and bool(xp.any(b == 0)):
                 raise OpError("ZeroDivisionError")
-        return xp.fmod(a, b)
+        return fmod(a, b)
 
+    fmod = optional(xp, "fmod", _fmod_by_remainder(xp))
     defbinary("fmod", fmod_fn, rule=_real_no_bool("fmod_cpu"), fast_kinds="f", quiet=True)
 
     def div_mode(self: Tensor, other: Tensor, *, rounding_mode: str | None = None) -> Tensor:
@@ -613,7 +632,7 @@ def build(kit: Kit) -> Kernels:
 
     def pow_scalar_exp(self: Tensor, exponent: Scalar) -> Tensor:
         _check_integer_power(self, exponent)
-        r, od = general("aten::pow.Tensor_Scalar", xp.power, _same, self, exponent, quiet=True)
+        r, od = general("aten::pow.Tensor_Scalar", xp.pow, _same, self, exponent, quiet=True)
         return kit.wrap(r, od, self._device)
 
     def pow_scalar_base(self: Scalar, exponent: Tensor) -> Tensor:
@@ -628,7 +647,7 @@ def build(kit: Kit) -> Kernels:
 
     def pow_scalar_(self: Tensor, exponent: Scalar) -> Tensor:
         _check_integer_power(self, exponent)
-        r, od = general("aten::pow_.Scalar", xp.power, _same, self, exponent, quiet=True)
+        r, od = general("aten::pow_.Scalar", xp.pow, _same, self, exponent, quiet=True)
         write_result(self, r, od, in_place=True)
         return self
 
@@ -639,7 +658,7 @@ def build(kit: Kit) -> Kernels:
             write_result(self, r, od, in_place=True)
             return self
         except _CONVERTED as e:
-            raise _shape_error("aten::pow_.Tensor", e, self, exponent) from e
+            raise _shape_error("aten::pow_.Tensor", e, self, exponent, key=key_name) from e
 
     k["pow_.Scalar"] = pow_scalar_
     k["pow_.Tensor"] = guarded(pow_tensor_)
@@ -830,7 +849,7 @@ def build(kit: Kit) -> Kernels:
         k[name] = kernel
 
     def neg(a: Any) -> Any:
-        if a.dtype.kind == "b":
+        if kind(a) == "b":
             raise OpError(
                 "Negation, the `-` operator, on a bool tensor is not supported. If you are "
                 "trying to invert a mask, use the `~` or `logical_not()` operator instead."
@@ -838,13 +857,13 @@ def build(kit: Kit) -> Kernels:
         return xp.negative(a)
 
     def sign(a: Any) -> Any:
-        if a.dtype.kind == "c":
+        if kind(a) == "c":
             raise OpError(
                 "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
                 "torch.sgn instead."
             )
-        if a.dtype.kind == "b":
-            return a.copy() if hasattr(a, "copy") else xp.asarray(a, copy=True)
+        if kind(a) == "b":
+            return kit.copy(a)
         return xp.sign(a)
 
     defunary("neg", neg)
@@ -859,18 +878,18 @@ def build(kit: Kit) -> Kernels:
     def sgn(a: Any) -> Any:
         """sign for real numbers, but 0 for NaN (PyTorch's ``(0 < x) - (x < 0)``); ``x / |x|``
         (0 at 0) for complex ones."""
-        if a.dtype.kind == "f":
+        if kind(a) == "f":
             return kit.cast(a > 0, a.dtype) - kit.cast(a < 0, a.dtype)
-        if a.dtype.kind != "c":
+        if kind(a) != "c":
             return sign(a)
         m = xp.abs(a)
         zero = m == 0
         return xp.where(zero, xp.zeros((), dtype=a.dtype), a / xp.where(zero, 1, m))
 
     def signbit(a: Any) -> Any:
-        if a.dtype.kind == "c":
+        if kind(a) == "c":
             raise OpError("signbit is not implemented for complex tensors.")
-        if a.dtype.kind == "f":
+        if kind(a) == "f":
             return xp.signbit(a)
         return a < 0  # integers: no -0; bools and unsigned integers are never negative
 
@@ -894,11 +913,20 @@ def build(kit: Kit) -> Kernels:
     )
 
     def bitwise_not(a: Any) -> Any:
-        if a.dtype.kind == "b":
+        if kind(a) == "b":
             return xp.logical_not(a)
-        return xp.bitwise_not(a)
+        return xp.bitwise_invert(a)
 
     defunary("bitwise_not", bitwise_not, rule=integral_only("bitwise_not"))
+    if bool_in_uint8:  # Note [Booleans in the standard] in _kit.py: not of a bool, not ~ of 1
+        invert = k["bitwise_not"]
+
+        def bitwise_not_bool(self: Tensor) -> Tensor:
+            if self._dtype is _dt.bool:
+                return kit.wrap(xp.logical_not(self._data), _dt.bool, self._device)
+            return invert(self)  # type: ignore[no-any-return]
+
+        k["bitwise_not"] = bitwise_not_bool
 
     def relu(a: Any) -> Any:
         return xp.maximum(a, 0)  # a weak Python scalar: the result keeps a's dtype
@@ -922,7 +950,7 @@ def build(kit: Kit) -> Kernels:
 
         def g(a: Any) -> Any:
             # integers are whole already: a copy in their own dtype, as PyTorch gives
-            return kit.copy(a) if a.dtype.kind in "iu" else fn(a)
+            return kit.copy(a) if kind(a) in "iu" else fn(a)
 
         return g
 
@@ -958,10 +986,10 @@ def build(kit: Kit) -> Kernels:
     def reciprocal(a: Any) -> Any:
         return 1 / a
 
-    exp2_fn = getattr(xp, "exp2", None)
+    def exp2_by_pow(a: Any) -> Any:
+        return xp.pow(xp.asarray(2.0, dtype=a.dtype), a)
 
-    def exp2(a: Any) -> Any:
-        return exp2_fn(a) if exp2_fn is not None else xp.pow(2.0, a)
+    exp2 = optional(xp, "exp2", exp2_by_pow)
 
     f64 = compute.get(_dt.float64)
 
@@ -984,7 +1012,7 @@ def build(kit: Kit) -> Kernels:
         b_t = storage[_dt.bool]
 
         def g(a: Any) -> Any:
-            if a.dtype.kind in "fc":
+            if kind(a) in "fc":
                 return fn(a)
             return xp.ones_like(a, dtype=b_t) if integral else xp.zeros_like(a, dtype=b_t)
 
@@ -1057,7 +1085,8 @@ def build(kit: Kit) -> Kernels:
         x = kit.as_compute(self, d)
         with kit.quiet():
             if d.kind == "c":
-                r = replace(xp.real(x)) + 1j * replace(xp.imag(x))
+                cd = compute[d]
+                r = kit.cast(replace(xp.real(x)), cd) + kit.cast(replace(xp.imag(x)), cd) * 1j
             else:
                 r = replace(x)
         return kit.wrap(kit.cast(r, x.dtype), d, device)
@@ -1177,7 +1206,7 @@ def build(kit: Kit) -> Kernels:
         od = kit.result_dtype(self, other)
         device = self._device
         check_broadcast(*(tuple(t._data.shape) for t in (condition, self, other)))
-        c = kit.operand(condition, _dt.bool, device)
+        c = kit.condition(condition, device)
         return kit.wrap(
             xp.where(c, kit.operand(self, od, device), kit.operand(other, od, device)), od, device
         )
@@ -1198,7 +1227,7 @@ def build(kit: Kit) -> Kernels:
         od = kit.result_dtype(self, other)
         device = self._device
         check_broadcast(tuple(condition._data.shape), tuple(self._data.shape))
-        c = kit.operand(condition, _dt.bool, device)
+        c = kit.condition(condition, device)
         b = xp.asarray(kit.scalar(other, od), dtype=compute[od])
         return kit.wrap(xp.where(c, kit.operand(self, od, device), b), od, device)
 
@@ -1218,7 +1247,7 @@ def build(kit: Kit) -> Kernels:
         od = kit.result_dtype(self, other)
         device = other._device
         check_broadcast(tuple(condition._data.shape), tuple(other._data.shape))
-        c = kit.operand(condition, _dt.bool, device)
+        c = kit.condition(condition, device)
         a = xp.asarray(kit.scalar(self, od), dtype=compute[od])
         return kit.wrap(xp.where(c, a, kit.operand(other, od, device)), od, device)
 
@@ -1239,7 +1268,7 @@ def build(kit: Kit) -> Kernels:
         if d.kind in "ui" and isinstance(value, float):
             value = int(value)
         v = xp.asarray(kit.scalar(value, d), dtype=compute[d])
-        m = kit.operand(mask, _dt.bool, device)
+        m = kit.condition(mask, device)
         return kit.wrap(xp.where(m, v, kit.as_compute(self, d)), d, device)
 
     k["masked_fill.Scalar"] = masked_fill
@@ -1317,6 +1346,26 @@ def build(kit: Kit) -> Kernels:
     return k
 
 
+def _ignoring_nan(xp: Any, pick: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """fmax / fmin from maximum / minimum: a NaN beside a number gives the number."""
+
+    def f(a: Any, b: Any) -> Any:
+        return xp.where(xp.isnan(a), b, xp.where(xp.isnan(b), a, pick(a, b)))
+
+    return f
+
+
+def _fmod_by_remainder(xp: Any) -> Callable[[Any, Any], Any]:
+    """C's fmod from the standard's remainder (the divisor's sign): where the remainder is
+    not zero and its sign differs from the dividend's, take one divisor back."""
+
+    def f(a: Any, b: Any) -> Any:
+        r = xp.remainder(a, b)
+        return xp.where((r != 0) & ((r < 0) != (a < 0)), r - b, r)
+
+    return f
+
+
 def _keeps(rule: Rule, d: _dt.dtype) -> bool:
     """Whether ``rule`` maps ``d`` to itself (a rule that rejects ``d`` does not)."""
     try:
@@ -1337,9 +1386,9 @@ def _check_alpha(alpha: Scalar, d: _dt.dtype) -> None:
         raise OpError("For non-complex input tensors, argument alpha must not be a complex number.")
 
 
-def _no_complex(f: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Any], Any]:
+def _no_complex(xp: Any, f: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Any], Any]:
     def g(a: Any, b: Any) -> Any:
-        if getattr(a, "dtype", None) is not None and a.dtype.kind == "c":
+        if getattr(a, "dtype", None) is not None and xp.isdtype(a.dtype, "complex floating"):
             raise OpError(f"{name} not implemented for complex tensors.")
         return f(a, b)
 

@@ -37,6 +37,7 @@ from ._kit import (
     check_broadcast,
     guard,
     guarded,
+    optional,
     torch_name,
     wrap_dim,
     wrap_dims,
@@ -57,6 +58,7 @@ def _one_axis(dim: Sequence[int] | None, ndim: int) -> int | None:
 
 def build(kit: Kit) -> Kernels:
     xp = kit.xp
+    take_along_axis = kit.take_along_axis
     k: Kernels = {}
     new = kit.new
     ks = kit.keyset
@@ -370,7 +372,7 @@ def build(kit: Kit) -> Kernels:
             else:
                 nonempty_dims(name, self, (ax,))
                 idx = arg(a, axis=ax, keepdims=True)
-                vals = xp.take_along_axis(a, idx, axis=ax)
+                vals = take_along_axis(a, idx, axis=ax)
                 if not keepdim:
                     idx = xp.squeeze(idx, axis=ax)
                     vals = xp.squeeze(vals, axis=ax)
@@ -439,7 +441,7 @@ def build(kit: Kit) -> Kernels:
         def run(self: Tensor, axes: tuple[int, ...] | None, keepdim: bool) -> Tensor:
             # bool results, but uint8 in uint8 out (PyTorch keeps that for compatibility)
             od = _dt.uint8 if self._dtype is _dt.uint8 else _dt.bool
-            r = fn(self._data != 0, axis=axes, keepdims=keepdim)
+            r = fn(kit.truth(self._data), axis=axes, keepdims=keepdim)
             return kit.wrap(r, od, self._device)
 
         def all_dims(self: Tensor) -> Tensor:
@@ -462,11 +464,11 @@ def build(kit: Kit) -> Kernels:
 
     def count_nonzero(self: Tensor, dim: int | None = None) -> Tensor:
         axes = None if dim is None else wrap_dims([dim], self._data.ndim)
-        r = xp.sum(self._data != 0, axis=axes)
+        r = xp.count_nonzero(self._data, axis=axes)
         return kit.wrap(r, _dt.int64, self._device)
 
     def count_nonzero_dims(self: Tensor, dim: Sequence[int]) -> Tensor:
-        r = xp.sum(self._data != 0, axis=wrap_dims(dim, self._data.ndim))
+        r = xp.count_nonzero(self._data, axis=wrap_dims(dim, self._data.ndim))
         return kit.wrap(r, _dt.int64, self._device)
 
     k["count_nonzero"] = count_nonzero
@@ -520,7 +522,7 @@ def build(kit: Kit) -> Kernels:
             elif p == -math.inf:
                 r = xp.min(a, axis=axes, keepdims=keepdim)
             elif p == 0:
-                r = xp.sum((a != 0).astype(a.dtype), axis=axes, keepdims=keepdim)
+                r = xp.sum(kit.cast(a != 0, a.dtype), axis=axes, keepdims=keepdim)
             elif p == 1:
                 r = xp.sum(a, axis=axes, keepdims=keepdim)
             elif p == 2:
@@ -555,7 +557,7 @@ def build(kit: Kit) -> Kernels:
             return kit.wrap(a == b, _dt.bool, self._device)
         with kit.quiet():
             if d.kind in "ui":  # |a - b| without wrapping around
-                a, b = a.astype(xp.float64), b.astype(xp.float64)
+                a, b = kit.cast(a, kit.compute[_dt.float64]), kit.cast(b, kit.compute[_dt.float64])
             close = a == b
             if d.kind in "fc":
                 finite = xp.isfinite(a) & xp.isfinite(b)
@@ -604,8 +606,8 @@ def build(kit: Kit) -> Kernels:
 
         k[name] = kernel
 
-    defscan("cumsum", xp.cumsum)
-    defscan("cumprod", xp.cumprod)
+    defscan("cumsum", xp.cumulative_sum)
+    defscan("cumprod", optional(xp, "cumulative_prod", kit.cumulative_prod))
 
     def softmax_dtype(name: str, self: Tensor, dtype: _dt.dtype | None) -> _dt.dtype:
         od = self._dtype if dtype is None else dtype

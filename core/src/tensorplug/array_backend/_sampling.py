@@ -44,9 +44,11 @@ def build(kit: Kit) -> Kernels:
         g = generator if generator is not None else _random.default_generator(dev.type)
         return g.backend_state(kit.key_name, kit.make_rng)
 
+    rng_dtype = kit.rng_dtype  # the generator's dtypes: the host's, or the backend's own
+
     def real_dtype(d: _dt.dtype) -> Any:
         r = d.to_real()
-        return kit.storage[_dt.float64] if r is _dt.float64 else kit.storage[_dt.float32]
+        return rng_dtype(_dt.float64 if r is _dt.float64 else _dt.float32)
 
     def draw(gen: Any, how: str, shape: tuple[int, ...], d: _dt.dtype, dev: Device) -> Any:
         with kit.on(dev):
@@ -104,7 +106,7 @@ def build(kit: Kit) -> Kernels:
             check_fits(high - 1, d, wrap_unsigned=False)
         gen = rng(generator, dev)
         with kit.on(dev):
-            arr = gen.integers(low, high, size=shape, dtype=kit.storage[_dt.int64])
+            arr = gen.integers(low, high, size=shape, dtype=rng_dtype(_dt.int64))
         return kit.wrap(kit.from_rng(arr, dev), d, dev)
 
     def randint(
@@ -127,7 +129,9 @@ def build(kit: Kit) -> Kernels:
     # Long tensor complains about std); a dtype it does not sample is NotImplementedError.
 
     def refuse(op: str, kernel: str, d: _dt.dtype) -> NotImplementedError:
-        return NotImplementedError(f"aten::{op}: \"{kernel}\" not implemented for '{torch_name(d)}'")
+        return NotImplementedError(
+            f"aten::{op}: \"{kernel}\" not implemented for '{torch_name(d)}'"
+        )
 
     def check_std(std: float) -> None:
         if not std >= 0.0:  # NaN too
@@ -339,7 +343,10 @@ def build(kit: Kit) -> Kernels:
             raise refuse("random_", "random_kernel_cpu", d)
         with kit.on(dev):
             arr = rng(generator, dev).integers(
-                low, high_inc, size=tuple(self._data.shape), dtype=kit.storage[_dt.int64],
+                low,
+                high_inc,
+                size=tuple(self._data.shape),
+                dtype=rng_dtype(_dt.int64),
                 endpoint=True,
             )
         return fill_with(self, kit.from_rng(arr, dev))
@@ -382,9 +389,7 @@ def build(kit: Kit) -> Kernels:
                 )
         return random_fill(self, from_, to - 1, generator)
 
-    def random_to(
-        self: Tensor, to: int, *, generator: _random.Generator | None = None
-    ) -> Tensor:
+    def random_to(self: Tensor, to: int, *, generator: _random.Generator | None = None) -> Tensor:
         return random_from(self, 0, to, generator=generator)
 
     def random_default(self: Tensor, *, generator: _random.Generator | None = None) -> Tensor:
@@ -413,9 +418,7 @@ def build(kit: Kit) -> Kernels:
             raise OpError("cannot sample n_sample <= 0 samples")
         n_cat = p.shape[-1]
         if not replacement and num_samples > n_cat:
-            raise OpError(
-                "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
-            )
+            raise OpError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
         if n_cat > 2**24:
             raise OpError("number of categories cannot exceed 2^24")
         rows = xp.reshape(p, (-1, n_cat))
@@ -427,11 +430,18 @@ def build(kit: Kit) -> Kernels:
         with kit.on(dev):
             if replacement:
                 # inverse CDF; dividing by the total makes the last edge exactly 1
-                cdf = xp.cumsum(rows, axis=-1)
+                cdf = xp.cumulative_sum(rows, axis=-1)
                 cdf = cdf / cdf[:, -1:]
-                u = kit.from_rng(gen.random((rows.shape[0], num_samples)), dev)
-                picks = [xp.searchsorted(cdf[r], u[r], side="right") for r in range(rows.shape[0])]
-                out = xp.stack(picks) if picks else xp.zeros((0, num_samples), dtype=xp.int64)
+                u = kit.from_rng(gen.random((rows.shape[0], num_samples)), dev)  # float64
+                cdf = kit.cast(cdf, u.dtype)  # what numpy's searchsorted compares in
+                picks = [
+                    xp.searchsorted(cdf[r, :], u[r, :], side="right") for r in range(rows.shape[0])
+                ]
+                out = (
+                    xp.stack(picks)
+                    if picks
+                    else xp.zeros((0, num_samples), dtype=kit.storage[_dt.int64])
+                )
             else:
                 # PyTorch's algorithm: the num_samples largest p / E with E ~ Exp(1), which
                 # draws without replacement in proportion to p; zero-probability categories

@@ -30,6 +30,7 @@ from ._kit import (
     OpTypeError,
     guard,
     guarded,
+    optional,
     torch_name,
     wrap_dim,
     wrap_dims,
@@ -87,8 +88,12 @@ def build(kit: Kit) -> Kernels:
         """``a`` reshaped without a copy; ValueError when the strides do not allow it."""
         if nocopy:
             return a.reshape(shape, copy=False)
+        if not a.size:
+            return xp.reshape(a, shape)  # nothing to copy (array_api_strict would refuse)
         try:
             return xp.reshape(a, shape, copy=False)
+        except AttributeError as e:  # array_api_strict's word for "would copy"
+            raise ValueError(str(e)) from e
         except TypeError:  # numpy < 2.1 has no copy=
             r = a.view()
             try:
@@ -248,14 +253,17 @@ def build(kit: Kit) -> Kernels:
         d = wrap_dim(dim, a.ndim)
         if step <= 0:
             raise OpError("slice step must be positive")
-        return self._alias(a[(slice(None),) * d + (slice(start, end, step),)])
+        # bounds within the dim: the standard leaves slices past the end unspecified
+        bounded = slice(*slice(start, end, step).indices(int(a.shape[d])))
+        return self._alias(a[(slice(None),) * d + (bounded, Ellipsis)])
 
     def pieces(self: Tensor, sizes: Sequence[int], d: int) -> list[Tensor]:
         a = self._data
         out = []
         at = 0
         for n in sizes:
-            out.append(self._alias(a[(slice(None),) * d + (slice(at, at + n),)]))
+            stop = min(at + n, int(a.shape[d]))
+            out.append(self._alias(a[(slice(None),) * d + (slice(at, stop), Ellipsis)]))
             at += n
         return out
 
@@ -422,19 +430,44 @@ def build(kit: Kit) -> Kernels:
 
         return kernel
 
+    def standard_diagonal(a: Any, offset: int, d1: int, d2: int) -> Any:
+        """numpy's ``diagonal`` (the diagonal as the last dim) in standard functions: a copy,
+        where numpy gives a view (Note [Optional extensions] in _kit.py)."""
+        rest = [j for j in range(a.ndim) if j not in (d1, d2)]
+        m = xp.permute_dims(a, (*rest, d1, d2))
+        rows, cols = int(m.shape[-2]), int(m.shape[-1])
+        n = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
+        i64 = kit.storage[_dt.int64]
+        i = xp.arange(n, dtype=i64) - min(offset, 0)
+        return kit.getitem(m, (Ellipsis, i, i + offset))
+
+    def standard_diag(a: Any, k: int = 0) -> Any:
+        """numpy's ``diag``: the ``k``-th diagonal of a matrix, or a matrix with vector ``a``
+        on its ``k``-th diagonal."""
+        if a.ndim == 2:
+            return standard_diagonal(a, k, 0, 1)
+        n = int(a.shape[0]) + abs(k)
+        out = xp.zeros((n, n), dtype=a.dtype)
+        i = xp.arange(int(a.shape[0]), dtype=kit.storage[_dt.int64]) - min(k, 0)
+        kit.put(out, (i, i + k), a)
+        return out
+
+    diagonal_fn = optional(xp, "diagonal", standard_diagonal)  # numpy's is a view
+    diag_fn = optional(xp, "diag", standard_diag)
+
     def diag(self: Tensor, diagonal: int = 0) -> Tensor:
         a = self._data
         if a.ndim not in (1, 2):
             raise OpError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
         # numpy's diag of a matrix is a read-only view: copied
-        return kit.wrap(kit.copy(xp.diag(a, k=diagonal)), self._dtype, self._device)
+        return kit.wrap(kit.copy(diag_fn(a, k=diagonal)), self._dtype, self._device)
 
     def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
         a = self._data
         d1, d2 = wrap_dim(dim1, a.ndim), wrap_dim(dim2, a.ndim)
         if d1 == d2:
             raise OpError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-        r = xp.diagonal(a, offset, d1, d2)
+        r = diagonal_fn(a, offset, d1, d2)
         flags = getattr(r, "flags", None)
         if flags is not None and not flags.writeable:
             # numpy's diagonal is a read-only view only by caution: it is writable memory

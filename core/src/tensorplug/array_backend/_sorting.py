@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
+from . import _standard
 from ._kit import Kernels, Kit, OpError, Scalar, torch_name, wrap_dim
 
 # what PyTorch's median of an empty tensor holds: NaN converted to the dtype by the C++ cast
@@ -48,14 +49,14 @@ def build(kit: Kit) -> Kernels:
     def stable_order(a: Any, descending: bool) -> Any:
         """Indices sorting ``a`` along its last axis, ties in their original order."""
         if not descending:
-            return xp.argsort(a, axis=-1, kind="stable")
+            return xp.argsort(a, axis=-1, stable=True)
         n = a.shape[-1]
-        rev = xp.argsort(a[..., ::-1], axis=-1, kind="stable")[..., ::-1]
+        rev = xp.flip(xp.argsort(xp.flip(a, axis=-1), axis=-1, stable=True), axis=-1)
         return (n - 1) - rev
 
     def finish(self: Tensor, order: Any, ax: int) -> tuple[Tensor, Tensor]:
         idx = xp.moveaxis(order, -1, ax)
-        vals = xp.take_along_axis(self._data, idx, axis=ax)
+        vals = kit.take_along_axis(self._data, idx, ax)
         return kit.wrap(vals, self._dtype, self._device), kit.wrap(idx, _dt.int64, self._device)
 
     def sort_impl(self: Tensor, dim: int, descending: bool) -> tuple[Tensor, Tensor]:
@@ -112,7 +113,7 @@ def build(kit: Kit) -> Kernels:
         median_check("median_cpu", d)
         a = xp.reshape(kit.as_compute(self, d), (-1,))
         s = xp.sort(a)  # NaNs last: a NaN anywhere is the median, as PyTorch
-        v = s[-1] if s.dtype.kind == "f" and s[-1] != s[-1] else s[(a.size - 1) // 2]
+        v = s[-1] if kit.kind(s) == "f" and bool(s[-1] != s[-1]) else s[(a.size - 1) // 2]
         return kit.wrap(xp.asarray(v), d, self._device)
 
     def median_dim(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
@@ -127,20 +128,20 @@ def build(kit: Kit) -> Kernels:
         if n == 0:
             raise IndexError(f"median(): Expected reduction dim {ax} to have non-zero size.")
         a = xp.moveaxis(kit.as_compute(self, d), ax, -1)
-        idx = xp.argsort(a, axis=-1, kind="stable")[..., (n - 1) // 2 : (n - 1) // 2 + 1]
-        if a.dtype.kind == "f":
+        idx = xp.argsort(a, axis=-1, stable=True)[..., (n - 1) // 2 : (n - 1) // 2 + 1]
+        if kit.kind(a) == "f":
             nan = a != a
-            idx = xp.where(
-                xp.any(nan, axis=-1, keepdims=True), xp.argmax(nan, axis=-1)[..., None], idx
-            )
+            first_nan = xp.argmax(kit.cast(nan, kit.storage[_dt.uint8]), axis=-1, keepdims=True)
+            idx = xp.where(xp.any(nan, axis=-1, keepdims=True), first_nan, idx)
         idx = xp.moveaxis(idx, -1, ax)
-        vals = xp.take_along_axis(self._data, idx, axis=ax)
+        vals = kit.take_along_axis(self._data, idx, ax)
         if not keepdim:
             idx, vals = xp.squeeze(idx, axis=ax), xp.squeeze(vals, axis=ax)
         return kit.wrap(vals, d, self._device), kit.wrap(idx, _dt.int64, self._device)
 
     k["median"] = median_all
     k["median.dim"] = median_dim
+
     def kthvalue(
         self: Tensor, k_: int, dim: int = -1, keepdim: bool = False
     ) -> tuple[Tensor, Tensor]:
@@ -157,9 +158,9 @@ def build(kit: Kit) -> Kernels:
                 xp.zeros((), dtype=i64), _dt.int64, self._device
             )
         a = xp.moveaxis(kit.as_compute(self, d), ax, -1)
-        idx = xp.argsort(a, axis=-1, kind="stable")[..., k_ - 1 : k_]  # NaNs last, as PyTorch
+        idx = xp.argsort(a, axis=-1, stable=True)[..., k_ - 1 : k_]  # NaNs last, as PyTorch
         idx = xp.moveaxis(idx, -1, ax)
-        vals = xp.take_along_axis(self._data, idx, axis=ax)
+        vals = kit.take_along_axis(self._data, idx, ax)
         if not keepdim:
             idx, vals = xp.squeeze(idx, axis=ax), xp.squeeze(vals, axis=ax)
         return kit.wrap(vals, d, self._device), kit.wrap(idx, _dt.int64, self._device)
@@ -186,13 +187,15 @@ def build(kit: Kit) -> Kernels:
             shape = [1] * a.ndim
             shape[ax] = a.shape[ax]
             pos = xp.reshape(xp.arange(a.shape[ax], dtype=i64), tuple(shape))
-            idx = xp.maximum.accumulate(xp.where(hit, pos, 0), axis=ax)
+            idx = running_max(xp.where(hit, pos, xp.zeros((), dtype=i64)), axis=ax)
             return kit.wrap(vals, d, self._device), kit.wrap(idx, _dt.int64, self._device)
 
         k[name] = kernel
 
-    defcumulative("cummax", xp.maximum.accumulate)
-    defcumulative("cummin", xp.minimum.accumulate)
+    # Note [Optional extensions]: numpy's and cupy's ufunc accumulate, else a loop
+    running_max = _accumulate(kit, xp.maximum)
+    defcumulative("cummax", running_max)
+    defcumulative("cummin", _accumulate(kit, xp.minimum))
 
     # --- searchsorted / bucketize: PyTorch's binary search, step for step, on all values at
     # once, so that unsorted rows and NaNs give what its cus_lower_bound / cus_upper_bound give
@@ -237,9 +240,7 @@ def build(kit: Kit) -> Kernels:
                 "torch.searchsorted(): boundaries tensor should have positive dimension, but got "
                 "0 dimension"
             )
-        if len(b_shape) != 1 and (
-            len(b_shape) != len(v_shape) or b_shape[:-1] != v_shape[:-1]
-        ):
+        if len(b_shape) != 1 and (len(b_shape) != len(v_shape) or b_shape[:-1] != v_shape[:-1]):
             raise OpError(
                 "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
                 "dimensions of boundaries tensor and input value tensor must match, but we got "
@@ -300,7 +301,9 @@ def build(kit: Kit) -> Kernels:
         qual: str = "aten::searchsorted.Tensor",
     ) -> Tensor:
         kit.same_device(sorted_sequence, self)
-        return search(qual, sorted_sequence, self._data, self._dtype, out_int32, right, side, sorter)
+        return search(
+            qual, sorted_sequence, self._data, self._dtype, out_int32, right, side, sorter
+        )
 
     def searchsorted_scalar(
         sorted_sequence: Tensor,
@@ -350,22 +353,49 @@ def build(kit: Kit) -> Kernels:
     def longs(a: Any, device: Any) -> Tensor:
         return kit.wrap(kit.cast(a, i64), _dt.int64, device)
 
+    b_t = kit.storage[_dt.bool]
+
+    def first_of_runs(s_: Any, rows: bool = False) -> Any:
+        """Whether each element (or row) of sorted ``s_`` starts a new value: the first does,
+        each other where it differs from the one before."""
+        n = s_.shape[0]
+        if n == 0:
+            return xp.zeros((0,), dtype=b_t)
+        differs = s_[1:, ...] != s_[:-1, ...]
+        if rows:
+            differs = xp.any(differs, axis=1)
+        return xp.concat([xp.ones((1,), dtype=b_t), differs])
+
+    def groups(new: Any, order: Any) -> tuple[Any, Any]:
+        """(each element's group in the original order, each group's size) of sorted values
+        whose runs start where ``new`` is true; ``order`` sorted them."""
+        n = new.shape[0]
+        group = xp.cumulative_sum(kit.cast(new, i64)) - 1
+        inverse = xp.take(group, xp.argsort(order, stable=True)) if n else group
+        ends = xp.concat([kit.cast(xp.nonzero(new)[0], i64), xp.asarray([n], dtype=i64)])
+        return inverse, ends[1:] - ends[:-1]
+
+    lexsort = getattr(xp, "lexsort", None)  # Note [Optional extensions]
+
+    def lexsort_rows(rows: Any) -> Any:
+        """The stable order of the rows of 2-D ``rows`` by their columns, first column first."""
+        if lexsort is not None:
+            return lexsort(xp.flip(xp.permute_dims(rows, (1, 0)), axis=0))
+        order = xp.arange(rows.shape[0], dtype=i64)
+        for j in range(rows.shape[1] - 1, -1, -1):  # last key first, each sort stable
+            order = xp.take(order, xp.argsort(xp.take(rows[:, j], order), stable=True))
+        return order
+
     def unique2(
         self: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False
     ) -> tuple[Tensor, Tensor, Tensor]:
         d = self._dtype
         no_complex_unique("_unique2", "unique", d)
         a = xp.reshape(kit.as_compute(self, d), (-1,))
-        order = xp.argsort(a, kind="stable")  # NaNs last, in their original order
-        s_ = a[order]
-        new = xp.ones(s_.shape, dtype=bool)
-        if s_.size > 1:
-            new[1:] = s_[1:] != s_[:-1]
-        group = xp.cumsum(new) - 1
-        inverse = xp.empty(a.shape, dtype=i64)
-        inverse[order] = group
-        starts = xp.nonzero(new)[0]
-        counts = xp.diff(xp.append(starts, s_.shape[0]))
+        order = xp.argsort(a, stable=True)  # NaNs last, in their original order
+        s_ = xp.take(a, order)
+        new = first_of_runs(s_)
+        inverse, counts = groups(new, order)
         empty = xp.zeros((0,), dtype=i64)
         dev = self._device
         return (
@@ -392,8 +422,7 @@ def build(kit: Kit) -> Kernels:
         if a.size == 0:
             if sum(1 for n in a.shape if n == 0) != 1:
                 raise OpError(
-                    "Number of zero sized dimensions is more than one, so unique cannot be "
-                    "applied "
+                    "Number of zero sized dimensions is more than one, so unique cannot be applied "
                 )
             if a.shape[ax] != 0:
                 raise OpError(
@@ -403,15 +432,11 @@ def build(kit: Kit) -> Kernels:
             return kit.wrap(kit.copy(a), d, dev), longs(empty, dev), longs(empty, dev)
         m = xp.moveaxis(kit.as_compute(self, d), ax, 0)
         rows = xp.reshape(m, (m.shape[0], -1))
-        order = xp.lexsort(rows.T[::-1])  # rows in lexicographic order, stable
-        s_ = rows[order]
-        new = xp.ones((s_.shape[0],), dtype=bool)
-        new[1:] = xp.any(s_[1:] != s_[:-1], axis=1)
-        group = xp.cumsum(new) - 1
-        inverse = xp.empty((rows.shape[0],), dtype=i64)
-        inverse[order] = group
-        counts = xp.diff(xp.append(xp.nonzero(new)[0], s_.shape[0]))
-        out = xp.moveaxis(xp.reshape(m[order][new], (-1, *m.shape[1:])), 0, ax)
+        order = lexsort_rows(rows)  # rows in lexicographic order, stable
+        s_ = xp.take(rows, order, axis=0)
+        new = first_of_runs(s_, rows=True)
+        inverse, counts = groups(new, order)
+        out = xp.moveaxis(xp.reshape(xp.take(m, order, axis=0)[new], (-1, *m.shape[1:])), 0, ax)
         return (
             kit.wrap(out, d, dev),
             longs(inverse if return_inverse else empty, dev),
@@ -425,3 +450,16 @@ def build(kit: Kit) -> Kernels:
     k["bucketize.Tensor"] = bucketize
     k["bucketize.Scalar"] = bucketize_scalar
     return k
+
+
+def _accumulate(kit: Kit, pick: Any) -> Any:
+    """The running ``pick`` (maximum or minimum) along an axis: the ufunc's ``accumulate``
+    where the namespace has one (Note [Optional extensions]), else one ``pick`` per step."""
+    acc = getattr(pick, "accumulate", None)
+    if acc is not None:
+        return acc
+
+    def run(a: Any, *, axis: int) -> Any:
+        return _standard.running(kit, pick, a, axis=axis)
+
+    return run

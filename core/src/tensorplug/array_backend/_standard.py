@@ -1,0 +1,174 @@
+"""Standard fallbacks: what numpy does with one call, in the array API standard's functions.
+
+The kit uses these where a namespace has no fast path of its own (Note [Optional extensions]
+in _kit.py): integer-array and mask indexing (:func:`getitem`, through :func:`positions`),
+writing at indices and adding at repeated ones (:func:`put`, :func:`scatter`, for numpy's
+fancy ``__setitem__`` and ``add.at``), ``take_along_axis`` (2024.12) and running products and
+extrema (:func:`running`, for ``cumulative_prod`` and ufunc ``accumulate``). Each reads only
+shapes, dtypes and arrays, and sorts or searches on the device; :func:`positions` and
+:func:`scatter` read index values (bounds, repetitions) on the host.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .. import dtypes as _dt
+
+if TYPE_CHECKING:
+    from ._kit import Kit
+
+
+def getitem(kit: Kit, a: Any, idx: tuple[Any, ...]) -> Any:
+    """``a[idx]`` as numpy reads it (integer arrays and masks anywhere, dims left out taken
+    whole): ``take`` at the flat positions of :func:`positions`."""
+    pos, shape = positions(kit, tuple(a.shape), idx)
+    flat = kit.xp.take(kit.xp.reshape(a, (-1,)), kit.xp.reshape(pos, (-1,)))
+    return kit.xp.reshape(flat, shape)
+
+
+def positions(
+    kit: Kit, shape: tuple[int, ...], idx: tuple[Any, ...]
+) -> tuple[Any, tuple[int, ...]]:
+    """(the flat positions that ``x[idx]`` reads from an array ``x`` of ``shape``, the
+    result's shape), in standard functions, with numpy's rules: masks are the integer
+    arrays of their ``nonzero``; the integer arrays broadcast together, and their dims go
+    where the first one was if they are side by side, else first. Indices out of range
+    raise IndexError."""
+    xp = kit.xp
+    i64 = kit.storage[_dt.int64]
+    b_t = kit.storage.get(_dt.bool)
+    items: list[Any] = []
+    for e in idx:  # masks as integer arrays, one per dim they cover
+        if hasattr(e, "dtype") and e.dtype == b_t:
+            items.extend(xp.nonzero(e) if e.ndim else (xp.nonzero(xp.reshape(e, (1,)))[0],))
+        else:
+            items.append(e)
+    if not shape and items and not any(e is Ellipsis for e in items):
+        shape = (1,)  # a 0-d mask of a 0-d array: numpy reads it as a dim of length 1
+    if any(e is Ellipsis for e in items):
+        at = next(j for j, e in enumerate(items) if e is Ellipsis)
+        fill = len(shape) - (len(items) - 1)
+        items = items[:at] + [slice(None)] * fill + items[at + 1 :]
+    items += [slice(None)] * (len(shape) - len(items))
+    arrays = [j for j, e in enumerate(items) if not isinstance(e, slice)]
+    for j in arrays:
+        e = kit.cast(xp.asarray(items[j]), i64)
+        n = shape[j]
+        if e.size and (bool(xp.any(e >= n)) or bool(xp.any(e < -n))):
+            bad = int(xp.max(e)) if bool(xp.any(e >= n)) else int(xp.min(e))
+            raise IndexError(f"index {bad} is out of bounds for dimension {j} with size {n}")
+        items[j] = xp.where(e < 0, e + n, e)
+    bshape = tuple(xp.broadcast_shapes(*(tuple(items[j].shape) for j in arrays))) if arrays else ()
+    together = not arrays or arrays == list(range(arrays[0], arrays[-1] + 1))
+    slices = [j for j in range(len(shape)) if j not in arrays]
+    # the result's dims: ("s", j) for a sliced dim j, ("b", None) for the broadcast ones
+    order: list[tuple[str, int | None]]
+    if together and arrays:
+        order = [("s", j) for j in slices if j < arrays[0]] + [("b", None)]
+        order += [("s", j) for j in slices if j > arrays[0]]
+    else:
+        order = ([("b", None)] if arrays else []) + [("s", j) for j in slices]
+    out_shape: list[int] = []
+    where: dict[Any, int] = {}
+    for kind, dim in order:
+        where[(kind, dim)] = len(out_shape)
+        if dim is None:
+            out_shape.extend(bshape)
+        else:
+            out_shape.append(len(range(*items[dim].indices(shape[dim]))))
+    rank = len(out_shape)
+    strides = [math.prod(shape[j + 1 :]) for j in range(len(shape))]
+    pos = xp.zeros((1,) * rank, dtype=i64)
+    for j in range(len(shape)):
+        if j in arrays:
+            at = where[("b", None)]
+            e = xp.broadcast_to(items[j], bshape)
+            view = (1,) * at + bshape + (1,) * (rank - at - len(bshape))
+        else:
+            at = where[("s", j)]
+            e = xp.arange(*items[j].indices(shape[j]), dtype=i64)
+            view = (1,) * at + (e.shape[0],) + (1,) * (rank - at - 1)
+        pos = pos + xp.reshape(e, view) * strides[j]
+    return xp.broadcast_to(pos, tuple(out_shape)), tuple(out_shape)
+
+
+def put(kit: Kit, a: Any, idx: tuple[Any, ...], v: Any, *, accumulate: bool = False) -> None:
+    """``a[idx] = v`` (or, with ``accumulate``, each of ``v`` added at its index, repeated
+    indices adding up in order, as numpy's ``add.at``) in standard functions: the flat
+    positions ``idx`` reads (:func:`positions`), :func:`scatter` on the flattened array, and
+    the result written back whole (``a[...] =``, basic indexing)."""
+    xp = kit.xp
+    pos, shape = positions(kit, tuple(a.shape), idx)
+    vals = xp.broadcast_to(kit.cast(xp.asarray(v), a.dtype), shape)
+    flat = scatter(
+        kit, xp.reshape(a, (-1,)), xp.reshape(pos, (-1,)), xp.reshape(vals, (-1,)), accumulate
+    )
+    a[...] = xp.reshape(flat, a.shape)
+
+
+def scatter(kit: Kit, flat: Any, pos: Any, vals: Any, accumulate: bool) -> Any:
+    """A copy of 1-D ``flat`` with ``vals`` written (or added) at positions ``pos``, in
+    standard functions: sorted positions, then each cell looks its value up with
+    ``searchsorted``. A repeated position keeps the last value written, or with
+    ``accumulate`` adds its values one round per repetition, in their order."""
+    xp = kit.xp
+    n = pos.shape[0]
+    if n == 0:
+        return flat
+    b_t = kit.storage[_dt.bool]
+    order = xp.argsort(pos, stable=True)
+    ps = xp.take(pos, order)
+    vs = xp.take(vals, order)
+    one = xp.ones((1,), dtype=b_t)
+    if not accumulate:
+        last = xp.concat([ps[1:] != ps[:-1], one])
+        rounds = [(ps[last], vs[last])]
+    else:
+        first = xp.concat([one, ps[1:] != ps[:-1]])
+        i64 = pos.dtype
+        run = xp.cumulative_sum(kit.cast(first, i64)) - 1
+        starts = kit.cast(xp.nonzero(first)[0], i64)
+        rank = xp.arange(n, dtype=i64) - xp.take(starts, run)
+        rounds = [(ps[rank == r], vs[rank == r]) for r in range(int(xp.max(rank)) + 1)]
+    cells = xp.arange(flat.shape[0], dtype=pos.dtype)
+    out = flat
+    for u, w in rounds:
+        m = u.shape[0]
+        j = xp.searchsorted(u, cells)
+        jc = xp.clip(j, 0, m - 1)
+        hit = (j < m) & (xp.take(u, jc) == cells)
+        got = xp.take(w, jc)
+        out = xp.where(hit, out + got if accumulate else got, out)
+    return out
+
+
+def take_along_axis(kit: Kit, a: Any, idx: Any, axis: int) -> Any:
+    """``take_along_axis`` by ``take`` on the flattened array: ``idx`` has ``a``'s shape but
+    along ``axis``."""
+    xp = kit.xp
+    a2 = xp.moveaxis(a, axis, -1)
+    i2 = xp.moveaxis(idx, axis, -1)
+    shape = tuple(i2.shape)
+    n = a2.shape[-1]
+    rows = math.prod(shape[:-1])
+    i64 = kit.storage[_dt.int64]
+    base = xp.reshape(xp.arange(rows, dtype=i64) * n, shape[:-1] + (1,))
+    flat = xp.reshape(kit.cast(i2, i64) + base, (-1,))
+    r = xp.take(xp.reshape(a2, (-1,)), flat)
+    return xp.moveaxis(xp.reshape(r, shape), -1, axis)
+
+
+def running(kit: Kit, f: Callable[[Any, Any], Any], a: Any, *, axis: int) -> Any:
+    """The running ``f`` along ``axis`` (a cumulative product, maximum, minimum), one call
+    of ``f`` per step: for namespaces without ``cumulative_prod`` or ufunc ``accumulate``."""
+    xp = kit.xp
+    parts = xp.unstack(a, axis=axis)
+    if not parts:
+        return kit.copy(a)
+    out = [parts[0]]
+    for p in parts[1:]:
+        out.append(f(out[-1], p))
+    return xp.stack(out, axis=axis)

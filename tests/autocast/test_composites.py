@@ -18,9 +18,9 @@ import pytest
 from needs import autocast
 
 import tensorplug as tp
+from tensorplug.testing import to_tp
+from tensorplug.testing.opinfo import OP_DB, OpInfo
 from tensorplug_autocast.policy import POLICIES
-from tests.ops.opinfo import OP_DB, OpInfo
-from tests.ops.test_ops import to_tp
 
 autocast()
 

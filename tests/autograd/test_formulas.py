@@ -3,7 +3,7 @@
 * the table against native_functions.yaml: every non-composite functional overload has a
   formula or is marked non-differentiable, formulas name real tensor arguments;
 * ``gradcheck`` (float64 finite differences, the oracle) of every differentiable overload on
-  the OpInfo samples of tests/ops/opinfo/, of its in-place variants on clones, and
+  the OpInfo samples of tensorplug.testing.opinfo, of its in-place variants on clones, and
   ``gradgradcheck`` of one sample per overload;
 * the points PyTorch defines by convention (ties, kinks, zeros), checked by value;
 * outputs that never require grad, and ``out=`` refusing inputs that require grad.
@@ -26,8 +26,8 @@ import yaml
 
 import tensorplug as tp
 from tensorplug import Tensor
+from tensorplug.testing.opinfo import DT, OPS_BY_NAME, OpInfo, SampleInput
 from tests import needs
-from tests.ops.opinfo import DT, OPS_BY_NAME, OpInfo, SampleInput
 
 needs.autograd()
 

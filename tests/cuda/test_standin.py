@@ -289,7 +289,8 @@ def test_every_op_runs_on_the_standin(standin):
     """The first sample of each op (its first dtype CUDA has), through the op tests' harness:
     inputs made on cuda, results on cuda:0 and equal to numpy's. The full set of cases runs
     on a GPU (``pytest -m gpu``), or here with TENSORPLUG_TEST_CUDA_STANDIN=1 (docs/cuda.md)."""
-    from tests.ops.test_ops import CASES, case_failures
+    from tensorplug.testing import case_failures
+    from tests.ops.test_ops import CASES
 
     seen: set[str] = set()
     failures: list[str] = []

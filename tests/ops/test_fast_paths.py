@@ -25,8 +25,7 @@ import tensorplug as tp
 from tensorplug import _backends
 from tensorplug.array_backend import _MODULES, _kit
 from tensorplug.tensor import Tensor
-
-from .opinfo import ml_dtypes
+from tensorplug.testing.opinfo import ml_dtypes
 
 Kernels = dict[str, Callable[..., Any]]
 

@@ -13,10 +13,9 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import dispatcher, keys
+from tensorplug.testing import to_tp
+from tensorplug.testing.opinfo import OP_DB
 from tests import needs
-
-from .opinfo import OP_DB
-from .test_ops import to_tp
 
 CPU = int(keys.keyset("CPU"))
 

@@ -25,8 +25,8 @@ from tests import needs
 
 needs.tracer()
 
-from tests.ops.opinfo import OP_DB, OpInfo, ml_dtypes  # noqa: E402
-from tests.ops.test_ops import to_tp  # noqa: E402
+from tensorplug.testing import to_tp  # noqa: E402
+from tensorplug.testing.opinfo import OP_DB, OpInfo, ml_dtypes  # noqa: E402
 
 
 def _structure(sample: Any) -> Any:

@@ -45,6 +45,7 @@ nothing.
 from __future__ import annotations
 
 import contextlib
+import sys
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -333,20 +334,42 @@ def override_name(name: str) -> str:
 def standard_namespace(xp: Any) -> Any:
     """``xp`` itself when it implements the array API standard (it says which version in
     ``__array_api_version__``: numpy >= 2, array_api_strict, ...), else its array-api-compat
-    adapter (numpy 1.x, cupy, torch, dask). array-api-compat is imported only here: the core
-    needs it only once an array backend registers."""
+    adapter (numpy 1.x, cupy, torch, dask). A namespace of a plugin's own around a library
+    (functions replaced, as tensorplug-cuda's around CuPy) keeps its functions, and takes the
+    adapter's only for names it lacks. array-api-compat is imported only here: the core needs
+    it only once an array backend registers."""
     if getattr(xp, "__array_api_version__", None) is not None:
         return xp
     import array_api_compat
 
     try:
-        return array_api_compat.array_namespace(xp.asarray(0))
+        compat = array_api_compat.array_namespace(xp.asarray(0))
     except TypeError as e:
         raise RegistrationError(
             f"array_backend.register: {getattr(xp, '__name__', xp)!r} is not an array API "
             "namespace (no __array_api_version__) and array-api-compat does not know it; "
             "pass a namespace that follows the array API standard"
         ) from e
+    if xp is sys.modules.get(getattr(xp, "__name__", "")):
+        return compat  # the library module itself: its adapter throughout
+    return _Layered(xp, compat)
+
+
+class _Layered:
+    """A plugin's namespace first, array-api-compat's adapter for the names it lacks."""
+
+    def __init__(self, own: Any, compat: Any) -> None:
+        self._own = own
+        self._compat = compat
+        self.__name__ = getattr(own, "__name__", "namespace")
+        self.__array_api_version__ = getattr(compat, "__array_api_version__", None)
+
+    def __getattr__(self, name: str) -> Any:
+        got = getattr(self._own, name, _MISSING)
+        return getattr(self._compat, name) if got is _MISSING else got
+
+
+_MISSING = object()
 
 
 def register(

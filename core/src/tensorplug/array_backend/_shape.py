@@ -431,12 +431,25 @@ def build(kit: Kit) -> Kernels:
         return kernel
 
     def standard_diagonal(a: Any, offset: int, d1: int, d2: int) -> Any:
-        """numpy's ``diagonal`` (the diagonal as the last dim) in standard functions: a copy,
-        where numpy gives a view (Note [Optional extensions] in _kit.py)."""
+        """numpy's ``diagonal`` (the diagonal as the last dim) in standard functions. The two
+        dims flattened into one without a copy (``reshape(copy=False)``), the diagonal is a
+        strided slice of it, every ``cols + 1``-th element: a view, as numpy's, where the
+        namespace's slices are views (the standard leaves that open). Where the flattening
+        would copy, the elements are picked (a copy)."""
         rest = [j for j in range(a.ndim) if j not in (d1, d2)]
         m = xp.permute_dims(a, (*rest, d1, d2))
         rows, cols = int(m.shape[-2]), int(m.shape[-1])
         n = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
+        lead = tuple(m.shape[:-2])
+        if n and m.size:
+            try:
+                flat = reshape_view(m, (*lead, rows * cols))
+            except ValueError:
+                pass
+            else:
+                start = offset if offset >= 0 else -offset * cols
+                step = cols + 1
+                return flat[..., start : start + (n - 1) * step + 1 : step]
         i64 = kit.storage[_dt.int64]
         i = xp.arange(n, dtype=i64) - min(offset, 0)
         return kit.getitem(m, (Ellipsis, i, i + offset))

@@ -20,6 +20,7 @@ COMBOS: dict[str, list[str]] = {
     "core": ["core"],
     "core+cpu": ["core", "plugins/cpu"],
     "core+cpu+foo": ["core", "plugins/cpu", "examples/foo_backend"],
+    "core+cpu+strict": ["core", "plugins/cpu", "examples/strict_backend"],
     "core+cpu+autograd": ["core", "plugins/cpu", "plugins/autograd"],
     "core+cpu+tracer": ["core", "plugins/cpu", "plugins/tracer"],
     "all": [
@@ -199,6 +200,17 @@ CHECKS: list[tuple[str, str | list[str], str]] = [
         "core+cpu+foo",
         "import tensorplug as tp; print(tp.tensor([1., 2.], device='foo').is_foo)",
         r"^True$",
+    ),
+    (
+        "core+cpu+strict",
+        "import tensorplug as tp; x = tp.tensor([[1., 2.], [3., 4.]], device='strict'); "
+        "print((x @ x).sum(0).cpu(), (x > 2).sum().item(), x.argsort(1, descending=True).cpu().tolist())",
+        r"^tensor\(\[22\., 32\.\]\) 2 \[\[1, 0\], \[1, 0\]\]$",
+    ),
+    (
+        "core+cpu+strict",
+        ["tensorplug", "ops", "--missing", "Strict"],
+        r"^0 of \d+ aten ops have no kernel for Strict",
     ),
     ("core+fixtures", "import tensorplug as tp; print(tp.tiny_hello())", r"^hello from tiny$"),
     (

@@ -12,6 +12,8 @@ Subcommands::
     tensorplug explain OP ARG...            dispatcher.explain on described inputs, e.g.
                                             explain aten::add.Tensor "f32[2,3]" "f32[3] cpu"
     tensorplug demo                         an end-to-end run of whatever plugins are installed
+    tensorplug new-plugin NAME --backend|--functionality [--xp MODULE] [--dir DIR]
+                                            write a ready plugin package (tensorplug-NAME/)
 
 An unknown operator or key is reported in one line on stderr with exit status 2.
 """
@@ -517,6 +519,21 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     return 1 if failures else 0
 
 
+# --- new-plugin -----------------------------------------------------------------------------
+
+
+def cmd_new_plugin(args: argparse.Namespace, out: TextIO) -> int:
+    from ._scaffold import ScaffoldError, new_plugin
+
+    try:
+        root = new_plugin(args.name, args.kind, args.dir, xp=args.xp)
+    except ScaffoldError as e:
+        raise CliError(str(e)) from None
+    print(f"wrote {root}/ (a {args.kind} plugin); next:", file=out)
+    print(f"  pip install -e '{root}[test]' && pytest {root}/tests", file=out)
+    return 0
+
+
 # --- main -----------------------------------------------------------------------------------
 
 
@@ -549,6 +566,14 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("demo", help="an end-to-end run of the installed plugins").set_defaults(
         fn=cmd_demo
     )
+    new = sub.add_parser("new-plugin", help="write a ready plugin package")
+    new.add_argument("name", help="the plugin's name: module tensorplug_NAME, key from NAME")
+    kind = new.add_mutually_exclusive_group(required=True)
+    kind.add_argument("--backend", dest="kind", action="store_const", const="backend")
+    kind.add_argument("--functionality", dest="kind", action="store_const", const="functionality")
+    new.add_argument("--xp", default="numpy", help="a backend's array library (default: numpy)")
+    new.add_argument("--dir", default=".", help="where to write tensorplug-NAME/ (default: .)")
+    new.set_defaults(fn=cmd_new_plugin)
     return p
 
 

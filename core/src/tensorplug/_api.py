@@ -350,6 +350,9 @@ def _yaml_position(f: Callable[..., Any]) -> int:
     return _order.get(f"{module}.{f.__name__}" if module else f.__name__, len(_order))
 
 
+overrides._make_all_hooks.append(generate_all)  # the listings of tensorplug.overrides
+
+
 # --- BackendSelect for factories ------------------------------------------------------------
 
 

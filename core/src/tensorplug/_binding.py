@@ -48,12 +48,40 @@ import numbers
 import operator
 from collections.abc import Callable
 from functools import cache
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from tensorplug._protocol import is_tensor
+from tensorplug._types import BaseType, OptionalType, Type
 
-if TYPE_CHECKING:
-    from tensorplug.schema import Argument, FunctionSchema, Type
+
+class Argument(Protocol):
+    """What binding reads of an argument (``tensorplug.schema.Argument``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def type(self) -> Type: ...
+
+    @property
+    def has_default(self) -> bool: ...
+
+    @property
+    def default_value(self) -> Any: ...
+
+
+class Schema(Protocol):
+    """What binding reads of a schema (``tensorplug.schema.FunctionSchema``)."""
+
+    @property
+    def positional(self) -> tuple[Argument, ...]: ...
+
+    @property
+    def kwarg_only(self) -> tuple[Argument, ...]: ...
+
+    @property
+    def arguments(self) -> tuple[Argument, ...]: ...
+
 
 Normalizer = Callable[[Any], Any]
 
@@ -127,7 +155,6 @@ def normalize_argument(value: Any, type: Type) -> Any:
 def fast_types(type: Type) -> frozenset[type[Any]]:
     """Exact Python types whose values fit ``type`` as they are: for them,
     :func:`normalize_argument` returns the value itself. Empty for tensor types and lists."""
-    from tensorplug.schema import BaseType, OptionalType
 
     if isinstance(type, OptionalType):
         inner = type.elem
@@ -174,7 +201,6 @@ def default_fits(value: Any, type: Type) -> bool:
 
 def _base_name(type_: Type) -> str:
     """The innermost base name: ``int`` for ``int[2]?``."""
-    from tensorplug.schema import BaseType
 
     while not isinstance(type_, BaseType):
         type_ = type_.elem
@@ -291,7 +317,6 @@ _BASE_NORMALIZERS: dict[str, Normalizer] = {
 
 @cache
 def _normalizer(type_: Type) -> Normalizer:
-    from tensorplug.schema import BaseType, OptionalType
 
     if isinstance(type_, BaseType):
         return _BASE_NORMALIZERS.get(type_.name) or _python_type(type_.name)
@@ -374,7 +399,7 @@ class Binder:
 
     __slots__ = ("positional", "kwarg_only", "names", "op_name")
 
-    def __init__(self, schema: FunctionSchema, op_name: str) -> None:
+    def __init__(self, schema: Schema, op_name: str) -> None:
         self.positional = tuple(_Slot(a, i + 1) for i, a in enumerate(schema.positional))
         self.kwarg_only = tuple(_Slot(a, None) for a in schema.kwarg_only)
         self.names = frozenset(a.name for a in schema.arguments)

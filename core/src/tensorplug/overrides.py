@@ -234,11 +234,16 @@ def get_testing_overrides() -> dict[Callable[..., Any], Callable[..., Any]]:
     return out
 
 
+# What makes every public function not made yet (``_api.generate_all``, which registers itself
+# here when it is imported: this module stays below it, Note [Lazy public functions]).
+_make_all_hooks: list[Callable[[], None]] = []
+
+
 def _make_all() -> None:
-    from . import _api
     from .nn import functional  # noqa: F401 - lists its functions on import
 
-    _api.generate_all()
+    for make in _make_all_hooks:
+        make()
 
 
 def _dummy(sig: inspect.Signature | None) -> Callable[..., Any]:

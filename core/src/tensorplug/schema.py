@@ -76,6 +76,7 @@ from tensorplug._binding import (
     type_name,
     unregister_python_type,
 )
+from tensorplug._types import BaseType, ListType, OptionalType, Type
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -123,39 +124,6 @@ class SchemaError(ValueError):
 # --------------------------------------------------------------------------------------------
 # The model: frozen dataclasses whose str() is the canonical text.
 
-
-@dataclass(frozen=True)
-class BaseType:
-    """A named type: ``Tensor``, ``int``, ``ScalarType``, or any other identifier."""
-
-    name: str
-
-    def __str__(self) -> str:
-        return self.name
-
-
-@dataclass(frozen=True)
-class OptionalType:
-    """``T?``: a value of ``elem`` or ``None``."""
-
-    elem: Type
-
-    def __str__(self) -> str:
-        return f"{self.elem}?"
-
-
-@dataclass(frozen=True)
-class ListType:
-    """``T[]``, or ``T[N]`` when ``size`` is given."""
-
-    elem: Type
-    size: int | None
-
-    def __str__(self) -> str:
-        return f"{self.elem}[{'' if self.size is None else self.size}]"
-
-
-Type: TypeAlias = BaseType | OptionalType | ListType
 
 TensorKind: TypeAlias = Literal["Tensor", "Tensor?", "Tensor[]", "Tensor?[]"]
 

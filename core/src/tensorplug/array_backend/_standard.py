@@ -13,12 +13,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .. import dtypes as _dt
 
-if TYPE_CHECKING:
-    from ._kit import Kit
+
+class Kit(Protocol):
+    """What these functions use of a kit (``_kit.Kit``; a protocol, so that the kit can
+    import them)."""
+
+    xp: Any
+    storage: dict[_dt.dtype, Any]
+
+    def cast(self, arr: Any, xd: Any) -> Any: ...
+
+    def copy(self, arr: Any) -> Any: ...
 
 
 def getitem(kit: Kit, a: Any, idx: tuple[Any, ...]) -> Any:

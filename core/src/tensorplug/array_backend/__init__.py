@@ -6,11 +6,13 @@ library for a third party). :func:`register` binds those kernels to one backend 
 registers them, plus the backend's storage (``tensorplug._backends.StorageBackend``: Python
 data in, host arrays out, transfers between backends).
 
-The kernels live in sibling modules by kind: ``_pointwise``, ``_reductions``, ``_sorting``, ``_linalg``,
-``_shape``, ``_indexing``, ``_factories``, ``_sampling``, ``_copy``, ``_nn``, ``_backward``, ``_amp``; ``_kit`` holds what they share
-(dtype maps, wrapping, promotion helpers, errors; see its Notes). Nothing here imports numpy at
-module level: the core does not depend on it. :func:`register_lazy` (``_lazy``) registers a
-backend whose array library is imported on first use (CUDA: CuPy).
+The kernels live in sibling modules by kind: ``_arithmetic``, ``_unary``, ``_where`` (elementwise,
+built by the builders of ``_elementwise``), ``_reductions``, ``_sorting``, ``_linalg``, ``_shape``,
+``_indexing``, ``_factories``, ``_sampling``, ``_copy``, ``_nn``, ``_backward``, ``_amp``; ``_kit``
+holds what they share (dtype maps, wrapping, promotion helpers, errors; see its Notes),
+``_standard`` the fallbacks in standard functions. Nothing here imports numpy at module level:
+the core does not depend on it. :func:`register_lazy` (``_lazy``) registers a backend whose
+array library is imported on first use (CUDA: CuPy).
 
 Usage (what ``tensorplug-cpu`` does in its ``tensorplug_register_kernels`` hook)::
 
@@ -60,6 +62,7 @@ from ..library import mark_no_dispatch
 from ..tensor import Tensor
 from . import (
     _amp,
+    _arithmetic,
     _backward,
     _copy,
     _factories,
@@ -67,11 +70,12 @@ from . import (
     _kit,
     _linalg,
     _nn,
-    _pointwise,
     _reductions,
     _sampling,
     _shape,
     _sorting,
+    _unary,
+    _where,
 )
 from ._kit import Kernel, Kit, OpError
 
@@ -81,8 +85,8 @@ __all__ = [
 ]  # fmt: skip
 
 _MODULES = (
-    _pointwise, _reductions, _sorting, _linalg, _shape, _indexing, _factories, _sampling, _copy,
-    _nn, _backward, _amp,
+    _arithmetic, _unary, _where, _reductions, _sorting, _linalg, _shape, _indexing, _factories,
+    _sampling, _copy, _nn, _backward, _amp,
 )  # fmt: skip
 
 

@@ -1,0 +1,219 @@
+"""Elementwise choices: clamp (and clamp_min / clamp_max), where, masked_fill, with their
+in-place forms. ``where`` has a fast path (Note [Binary fast path] in _elementwise.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .. import dtypes as _dt
+from ..tensor import Tensor
+from ._elementwise import inplace, write_result
+from ._kit import Kernels, Kit, OpError, Scalar, check_broadcast, check_fits, torch_name
+
+
+def build(kit: Kit) -> Kernels:
+    xp = kit.xp
+    k: Kernels = {}
+    new = kit.new
+    ks = kit.keyset
+    native = kit.native
+    compute = kit.compute
+
+    # --- clamp and where ---------------------------------------------------------------
+
+    def clamp(self: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:
+        if min is None and max is None:
+            raise OpError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        bounds = [b for b in (min, max) if b is not None]
+        od = kit.result_dtype(self, *bounds)
+        if od is _dt.bool:
+            raise OpError("\"clamp_scalar_cpu\" not implemented for 'Bool'")
+        r = kit.as_compute(self, od)
+        if min is not None:
+            r = xp.maximum(r, xp.asarray(kit.scalar(min, od), dtype=compute[od]))
+        if max is not None:
+            r = xp.minimum(r, xp.asarray(kit.scalar(max, od), dtype=compute[od]))
+        return kit.wrap(r, od, self._device)
+
+    def clamp_tensor(self: Tensor, min: Tensor | None = None, max: Tensor | None = None) -> Tensor:
+        if min is None and max is None:
+            raise OpError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        bounds = [b for b in (min, max) if b is not None]
+        od = kit.result_dtype(self, *bounds)
+        device = self._device
+        check_broadcast(tuple(self._data.shape), *(tuple(b._data.shape) for b in bounds))
+        r = kit.as_compute(self, od)
+        if min is not None:
+            r = xp.maximum(r, kit.operand(min, od, device))
+        if max is not None:
+            r = xp.minimum(r, kit.operand(max, od, device))
+        return kit.wrap(r, od, device)
+
+    k["clamp"] = clamp
+    k["clamp.Tensor"] = clamp_tensor
+
+    def clamp_(self: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:
+        r = clamp(self, min, max)
+        write_result(kit, self, r._data, r._dtype, in_place=True)
+        return self
+
+    def clamp_tensor_(self: Tensor, min: Tensor | None = None, max: Tensor | None = None) -> Tensor:
+        r = clamp_tensor(self, min, max)
+        write_result(kit, self, r._data, r._dtype, in_place=True)
+        return self
+
+    k["clamp_"] = clamp_
+    k["clamp_.Tensor"] = clamp_tensor_
+
+    def no_complex_clamp(d: _dt.dtype) -> None:
+        if d.kind == "c":
+            raise OpError("clamp is not supported for complex types")
+
+    def defclamp_one(name: str, f: Callable[[Any, Any], Any], kernel_name: str) -> None:
+        """``clamp_min`` / ``clamp_max``: one bound, a Scalar or a Tensor, promoted with self as
+        PyTorch's ``clamp`` does (an int tensor with a float bound gives a float result)."""
+
+        def scalar_kernel(self: Tensor, bound: Scalar) -> Tensor:
+            od = kit.result_dtype(self, bound)
+            no_complex_clamp(od)
+            if od is _dt.bool:
+                raise OpError(f"\"{name}_scalar_cpu\" not implemented for 'Bool'")
+            b = xp.asarray(kit.scalar(bound, od), dtype=compute[od])
+            return kit.wrap(f(kit.as_compute(self, od), b), od, self._device)
+
+        def tensor_kernel(self: Tensor, bound: Tensor) -> Tensor:
+            check_broadcast(tuple(self._data.shape), tuple(bound._data.shape))
+            od = kit.result_dtype(self, bound)
+            if od.kind == "c":
+                raise OpError(f"\"{kernel_name}\" not implemented for '{torch_name(od)}'")
+            device = self._device
+            r = f(kit.as_compute(self, od), kit.operand(bound, od, device))
+            return kit.wrap(r, od, device)
+
+        k[name] = scalar_kernel
+        k[f"{name}.Tensor"] = tensor_kernel
+
+    defclamp_one("clamp_min", xp.maximum, "maximum_cpu")
+    defclamp_one("clamp_max", xp.minimum, "minimum_cpu")
+
+    def check_condition(condition: Tensor) -> None:
+        if condition._dtype is not _dt.bool:
+            raise OpError(
+                "where expected condition to be a boolean tensor, but got a tensor with dtype "
+                f"{torch_name(condition._dtype)}"
+            )
+
+    # where's fast path (Note [Binary fast path]): a bool condition and tensors of one native
+    # dtype and one shape on one device, and for a scalar a float (or an int that a double holds
+    # exactly) with a floating tensor: ``xp.where`` converts it as ``asarray(v, dtype)`` does
+    where_fast = frozenset(d for d in native if d.kind in "biufc")
+    where_scalar_fast = frozenset(d for d in native if d.kind == "f")
+    where = xp.where
+    exact = float(2**53)
+
+    def plain_float(v: Any) -> bool:
+        t = type(v)
+        return t is float or (t is int and -exact <= v <= exact)
+
+    def where_self(condition: Tensor, self: Tensor, other: Tensor) -> Tensor:
+        d = self._dtype
+        dev = self._device
+        if (
+            condition._dtype is _dt.bool
+            and d is other._dtype
+            and d in where_fast
+            and condition._device is dev
+            and other._device is dev
+        ):
+            c, a, b = condition._data, self._data, other._data
+            if c.shape == a.shape == b.shape:
+                return new(where(c, a, b), d, dev, ks)
+        check_condition(condition)
+        od = kit.result_dtype(self, other)
+        device = self._device
+        check_broadcast(*(tuple(t._data.shape) for t in (condition, self, other)))
+        c = kit.condition(condition, device)
+        return kit.wrap(
+            xp.where(c, kit.operand(self, od, device), kit.operand(other, od, device)), od, device
+        )
+
+    def where_scalar_other(condition: Tensor, self: Tensor, other: Scalar) -> Tensor:
+        d = self._dtype
+        dev = self._device
+        if (
+            condition._dtype is _dt.bool
+            and d in where_scalar_fast
+            and condition._device is dev
+            and plain_float(other)
+        ):
+            c, a = condition._data, self._data
+            if c.shape == a.shape:
+                return new(where(c, a, other), d, dev, ks)
+        check_condition(condition)
+        od = kit.result_dtype(self, other)
+        device = self._device
+        check_broadcast(tuple(condition._data.shape), tuple(self._data.shape))
+        c = kit.condition(condition, device)
+        b = xp.asarray(kit.scalar(other, od), dtype=compute[od])
+        return kit.wrap(xp.where(c, kit.operand(self, od, device), b), od, device)
+
+    def where_scalar_self(condition: Tensor, self: Scalar, other: Tensor) -> Tensor:
+        d = other._dtype
+        dev = other._device
+        if (
+            condition._dtype is _dt.bool
+            and d in where_scalar_fast
+            and condition._device is dev
+            and plain_float(self)
+        ):
+            c, b = condition._data, other._data
+            if c.shape == b.shape:
+                return new(where(c, self, b), d, dev, ks)
+        check_condition(condition)
+        od = kit.result_dtype(self, other)
+        device = other._device
+        check_broadcast(tuple(condition._data.shape), tuple(other._data.shape))
+        c = kit.condition(condition, device)
+        a = xp.asarray(kit.scalar(self, od), dtype=compute[od])
+        return kit.wrap(xp.where(c, a, kit.operand(other, od, device)), od, device)
+
+    k["where.self"] = where_self
+    k["where.ScalarOther"] = where_scalar_other
+    k["where.ScalarSelf"] = where_scalar_self
+
+    def masked_fill(self: Tensor, mask: Tensor, value: Scalar) -> Tensor:
+        if mask._dtype is not _dt.bool:
+            raise OpError(
+                "masked_fill_ only supports boolean masks, but got mask with dtype "
+                f"{mask._dtype.name}"
+            )
+        d = self._dtype
+        device = self._device
+        check_broadcast(tuple(self._data.shape), tuple(mask._data.shape))
+        check_fits(value, d)
+        if d.kind in "ui" and isinstance(value, float):
+            value = int(value)
+        v = xp.asarray(kit.scalar(value, d), dtype=compute[d])
+        m = kit.condition(mask, device)
+        return kit.wrap(xp.where(m, v, kit.as_compute(self, d)), d, device)
+
+    k["masked_fill.Scalar"] = masked_fill
+
+    def masked_fill_tensor(self: Tensor, mask: Tensor, value: Tensor) -> Tensor:
+        if value._data.ndim != 0:
+            raise OpError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value._data.ndim} dimension(s)."
+            )
+        return masked_fill(self, mask, kit.item(value._data, value._dtype))
+
+    k["masked_fill.Tensor"] = masked_fill_tensor
+
+    for name in ("clamp_min", "clamp_max", "masked_fill.Scalar", "masked_fill.Tensor"):
+        op, _, overload = name.partition(".")
+        inplace(kit, k, f"{op}_.{overload}" if overload else f"{op}_", name)
+    inplace(kit, k, "clamp_min_.Tensor", "clamp_min.Tensor", promoted=True)
+    inplace(kit, k, "clamp_max_.Tensor", "clamp_max.Tensor", promoted=True)
+    return k

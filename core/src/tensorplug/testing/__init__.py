@@ -17,8 +17,9 @@ tensorplug-autograd is loaded, ``test_grad_foo`` (the gradients of every differe
 equal the CPU's). Cases run in the dtypes the backend stores (``dtypes=`` keeps fewer), and
 a sample that asks for a dtype it lacks (``.to(float16)``) is skipped as such.
 ``expected_failures=`` names cases known to fail (``"op"``, ``"op-dtype"`` or a whole case id
-``"op-dtype-sample"``; ``"grad:op"`` for a gradient case): they run as xfails (a case of
-them that passes shows as XPASS), and a name that matches no case is an error. Usage::
+``"op-dtype-sample"``, or a pattern such as ``"diagonal-*-batched_dims"``; ``"grad:op"`` for a
+gradient case): they run as strict xfails (a case of them that passes fails, so a fix shows),
+and a name that matches no case is an error. Usage::
 
     instantiate_device_type_tests(
         globals(), "foo", dtypes=("float32", "float64", "int64", "bool"),
@@ -28,6 +29,7 @@ them that passes shows as XPASS), and a name that matches no case is an error. U
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -66,17 +68,20 @@ def _marked(params: Iterable[Any], expected: Mapping[str, str] | Iterable[str]) 
     import pytest
 
     reasons = dict(expected) if isinstance(expected, Mapping) else dict.fromkeys(expected, "")
+    patterns = [k for k in reasons if any(c in k for c in "*?[")]
     used: set[str] = set()
     out = []
     for p in params:
         name = p.id
         parts = name.split("-")
         hit = next((k for k in (name, "-".join(parts[:2]), parts[0]) if k in reasons), None)
+        if hit is None:  # patterns: "diagonal-*-batched_dims"
+            hit = next((k for k in patterns if fnmatch.fnmatchcase(name, k)), None)
         if hit is None:
             out.append(p)
             continue
         used.add(hit)
-        mark = pytest.mark.xfail(reason=reasons[hit] or "expected failure")
+        mark = pytest.mark.xfail(strict=True, reason=reasons[hit] or "expected failure")
         out.append(pytest.param(*p.values, id=p.id, marks=mark))
     unknown = sorted(set(reasons) - used)
     if unknown:

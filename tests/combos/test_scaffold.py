@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -50,11 +51,14 @@ def test_a_bad_name_or_an_existing_directory_is_refused(tmp_path: Path, capsys) 
         _scaffold.new_plugin("baz", "frontend", tmp_path)
 
 
-def test_the_generated_code_is_lint_clean(tmp_path: Path) -> None:
+def test_the_generated_code_is_lint_clean_and_uses_only_public_api(tmp_path: Path) -> None:
+    tool = Path(__file__).resolve().parents[2] / "tools" / "plugin_api_check.py"
     for kind in ("backend", "functionality"):
         root = _scaffold.new_plugin(f"lint_{kind}", kind, tmp_path)
         for path in root.rglob("*.py"):
             compile(path.read_text(), str(path), "exec")
+        r = subprocess.run([sys.executable, str(tool), str(root)], capture_output=True, text=True)
+        assert r.returncode == 0 and "0 uses of private API" in r.stdout, r.stdout + r.stderr
     ruff = shutil.which("ruff")
     if ruff is not None:
         r = subprocess.run([ruff, "check", "--no-cache", "--isolated", str(tmp_path)],

@@ -48,7 +48,15 @@ def new_plugin(name: str, kind: str, directory: str | Path = ".", *, xp: str = "
     if root.exists():
         raise ScaffoldError(f"{root} exists already; choose another name or --dir")
     module = f"tensorplug_{name}"
+    import tensorplug
+
+    # the plugin is written for this plugin API, so it depends on the tensorplug releases that
+    # keep its MAJOR: up to the next minor while tensorplug is 0.x (docs/plugins.md, 'Versions')
+    major, minor = (int(n) for n in tensorplug.__version__.split(".")[:2])
     values = {
+        "api_version": tensorplug.PLUGIN_API_VERSION,
+        "api_floor": f"{major}.{minor}",
+        "api_ceiling": f"0.{minor + 1}" if major == 0 else f"{major + 1}",
         "name": name,
         "dist": dist,
         "module": module,
@@ -78,7 +86,7 @@ name = "{dist}"
 version = "0.1.0"
 description = "A tensorplug plugin"
 requires-python = ">=3.11"
-dependencies = ["tensorplug>=0.1"{extra_dependency}]
+dependencies = ["tensorplug>={api_floor},<{api_ceiling}"{extra_dependency}]
 
 [project.optional-dependencies]
 test = ["pytest>=8", "numpy>=1.26"{test_dependency}]
@@ -110,6 +118,8 @@ from typing import Any
 import {xp}
 
 import tensorplug as tp
+
+PLUGIN_API_VERSION = "{api_version}"  # the tensorplug.PLUGIN_API_VERSION it is written for
 
 
 @tp.hookimpl
@@ -191,6 +201,7 @@ from typing import Any
 
 import tensorplug as tp
 
+PLUGIN_API_VERSION = "{api_version}"  # the tensorplug.PLUGIN_API_VERSION it is written for
 _seen: collections.Counter[str] = collections.Counter()
 
 

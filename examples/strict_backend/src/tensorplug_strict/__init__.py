@@ -13,6 +13,8 @@ import array_api_strict
 
 import tensorplug as tp
 
+PLUGIN_API_VERSION = "1.0"  # the tensorplug.PLUGIN_API_VERSION this plugin is written for
+
 
 @tp.hookimpl
 def tensorplug_add_keys(keys: Any) -> None:

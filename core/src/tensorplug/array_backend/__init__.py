@@ -9,10 +9,11 @@ data in, host arrays out, transfers between backends).
 The kernels live in sibling modules by kind: ``_arithmetic``, ``_unary``, ``_where`` (elementwise,
 built by the builders of ``_elementwise``), ``_reductions``, ``_sorting``, ``_linalg``, ``_shape``,
 ``_indexing``, ``_factories``, ``_sampling``, ``_copy``, ``_nn``, ``_backward``, ``_amp``; ``_kit``
-holds what they share (dtype maps, wrapping, promotion helpers, errors; see its Notes),
-``_standard`` the fallbacks in standard functions. Nothing here imports numpy at module level:
-the core does not depend on it. :func:`register_lazy` (``_lazy``) registers a backend whose
-array library is imported on first use (CUDA: CuPy).
+holds what they share (dtype maps, wrapping, promotion helpers; see its Notes), ``_checks``
+PyTorch's argument checks and the kernel errors, ``_standard`` the fallbacks in standard
+functions. Nothing here imports numpy at module level: the core does not depend on it.
+:func:`register_lazy` (``_lazy``) registers a backend whose array library is imported on first
+use (CUDA: CuPy).
 
 Usage (what ``tensorplug-cpu`` does in its ``tensorplug_register_kernels`` hook)::
 

@@ -14,7 +14,7 @@ the operands' dtype, or the op's output dtype (comparisons: bool); no promotion,
 dict built, no method call. Everything else (mixed dtypes, bfloat16, alpha, 0-dim CPU tensors
 with another device) takes the general path, which computes the result dtype with
 ``tensorplug.dtypes.result_type``. These kernels catch their own errors
-(Note [Kernel errors]), and they turn numpy's broadcasting error into PyTorch's.
+(Note [Kernel errors] in _checks.py), and they turn numpy's broadcasting error into PyTorch's.
 
 The same shortcut serves the other forms of the op, each time exactly where the general path
 would make the same array call on the same operands:

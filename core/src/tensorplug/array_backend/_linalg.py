@@ -176,7 +176,7 @@ def build(kit: Kit) -> Kernels:
         return kit.wrap(product(self, tensor), self._dtype, self._device)
 
     # The fast paths raise nothing, so these kernels are guarded themselves and only their
-    # general paths pay for the error conversion (Note [Kernel errors] in _kit.py).
+    # general paths pay for the error conversion (Note [Kernel errors] in _checks.py).
     slow_mm, slow_matmul = guard("mm", mm), guard("matmul", matmul)
     slow_addmm = guard("addmm", addmm)
 

@@ -201,7 +201,7 @@ def build(kit: Kit) -> Kernels:
 
     slow_nll_loss = guard("nll_loss", nll_loss)
 
-    @guarded  # the fast path raises nothing (Note [Kernel errors] in _kit.py)
+    @guarded  # the fast path raises nothing (Note [Kernel errors] in _checks.py)
     def fast_nll_loss(
         self: Tensor,
         target: Tensor,

@@ -152,7 +152,7 @@ def build(kit: Kit) -> Kernels:
     slow_sum_dim = guard("sum.dim_IntList", sum_dim_general)
 
     # The hottest reductions are guarded themselves: their fast path raises nothing, and their
-    # general path converts its errors (Note [Kernel errors] in _kit.py); one call level less.
+    # general path converts its errors (Note [Kernel errors] in _checks.py); one call level less.
     @guarded
     def sum_dim(
         self: Tensor,

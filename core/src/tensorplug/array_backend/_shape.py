@@ -139,7 +139,7 @@ def build(kit: Kit) -> Kernels:
 
     slow_transpose = guard("transpose.int", transpose_general)
 
-    @guarded  # the fast path raises nothing (Note [Kernel errors] in _kit.py)
+    @guarded  # the fast path raises nothing (Note [Kernel errors] in _checks.py)
     def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
         a = self._data
         nd = a.ndim

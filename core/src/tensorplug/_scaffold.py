@@ -63,6 +63,8 @@ def new_plugin(name: str, kind: str, directory: str | Path = ".", *, xp: str = "
         "key": _key_name(name),
         "device": name,
         "xp": xp,
+        # one block, sorted: to the plugin's own linter both are third-party packages
+        "third_party_imports": "\n".join(sorted([f"import {xp}", "import tensorplug as tp"])),
         "xp_dist": _XP_DISTRIBUTIONS.get(xp, xp.split(".")[0].replace("_", "-")),
     }
     files = _BACKEND if kind == "backend" else _FUNCTIONALITY
@@ -115,9 +117,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import {xp}
-
-import tensorplug as tp
+{third_party_imports}
 
 PLUGIN_API_VERSION = "{api_version}"  # the tensorplug.PLUGIN_API_VERSION it is written for
 

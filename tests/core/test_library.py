@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 import tensorplug as tp
@@ -18,7 +20,9 @@ def test_decorator_forms_with_explicit_library(ns):
             return ("cpu", x.tag)
 
         assert getattr(tp.ops, ns).double(FakeTensor("CPU", tag="t")) == ("cpu", "t")
-        assert tp.dispatcher.registrations(f"{ns}::double") == {"CPU": "test_library:test_decorator_forms_with_explicit_library"}
+        assert tp.dispatcher.registrations(f"{ns}::double") == {
+            "CPU": "test_library:test_decorator_forms_with_explicit_library"
+        }
     assert f"{ns}::double.default" not in {o.name for o in tp.dispatcher.all_ops()}
 
 
@@ -60,7 +64,9 @@ def test_redefinition_and_namespace_mismatch(ns):
 
 
 def test_find_op_errors(ns):
-    with pytest.raises(tp.RegistrationError, match=f"No operator named '{ns}::nothing.default' is defined"):
+    with pytest.raises(
+        tp.RegistrationError, match=f"No operator named '{ns}::nothing.default' is defined"
+    ):
         tp.dispatcher.dispatch_table(f"{ns}::nothing")
     with pytest.raises(tp.RegistrationError, match="operator names are qualified"):
         tp.dispatcher.dispatch_table("unqualified")
@@ -123,3 +129,81 @@ def test_mixed_devices_tag_lets_an_op_take_two_devices(ns):
             assert getattr(tp.ops, ns).loose(m, c) == "meta+cpu"
     finally:
         tp.plugins.unregister("meta_on_numpy")
+
+
+# --- overrides form a stack per (op, key) (DESIGN §7) ----------------------------------------
+
+
+ORDERS = list(itertools.permutations(range(3)))
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_kernel_overrides_closed_in_any_order(ns, order):
+    """Each close restores the latest registration still open; the last restores the base."""
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: "base", "CPU")
+        f = getattr(tp.ops, ns).f
+        libs = []
+        for i in range(3):
+            over = tp.Library(ns, "IMPL")
+            over.impl("f", lambda x, i=i: f"over{i}", "CPU", override=True)
+            libs.append(over)
+        open_ = [0, 1, 2]
+        for i in order:
+            assert f(FakeTensor("CPU")) == f"over{open_[-1]}"
+            libs[i].close()
+            open_.remove(i)
+            expected = f"over{open_[-1]}" if open_ else "base"
+            assert f(FakeTensor("CPU")) == expected
+            assert tp.dispatcher.dispatch_table(f"{ns}::f")["CPU"] == "CPU"
+        assert tp.dispatcher.registrations(f"{ns}::f") == {"CPU": lib.owner}
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_fallback_overrides_closed_in_any_order(ns, order):
+    with tp.Library(ns, "DEF") as lib, tp.Library("_", "IMPL") as base:
+        lib.define("f(Tensor x) -> Tensor")
+        base.fallback(lambda op, ks, *a: "base", "Batched")
+        f = getattr(tp.ops, ns).f
+        x = FakeTensor("CPU", "Batched")
+        libs = []
+        for i in range(3):
+            over = tp.Library("_", "IMPL")
+            over.fallback(lambda op, ks, *a, i=i: f"over{i}", "Batched", override=True)
+            libs.append(over)
+        open_ = [0, 1, 2]
+        for i in order:
+            assert f(x) == f"over{open_[-1]}"
+            libs[i].close()
+            open_.remove(i)
+            assert f(x) == (f"over{open_[-1]}" if open_ else "base")
+        assert tp.dispatcher.fallbacks()["Batched"] == base.owner
+    assert "Batched" not in tp.dispatcher.fallbacks()
+
+
+def test_override_of_a_standard_kernel_closed_out_of_order():
+    """The issue's example: the original CPU kernel comes back whatever the close order."""
+    pytest.importorskip("tensorplug_cpu")
+    a = tp.Library("aten", "IMPL")
+    a.impl("neg", lambda x: "A", "CPU", override=True)
+    b = tp.Library("aten", "IMPL")
+    b.impl("neg", lambda x: "B", "CPU", override=True)
+    assert tp.neg(tp.ones(2)) == "B"
+    a.close()
+    assert tp.neg(tp.ones(2)) == "B"
+    b.close()
+    assert tp.neg(tp.ones(2)).tolist() == [-1.0, -1.0]
+
+
+def test_second_kernel_without_override_names_both(ns):
+    with tp.Library(ns, "DEF") as lib, tp.Library(ns, "IMPL") as other:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: 1, "CPU")
+        with pytest.raises(
+            tp.RegistrationError,
+            match=rf"{ns}::f.default: a kernel for key 'CPU' is already registered by "
+            rf"{lib.owner} .*; {other.owner} tried to register another .* Pass override=True",
+        ):
+            other.impl("f", lambda x: 2, "CPU")
+        assert getattr(tp.ops, ns).f(FakeTensor("CPU")) == 1

@@ -3,6 +3,7 @@ entry points (fake distributions on PYTHONPATH, in subprocesses) with the select
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -237,6 +238,33 @@ def test_default_name_is_the_object_name(clean):
     plug.__name__ = "my_notebook_plugin"
     assert plugins.register(plug).name == "my_notebook_plugin"
     assert tp.named_by_default == 1
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
+def test_plugins_overriding_one_kernel_unregistered_in_any_order(clean, ns, order):
+    """Kernels and fallbacks of plugins form a stack per (op, key), as libraries' do."""
+
+    def overriding(i: int) -> object:
+        def register_kernels(registry: Any) -> None:
+            registry.library(ns, "IMPL").impl("f", lambda x: f"p{i}", "CPU", override=True)
+            fb = lambda op, ks, *a: f"fb{i}"
+            registry.library("_", "IMPL").fallback(fb, "Batched", override=True)
+
+        return make_plugin(tensorplug_register_kernels=register_kernels)
+
+    with tp.Library(ns, "DEF") as lib, tp.Library("_", "IMPL") as base_fb:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: "base", "CPU")
+        base_fb.fallback(lambda op, ks, *a: "base fb", "Batched")
+        f = getattr(tp.ops, ns).f
+        for i in range(3):
+            plugins.register(overriding(i), name=f"over{i}")
+        loaded = [0, 1, 2]
+        for i in order:
+            plugins.unregister(f"over{i}")
+            loaded.remove(i)
+            assert f(FakeTensor("CPU")) == (f"p{loaded[-1]}" if loaded else "base")
+            assert f(FakeTensor("CPU", "Batched")) == (f"fb{loaded[-1]}" if loaded else "base fb")
 
 
 @pytest.mark.parametrize(

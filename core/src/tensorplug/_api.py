@@ -36,6 +36,7 @@ from .device import device as _Device
 from .dispatch import local_state
 from .dispatcher import OpOverload
 from .dispatcher import _change_listeners as _dispatcher_change_listeners
+from .dispatcher import _lock as _dispatcher_lock
 from .errors import MissingPluginError
 from .library import Library
 from .ops import OpPacket, ops
@@ -376,9 +377,7 @@ def _backend_select(op: OpOverload) -> Callable[..., Any]:
 # --- public functions and methods -----------------------------------------------------------
 
 # Types that never take part in __tensorplug_function__: checked with one set lookup per arg.
-_PLAIN = frozenset(
-    {Tensor, int, float, bool, complex, str, type(None), _dtypes.dtype, _Device}
-)
+_PLAIN = frozenset({Tensor, int, float, bool, complex, str, type(None), _dtypes.dtype, _Device})
 
 _LISTS = frozenset({list, tuple})
 
@@ -387,6 +386,7 @@ def _plain_subclass(t: type) -> bool:
     """A Tensor subclass that does not take part in __tensorplug_function__ (``nn.Parameter``):
     its calls dispatch exactly like a Tensor's, so their signatures may be cached too."""
     return issubclass(t, Tensor) and not hasattr(t, "__tensorplug_function__")
+
 
 ReturnTypes = type("return_types", (), {})
 return_types = ReturnTypes()
@@ -502,9 +502,11 @@ def _first_call(
             if isinstance(t, type)
         ):
             # cache the bound generated __call__: one lookup less per call. Tracing swaps the
-            # class's __call__, and clears these caches when it does (dispatcher._set_tracing).
-            op._generate()
-            choice[sig] = op.__call__
+            # class's __call__, and clears these caches when it does (dispatcher._set_tracing);
+            # the lock keeps a __call__ read before that from landing after it.
+            with _dispatcher_lock:
+                op._generate()
+                choice[sig] = op.__call__
     return nt(*r) if nt is not None and type(r) is tuple else r
 
 
@@ -670,7 +672,9 @@ def _with_requires_grad(fn: Callable[..., Any]) -> Callable[..., Any]:
     return with_options
 
 
-def _make_method(name: str, es: list[OpEntry], function: Callable[..., Any] | None) -> Callable[..., Any]:
+def _make_method(
+    name: str, es: list[OpEntry], function: Callable[..., Any] | None
+) -> Callable[..., Any]:
     """``Tensor.<name>``: shares the signature cache of ``tensorplug.<name>`` when there is one."""
     target = _target(es)
     nt = _named_tuples[name]
@@ -709,14 +713,24 @@ def _make_method(name: str, es: list[OpEntry], function: Callable[..., Any] | No
 
     first = es[0].op
     assert first is not None
-    at = [a.name for a in first.schema.positional].index("self") if any(
-        a.name == "self" for a in first.schema.positional) else 0
+    at = (
+        [a.name for a in first.schema.positional].index("self")
+        if any(a.name == "self" for a in first.schema.positional)
+        else 0
+    )
     result: Callable[..., Any] = method
     if at > 0:  # x.where(cond, y) is where(cond, x, y): the tensor is the argument named self
 
         def reordered(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-            return _first_call(public or method, target, (*args[:at], self, *args[at:]),
-                               kwargs, (None,), _Choices(), nt)
+            return _first_call(
+                public or method,
+                target,
+                (*args[:at], self, *args[at:]),
+                kwargs,
+                (None,),
+                _Choices(),
+                nt,
+            )
 
         result = reordered
     result.__name__ = name
@@ -753,7 +767,9 @@ def _signature(e: OpEntry) -> inspect.Signature:
     params = []
     for a in e.op.schema.arguments:
         kind = (
-            inspect.Parameter.KEYWORD_ONLY if a.kwarg_only else inspect.Parameter.POSITIONAL_OR_KEYWORD
+            inspect.Parameter.KEYWORD_ONLY
+            if a.kwarg_only
+            else inspect.Parameter.POSITIONAL_OR_KEYWORD
         )
         default = a.default_value if a.has_default else inspect.Parameter.empty
         params.append(inspect.Parameter(a.name, kind, default=default))

@@ -25,7 +25,27 @@ it keeps what it derived (that kernel, wrapped or not) in the op's cache too, un
 negative of the key set it was called with (``op.derived_kernel``): the kernel a key set runs
 is unique, so no two kernels write the same entry, and the dispatcher's emptying of the cache
 drops it with the rest. Plugins read the cache through ``op.kernel_cache`` (docs/plugins.md);
-entries are written only here and in ``_resolve``.
+entries are written only here and in ``_resolve``, under the registry lock (Note [Registration
+is atomic]).
+
+Note [Registration is atomic]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Calls read the dispatch cache without a lock (one dict ``get``, the hot path); everything else
+-- registering or removing a kernel, fallback, operator or key, and filling the cache on a miss
+(``_resolve``) -- holds the one registry lock (``keys.registry_lock``). A registration changes
+its tables and empties the caches it affects before it lets go of the lock, and a cache entry is
+only ever written under the lock, from the tables as they are then. So an entry is either from
+before a registration (and gone by the time it returns) or from after it, and once
+``close()`` returns no call that starts afterwards finds the removed kernel. A thread never sees
+a mix of two states: any miss waits for the registration in progress, and by the time it
+returns every cache it touched is empty. (A call already running a kernel finishes with it.)
+Plugins that keep their own copies of dispatch decisions stay correct the same way: read
+:func:`generation` *before* ``op.kernel_for(ks)``, and drop the copy when the generation read
+later differs (Note [Registry generation]).
+
+Kernels and fallbacks registered for one (op, key) form a stack, as PyTorch's per-key kernel
+lists do: ``override=True`` pushes, and removing any entry -- in whatever order libraries are
+closed -- leaves the latest registration still open on top.
 
 Usage::
 
@@ -93,7 +113,6 @@ class Kernel:
     with_keyset: bool = False
     boxed: bool = False  # fallbacks: fn(op, keyset, *args, **kwargs)
     owner: object = None  # the Library that made it
-    replaced: Kernel | None = None  # what an override=True registration replaced
     removed: bool = False
 
     @property
@@ -109,9 +128,11 @@ class Kernel:
 # name of the registration source for the entry of one runtime key; None = missing
 Entry = tuple[str, "Kernel | None"]
 
-_lock = threading.RLock()
+# Note [Registration is atomic]: every change of the registry, and every cache fill
+_lock = _keys.registry_lock
 _ops: dict[str, OpOverload] = {}  # "ns::op.overload" (or "ns::op" for default) -> op
-_fallbacks: dict[str, Kernel] = {}  # registration key name -> fallback
+_fallbacks: dict[str, Kernel] = {}  # registration key name -> fallback on top of its stack
+_fallback_stacks: dict[str, list[Kernel]] = {}  # registration key name -> every open fallback
 
 
 class OpOverload:
@@ -135,7 +156,8 @@ class OpOverload:
         self.overload_name = schema.overload_name or "default"
         self.qualname = f"{namespace}::{schema.name}"
         self._name = f"{self.qualname}.{self.overload_name}"
-        self._kernels: dict[str, Kernel] = {}
+        self._kernels: dict[str, Kernel] = {}  # registration key -> the kernel on top of its stack
+        self._stacks: dict[str, list[Kernel]] = {}  # registration key -> every open kernel
         self._table: dict[int, Entry] = {}
         self._dirty = True
         self._cache: dict[int, Callable[..., Any]] = {}
@@ -160,12 +182,13 @@ class OpOverload:
         cls.__call__, cls.redispatch = pair  # type: ignore[method-assign]
 
     def _generate(self) -> None:
-        if self._fast is None:
-            if _callgen.usable_names(self._schema):
-                self._fast = _callgen.generate(self, self._cache)  # type: ignore[assignment]
-            else:
-                self._fast = (_generic_call, _generic_redispatch)
-        self._use_fast(not _trace.enabled)
+        with _lock:  # tracing may be switched on meanwhile (_set_tracing)
+            if self._fast is None:
+                if _callgen.usable_names(self._schema):
+                    self._fast = _callgen.generate(self, self._cache)  # type: ignore[assignment]
+                else:
+                    self._fast = (_generic_call, _generic_redispatch)
+            self._use_fast(not _trace.enabled)
 
     # The generated functions replace these on the per-op class.
     def __call__(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
@@ -218,7 +241,15 @@ class OpOverload:
         ks = -int(keyset)
         fn = self._cache.get(ks)
         if fn is None:
-            fn = self._cache[ks] = derive()
+            # derive() runs outside the registry lock (it is plugin code, and may dispatch); its
+            # answer is kept only if no registration happened meanwhile, so no entry derived
+            # from an older table lands after the cache was emptied (Note [Registration is
+            # atomic]); otherwise it serves this call only
+            seen = _generation
+            fn = derive()
+            with _lock:
+                if _generation == seen:
+                    self._cache[ks] = fn
         return fn
 
     def has_kernel(self, key: str) -> bool:
@@ -234,38 +265,44 @@ class OpOverload:
 
     def _add_kernel(self, k: Kernel, override: bool) -> None:
         name = k.key.name
-        old = self._kernels.get(name)
-        if old is not None and not override:
-            raise RegistrationError(
-                f"{self._name}: a kernel for key {name!r} is already registered by "
-                f"{old.registrant} ({old.where}); {k.registrant} tried to register another "
-                f"({k.where}). Pass override=True to replace it, or close the library that "
-                "registered the first one."
-            )
-        others = [c for c in _COMPOSITES if c != name and c in self._kernels]
-        if name in _COMPOSITES and others:
-            other = others[0]
-            raise RegistrationError(
-                f"{self._name}: cannot register a {name} kernel ({k.registrant}) because a "
-                f"{other} kernel is registered by {self._kernels[other].registrant}; an op has "
-                "one composite kernel: CompositeImplicitAutograd (decomposes, differentiable "
-                "through its parts) or CompositeExplicitAutograd (one kernel for all backends; "
-                "CompositeExplicitAutogradNonFunctional when it writes or views), not two."
-            )
-        k.replaced = old
-        self._kernels[name] = k
-        self._recompute()
+        with _lock:
+            old = self._kernels.get(name)
+            if old is not None and not override:
+                raise RegistrationError(
+                    f"{self._name}: a kernel for key {name!r} is already registered by "
+                    f"{old.registrant} ({old.where}); {k.registrant} tried to register another "
+                    f"({k.where}). Pass override=True to replace it, or close the library that "
+                    "registered the first one."
+                )
+            others = [c for c in _COMPOSITES if c != name and c in self._kernels]
+            if name in _COMPOSITES and others:
+                other = others[0]
+                raise RegistrationError(
+                    f"{self._name}: cannot register a {name} kernel ({k.registrant}) because a "
+                    f"{other} kernel is registered by {self._kernels[other].registrant}; an op "
+                    "has one composite kernel: CompositeImplicitAutograd (decomposes, "
+                    "differentiable through its parts) or CompositeExplicitAutograd (one kernel "
+                    "for all backends; CompositeExplicitAutogradNonFunctional when it writes or "
+                    "views), not two."
+                )
+            self._stacks.setdefault(name, []).append(k)
+            self._kernels[name] = k
+            self._recompute()
 
     def _remove_kernel(self, k: Kernel) -> None:
+        """Take ``k`` off its stack, wherever it is: what is then on top is the kernel."""
         name = k.key.name
-        if self._kernels.get(name) is k:
-            prev = k.replaced
-            if prev is not None and not prev.removed:
-                self._kernels[name] = prev
-            else:
-                del self._kernels[name]
-        k.removed = True
-        self._recompute()
+        with _lock:
+            stack = self._stacks.get(name, [])
+            if k in stack:
+                stack.remove(k)
+                if stack:
+                    self._kernels[name] = stack[-1]
+                else:
+                    del self._stacks[name]
+                    del self._kernels[name]
+            k.removed = True
+            self._recompute()
 
     def _recompute(self) -> None:
         """Registrations changed: the table is recomputed before it is next read.
@@ -273,6 +310,7 @@ class OpOverload:
         Registering a plugin's hundred kernels then costs one table computation per operator,
         on first use, instead of one per registration; calls never compute it (the dispatch
         cache is emptied here, and refilled through ``_resolve``, which reads the table).
+        Called with the registry lock held (Note [Registration is atomic]).
         """
         global _generation
         self._dirty = True
@@ -281,15 +319,17 @@ class OpOverload:
 
     @property
     def table(self) -> dict[int, Entry]:
-        if self._dirty:
-            self._compute_table()
-        return self._table
+        with _lock:
+            if self._dirty:
+                self._compute_table()
+            return self._table
 
     @property
     def fallthrough_mask(self) -> int:
-        if self._dirty:
-            self._compute_table()
-        return self._fallthrough_mask
+        with _lock:
+            if self._dirty:
+                self._compute_table()
+            return self._fallthrough_mask
 
     def _compute_table(self) -> None:
         table: dict[int, Entry] = {}
@@ -338,36 +378,43 @@ class OpOverload:
     # --- per call (cold paths of the generated functions) --------------------------------
 
     def _resolve(self, ks: int) -> Callable[..., Any]:
-        """Fill the dispatch cache for ``ks`` (Note [Dispatch cache])."""
-        if self._removed:
-            raise RegistrationError(
-                f"{self._name} was removed (the library that defined it was closed); "
-                "define it again before calling it"
-            )
-        key, kernel = self._select(ks)
-        fn = kernel.fn
-        full = DispatchKeySet(ks)
-        ready: Callable[..., Any]
-        if kernel.boxed:
-            ready = functools.partial(fn, self, full)
-        elif kernel.with_keyset:
-            ready = functools.partial(fn, full)
-        else:
-            ready = fn
-        if (ks & _keys.backend_mask()).bit_count() > 1 and not self.allow_mixed_devices:
-            ready = _same_device_guard(self, ready)
-        self._cache[ks] = ready
-        return ready
+        """Fill the dispatch cache for ``ks`` (Note [Dispatch cache]), under the registry lock
+        so that no entry computed from an older table lands after a registration emptied the
+        cache (Note [Registration is atomic])."""
+        with _lock:
+            ready = self._cache.get(ks)
+            if ready is not None:  # another thread filled it while this one waited
+                return ready
+            if self._removed:
+                raise RegistrationError(
+                    f"{self._name} was removed (the library that defined it was closed); "
+                    "define it again before calling it"
+                )
+            key, kernel = self._select(ks)
+            fn = kernel.fn
+            full = DispatchKeySet(ks)
+            if kernel.boxed:
+                ready = functools.partial(fn, self, full)
+            elif kernel.with_keyset:
+                ready = functools.partial(fn, full)
+            else:
+                ready = fn
+            if (ks & _keys.backend_mask()).bit_count() > 1 and not self.allow_mixed_devices:
+                ready = _same_device_guard(self, ready)
+            self._cache[ks] = ready
+            return ready
 
     def _select(self, ks: int) -> tuple[DispatchKey, Kernel]:
-        live = ks & ~self.fallthrough_mask
-        for key in _keys.priority_order():
-            if live & (1 << key.bit):
-                source, kernel = self.table.get(key.bit, ("missing", None))
-                if kernel is None:
-                    raise self._missing(key)
-                return key, kernel
-        raise self._missing(None)
+        with _lock:
+            live = ks & ~self.fallthrough_mask
+            table = self.table
+            for key in _keys.priority_order():
+                if live & (1 << key.bit):
+                    source, kernel = table.get(key.bit, ("missing", None))
+                    if kernel is None:
+                        raise self._missing(key)
+                    return key, kernel
+            raise self._missing(None)
 
     def _missing(self, key: DispatchKey | None) -> Exception:
         available = sorted(self._kernels, key=_registration_order)
@@ -753,11 +800,16 @@ def generation() -> int:
 
 
 def _changed() -> None:
-    """Operators were defined or removed (or tracing toggled): drop dependent caches."""
+    """Operators were defined or removed (or tracing toggled): drop dependent caches.
+
+    Called with the registry lock held, so that no cache is refilled from the old state after
+    it was dropped (Note [Registration is atomic]).
+    """
     global _generation
-    _generation += 1
-    for listener in _change_listeners:
-        listener()
+    with _lock:
+        _generation += 1
+        for listener in _change_listeners:
+            listener()
 
 
 def _register_op(op: OpOverload) -> None:
@@ -772,37 +824,44 @@ def _remove_op(op: OpOverload) -> None:
     with _lock:
         if _ops.get(op._name) is op:
             del _ops[op._name]
-            ovs = _by_namespace[op.namespace][op.op_name]
+            by_name = _by_namespace[op.namespace]
+            ovs = by_name[op.op_name]
             ovs.remove(op)
-            if not ovs:
-                del _by_namespace[op.namespace][op.op_name]
+            if not ovs:  # nothing is kept for names and namespaces without operators
+                del by_name[op.op_name]
+                if not by_name:
+                    del _by_namespace[op.namespace]
         op._removed = True
         op._cache.clear()
         _changed()
 
 
 def _add_fallback(k: Kernel, override: bool) -> None:
+    name = k.key.name
     with _lock:
-        old = _fallbacks.get(k.key.name)
+        old = _fallbacks.get(name)
         if old is not None and not override:
             raise RegistrationError(
-                f"a fallback for key {k.key.name!r} is already registered by {old.registrant} "
+                f"a fallback for key {name!r} is already registered by {old.registrant} "
                 f"({old.where}); {k.registrant} tried to register another ({k.where}). "
                 "Pass override=True to replace it."
             )
-        k.replaced = old
-        _fallbacks[k.key.name] = k
+        _fallback_stacks.setdefault(name, []).append(k)
+        _fallbacks[name] = k
         _recompute_all()
 
 
 def _remove_fallback(k: Kernel) -> None:
+    """Take ``k`` off its key's stack, wherever it is: what is then on top is the fallback."""
+    name = k.key.name
     with _lock:
-        name = k.key.name
-        if _fallbacks.get(name) is k:
-            prev = k.replaced
-            if prev is not None and not prev.removed:
-                _fallbacks[name] = prev
+        stack = _fallback_stacks.get(name, [])
+        if k in stack:
+            stack.remove(k)
+            if stack:
+                _fallbacks[name] = stack[-1]
             else:
+                del _fallback_stacks[name]
                 del _fallbacks[name]
         k.removed = True
         _recompute_all()
@@ -810,9 +869,9 @@ def _remove_fallback(k: Kernel) -> None:
 
 def _recompute_all() -> None:
     global _fallback_by_bit, _generation
-    _fallback_by_bit = None
-    _generation += 1
     with _lock:
+        _fallback_by_bit = None
+        _generation += 1
         for op in _ops.values():
             op._recompute()
 
@@ -821,7 +880,8 @@ _keys._state.listeners.append(_recompute_all)
 
 
 def all_ops() -> list[OpOverload]:
-    return list(_ops.values())
+    with _lock:
+        return list(_ops.values())
 
 
 def find_op(name: str | OpOverload) -> OpOverload:
@@ -844,7 +904,7 @@ def find_op(name: str | OpOverload) -> OpOverload:
             raise RegistrationError(
                 f"operator names are qualified: 'ns::op.overload', got {name!r}"
             )
-        similar = sorted(n for n in _ops if n.startswith(name.split(".")[0] + "."))
+        similar = sorted(n for n in list(_ops) if n.startswith(name.split(".")[0] + "."))
         hint = f" Known overloads: {', '.join(similar)}." if similar else ""
         raise RegistrationError(
             f"No operator named '{full}' is defined.{hint} Define it with "
@@ -858,7 +918,8 @@ def ops_in(namespace: str, op_name: str | None = None) -> list[OpOverload]:
     by_name = _by_namespace.get(namespace, {})
     if op_name is not None:
         return list(by_name.get(op_name, ()))
-    return [op for ovs in by_name.values() for op in ovs]
+    with _lock:  # a comprehension over a dict another thread may change
+        return [op for ovs in by_name.values() for op in ovs]
 
 
 # namespace -> op name -> overloads, kept beside _ops so tp.ops lookups need no scan
@@ -875,12 +936,14 @@ def dispatch_table(name: str | OpOverload) -> dict[str, str]:
 def registrations(name: str | OpOverload) -> dict[str, str]:
     """Registration key -> who registered its kernel."""
     op = find_op(name)
-    return {key: k.registrant for key, k in op._kernels.items()}
+    with _lock:
+        return {key: k.registrant for key, k in op._kernels.items()}
 
 
 def fallbacks() -> dict[str, str]:
     """Registration key -> who registered the fallback for it."""
-    return {key: k.registrant for key, k in _fallbacks.items()}
+    with _lock:
+        return {key: k.registrant for key, k in _fallbacks.items()}
 
 
 def explain(op: Any, /, *args: Any, run: bool = True, **kwargs: Any) -> str:

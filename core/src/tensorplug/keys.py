@@ -18,7 +18,8 @@ Note [Bits and priority]
 ~~~~~~~~~~~~~~~~~~~~~~~~
 A :class:`DispatchKeySet` is an ``int`` bitmask. A key's bit is assigned when the key is created
 and never changes (a key unregistered and registered again gets its old bit back), so key sets
-stored on existing tensors stay valid when plugins add keys. Priority is kept separately, as an
+stored on existing tensors stay valid when plugins add keys; the bits of an unregistered key go
+to another key only once no live tensor carries them (Note [Bit reuse]). Priority is kept separately, as an
 ordered list recomputed whenever a key is added: the built-in chain
 
     Batched > Autocast<B>... > Tracer > Autograd<B>... > ADInplaceOrView > BackendSelect
@@ -43,6 +44,8 @@ Usage::
 from __future__ import annotations
 
 import enum
+import threading
+import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
@@ -219,6 +222,8 @@ class _KeyState:
         self.bit_of_name: dict[str, int] = {}  # remembered across unregister
         self.next_bit = 0
         self.next_autocast_bit = 0
+        # bits of unregistered keys: reused once no live tensor carries them (Note [Bit reuse])
+        self.free_bits: set[int] = set()
         # Runtime keys (not aliases), highest priority first.
         self.order: list[DispatchKey] = []
         # bit -> mask of the keys with strictly lower priority
@@ -237,25 +242,93 @@ class _KeyState:
 
 _state = _KeyState()
 
+# The one lock of every registry change: keys here, kernels, fallbacks and operators in the
+# dispatcher, which also fills its dispatch caches under it (Note [Registration is atomic] in
+# dispatcher.py). Reentrant: a registration runs listeners that register or recompute.
+registry_lock = threading.RLock()
+
 
 def _add_key(key: DispatchKey) -> DispatchKey:
     _state.by_name[key.name] = key
     return key
 
 
-def _new_bit(name: str, *, autocast: bool = False) -> int:
-    bit = _state.bit_of_name.get(name)
-    if bit is None:
-        if autocast:  # Note [Autocast bits]
-            bit = AUTOCAST_BIT_BASE + _state.next_autocast_bit
-            _state.next_autocast_bit += 1
-        else:
-            bit = _state.next_bit
-            _state.next_bit += 1
-            if bit >= AUTOCAST_BIT_BASE:
-                raise KeyError_(f"too many dispatch keys (at most {AUTOCAST_BIT_BASE})")
+def _new_bits(names: list[tuple[str, bool]]) -> list[int]:
+    """Bits for new keys ``(name, is_autocast)``, all or none (Note [Bit reuse])."""
+    taken = {k.bit for k in _state.by_name.values() if k.bit >= 0}
+    held: list[int] = []  # bits live tensors carry, scanned at most once per call
+    bits: list[int] = []
+    counters = {False: _state.next_bit, True: _state.next_autocast_bit}
+    for name, autocast in names:
+        bit = _state.bit_of_name.get(name)
+        if bit is None or bit in taken:
+            lo = AUTOCAST_BIT_BASE if autocast else 0  # Note [Autocast bits]
+            if counters[autocast] < _BITS_PER_RANGE:
+                bit = lo + counters[autocast]
+                counters[autocast] += 1
+            else:
+                if not held:
+                    held.append(_bits_carried_by_live_tensors())
+                reusable = sorted(
+                    b
+                    for b in _state.free_bits
+                    if lo <= b < lo + _BITS_PER_RANGE and b not in taken and not held[0] >> b & 1
+                )
+                if not reusable:
+                    kept = sum(1 for b in _state.free_bits if lo <= b < lo + _BITS_PER_RANGE)
+                    raise KeyError_(
+                        f"cannot create dispatch key {name!r}: too many dispatch keys (at most "
+                        f"{_BITS_PER_RANGE}{' Autocast keys' if autocast else ''}). "
+                        f"{kept} bits of unregistered keys are still carried by live tensors; "
+                        "delete those tensors, or unregister plugins that add keys."
+                    )
+                bit = reusable[0]
+        taken.add(bit)
+        bits.append(bit)
+    _state.next_bit, _state.next_autocast_bit = counters[False], counters[True]
+    for (name, _), bit in zip(names, bits, strict=True):
+        for other in [n for n, b in _state.bit_of_name.items() if b == bit and n != name]:
+            del _state.bit_of_name[other]  # the bit now belongs to another key
         _state.bit_of_name[name] = bit
-    return bit
+        _state.free_bits.discard(bit)
+    return bits
+
+
+# Note [Bit reuse]
+# ~~~~~~~~~~~~~~~~
+# A key set is a 64-bit mask (plus the Autocast range, Note [Autocast bits]), so bits are
+# finite, and a plugin registered and unregistered in a loop would use them up. The bits of an
+# unregistered key go to ``free_bits``; a new key takes a never-used bit while there are any,
+# then a free bit that no live tensor carries -- found by one scan of the objects the garbage
+# collector tracks (every Tensor, and every object of the tensor protocol, is one), made only
+# when the never-used bits have run out. A tensor that outlived its backend thus never turns
+# into a tensor of another backend. A key registered again under its old name gets its old bit
+# back when that bit is still free: it is the same key. Pickles never hold bits (Tensor's
+# ``__reduce_ex__``), and dispatch caches are emptied whenever keys change.
+
+_BITS_PER_RANGE: Final = 64
+
+
+def _bits_carried_by_live_tensors() -> int:
+    """The union of the key sets of every live object of the tensor protocol."""
+    import gc
+
+    held = 0
+    protocol: dict[type, bool] = {}
+    for o in gc.get_objects():
+        t = type(o)
+        is_tensor = protocol.get(t)
+        if is_tensor is None:
+            is_tensor = protocol[t] = isinstance(getattr(t, "_tp_keyset", None), _SLOT_TYPES)
+        if is_tensor:
+            ks = getattr(o, "_tp_keyset", 0)
+            if type(ks) is int or isinstance(ks, int):
+                held |= ks
+    return held
+
+
+# how the tensor protocol's ``_tp_keyset`` looks on a class: a slot, a property, or an int
+_SLOT_TYPES: Final = (types.MemberDescriptorType, property, int)
 
 
 def get(name: KeyLike) -> DispatchKey:
@@ -339,13 +412,14 @@ def keyset(*keys: KeyLike) -> DispatchKeySet:
 
 def tensor_keyset(backend: KeyLike) -> int:
     """The key set a plain tensor of ``backend`` carries: the backend and its ``Autocast`` key."""
+    cache = _state.tensor_keysets  # replaced, not cleared, when keys change: no stale entry
     if type(backend) is str:
-        ks = _state.tensor_keysets.get(backend)
+        ks = cache.get(backend)
         if ks is not None:
             return ks
     b = get(backend)
     ks = (1 << b.bit) | (1 << per_backend("Autocast", b).bit)
-    _state.tensor_keysets[b.name] = ks
+    cache[b.name] = ks
     return ks
 
 
@@ -366,34 +440,29 @@ def register_backend(
     and ``autocast_dtypes`` declare what ``tp.autocast(device_type)`` uses by default and
     accepts on this backend (Note [Autocast dtypes of a backend]).
     """
-    _check_new_name(name)
-    for fam in PER_BACKEND_FAMILIES:
-        _check_new_name(fam + name)
-    default, supported = _autocast_dtypes(name, autocast_dtype, autocast_dtypes)
-    if device_type in device_types():
-        other = device_types()[device_type]
-        raise KeyError_(
-            f"register_backend({name!r}, {device_type!r}): device type {device_type!r} "
-            f"already belongs to backend {other.name!r} (registered by {other.owner})."
-        )
-    b = _add_key(
-        DispatchKey(name, KeyKind.BACKEND, _new_bit(name), device_type=device_type, owner=owner)
-    )
-    b.autocast_dtype, b.autocast_dtypes = default, supported
-    for fam in PER_BACKEND_FAMILIES:
-        n = fam + name
-        _add_key(
-            DispatchKey(
-                n,
-                KeyKind.PER_BACKEND,
-                _new_bit(n, autocast=fam == "Autocast"),
-                backend=b,
-                family=fam,
-                owner=owner,
+    with registry_lock:
+        _check_new_name(name)
+        for fam in PER_BACKEND_FAMILIES:
+            _check_new_name(fam + name)
+        default, supported = _autocast_dtypes(name, autocast_dtype, autocast_dtypes)
+        if device_type in device_types():
+            other = device_types()[device_type]
+            raise KeyError_(
+                f"register_backend({name!r}, {device_type!r}): device type {device_type!r} "
+                f"already belongs to backend {other.name!r} (registered by {other.owner})."
             )
+        names = [name, *(fam + name for fam in PER_BACKEND_FAMILIES)]
+        bits = _new_bits(
+            [(name, False), *((fam + name, fam == "Autocast") for fam in PER_BACKEND_FAMILIES)]
         )
-    _recompute()
-    return b
+        b = _add_key(
+            DispatchKey(name, KeyKind.BACKEND, bits[0], device_type=device_type, owner=owner)
+        )
+        b.autocast_dtype, b.autocast_dtypes = default, supported
+        for fam, n, bit in zip(PER_BACKEND_FAMILIES, names[1:], bits[1:], strict=True):
+            _add_key(DispatchKey(n, KeyKind.PER_BACKEND, bit, backend=b, family=fam, owner=owner))
+        _recompute()
+        return b
 
 
 # Note [Autocast dtypes of a backend]
@@ -444,49 +513,59 @@ def register_functionality(
     neither, the key goes directly above ``BackendSelect``: it sees a call after autograd
     recorded it and before a backend runs it. Unknown anchors and cycles are errors.
     """
-    _check_new_name(name)
-    bef = _names(before)
-    aft = _names(after)
-    for anchor in (*bef, *aft):
-        get(anchor)  # raises with the list of known keys
-    if not bef and not aft:
-        bef = ("BackendSelect",)
-    key = DispatchKey(name, KeyKind.FUNCTIONALITY, _new_bit(name), owner=owner)
-    _state.by_name[name] = key
-    _state.constraints[name] = (bef, aft)
-    try:
-        _recompute()
-    except KeyError_:
-        del _state.by_name[name]
-        del _state.constraints[name]
-        _recompute()
-        order = " > ".join(k.name for k in _state.order)
-        raise KeyError_(
-            f"cannot place dispatch key {name!r} before {list(bef)} and after {list(aft)}: "
-            f"the constraints form a cycle with the current order {order}"
-        ) from None
-    return key
+    with registry_lock:
+        _check_new_name(name)
+        bef = _names(before)
+        aft = _names(after)
+        for anchor in (*bef, *aft):
+            get(anchor)  # raises with the list of known keys
+        if not bef and not aft:
+            bef = ("BackendSelect",)
+        (bit,) = _new_bits([(name, False)])
+        key = DispatchKey(name, KeyKind.FUNCTIONALITY, bit, owner=owner)
+        _state.by_name[name] = key
+        _state.constraints[name] = (bef, aft)
+        try:
+            _recompute()
+        except KeyError_:
+            del _state.by_name[name]
+            del _state.constraints[name]
+            _state.free_bits.add(bit)
+            _recompute()
+            order = " > ".join(k.name for k in _state.order)
+            raise KeyError_(
+                f"cannot place dispatch key {name!r} before {list(bef)} and after {list(aft)}: "
+                f"the constraints form a cycle with the current order {order}"
+            ) from None
+        return key
 
 
 def unregister(name: KeyLike) -> None:
-    """Remove a key added by a plugin (and, for a backend, its per-backend keys)."""
-    k = get(name)
-    if k.name in _state.builtin_names:
-        raise KeyError_(f"cannot unregister built-in dispatch key {k.name!r}")
-    dependents = [
-        n for n, (bef, aft) in _state.constraints.items() if n != k.name and k.name in bef + aft
-    ]
-    if dependents:
-        raise KeyError_(
-            f"cannot unregister dispatch key {k.name!r}: keys {dependents} are placed relative to it"
-        )
-    names = [k.name]
-    if k.kind is KeyKind.BACKEND:
-        names += [fam + k.name for fam in PER_BACKEND_FAMILIES]
-    for n in names:
-        _state.by_name.pop(n, None)
-        _state.constraints.pop(n, None)
-    _recompute()
+    """Remove a key added by a plugin (and, for a backend, its per-backend keys).
+
+    Its bits are reused only once no live tensor carries them (Note [Bit reuse]).
+    """
+    with registry_lock:
+        k = get(name)
+        if k.name in _state.builtin_names:
+            raise KeyError_(f"cannot unregister built-in dispatch key {k.name!r}")
+        dependents = [
+            n for n, (bef, aft) in _state.constraints.items() if n != k.name and k.name in bef + aft
+        ]
+        if dependents:
+            raise KeyError_(
+                f"cannot unregister dispatch key {k.name!r}: keys {dependents} are placed "
+                "relative to it; unregister them first"
+            )
+        names = [k.name]
+        if k.kind is KeyKind.BACKEND:
+            names += [fam + k.name for fam in PER_BACKEND_FAMILIES]
+        for n in names:
+            gone = _state.by_name.pop(n, None)
+            _state.constraints.pop(n, None)
+            if gone is not None and gone.bit >= 0:
+                _state.free_bits.add(gone.bit)
+        _recompute()
 
 
 def _names(spec: KeyLike | Iterable[KeyLike] | None) -> tuple[str, ...]:
@@ -666,7 +745,8 @@ def initial_not_excluded() -> int:
 
 def _builtin() -> None:
     for name in ("Batched", "Tracer", "ADInplaceOrView", "BackendSelect"):
-        _add_key(DispatchKey(name, KeyKind.FUNCTIONALITY, _new_bit(name)))
+        (bit,) = _new_bits([(name, False)])
+        _add_key(DispatchKey(name, KeyKind.FUNCTIONALITY, bit))
     for alias in (
         "Autograd",
         "Autocast",

@@ -142,18 +142,22 @@ class Library:
                 f"{parsed.namespace!r}; define it in a library of that namespace"
             )
         full = f"{self.ns}::{parsed.full_name}"
-        existing = _dispatcher._ops.get(f"{self.ns}::{parsed.name}.{parsed.overload_name or 'default'}")
-        if existing is not None:
-            raise RegistrationError(
-                f"operator {full} is already defined (by {existing.defined_by}) as "
-                f"'{existing.schema}'"
+        with _dispatcher._lock:  # Note [Registration is atomic]
+            self._check_open()
+            existing = _dispatcher._ops.get(
+                f"{self.ns}::{parsed.name}.{parsed.overload_name or 'default'}"
             )
-        op = OpOverload(parsed, self.ns)
-        op.defined_by = self.owner
-        op.tags = tag_names
-        op.allow_mixed_devices = "mixed_devices" in tag_names
-        _dispatcher._register_op(op)
-        self._ops.append(op)
+            if existing is not None:
+                raise RegistrationError(
+                    f"operator {full} is already defined (by {existing.defined_by}) as "
+                    f"'{existing.schema}'"
+                )
+            op = OpOverload(parsed, self.ns)
+            op.defined_by = self.owner
+            op.tags = tag_names
+            op.allow_mixed_devices = "mixed_devices" in tag_names
+            self._ops.append(op)  # owned before it is visible: close() removes it whatever happens
+            _dispatcher._register_op(op)
         return op
 
     # --- kernels and fallbacks -----------------------------------------------------------
@@ -187,8 +191,10 @@ class Library:
         kern = Kernel(fn, k, self.owner, with_keyset=with_keyset, boxed=boxed, owner=self)
         if lazy:
             kern.fn = _lazy_kernel(op, kern, fn)
-        op._add_kernel(kern, override)
-        self._kernels.append((op, kern))
+        with _dispatcher._lock:
+            self._check_open()
+            op._add_kernel(kern, override)
+            self._kernels.append((op, kern))
 
     def fallback(self, fn: Callable[..., Any], key: str = "", *, override: bool = False) -> None:
         """Register a boxed fallback ``fn(op, keyset, *args, **kwargs)`` for every operator."""
@@ -201,8 +207,10 @@ class Library:
             )
         k = _keys.get(key or self.dispatch_key)
         kern = Kernel(fn, k, self.owner, boxed=True, owner=self)
-        _dispatcher._add_fallback(kern, override)
-        self._fallbacks.append(kern)
+        with _dispatcher._lock:
+            self._check_open()
+            _dispatcher._add_fallback(kern, override)
+            self._fallbacks.append(kern)
 
     def _find(self, name: str | OpOverload) -> OpOverload:
         if isinstance(name, OpOverload):
@@ -226,22 +234,29 @@ class Library:
     # --- lifetime ------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Remove every registration this library made. Closing twice is harmless."""
-        if self._closed:
-            return
-        self._closed = True
-        for op, kern in reversed(self._kernels):
-            op._remove_kernel(kern)
-        for fb in reversed(self._fallbacks):
-            _dispatcher._remove_fallback(fb)
-        for op in reversed(self._ops):
-            _dispatcher._remove_op(op)
-        self._kernels.clear()
-        self._fallbacks.clear()
-        self._ops.clear()
-        if _def_libraries.get(self.ns) is self:
-            del _def_libraries[self.ns]
-        _dispatcher._changed()
+        """Remove every registration this library made. Closing twice is harmless.
+
+        Atomic for other threads: a call sees every registration of the library or none, and
+        no call that starts after ``close()`` returns runs one of its kernels (Note
+        [Registration is atomic] in dispatcher.py). Each kernel and fallback comes off its
+        (op, key) stack, restoring whatever registration is then on top, in any close order.
+        """
+        with _dispatcher._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for op, kern in reversed(self._kernels):
+                op._remove_kernel(kern)
+            for fb in reversed(self._fallbacks):
+                _dispatcher._remove_fallback(fb)
+            for op in reversed(self._ops):
+                _dispatcher._remove_op(op)
+            self._kernels.clear()
+            self._fallbacks.clear()
+            self._ops.clear()
+            if _def_libraries.get(self.ns) is self:
+                del _def_libraries[self.ns]
+            _dispatcher._changed()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -278,10 +293,13 @@ def _lazy_kernel(
 
     def first_call(*args: Any, **kwargs: Any) -> Any:
         if not built:
-            built.append(build())
-            if kern.fn is first_call:
-                kern.fn = built[0]
-                op._cache.clear()
+            real = build()  # outside the lock: building may dispatch
+            with _dispatcher._lock:  # Note [Registration is atomic]
+                if not built:
+                    built.append(real)
+                if kern.fn is first_call:
+                    kern.fn = built[0]
+                    op._cache.clear()
         return built[0](*args, **kwargs)
 
     first_call.__qualname__ = getattr(build, "__qualname__", "lazy_kernel")
@@ -352,17 +370,28 @@ def define(qualname_or_schema: str, schema: str | None = None, *, lib: Library |
     """Define an operator: ``define("ns::op(Tensor x) -> Tensor")`` or ``define("ns::op", "(Tensor x) -> Tensor")``."""
     text = qualname_or_schema if schema is None else qualname_or_schema + schema
     if "::" not in text.split("(")[0]:
-        raise RegistrationError(f"tensorplug.library.define needs a qualified name 'ns::op', got {text!r}")
+        raise RegistrationError(
+            f"tensorplug.library.define needs a qualified name 'ns::op', got {text!r}"
+        )
     ns, rest = text.split("::", 1)
     target = lib if lib is not None else _global_library(ns, "FRAGMENT")
     return target.define(rest, tags=tags)
 
 
-def impl(qualname: str, key: str, fn: Callable[..., Any] | None = None, *,
-         lib: Library | None = None, with_keyset: bool = False, override: bool = False) -> Any:
+def impl(
+    qualname: str,
+    key: str,
+    fn: Callable[..., Any] | None = None,
+    *,
+    lib: Library | None = None,
+    with_keyset: bool = False,
+    override: bool = False,
+) -> Any:
     """Register a kernel; usable as a decorator: ``@tp.library.impl("ns::op", "CPU")``."""
     if "::" not in qualname:
-        raise RegistrationError(f"tensorplug.library.impl needs a qualified name 'ns::op', got {qualname!r}")
+        raise RegistrationError(
+            f"tensorplug.library.impl needs a qualified name 'ns::op', got {qualname!r}"
+        )
     ns = qualname.split("::", 1)[0]
 
     def register(f: F) -> F:

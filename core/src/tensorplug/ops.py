@@ -6,11 +6,16 @@ parser). ``tp.ops.myops.myadd.default`` and ``tp.ops.myops.myadd.Tensor`` are si
 :class:`~tensorplug.dispatcher.OpOverload` objects.
 
 Lookups are live: a namespace or packet reflects the operators defined right now, so closing a
-library removes its operators from here too.
+library removes its operators from here too. Every cache here (attributes, overload choices) is
+filled under the registry lock and emptied by every definition or removal, so no thread caches
+an operator another thread just removed (Note [Registration is atomic] in dispatcher.py); and
+nothing is kept for namespaces whose operators are gone, so defining and closing libraries of
+ever new namespaces leaves nothing behind.
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from . import dispatcher as _dispatcher
@@ -41,8 +46,9 @@ class OpPacket:
             raise AttributeError(overload)
         name = f"{self.qualname}.{overload}"
         try:
-            op = _dispatcher.find_op(name)
-            self.__dict__[overload] = op  # until operators change (_forget_choices)
+            with _dispatcher._lock:
+                op = _dispatcher.find_op(name)
+                self.__dict__[overload] = op  # until operators change (_forget_choices)
             return op
         except RegistrationError:
             raise AttributeError(
@@ -65,23 +71,31 @@ class OpPacket:
         sig = (*map(type, args), *kwargs, *map(type, kwargs.values()))
         return self._choice.get(sig) or self._choose(args, kwargs, sig)
 
-    def _choose(self, args: tuple[Any, ...], kwargs: dict[str, Any], sig: tuple[Any, ...]) -> OpOverload:
+    def _choose(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], sig: tuple[Any, ...]
+    ) -> OpOverload:
         """Note [Packet cache]: the first overload whose schema binds the arguments.
 
         Types decide the choice, except for the contents of lists (``Tensor[]`` vs ``int[]``):
         a signature with a list or tuple in it is resolved every time and never cached. The
         caches are emptied whenever operators are defined or removed.
         """
-        ovs = list(self._packet_overloads())
-        if not ovs:
-            raise RegistrationError(f"operator '{self.qualname}' is not defined (any more)")
-        cacheable = list not in sig and tuple not in sig
-        for op in ovs:
-            if len(ovs) == 1 or op.schema.try_bind(args, kwargs) is not None:
-                if cacheable:
-                    self._choice[sig] = op
-                return op
-        got = ", ".join([*(type(a).__name__ for a in args), *(f"{k}={type(v).__name__}" for k, v in kwargs.items())])
+        with _dispatcher._lock:  # the overloads and the cache, from one state of the registry
+            ovs = list(self._packet_overloads())
+            if not ovs:
+                raise RegistrationError(f"operator '{self.qualname}' is not defined (any more)")
+            cacheable = list not in sig and tuple not in sig
+            for op in ovs:
+                if len(ovs) == 1 or op.schema.try_bind(args, kwargs) is not None:
+                    if cacheable:
+                        self._choice[sig] = op
+                    return op
+        got = ", ".join(
+            [
+                *(type(a).__name__ for a in args),
+                *(f"{k}={type(v).__name__}" for k, v in kwargs.items()),
+            ]
+        )
         expected = "\n".join(f" * {op.schema}" for op in ovs)
         raise TypeError(
             f"{self.qualname}() received an invalid combination of arguments - got ({got}), "
@@ -101,9 +115,10 @@ class OpNamespace:
     def __getattr__(self, op_name: str) -> OpPacket:
         if op_name.startswith("__"):
             raise AttributeError(op_name)
-        if _dispatcher.ops_in(self._name, op_name):
-            p = self.__dict__[op_name] = _packet(self._name, op_name)
-            return p
+        with _dispatcher._lock:
+            if _dispatcher.ops_in(self._name, op_name):
+                p = self.__dict__[op_name] = _packet(self._name, op_name)
+                return p
         raise AttributeError(
             f"no operator '{self._name}::{op_name}' is defined. Define it with "
             f"tp.Library('{self._name}', 'DEF').define('{op_name}(...) -> ...')"
@@ -116,42 +131,49 @@ class OpNamespace:
         return f"<OpNamespace {self._name}>"
 
 
-_packets: dict[tuple[str, str], OpPacket] = {}
+# Packets and namespaces that something still holds (a namespace's attribute cache, a user's
+# variable), so that _forget_choices reaches each one; the rest are freed.
+_packets: weakref.WeakValueDictionary[tuple[str, str], OpPacket] = weakref.WeakValueDictionary()
+_namespaces: weakref.WeakValueDictionary[str, OpNamespace] = weakref.WeakValueDictionary()
 
 
 def _forget_choices() -> None:
-    """Operators were defined or removed: drop every cached choice and attribute."""
-    for p in _packets.values():
+    """Operators were defined or removed: drop every cached choice and attribute, and the
+    namespaces that have no operators any more. Runs under the registry lock."""
+    for p in list(_packets.values()):
         p._choice.clear()
         for k in [k for k in p.__dict__ if not k.startswith("_") and k != "qualname"]:
             del p.__dict__[k]
-    for space in _namespaces.values():
+    for space in list(_namespaces.values()):
         for k in [k for k in space.__dict__ if not k.startswith("_")]:
             del space.__dict__[k]
+    live = _dispatcher._by_namespace
+    for ns in [ns for ns in ops.__dict__ if ns not in live]:
+        del ops.__dict__[ns]
 
 
 _dispatcher._change_listeners.append(_forget_choices)
 
 
 def _packet(ns: str, name: str) -> OpPacket:
-    p = _packets.get((ns, name))
-    if p is None:
-        p = _packets[(ns, name)] = OpPacket(ns, name)
-    return p
-
-
-_namespaces: dict[str, OpNamespace] = {}
+    with _dispatcher._lock:
+        p = _packets.get((ns, name))
+        if p is None:
+            p = _packets[(ns, name)] = OpPacket(ns, name)
+        return p
 
 
 class _Ops:
     def __getattr__(self, ns: str) -> OpNamespace:
         if ns.startswith("__"):
             raise AttributeError(ns)
-        space = _namespaces.get(ns)
-        if space is None:
-            space = _namespaces[ns] = OpNamespace(ns)
-        self.__dict__[ns] = space  # namespaces are never removed; their contents are live
-        return space
+        with _dispatcher._lock:
+            space = _namespaces.get(ns)
+            if space is None:
+                space = _namespaces[ns] = OpNamespace(ns)
+            if ns in _dispatcher._by_namespace:  # until its last operator is removed
+                self.__dict__[ns] = space
+            return space
 
     def __dir__(self) -> list[str]:
         return sorted({op.namespace for op in _dispatcher.all_ops()})

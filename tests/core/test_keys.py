@@ -7,6 +7,7 @@ import re
 import pytest
 
 import tensorplug as tp
+from fakes import FakeTensor
 from tensorplug import keys
 from tensorplug.keys import DispatchKeySet, KeyKind
 
@@ -49,7 +50,12 @@ def test_kinds_and_aliases():
     assert set(builtin(keys.expand("Autograd"))) == {"AutogradCPU", "AutogradCUDA", "AutogradMeta"}
     assert set(builtin(keys.expand("CompositeExplicitAutograd"))) == {"CPU", "CUDA", "Meta"}
     assert set(builtin(keys.expand("CompositeImplicitAutograd"))) == {
-        "CPU", "CUDA", "Meta", "AutogradCPU", "AutogradCUDA", "AutogradMeta"
+        "CPU",
+        "CUDA",
+        "Meta",
+        "AutogradCPU",
+        "AutogradCUDA",
+        "AutogradMeta",
     }
     assert all(k.kind is KeyKind.BACKEND for k in keys.expand("CompositeExplicitAutograd"))
 
@@ -135,14 +141,59 @@ def test_bits_are_stable_across_unregister():
         keys.unregister("OtherKey")
 
 
+def test_bits_of_unregistered_keys_are_reused_so_cycles_never_run_out():
+    """A backend costs two bits and an Autocast bit; 200 cycles would need 600 (Note [Bit
+    reuse]): each cycle's bits come back once no live tensor carries them."""
+    for i in range(200):
+        b = keys.register_backend(f"Cycle{i}", f"cycle{i}", owner="tests")
+        assert b.bit < keys.AUTOCAST_BIT_BASE
+        assert keys.per_backend("Autocast", b).bit < 2 * keys.AUTOCAST_BIT_BASE
+        keys.unregister(b)
+
+
+def test_a_bit_a_live_tensor_carries_is_not_reused():
+    held = keys.register_backend("HeldBits", "heldbits", owner="tests")
+    carried = {held.bit, keys.per_backend("Autograd", held).bit}
+    bits = {*carried, keys.per_backend("Autocast", held).bit}
+    t = FakeTensor("HeldBits", "AutogradHeldBits")
+    keys.unregister(held)
+
+    def cycle(name: str) -> set[int]:
+        b = keys.register_backend(name, name.lower(), owner="tests")
+        got = {b.bit, *(keys.per_backend(f, b).bit for f in ("Autograd", "Autocast"))}
+        keys.unregister(b)
+        return got
+
+    # enough cycles to use up the never-used bits and reuse freed ones several times over
+    for i in range(100):
+        assert not cycle(f"Other{i}") & carried
+    del t
+    assert any(cycle(f"Later{i}") & bits for i in range(100))
+
+
+def test_running_out_of_bits_names_the_cause():
+    made = []
+    try:
+        with pytest.raises(keys.DispatchKeyError, match=r"all 64 dispatch key bits are in use"):
+            for i in range(100):
+                made.append(keys.register_functionality(f"Filler{i}", owner="tests"))
+    finally:
+        for k in made:
+            keys.unregister(k)
+
+
 def test_functionality_placement_before_after_and_default():
     a = keys.register_functionality("AboveTracer", before="Tracer", owner="tests")
-    b = keys.register_functionality("BelowAutograd", after="Autograd", before="ADInplaceOrView", owner="tests")
+    b = keys.register_functionality(
+        "BelowAutograd", after="Autograd", before="ADInplaceOrView", owner="tests"
+    )
     c = keys.register_functionality("NoConstraint", owner="tests")
     try:
         order = names(keys.priority_order())
         assert order.index("AboveTracer") == order.index("Tracer") - 1
-        assert all(order.index(x) < order.index("BelowAutograd") for x in keys.expand("Autograd").names())
+        assert all(
+            order.index(x) < order.index("BelowAutograd") for x in keys.expand("Autograd").names()
+        )
         assert order.index("BelowAutograd") < order.index("ADInplaceOrView")
         assert order.index("NoConstraint") == order.index("BackendSelect") - 1
         assert (a.kind, b.kind, c.kind) == (KeyKind.FUNCTIONALITY,) * 3

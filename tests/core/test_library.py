@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
+import sys
 
 import pytest
 
@@ -207,3 +209,36 @@ def test_second_kernel_without_override_names_both(ns):
         ):
             other.impl("f", lambda x: 2, "CPU")
         assert getattr(tp.ops, ns).f(FakeTensor("CPU")) == 1
+
+
+def test_libraries_of_ever_new_namespaces_leave_nothing_behind(ns):
+    """Defining and closing a library per namespace keeps every table and the heap flat
+    (bench/registration.py times 10,000 such cycles)."""
+    ops_module = sys.modules["tensorplug.ops"]
+    x = FakeTensor("CPU")
+
+    def cycle(i: int) -> None:
+        with tp.Library(f"{ns}_{i}", "DEF") as lib:
+            lib.define("g(Tensor x) -> Tensor")
+            lib.impl("g", lambda x: 1, "CPU")
+            assert getattr(tp.ops, f"{ns}_{i}").g(x) == 1
+
+    def sizes() -> dict[str, int]:
+        gc.collect()
+        return {
+            "operators": len(tp.dispatcher.all_ops()),
+            "namespaces": len(tp.dispatcher._by_namespace),
+            "packets": len(ops_module._packets),
+            "tp.ops namespaces": len(list(ops_module._namespaces.keys())),
+            "tp.ops attributes": len(vars(tp.ops)),
+            "DEF libraries": len(tp.library._def_libraries),
+            "objects": len(gc.get_objects()) // 100,  # to the hundred: a few come and go
+        }
+
+    cycle(0)
+    before = sizes()
+    for i in range(1, 1000):
+        cycle(i)
+    after = sizes()
+    assert abs(after.pop("objects") - before.pop("objects")) <= 1
+    assert after == before

@@ -240,6 +240,20 @@ def test_default_name_is_the_object_name(clean):
     assert tp.named_by_default == 1
 
 
+def test_backend_plugins_register_and_unregister_without_limit(clean):
+    """Every cycle frees the bits of its keys; they are reused (Note [Bit reuse])."""
+    for i in range(100):
+        name = f"Cycling{i}"
+        plug = make_plugin(
+            tensorplug_add_keys=lambda keys, n=name: keys.register_backend(n, n.lower())
+        )
+        info = plugins.register(plug, name="cycling")
+        assert info.keys == (name,)
+        t = FakeTensor(name)  # a tensor of the backend, gone before the plugin is
+        del t
+        plugins.unregister("cycling")
+
+
 @pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
 def test_plugins_overriding_one_kernel_unregistered_in_any_order(clean, ns, order):
     """Kernels and fallbacks of plugins form a stack per (op, key), as libraries' do."""

@@ -36,7 +36,7 @@ from . import dispatcher as _dispatcher
 from . import keys as _keys
 from . import plugins as _plugins
 from .errors import DispatchError, MissingPluginError, RegistrationError
-from .keys import KeyError_
+from .keys import DispatchKeyError
 
 __all__ = ["main"]
 
@@ -123,7 +123,7 @@ def cmd_keys(args: argparse.Namespace, out: TextIO) -> int:
 def _key(name: str) -> _keys.DispatchKey:
     try:
         return _keys.get(name)
-    except KeyError_ as e:
+    except DispatchKeyError as e:
         raise CliError(str(e)) from None
 
 
@@ -582,7 +582,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     fn: Callable[[argparse.Namespace, TextIO], int] = args.fn
     try:
         return fn(args, sys.stdout)
-    except (CliError, RegistrationError, KeyError_, MissingPluginError, DispatchError) as e:
+    except (CliError, RegistrationError, DispatchKeyError, MissingPluginError, DispatchError) as e:
         print(f"tensorplug {args.command}: error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `tensorplug ops | head`: stop quietly, as other tools do

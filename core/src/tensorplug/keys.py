@@ -53,6 +53,7 @@ from . import dtypes as _dtypes
 
 __all__ = [
     "DispatchKey",
+    "DispatchKeyError",
     "DispatchKeySet",
     "KeyError_",
     "KeyKind",
@@ -84,8 +85,11 @@ class KeyKind(enum.Enum):
     ALIAS = "alias"
 
 
-class KeyError_(LookupError):  # noqa: N801 - `KeyError` is a builtin we must not shadow
+class DispatchKeyError(LookupError):
     """An unknown key name, or a key registration that cannot be honoured."""
+
+
+KeyError_ = DispatchKeyError  # its former name, kept for existing ``except`` clauses
 
 
 # Families of per-backend functionality keys, in the order they are created for a backend.
@@ -202,7 +206,7 @@ class DispatchKeySet(int):
         k = _state.by_name.get(key) if isinstance(key, str) else key
         if k is None or k.bit < 0:
             k = _resolve(key)
-            raise KeyError_(f"below() needs a runtime key, not the alias key {k.name!r}")
+            raise DispatchKeyError(f"below() needs a runtime key, not the alias key {k.name!r}")
         return int.__new__(DispatchKeySet, int(self) & _state.below_mask[k.bit])
 
     def names(self) -> list[str]:
@@ -223,7 +227,9 @@ class _KeyState:
         self.next_bit = 0
         self.next_autocast_bit = 0
         # bits of unregistered keys: reused once no live tensor carries them (Note [Bit reuse])
-        self.free_bits: set[int] = set()
+        # (dicts as ordered sets: the bit freed longest ago is given out first)
+        self.free_bits: dict[int, None] = {}
+        self.safe_bits: dict[int, None] = {}  # free bits a scan found on no live tensor
         # Runtime keys (not aliases), highest priority first.
         self.order: list[DispatchKey] = []
         # bit -> mask of the keys with strictly lower priority
@@ -256,7 +262,6 @@ def _add_key(key: DispatchKey) -> DispatchKey:
 def _new_bits(names: list[tuple[str, bool]]) -> list[int]:
     """Bits for new keys ``(name, is_autocast)``, all or none (Note [Bit reuse])."""
     taken = {k.bit for k in _state.by_name.values() if k.bit >= 0}
-    held: list[int] = []  # bits live tensors carry, scanned at most once per call
     bits: list[int] = []
     counters = {False: _state.next_bit, True: _state.next_autocast_bit}
     for name, autocast in names:
@@ -267,22 +272,7 @@ def _new_bits(names: list[tuple[str, bool]]) -> list[int]:
                 bit = lo + counters[autocast]
                 counters[autocast] += 1
             else:
-                if not held:
-                    held.append(_bits_carried_by_live_tensors())
-                reusable = sorted(
-                    b
-                    for b in _state.free_bits
-                    if lo <= b < lo + _BITS_PER_RANGE and b not in taken and not held[0] >> b & 1
-                )
-                if not reusable:
-                    kept = sum(1 for b in _state.free_bits if lo <= b < lo + _BITS_PER_RANGE)
-                    raise KeyError_(
-                        f"cannot create dispatch key {name!r}: too many dispatch keys (at most "
-                        f"{_BITS_PER_RANGE}{' Autocast keys' if autocast else ''}). "
-                        f"{kept} bits of unregistered keys are still carried by live tensors; "
-                        "delete those tensors, or unregister plugins that add keys."
-                    )
-                bit = reusable[0]
+                bit = _reusable_bit(name, range(lo, lo + _BITS_PER_RANGE), taken)
         taken.add(bit)
         bits.append(bit)
     _state.next_bit, _state.next_autocast_bit = counters[False], counters[True]
@@ -290,21 +280,45 @@ def _new_bits(names: list[tuple[str, bool]]) -> list[int]:
         for other in [n for n, b in _state.bit_of_name.items() if b == bit and n != name]:
             del _state.bit_of_name[other]  # the bit now belongs to another key
         _state.bit_of_name[name] = bit
-        _state.free_bits.discard(bit)
+        _state.free_bits.pop(bit, None)
+        _state.safe_bits.pop(bit, None)
     return bits
+
+
+def _reusable_bit(name: str, span: range, taken: set[int]) -> int:
+    """A bit of ``span`` that an unregistered key left and no live tensor carries: the one
+    freed longest ago, so that a key registered again soon under its old name finds its bit."""
+    safe = [b for b in _state.safe_bits if b in span and b not in taken]
+    if not safe:
+        held = _bits_carried_by_live_tensors()
+        for b in [b for b in _state.free_bits if b in span and not held >> b & 1]:
+            del _state.free_bits[b]
+            _state.safe_bits[b] = None
+        safe = [b for b in _state.safe_bits if b in span and b not in taken]
+    if not safe:
+        kept = sum(1 for b in _state.free_bits if b in span)
+        raise DispatchKeyError(
+            f"cannot create dispatch key {name!r}: all {len(span)} dispatch key bits"
+            f"{' of Autocast keys' if span.start else ''} are in use, by registered keys or "
+            f"({kept} of them) by live tensors of keys since unregistered. Unregister plugins "
+            "that add keys, or delete the tensors of unregistered backends."
+        )
+    return safe[0]
 
 
 # Note [Bit reuse]
 # ~~~~~~~~~~~~~~~~
 # A key set is a 64-bit mask (plus the Autocast range, Note [Autocast bits]), so bits are
 # finite, and a plugin registered and unregistered in a loop would use them up. The bits of an
-# unregistered key go to ``free_bits``; a new key takes a never-used bit while there are any,
-# then a free bit that no live tensor carries -- found by one scan of the objects the garbage
-# collector tracks (every Tensor, and every object of the tensor protocol, is one), made only
-# when the never-used bits have run out. A tensor that outlived its backend thus never turns
-# into a tensor of another backend. A key registered again under its old name gets its old bit
-# back when that bit is still free: it is the same key. Pickles never hold bits (Tensor's
-# ``__reduce_ex__``), and dispatch caches are emptied whenever keys change.
+# unregistered key go to ``free_bits``. A new key takes a never-used bit while there are any,
+# then a bit known to be safe: one of ``free_bits`` that no live tensor carries, found by one
+# scan of the objects the garbage collector tracks (every Tensor, and every object of the
+# tensor protocol, is one). A bit found free stays safe until it is given out again (only a
+# tensor that carries a bit can pass it on), so there is one scan per ~25 cycles of a backend
+# plugin, not one per key. A tensor that outlived its backend thus never turns into a tensor
+# of another backend. A key registered again under its old name gets its old bit back when no
+# other key took it: it is the same key. Pickles never hold bits (Tensor's ``__reduce_ex__``),
+# and dispatch caches are emptied whenever keys change.
 
 _BITS_PER_RANGE: Final = 64
 
@@ -339,7 +353,7 @@ def get(name: KeyLike) -> DispatchKey:
         return _state.by_name[name]
     except (KeyError, TypeError):
         known = ", ".join(sorted(_state.by_name))
-        raise KeyError_(
+        raise DispatchKeyError(
             f"Unknown dispatch key {name!r}. Known keys: {known}. "
             "A plugin may add it: see `tensorplug plugins` for what is installed."
         ) from None
@@ -447,7 +461,7 @@ def register_backend(
         default, supported = _autocast_dtypes(name, autocast_dtype, autocast_dtypes)
         if device_type in device_types():
             other = device_types()[device_type]
-            raise KeyError_(
+            raise DispatchKeyError(
                 f"register_backend({name!r}, {device_type!r}): device type {device_type!r} "
                 f"already belongs to backend {other.name!r} (registered by {other.owner})."
             )
@@ -527,13 +541,13 @@ def register_functionality(
         _state.constraints[name] = (bef, aft)
         try:
             _recompute()
-        except KeyError_:
+        except DispatchKeyError:
             del _state.by_name[name]
             del _state.constraints[name]
-            _state.free_bits.add(bit)
+            _state.free_bits[bit] = None
             _recompute()
             order = " > ".join(k.name for k in _state.order)
-            raise KeyError_(
+            raise DispatchKeyError(
                 f"cannot place dispatch key {name!r} before {list(bef)} and after {list(aft)}: "
                 f"the constraints form a cycle with the current order {order}"
             ) from None
@@ -548,12 +562,12 @@ def unregister(name: KeyLike) -> None:
     with registry_lock:
         k = get(name)
         if k.name in _state.builtin_names:
-            raise KeyError_(f"cannot unregister built-in dispatch key {k.name!r}")
+            raise DispatchKeyError(f"cannot unregister built-in dispatch key {k.name!r}")
         dependents = [
             n for n, (bef, aft) in _state.constraints.items() if n != k.name and k.name in bef + aft
         ]
         if dependents:
-            raise KeyError_(
+            raise DispatchKeyError(
                 f"cannot unregister dispatch key {k.name!r}: keys {dependents} are placed "
                 "relative to it; unregister them first"
             )
@@ -564,7 +578,7 @@ def unregister(name: KeyLike) -> None:
             gone = _state.by_name.pop(n, None)
             _state.constraints.pop(n, None)
             if gone is not None and gone.bit >= 0:
-                _state.free_bits.add(gone.bit)
+                _state.free_bits[gone.bit] = None
         _recompute()
 
 
@@ -578,10 +592,10 @@ def _names(spec: KeyLike | Iterable[KeyLike] | None) -> tuple[str, ...]:
 
 def _check_new_name(name: str) -> None:
     if not name.isidentifier():
-        raise KeyError_(f"dispatch key names must be identifiers, got {name!r}")
+        raise DispatchKeyError(f"dispatch key names must be identifiers, got {name!r}")
     if name in _state.by_name:
         k = _state.by_name[name]
-        raise KeyError_(f"dispatch key {name!r} already exists (registered by {k.owner})")
+        raise DispatchKeyError(f"dispatch key {name!r} already exists (registered by {k.owner})")
 
 
 # --- the priority order ---------------------------------------------------------------------
@@ -663,7 +677,7 @@ def _recompute() -> None:
             del pending[name]
             progressed = True
         if not progressed:  # anchors that are themselves constrained in a cycle
-            raise KeyError_(f"dispatch key constraints form a cycle among {sorted(pending)}")
+            raise DispatchKeyError(f"dispatch key constraints form a cycle among {sorted(pending)}")
 
     order = _toposort(runtime, edges, rank)
     _state.order = order
@@ -721,7 +735,7 @@ def _toposort(
                 ready.append(b)
     if len(out) != len(runtime):
         stuck = sorted(n for n, d in indeg.items() if d > 0)
-        raise KeyError_(f"dispatch key constraints form a cycle among {stuck}")
+        raise DispatchKeyError(f"dispatch key constraints form a cycle among {stuck}")
     return out
 
 

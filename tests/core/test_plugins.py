@@ -320,6 +320,57 @@ def test_failing_plugin_is_rolled_back_and_others_keep_working(clean, phase, exc
     assert plugins.register(ProbePlugin(), name="probe").status == "loaded"
 
 
+class Interrupted(ProbePlugin):
+    """Registers everything ProbePlugin does, then ``raise_`` raises, the way a user's Ctrl-C
+    or a plugin's ``sys.exit()`` would arrive; it also overrides a kernel others use."""
+
+    def __init__(self, ns: str, error: BaseException) -> None:
+        super().__init__()
+        self.ns = ns
+        self.error = error
+
+    @hookimpl
+    def tensorplug_register_kernels(self, registry: Any) -> None:
+        super().tensorplug_register_kernels(registry)
+        registry.library(self.ns, "IMPL").impl("f", lambda x: "hijacked", "CPU", override=True)
+        raise self.error
+
+
+def test_keyboard_interrupt_in_a_hook_rolls_back_then_goes_on(clean, ns):
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: "own", "CPU")
+        with_f = snapshot()
+        with pytest.raises(KeyboardInterrupt):
+            plugins.register(Interrupted(ns, KeyboardInterrupt()), name="probe")
+        after = snapshot()
+        (failed,) = [i for i in after.pop("plugins") if i.name == "probe"]
+        assert failed.status == "failed" and failed.error == "KeyboardInterrupt"
+        assert after == {k: v for k, v in with_f.items() if k != "plugins"}
+        assert getattr(tp.ops, ns).f(FakeTensor("CPU")) == "own"
+        assert "probe" not in plugins.loaded_names()
+        plugins.unregister("probe")
+
+
+def test_system_exit_in_a_hook_is_that_plugins_failure(clean, ns):
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: "own", "CPU")
+        with_f = snapshot()
+        with pytest.raises(PluginError) as ei:
+            plugins.register(Interrupted(ns, SystemExit(2)), name="probe")
+        assert str(ei.value) == (
+            "tensorplug plugin 'probe' (in-process plugin) failed to load in "
+            "tensorplug_register_kernels: SystemExit: the plugin called sys.exit(2). "
+            "Everything it registered was rolled back."
+        )
+        after = snapshot()
+        after.pop("plugins")
+        assert after == {k: v for k, v in with_f.items() if k != "plugins"}
+        assert getattr(tp.ops, ns).f(FakeTensor("CPU")) == "own"
+        plugins.unregister("probe")
+
+
 def test_name_conflict_between_plugins_names_both(clean):
     plugins.register(make_plugin(tensorplug_add_names=lambda: {"shared": 1}), name="first")
     with pytest.raises(PluginError) as ei:
@@ -414,8 +465,8 @@ def test_dispatch_error_remedy_uses_loaded_names(clean, ns):
         op = getattr(tp.ops, ns).f
         with pytest.raises(
             tp.DispatchError,
-            match="served by the tensorplug-batched plugin, "
-            "which is not loaded: `pip install tensorplug-batched`",
+            match=r"served by the tensorplug-batched plugin, "
+            r"which is not installed \(or not loaded\): pip install tensorplug-batched\.$",
         ):
             op(FakeTensor("Batched", "CPU"))
         plugins.register(make_plugin(), name="batched")
@@ -700,8 +751,7 @@ def test_entry_points_without_hooks_are_reported(tmp_path):
 
 
 def test_entry_points_one_plugin_from_two_distributions(tmp_path):
-    """The first distribution on sys.path wins, as importlib.metadata orders them; both are
-    named in the warning."""
+    """The distribution in the earlier sys.path directory wins; both are named."""
     first, second = tmp_path / "first", tmp_path / "second"
     for site, dist in ((first, "fixture-dup-one"), (second, "fixture-dup-two")):
         site.mkdir()
@@ -710,12 +760,85 @@ def test_entry_points_one_plugin_from_two_distributions(tmp_path):
         write_dist_info(site, dist, "1.0", {"fixture_dup": module})
     out = run_probe(first, second)
     assert out["warnings"] == [
-        "two distributions provide the tensorplug plugin 'fixture_dup': fixture-dup-one "
-        "(fixture_dup_one) and fixture-dup-two (fixture_dup_two); loading the first. "
-        "Uninstall one of them."
+        "the tensorplug plugin 'fixture_dup' is provided by 2 distributions: fixture-dup-one "
+        "(fixture_dup_one) and fixture-dup-two (fixture_dup_two); loading fixture-dup-one, the "
+        "first on sys.path. Uninstall the others."
     ]
     assert out["plugins"]["fixture_dup"]["distribution"] == "fixture-dup-one"
     assert out["plugins"]["fixture_dup"]["status"] == "loaded"
+
+
+@pytest.mark.parametrize("made_first", ["fixture-dup-b", "fixture-dup-a"])
+def test_entry_points_two_distributions_in_one_directory(tmp_path, made_first):
+    """Not the order the file system lists them in: the distribution name decides."""
+    dists = sorted(["fixture-dup-a", "fixture-dup-b"], key=lambda d: d != made_first)
+    for dist in dists:
+        module = dist.replace("-", "_")
+        (tmp_path / f"{module}.py").write_text(HOOK_THAT_DOES_NOTHING)
+        write_dist_info(tmp_path, dist, "1.0", {"fixture_dup": module})
+    out = run_probe(tmp_path)
+    assert out["plugins"]["fixture_dup"]["distribution"] == "fixture-dup-a"
+    assert len(out["warnings"]) == 1 and "loading fixture-dup-a" in out["warnings"][0]
+
+
+def test_entry_points_first_party_name_prefers_the_first_party_distribution(tmp_path):
+    """A distribution that claims the name 'cpu' before tensorplug-cpu on sys.path loses."""
+    pytest.importorskip("tensorplug_cpu")
+    (tmp_path / "fixture_impostor.py").write_text(HOOK_THAT_DOES_NOTHING)
+    write_dist_info(tmp_path, "fixture-impostor", "1.0", {"cpu": "fixture_impostor"})
+    out = run_probe(tmp_path)
+    (warning,) = [w for w in out["warnings"] if "'cpu'" in w]
+    assert warning.startswith(
+        "the tensorplug plugin 'cpu' is provided by 2 distributions: tensorplug-cpu "
+        "(tensorplug_cpu) and fixture-impostor (fixture_impostor); loading tensorplug-cpu, "
+        "the first-party one."
+    )
+    assert "CPU" in out["keys"]
+
+
+def test_entry_points_plugin_calling_sys_exit_at_import_fails_alone(tmp_path):
+    """`import tensorplug` goes on; the plugin is reported like any other failure."""
+    (tmp_path / "fixture_exits.py").write_text("import sys\nsys.exit(3)\n")
+    write_dist_info(tmp_path, "fixture-exits", "1.0", {"fixture_exits": "fixture_exits"})
+    out = run_probe(tmp_path)
+    assert out["plugins"]["fixture_exits"]["status"] == "failed"
+    assert out["warnings"] == [
+        "tensorplug plugin 'fixture_exits' (distribution fixture-exits 1.0) failed to load "
+        "while importing it: SystemExit: the plugin called sys.exit(3). Everything it "
+        "registered was rolled back; set TENSORPLUG_DISABLE_PLUGINS=fixture_exits to skip it."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("env", "warning"),
+    [
+        (
+            {"TENSORPLUG_DISABLE_PLUGINS": "fixture_good,fixture_nope"},
+            "TENSORPLUG_DISABLE_PLUGINS names 'fixture_nope', which no installed distribution "
+            "provides; installed plugins: ",
+        ),
+        (
+            {"TENSORPLUG_AUTOLOAD": "maybe"},
+            "TENSORPLUG_AUTOLOAD='maybe' is not understood; it takes 0/false/no/off to load no "
+            "plugin, or 1/true/yes/on to load them (the default). Loading them.",
+        ),
+    ],
+)
+def test_entry_points_bogus_selection_values_warn(site, env, warning):
+    out = run_probe(site, **env)
+    assert [w for w in out["warnings"] if w.startswith(warning[:30])][0].startswith(warning)
+
+
+def test_autoload_off_says_the_backend_is_installed_but_not_loaded():
+    pytest.importorskip("tensorplug_cpu")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TENSORPLUG_")}
+    env["TENSORPLUG_AUTOLOAD"] = "0"
+    code = "import tensorplug as tp\ntry:\n    tp.ones(2)\nexcept Exception as e:\n    print(e)"
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.stdout.strip() == (
+        "No backend is loaded for device type 'cpu': it is provided by the tensorplug-cpu "
+        "plugin, which is installed but not loaded (TENSORPLUG_AUTOLOAD=0): change that setting."
+    )
 
 
 # --- the plugin API version (Note [Plugin API version]) -------------------------------------

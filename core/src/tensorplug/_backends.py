@@ -13,6 +13,7 @@ also registers a *device runtime* for its device type (``registry.add_device_run
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Protocol
 
 from .errors import MissingPluginError
@@ -101,19 +102,23 @@ def runtime(device_type: str) -> Any | None:
     return _runtimes.get(device_type)
 
 
-# device type -> distribution that provides it, for errors when nothing is loaded for it
-FIRST_PARTY_DEVICES = {"cpu": "tensorplug-cpu", "cuda": "tensorplug-cuda"}
+# device type -> (plugin, distribution) that provides it, for errors when none is loaded
+FIRST_PARTY_DEVICES = {"cpu": ("cpu", "tensorplug-cpu"), "cuda": ("cuda", "tensorplug-cuda")}
 
 
 def _missing_backend(key_name: str | None, device_type: str) -> Exception:
     from . import keys
 
-    dist = FIRST_PARTY_DEVICES.get(device_type)
-    if dist is not None:
+    provider = FIRST_PARTY_DEVICES.get(device_type)
+    if provider is not None:
+        plugin, dist = provider
+        # installed and left out by a setting, failed, or not installed: say which
+        plugins = sys.modules.get("tensorplug.plugins")
+        why = None if plugins is None else plugins.absent_plugin_remedy(plugin, dist)
         return MissingPluginError(
-            f"No backend is loaded for device type '{device_type}': it is provided by the "
-            f"{dist} plugin. Install it with `pip install {dist}` (or check "
-            "TENSORPLUG_PLUGINS / TENSORPLUG_DISABLE_PLUGINS).",
+            f"No backend is loaded for device type '{device_type}': it is provided by "
+            + (why or f"the {dist} plugin: pip install {dist}")
+            + ".",
             distribution=dist,
         )
     known = sorted(keys.device_types())

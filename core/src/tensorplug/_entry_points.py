@@ -50,6 +50,10 @@ class _Distribution:
     def name_and_version(self) -> tuple[str | None, str | None]:
         raise NotImplementedError
 
+    def location(self) -> str | None:
+        """The ``sys.path`` directory that holds the distribution, where known."""
+        return None
+
 
 class _PathDistribution(_Distribution):
     """A ``.dist-info`` / ``.egg-info`` directory found by the scan."""
@@ -70,6 +74,9 @@ class _PathDistribution(_Distribution):
                     continue
         return self._read
 
+    def location(self) -> str | None:
+        return os.path.dirname(self.path)
+
 
 class _MetadataDistribution(_Distribution):
     """An ``importlib.metadata`` distribution (the fallback)."""
@@ -79,6 +86,10 @@ class _MetadataDistribution(_Distribution):
 
     def name_and_version(self) -> tuple[str | None, str | None]:
         return self.dist.metadata["Name"], self.dist.version
+
+    def location(self) -> str | None:
+        path = getattr(self.dist, "_path", None)  # importlib.metadata.PathDistribution
+        return None if path is None else os.path.dirname(str(path))
 
 
 def _read_name_and_version(lines: Any) -> tuple[str | None, str | None]:
@@ -121,6 +132,11 @@ class EntryPoint:
     @property
     def version(self) -> str | None:
         return None if self._dist is None else self._dist.name_and_version()[1]
+
+    @property
+    def location(self) -> str | None:
+        """The ``sys.path`` directory of its distribution (``None`` if unknown)."""
+        return None if self._dist is None else self._dist.location()
 
     def load(self) -> Any:
         """Import the module the value names and return it, or the attribute it names."""

@@ -22,8 +22,10 @@ record them, and its names and tensor methods are set by the loader, which recor
 (with whatever a method replaced). Removing a plugin -- because it failed in any phase, or
 because :func:`unregister` was called -- undoes those records in reverse order. A failing plugin
 is reported with a :class:`PluginLoadWarning` that names it and the variable that skips it; the
-other plugins carry on. Registrations a plugin makes behind the loader's back (a
-``tp.Library`` it creates itself) are not recorded and cannot be rolled back.
+other plugins carry on. Any exception counts, ``SystemExit`` included; a ``KeyboardInterrupt``
+(or another ``BaseException`` that is not an error) is re-raised once the rollback is done.
+Registrations a plugin makes behind the loader's back (a ``tp.Library`` it creates itself) are
+not recorded and cannot be rolled back.
 
 Usage::
 
@@ -70,6 +72,8 @@ __all__ = [
     "PluginError",
     "PluginInfo",
     "PluginLoadWarning",
+    "FIRST_PARTY_PLUGINS",
+    "absent_plugin_remedy",
     "get",
     "list",
     "load_entry_points",
@@ -536,10 +540,15 @@ def _load(plugins: builtins.list[_Plugin], *, raise_errors: bool) -> None:
                 continue
             try:
                 run(p)
-            except Exception as e:
+            except BaseException as e:  # noqa: B036 - rolled back whatever it is
+                # Note [Plugin rollback]: a plugin interrupted (KeyboardInterrupt) is rolled
+                # back, then the interrupt goes on; a plugin that calls sys.exit() has failed,
+                # it does not end the program that imports tensorplug.
                 p.status = "failed"
                 p.error = e
                 problems = _rollback(p)
+                if not isinstance(e, Exception | SystemExit):
+                    raise
                 msg = _failure_message(p, e, phase, problems)
                 if raise_errors:
                     raise PluginError(msg, plugin=p.name, distribution=p.distribution) from e
@@ -572,8 +581,10 @@ def _failure_message(p: _Plugin, e: BaseException, phase: str, problems: Iterabl
 
 def _describe(e: BaseException) -> str:
     """``Type: message`` on one line (pluggy's validation errors span several)."""
+    if isinstance(e, SystemExit):
+        return f"SystemExit: the plugin called sys.exit({'' if e.code is None else repr(e.code)})"
     text = "; ".join(line.strip() for line in str(e).splitlines() if line.strip())
-    return f"{type(e).__name__}: {text}"
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 def _rollback(p: _Plugin) -> builtins.list[str]:
@@ -643,10 +654,14 @@ def _env_list(var: str) -> builtins.list[str] | None:
     return [n.strip() for n in value.split(",") if n.strip()]
 
 
+_OFF: Final = ("0", "false", "no", "off")
+_ON: Final = ("1", "true", "yes", "on", "")
+
+
 def _disabled_reason(name: str) -> str | None:
     """Why the environment deselects plugin ``name`` (None: it is selected)."""
     autoload = os.environ.get("TENSORPLUG_AUTOLOAD", "1").strip().lower()
-    if autoload in ("0", "false", "no", "off"):
+    if autoload in _OFF:
         return f"TENSORPLUG_AUTOLOAD={os.environ['TENSORPLUG_AUTOLOAD']}"
     only = _env_list("TENSORPLUG_PLUGINS")
     if only is not None and name not in only:
@@ -654,6 +669,72 @@ def _disabled_reason(name: str) -> str | None:
     if name in (_env_list("TENSORPLUG_DISABLE_PLUGINS") or ()):
         return f"listed in TENSORPLUG_DISABLE_PLUGINS={os.environ['TENSORPLUG_DISABLE_PLUGINS']}"
     return None
+
+
+def _check_environment(installed: Iterable[str]) -> None:
+    """Warn about selection variables that name nothing installed or hold a bogus value."""
+    names = sorted(installed)
+    listing = ", ".join(names) or "none"
+    for var in ("TENSORPLUG_PLUGINS", "TENSORPLUG_DISABLE_PLUGINS"):
+        unknown = sorted(set(_env_list(var) or ()) - set(names))
+        if unknown:
+            warnings.warn(
+                f"{var} names {', '.join(map(repr, unknown))}, which no installed "
+                f"distribution provides; installed plugins: {listing}",
+                PluginLoadWarning,
+                stacklevel=4,
+            )
+    autoload = os.environ.get("TENSORPLUG_AUTOLOAD")
+    if autoload is not None and autoload.strip().lower() not in _OFF + _ON:
+        warnings.warn(
+            f"TENSORPLUG_AUTOLOAD={autoload!r} is not understood; it takes 0/false/no/off to "
+            "load no plugin, or 1/true/yes/on to load them (the default). Loading them.",
+            PluginLoadWarning,
+            stacklevel=4,
+        )
+
+
+# first-party plugin name -> its distribution: preferred when two distributions offer the name
+FIRST_PARTY_PLUGINS: Final = {
+    "cpu": "tensorplug-cpu",
+    "cuda": "tensorplug-cuda",
+    "autograd": "tensorplug-autograd",
+    "autocast": "tensorplug-autocast",
+    "tracer": "tensorplug-tracer",
+    "batched": "tensorplug-batched",
+}
+
+
+def _choose_entry_point(
+    name: str, candidates: builtins.list[_entry_points.EntryPoint]
+) -> _entry_points.EntryPoint:
+    """The entry point that provides plugin ``name`` when several distributions offer it: the
+    first-party distribution for a first-party name, else the one in the earliest ``sys.path``
+    directory, then by distribution name (the order of one directory's listing is the file
+    system's, so it must not decide). Two different ones are reported, naming both."""
+    distinct = {ep.value: ep for ep in candidates}
+    if len(distinct) == 1:
+        return candidates[0]
+    official = _entry_points._normalize(FIRST_PARTY_PLUGINS.get(name, "-"))
+    paths = [os.path.abspath(p or ".") for p in sys.path if isinstance(p, str)]
+
+    def rank(ep: _entry_points.EntryPoint) -> tuple[bool, int, str]:
+        dist = ep.distribution or ""
+        where = None if ep.location is None else os.path.abspath(ep.location)
+        at = paths.index(where) if where in paths else len(paths)
+        return (_entry_points._normalize(dist) != official, at, dist)
+
+    ordered = sorted(distinct.values(), key=rank)
+    chosen = ordered[0]
+    why = "the first-party one" if not rank(chosen)[0] else "the first on sys.path"
+    warnings.warn(
+        f"the tensorplug plugin {name!r} is provided by {len(ordered)} distributions: "
+        + " and ".join(f"{ep.distribution} ({ep.value})" for ep in ordered)
+        + f"; loading {chosen.distribution}, {why}. Uninstall the others.",
+        PluginLoadWarning,
+        stacklevel=4,
+    )
+    return chosen
 
 
 def load_entry_points() -> builtins.list[PluginInfo]:
@@ -666,29 +747,14 @@ def load_entry_points() -> builtins.list[PluginInfo]:
         if _state.entry_points_loaded:
             return list()
         _state.entry_points_loaded = True
-        found: dict[str, _Plugin] = {}
+        candidates: dict[str, builtins.list[_entry_points.EntryPoint]] = {}
         for ep in _entry_points.entry_points(ENTRY_POINT_GROUP):
-            first = found.get(ep.name)
-            if first is not None:
-                if first.entry_point is not None and first.entry_point.value != ep.value:
-                    warnings.warn(
-                        f"two distributions provide the tensorplug plugin {ep.name!r}: "
-                        f"{first.distribution} ({first.entry_point.value}) and {ep.distribution} "
-                        f"({ep.value}); loading the first. Uninstall one of them.",
-                        PluginLoadWarning,
-                        stacklevel=3,
-                    )
-                continue
-            found[ep.name] = _Plugin(ep.name, entry_point=ep)
-        only = _env_list("TENSORPLUG_PLUGINS")
-        unknown = sorted(set(only or ()) - set(found))
-        if unknown:
-            warnings.warn(
-                f"TENSORPLUG_PLUGINS names {', '.join(map(repr, unknown))}, which no installed "
-                f"distribution provides; installed plugins: {', '.join(sorted(found)) or 'none'}",
-                PluginLoadWarning,
-                stacklevel=3,
-            )
+            candidates.setdefault(ep.name, []).append(ep)
+        found = {
+            name: _Plugin(name, entry_point=_choose_entry_point(name, eps))
+            for name, eps in candidates.items()
+        }
+        _check_environment(found)
         selected = []
         for name in sorted(found):
             p = found[name]
@@ -815,17 +881,25 @@ def missing_name(name: str) -> Exception | None:
     if provider is None:
         return None
     plugin, dist = provider
-    p = _state.records.get(plugin)
-    head = f"tensorplug.{name} is provided by the {dist} plugin, which "
-    if p is None:
-        msg = f"{head}is not installed (or not loaded): pip install {dist}"
-    elif p.status == "disabled":
-        msg = f"{head}is installed but not loaded ({p.reason}): remove it from that setting"
-    elif p.status == "failed":
-        msg = (
-            f"{head}failed to load ({p.info().error}); see the PluginLoadWarning at import, "
-            f"or run `tensorplug plugins`"
-        )
-    else:
+    remedy = absent_plugin_remedy(plugin, dist)
+    if remedy is None:
         return None
-    return MissingPluginError(msg, distribution=dist)
+    return MissingPluginError(f"tensorplug.{name} is provided by {remedy}", distribution=dist)
+
+
+def absent_plugin_remedy(plugin: str, distribution: str) -> str | None:
+    """``"the <dist> plugin, which ..."``: why plugin ``plugin`` is not loaded and what to do
+    (install it, take it out of a selection variable, or see its failure); ``None`` when it is
+    loaded. Error messages about missing keys, devices and names end with it."""
+    p = _state.records.get(plugin)
+    head = f"the {distribution} plugin, which "
+    if p is None:
+        return f"{head}is not installed (or not loaded): pip install {distribution}"
+    if p.status == "disabled":
+        return f"{head}is installed but not loaded ({p.reason}): change that setting"
+    if p.status == "failed":
+        return (
+            f"{head}failed to load ({p.info().error}); see the PluginLoadWarning at import, "
+            "or run `tensorplug plugins`"
+        )
+    return None

@@ -7,6 +7,8 @@ values; these are the corners where tensorplug once gave a different answer.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -46,14 +48,20 @@ def test_nll_loss_backward_gives_ignored_targets_an_exact_zero() -> None:
 def test_nll_loss_checks_its_target_as_pytorch() -> None:
     """Dimensions first, then sizes, then dtype; int64 and uint8 targets, as PyTorch."""
     x = tp.tensor([[-1.0, -2.0, -0.5], [-0.5, -3.0, -1.0]])
-    with pytest.raises(RuntimeError, match="0D or 1D target tensor expected, multi-target not supported"):
+    with pytest.raises(
+        RuntimeError, match="0D or 1D target tensor expected, multi-target not supported"
+    ):
         tp.nll_loss(x, tp.tensor([[0.0], [1.0]]))  # 2-D (and float): the dimensions speak first
     with pytest.raises(RuntimeError, match="multi-target"):
         tp.nll_loss(x[0], tp.tensor([[1]]))
-    with pytest.raises(RuntimeError, match=r"Expected input batch_size \(2\) to match target batch_size \(3\)"):
+    with pytest.raises(
+        RuntimeError, match=r"Expected input batch_size \(2\) to match target batch_size \(3\)"
+    ):
         tp.nll_loss(x, tp.tensor([0.0, 1.0, 2.0]))
     for dtype, name in ((tp.float32, "Float"), (tp.int32, "Int"), (tp.bool, "Bool")):
-        with pytest.raises(RuntimeError, match=f"expected target dtype to be Long or Byte, but got {name}$"):
+        with pytest.raises(
+            RuntimeError, match=f"expected target dtype to be Long or Byte, but got {name}$"
+        ):
             tp.nll_loss(x, tp.tensor([0, 1]).to(dtype))
     got = tp.nll_loss(x, tp.tensor([2, 0], dtype=tp.uint8), reduction="none")
     assert got.tolist() == [0.5, 0.5]
@@ -143,6 +151,101 @@ def test_scalar_overflow_checks_follow_pytorch() -> None:
     # random bounds do not wrap: randint(-1, 5) of uint8 is refused
     with pytest.raises(RuntimeError, match=overflow.format("uint8")):
         tp.randint(-1, 5, [3], dtype=tp.uint8)
+
+
+I8 = tp.int8
+TOO_BIG = r"int too big to convert: {} is beyond the 64-bit integers a Scalar holds"
+
+
+@pytest.mark.parametrize(
+    ("call", "value", "argument"),
+    [
+        (lambda v: tp.tensor([1]) * v, 2**70, "aten::mul.Scalar(): argument 'other' (position 2)"),
+        (lambda v: tp.tensor([3]).mul(v), 2**65 + 3, "aten::mul.Scalar(): argument 'other'"),
+        (lambda v: tp.tensor([5]) == v, 2**64 + 5, "aten::eq.Scalar(): argument 'other'"),
+        (lambda v: tp.tensor([1]).clamp(max=v), 2**70, "aten::clamp.default(): argument 'max'"),
+        (lambda v: tp.tensor([1]).clamp(min=v), -(2**70), "aten::clamp.default(): argument 'min'"),
+        (lambda v: tp.tensor([1]) // v, 2**70, "aten::floor_divide.Scalar(): argument 'other'"),
+        (lambda v: tp.tensor([1.0]) * v, 2**70, "aten::mul.Scalar(): argument 'other'"),
+        (lambda v: tp.tensor([1], dtype=I8) + v, 2**64, "aten::add.Scalar(): argument 'other'"),
+        (lambda v: v - tp.tensor([1]), 2**70, "aten::rsub.Scalar(): argument 'other'"),
+        (lambda v: tp.full([2], v), 2**70, "aten::full.default(): argument 'fill_value'"),
+        (lambda v: tp.tensor([1]).add(1, alpha=v), 2**70, "aten::add.Scalar(): argument 'alpha'"),
+        (lambda v: tp.tensor([1]).fill_(v), 2**70, "aten::fill_.Scalar(): argument 'value'"),
+        (
+            lambda v: tp.tensor([1]).pow(v),
+            10**4000,
+            "aten::pow.Tensor_Scalar(): argument 'exponent'",
+        ),
+    ],
+)
+def test_python_ints_beyond_64_bits_overflow(call, value, argument) -> None:
+    """PyTorch turns a Python int given for a Scalar into a 64-bit integer when it binds the
+    call, and raises OverflowError beyond that, whatever the tensor's dtype (Note [Scalar
+    ints]); tensorplug used to wrap (``tensor([1]) * 2**70`` gave ``tensor([0])``)."""
+    shown = str(value) if value.bit_length() < 200 else f"a {value.bit_length()}-bit integer"
+    with pytest.raises(OverflowError, match=re.escape(argument) + ".*" + TOO_BIG.format(shown)):
+        call(value)
+
+
+def test_python_ints_within_64_bits_wrap_as_pytorch() -> None:
+    """int64 and uint64 values bind, then wrap into the dtype where PyTorch wraps."""
+    assert (tp.tensor([1]) + 2**63).tolist() == [-(2**63) + 1]
+    assert (tp.tensor([1], dtype=tp.uint8) + 2**63).tolist() == [1]
+    assert (tp.tensor([1], dtype=I8) + 300).tolist() == [45]
+    assert (tp.tensor([1], dtype=I8) * 300).tolist() == [44]
+    assert tp.tensor([1], dtype=I8).sub(300).tolist() == [-43]
+    assert tp.tensor([1], dtype=I8).eq(300).tolist() == [False]
+    assert tp.tensor([1], dtype=I8).lt(300).tolist() == [True]
+    assert (tp.tensor([1.0]) * (2**64 - 1)).tolist() == [float(2**64)]
+    assert tp.tensor([1.0]).add(1, alpha=2**63).tolist() == [float(2**63)]
+    assert tp.tensor([1], dtype=tp.uint8).clamp(min=-1).tolist() == [255]
+
+
+@pytest.mark.parametrize(
+    ("call", "dtype"),
+    [
+        (lambda: tp.tensor([1], dtype=I8).clamp(max=300), "int8"),
+        (lambda: tp.tensor([1], dtype=I8).clamp(-300), "int8"),
+        (lambda: tp.tensor([1], dtype=I8).clamp_max(300), "int8"),
+        (lambda: tp.tensor([1]).clamp_min(2**63), "int64"),
+        (lambda: tp.tensor([1]).clamp(2**63), "int64"),
+        (lambda: tp.tensor([1.0], dtype=tp.float16).clamp(max=1e6), "float16"),
+        (lambda: tp.tensor([1], dtype=I8).add(1, alpha=300), "int8"),
+        (lambda: tp.tensor([1]).add(1, alpha=2**63), "int64"),
+        (lambda: tp.tensor([1.0], dtype=tp.float16).sub(1, alpha=1e6), "float16"),
+        (lambda: tp.tensor([1], dtype=I8).where(tp.tensor([True]), 300), "int8"),
+        (lambda: tp.where(tp.tensor([True]), 300, tp.tensor([1], dtype=I8)), "int8"),
+        (lambda: tp.tensor([1], dtype=I8).pow(300), "int8"),
+        (lambda: tp.tensor([1], dtype=tp.uint8).pow(300), "uint8"),
+        (lambda: tp.tensor([1.0], dtype=tp.float16).pow(1e6), "float16"),
+        (lambda: tp.tensor([1], dtype=I8).addcmul(tp.tensor([1], dtype=I8), tp.tensor([1], dtype=I8), value=300), "int8"),
+        (lambda: tp.tensor([1]).fill_(2**63), "int64"),
+        (lambda: tp.full([1], 2**63), "int64"),
+    ],
+)  # fmt: skip
+def test_scalars_that_do_not_fit_the_result_dtype(call, dtype) -> None:
+    """Where PyTorch converts a Scalar to the result dtype with a check (clamp bounds, alpha,
+    where's scalar, integer and float16 powers, addcmul's value, fills)."""
+    with pytest.raises(
+        RuntimeError, match=f"value cannot be converted to type {dtype} without overflow"
+    ):
+        call()
+
+
+def test_scalars_pytorch_lets_through() -> None:
+    """...and where it does not: float results of where and addcmul, float16/bfloat16 fills."""
+    half = tp.float16
+    assert tp.tensor([1.0], dtype=half).where(tp.tensor([True]), 1.0e4).tolist() == [1.0]
+    ones = tp.tensor([1.0], dtype=half)
+    assert ones.addcmul(ones, ones, value=1e6).tolist() == [float("inf")]
+    assert ones.clone().fill_(1e6).tolist() == [float("inf")]
+    assert tp.tensor([1.0], dtype=tp.bfloat16).fill_(1e39).tolist() == [float("inf")]
+    assert tp.tensor([1.0]).pow(1e39).tolist() == [1.0]
+    with pytest.raises(
+        RuntimeError, match="value cannot be converted to type float32 without overflow"
+    ):
+        tp.tensor([1.0]).fill_(1e39)
 
 
 # --- layer_norm -------------------------------------------------------------------------------

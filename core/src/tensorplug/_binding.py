@@ -20,8 +20,10 @@ What fits each type (the "fast types" are those whose values come back as they a
   ``float``.
 - ``bool``, ``SymBool``: ``bool``; ``numpy.bool_`` gives a ``bool``. Fast: ``bool``.
 - ``complex``: ``int``, ``float``, ``complex`` as they are; other numbers give a ``complex``.
-- ``Scalar``: ``bool``, ``int``, ``float``, ``complex`` as they are (all four are fast); numpy
-  scalars give the matching Python number.
+- ``Scalar``: ``bool``, ``int``, ``float``, ``complex`` as they are; numpy scalars give the
+  matching Python number. An ``int`` beyond 64 bits raises ``OverflowError`` (Note [Scalar
+  ints]), also from ``try_bind``: it fits the type, and no overload takes it. Fast: ``bool``,
+  ``float``, ``complex`` (an ``int`` needs its range test).
 - ``str``: ``str``. ``Any``: anything, ``None`` included (no fast types: nothing to check).
 - ``T[]``, ``T[N]``: a list or tuple of ``T``, given as a tuple (a tuple that needs no
   conversion comes back as it is). ``int[N]`` and ``SymInt[N]`` also take one int ``v`` and
@@ -173,7 +175,7 @@ def fast_types(type: Type) -> frozenset[type[Any]]:
     if name == "complex":
         return frozenset({int, float, complex})
     if name == "Scalar":
-        return frozenset({bool, int, float, complex})
+        return frozenset({bool, float, complex})  # ints are range-checked (Note [Scalar ints])
     if name == "str":
         return frozenset({str})
     if name in ("Tensor", "Any"):
@@ -194,7 +196,7 @@ def default_fits(value: Any, type: Type) -> bool:
         return True
     try:
         _normalizer(type)(value)
-    except _Reject:
+    except (_Reject, OverflowError):  # OverflowError: a Scalar int beyond 64 bits
         return False
     return True
 
@@ -261,7 +263,11 @@ def _to_complex(value: Any) -> Any:
 
 def _to_scalar(value: Any) -> Any:
     cls = type(value)
-    if cls is bool or cls is int or cls is float or cls is complex:
+    if cls is int:
+        if SCALAR_INT_MIN <= value <= SCALAR_INT_MAX:
+            return value
+        raise OverflowError(scalar_overflow(value))
+    if cls is bool or cls is float or cls is complex:
         return value
     if _is_numpy_bool(value):
         return bool(value)
@@ -272,6 +278,22 @@ def _to_scalar(value: Any) -> Any:
     if isinstance(value, numbers.Complex):
         return complex(value)
     _reject(value)
+
+
+# Note [Scalar ints]: PyTorch converts a Python int given for a Scalar to int64 (or uint64)
+# when it binds the call, and raises OverflowError ("int too big to convert") beyond that, even
+# for a float tensor; kernels then wrap it into the result dtype or check that it fits, per op.
+SCALAR_INT_MIN = -(2**63)
+SCALAR_INT_MAX = 2**64 - 1
+
+
+def scalar_overflow(value: int) -> str:
+    """Why ``value`` is no Scalar (a number of thousands of digits is not printed whole)."""
+    shown = str(value) if value.bit_length() < 200 else f"a {value.bit_length()}-bit integer"
+    return (
+        f"int too big to convert: {shown} is beyond the 64-bit integers a Scalar holds "
+        "(-2**63 to 2**64 - 1)"
+    )
 
 
 def _to_str(value: Any) -> Any:
@@ -411,14 +433,18 @@ class Binder:
         try:
             return self._bind(args, kwargs)
         except _Mismatch as e:
-            raise TypeError(self._message(e, args, op_name or self.op_name)) from None
+            error = OverflowError if e.kind == "overflow" else TypeError
+            raise error(self._message(e, args, op_name or self.op_name)) from None
 
     def try_bind(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+        """``None`` where the call does not fit; a Scalar int out of range raises."""
         try:
             return self._bind(args, kwargs)
-        except _Mismatch:
+        except _Mismatch as e:
+            if e.kind == "overflow":
+                raise OverflowError(self._message(e, args, self.op_name)) from None
             return None
 
     def _bind(
@@ -457,6 +483,8 @@ class Binder:
             return slot.normalize(value)
         except _Reject as e:
             raise _Mismatch("type", slot, e) from None
+        except OverflowError as e:  # Note [Scalar ints]: not a mismatch, an error
+            raise _Mismatch("overflow", slot, e) from None
 
     def _message(self, e: _Mismatch, args: tuple[Any, ...], op: str) -> str:
         slot = e.slot
@@ -474,6 +502,8 @@ class Binder:
         if e.kind == "missing":
             return f"{op}() missing required argument '{slot.name}' ({slot.expected})"
         where = "" if slot.position is None else f" (position {slot.position})"
+        if e.kind == "overflow":
+            return f"{op}(): argument '{slot.name}'{where}: {e.value}"
         return f"{op}(): argument '{slot.name}'{where} must be {slot.expected}, {e.value.detail}"
 
 

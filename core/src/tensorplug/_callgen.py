@@ -16,7 +16,8 @@ argument 'x'`` (a ``**kwargs`` catch-all would cost a dict per call). The genera
    its ``~excluded`` (a non-tensor where a tensor belongs fails the attribute read, and goes to
    ``_bad_call``);
 2. checks each non-tensor argument with one ``type(x) in <frozenset>`` test, normalizing
-   (``int[2]`` from a bare int, numpy scalars) only when that fails; an argument left at its
+   (``int[2]`` from a bare int, numpy scalars) only when that fails (a ``Scalar`` int also
+   gets a range test: beyond 64 bits it raises, Note [Scalar ints] in _binding.py); an argument left at its
    default (``x is <default>``, when the default passes that test) skips it; an int list
    passes as it is when it is already what it binds to, a tuple of ints, and a list of ints
    becomes that tuple without the binder;
@@ -35,6 +36,7 @@ import keyword
 from collections.abc import Callable
 from typing import Any
 
+from . import _binding
 from . import schema as _schema
 from .dispatch import local_state
 
@@ -99,6 +101,16 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
                 "        else:\n"
                 f"            {name} = _op._normalize({i}, {name})"
             )
+        elif _scalar(a.type):
+            # ints are Scalars only within 64 bits (Note [Scalar ints] in _binding.py): they are
+            # not among the fast types, and get a range test here instead of the binder
+            ns[f"_F{i}"] = _schema.fast_types(a.type)
+            skip = f"{name} is not _D{i} and " if a.has_default else ""
+            checks.append(
+                f"    if {skip}type({name}) not in _F{i} and (type({name}) is not int or not "
+                f"{_binding.SCALAR_INT_MIN} <= {name} <= {_binding.SCALAR_INT_MAX}):\n"
+                f"        {name} = _op._normalize({i}, {name})"
+            )
         else:
             ns[f"_F{i}"] = _schema.fast_types(a.type)
             # an argument left at its default is the default object itself: one ``is`` test
@@ -157,6 +169,13 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
     redispatch.__qualname__ = qual + ".redispatch"
     call.__source__ = src
     return call, redispatch
+
+
+def _scalar(t: Any) -> bool:
+    """Whether schema type ``t`` is ``Scalar`` or ``Scalar?``."""
+    if isinstance(t, _schema.OptionalType):
+        t = t.elem
+    return isinstance(t, _schema.BaseType) and t.name == "Scalar"
 
 
 def _int_list(t: Any) -> bool:

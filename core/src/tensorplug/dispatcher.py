@@ -454,14 +454,16 @@ class OpOverload:
                 f"{self._name}() missing required argument '{arg.name}' "
                 f"({_sch.type_name(arg.type)})"
             )
+        pos = "" if arg.kwarg_only else f" (position {index + 1})"
         try:
             return _sch.normalize_argument(value, arg.type)
         except _sch.ArgumentTypeError:
-            pos = "" if arg.kwarg_only else f" (position {index + 1})"
             raise TypeError(
                 f"{self._name}(): argument '{arg.name}'{pos} must be "
                 f"{_sch.type_name(arg.type)}, not {type(value).__name__}"
             ) from None
+        except OverflowError as e:  # Note [Scalar ints] in _binding.py
+            raise OverflowError(f"{self._name}(): argument '{arg.name}'{pos}: {e}") from None
 
     @staticmethod
     def _versions(t: Any, kind: str) -> Any:

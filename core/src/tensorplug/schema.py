@@ -61,7 +61,6 @@ Usage::
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -354,7 +353,12 @@ def _tokenize(text: str) -> Iterator[_Token]:
 
 
 def _literal_value(text: str) -> Any:
-    """The Python value of canonical default text (Note [Default values])."""
+    """The Python value of canonical default text (Note [Default values]).
+
+    Raises ``ValueError`` for text the parser accepted as a token but that has no value (an
+    unknown escape in a string, an integer of thousands of digits); the parser turns that into
+    a :class:`SchemaError` pointing at it.
+    """
     if text.startswith("["):
         inner = text[1:-1]
         # Elements are numbers, identifiers or strings; strings may hold commas.
@@ -364,12 +368,53 @@ def _literal_value(text: str) -> Any:
     if text in ("None", "True", "False"):
         return {"None": None, "True": True, "False": False}[text]
     if text[0] in "\"'":
-        return ast.literal_eval(text)
+        return _string_value(text)
     if re.fullmatch(r"-?\d+", text):
+        if len(text) > _MAX_DIGITS:
+            raise ValueError(f"an integer of more than {_MAX_DIGITS} digits")
         return int(text)
     if text[0].isdigit() or text[0] == "-":
         return float(text)
     return text
+
+
+_MAX_DIGITS = 100  # far beyond any integer type; int() refuses 4,300 digits with ValueError
+
+# The escapes of a quoted default: Python's, except \N{...} and octal ones, which no schema uses.
+_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t", "r": "\r", "0": "\0"}
+_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+
+
+def _string_value(text: str) -> str:
+    """The value of a quoted string token, escapes decoded. (Not ``ast.literal_eval``: it
+    compiles its input, and raises SyntaxError or UnicodeEncodeError on NUL characters, lone
+    surrogates, carriage returns, ``\\N{bogus}``, which a schema may hold.)"""
+    body = text[1:-1]
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c != "\\":
+            out.append(c)
+            i += 1
+            continue
+        e = body[i + 1 : i + 2]
+        if e in _ESCAPES:
+            out.append(_ESCAPES[e])
+            i += 2
+        elif e in _HEX_ESCAPES:
+            n = _HEX_ESCAPES[e]
+            digits = body[i + 2 : i + 2 + n]
+            if len(digits) != n or any(d not in "0123456789abcdefABCDEF" for d in digits):
+                raise ValueError(f"the escape \\{e} needs {n} hexadecimal digits")
+            code = int(digits, 16)
+            if code > 0x10FFFF:
+                raise ValueError(f"\\{e}{digits} is beyond the last Unicode character")
+            out.append(chr(code))
+            i += 2 + n
+        else:
+            raise ValueError(f"unknown escape \\{e} in a string")
+    return "".join(out)
 
 
 def _is_undefined_tensor_default(default: str, type_: Type) -> bool:
@@ -432,6 +477,9 @@ def _is_out_name(overload: str) -> bool:
 
 # --------------------------------------------------------------------------------------------
 # The parser: recursive descent over the tokens, one method per rule of the grammar.
+
+
+_MAX_SUFFIXES = 8  # native_functions.yaml uses two at most (``Tensor?[]``, ``int[1]?``)
 
 
 class _Parser:
@@ -537,10 +585,14 @@ class _Parser:
         if self.accept("="):
             start = self.peek
             default, checkable = self.default()
+            try:
+                value = _literal_value(default)
+            except ValueError as e:
+                raise self.error(f"default value {default} is not valid: {e}", start) from None
             if (
                 checkable
                 and not _is_undefined_tensor_default(default, type_)
-                and not _binding.default_fits(_literal_value(default), type_)
+                and not _binding.default_fits(value, type_)
             ):
                 raise self.error(f"default value {default} does not fit type {type_}", start)
         return name_token, Argument(name, type_, default, annotation, kwarg_only)
@@ -557,17 +609,26 @@ class _Parser:
             annotation = Annotation((), True, ())  # Tensor!: a fresh alias set, written
         else:
             annotation = None
+        depth = 0
         while True:
+            suffix = self.peek
             if self.accept("?"):
                 type_ = OptionalType(type_)
             elif self.accept("["):
                 size = None
                 if self.peek.kind == "number" and self.peek.text.isdigit():
+                    if len(self.peek.text) > _MAX_DIGITS:
+                        raise self.error(f"a list size of more than {_MAX_DIGITS} digits")
                     size = int(self.next().text)
                 self.expect("]", "a list size or ']'" if size is None else "']'")
                 type_ = ListType(type_, size)
             else:
                 return type_, annotation
+            depth += 1
+            if depth > _MAX_SUFFIXES:  # the model, str() and == recurse once per suffix
+                raise self.error(
+                    f"a type takes at most {_MAX_SUFFIXES} '?' and '[]' suffixes", suffix
+                )
 
     def annotation(self) -> Annotation:
         """After '(' up to and including ')': ``a|b! -> c|*``."""

@@ -34,6 +34,7 @@ from ._kit import (
     OpError,
     Scalar,
     check_broadcast,
+    check_fits,
     guarded,
     optional,
     torch_name,
@@ -265,8 +266,15 @@ def build(kit: Kit) -> Kernels:
 
     k["div.Tensor_mode"] = div_mode
 
-    def pow_scalar_exp(self: Tensor, exponent: Scalar) -> Tensor:
+    def check_exponent(self: Tensor, exponent: Scalar) -> None:
+        """PyTorch converts the exponent to the result dtype for integers and float16."""
         _check_integer_power(self, exponent)
+        od = kit.result_dtype(self, exponent)
+        if od.kind in "ui" or od is _dt.float16:
+            check_fits(exponent, od)
+
+    def pow_scalar_exp(self: Tensor, exponent: Scalar) -> Tensor:
+        check_exponent(self, exponent)
         r, od = general(kit, "aten::pow.Tensor_Scalar", xp.pow, same, self, exponent, quiet=True)
         return kit.wrap(r, od, self._device)
 
@@ -281,7 +289,7 @@ def build(kit: Kit) -> Kernels:
     k["pow.Scalar"] = pow_scalar_base
 
     def pow_scalar_(self: Tensor, exponent: Scalar) -> Tensor:
-        _check_integer_power(self, exponent)
+        check_exponent(self, exponent)
         r, od = general(kit, "aten::pow_.Scalar", xp.pow, same, self, exponent, quiet=True)
         write_result(kit, self, r, od, in_place=True)
         return self
@@ -313,6 +321,8 @@ def build(kit: Kit) -> Kernels:
         ``value.to<scalar_t>()``: refused if complex for a real type, truncated for integers."""
         if isinstance(value, complex) and d.kind != "c":
             raise OpError(f"value cannot be converted to type {_C_SCALAR[d.name]} without overflow")
+        if d.kind in "ui":
+            check_fits(value, d)  # PyTorch: value=300 for int8 is an error, not a wrap
         if d.kind in "ui" and isinstance(value, float):
             value = int(value)
         return xp.asarray(kit.scalar(value, d), dtype=math_t)
@@ -379,9 +389,9 @@ def build(kit: Kit) -> Kernels:
                 o if type(o) in _PY_SCALARS else kit.cast(o, math_t)
                 for o in (kit.operand(t, od, device) for t in (self, tensor1, tensor2))
             )
-            with kit.quiet():
+            with kit.quiet():  # the cast back to float16 may overflow, silently as in PyTorch
                 r = a + combine(v, t1, t2)
-            return kit.wrap(r, od, device)
+                return kit.wrap(r, od, device)
 
         return kernel
 

@@ -99,6 +99,10 @@ def build(kit: Kit) -> Kernels:
 
     def fill_(self: Tensor, value: Scalar) -> Tensor:
         d = self._dtype
+        if d.kind == "f" and d.itemsize == 2 and not isinstance(value, complex):
+            with kit.quiet():  # PyTorch's float16 and bfloat16 fills round to inf, unchecked
+                self._data[...] = kit.scalar(value, d)
+            return self
         check_fits(value, d)
         if d.kind in "ui" and isinstance(value, float):
             value = int(value)

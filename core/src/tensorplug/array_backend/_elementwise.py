@@ -46,6 +46,7 @@ from ._kit import (
     OpError,
     Scalar,
     check_broadcast,
+    check_fits,
     convert_error,
     guarded,
     torch_name,
@@ -220,6 +221,7 @@ def general(
         b = kit.scalar(other, cd)
     if alpha != 1:
         check_alpha(alpha, cd)
+        check_fits(alpha, cd)  # as PyTorch: alpha=300 for int8 is an error, not a wrap
         b = b * kit.scalar(alpha, cd)
     if quiet:
         with kit.quiet():

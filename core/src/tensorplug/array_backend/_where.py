@@ -30,6 +30,8 @@ def build(kit: Kit) -> Kernels:
         od = kit.result_dtype(self, *bounds)
         if od is _dt.bool:
             raise OpError("\"clamp_scalar_cpu\" not implemented for 'Bool'")
+        for b in bounds:
+            check_fits(b, od)
         r = kit.as_compute(self, od)
         if min is not None:
             r = xp.maximum(r, xp.asarray(kit.scalar(min, od), dtype=compute[od]))
@@ -80,6 +82,7 @@ def build(kit: Kit) -> Kernels:
             no_complex_clamp(od)
             if od is _dt.bool:
                 raise OpError(f"\"{name}_scalar_cpu\" not implemented for 'Bool'")
+            check_fits(bound, od)
             b = xp.asarray(kit.scalar(bound, od), dtype=compute[od])
             return kit.wrap(f(kit.as_compute(self, od), b), od, self._device)
 
@@ -156,6 +159,8 @@ def build(kit: Kit) -> Kernels:
         device = self._device
         check_broadcast(tuple(condition._data.shape), tuple(self._data.shape))
         c = kit.condition(condition, device)
+        if od.kind in "ui":  # PyTorch checks integer results only
+            check_fits(other, od)
         b = xp.asarray(kit.scalar(other, od), dtype=compute[od])
         return kit.wrap(xp.where(c, kit.operand(self, od, device), b), od, device)
 
@@ -176,6 +181,8 @@ def build(kit: Kit) -> Kernels:
         device = other._device
         check_broadcast(tuple(condition._data.shape), tuple(other._data.shape))
         c = kit.condition(condition, device)
+        if od.kind in "ui":
+            check_fits(self, od)
         a = xp.asarray(kit.scalar(self, od), dtype=compute[od])
         return kit.wrap(xp.where(c, a, kit.operand(other, od, device)), od, device)
 

@@ -1,10 +1,11 @@
-"""The standard operator set (tensorplug._api): the parsed-yaml cache, and public functions
+"""The standard operator set (tensorplug._api): the parsed-yaml cache (more in
+test_schema_cache.py), and public functions
 and Tensor methods made on first use."""
 
 from __future__ import annotations
 
+import json
 import os
-import pickle
 import subprocess
 import sys
 import textwrap
@@ -31,7 +32,7 @@ def no_yaml(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_cache_answers_the_second_load(cache_home, monkeypatch):
     first = _api._load_yaml()
     [cache_file] = os.listdir(cache_home)
-    assert cache_file.startswith("native_functions-") and cache_file.endswith(".pickle")
+    assert cache_file.startswith("native_functions-") and cache_file.endswith(".json")
     no_yaml(monkeypatch)
     second = _api._load_yaml()
     assert [(d["func"], str(s)) for d, s in second] == [(d["func"], str(s)) for d, s in first]
@@ -42,23 +43,27 @@ def test_a_cache_of_other_yaml_text_is_not_used(cache_home, monkeypatch):
     good = _api._load_yaml()
     [cache_file] = os.listdir(cache_home)
     path = cache_home / cache_file
-    raw, tag, parsed = pickle.loads(path.read_bytes())
-    # same file name (as a checksum collision would give), other content: parsed again
-    path.write_bytes(pickle.dumps((raw + b"\n# edited", tag, parsed[:1])))
+    data = json.loads(path.read_text())
+    # same file name (as a collision of its 64-bit prefix would give), another digest: parsed
+    data["digest"] = "f" * 64
+    data["entries"] = data["entries"][:1]
+    path.write_text(json.dumps(data))
     assert len(_api._load_yaml()) == len(good)
-    path.write_bytes(b"not a pickle")
+    path.write_bytes(b"not json")
     assert len(_api._load_yaml()) == len(good)
     no_yaml(monkeypatch)  # and the rewritten cache serves the next load
     assert len(_api._load_yaml()) == len(good)
 
 
 def test_old_cache_files_are_pruned(cache_home):
-    cache_home.mkdir(parents=True)
+    cache_home.mkdir(parents=True, mode=0o700)
     for i in range(12):  # left by earlier versions of the yaml, oldest first
-        old = cache_home / f"native_functions-old{i:02d}.pickle"
+        old = cache_home / f"native_functions-old{i:02d}.json"
         old.write_bytes(b"stale")
         os.utime(old, (1_000_000 + i, 1_000_000 + i))
-    dead = cache_home / "native_functions-old.pickle.123.tmp"  # a writer that died
+    pickled = cache_home / "native_functions-0badcafe.pickle"  # an older tensorplug's cache
+    pickled.write_bytes(b"never unpickled")
+    dead = cache_home / "native_functions-old.json.123.tmp"  # a writer that died
     dead.write_bytes(b"")
     os.utime(dead, (1_000_000, 1_000_000))
     other = cache_home / "unrelated.txt"
@@ -66,9 +71,11 @@ def test_old_cache_files_are_pruned(cache_home):
     _api._load_yaml()  # writes the current one, then prunes
     kept = sorted(p.name for p in cache_home.iterdir())
     current = [n for n in kept if not n.startswith("native_functions-old")]
-    assert len(current) == 2 and "unrelated.txt" in current  # the new cache file, and ours untouched
+    assert (
+        len(current) == 2 and "unrelated.txt" in current
+    )  # the new cache file, and ours untouched
     assert [n for n in kept if n.startswith("native_functions-old")] == [
-        f"native_functions-old{i:02d}.pickle" for i in range(5, 12)
+        f"native_functions-old{i:02d}.json" for i in range(5, 12)
     ]  # the newest seven old ones, with the new file: _KEPT in all
 
 
@@ -210,7 +217,9 @@ def test_like_functions_take_requires_grad_as_pytorch():
         assert not fn(x).requires_grad
     r = tp.full_like(x, 2.5, dtype=tp.float64, requires_grad=True)
     assert r.requires_grad and r.dtype is tp.float64 and r.tolist() == [[2.5] * 3] * 2
-    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+    with pytest.raises(
+        RuntimeError, match="only Tensors of floating point dtype can require gradients"
+    ):
         tp.zeros_like(tp.ones([2], dtype=tp.int64), requires_grad=True)
     # other functions with tensor options are not factories: PyTorch's bindings add none there
     with pytest.raises(TypeError, match="requires_grad"):

@@ -20,15 +20,12 @@ from __future__ import annotations
 import collections
 import inspect
 import os
-import pickle
 import sys
 import threading
-import time
-import zlib
 from collections.abc import Callable
 from typing import Any
 
-from . import _backends, _python_args, composites, overrides
+from . import _backends, _python_args, _schema_cache, composites, overrides
 from . import dtypes as _dtypes
 from . import keys as _keys
 from .device import canonical as _canonical_device
@@ -99,11 +96,11 @@ class OpEntry:
 def _load_yaml() -> list[tuple[dict[str, Any], FunctionSchema]]:
     """The yaml entries with their parsed schemas, from a cache when the yaml is unchanged.
 
-    Parsing 150 schemas (each checked for its round trip) and importing PyYAML take tens of
-    milliseconds, most of ``import tensorplug``; the cache turns that into one pickle load. A
-    cache file is used only if it holds the very yaml text and versions being loaded (its name
-    is a checksum of them, which cannot prove that alone). Neither ``hashlib`` nor
-    ``importlib.resources`` is imported for this: they cost more than the load itself.
+    Parsing 400 schemas (each checked for its round trip) and importing PyYAML take tens of
+    milliseconds, most of ``import tensorplug``; the cache (Note [Op set cache] in
+    _schema_cache.py) is data, private to the user, and used only for the very yaml text and
+    parser being loaded. ``importlib.resources`` is not imported for this: it costs more than
+    the load itself.
     """
     try:
         with open(os.path.join(os.path.dirname(__file__), _YAML), "rb") as f:
@@ -113,70 +110,23 @@ def _load_yaml() -> list[tuple[dict[str, Any], FunctionSchema]]:
 
         raw = resources.files("tensorplug").joinpath(_YAML).read_bytes()
     tag = f"{__package__}-{sys.version_info[:2]}-{_schema_mtime()}"
-    checksum = zlib.crc32(raw + tag.encode())
-    cache = os.path.join(_cache_dir(), f"native_functions-{checksum:08x}.pickle")
-    try:
-        with open(cache, "rb") as f:
-            cached_raw, cached_tag, cached = pickle.load(f)
-        if cached_raw == raw and cached_tag == tag:
-            return cached  # type: ignore[no-any-return]
-    except Exception:
-        pass
+    cached = _schema_cache.load(raw, tag)
+    if cached is not None:
+        return cached
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     data: list[dict[str, Any]] = yaml.load(raw.decode(), Loader=loader)
     parsed = [(d, parse(d["func"])) for d in data]
-    try:
-        os.makedirs(os.path.dirname(cache), exist_ok=True)
-        tmp = f"{cache}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
-            pickle.dump((raw, tag, parsed), f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, cache)
-        _prune(os.path.dirname(cache))
-    except OSError:
-        pass  # a read-only home: parse every time
+    _schema_cache.store(raw, tag, parsed)
     return parsed
-
-
-_KEPT = 8  # cache files kept: a few installs (venvs, Python versions) may share one home
-
-
-def _prune(directory: str) -> None:
-    """Remove all but the ``_KEPT`` newest cache files: each edit of the yaml or the schema
-    module, and each new version, writes a file under a new name. Left-over temporary files of
-    writers that died go too, once an hour old."""
-    now = time.time()
-    files = []
-    for entry in os.scandir(directory):
-        if not entry.name.startswith("native_functions-"):
-            continue
-        try:
-            mtime = entry.stat().st_mtime
-            if entry.name.endswith(".pickle"):
-                files.append((mtime, entry.path))
-            elif entry.name.endswith(".tmp") and now - mtime > 3600:
-                os.remove(entry.path)
-        except OSError:
-            pass  # another process removed it first
-    files.sort(reverse=True)
-    for _, path in files[_KEPT:]:
-        try:
-            os.remove(path)
-        except OSError:
-            pass
 
 
 _YAML = "native_functions.yaml"
 
 
-def _cache_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "tensorplug")
-
-
 def _schema_mtime() -> int:
-    # the pickled dataclasses must match the schema module that loads them
+    # a cache written by another version of the parser may hold other schemas
     from . import schema
 
     return int(os.stat(schema.__file__ or "").st_mtime)

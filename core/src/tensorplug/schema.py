@@ -690,6 +690,15 @@ class _Parser:
         return Return(name, type_, annotation)
 
 
+def _parse_type(text: str) -> Type:
+    """A type's text as ``str(type)`` writes it (``int[1]?``), for the op set cache."""
+    parser = _Parser(text)
+    type_, annotation = parser.type()
+    if annotation is not None or parser.peek.kind != "end":
+        raise parser.error(f"expected a type without annotation, got {text!r}")
+    return type_
+
+
 def parse(text: str) -> FunctionSchema:
     """Parse schema text; raises :class:`SchemaError` pointing at the offending column.
 

@@ -76,6 +76,7 @@ tensor = _operators.tensor
 as_tensor = _operators.as_tensor
 
 from . import _functional  # noqa: E402
+from .serialization import load, save  # noqa: E402
 
 unique = _functional.unique
 Tensor.unique = _functional.unique  # type: ignore[method-assign, assignment]
@@ -117,6 +118,7 @@ __all__ = [  # the public API (plus the generated functions: tensorplug.add, ten
     "dispatcher", "double", "dtype", "float", "float16", "float32", "float64",
     "get_default_device", "get_default_dtype", "half", "hookimpl", "int", "int8", "int16",
     "int32", "int64", "keys", "library", "linalg", "long", "manual_seed", "nn", "ops", "optim", "overrides", "plugins",
-    "promote_types", "random", "result_type", "return_types", "schema", "set_default_device",
-    "set_default_dtype", "short", "special", "storage", "tensor", "uint8",
+    "promote_types", "random", "result_type", "return_types", "save", "load", "schema",
+    "serialization", "set_default_device", "set_default_dtype", "short", "special", "storage",
+    "tensor", "uint8",
 ]  # fmt: skip

@@ -210,6 +210,13 @@ class Tensor(_Declared):
     def element_size(self) -> int:
         return self._dtype.itemsize
 
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        """Pickle (and copy) by device type, dtype and data, never key bits (Note [Tensor
+        pickles] in serialization.py)."""
+        from .serialization import reduce_tensor
+
+        return reduce_tensor(self)
+
 
 # Note [Tensor protocol for plugins]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~

@@ -228,8 +228,8 @@ class ArrayStorage:
         if type(data) is self.kit.array_type and not isinstance(data, numpy.ndarray):
             host = self.kit.to_host(data)
             return host, self.host_dtype(host)
-        if isinstance(data, (numpy.ndarray, numpy.generic)):
-            host = numpy.asarray(data)
+        if isinstance(data, (numpy.ndarray, numpy.generic)) or hasattr(data, "__array_interface__"):
+            host = numpy.asarray(data)  # (the buffers of tp.load, Note [Tensor pickles])
             return host, self.host_dtype(host)
         if isinstance(data, (list, tuple)):
             data = _plain(data)

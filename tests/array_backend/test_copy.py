@@ -83,3 +83,23 @@ def test_from_python_infers_like_torch():
     t = tp.tensor(src)
     assert not np.shares_memory(arr(t), src)  # tensor() copies
     assert tp.tensor([[1, 2], [3, 4]], dtype=tp.float16).dtype is tp.float16
+
+
+@pytest.mark.parametrize(
+    ("data", "error", "message"),
+    [
+        ([1, "a"], TypeError, "tensor(): invalid data type 'str'"),
+        ([[1], [b"a"]], TypeError, "tensor(): invalid data type 'bytes'"),
+        ("a", TypeError, "tensor(): invalid data type 'str'"),
+        ([None], RuntimeError, "Could not infer dtype of NoneType"),
+        ([1, None], RuntimeError, "Could not infer dtype of NoneType"),
+        (None, RuntimeError, "Could not infer dtype of NoneType"),
+        ([1, object()], RuntimeError, "Could not infer dtype of object"),
+        ([1, {}], RuntimeError, "Could not infer dtype of dict"),
+    ],
+)
+def test_from_python_names_the_element_that_is_no_number(data, error, message):
+    """PyTorch 2.13's errors: the type of the offending element (once: 'of list')."""
+    with pytest.raises(error) as e:
+        tp.tensor(data)
+    assert str(e.value) == message

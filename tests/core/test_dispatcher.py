@@ -36,6 +36,7 @@ def test_order_through_functionality_stack(ns):
             def k(ks, x):
                 log.append(name)
                 return op.redispatch(ks.below(name), x)
+
             return k
 
         for name in ("Batched", "Tracer", "AutogradCPU"):
@@ -254,7 +255,10 @@ def test_packet_resolves_overloads(ns):
         with pytest.raises(TypeError) as e:
             add(x, "nope")
         msg = str(e.value)
-        assert f"{ns}::add() received an invalid combination of arguments - got (FakeTensor, str)" in msg
+        assert (
+            f"{ns}::add() received an invalid combination of arguments - got (FakeTensor, str)"
+            in msg
+        )
         assert "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor" in msg
         with pytest.raises(AttributeError, match="has no overload 'nope'; its overloads are"):
             add.nope
@@ -310,6 +314,13 @@ def test_wrong_argument_type_and_count(ns):
             ((x, x, "a"), {}, f"{name}(): argument 'size' (position 3) must be int[2], not str"),
             ((x, x), {"flag": 1}, f"{name}(): argument 'flag' must be bool, not int"),
             ((x, x, 1, True), {}, f"{name}() takes 3 positional arguments but 4 were given"),
+            # which element of a list did not fit (once: "must be int[2], not list")
+            (
+                (x, x, [2, None]),
+                {},
+                f"{name}(): argument 'size' (position 3) must be int[2], but found element of "
+                "type NoneType at pos 1",
+            ),
         ]
         for args, kwargs, message in cases:
             with pytest.raises(TypeError) as e:
@@ -329,7 +340,10 @@ def test_impl_for_undefined_op(ns):
 
 def test_fallback_outside_underscore_namespace(ns):
     with tp.Library(ns, "DEF") as lib:
-        with pytest.raises(tp.RegistrationError, match=r"registered on the '_' namespace: tp.Library\('_', 'IMPL'\).fallback\(fn, 'Tracer'\)"):
+        with pytest.raises(
+            tp.RegistrationError,
+            match=r"registered on the '_' namespace: tp.Library\('_', 'IMPL'\).fallback\(fn, 'Tracer'\)",
+        ):
             lib.fallback(lambda op, ks, *a: None, "Tracer")
 
 
@@ -346,7 +360,10 @@ def test_duplicate_kernel_names_both_registrants(ns):
         with pytest.raises(tp.RegistrationError) as e:
             other.impl("f", second, "CPU")
     msg = str(e.value)
-    assert f"{ns}::f.default: a kernel for key 'CPU' is already registered by test_dispatcher:test_duplicate_kernel_names_both_registrants" in msg
+    assert (
+        f"{ns}::f.default: a kernel for key 'CPU' is already registered by test_dispatcher:test_duplicate_kernel_names_both_registrants"
+        in msg
+    )
     assert "plugin-b tried to register another" in msg
     assert "override=True" in msg
 
@@ -357,7 +374,10 @@ def test_duplicate_fallback_and_def_library(ns):
         with pytest.raises(tp.RegistrationError, match="a fallback for key 'Tracer' is already registered by a"):
             l2.fallback(lambda *a: None, "Tracer")
     with tp.Library(ns, "DEF"):
-        with pytest.raises(tp.RegistrationError, match=f"Only one DEF library per namespace: namespace '{ns}' is already defined"):
+        with pytest.raises(
+            tp.RegistrationError,
+            match=f"Only one DEF library per namespace: namespace '{ns}' is already defined",
+        ):
             tp.Library(ns, "DEF")
         with tp.Library(ns, "FRAGMENT") as frag:
             frag.define("extra(Tensor self) -> Tensor")
@@ -410,8 +430,9 @@ def test_explain_reports_keys_choice_and_steps(ns):
     assert "skip Tracer: fallthrough" in text
     assert "chosen key: AutogradCPU (entry from Autograd)" in text
     assert "registered by test_dispatcher:test_explain_reports_keys_choice_and_steps" in text
-    assert "redispatch " + f"{ns}::f.default keyset=DispatchKeySet(BackendSelect, CPU) -> CPU" in text
-
+    assert (
+        "redispatch " + f"{ns}::f.default keyset=DispatchKeySet(BackendSelect, CPU) -> CPU" in text
+    )
 
 
 def test_show_dispatch_trace_env_var(tmp_path):
@@ -427,9 +448,14 @@ def test_show_dispatch_trace_env_var(tmp_path):
         "print(tp.ops.envtrace.f(T()))\n"
     )
     env = {**os.environ, "TENSORPLUG_SHOW_DISPATCH_TRACE": "1", "TENSORPLUG_AUTOLOAD": "0"}
-    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    r = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
     assert r.stdout.strip() == "1"
-    assert "[dispatch] call envtrace::f.default keyset=DispatchKeySet(BackendSelect, CPU) -> CPU" in r.stderr
+    assert (
+        "[dispatch] call envtrace::f.default keyset=DispatchKeySet(BackendSelect, CPU) -> CPU"
+        in r.stderr
+    )
 
 
 def test_int_list_arguments_reach_kernels_as_tuples_of_ints(ns):

@@ -252,4 +252,6 @@ def test_get_accepts_keys_and_lists_known():
     with pytest.raises(keys.KeyError_) as e:
         keys.get("cpu")
     assert "Known keys: ADInplaceOrView, Autocast, " in str(e.value)
+    # a traceback prints the type's name: once "KeyError_"
+    assert type(e.value) is keys.DispatchKeyError and type(e.value).__name__ == "DispatchKeyError"
     assert tp.keys is keys

@@ -56,6 +56,29 @@ def test_bad_library_arguments(ns):
         lib.define("f(Tensor x) -> Tensor")
 
 
+def test_namespace_and_kernel_must_be_what_they_say(ns):
+    for bad in (None, 3, "two words", ""):
+        with pytest.raises(
+            tp.RegistrationError,
+            match=r"the namespace must be an identifier \(a str such as 'myops'\), or '_'",
+        ):
+            tp.Library(bad, "DEF")  # type: ignore[arg-type]
+    with tp.Library(ns, "DEF") as lib, tp.Library("_", "IMPL") as fb:
+        lib.define("f(Tensor x) -> Tensor")
+        with pytest.raises(
+            tp.RegistrationError,
+            match=rf"^{ns}::f.default: the kernel for key 'CPU' must be callable, got int 3 "
+            rf"\(from {lib.owner}\)",
+        ):
+            lib.impl("f", 3, "CPU")  # type: ignore[arg-type]
+        with pytest.raises(
+            tp.RegistrationError, match="the fallback for key 'Batched' must be callable"
+        ):
+            fb.fallback("not a function", "Batched")  # type: ignore[arg-type]
+        assert tp.dispatcher.registrations(f"{ns}::f") == {}
+        assert "Batched" not in tp.dispatcher.fallbacks()
+
+
 def test_redefinition_and_namespace_mismatch(ns):
     with tp.Library(ns, "DEF") as lib:
         lib.define("f(Tensor x) -> Tensor")

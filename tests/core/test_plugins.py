@@ -371,6 +371,18 @@ def test_system_exit_in_a_hook_is_that_plugins_failure(clean, ns):
         plugins.unregister("probe")
 
 
+def test_failure_message_of_an_error_that_ends_with_a_period(clean):
+    def names() -> dict[str, Any]:
+        raise ValueError("bad value.")
+
+    with pytest.raises(PluginError) as e:
+        plugins.register(make_plugin(tensorplug_add_names=names), name="dotted")
+    assert str(e.value) == (
+        "tensorplug plugin 'dotted' (in-process plugin) failed to load in "
+        "tensorplug_add_names: ValueError: bad value. Everything it registered was rolled back."
+    )  # once: "bad value.. Everything"
+
+
 def test_name_conflict_between_plugins_names_both(clean):
     plugins.register(make_plugin(tensorplug_add_names=lambda: {"shared": 1}), name="first")
     with pytest.raises(PluginError) as ei:

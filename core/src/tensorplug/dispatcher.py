@@ -457,10 +457,10 @@ class OpOverload:
         pos = "" if arg.kwarg_only else f" (position {index + 1})"
         try:
             return _sch.normalize_argument(value, arg.type)
-        except _sch.ArgumentTypeError:
+        except _sch.ArgumentTypeError as e:  # "not list", or which element of it did not fit
             raise TypeError(
                 f"{self._name}(): argument '{arg.name}'{pos} must be "
-                f"{_sch.type_name(arg.type)}, not {type(value).__name__}"
+                f"{_sch.type_name(arg.type)}, {e.detail}"
             ) from None
         except OverflowError as e:  # Note [Scalar ints] in _binding.py
             raise OverflowError(f"{self._name}(): argument '{arg.name}'{pos}: {e}") from None

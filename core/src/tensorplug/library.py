@@ -95,8 +95,11 @@ class Library:
             raise RegistrationError(
                 f"Library({ns!r}, {kind!r}): kind must be 'DEF', 'IMPL' or 'FRAGMENT'"
             )
-        if not (ns == "_" or ns.isidentifier()):
-            raise RegistrationError(f"Library namespace must be an identifier, got {ns!r}")
+        if not (isinstance(ns, str) and (ns == "_" or ns.isidentifier())):
+            raise RegistrationError(
+                f"Library({ns!r}, {kind!r}): the namespace must be an identifier (a str such as "
+                "'myops'), or '_' for fallbacks"
+            )
         self.ns = ns
         self.kind = kind
         self.dispatch_key = dispatch_key
@@ -186,6 +189,11 @@ class Library:
         self._check_open()
         op = self._find(name)
         k = _keys.get(key or self.dispatch_key or "CompositeImplicitAutograd")
+        if not callable(fn):
+            raise RegistrationError(
+                f"{op.name}: the kernel for key {k.name!r} must be callable, got "
+                f"{type(fn).__name__} {fn!r} (from {self.owner}); pass the kernel function itself"
+            )
         if boxed is None:
             boxed = bool(getattr(fn, "_tp_boxed", False))
         kern = Kernel(fn, k, self.owner, with_keyset=with_keyset, boxed=boxed, owner=self)
@@ -206,6 +214,11 @@ class Library:
                 f"tp.Library('_', 'IMPL').fallback(fn, {key or self.dispatch_key!r})"
             )
         k = _keys.get(key or self.dispatch_key)
+        if not callable(fn):
+            raise RegistrationError(
+                f"the fallback for key {k.name!r} must be callable, fn(op, keyset, *args, "
+                f"**kwargs); got {type(fn).__name__} {fn!r} (from {self.owner})"
+            )
         kern = Kernel(fn, k, self.owner, boxed=True, owner=self)
         with _dispatcher._lock:
             self._check_open()

@@ -567,7 +567,7 @@ def _failure_message(p: _Plugin, e: BaseException, phase: str, problems: Iterabl
         where = f"in {phase}"
     msg = (
         f"tensorplug plugin {p.name!r} ({p.origin}) failed to load {where}: "
-        f"{_describe(e)}. Everything it registered was rolled back"
+        f"{_describe(e).rstrip('.')}. Everything it registered was rolled back"
     )
     extra = "; ".join(problems)
     if extra:

@@ -250,7 +250,23 @@ class ArrayStorage:
             return host, _dt.get_default_dtype().to_complex()
         if kind == "O" and host.size and all(isinstance(x, int) for x in host.reshape(-1)):
             raise OverflowError("Overflow when unpacking long")
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        raise _no_dtype(data)
+
+
+def _no_dtype(data: Any) -> Exception:
+    """PyTorch's error for data with an element that is no number: the first such element's
+    type, not the type of the list around it."""
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(reversed(x))
+        elif not isinstance(x, (bool, int, float, complex, Tensor)) and not hasattr(x, "dtype"):
+            name = type(x).__name__
+            if isinstance(x, (str, bytes)):
+                return TypeError(f"tensor(): invalid data type '{name}'")
+            return RuntimeError(f"Could not infer dtype of {name}")
+    return RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
 def _plain(data: Any) -> Any:

@@ -212,8 +212,11 @@ def build(kit: Kit) -> Kernels:
             return kit.wrap(kit.copy(a), self._dtype, self._device)
         n = int(a.shape[d])
         bad = out_of_range(i, n)
-        if bad is not None:
-            raise OpError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={n}")
+        if bad is not None:  # PyTorch's text (for dim 0; other dims leak its kernel's), and why
+            raise IndexError(
+                f"index out of range in self: index {bad} is out of bounds for dimension {d} "
+                f"with size {n}"
+            )
         return kit.wrap(xp.take(a, i, axis=d), self._dtype, self._device)
 
     k["index.Tensor"] = index

@@ -10,7 +10,8 @@ assigned them (Note [Bit reuse] in keys.py), so loading rebuilds the tensor thro
 backend its device type has *in the loading process* -- a device type no loaded plugin
 provides is an error naming it. A tensor that requires grad is saved as a leaf: its data,
 without the graph that made it (as PyTorch does). Attributes a user set on a tensor are kept;
-those of plugins (``_autograd``, ``_batched``, anything starting with ``_``) are not.
+the state plugins keep under the names they declare on ``Tensor`` (``tp_autograd``), and
+anything starting with ``_``, is not.
 
 ``tp.load`` reads with ``weights_only=True`` by default: an unpickler that builds only what a
 checkpoint holds -- tensors (and ``nn.Parameter``), ``dict``/``list``/``tuple``/``set``,
@@ -52,7 +53,13 @@ def reduce_tensor(t: Tensor) -> tuple[Any, ...]:
     if t._dtype is _dtypes.bfloat16:
         host = host.astype("float32")
     cls = type(t)
-    state = {k: v for k, v in getattr(t, "__dict__", {}).items() if not k.startswith("_")}
+    # a user's attributes; not the state plugins keep in names they declare on Tensor
+    # (``tp_autograd``, through tensorplug_add_tensor_methods), nor private ones
+    state = {
+        k: v
+        for k, v in getattr(t, "__dict__", {}).items()
+        if not k.startswith("_") and not hasattr(cls, k)
+    }
     return (
         rebuild_tensor,
         (

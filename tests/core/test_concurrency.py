@@ -161,3 +161,44 @@ def test_kernel_for_answers_are_never_stale(ns, busy_switching):
         assert len(closed_at) > 10 and seen
         late = [start - closed_at[fn] for start, fn in seen if start > closed_at[fn]]
         assert late == [], f"{len(late)} lookups gave an override after its close() returned"
+
+
+def test_derived_kernels_follow_registrations(ns, busy_switching):
+    """What a functionality kernel derives and keeps with ``op.derived_kernel`` (the autograd
+    plugin's kernel below its key) is dropped with the cache, never written back stale."""
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: -1, "CPU")
+        op = getattr(tp.ops, ns).f.default
+        below = ~int(tp.keys.keyset("AutogradCPU"))
+
+        def above(ks, x):  # finds the kernel below its key as the autograd plugin does
+            k = op.kernel_cache.get(-int(ks)) or op.derived_kernel(
+                ks, lambda: op.kernel_for(ks & below)
+            )
+            return k(x)
+
+        lib.impl("f", above, "AutogradCPU", with_keyset=True)
+        x = FakeTensor("CPU", "AutogradCPU")
+        closed_at: dict[int, float] = {}
+        seen: list[tuple[float, int]] = []
+
+        def call() -> None:
+            start = time.perf_counter()
+            n = op(x)
+            if n >= 0:
+                seen.append((start, n))
+
+        def register_loop(stop: threading.Event) -> None:
+            n = 0
+            while not stop.is_set():
+                over = tp.Library(ns, "IMPL")
+                over.impl("f", lambda x, n=n: n, "CPU", override=True)
+                over.close()
+                closed_at[n] = time.perf_counter()
+                n += 1
+
+        errors = run_threads(call, register_loop)
+        assert errors == [] and len(closed_at) > 10 and seen
+        late = [start - closed_at[n] for start, n in seen if start > closed_at[n]]
+        assert late == [], f"{len(late)} calls ran an override after its close() returned"

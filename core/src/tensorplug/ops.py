@@ -86,7 +86,7 @@ class OpPacket:
                 raise RegistrationError(f"operator '{self.qualname}' is not defined (any more)")
             cacheable = list not in sig and tuple not in sig
             for op in ovs:
-                if len(ovs) == 1 or op.schema.try_bind(args, kwargs) is not None:
+                if len(ovs) == 1 or _fits(op, args, kwargs):
                     if cacheable:
                         self._choice[sig] = op
                     return op
@@ -104,6 +104,14 @@ class OpPacket:
 
     def __repr__(self) -> str:
         return f"<OpPacket {self.qualname} overloads={self.overloads()}>"
+
+
+def _fits(op: OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    try:
+        return op.schema.try_bind(args, kwargs) is not None
+    except OverflowError:  # a Scalar int beyond 64 bits: raised again, naming the overload
+        op.schema.bind(args, kwargs, op.name)
+        raise
 
 
 class OpNamespace:

@@ -159,8 +159,13 @@ def test_python_module_entries_make_functions_of_their_modules():
     assert F.mish.__module__ == "tensorplug.nn.functional"
     assert F.relu.__module__ == "tensorplug.nn.functional"  # the hand-written ones stay
     assert tp.special.erf is not tp.erf and tp.special.erf.__module__ == "tensorplug.special"
-    for module, name in ((tp, "linalg_vector_norm"), (tp, "special_erf"), (tp.linalg, "nothing"),
-                         (tp.special, "linalg_matmul"), (F, "vector_norm")):
+    for module, name in (
+        (tp, "linalg_vector_norm"),
+        (tp, "special_erf"),
+        (tp.linalg, "nothing"),
+        (tp.special, "linalg_matmul"),
+        (F, "vector_norm"),
+    ):
         with pytest.raises(AttributeError) as e:
             getattr(module, name)
         assert str(e.value) == f"module '{module.__name__}' has no attribute '{name}'"

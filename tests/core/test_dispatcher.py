@@ -290,7 +290,9 @@ def test_missing_kernel_error_and_remedy(ns, backend):
         with pytest.raises(tp.DispatchError, match=remedy):
             f(FakeTensor("CUDA"))
         loaded = tp.plugins.loaded_names()
-        free = [(k, p) for k, p in (("Tracer", "tracer"), ("Batched", "batched")) if p not in loaded]
+        free = [
+            (k, p) for k, p in (("Tracer", "tracer"), ("Batched", "batched")) if p not in loaded
+        ]
         for key, plugin in free[:1]:  # a functionality key whose first-party plugin is absent
             with pytest.raises(tp.DispatchError, match=rf"pip install tensorplug-{plugin}"):
                 with include(key):
@@ -371,7 +373,9 @@ def test_duplicate_kernel_names_both_registrants(ns):
 def test_duplicate_fallback_and_def_library(ns):
     with tp.Library("_", "IMPL", owner="a") as l1, tp.Library("_", "IMPL", owner="b") as l2:
         l1.fallback(lambda *a: None, "Tracer", override=True)
-        with pytest.raises(tp.RegistrationError, match="a fallback for key 'Tracer' is already registered by a"):
+        with pytest.raises(
+            tp.RegistrationError, match="a fallback for key 'Tracer' is already registered by a"
+        ):
             l2.fallback(lambda *a: None, "Tracer")
     with tp.Library(ns, "DEF"):
         with pytest.raises(

@@ -143,8 +143,11 @@ def test_mixed_devices_tag_lets_an_op_take_two_devices(ns):
             lib.define("strict(Tensor a, Tensor b) -> Tensor")
             lib.define("loose(Tensor a, Tensor b) -> Tensor", tags=["mixed_devices"])
             for name in ("strict", "loose"):
-                lib.impl(name, lambda a, b: a.device.type + "+" + b.device.type,
-                         "CompositeExplicitAutograd")
+                lib.impl(
+                    name,
+                    lambda a, b: a.device.type + "+" + b.device.type,
+                    "CompositeExplicitAutograd",
+                )
             with pytest.raises(RuntimeError) as e:
                 getattr(tp.ops, ns).strict(m, c)
             assert str(e.value) == (

@@ -378,8 +378,13 @@ def _global_library(ns: str, kind: LibraryKind) -> Library:
     return lib
 
 
-def define(qualname_or_schema: str, schema: str | None = None, *, lib: Library | None = None,
-           tags: str | Iterable[str] = ()) -> OpOverload:
+def define(
+    qualname_or_schema: str,
+    schema: str | None = None,
+    *,
+    lib: Library | None = None,
+    tags: str | Iterable[str] = (),
+) -> OpOverload:
     """Define an operator: ``define("ns::op(Tensor x) -> Tensor")`` or ``define("ns::op", "(Tensor x) -> Tensor")``."""
     text = qualname_or_schema if schema is None else qualname_or_schema + schema
     if "::" not in text.split("(")[0]:

@@ -148,11 +148,11 @@ _namespaces: weakref.WeakValueDictionary[str, OpNamespace] = weakref.WeakValueDi
 def _forget_choices() -> None:
     """Operators were defined or removed: drop every cached choice and attribute, and the
     namespaces that have no operators any more. Runs under the registry lock."""
-    for p in list(_packets.values()):
+    for p in list(_packets.values()) if _packets else ():
         p._choice.clear()
         for k in [k for k in p.__dict__ if not k.startswith("_") and k != "qualname"]:
             del p.__dict__[k]
-    for space in list(_namespaces.values()):
+    for space in list(_namespaces.values()) if _namespaces else ():
         for k in [k for k in space.__dict__ if not k.startswith("_")]:
             del space.__dict__[k]
     live = _dispatcher._by_namespace

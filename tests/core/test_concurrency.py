@@ -1,6 +1,6 @@
 """Registration while other threads dispatch (Note [Registration is atomic] in dispatcher.py).
 
-Each test runs for a bounded time (1.25 s; 5 s for the four) with a short thread switch
+Each test runs for a bounded time (1.25 s; about 6 s for the five) with a short thread switch
 interval, so that a dispatching thread is often interrupted in the middle of a cache fill:
 before the registry lock, each found hundreds of stale calls on a loaded 2-core machine.
 """
@@ -205,3 +205,44 @@ def test_derived_kernels_follow_registrations(ns, busy_switching):
         assert errors == [] and len(closed_at) > 10 and seen
         late = [start - closed_at[n] for start, n in seen if start > closed_at[n]]
         assert late == [], f"{len(late)} calls ran an override after its close() returned"
+
+
+def test_a_close_is_seen_whole(ns, busy_switching):
+    """A thread that saw a library's close() in one operator never sees the library's kernel
+    of another operator afterwards: the close is one change, not one per kernel."""
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.define("g(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: -1, "CPU")
+        lib.impl("g", lambda x: -1, "CPU")
+        f, g = getattr(tp.ops, ns).f.default, getattr(tp.ops, ns).g.default
+        x = FakeTensor("CPU")
+        registered_at: dict[int, float] = {}  # override n -> when both its kernels were in
+        mixes: list[tuple[float, int]] = []
+        flip = [False]
+
+        def call() -> None:
+            first, second = (f, g) if flip[0] else (g, f)
+            flip[0] = not flip[0]
+            start = time.perf_counter()
+            if first(x) == -1:
+                n = second(x)
+                if n >= 0:
+                    mixes.append((start, n))
+
+        def register_loop(stop: threading.Event) -> None:
+            n = 0
+            while not stop.is_set():
+                over = tp.Library(ns, "IMPL")
+                over.impl("f", lambda x, n=n: n, "CPU", override=True)
+                over.impl("g", lambda x, n=n: n, "CPU", override=True)
+                registered_at[n] = time.perf_counter()
+                over.close()
+                n += 1
+
+        errors = run_threads(call, register_loop)
+        assert errors == [] and len(registered_at) > 10
+        # the first call started once both kernels of override n were in, and found neither:
+        # it saw the close of n, so the second may not find n's kernel
+        seen_apart = [n for start, n in mixes if n in registered_at and start > registered_at[n]]
+        assert seen_apart == [], f"{len(seen_apart)} calls saw a close in one operator only"

@@ -115,10 +115,16 @@ def _missing_backend(key_name: str | None, device_type: str) -> Exception:
         # installed and left out by a setting, failed, or not installed: say which
         plugins = sys.modules.get("tensorplug.plugins")
         why = None if plugins is None else plugins.absent_plugin_remedy(plugin, dist)
+        if why is not None:
+            return MissingPluginError(
+                f"No backend is loaded for device type '{device_type}': it is provided by "
+                f"{why}.",
+                distribution=dist,
+            )
         return MissingPluginError(
-            f"No backend is loaded for device type '{device_type}': it is provided by "
-            + (why or f"the {dist} plugin: pip install {dist}")
-            + ".",
+            f"No backend is loaded for device type '{device_type}': it is provided by the "
+            f"{dist} plugin. Install it with `pip install {dist}` (or check "
+            "TENSORPLUG_PLUGINS / TENSORPLUG_DISABLE_PLUGINS).",
             distribution=dist,
         )
     known = sorted(keys.device_types())

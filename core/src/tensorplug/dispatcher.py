@@ -581,8 +581,12 @@ def _remedy(op: OpOverload, key: DispatchKey) -> str:
     if prov is not None and prov[0] not in loaded:
         plugins = sys.modules.get("tensorplug.plugins")
         why = None if plugins is None else plugins.absent_plugin_remedy(*prov)
-        if why is not None:
+        if why is not None:  # installed, and left out by a setting or failed
             return f"The '{key.name}' key is served by {why}."
+        return (
+            f"The '{key.name}' key is served by the {prov[1]} plugin, which is not loaded: "
+            f"`pip install {prov[1]}` (or check TENSORPLUG_PLUGINS / TENSORPLUG_DISABLE_PLUGINS)."
+        )
     owner = f" (plugin {key.owner})" if key.owner != "tensorplug" else ""
     return (
         f"No kernel is registered for '{key.name}'{owner}. Register one with "

@@ -501,12 +501,12 @@ def _autocast_dtypes(
         if d is None:
             continue
         if not isinstance(d, _dtypes.dtype) or not d.is_floating_point or d is _dtypes.float64:
-            raise KeyError_(
+            raise DispatchKeyError(
                 f"register_backend({name!r}): autocast dtypes must be tensorplug floating "
                 f"dtypes narrower than float64 (float16, bfloat16, float32), got {d!r}"
             )
     if default is not None and default not in allowed:
-        raise KeyError_(
+        raise DispatchKeyError(
             f"register_backend({name!r}): autocast_dtype={default} is not one of "
             f"autocast_dtypes=({', '.join(map(str, allowed))}); add it to the list"
         )

@@ -881,20 +881,23 @@ def missing_name(name: str) -> Exception | None:
     if provider is None:
         return None
     plugin, dist = provider
-    remedy = absent_plugin_remedy(plugin, dist)
-    if remedy is None:
+    if plugin in loaded_names():
         return None
+    remedy = absent_plugin_remedy(plugin, dist) or (
+        f"the {dist} plugin, which is not installed (or not loaded): pip install {dist}"
+    )
     return MissingPluginError(f"tensorplug.{name} is provided by {remedy}", distribution=dist)
 
 
 def absent_plugin_remedy(plugin: str, distribution: str) -> str | None:
-    """``"the <dist> plugin, which ..."``: why plugin ``plugin`` is not loaded and what to do
-    (install it, take it out of a selection variable, or see its failure); ``None`` when it is
-    loaded. Error messages about missing keys, devices and names end with it."""
+    """``"the <dist> plugin, which ..."``: why an installed plugin is not loaded and what to do
+    (take it out of a selection variable, or see its failure); ``None`` when it is loaded or
+    not known here (not installed, or unregistered): the caller then says to install it. Error
+    messages about missing keys, devices and names end with it."""
     p = _state.records.get(plugin)
     head = f"the {distribution} plugin, which "
     if p is None:
-        return f"{head}is not installed (or not loaded): pip install {distribution}"
+        return None
     if p.status == "disabled":
         return f"{head}is installed but not loaded ({p.reason}): change that setting"
     if p.status == "failed":

@@ -15,10 +15,10 @@ import pytest
 import tensorplug as tp
 from fakes import FakeTensor
 from tensorplug import dispatcher, storage
-from tensorplug.tensor import data_id, new_tensor
+from tensorplug.tensor import data_id, is_wrapper, make_wrapper, new_tensor
 
 
-def test_kernel_for_is_what_a_call_runs(ns):
+def test_kernel_for_is_what_a_call_runs(ns, probe_key):
     with tp.Library(ns, "DEF") as lib:
         lib.define("f(Tensor x) -> Tensor")
         cpu = lambda x: "cpu"
@@ -34,20 +34,31 @@ def test_kernel_for_is_what_a_call_runs(ns):
         ks = tp.keys.keyset("CPU", "AutogradCPU")
         tag, got = op.kernel_for(ks)(FakeTensor("CPU"))
         assert tag == "ag" and got == ks
+        # a key with neither kernel nor fallback (the batched plugin has a Batched fallback)
         with pytest.raises(
             tp.DispatchError,
-            match=rf"Could not run '{ns}::f.default' with arguments from the 'Batched'",
+            match=rf"Could not run '{ns}::f.default' with arguments from the 'FallbackProbe'",
         ):
-            op.kernel_for(tp.keys.keyset("CPU", "Batched"))
+            op.kernel_for(tp.keys.keyset("CPU", "FallbackProbe"))
 
 
-def test_kernel_for_boxed_fallback_gets_op_and_keyset(ns):
+@pytest.fixture
+def probe_key():
+    """A functionality key of this test only (Batched has the batched plugin's fallback)."""
+    key = tp.keys.register_functionality("FallbackProbe", owner="tests")
+    try:
+        yield key
+    finally:
+        tp.keys.unregister("FallbackProbe")
+
+
+def test_kernel_for_boxed_fallback_gets_op_and_keyset(ns, probe_key):
     with tp.Library(ns, "DEF") as lib, tp.Library("_", "IMPL") as fb:
         lib.define("f(Tensor x) -> Tensor")
         lib.impl("f", lambda x: "cpu", "CPU")
-        fb.fallback(lambda op, ks, *a: (op.name, ks), "Batched")
+        fb.fallback(lambda op, ks, *a: (op.name, ks), "FallbackProbe")
         op = getattr(tp.ops, ns).f.default
-        ks = tp.keys.keyset("CPU", "Batched")
+        ks = tp.keys.keyset("CPU", "FallbackProbe")
         assert op.kernel_for(ks)(FakeTensor("CPU")) == (f"{ns}::f.default", ks)
 
 
@@ -61,7 +72,7 @@ def test_has_kernel_counts_direct_registrations_only(ns):
         assert dispatcher.dispatch_table(op)["CPU"] == "CompositeImplicitAutograd"
 
 
-def test_generation_changes_with_every_registration(ns):
+def test_generation_changes_with_every_registration(ns, probe_key):
     g0 = dispatcher.generation()
     with tp.Library(ns, "DEF") as lib:
         lib.define("f(Tensor x) -> Tensor")
@@ -75,7 +86,7 @@ def test_generation_changes_with_every_registration(ns):
         op.kernel_for(tp.keys.keyset("CPU"))
         assert dispatcher.generation() == g2
         with tp.Library("_", "IMPL") as fb:
-            fb.fallback(lambda op, ks, *a: None, "Batched")
+            fb.fallback(lambda op, ks, *a: None, "FallbackProbe")
         assert dispatcher.generation() != g2
     assert dispatcher.generation() not in (g0, g1, g2)
 
@@ -451,3 +462,81 @@ def test_a_plugin_backend_declares_its_autocast_dtypes():
         assert key.owner == "amp_declared"
     finally:
         tp.plugins.unregister("amp_declared")
+
+
+# --- wrapper tensors (Note [Wrapper tensors] in tensor.py) -------------------------------------
+
+needs_cpu = pytest.mark.skipif(
+    "cpu" not in tp.plugins.loaded_names(), reason="needs the tensorplug-cpu plugin loaded"
+)
+
+
+class Boxed(tp.Tensor):
+    """A wrapper a third-party functionality key might define: it stands for ``inner``."""
+
+    inner: tp.Tensor
+
+
+def _box(inner: tp.Tensor, key: tp.keys.DispatchKey) -> Boxed:
+    ks = tp.keys.tensor_keyset("CPU") | key.mask
+    t = make_wrapper(Boxed, inner.shape, inner.dtype, inner.device, ks, version_of=inner)
+    t.inner = inner
+    return t
+
+
+@needs_cpu
+def test_make_wrapper_has_logical_metadata_and_no_data():
+    inner = tp.zeros([2, 3], dtype=tp.float64)
+    ks = tp.keys.tensor_keyset("CPU") | tp.keys.get("Batched").mask
+    w = make_wrapper(Boxed, (3,), tp.float64, inner.device, ks)
+    assert type(w) is Boxed and isinstance(w, tp.Tensor)
+    assert w.shape == (3,) and w.size() == (3,) and w.size(-1) == 3
+    assert w.ndim == 1 and w.dim() == 1 and w.numel() == 3 and len(w) == 3
+    assert w.dtype is tp.float64 and w.device == inner.device
+    assert is_wrapper(w) and not is_wrapper(inner)
+    for read in (w.tolist, w.numpy, lambda: repr(w)):
+        with pytest.raises(
+            RuntimeError, match="Cannot access data pointer of Tensor that doesn't have storage"
+        ):
+            read()
+    with pytest.raises(TypeError, match="make_wrapper: cls must be tensorplug.Tensor"):
+        make_wrapper(int, (3,), tp.float64, inner.device, ks)  # type: ignore[type-var]
+
+
+@needs_cpu
+def test_wrapper_dispatches_to_its_key_and_shares_the_version_counter():
+    class BoxPlugin:
+        @staticmethod
+        @tp.hookimpl
+        def tensorplug_add_keys(keys):
+            keys.register_functionality("BoxProbe", before="Batched")
+
+        @staticmethod
+        @tp.hookimpl
+        def tensorplug_register_kernels(registry):
+            def unbox(op, ks, *args, **kwargs):
+                key = tp.keys.get("BoxProbe")
+                plain = [a.inner if isinstance(a, Boxed) else a for a in args]
+                out = op(*plain, **kwargs)
+                return (
+                    _box(out, key)
+                    if isinstance(out, tp.Tensor) and out is not plain[0]
+                    else args[0]
+                )
+
+            registry.library("_", "IMPL").fallback(unbox, "BoxProbe")
+
+    tp.plugins.register(BoxPlugin, name="boxprobe")
+    try:
+        key = tp.keys.get("BoxProbe")
+        inner = tp.tensor([1.0, 2.0])
+        w = _box(inner, key)
+        assert key in tp.keys.DispatchKeySet(w._tp_keyset)
+        out = tp.add(w, w)
+        assert isinstance(out, Boxed) and out.inner.tolist() == [2.0, 4.0]
+        v0 = inner._version
+        r = w.add_(1.0)  # written through the inner tensor, bumped once
+        assert r is w and inner.tolist() == [2.0, 3.0]
+        assert inner._version == w._version == v0 + 1
+    finally:
+        tp.plugins.unregister("boxprobe")

@@ -472,7 +472,7 @@ def test_storage_backend_conflict(clean):
 
 def test_dispatch_error_remedy_uses_loaded_names(clean, ns):
     """The dispatcher asks plugins.loaded_names() whether the provider of a key is loaded."""
-    with tp.Library(ns, "DEF") as lib:
+    with needs.unloaded("batched"), tp.Library(ns, "DEF") as lib:
         lib.define("f(Tensor x) -> Tensor")
         op = getattr(tp.ops, ns).f
         with pytest.raises(
@@ -520,8 +520,9 @@ def test_missing_name_names_the_distribution(clean, name, dist):
 def test_missing_name_unknown_or_loaded_is_none(clean):
     assert plugins.missing_name("no_such_thing") is None
     assert plugins.missing_name("cuda") is None  # tp.cuda is the core's (it answers everywhere)
-    plugins.register(make_plugin(), name="batched")
-    assert plugins.missing_name("vmap") is None
+    with needs.unloaded("batched"):
+        plugins.register(make_plugin(), name="batched")
+        assert plugins.missing_name("vmap") is None
 
 
 def test_missing_name_of_a_failed_plugin(clean):

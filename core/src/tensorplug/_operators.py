@@ -17,7 +17,7 @@ from . import dtypes as _dtypes
 from .device import canonical as _canonical_device
 from .device import device as _Device
 from .ops import ops
-from .tensor import Tensor
+from .tensor import LogicalShape, Tensor, no_storage_error
 
 _SCALARS = frozenset({builtins.int, builtins.float, builtins.bool, builtins.complex})
 # indices and values that never take part in __tensorplug_function__
@@ -329,7 +329,10 @@ def item(self: Tensor) -> Any:
 
 
 def _host(self: Tensor) -> Any:
-    return _backends.for_key(_backend_name(self)).to_host(self._data)
+    data = self._data
+    if type(data) is LogicalShape:  # Note [Wrapper tensors] in tensor.py
+        raise no_storage_error()
+    return _backends.for_key(_backend_name(self)).to_host(data)
 
 
 def _backend_name(self: Tensor) -> str:
@@ -367,7 +370,10 @@ def numpy(self: Tensor, *, force: bool = False) -> Any:
                 "copy the tensor to host memory first."
             )
         return _host(self)
-    return self._data
+    data = self._data
+    if type(data) is LogicalShape:
+        raise no_storage_error()
+    return data
 
 
 def _array(self: Tensor, dtype: Any = None, copy: Any = None) -> Any:

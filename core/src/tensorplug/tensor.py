@@ -23,7 +23,17 @@ from . import keys as _keys
 from ._protocol import VersionCounter
 from .device import device as Device
 
-__all__ = ["Tensor", "data_id", "new_tensor"]
+_T = TypeVar("_T", bound="Tensor")
+
+__all__ = [
+    "LogicalShape",
+    "Tensor",
+    "data_id",
+    "is_wrapper",
+    "make_wrapper",
+    "new_tensor",
+    "no_storage_error",
+]
 
 T = TypeVar("T", bound="Tensor")
 
@@ -267,6 +277,73 @@ def data_id(t: Tensor) -> int:
     recognize such aliases as the values they alias.
     """
     return id(t._data)
+
+
+# Note [Wrapper tensors]
+# A functionality plugin may represent a tensor by another one: the batched plugin's tensor
+# hides a batch dimension of the tensor it wraps. Such a *wrapper* has the logical shape,
+# dtype and device its users see, a key set that holds the plugin's key (so its kernels run
+# first and unwrap), and no data of its own: its ``_data`` is a :class:`LogicalShape`, so
+# ``shape``, ``ndim``, ``numel()`` and ``len()`` read it exactly as they read an array, and
+# plain tensors pay nothing for wrappers existing. Reading its elements (``tolist()``,
+# ``numpy()``, ``repr``) raises, as PyTorch does for a tensor without storage, unless the
+# wrapper's class says how. This is the spirit of PyTorch's ``_make_wrapper_subclass``.
+
+
+class LogicalShape:
+    """The ``_data`` of a wrapper tensor: a shape, and no elements (Note [Wrapper tensors])."""
+
+    __slots__ = ("shape", "ndim", "size")
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+        self.ndim = len(shape)
+        size = 1
+        for n in shape:
+            size *= n
+        self.size = size
+
+    def __repr__(self) -> str:
+        return f"LogicalShape({self.shape})"
+
+
+def make_wrapper(
+    cls: type[_T],
+    shape: tuple[int, ...] | list[int],
+    dtype: _dtypes.dtype,
+    device: Device,
+    keyset: int,
+    *,
+    version_of: Tensor | None = None,
+) -> _T:
+    """A wrapper tensor of class ``cls`` (``Tensor`` or a subclass of it): the given logical
+    ``shape``, ``dtype`` and ``device``, dispatching with ``keyset`` and holding no data
+    (Note [Wrapper tensors]).
+
+    ``keyset`` is usually ``tp.keys.tensor_keyset(backend) | <the plugin's key>.mask``; the
+    plugin's kernels for that key unwrap their arguments and rewrap their results.
+    ``version_of=t`` shares ``t``'s version counter, so writes into the tensor a wrapper stands
+    for show in the wrapper's ``_version`` (and the dispatcher bumps it once).
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"make_wrapper: cls must be tensorplug.Tensor or a subclass, got {cls!r}")
+    t = _object_new(cls)
+    t._data = LogicalShape(tuple(shape))
+    t._dtype = dtype
+    t._device = device
+    t._tp_keyset = int(keyset)
+    t._vc = None if version_of is None else version_of._tp_version
+    return t
+
+
+def is_wrapper(t: Tensor) -> bool:
+    """Whether ``t`` is a wrapper tensor made by :func:`make_wrapper` (it has no data)."""
+    return type(t._data) is LogicalShape
+
+
+def no_storage_error() -> RuntimeError:
+    """What reading a wrapper's elements raises (PyTorch's text for a tensor without storage)."""
+    return RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
 
 
 def _wrap_dim(dim: int, ndim: int, op: str = "") -> int:

@@ -72,6 +72,7 @@ __all__ = [
     "register_autograd",
     "register_fake",
     "register_kernel",
+    "register_vmap",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -461,6 +462,22 @@ def register_autocast(
 
     amp: Any = getattr(tensorplug, "amp")  # noqa: B009 - or the MissingPluginError
     amp.register_autocast(op, device_type, cast_inputs, lib=lib)
+
+
+def register_vmap(
+    op: str | OpOverload, func: Callable[..., Any] | None = None, /, *, lib: Library | None = None
+) -> Any:
+    """Give ``op`` the batching rule ``func(info, in_dims, *args, **kwargs) -> (output,
+    out_dims)`` (as torch.library.register_vmap); usable as a decorator.
+
+    Provided by the tensorplug-batched plugin (``tp.func.register_vmap``); without it this
+    raises an error naming the distribution to install.
+    """
+    import tensorplug
+
+    # the plugin's name (tp.func), or the module __getattr__'s MissingPluginError
+    func_ns: Any = getattr(tensorplug, "func")  # noqa: B009
+    return func_ns.register_vmap(op, func, lib=lib)
 
 
 # The modern torch.library API (custom_op, register_fake, register_kernel, opcheck), built on

@@ -853,6 +853,7 @@ def _unknown(name: str) -> PluginError:
 # public name -> (plugin name, distribution)
 _FIRST_PARTY_NAMES: Final = {
     "vmap": ("batched", "tensorplug-batched"),
+    "func": ("batched", "tensorplug-batched"),
     "autocast": ("autocast", "tensorplug-autocast"),
     "tracer": ("tracer", "tensorplug-tracer"),
     "compile": ("tracer", "tensorplug-tracer"),

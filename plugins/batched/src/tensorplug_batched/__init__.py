@@ -1,0 +1,48 @@
+"""tensorplug-batched: ``tp.vmap`` and the ``tp.func`` transforms (DESIGN §8).
+
+The plugin owns the ``Batched`` key, where batched tensors dispatch first (batched.py): a rule
+per standard operator from one table (rules.py, filled by standard.py, views.py, linalg.py,
+indexing.py and randomness.py), and a boxed fallback for every other operator that decomposes
+composites and loops over the batch otherwise (fallback.py). It adds the ``VmapMode`` key, just
+below ``Batched``, for random operators inside vmap (randomness.py), and the names
+``tp.vmap`` and ``tp.func`` (``vmap``, ``grad``, ``grad_and_value``, ``vjp``, ``jacrev``,
+``hessian``, ``functional_call``: func.py). ``tp.library.register_vmap`` gives a custom
+operator its own rule (custom.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorplug.hookspecs import hookimpl
+
+from . import batched, fallback, func, indexing, linalg, randomness, rules, standard, views
+from .vmap import vmap
+
+__all__ = [
+    "tensorplug_add_keys",
+    "tensorplug_add_names",
+    "tensorplug_register_kernels",
+]
+
+_RULE_MODULES = (standard, views, linalg, indexing, randomness)  # they fill rules.RULES
+
+
+@hookimpl
+def tensorplug_add_keys(keys: Any) -> None:
+    keys.register_functionality("VmapMode", after="Batched", before="Autocast")
+
+
+@hookimpl
+def tensorplug_register_kernels(registry: Any) -> None:
+    registry.add_key_listener(batched.forget_keysets)
+    fallbacks = registry.library("_", "IMPL")
+    fallbacks.fallback(fallback.batched_fallback, "Batched")
+    aten = registry.library("aten", "IMPL")
+    rules.register_all(aten)
+    randomness.register_vmap_mode(aten, fallbacks)
+
+
+@hookimpl
+def tensorplug_add_names() -> dict[str, Any]:
+    return {"vmap": vmap, "func": func}

@@ -1,0 +1,277 @@
+"""The batched tensor, a wrapper that hides one batch dimension, and the stack of vmap levels.
+
+Note [Levels]
+~~~~~~~~~~~~~
+Each call of a vmapped function pushes a *level*: a number larger than every level before it,
+with its batch size and randomness mode. A :class:`BatchedTensor` of level L stands for every
+slice of its ``value`` along dimension ``bdim``, the batch dimension of L; its shape, dtype and
+device are those of one slice (a wrapper tensor, Note [Wrapper tensors] in tensorplug/tensor.py),
+and its key set holds ``Batched``. The value may itself be a BatchedTensor of a lower level
+(nested vmap), never of a higher one, so the outermost wrapper carries the innermost level.
+
+A kernel of the ``Batched`` key handles the highest level among its arguments: it unwraps that
+level, calls the operator on the values (which dispatch again, to the lower levels, until plain
+tensors reach a backend and autograd records on them), and wraps the result at that level.
+Arguments that are not batched at that level -- plain tensors, or wrappers of lower levels --
+are the same for every slice.
+
+Usage::
+
+    with push(size=3, randomness="error") as level:
+        x = wrap(tp.randn(3, 4), 0, level.id)      # x.shape == (4,)
+        front(x).shape                              # (3, 4)
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import tensorplug as tp
+from tensorplug.tensor import Tensor, make_wrapper, no_storage_error
+
+__all__ = [
+    "BatchedTensor",
+    "Level",
+    "active_levels",
+    "batch_size",
+    "find_level",
+    "front",
+    "hide_from",
+    "level_of",
+    "materialize",
+    "push",
+    "physical",
+    "slice_of",
+    "unbatched",
+    "visible_levels",
+    "wrap",
+]
+
+_aten = tp.ops.aten
+_permute = _aten.permute.default
+_unsqueeze = _aten.unsqueeze.default
+_expand = _aten.expand.default
+_select = _aten.select.int
+
+BATCHED_MASK = tp.keys.get("Batched").mask
+
+
+class Level:
+    """One active vmap: its number, batch size and randomness mode (Note [Levels])."""
+
+    __slots__ = ("id", "size", "randomness")
+
+    def __init__(self, id: int, size: int, randomness: str) -> None:
+        self.id = id
+        self.size = size
+        self.randomness = randomness
+
+    def __repr__(self) -> str:
+        return f"Level({self.id}, size={self.size}, randomness={self.randomness!r})"
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.levels: list[Level] = []  # active levels, outermost first
+        self.hidden_from = 0  # levels with this id or higher are hidden (0: none is)
+
+
+_state = _State()
+_ids = itertools.count(1)
+
+
+@contextmanager
+def push(size: int, randomness: str) -> Iterator[Level]:
+    """Make a new innermost level active for the duration of the block."""
+    level = Level(next(_ids), size, randomness)
+    levels = _state.levels
+    levels.append(level)
+    try:
+        yield level
+    finally:
+        levels.remove(level)
+
+
+def active_levels() -> list[Level]:
+    """The active levels of this thread, outermost first."""
+    return _state.levels
+
+
+def visible_levels() -> list[Level]:
+    """The active levels a random operator must still handle (Note [Random operators] in
+    randomness.py): all of them, except while a level's rule calls the operator for the
+    levels below it."""
+    h = _state.hidden_from
+    levels = _state.levels
+    if h == 0:
+        return levels
+    return [lv for lv in levels if lv.id < h]
+
+
+@contextmanager
+def hide_from(level_id: int) -> Iterator[None]:
+    """Hide ``level_id`` and the levels above it from random operators in the block."""
+    old = _state.hidden_from
+    _state.hidden_from = level_id if old == 0 else min(old, level_id)
+    try:
+        yield
+    finally:
+        _state.hidden_from = old
+
+
+def find_level(level_id: int) -> Level | None:
+    for lv in _state.levels:
+        if lv.id == level_id:
+            return lv
+    return None
+
+
+class BatchedTensor(Tensor):
+    """A tensor standing for the slices of ``value`` along ``bdim`` at vmap level ``level``."""
+
+    __slots__ = ("value", "bdim", "level")
+
+    value: Tensor
+    bdim: int
+    level: int
+
+    def __repr__(self) -> str:
+        inner = "\n".join("    " + line for line in repr(self.value).splitlines())
+        return f"BatchedTensor(lvl={self.level}, bdim={self.bdim}, value=\n{inner}\n)"
+
+    def __bool__(self) -> bool:
+        raise RuntimeError(
+            "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+            "control flow. We don't support that yet, please file an issue at "
+            "https://github.com/pytorch/pytorch/issues ."
+        )
+
+    def tolist(self) -> Any:
+        raise no_storage_error()
+
+    def numpy(self, *, force: bool = False) -> Any:
+        raise no_storage_error()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        raise no_storage_error()
+
+    # as PyTorch's batching rules for new_*: the new tensor is batched, so that writing a
+    # batched value into it works
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, **kw: Any) -> Tensor:
+        return _new_like(self, tp.zeros, size, dtype, device, kw)
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None, **kw: Any) -> Tensor:
+        return _new_like(self, tp.ones, size, dtype, device, kw)
+
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, **kw: Any) -> Tensor:
+        return _new_like(self, tp.empty, size, dtype, device, kw)
+
+    def new_full(
+        self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, **kw: Any
+    ) -> Tensor:
+        phys = tp.full(
+            [self.value.shape[self.bdim], *size], fill_value,
+            dtype=dtype or self.dtype, device=device or self.device, **kw,
+        )  # fmt: skip
+        return wrap(phys, 0, self.level)
+
+
+def _new_like(
+    self: BatchedTensor, factory: Any, size: tuple[Any, ...], dtype: Any, device: Any, kw: Any
+) -> Tensor:
+    dims = list(size[0]) if len(size) == 1 and not isinstance(size[0], int) else list(size)
+    phys = factory(
+        [self.value.shape[self.bdim], *dims],
+        dtype=dtype or self.dtype, device=device or self.device, **kw,
+    )  # fmt: skip
+    return wrap(phys, 0, self.level)
+
+
+# --- wrapping ----------------------------------------------------------------------------------
+
+_keysets: dict[str, tuple[int, int]] = {}  # device type -> (wrapper key set, its Autograd<B> bit)
+
+
+def forget_keysets() -> None:
+    """Drop the cached key sets (a key listener: a backend may have been removed)."""
+    _keysets.clear()
+
+
+def _keyset_parts(device: Any) -> tuple[int, int]:
+    parts = _keysets.get(device.type)
+    if parts is None:
+        backend = tp.keys.backend_for_device_type(device.type)
+        if backend is None:
+            raise RuntimeError(f"vmap: no backend key for device type {device.type!r}")
+        base = tp.keys.tensor_keyset(backend) | BATCHED_MASK
+        parts = _keysets[device.type] = (base, tp.keys.per_backend("Autograd", backend).mask)
+    return parts
+
+
+def wrap(value: Tensor, bdim: int, level: int) -> BatchedTensor:
+    """``value`` batched along ``bdim`` (>= 0) at ``level``: a wrapper of one slice's shape.
+
+    It carries ``Autograd<B>`` when ``value`` requires grad, so that ``requires_grad`` reads
+    true inside vmap (the kernels of Batched run first either way).
+    """
+    shape = value.shape
+    base, ag = _keyset_parts(value.device)
+    t = make_wrapper(
+        BatchedTensor,
+        shape[:bdim] + shape[bdim + 1 :],
+        value.dtype,
+        value.device,
+        base | ag if value.requires_grad else base,
+        version_of=value,
+    )
+    t.value = value
+    t.bdim = bdim
+    t.level = level
+    return t
+
+
+def level_of(x: Any) -> int:
+    """The level ``x`` is batched at (0: a plain tensor or not a tensor)."""
+    return x.level if type(x) is BatchedTensor else 0
+
+
+def batch_size(x: BatchedTensor) -> int:
+    return int(x.value.shape[x.bdim])
+
+
+def front(x: BatchedTensor) -> Tensor:
+    """``x``'s value with the batch dimension first (a view when it has to move)."""
+    v = x.value
+    b = x.bdim
+    if b == 0:
+        return v
+    n = v.ndim
+    return _permute(v, [b, *range(b), *range(b + 1, n)])  # type: ignore[no-any-return]
+
+
+def unbatched(x: Any, level: int) -> bool:
+    """Whether ``x`` (a tensor) is the same for every slice of ``level``."""
+    return type(x) is not BatchedTensor or x.level != level
+
+
+def materialize(x: Tensor, size: int) -> Tensor:
+    """``x`` repeated ``size`` times along a new first dimension (an expanded view)."""
+    return _expand(_unsqueeze(x, 0), [size, *x.shape])  # type: ignore[no-any-return]
+
+
+def physical(x: Any, level: int, size: int) -> Tensor:
+    """``x`` at ``level`` with its batch dimension first, materialized if it has none."""
+    if type(x) is BatchedTensor and x.level == level:
+        return front(x)
+    return materialize(x, size)
+
+
+def slice_of(x: Any, level: int, i: int) -> Any:
+    """Sample ``i`` of ``x`` at ``level`` (``x`` itself when it is unbatched there)."""
+    if type(x) is BatchedTensor and x.level == level:
+        return _select(x.value, x.bdim, i)
+    return x

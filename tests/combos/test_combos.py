@@ -30,12 +30,14 @@ COMBOS: dict[str, list[str]] = {
         "plugins/tracer",
         "plugins/cuda",
         "plugins/autocast",
+        "plugins/batched",
         "examples/foo_backend",
     ],
     "core+cpu+cuda": ["core", "plugins/cpu", "plugins/cuda"],  # no extra: no CuPy, no GPU
     "core+cpu+autocast": ["core", "plugins/cpu", "plugins/autocast"],
     "core+cpu+autograd+autocast": ["core", "plugins/cpu", "plugins/autograd", "plugins/autocast"],
     "core+fixtures": ["core", "tests/fixtures/good_plugin", "tests/fixtures/broken_plugin"],
+    "core+cpu+batched": ["core", "plugins/cpu", "plugins/batched"],
 }
 
 MISSING_CPU = """
@@ -94,6 +96,41 @@ try:
     tp.cuda.current_device()
 except tp.MissingPluginError as e:
     print(e)
+"""
+VMAP_WITHOUT_AUTOGRAD = """
+import tensorplug as tp
+x = tp.arange(6.0).reshape([2, 3])
+print("vmap", tp.vmap(lambda r: (r * 2).sum())(x).tolist())
+for name in ("grad", "grad_and_value", "vjp", "jacrev", "hessian"):
+    try:
+        getattr(tp.func, name)(lambda v: v.sum())
+    except tp.MissingPluginError as e:
+        print(name, e.distribution, "pip install tensorplug-autograd" in str(e))
+"""
+MISSING_FUNC = """
+import tensorplug as tp
+for attempt in (lambda: tp.func, lambda: tp.library.register_vmap("aten::exp", lambda *a: a)):
+    try:
+        attempt()
+    except tp.MissingPluginError as e:
+        print(e.distribution, "pip install tensorplug-batched" in str(e))
+"""
+PER_SAMPLE_GRADS = """
+import tensorplug as tp
+from tensorplug.func import functional_call, grad, vmap
+tp.manual_seed(0)
+model = tp.nn.Linear(3, 2)
+params = {k: v.detach() for k, v in model.named_parameters()}
+x, y = tp.randn(4, 3), tp.randint(0, 2, [4])
+loss = lambda p, a, b: tp.nn.functional.cross_entropy(functional_call(model, p, (a,)), b)
+g = vmap(grad(loss), in_dims=(None, 0, 0))(params, x, y)
+ok = True
+for i in range(4):
+    model.zero_grad()
+    tp.nn.functional.cross_entropy(model(x[i]), y[i]).backward()
+    ok = ok and bool((g["weight"][i] - model.weight.grad).abs().max() < 1e-6)
+foo = tp.vmap(lambda r: (r * 2).sum())(tp.ones(2, 3, device="foo"))
+print("per-sample", ok, "foo", foo.device, foo.tolist())
 """
 
 TRACE_NO_AUTOGRAD = """
@@ -283,6 +320,11 @@ CHECKS: list[tuple[str, str | list[str], str]] = [
     ("core+cpu+autocast", ["tensorplug", "table", "aten::add.Tensor"], r"^AutocastCPU\s+fallthrough\s+autocast$"),
     ("core+cpu+autograd+autocast", AUTOCAST_TRAIN, r"^amp tensorplug\.float16 tensorplug\.float32 True True$"),
     ("core+cpu+autograd+autocast", ["tensorplug", "demo"], r"^  bfloat16 autocast +accuracy 0\.9\d"),
+    ("core+cpu", MISSING_FUNC, r"^(tensorplug-batched True\n){2}"),
+    ("core+cpu+batched", VMAP_WITHOUT_AUTOGRAD, r"^vmap \[6\.0, 24\.0\]\n(\w+ tensorplug-autograd True\n){5}"),
+    ("core+cpu+batched", ["tensorplug", "demo"], r"^vmap over 5 rows -> shape \(5,\); equals the loop: True$"),
+    ("all", PER_SAMPLE_GRADS, r"^per-sample True foo foo \[6\.0, 6\.0\]$"),
+    ("all", ["tensorplug", "table", "aten::add.Tensor"], r"^Batched\s+Batched\s+batched$"),
 ]
 
 # plugins that fail to load on purpose (tests/fixtures/broken_plugin)

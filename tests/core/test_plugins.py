@@ -396,6 +396,22 @@ def test_name_conflict_between_plugins_names_both(clean):
     assert tp.shared == 1
 
 
+def test_a_module_name_is_importable_until_the_plugin_goes(clean):
+    import importlib
+    import sys
+    import types
+
+    ns = types.ModuleType("probe_namespace")
+    ns.answer = 42  # type: ignore[attr-defined]
+    plugins.register(make_plugin(tensorplug_add_names=lambda: {"probe_ns": ns}), name="probe")
+    assert importlib.import_module("tensorplug.probe_ns") is ns
+    from tensorplug.probe_ns import answer  # type: ignore[import-not-found]
+
+    assert answer == 42
+    plugins.unregister("probe")
+    assert "tensorplug.probe_ns" not in sys.modules
+
+
 def test_tensor_method_conflict_between_plugins_names_both(clean):
     plugins.register(make_plugin(tensorplug_add_tensor_methods=lambda: {"m": 1}), name="first")
     with pytest.raises(PluginError, match=r"plugins 'first' and 'second' both set Tensor\.m; "):

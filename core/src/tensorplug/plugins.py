@@ -502,6 +502,8 @@ def _phase_names(p: _Plugin) -> None:
         setattr(module, name, value)
         p.names[name] = value
         _state.name_owner[name] = p.name
+        if isinstance(value, ModuleType):  # `from tensorplug.func import grad` works too
+            sys.modules.setdefault(f"{module.__name__}.{name}", value)
 
 
 def _phase_methods(p: _Plugin) -> None:
@@ -613,6 +615,8 @@ def _rollback(p: _Plugin) -> builtins.list[str]:
     for name, value in reversed(p.names.items()):
         if vars(module).get(name) is value:
             attempt(f"tensorplug.{name}", lambda n=name: delattr(module, n))  # type: ignore[misc]
+        if sys.modules.get(f"{module.__name__}.{name}") is value:
+            del sys.modules[f"{module.__name__}.{name}"]
         _state.name_owner.pop(name, None)
     p.names.clear()
     for fn in reversed(p.key_listeners):

@@ -17,8 +17,10 @@ because samples never mix: wrapped back at the levels, it is the per-sample grad
 
 Cotangents batched at a level that did not exist when the function ran (``vmap(vjp_fn)``) are
 handled per sample of that level. The graph is kept differentiable (``create_graph``) whenever
-an enclosing transform or the caller's autograd differentiates through the inputs, so
-``grad(grad(f))`` and ``hessian`` work. Forward mode (``jvp``, ``jacfwd``) is not provided.
+an enclosing transform or the caller's autograd differentiates through an argument, so
+``grad(grad(f))`` and ``hessian`` work; a tensor that requires grad and is captured by the
+function (not passed as an argument) counts as a constant there, where PyTorch would keep the
+graph through it. Forward mode (``jvp``, ``jacfwd``) is not provided.
 """
 
 from __future__ import annotations
@@ -178,10 +180,12 @@ def _size_at(xs: list[Any], level: int) -> int:
     raise AssertionError("no cotangent is batched at this level")
 
 
-def _keep_graph(tracked: list[_Tracked]) -> bool:
+def _keep_graph(tracked: list[_Tracked], args: Any = ()) -> bool:
     """Whether the results must stay differentiable: an enclosing transform, or the caller's
-    autograd, differentiates through an input."""
-    return _depth.value > 1 or any(t.was_tracked for t in tracked)
+    autograd, differentiates through an argument (Note [Gradients inside vmap])."""
+    if _depth.value > 1 or any(t.was_tracked for t in tracked):
+        return True
+    return any(isinstance(a, Tensor) and a.requires_grad for a in optree.tree_leaves(args))
 
 
 def _plain(x: Any, keep: bool) -> Any:
@@ -273,7 +277,7 @@ def grad_and_value(
                     f"tensor with {out.ndim} dims. Maybe you wanted to use the vjp or jacrev "
                     "APIs instead?"
                 )
-            keep = _keep_graph(tracked)
+            keep = _keep_graph(tracked, (args, kwargs))
             ones = aten.ones_like.default(out)
             flat = _vjp([out], tracked, [ones], levels, create_graph=keep, retain_graph=keep)
         grads = _regroup(flat, specs, isinstance(argnums, int))
@@ -336,7 +340,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         for o in flat_out:
             if not isinstance(o, Tensor):
                 raise RuntimeError(
-                    "vjp(f, *primals): Expected f(*primals) to return only tensors, got "
+                    "vjp(f, *primals): expected f(*primals) to return only tensors, got "
                     f"unsupported type {type(o)}"
                 )
         keep = _keep_graph(tracked)
@@ -395,12 +399,12 @@ def jacrev(
                     )
                 out, aux = out
             flat_out, out_spec = optree.tree_flatten(out)
-            keep = _keep_graph(tracked)
+            keep = _keep_graph(tracked, (args, kwargs))
             per_output = []
             for o in flat_out:
                 if not isinstance(o, Tensor):
-                    raise RuntimeError(
-                        "jacrev(f, ...)(*args): Expected f(*args) to return only tensors, got "
+                    raise RuntimeError(  # PyTorch's jacrev reports it through vjp
+                        "vjp(f, *primals): expected f(*primals) to return only tensors, got "
                         f"unsupported type {type(o)}"
                     )
                 per_output.append(_jacobian(o, tracked, levels, keep))

@@ -358,3 +358,21 @@ def test_dynamic_shapes_are_refused():
         "vmap: We do not support batching operators that can support dynamic shape. Attempting "
         "to batch over indexing with a boolean mask."
     )
+
+
+def test_out_variants():
+    a, b = tp.randn(3, 4), tp.randn(4)
+    out = tp.zeros(3, 4)
+    r = tp.vmap(lambda x, o: tp.add(x, b, out=o))(a, out)
+    close(out, a + b)
+    close(r, a + b)
+    with pytest.raises(RuntimeError, match=r"^vmap: inplace arithmetic.*\(aten::copy_.default\)$"):
+        tp.vmap(lambda x: tp.mul(x, b, out=tp.zeros(4)))(a)
+
+
+@pytest.mark.skipif("foo" not in tp.plugins.loaded_names(), reason="needs the example foo backend")
+def test_vmap_on_the_foo_backend():
+    x, w = tp.randn(3, 4, device="foo"), tp.randn(4, 2, device="foo")
+    got = tp.vmap(lambda r: tp.relu(r @ w).sum())(x)
+    assert got.device == tp.device("foo")
+    close(got, tp.relu(x @ w).sum(1))

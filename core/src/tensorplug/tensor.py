@@ -16,6 +16,7 @@ lets users set attributes, as in PyTorch.
 
 from __future__ import annotations
 
+from math import prod as _prod
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import dtypes as _dtypes
@@ -295,13 +296,14 @@ class LogicalShape:
 
     __slots__ = ("shape", "ndim", "size")
 
+    shape: tuple[int, ...]
+    ndim: int
+    size: int
+
     def __init__(self, shape: tuple[int, ...]) -> None:
         self.shape = shape
         self.ndim = len(shape)
-        size = 1
-        for n in shape:
-            size *= n
-        self.size = size
+        self.size = _prod(shape)
 
     def __repr__(self) -> str:
         return f"LogicalShape({self.shape})"
@@ -325,15 +327,27 @@ def make_wrapper(
     ``version_of=t`` shares ``t``'s version counter, so writes into the tensor a wrapper stands
     for show in the wrapper's ``_version`` (and the dispatcher bumps it once).
     """
-    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
-        raise TypeError(f"make_wrapper: cls must be tensorplug.Tensor or a subclass, got {cls!r}")
+    # on the path of every operator a wrapping plugin runs: built as cheaply as new_tensor
+    if cls not in _wrapper_classes:
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"make_wrapper: cls must be tensorplug.Tensor or a subclass, got {cls!r}")
+        _wrapper_classes.add(cls)
+    if type(shape) is not tuple:
+        shape = tuple(shape)
+    data = _object_new(LogicalShape)
+    data.shape = shape
+    data.ndim = len(shape)
+    data.size = _prod(shape)
     t = _object_new(cls)
-    t._data = LogicalShape(tuple(shape))
+    t._data = data
     t._dtype = dtype
     t._device = device
-    t._tp_keyset = int(keyset)
+    t._tp_keyset = keyset
     t._vc = None if version_of is None else version_of._tp_version
     return t
+
+
+_wrapper_classes: set[type] = set()
 
 
 def is_wrapper(t: Tensor) -> bool:

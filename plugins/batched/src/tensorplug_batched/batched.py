@@ -37,6 +37,9 @@ __all__ = [
     "BatchedTensor",
     "Level",
     "active_levels",
+    "enter",
+    "leave",
+    "vmap_mode_mask",
     "batch_size",
     "find_level",
     "front",
@@ -84,16 +87,36 @@ _state = _State()
 _ids = itertools.count(1)
 
 
+def enter(size: int, randomness: str) -> Level:
+    """Make a new innermost level active; :func:`leave` ends it."""
+    level = Level(next(_ids), size, randomness)
+    _state.levels.append(level)
+    return level
+
+
+def leave(level: Level) -> None:
+    _state.levels.remove(level)
+
+
 @contextmanager
 def push(size: int, randomness: str) -> Iterator[Level]:
     """Make a new innermost level active for the duration of the block."""
-    level = Level(next(_ids), size, randomness)
-    levels = _state.levels
-    levels.append(level)
+    level = enter(size, randomness)
     try:
         yield level
     finally:
-        levels.remove(level)
+        leave(level)
+
+
+_vmap_mode = [0]
+
+
+def vmap_mode_mask() -> int:
+    """The bit of ``VmapMode``, included while a vmap runs (Note [Random operators])."""
+    m = _vmap_mode[0]
+    if not m:
+        m = _vmap_mode[0] = tp.keys.get("VmapMode").mask
+    return m
 
 
 def active_levels() -> list[Level]:
@@ -199,6 +222,7 @@ _keysets: dict[str, tuple[int, int]] = {}  # device type -> (wrapper key set, it
 def forget_keysets() -> None:
     """Drop the cached key sets (a key listener: a backend may have been removed)."""
     _keysets.clear()
+    _vmap_mode[0] = 0
 
 
 def _keyset_parts(device: Any) -> tuple[int, int]:
@@ -216,17 +240,20 @@ def wrap(value: Tensor, bdim: int, level: int) -> BatchedTensor:
     """``value`` batched along ``bdim`` (>= 0) at ``level``: a wrapper of one slice's shape.
 
     It carries ``Autograd<B>`` when ``value`` requires grad, so that ``requires_grad`` reads
-    true inside vmap (the kernels of Batched run first either way).
+    true inside vmap (the kernels of Batched run first either way). Its version counter is its
+    own: writes reach ``value`` through the operators, which count them there.
     """
     shape = value.shape
-    base, ag = _keyset_parts(value.device)
+    device = value.device
+    parts = _keysets.get(device.type)
+    if parts is None:
+        parts = _keyset_parts(device)
     t = make_wrapper(
         BatchedTensor,
-        shape[:bdim] + shape[bdim + 1 :],
+        shape[1:] if bdim == 0 else shape[:bdim] + shape[bdim + 1 :],
         value.dtype,
-        value.device,
-        base | ag if value.requires_grad else base,
-        version_of=value,
+        device,
+        parts[0] | parts[1] if value.requires_grad else parts[0],
     )
     t.value = value
     t.bdim = bdim

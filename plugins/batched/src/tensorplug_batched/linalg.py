@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import tensorplug as tp
+from tensorplug.tensor import Tensor
 
 from .batched import BatchedTensor, front, materialize, wrap
 from .fallback import loop
@@ -77,8 +78,13 @@ def _fits(name: str, a: Any, b: Any) -> bool:
 
 def _binary_maker(op: Any) -> Kernel:
     name = op.name.split("::")[1].split(".")[0]
+    is_matmul = name == "matmul"
 
     def kernel(self: Any, other: Any) -> Any:
+        # the common case first: a batched vector or matrix times a plain matrix
+        if is_matmul and type(self) is BatchedTensor and type(other) is Tensor:
+            if 1 <= self.ndim <= 2 and 1 <= other.ndim <= 2:
+                return wrap(_matmul(front(self), other), 0, self.level)
         lvl = top_level((self, other))
         if lvl == 0:
             return passdown(op, (self, other), {})

@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import tensorplug as tp
+from tensorplug.tensor import Tensor
 
 from .batched import BatchedTensor, front, materialize, unbatched, wrap
 
@@ -231,8 +232,20 @@ def broadcasting_kernel(op: Any, promote: tuple[str, ...] | None = None) -> Kern
         value_pos = tuple(i for i, a in enumerate(op.schema.positional) if a.name in promote)
     if inplace:
         value_pos = ()  # the result takes self's dtype
+    pair = tensors if len(tensors) == 2 and not inplace else None
 
     def rule(*args: Any, **kwargs: Any) -> Any:
+        if pair is not None:  # the common case first: x (batched) with a plain tensor
+            i, j = pair
+            a, b = args[i], args[j]
+            if type(b) is BatchedTensor:
+                a, b, i = b, a, j
+            if type(a) is BatchedTensor and type(b) is Tensor:
+                n, d = a.ndim, a.bdim
+                if n and b.ndim <= n - d:  # the batch dimension stays where it is
+                    phys = list(args)
+                    phys[i] = a.value
+                    return wrap(op(*phys, **kwargs), d, a.level)
         lvl = 0
         for i in tensors:
             a = args[i]

@@ -14,6 +14,7 @@ from typing import Any
 import tensorplug as tp
 
 from .batched import BatchedTensor
+from .fallback import loop
 from .rules import (
     Kernel,
     broadcasting_kernel,
@@ -24,6 +25,7 @@ from .rules import (
     defreduction,
     defrule,
     defunary,
+    passdown,
     top_level,
 )
 
@@ -106,6 +108,33 @@ defunary(
     "_to_copy.default", "clone.default", "detach.default", "fill_.Scalar", "zero_.default",
     "zeros_like.default", "ones_like.default", "empty_like.default", "full_like.default",
 )  # fmt: skip
+
+
+def _out_maker(functional: str) -> Any:
+    """``op.out(..., out=o)``: the functional op, copied into ``o`` (a batched value into an
+    unbatched ``o`` is PyTorch's in-place error); a result ``o`` must be resized or cast to is
+    left to the loop, where the kernel's own rules apply."""
+    name, _, overload = functional.partition(".")
+    fop = getattr(getattr(aten, name), overload)
+
+    def maker(op: Any) -> Kernel:
+        def kernel(*args: Any, out: Any, **kwargs: Any) -> Any:
+            lvl = top_level((*args, out))
+            if lvl == 0:
+                return passdown(op, args, {"out": out, **kwargs})
+            r = fop(*args, **kwargs)
+            if r.shape != out.shape or r.dtype is not out.dtype:
+                return loop(op, args, {"out": out, **kwargs}, lvl)
+            aten.copy_.default(out, r)
+            return out
+
+        return kernel
+
+    return maker
+
+
+for _name in ("add", "sub", "mul", "div"):
+    defrule(f"{_name}.out")(_out_maker(f"{_name}.Tensor"))
 
 # --- reductions -------------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ import optree
 import tensorplug as tp
 from tensorplug.tensor import Tensor
 
-from .batched import BatchedTensor, push, wrap
+from .batched import BatchedTensor, enter, leave, vmap_mode_mask, wrap
 from .rules import wrap_dim
 
 __all__ = ["vmap"]
@@ -91,6 +91,13 @@ def _vmap_call(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> Any:
+    flat = _flat_inputs(args, in_dims)
+    if flat is not None:  # Note [vmap fast path]
+        fast_dims, fast_size = flat
+        if chunk_size is None or chunk_size >= fast_size:
+            return _flat_vmap(
+                func, None, out_dims, randomness, kwargs, fast_size, list(args), fast_dims
+            )
     name = _name(func)
     _check_out_dims(out_dims, name)
     where = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
@@ -148,10 +155,55 @@ def _vmap_call(
             f"sizes {sizes} for the mapped dimension"
         )
     size = sizes[0]
-    run = functools.partial(_flat_vmap, func, name, args_spec, out_dims, randomness, kwargs)
+    run = functools.partial(_flat_vmap, func, args_spec, out_dims, randomness, kwargs)
     if chunk_size is None or chunk_size >= size:
         return run(size, flat_args, dims)
     return _chunked(run, size, chunk_size, flat_args, dims, out_dims)
+
+
+# Note [vmap fast path]
+# Most calls map plain tensor arguments (no pytree) with an int or a flat tuple of ints and
+# Nones, and return a tensor or a flat tuple of tensors. For them vmap checks the arguments
+# directly instead of through optree (flattening and broadcasting pytrees costs tens of
+# microseconds per call); anything unusual, including every error, takes the general path,
+# which produces PyTorch's messages.
+
+
+def _flat_inputs(args: tuple[Any, ...], in_dims: Any) -> tuple[list[int | None], int] | None:
+    """``(dims, batch size)`` when every argument is a tensor and every check passes."""
+    n = len(args)
+    if not n:
+        return None
+    if type(in_dims) is int:
+        spec: Any = (in_dims,) * n
+    elif type(in_dims) is tuple and len(in_dims) == n:
+        spec = in_dims
+    else:
+        return None
+    dims: list[int | None] = []
+    size = -1
+    for a, d in zip(args, spec, strict=True):
+        if d is None:
+            if isinstance(a, list | tuple | dict):
+                return None
+            dims.append(None)
+            continue
+        if type(d) is not int or not isinstance(a, Tensor):
+            return None
+        shape = a.shape
+        k = len(shape)
+        if not -k <= d < k:
+            return None
+        if d < 0:
+            d += k
+        if size < 0:
+            size = shape[d]
+        elif shape[d] != size:
+            return None
+        dims.append(d)
+    if size < 0:
+        return None
+    return dims, size
 
 
 def _check_out_dims(out_dims: Any, name: str) -> None:
@@ -166,7 +218,6 @@ def _check_out_dims(out_dims: Any, name: str) -> None:
 
 def _flat_vmap(
     func: Callable[..., Any],
-    name: str,
     args_spec: Any,
     out_dims: Any,
     randomness: str,
@@ -175,16 +226,33 @@ def _flat_vmap(
     flat_args: list[Any],
     dims: list[int | None],
 ) -> Any:
-    with push(size, randomness) as level, tp.dispatch.include("VmapMode"):
+    """Call ``func`` at a new level. ``args_spec`` None: ``flat_args`` are the arguments."""
+    level = enter(size, randomness)
+    masks = tp.dispatch.local_state.masks
+    inc = masks.inc
+    masks.inc = inc | vmap_mode_mask()
+    try:
         lvl = level.id
         batched = [
             a if d is None else wrap(a, d, lvl) for a, d in zip(flat_args, dims, strict=True)
         ]
-        out = func(*optree.tree_unflatten(args_spec, batched), **kwargs)
-        return _unwrap_outputs(out, out_dims, lvl, size, name)
+        if args_spec is None:
+            out = func(*batched, **kwargs)
+        else:
+            out = func(*optree.tree_unflatten(args_spec, batched), **kwargs)
+        if type(out_dims) is int:  # Note [vmap fast path]
+            if isinstance(out, Tensor):
+                return _unbatch(out, out_dims, lvl, size, "")
+            if type(out) is tuple and all(isinstance(o, Tensor) for o in out):
+                return tuple(_unbatch(o, out_dims, lvl, size, "") for o in out)
+        return _unwrap_outputs(out, out_dims, lvl, size, _name(func))
+    finally:
+        masks.inc = inc
+        leave(level)
 
 
 def _unwrap_outputs(out: Any, out_dims: Any, lvl: int, size: int, name: str) -> Any:
+    _check_out_dims(out_dims, name)
     flat_out, out_spec = optree.tree_flatten(out, none_is_leaf=True)
     try:
         flat_dims = optree.broadcast_prefix(out_dims, out, none_is_leaf=True)

@@ -20,13 +20,11 @@ Usage::
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
-
-import optree
 
 import tensorplug as tp
 
+from . import pytree
 from .batched import BatchedTensor, find_level, wrap
 from .rules import passdown, top_level, wrap_dim
 
@@ -35,12 +33,17 @@ __all__ = ["VmapInfo", "register_vmap"]
 _libraries: list[Any] = []  # Libraries made by register_vmap without lib=: kept alive
 
 
-@dataclass(frozen=True)
 class VmapInfo:
-    """What a custom rule learns about the vmap it runs under."""
+    """What a custom rule learns about the vmap it runs under (PyTorch's ``VmapInfo``)."""
 
-    batch_size: int
-    randomness: str
+    __slots__ = ("batch_size", "randomness")
+
+    def __init__(self, batch_size: int, randomness: str) -> None:
+        self.batch_size = batch_size
+        self.randomness = randomness
+
+    def __repr__(self) -> str:
+        return f"VmapInfo(batch_size={self.batch_size}, randomness={self.randomness!r})"
 
 
 def register_vmap(op: Any, func: Callable[..., Any] | None = None, /, *, lib: Any = None) -> Any:
@@ -82,18 +85,18 @@ def _kernel(op: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
             )
         out, out_dims = result
         try:
-            dims = optree.broadcast_prefix(out_dims, out, none_is_leaf=True)
+            dims = pytree.broadcast_prefix(out_dims, out, none_is_leaf=True)
         except ValueError:
             raise RuntimeError(
                 f"register_vmap({op.name}): out_dims {out_dims!r} does not match the structure of "
                 "the output the rule returned"
             ) from None
-        leaves, spec = optree.tree_flatten(out, none_is_leaf=True)
+        leaves, spec = pytree.tree_flatten(out, none_is_leaf=True)
         wrapped = [
             x if d is None or not isinstance(x, tp.Tensor) else wrap(x, wrap_dim(d, x.ndim), lvl)
             for x, d in zip(leaves, dims, strict=True)
         ]
-        return optree.tree_unflatten(spec, wrapped)
+        return pytree.tree_unflatten(spec, wrapped)
 
     kernel.__qualname__ = f"register_vmap[{op.name}]"
     return kernel

@@ -243,7 +243,7 @@ def register_vmap_mode(lib: tp.Library, fallbacks: tp.Library) -> None:
     for name in (*RANDOM_OPS, *FACTORIES, "randperm.default"):
         op_name, overload = name.split(".")
         op = getattr(getattr(aten, op_name), overload)
-        lib.impl(name, _mode_kernel(op, name), "VmapMode")
+        lib.impl(op, _mode_kernel(op, name), "VmapMode")
 
 
 def _mode_kernel(op: Any, name: str) -> Callable[..., Any]:

@@ -83,7 +83,7 @@ def register_all(lib: tp.Library) -> None:
     for name, maker in RULES.items():
         op_name, _, overload = name.partition(".")
         op = getattr(getattr(aten, op_name), overload or "default")
-        lib.impl(name, maker(op), "Batched")
+        lib.impl(op, maker(op), "Batched")
 
 
 def defrule(*names: str) -> Callable[[Maker], Maker]:

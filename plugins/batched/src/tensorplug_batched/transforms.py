@@ -31,12 +31,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import optree
-
 import tensorplug as tp
 from tensorplug.errors import MissingPluginError
 from tensorplug.tensor import Tensor
 
+from . import pytree
 from .batched import BatchedTensor, Level, active_levels, find_level, materialize, slice_of, wrap
 
 __all__ = ["grad", "grad_and_value", "hessian", "jacrev", "vjp"]
@@ -185,7 +184,7 @@ def _keep_graph(tracked: list[_Tracked], args: Any = ()) -> bool:
     autograd, differentiates through an argument (Note [Gradients inside vmap])."""
     if _depth.value > 1 or any(t.was_tracked for t in tracked):
         return True
-    return any(isinstance(a, Tensor) and a.requires_grad for a in optree.tree_leaves(args))
+    return any(isinstance(a, Tensor) and a.requires_grad for a in pytree.tree_leaves(args))
 
 
 def _plain(x: Any, keep: bool) -> Any:
@@ -223,11 +222,11 @@ def _track_args(args: tuple[Any, ...], nums: tuple[int, ...], levels: list[Level
     tracked: list[_Tracked] = []
     specs = []
     for i in nums:
-        leaves, spec = optree.tree_flatten(args[i])
+        leaves, spec = pytree.tree_flatten(args[i])
         ts = [_Tracked(x, levels) for x in leaves]
         tracked.extend(ts)
         specs.append((spec, len(ts)))
-        new_args[i] = optree.tree_unflatten(spec, [t.logical for t in ts])
+        new_args[i] = pytree.tree_unflatten(spec, [t.logical for t in ts])
     return new_args, tracked, specs
 
 
@@ -235,7 +234,7 @@ def _regroup(flat: list[Any], specs: list[Any], single: bool) -> Any:
     out = []
     k = 0
     for spec, n in specs:
-        out.append(optree.tree_unflatten(spec, flat[k : k + n]))
+        out.append(pytree.tree_unflatten(spec, flat[k : k + n]))
         k += n
     return out[0] if single else tuple(out)
 
@@ -295,7 +294,7 @@ def _aux(aux: Any, keep: bool) -> Any:
             raise RuntimeError(f"Expected tensors, got unsupported type {type(x)}")
         return _plain(x, keep)
 
-    return optree.tree_map(check, aux)
+    return pytree.tree_map(check, aux)
 
 
 def grad(
@@ -336,7 +335,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                     "has_aux is True"
                 )
             out, aux = out
-        flat_out, out_spec = optree.tree_flatten(out)
+        flat_out, out_spec = pytree.tree_flatten(out)
         for o in flat_out:
             if not isinstance(o, Tensor):
                 raise RuntimeError(
@@ -346,7 +345,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         keep = _keep_graph(tracked)
 
     def vjp_fn(cotangents: Any) -> tuple[Any, ...]:
-        flat_ct, ct_spec = optree.tree_flatten(cotangents)
+        flat_ct, ct_spec = pytree.tree_flatten(cotangents)
         if ct_spec != out_spec:
             raise RuntimeError(
                 "Expected pytree structure of cotangents to be the same as pytree structure of "
@@ -362,7 +361,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             flat = _vjp(flat_out, tracked, flat_ct, levels, create_graph=keep, retain_graph=True)
         return tuple(_regroup(flat, specs, False))
 
-    result = optree.tree_map(lambda o: _plain(o, keep), out)
+    result = pytree.tree_map(lambda o: _plain(o, keep), out)
     if has_aux:
         return result, vjp_fn, _aux(aux, keep)
     return result, vjp_fn
@@ -398,7 +397,7 @@ def jacrev(
                         "(output, aux) if has_aux is True"
                     )
                 out, aux = out
-            flat_out, out_spec = optree.tree_flatten(out)
+            flat_out, out_spec = pytree.tree_flatten(out)
             keep = _keep_graph(tracked, (args, kwargs))
             per_output = []
             for o in flat_out:
@@ -408,7 +407,7 @@ def jacrev(
                         f"unsupported type {type(o)}"
                     )
                 per_output.append(_jacobian(o, tracked, levels, keep))
-        result = optree.tree_unflatten(
+        result = pytree.tree_unflatten(
             out_spec, [_regroup(j, specs, isinstance(argnums, int)) for j in per_output]
         )
         if has_aux:

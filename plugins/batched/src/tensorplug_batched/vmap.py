@@ -27,11 +27,10 @@ import functools
 from collections.abc import Callable
 from typing import Any, cast
 
-import optree
-
 import tensorplug as tp
 from tensorplug.tensor import Tensor
 
+from . import pytree
 from .batched import BatchedTensor, enter, leave, vmap_mode_mask, wrap
 from .rules import wrap_dim
 
@@ -112,13 +111,13 @@ def _vmap_call(
             "trying to vmap over a function with no inputs. The latter is unsupported."
         )
     tree: Any = args
-    flat_args, args_spec = optree.tree_flatten(tree, none_is_leaf=True)
+    flat_args, args_spec = pytree.tree_flatten(tree, none_is_leaf=True)
     try:
-        flat_in_dims: list[Any] = optree.broadcast_prefix(in_dims, tree, none_is_leaf=True)  # type: ignore[arg-type]
+        flat_in_dims: list[Any] = pytree.broadcast_prefix(in_dims, tree, none_is_leaf=True)
     except ValueError:
         raise ValueError(
             f"{where}: in_dims is not compatible with the structure of `inputs`. in_dims has "
-            f"structure {optree.tree_structure(in_dims, none_is_leaf=True)} but inputs has "  # type: ignore[arg-type]
+            f"structure {pytree.tree_structure(in_dims, none_is_leaf=True)} but inputs has "
             f"structure {args_spec}."
         ) from None
     sizes = []
@@ -207,7 +206,7 @@ def _flat_inputs(args: tuple[Any, ...], in_dims: Any) -> tuple[list[int | None],
 
 
 def _check_out_dims(out_dims: Any, name: str) -> None:
-    leaves = optree.tree_leaves(out_dims, none_is_leaf=True)
+    leaves = pytree.tree_leaves(out_dims, none_is_leaf=True)
     if not all(d is None or type(d) is int for d in leaves) or isinstance(out_dims, str):
         raise ValueError(
             f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a python "
@@ -239,7 +238,7 @@ def _flat_vmap(
         if args_spec is None:
             out = func(*batched, **kwargs)
         else:
-            out = func(*optree.tree_unflatten(args_spec, batched), **kwargs)
+            out = func(*pytree.tree_unflatten(args_spec, batched), **kwargs)
         if type(out_dims) is int:  # Note [vmap fast path]
             if isinstance(out, Tensor):
                 return _unbatch(out, out_dims, lvl, size, "")
@@ -253,18 +252,18 @@ def _flat_vmap(
 
 def _unwrap_outputs(out: Any, out_dims: Any, lvl: int, size: int, name: str) -> Any:
     _check_out_dims(out_dims, name)
-    flat_out, out_spec = optree.tree_flatten(out, none_is_leaf=True)
+    flat_out, out_spec = pytree.tree_flatten(out, none_is_leaf=True)
     try:
-        flat_dims = optree.broadcast_prefix(out_dims, out, none_is_leaf=True)
+        flat_dims = pytree.broadcast_prefix(out_dims, out, none_is_leaf=True)
     except ValueError:
         raise ValueError(
             f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with "
             f"the structure of `outputs`. out_dims has structure "
-            f"{optree.tree_structure(out_dims, none_is_leaf=True)} but outputs has structure "
+            f"{pytree.tree_structure(out_dims, none_is_leaf=True)} but outputs has structure "
             f"{out_spec}."
         ) from None
     result = [_unbatch(o, d, lvl, size, name) for o, d in zip(flat_out, flat_dims, strict=True)]
-    return optree.tree_unflatten(out_spec, result)
+    return pytree.tree_unflatten(out_spec, result)
 
 
 def _unbatch(out: Any, out_dim: int | None, lvl: int, size: int, name: str) -> Any:
@@ -311,9 +310,9 @@ def _chunked(
             for a, d in zip(flat_args, dims, strict=True)
         ]
         outs.append(run(n, chunk, dims))
-    first_leaves, spec = optree.tree_flatten(outs[0], none_is_leaf=True)
-    per_chunk = [optree.tree_leaves(o, none_is_leaf=True) for o in outs]
-    flat_dims = optree.broadcast_prefix(out_dims, outs[0], none_is_leaf=True)
+    first_leaves, spec = pytree.tree_flatten(outs[0], none_is_leaf=True)
+    per_chunk = [pytree.tree_leaves(o, none_is_leaf=True) for o in outs]
+    flat_dims = pytree.broadcast_prefix(out_dims, outs[0], none_is_leaf=True)
     merged = []
     for i, d in enumerate(flat_dims):
         pieces = [leaves[i] for leaves in per_chunk]
@@ -321,4 +320,4 @@ def _chunked(
             merged.append(pieces[0])  # not batched: every chunk returned the same
         else:
             merged.append(_cat(pieces, d))
-    return optree.tree_unflatten(spec, merged)
+    return pytree.tree_unflatten(spec, merged)

@@ -330,14 +330,17 @@ def make_wrapper(
     # on the path of every operator a wrapping plugin runs: built as cheaply as new_tensor
     if cls not in _wrapper_classes:
         if not (isinstance(cls, type) and issubclass(cls, Tensor)):
-            raise TypeError(f"make_wrapper: cls must be tensorplug.Tensor or a subclass, got {cls!r}")
+            raise TypeError(
+                f"make_wrapper: cls must be tensorplug.Tensor or a subclass, got {cls!r}"
+            )
         _wrapper_classes.add(cls)
     if type(shape) is not tuple:
         shape = tuple(shape)
-    data = _object_new(LogicalShape)
-    data.shape = shape
-    data.ndim = len(shape)
-    data.size = _prod(shape)
+    data = _logical_shapes.get(shape)
+    if data is None:  # immutable, so one per shape serves every wrapper of that shape
+        if len(_logical_shapes) > 4096:
+            _logical_shapes.clear()
+        data = _logical_shapes[shape] = LogicalShape(shape)
     t = _object_new(cls)
     t._data = data
     t._dtype = dtype
@@ -348,6 +351,7 @@ def make_wrapper(
 
 
 _wrapper_classes: set[type] = set()
+_logical_shapes: dict[tuple[int, ...], LogicalShape] = {}
 
 
 def is_wrapper(t: Tensor) -> bool:

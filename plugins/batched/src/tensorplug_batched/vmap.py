@@ -37,6 +37,7 @@ from .rules import wrap_dim
 __all__ = ["vmap"]
 
 _RANDOMNESS = ("error", "different", "same")
+_local_state = tp.dispatch.local_state
 _aten = tp.ops.aten
 _permute = _aten.permute.default
 _unsqueeze = _aten.unsqueeze.default
@@ -72,6 +73,10 @@ def vmap(
 
     @functools.wraps(func)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        flat = _flat_inputs(args, in_dims)
+        if flat is not None and (chunk_size is None or chunk_size >= flat[1]):
+            # Note [vmap fast path]
+            return _flat_vmap(func, None, out_dims, randomness, kwargs, flat[1], args, flat[0])
         return _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs)
 
     return wrapped
@@ -90,13 +95,6 @@ def _vmap_call(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> Any:
-    flat = _flat_inputs(args, in_dims)
-    if flat is not None:  # Note [vmap fast path]
-        fast_dims, fast_size = flat
-        if chunk_size is None or chunk_size >= fast_size:
-            return _flat_vmap(
-                func, None, out_dims, randomness, kwargs, fast_size, list(args), fast_dims
-            )
     name = _name(func)
     _check_out_dims(out_dims, name)
     where = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
@@ -170,18 +168,28 @@ def _vmap_call(
 
 def _flat_inputs(args: tuple[Any, ...], in_dims: Any) -> tuple[list[int | None], int] | None:
     """``(dims, batch size)`` when every argument is a tensor and every check passes."""
-    n = len(args)
-    if not n:
-        return None
-    if type(in_dims) is int:
-        spec: Any = (in_dims,) * n
-    elif type(in_dims) is tuple and len(in_dims) == n:
-        spec = in_dims
-    else:
-        return None
     dims: list[int | None] = []
     size = -1
-    for a, d in zip(args, spec, strict=True):
+    if type(in_dims) is int:
+        for a in args:
+            if not isinstance(a, Tensor):
+                return None
+            shape = a.shape
+            k = len(shape)
+            d = in_dims
+            if not -k <= d < k:
+                return None
+            if d < 0:
+                d += k
+            if size < 0:
+                size = shape[d]
+            elif shape[d] != size:
+                return None
+            dims.append(d)
+        return (dims, size) if size >= 0 else None
+    if type(in_dims) is not tuple or len(in_dims) != len(args):
+        return None
+    for a, d in zip(args, in_dims, strict=True):
         if d is None:
             if isinstance(a, list | tuple | dict):
                 return None
@@ -200,9 +208,7 @@ def _flat_inputs(args: tuple[Any, ...], in_dims: Any) -> tuple[list[int | None],
         elif shape[d] != size:
             return None
         dims.append(d)
-    if size < 0:
-        return None
-    return dims, size
+    return (dims, size) if size >= 0 else None
 
 
 def _check_out_dims(out_dims: Any, name: str) -> None:
@@ -222,12 +228,12 @@ def _flat_vmap(
     randomness: str,
     kwargs: dict[str, Any],
     size: int,
-    flat_args: list[Any],
+    flat_args: list[Any] | tuple[Any, ...],
     dims: list[int | None],
 ) -> Any:
     """Call ``func`` at a new level. ``args_spec`` None: ``flat_args`` are the arguments."""
     level = enter(size, randomness)
-    masks = tp.dispatch.local_state.masks
+    masks = _local_state.masks
     inc = masks.inc
     masks.inc = inc | vmap_mode_mask()
     try:
@@ -240,6 +246,8 @@ def _flat_vmap(
         else:
             out = func(*pytree.tree_unflatten(args_spec, batched), **kwargs)
         if type(out_dims) is int:  # Note [vmap fast path]
+            if type(out) is BatchedTensor and out.level == lvl and out.bdim == out_dims:
+                return out.value
             if isinstance(out, Tensor):
                 return _unbatch(out, out_dims, lvl, size, "")
             if type(out) is tuple and all(isinstance(o, Tensor) for o in out):

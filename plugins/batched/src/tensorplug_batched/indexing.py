@@ -193,7 +193,7 @@ def _index_select_maker(op: Any) -> Kernel:
             return passdown(op, (self, dim, index), {})
         if self.ndim == 0 or index.ndim > 1:
             return loop(op, (self, dim, index), {}, lvl)
-        d = wrap_dim(dim, self.ndim)
+        d = wrap_dim(dim, self.ndim, op)
         if not _batched_at(index, lvl):
             return wrap(op(front(self), d + 1, index), 0, lvl)
         idx = index if index.ndim == 1 else _unsqueeze(index, 0)
@@ -221,7 +221,7 @@ def _dim_index_maker(op: Any) -> Kernel:
         ):
             return loop(op, args, kwargs, lvl)
         size = _size(lvl, self, *rest)
-        d = wrap_dim(dim, self.ndim) + 1
+        d = wrap_dim(dim, self.ndim, op) + 1
         # index_add's source gets a batch dimension; index_fill's 0-d value stays as it is
         phys = [_phys(r, lvl, size) if isinstance(r, tp.Tensor) and r.ndim else r for r in rest]
         out = op(_phys(self, lvl, size), d, index, *phys, **kwargs)

@@ -134,12 +134,15 @@ def inplace_error(op: Any) -> RuntimeError:
     )
 
 
-def wrap_dim(dim: int, ndim: int) -> int:
-    """A logical dimension in ``[0, ndim)`` (0-d tensors take 0 and -1), PyTorch's message."""
+def wrap_dim(dim: int, ndim: int, op: Any = None) -> int:
+    """A logical dimension in ``[0, ndim)`` (0-d tensors take 0 and -1): PyTorch's message,
+    after the name of ``op`` when given, as the kernels say it."""
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not lo <= dim <= hi:
+        prefix = f"{op.name}: " if op is not None else ""
         raise IndexError(
-            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+            f"{prefix}Dimension out of range (expected to be in range of [{lo}, {hi}], but got "
+            f"{dim})"
         )
     if ndim == 0:
         return 0
@@ -342,7 +345,7 @@ def deffull(name: str, reduce: Callable[..., Any], *, empty_ok: bool = True) -> 
             if type(self) is not BatchedTensor:
                 return passdown(op, (self, *args), kwargs)
             if not empty_ok and self.numel() == 0:
-                from .fallback import loop
+                from .fallback import loop  # fallback.py imports this module
 
                 return loop(op, (self, *args), kwargs, self.level)
             return _wrap_out(reduce(_flat(self), *args, **kwargs), self.level)
@@ -402,14 +405,14 @@ def _reduction(op: Any, dim_name: str, keep_name: str | None, empty_is_all: bool
         else:
             p = front(self)
             dims = list(dim) if is_list else [dim]
-            mapped = [wrap_dim(d, rank) + 1 for d in dims]
-            if len(set(mapped)) != len(mapped):
-                dup = next(d for d in dims if mapped.count(wrap_dim(d, rank) + 1) > 1)
-                raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
-            if rank == 0:
+            mapped = [wrap_dim(d, rank, op) + 1 for d in dims]  # a 0-d tensor's dim 0 is 1
+            for k, m in enumerate(mapped):
+                if m in mapped[:k]:
+                    raise RuntimeError(
+                        f"{op.name}: dim {m - 1} appears multiple times in the list of dims"
+                    )
+            if rank == 0:  # a dimension of size 1 to reduce, squeezed out below
                 p = _unsqueeze(p, 1)
-                mapped = [1] * len(mapped) if mapped else mapped
-                mapped = sorted(set(mapped))
             new_dim = mapped if is_list else mapped[0]
         call[0] = p
         kw = dict(kwargs)
@@ -469,7 +472,11 @@ def _along(op: Any, dim_name: str) -> Kernel:
         dim = args[di] if dkw is None else kwargs.get(dkw)
         kw = dict(kwargs)
         if dim is not None:
-            new = [wrap_dim(d, rank) + 1 for d in dim] if is_list else wrap_dim(dim, rank) + 1
+            new: Any
+            if is_list:
+                new = [wrap_dim(d, rank, op) + 1 for d in dim]
+            else:
+                new = wrap_dim(dim, rank, op) + 1
             if dkw is None:
                 call[di] = new
             else:

@@ -55,7 +55,7 @@ def _unary_view(rule: Any) -> Any:
 @defrule("unsqueeze.default")
 @_unary_view
 def _unsqueeze_rule(op: Any, self: BatchedTensor, dim: int) -> Any:
-    d = wrap_dim(dim, self.ndim + 1)
+    d = wrap_dim(dim, self.ndim + 1, op)
     b = self.bdim
     if d <= b:
         return wrap(op(self.value, d), b + 1, self.level)
@@ -65,7 +65,7 @@ def _unsqueeze_rule(op: Any, self: BatchedTensor, dim: int) -> Any:
 @defrule("squeeze.dim")
 @_unary_view
 def _squeeze_dim_rule(op: Any, self: BatchedTensor, dim: int) -> Any:
-    d = wrap_dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim, op)
     b = self.bdim
     if self.ndim == 0 or self.shape[d] != 1:  # nothing to squeeze: still a view
         return wrap(_transpose(self.value, b, b), b, self.level)
@@ -89,7 +89,7 @@ def _squeeze_rule(op: Any, self: BatchedTensor) -> Any:
 @_unary_view
 def _transpose_rule(op: Any, self: BatchedTensor, dim0: int, dim1: int) -> Any:
     n, b = self.ndim, self.bdim
-    d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+    d0, d1 = wrap_dim(dim0, n, op), wrap_dim(dim1, n, op)
     if n == 0:  # a view of the one element
         return wrap(op(self.value, b, b), b, self.level)
     return wrap(op(self.value, _phys(d0, b), _phys(d1, b)), b, self.level)
@@ -101,7 +101,7 @@ def _permute_rule(op: Any, self: BatchedTensor, dims: Any) -> Any:
     n = self.ndim
     if len(dims) != n:
         return _on_sample(op, self, dims)  # its error
-    order = [0, *(wrap_dim(d, n) + 1 for d in dims)]
+    order = [0, *(wrap_dim(d, n, op) + 1 for d in dims)]
     return wrap(op(front(self), order), 0, self.level)
 
 
@@ -142,7 +142,7 @@ def _select_rule(op: Any, self: BatchedTensor, dim: int, index: int) -> Any:
     if self.ndim == 0:
         return _on_sample(op, self, dim, index)  # its error
     b = self.bdim
-    p = _phys(wrap_dim(dim, self.ndim), b)
+    p = _phys(wrap_dim(dim, self.ndim, op), b)
     size = self.value.shape[p]
     if not -size <= index < size:
         return _on_sample(op, self, dim, index)
@@ -155,7 +155,7 @@ def _slice_rule(op: Any, self: BatchedTensor, dim: int = 0, start: Any = None, e
                 step: int = 1) -> Any:  # fmt: skip
     if self.ndim == 0:
         return _on_sample(op, self, dim, start, end, step)
-    p = _phys(wrap_dim(dim, self.ndim), self.bdim)
+    p = _phys(wrap_dim(dim, self.ndim, op), self.bdim)
     return wrap(op(self.value, p, start, end, step), self.bdim, self.level)
 
 
@@ -168,7 +168,7 @@ def _diagonal_rule(
     if n < 2:
         return _on_sample(op, self, offset, dim1, dim2)
     return wrap(
-        op(front(self), offset, wrap_dim(dim1, n) + 1, wrap_dim(dim2, n) + 1), 0, self.level
+        op(front(self), offset, wrap_dim(dim1, n, op) + 1, wrap_dim(dim2, n, op) + 1), 0, self.level
     )
 
 
@@ -181,7 +181,7 @@ def _split_maker(op: Any) -> Kernel:
         if self.ndim == 0:
             return _on_sample(op, self, *args)
         b = self.bdim
-        d = _phys(wrap_dim(dim, self.ndim), b)
+        d = _phys(wrap_dim(dim, self.ndim, op), b)
         if op.schema.name == "unbind" and d < b:  # the dimension before the batch is gone
             b -= 1
         return [wrap(t, b, self.level) for t in op(self.value, *rest, d)]
@@ -228,7 +228,7 @@ def _roll_rule(op: Any, self: BatchedTensor, shifts: Any, dims: Any = ()) -> Any
             return _on_sample(op, self, shifts, dims)
         rolled = op(flat, shifts, [1])
         return wrap(_reshape(rolled, list(p.shape)), 0, self.level)
-    mapped = [wrap_dim(d, self.ndim) + 1 for d in dims]
+    mapped = [wrap_dim(d, self.ndim, op) + 1 for d in dims]
     return wrap(op(front(self), shifts, mapped), 0, self.level)
 
 
@@ -269,7 +269,7 @@ def _cat_maker(op: Any) -> Kernel:
         kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0 and rank != 1)]
         if rank == 0 or any(t.ndim != rank for t in kept):
             return loop(op, (tensors, dim), {}, lvl)  # the logical call's error, per sample
-        return wrap(op(_batched_list(kept, lvl), wrap_dim(dim, rank) + 1), 0, lvl)
+        return wrap(op(_batched_list(kept, lvl), wrap_dim(dim, rank, op) + 1), 0, lvl)
 
     return kernel
 
@@ -284,6 +284,6 @@ def _stack_maker(op: Any) -> Kernel:
         if len(shapes) != 1:
             return loop(op, (tensors, dim), {}, lvl)  # the logical call's error, per sample
         rank = tensors[0].ndim
-        return wrap(op(_batched_list(tensors, lvl), wrap_dim(dim, rank + 1) + 1), 0, lvl)
+        return wrap(op(_batched_list(tensors, lvl), wrap_dim(dim, rank + 1, op) + 1), 0, lvl)
 
     return kernel

@@ -16,14 +16,17 @@ from typing import Any
 
 from tensorplug.hookspecs import hookimpl
 
-from . import batched, fallback, func, indexing, linalg, randomness, rules, standard, views
+from . import fallback, func, indexing, linalg, randomness, rules, standard, views
 from .vmap import vmap
 
 __all__ = [
+    "PLUGIN_API_VERSION",
     "tensorplug_add_keys",
     "tensorplug_add_names",
     "tensorplug_register_kernels",
 ]
+
+PLUGIN_API_VERSION = "1.1"  # the tensorplug.PLUGIN_API_VERSION it is written for (wrappers)
 
 _RULE_MODULES = (standard, views, linalg, indexing, randomness)  # they fill rules.RULES
 
@@ -35,7 +38,6 @@ def tensorplug_add_keys(keys: Any) -> None:
 
 @hookimpl
 def tensorplug_register_kernels(registry: Any) -> None:
-    registry.add_key_listener(batched.forget_keysets)
     fallbacks = registry.library("_", "IMPL")
     fallbacks.fallback(fallback.batched_fallback, "Batched")
     aten = registry.library("aten", "IMPL")

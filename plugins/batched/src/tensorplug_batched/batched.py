@@ -112,7 +112,8 @@ _vmap_mode = [0]
 
 
 def vmap_mode_mask() -> int:
-    """The bit of ``VmapMode``, included while a vmap runs (Note [Random operators])."""
+    """The bit of ``VmapMode``, included while a vmap runs (Note [Random operators]). Kept
+    once read: a key registered again gets its old bit back (Note [Bits and priority])."""
     m = _vmap_mode[0]
     if not m:
         m = _vmap_mode[0] = tp.keys.get("VmapMode").mask
@@ -216,44 +217,22 @@ def _new_like(
 
 # --- wrapping ----------------------------------------------------------------------------------
 
-_keysets: dict[str, tuple[int, int]] = {}  # device type -> (wrapper key set, its Autograd<B> bit)
-
-
-def forget_keysets() -> None:
-    """Drop the cached key sets (a key listener: a backend may have been removed)."""
-    _keysets.clear()
-    _vmap_mode[0] = 0
-
-
-def _keyset_parts(device: Any) -> tuple[int, int]:
-    parts = _keysets.get(device.type)
-    if parts is None:
-        backend = tp.keys.backend_for_device_type(device.type)
-        if backend is None:
-            raise RuntimeError(f"vmap: no backend key for device type {device.type!r}")
-        base = tp.keys.tensor_keyset(backend) | BATCHED_MASK
-        parts = _keysets[device.type] = (base, tp.keys.per_backend("Autograd", backend).mask)
-    return parts
-
 
 def wrap(value: Tensor, bdim: int, level: int) -> BatchedTensor:
     """``value`` batched along ``bdim`` (>= 0) at ``level``: a wrapper of one slice's shape.
 
-    It carries ``Autograd<B>`` when ``value`` requires grad, so that ``requires_grad`` reads
-    true inside vmap (the kernels of Batched run first either way). Its version counter is its
-    own: writes reach ``value`` through the operators, which count them there.
+    Its key set is ``value``'s plus ``Batched``: it holds ``Autograd<B>`` when ``value`` requires
+    grad, so that ``requires_grad`` reads true inside vmap (the kernels of Batched run first
+    either way). Its version counter is its own: writes reach ``value`` through the operators,
+    which count them there.
     """
     shape = value.shape
-    device = value.device
-    parts = _keysets.get(device.type)
-    if parts is None:
-        parts = _keyset_parts(device)
     t = make_wrapper(
         BatchedTensor,
         shape[1:] if bdim == 0 else shape[:bdim] + shape[bdim + 1 :],
-        value.dtype,
-        device,
-        parts[0] | parts[1] if value.requires_grad else parts[0],
+        value.tp_dtype,
+        value.tp_device,
+        value.tp_keyset | BATCHED_MASK,
     )
     t.value = value
     t.bdim = bdim

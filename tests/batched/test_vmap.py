@@ -376,3 +376,21 @@ def test_vmap_on_the_foo_backend():
     got = tp.vmap(lambda r: tp.relu(r @ w).sum())(x)
     assert got.device == tp.device("foo")
     close(got, tp.relu(x @ w).sum(1))
+
+
+@pytest.mark.skipif("tracer" not in tp.plugins.loaded_names(), reason="needs tensorplug-tracer")
+def test_vmap_and_the_tracer():
+    w = tp.randn(3, 2)
+
+    def f(x):
+        return (x @ w).relu().sum()
+
+    xs = tp.randn(5, 3)
+    want = tp.stack([f(xs[i]) for i in range(5)])
+    g = tp.tracer.trace(f, tp.randn(3))  # a graph of one sample, replayed under vmap
+    close(tp.vmap(g)(xs), want)
+    traced = tp.tracer.trace(lambda x: tp.vmap(f)(x), xs)  # records the batched computation
+    close(traced(xs * 2), tp.vmap(f)(xs * 2))
+    compiled = tp.compile(lambda x: tp.vmap(f)(x))
+    for _ in range(3):  # traced, confirmed, then lowered
+        close(compiled(xs), want)

@@ -130,7 +130,9 @@ for i in range(4):
     tp.nn.functional.cross_entropy(model(x[i]), y[i]).backward()
     ok = ok and bool((g["weight"][i] - model.weight.grad).abs().max() < 1e-6)
 foo = tp.vmap(lambda r: (r * 2).sum())(tp.ones(2, 3, device="foo"))
-print("per-sample", ok, "foo", foo.device, foo.tolist())
+graph = tp.tracer.trace(lambda r: (r * 2).sum(), tp.ones(3))
+replayed = tp.vmap(graph)(tp.ones(2, 3))
+print("per-sample", ok, "foo", foo.device, foo.tolist(), "replayed", replayed.tolist())
 """
 
 TRACE_NO_AUTOGRAD = """
@@ -321,9 +323,17 @@ CHECKS: list[tuple[str, str | list[str], str]] = [
     ("core+cpu+autograd+autocast", AUTOCAST_TRAIN, r"^amp tensorplug\.float16 tensorplug\.float32 True True$"),
     ("core+cpu+autograd+autocast", ["tensorplug", "demo"], r"^  bfloat16 autocast +accuracy 0\.9\d"),
     ("core+cpu", MISSING_FUNC, r"^(tensorplug-batched True\n){2}"),
-    ("core+cpu+batched", VMAP_WITHOUT_AUTOGRAD, r"^vmap \[6\.0, 24\.0\]\n(\w+ tensorplug-autograd True\n){5}"),
-    ("core+cpu+batched", ["tensorplug", "demo"], r"^vmap over 5 rows -> shape \(5,\); equals the loop: True$"),
-    ("all", PER_SAMPLE_GRADS, r"^per-sample True foo foo \[6\.0, 6\.0\]$"),
+    (
+        "core+cpu+batched",
+        VMAP_WITHOUT_AUTOGRAD,
+        r"^vmap \[6\.0, 24\.0\]\n(\w+ tensorplug-autograd True\n){5}",
+    ),
+    (
+        "core+cpu+batched",
+        ["tensorplug", "demo"],
+        r"^vmap over 5 rows -> shape \(5,\); equals the loop: True$",
+    ),
+    ("all", PER_SAMPLE_GRADS, r"^per-sample True foo foo \[6\.0, 6\.0\] replayed \[6\.0, 6\.0\]$"),
     ("all", ["tensorplug", "table", "aten::add.Tensor"], r"^Batched\s+Batched\s+batched$"),
 ]
 

@@ -531,7 +531,7 @@ def _make_function(name: str, es: list[OpEntry], module: str = "tensorplug") -> 
             if rest or kwargs or a is _NO:
                 return general(_pack(a, b, rest), kwargs)
             if b is _NO:
-                op = choice.t1 if type(a) is T else None
+                op = choice.t1 if type(a) is T else get((type(a),))
                 if op is None:
                     return general((a,), kwargs)
                 return op(a)

@@ -44,7 +44,12 @@ def _protocol(func: Callable[..., Any], *args: Any) -> Any:
 
 
 def _takes_part(*values: Any) -> bool:
-    return any(overrides._takes_part(v) for v in values)
+    # a loop, not any(genexpr): Tensor subclasses (nn.Parameter, wrappers) pass here per operator
+    for v in values:
+        t = type(v)
+        if t is not Tensor and hasattr(t, "__tensorplug_function__"):
+            return True
+    return False
 
 
 # Operators call ``op.__call__(...)`` rather than ``op(...)``: calling the instance goes through

@@ -394,3 +394,14 @@ def test_vmap_and_the_tracer():
     compiled = tp.compile(lambda x: tp.vmap(f)(x))
     for _ in range(3):  # traced, confirmed, then lowered
         close(compiled(xs), want)
+
+
+@pytest.mark.skipif("autocast" not in tp.plugins.loaded_names(), reason="needs tensorplug-autocast")
+def test_vmap_under_autocast_matches_the_loop():
+    x, w = tp.randn(4, 3), tp.randn(3, 2)
+    f = lambda row: tp.relu(row @ w).sum()
+    with tp.autocast("cpu"):
+        got = tp.vmap(f)(x)
+        want = tp.stack([f(x[i]) for i in range(4)])
+    assert got.dtype == want.dtype == tp.bfloat16  # matmul runs in lower precision
+    close(got.float(), want.float(), 1e-2)

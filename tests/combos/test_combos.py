@@ -132,7 +132,9 @@ for i in range(4):
 foo = tp.vmap(lambda r: (r * 2).sum())(tp.ones(2, 3, device="foo"))
 graph = tp.tracer.trace(lambda r: (r * 2).sum(), tp.ones(3))
 replayed = tp.vmap(graph)(tp.ones(2, 3))
-print("per-sample", ok, "foo", foo.device, foo.tolist(), "replayed", replayed.tolist())
+with tp.autocast("cpu"):
+    amp = tp.vmap(lambda r: r @ tp.ones(3, 2))(tp.ones(2, 3))
+print("per-sample", ok, "foo", foo.device, foo.tolist(), "replayed", replayed.tolist(), amp.dtype)
 """
 
 TRACE_NO_AUTOGRAD = """
@@ -333,7 +335,7 @@ CHECKS: list[tuple[str, str | list[str], str]] = [
         ["tensorplug", "demo"],
         r"^vmap over 5 rows -> shape \(5,\); equals the loop: True$",
     ),
-    ("all", PER_SAMPLE_GRADS, r"^per-sample True foo foo \[6\.0, 6\.0\] replayed \[6\.0, 6\.0\]$"),
+    ("all", PER_SAMPLE_GRADS, r"^per-sample True foo foo \[6\.0, 6\.0\] replayed \[6\.0, 6\.0\] tensorplug\.bfloat16$"),
     ("all", ["tensorplug", "table", "aten::add.Tensor"], r"^Batched\s+Batched\s+batched$"),
 ]
 

@@ -9,8 +9,8 @@ elements by ``b``, so values stay in the op's domain), and the overload
   what a tensor's rank allows), and with one tensor batched and the others unbatched (None);
 * once per variant, the results stacked: the oracle.
 
-Results must match in dtype, shape and values (exact for integers and bools); an in-place op
-must also leave the same values in its batched ``self``. Where the oracle cannot run (a result
+Results must match in dtype, shape and values (exact for integers and bools), and so must the
+batched inputs afterwards (what in-place and mutating ops wrote into them). Where the oracle cannot run (a result
 shape that depends on values, a per-sample error), vmap must raise too. vmap may refuse what
 PyTorch refuses (dynamic shapes, writing a batched value into an unbatched ``self``) with
 PyTorch's messages. Random ops are covered by test_randomness.py, factories (no tensor inputs)
@@ -106,6 +106,9 @@ def _stack(results: list[Any]) -> Any:
 
 
 def _compare(got: Any, want: Any, what: str) -> None:
+    if want is None:  # an op that returns nothing (it writes its inputs)
+        assert got is None, f"{what}: expected None, got {type(got).__name__}"
+        return
     if isinstance(want, list):
         assert isinstance(got, (list, tuple)) and len(got) == len(want), what
         for k, (g, w) in enumerate(zip(got, want, strict=True)):
@@ -161,15 +164,16 @@ def run(info: OpInfo, sample: SampleInput, variant: str, which: int = 0) -> None
     ]
     # the oracle: one call per variant, on fresh tensors
     oracle_error = None
-    expected = expected_self = None
+    expected: Any = None
+    written: dict[int, Any] = {}  # each batched input after the calls (in-place ops write them)
     try:
-        results, selfs = [], []
+        results, inputs = [], []
         for b in range(B):
             ts = [_tp(x) for x in per_sample[b]]
             results.append(_call(fn, spec, ts))
-            selfs.append(ts[arrays[0]])
-        expected = _stack(results)
-        expected_self = _stack(selfs)
+            inputs.append(ts)
+        expected = None if all(r is None for r in results) else _stack(results)
+        written = {i: _stack([ts[i] for ts in inputs]) for i in dims}
     except (RuntimeError, ValueError, IndexError, TypeError) as e:
         oracle_error = e
     # vmap: batched leaves are the stacked variants, the others the sample's own values
@@ -197,9 +201,9 @@ def run(info: OpInfo, sample: SampleInput, variant: str, which: int = 0) -> None
         expected = _shapes_only(expected)
         got = tp.zeros_like(got) if isinstance(got, tp.Tensor) else got
     _compare(got, expected, f"{sample.name} (in_dims={in_dims})")
-    if info.kind == "inplace" and arrays[0] in dims:
-        self_phys = tp.ops.aten.movedim.int(phys[arrays[0]], dims[arrays[0]], 0)
-        _compare(self_phys, expected_self, f"{sample.name}: self after the in-place op")
+    for i, want in written.items():  # what the op wrote into its batched inputs, if anything
+        after = tp.ops.aten.movedim.int(phys[i], dims[i], 0)
+        _compare(after, want, f"{sample.name}: input {i} after the call")
 
 
 @pytest.mark.parametrize(("info", "variant"), _cases())

@@ -28,7 +28,7 @@ import optree
 import pytest
 
 import tensorplug as tp
-from tests.ops.opinfo import DT, OP_DB, OpInfo, SampleInput
+from tensorplug.testing.opinfo import DT, OP_DB, OpInfo, SampleInput
 
 pytest.importorskip("tensorplug_batched")
 if "batched" not in tp.plugins.loaded_names():

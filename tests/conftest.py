@@ -29,6 +29,17 @@ def ns() -> str:
 
 
 @pytest.fixture
+def free_key() -> Iterator[str]:
+    """A functionality key that no plugin serves (no kernel, no fallback), for one test."""
+    name = "TestFunctionality"
+    tp.keys.register_functionality(name, owner="tests")
+    try:
+        yield name
+    finally:
+        tp.keys.unregister(name)
+
+
+@pytest.fixture
 def backend() -> Iterator[tp.keys.DispatchKey]:
     """A third-party backend key registered for one test, removed afterwards."""
     # one fixed name: a key registered again gets its old bit back (Note [Bits and priority])

@@ -56,7 +56,7 @@ def test_bad_library_arguments(ns):
         lib.define("f(Tensor x) -> Tensor")
 
 
-def test_namespace_and_kernel_must_be_what_they_say(ns):
+def test_namespace_and_kernel_must_be_what_they_say(ns, free_key):
     for bad in (None, 3, "two words", ""):
         with pytest.raises(
             tp.RegistrationError,
@@ -72,11 +72,11 @@ def test_namespace_and_kernel_must_be_what_they_say(ns):
         ):
             lib.impl("f", 3, "CPU")  # type: ignore[arg-type]
         with pytest.raises(
-            tp.RegistrationError, match="the fallback for key 'Batched' must be callable"
+            tp.RegistrationError, match="the fallback for key 'TestFunctionality' must be callable"
         ):
-            fb.fallback("not a function", "Batched")  # type: ignore[arg-type]
+            fb.fallback("not a function", free_key)  # type: ignore[arg-type]
         assert tp.dispatcher.registrations(f"{ns}::f") == {}
-        assert "Batched" not in tp.dispatcher.fallbacks()
+        assert free_key not in tp.dispatcher.fallbacks()
 
 
 def test_redefinition_and_namespace_mismatch(ns):
@@ -189,16 +189,16 @@ def test_kernel_overrides_closed_in_any_order(ns, order):
 
 
 @pytest.mark.parametrize("order", ORDERS)
-def test_fallback_overrides_closed_in_any_order(ns, order):
+def test_fallback_overrides_closed_in_any_order(ns, order, free_key):
     with tp.Library(ns, "DEF") as lib, tp.Library("_", "IMPL") as base:
         lib.define("f(Tensor x) -> Tensor")
-        base.fallback(lambda op, ks, *a: "base", "Batched")
+        base.fallback(lambda op, ks, *a: "base", free_key)
         f = getattr(tp.ops, ns).f
-        x = FakeTensor("CPU", "Batched")
+        x = FakeTensor("CPU", free_key)
         libs = []
         for i in range(3):
             over = tp.Library("_", "IMPL")
-            over.fallback(lambda op, ks, *a, i=i: f"over{i}", "Batched", override=True)
+            over.fallback(lambda op, ks, *a, i=i: f"over{i}", free_key, override=True)
             libs.append(over)
         open_ = [0, 1, 2]
         for i in order:
@@ -206,8 +206,8 @@ def test_fallback_overrides_closed_in_any_order(ns, order):
             libs[i].close()
             open_.remove(i)
             assert f(x) == (f"over{open_[-1]}" if open_ else "base")
-        assert tp.dispatcher.fallbacks()["Batched"] == base.owner
-    assert "Batched" not in tp.dispatcher.fallbacks()
+        assert tp.dispatcher.fallbacks()[free_key] == base.owner
+    assert free_key not in tp.dispatcher.fallbacks()
 
 
 def test_override_of_a_standard_kernel_closed_out_of_order():

@@ -255,21 +255,21 @@ def test_backend_plugins_register_and_unregister_without_limit(clean):
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
-def test_plugins_overriding_one_kernel_unregistered_in_any_order(clean, ns, order):
+def test_plugins_overriding_one_kernel_unregistered_in_any_order(clean, ns, order, free_key):
     """Kernels and fallbacks of plugins form a stack per (op, key), as libraries' do."""
 
     def overriding(i: int) -> object:
         def register_kernels(registry: Any) -> None:
             registry.library(ns, "IMPL").impl("f", lambda x: f"p{i}", "CPU", override=True)
             fb = lambda op, ks, *a: f"fb{i}"
-            registry.library("_", "IMPL").fallback(fb, "Batched", override=True)
+            registry.library("_", "IMPL").fallback(fb, free_key, override=True)
 
         return make_plugin(tensorplug_register_kernels=register_kernels)
 
     with tp.Library(ns, "DEF") as lib, tp.Library("_", "IMPL") as base_fb:
         lib.define("f(Tensor x) -> Tensor")
         lib.impl("f", lambda x: "base", "CPU")
-        base_fb.fallback(lambda op, ks, *a: "base fb", "Batched")
+        base_fb.fallback(lambda op, ks, *a: "base fb", free_key)
         f = getattr(tp.ops, ns).f
         for i in range(3):
             plugins.register(overriding(i), name=f"over{i}")
@@ -278,7 +278,7 @@ def test_plugins_overriding_one_kernel_unregistered_in_any_order(clean, ns, orde
             plugins.unregister(f"over{i}")
             loaded.remove(i)
             assert f(FakeTensor("CPU")) == (f"p{loaded[-1]}" if loaded else "base")
-            assert f(FakeTensor("CPU", "Batched")) == (f"fb{loaded[-1]}" if loaded else "base fb")
+            assert f(FakeTensor("CPU", free_key)) == (f"fb{loaded[-1]}" if loaded else "base fb")
 
 
 @pytest.mark.parametrize(
@@ -545,18 +545,15 @@ def test_missing_name_of_a_failed_plugin(clean):
     def boom(keys: Any) -> None:
         raise RuntimeError("boom")
 
-    known = {i.name for i in plugins.list()}  # installed but disabled ones have a record too
-    free = [(p, n, d) for p, n, d in _NAMED if p not in known]
-    if not free:
-        pytest.skip("every first-party plugin that adds a name is installed here")
-    plugin, name, dist = free[0]
-    with pytest.raises(PluginError):
-        plugins.register(make_plugin(tensorplug_add_keys=boom), name=plugin)
-    err = plugins.missing_name(name)
-    assert str(err) == (
-        f"tensorplug.{name} is provided by the {dist} plugin, which failed to load "
-        "(RuntimeError: boom); see the PluginLoadWarning at import, or run `tensorplug plugins`"
-    )
+    plugin, name, dist = _NAMED[0]
+    with needs.unloaded(plugin):  # installed or not, it fails to load here
+        with pytest.raises(PluginError):
+            plugins.register(make_plugin(tensorplug_add_keys=boom), name=plugin)
+        err = plugins.missing_name(name)
+        assert str(err) == (
+            f"tensorplug.{name} is provided by the {dist} plugin, which failed to load "
+            "(RuntimeError: boom); see the PluginLoadWarning at import, or run `tensorplug plugins`"
+        )
 
 
 # (plugin, a name it adds, its distribution)

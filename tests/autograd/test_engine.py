@@ -363,13 +363,18 @@ def test_out_variant_refuses_grad():
 
 def test_leaf_grads_are_stolen_not_copied() -> None:
     # Note [Stealing gradients]: the first gradient reaching a leaf becomes its .grad when
-    # nothing else holds it. A weight used as w.t() (linear) gets (g.t() @ x).t().t(): a view
+    # nothing else holds it. A weight used as w.t() (addmm) gets (g.t() @ x).t().t(): a view
     # of the product, row-major like the weight, so an optimizer step runs over one layout
     x = tp.randn([4, 3])
     w = tp.randn([5, 3], requires_grad=True)
-    tp.linear(x, w, tp.zeros([5])).sum().backward()
+    tp.addmm(tp.zeros([5]), x, w.t()).sum().backward()
     wd = w.grad._data
     assert wd.flags.c_contiguous and wd.base is not None  # a copy would own its array
+    # linear's single node (Note [Fused nodes of composite ops]) computes g.t() @ x directly
+    v = w.detach().clone().requires_grad_()
+    tp.linear(x, v, tp.zeros([5])).sum().backward()
+    assert v.grad._data.flags.c_contiguous
+    np.testing.assert_allclose(v.grad.numpy(), w.grad.numpy(), rtol=1e-6)
     np.testing.assert_allclose(w.grad.numpy(), np.ones((4, 5)).T @ x.numpy(), rtol=1e-6)
     # a leaf used directly as mat2 gets a row-major product as well
     m = tp.randn([3, 5], requires_grad=True)

@@ -18,6 +18,7 @@ from tensorplug.hookspecs import hookimpl
 
 from . import autograd as _autograd_api
 from . import engine
+from . import fused as _fused
 from . import grad_mode as _grad_mode
 from . import kernels as _kernels
 from . import tensor_api as _tensor_api
@@ -48,6 +49,7 @@ def tensorplug_register_kernels(registry: Any) -> None:
     lib.fallback(_kernels.not_implemented_kernel, "Autograd")
     aten = registry.library("aten", "IMPL")
     _kernels.register_all(aten)
+    _fused.register_fused(aten)
     _views.register_inplace_or_view(aten)
 
 

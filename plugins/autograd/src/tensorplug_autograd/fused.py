@@ -1,0 +1,314 @@
+"""Autograd kernels of two composite operators: ``linear`` and ``cross_entropy_loss``.
+
+Note [Fused nodes of composite ops]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+``linear`` and ``cross_entropy_loss`` are CompositeImplicitAutograd ops (as in PyTorch): every
+backend, the tracer and vmap see the ops they decompose into. Autograd would too (Note
+[Autograd kernel]): ``linear`` records a ``TransposeBackward0`` view node for ``w.t()`` and an
+``AddmmBackward0`` whose weight gradient is a product transposed twice; ``cross_entropy``
+records ``LogSoftmaxBackward0`` and ``NllLossBackward0``. On a small training step that
+bookkeeping costs as much as the arithmetic, so this plugin records each of them as one node:
+
+* ``LinearBackward0`` saves ``input`` and ``weight``; its formulas give ``g @ weight``,
+  ``g.t() @ input`` (rows of ``g`` and ``input`` flattened: the weight's own layout, no
+  transposes) and the bias gradient summed over the leading dimensions.
+* ``CrossEntropyLossBackward0`` (class indices, no label smoothing) saves the log-softmax
+  it computed; its formula runs the two single-kernel backward ops
+  (``nll_loss_backward``, ``_log_softmax_backward_data``) in one node.
+
+Both gradients are the composite's, computed by the same kernels (gradcheck says so), and
+they are differentiable again (``create_graph=True``): the formulas call operators.
+
+The kernels are registered on each backend's ``Autograd<B>`` key directly: a kernel of the
+runtime key comes first in the dispatch table (DESIGN §4 step 1), before the composite that
+step 3 would give ``Autograd<B>``. Backends registered after this plugin get the decomposition
+(correct, only slower). Other calls take the decomposition too, recording its parts as
+before: weights that are not matrices, targets of class probabilities, label smoothing, and
+calls made while dispatch tracing is on (so the trace shows every step). The forward runs the
+backend's kernels of the parts directly when they promise not to dispatch (Note [Kernels that
+do not dispatch] in array_backend), else the composite below autograd.
+
+With the tracer, a call reaching these kernels is recorded as one ``linear`` node even with
+``decompose=True`` (its kernel below ``Tracer`` is this one, not the composite); its backward is
+recorded as the formulas' operators.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import tensorplug as tp
+from tensorplug import dispatcher
+from tensorplug import keys as _keys
+from tensorplug.dispatch import local_state
+from tensorplug.dispatcher import OpOverload
+from tensorplug.library import is_no_dispatch
+from tensorplug.tensor import Tensor
+
+from .formulas._table import _mm, _t
+from .graph import M, SavedTensor, grad_recording
+from .kernels import RULES, Rule, record, register_lazily
+from .nodes import OpNode
+
+__all__ = ["register_fused"]
+
+_aten = tp.ops.aten
+_sum_dims = _aten.sum.dim_IntList
+_reshape = _aten.reshape.default
+_matmul = _aten.matmul.default
+
+
+# --- linear -------------------------------------------------------------------------------------
+
+
+def _linear_input(g: Tensor, weight: Tensor) -> Tensor:
+    """``g @ weight``: (..., out) @ (out, in)."""
+    if g.tp_data.ndim == 2:
+        return _mm(g, weight)
+    return _matmul(g, weight)
+
+
+def _linear_weight(g: Tensor, input: Tensor) -> Tensor:
+    """``g.t() @ input`` over the rows of both: (out, in), row-major like the weight."""
+    if g.tp_data.ndim != 2:
+        g = _reshape(g, [-1, g.tp_data.shape[-1]])
+        input = _reshape(input, [-1, input.tp_data.shape[-1]])
+    return _mm(_t(g), input)
+
+
+def _linear_bias(g: Tensor, bias_shape: tuple[int, ...]) -> Tensor:
+    """``g`` summed over its leading dimensions when the bias is a vector (the engine sums
+    any other broadcast away, Note [Formula table])."""
+    nd = g.tp_data.ndim
+    if nd > 1 and tuple(bias_shape) == tuple(g.tp_data.shape[-1:]):
+        return _sum_dims(g, tuple(range(nd - 1)))
+    return g
+
+
+LINEAR = {
+    "input": lambda g, s: _linear_input(g, s.weight),
+    "weight": lambda g, s: _linear_weight(g, s.input),
+    "bias": lambda g, s: _linear_bias(g, s.bias_shape),
+}
+
+
+def _linear_kernel(rule: Rule) -> Callable[..., Any]:
+    op = rule.op
+    below = _Below(op)
+
+    def kernel(_ks: int, input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Any:
+        if weight.tp_data.ndim != 2 or dispatcher.trace_state.enabled:
+            # the decomposition, recording its parts (Note [Fused nodes of composite ops])
+            return op.kernel_for(M.below & int(_ks))(input, weight, bias)
+        args = (input, weight, bias)
+        out = below.linear(_ks, input, weight, bias)
+        ks = input.tp_keyset | weight.tp_keyset
+        if bias is not None:
+            ks |= bias.tp_keyset
+        if ks & M.ag:
+            record(rule, out, args)
+        return out
+
+    return kernel
+
+
+# --- cross entropy ------------------------------------------------------------------------------
+
+_log_softmax = _aten.log_softmax.int
+_nll_loss = _aten.nll_loss.default
+_nll_loss_backward = _aten.nll_loss_backward.default
+_log_softmax_backward = _aten._log_softmax_backward_data.default
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _ce_backward(
+    g: Tensor, logp: Tensor, target: Tensor, reduction: str, ignore_index: int
+) -> Tensor:
+    """What ``LogSoftmaxBackward0`` and ``NllLossBackward0`` give, in one node."""
+    dim = 0 if logp.tp_data.ndim == 1 else 1
+    gl = _nll_loss_backward(g, logp, target, None, reduction, ignore_index)
+    return _log_softmax_backward(gl, logp, dim, logp.tp_dtype)
+
+
+def _ce_recorded(g: Tensor, x: Tensor, target: Tensor, reduction: str, ignore_index: int) -> Tensor:
+    """:func:`_ce_backward` while the backward pass records (``create_graph``): the
+    log-softmax computed again from the input, so the gradient depends on it."""
+    logp = _log_softmax(x, 0 if x.tp_data.ndim == 1 else 1)
+    return _ce_backward(g, logp, target, reduction, ignore_index)
+
+
+CROSS_ENTROPY = {
+    "self": lambda g, s: (
+        _ce_recorded(g, s.self, s.target, s.reduction, s.ignore_index)
+        if grad_recording()
+        else _ce_backward(g, s.log_probs, s.target, s.reduction, s.ignore_index)
+    ),
+}
+
+
+def _cross_entropy_kernel(rule: Rule) -> Callable[..., Any]:
+    op = rule.op
+    below = _Below(op)
+    # the node keeps the log-softmax it computed (a value of neither the call nor its result)
+    base = rule.node_cls
+    rule.node_cls = type(
+        base.__name__, (base,), {"__slots__": ("_log_probs",), "_release": _release_log_probs}
+    )
+    view = rule.view_cls
+    rule.view_cls = type(
+        view.__name__, (view,), {"__slots__": (), "log_probs": property(_read_log_probs)}
+    )
+
+    def kernel(
+        _ks: int,
+        self: Tensor,
+        target: Tensor,
+        weight: Tensor | None = None,
+        reduction: str = "mean",
+        ignore_index: int = -100,
+        label_smoothing: float = 0.0,
+    ) -> Any:
+        if (
+            weight is not None
+            or label_smoothing > 0
+            or reduction not in _REDUCTIONS
+            or self.tp_data.ndim not in (1, 2)
+            or target.tp_data.shape == self.tp_data.shape  # class probabilities
+            or dispatcher.trace_state.enabled
+        ):
+            # the decomposition, recording its parts (Note [Fused nodes of composite ops])
+            return op.kernel_for(M.below & int(_ks))(
+                self, target, weight, reduction, ignore_index, label_smoothing
+            )
+        loss, logp = below.cross_entropy(_ks, self, target, reduction, ignore_index)
+        if self.tp_keyset & M.ag:
+            args = (self, target, None, reduction, ignore_index, label_smoothing)
+            node: Any = record(rule, loss, args)
+            node._log_probs = SavedTensor(logp)
+        return loss
+
+    return kernel
+
+
+def _read_log_probs(view: Any) -> Tensor:
+    node = view._node
+    saved: SavedTensor = node._log_probs
+    return saved.unpack_plain(node)
+
+
+def _release_log_probs(node: Any) -> None:
+    OpNode._release(node)
+    node._log_probs.freed = True
+
+
+# --- the forward below autograd -----------------------------------------------------------------
+
+
+class _Below:
+    """The forward of a fused op below autograd, per key set: the backend kernels of its parts
+    called directly when none dispatches, else the composite with the autograd keys excluded.
+    The kernels found are valid while ``tp.dispatcher.generation()`` is unchanged."""
+
+    def __init__(self, op: OpOverload) -> None:
+        self.op = op
+        self.found: dict[tuple[int, str], tuple[int, Any]] = {}
+
+    def parts(self, ks: int, form: str, *ops_and_masks: tuple[OpOverload, int]) -> Any:
+        """The kernels of ``ops_and_masks`` for key set ``ks`` (each op's below its mask),
+        or None when one may dispatch; ``form`` names the choice of parts."""
+        key = (int(ks), form)
+        hit = self.found.get(key)
+        gen = dispatcher.generation()
+        if hit is not None and hit[0] == gen:
+            return hit[1]
+        kernels = [op.kernel_for(mask & key[0]) for op, mask in ops_and_masks]
+        parts = tuple(kernels) if all(is_no_dispatch(k) for k in kernels) else None
+        self.found[key] = (gen, parts)
+        return parts
+
+    def composite(self, ks: int, *args: Any) -> Any:
+        st = local_state.masks
+        old = st.nexc
+        st.nexc = old & M.nag
+        try:
+            return self.op.redispatch(M.below & int(ks), *args)
+        finally:
+            st.nexc = old
+
+    def linear(self, ks: int, input: Tensor, weight: Tensor, bias: Tensor | None) -> Any:
+        # the parts: transpose below ADInplaceOrView (the transposed weight never leaves this
+        # function, so it needs no view record), addmm (2-D input with a bias) or mm; not
+        # while a key above autograd is included (the tracer records the parts it dispatches)
+        if input.tp_data.ndim != 2 or local_state.masks.inc & ~M.below:
+            return self.composite(ks, input, weight, bias)
+        if bias is None:
+            parts = self.parts(
+                ks, "mm", (_aten.transpose.int, M.below_view), (_aten.mm.default, M.below)
+            )
+            if parts is None:
+                return self.composite(ks, input, weight, bias)
+            transpose, mm = parts
+            return mm(input, transpose(weight, 0, 1))
+        parts = self.parts(
+            ks, "addmm", (_aten.transpose.int, M.below_view), (_aten.addmm.default, M.below)
+        )
+        if parts is None:
+            return self.composite(ks, input, weight, bias)
+        transpose, addmm = parts
+        return addmm(bias, input, transpose(weight, 0, 1))
+
+    def cross_entropy(
+        self, ks: int, x: Tensor, target: Tensor, reduction: str, ignore_index: int
+    ) -> tuple[Tensor, Tensor]:
+        """The loss and the log-softmax it was computed from."""
+        dim = 0 if x.tp_data.ndim == 1 else 1
+        parts = None
+        if not local_state.masks.inc & ~M.below:
+            parts = self.parts(ks, "", (_log_softmax, M.below), (_nll_loss, M.below))
+        if parts is not None:
+            log_softmax, nll_loss = parts
+            logp = log_softmax(x, dim)
+            return nll_loss(logp, target, None, reduction, ignore_index), logp
+        # the parts through the dispatcher (a tracer records them), autograd keys excluded
+        st = local_state.masks
+        old = st.nexc
+        st.nexc = old & M.nag
+        try:
+            logp = _log_softmax(x, dim)
+            return _nll_loss(logp, target, None, reduction, ignore_index), logp
+        finally:
+            st.nexc = old
+
+
+# --- registration -------------------------------------------------------------------------------
+
+
+FUSED: dict[str, tuple[dict[str, Callable[..., Any]], Callable[[Rule], Callable[..., Any]]]] = {
+    "linear": (LINEAR, _linear_kernel),
+    "cross_entropy_loss": (CROSS_ENTROPY, _cross_entropy_kernel),
+}
+
+
+def register_fused(lib: Any) -> int:
+    """Register the fused kernels on every backend's ``Autograd<B>`` key; returns the count."""
+    count = 0
+    for short, (table, make) in FUSED.items():
+        op = dispatcher.find_op(f"aten::{short}")
+
+        built: list[Callable[..., Any]] = []
+
+        def build(
+            op: OpOverload = op, table: Any = table, make: Any = make, built: Any = built
+        ) -> Callable[..., Any]:
+            if not built:  # one rule and kernel for every backend
+                rule = Rule(op, table)
+                RULES[op.name] = rule
+                built.append(make(rule))
+            return built[0]
+
+        for backend in _keys.backends():
+            key = _keys.per_backend("Autograd", backend).name
+            register_lazily(lib, op, key, build, "autograd")
+            count += 1
+    return count

@@ -1,0 +1,189 @@
+"""The single nodes of ``linear`` and ``cross_entropy`` (tensorplug_autograd/fused.py).
+
+Note [Fused nodes of composite ops]: both ops stay CompositeImplicitAutograd, but autograd
+records each as one node. Gradients are checked against finite differences (gradcheck, in
+float64), second derivatives with gradgradcheck, and the calls the node does not cover
+against the decomposition they take instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+from tests import needs
+
+needs.autograd()
+
+gradcheck = tp.autograd.gradcheck
+gradgradcheck = tp.autograd.gradgradcheck
+
+
+def leaf(*shape: int, seed: int = 0) -> tp.Tensor:
+    rng = np.random.default_rng(seed + len(shape))
+    return tp.tensor(rng.standard_normal(shape), requires_grad=True)
+
+
+# --- linear -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("input_shape", "bias_shape"),
+    [
+        ((4, 3), (5,)),
+        ((4, 3), None),
+        ((2, 4, 3), (5,)),
+        ((3,), (5,)),
+        ((4, 3), (4, 5)),
+        ((4, 3), (1,)),
+    ],
+)
+def test_linear_is_one_node_with_correct_gradients(input_shape, bias_shape) -> None:
+    x, w = leaf(*input_shape), leaf(5, 3, seed=1)
+    args = [x, w] if bias_shape is None else [x, w, leaf(*bias_shape, seed=2)]
+    assert tp.linear(*args).grad_fn.name() == "LinearBackward0"
+    assert gradcheck(tp.linear, args)
+    assert gradgradcheck(tp.linear, args)
+
+
+def test_linear_matches_its_decomposition() -> None:
+    x, w, b = leaf(4, 3), leaf(5, 3, seed=1), leaf(5, seed=2)
+    tp.linear(x, w, b).sin().sum().backward()
+    fused = [t.grad for t in (x, w, b)]
+    for t in (x, w, b):
+        t.grad = None
+    tp.addmm(b, x, w.t()).sin().sum().backward()
+    for got, t in zip(fused, (x, w, b), strict=True):
+        np.testing.assert_allclose(got.numpy(), t.grad.numpy(), rtol=1e-12)
+    assert w.grad.shape == w.shape and b.grad.shape == b.shape
+
+
+def test_linear_with_a_vector_weight_records_its_parts() -> None:
+    x, v = leaf(4, 3), leaf(3, seed=1)
+    assert tp.linear(x, v).grad_fn.name() != "LinearBackward0"
+    assert gradcheck(tp.linear, [x, v])
+
+
+def test_linear_of_plain_tensors_records_nothing_and_only_needed_grads_run() -> None:
+    x, w = tp.randn([4, 3]), tp.randn([5, 3])
+    assert tp.linear(x, w).grad_fn is None
+    wr = w.requires_grad_()
+    (gw,) = tp.autograd.grad(tp.linear(x, wr).sum(), [wr])
+    np.testing.assert_allclose(gw.numpy(), np.ones((4, 5)).T @ x.numpy(), rtol=1e-6)
+
+
+def test_linear_saved_weight_checks_its_version() -> None:
+    x, w = leaf(4, 3), leaf(5, 3, seed=1)
+    x2 = x * 1
+    y = tp.linear(x2, w)
+    with tp.no_grad():
+        x2.mul_(2)
+    with pytest.raises(RuntimeError, match="saved by LinearBackward0"):
+        y.sum().backward()
+
+
+def test_linear_hooks_see_its_gradients() -> None:
+    x, w, b = leaf(4, 3), leaf(5, 3, seed=1), leaf(5, seed=2)
+    h = tp.linear(x, w, b)
+    seen = []
+    h.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(len(grad_inputs)))
+    h.register_hook(lambda g: g * 2)
+    h.sum().backward()
+    assert seen == [3]
+    np.testing.assert_allclose(b.grad.numpy(), np.full(5, 8.0))
+
+
+def test_linear_keeps_the_composites_errors() -> None:
+    with pytest.raises(
+        RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"
+    ):
+        tp.linear(leaf(2, 3), leaf(5, 4))
+
+
+# --- cross entropy ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("ignore_index", [-100, 2])
+def test_cross_entropy_is_one_node_with_correct_gradients(reduction, ignore_index) -> None:
+    z, y = leaf(6, 4), tp.tensor([0, 1, 2, 3, 1, 2])
+
+    def f(z):
+        return tp.cross_entropy(z, y, reduction=reduction, ignore_index=ignore_index)
+
+    assert f(z).grad_fn.name() == "CrossEntropyLossBackward0"
+    assert gradcheck(f, [z])
+    assert gradgradcheck(f, [z])
+
+
+def test_cross_entropy_of_one_sample() -> None:
+    z = leaf(4)
+    assert tp.cross_entropy(z, tp.tensor(2)).grad_fn.name() == "CrossEntropyLossBackward0"
+    assert gradcheck(lambda z: tp.cross_entropy(z, tp.tensor(2)), [z])
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"weight": tp.tensor([1.0, 2.0, 0.5, 1.0], dtype=tp.float64)}, {"label_smoothing": 0.1}],
+)
+def test_cross_entropy_calls_the_node_does_not_cover_record_the_parts(kwargs) -> None:
+    z, y = leaf(6, 4), tp.tensor([0, 1, 2, 3, 1, 2])
+    assert tp.cross_entropy(z, y, **kwargs).grad_fn.name() != "CrossEntropyLossBackward0"
+    assert gradcheck(lambda z: tp.cross_entropy(z, y, **kwargs), [z])
+
+
+def test_cross_entropy_of_class_probabilities_records_the_parts() -> None:
+    z = leaf(6, 4)
+    p = tp.softmax(tp.randn([6, 4], dtype=tp.float64), 1)
+    assert tp.cross_entropy(z, p).grad_fn.name() != "CrossEntropyLossBackward0"
+    assert gradcheck(lambda z: tp.cross_entropy(z, p), [z])
+
+
+def test_cross_entropy_keeps_the_composites_errors() -> None:
+    z = leaf(6, 4)
+    with pytest.raises(ValueError, match="aten::cross_entropy_loss: bad is not a valid value"):
+        tp.cross_entropy(z, tp.tensor([0, 1, 2, 3, 1, 2]), reduction="bad")
+    with pytest.raises(IndexError, match="aten::nll_loss: Target 7 is out of bounds"):
+        tp.cross_entropy(z, tp.tensor([0, 1, 2, 3, 1, 7]))
+
+
+def test_cross_entropy_frees_what_it_saved() -> None:
+    z, y = leaf(6, 4), tp.tensor([0, 1, 2, 3, 1, 2])
+    loss = tp.cross_entropy(z, y)
+    loss.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        loss.backward()
+    once = z.grad.numpy().copy()
+    loss = tp.cross_entropy(z, y)
+    loss.backward(retain_graph=True)
+    loss.backward()  # retained: runs again and accumulates
+    np.testing.assert_allclose(z.grad.numpy(), 3 * once)
+
+
+def test_a_training_step_matches_numpy() -> None:
+    rng = np.random.default_rng(0)
+    xn, yn = rng.standard_normal((8, 5)), rng.integers(0, 3, 8)
+    w1n, w2n = rng.standard_normal((4, 5)), rng.standard_normal((3, 4))
+    x, y = tp.tensor(xn), tp.tensor(yn)
+    w1, w2 = tp.tensor(w1n, requires_grad=True), tp.tensor(w2n, requires_grad=True)
+    b1, b2 = (
+        tp.zeros([4], dtype=tp.float64, requires_grad=True),
+        tp.zeros([3], dtype=tp.float64, requires_grad=True),
+    )
+    tp.cross_entropy(tp.linear(tp.linear(x, w1, b1).relu(), w2, b2), y).backward()
+    h = xn @ w1n.T
+    a = np.maximum(h, 0)
+    z = a @ w2n.T
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    p[np.arange(8), yn] -= 1
+    dz = p / 8
+    dh = (dz @ w2n) * (h > 0)
+    for got, want in (
+        (w2.grad, dz.T @ a),
+        (b2.grad, dz.sum(0)),
+        (w1.grad, dh.T @ xn),
+        (b1.grad, dh.sum(0)),
+    ):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, atol=1e-12)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import heapq
 import sys
 from collections.abc import Sequence
+from sys import getrefcount
 from typing import Any
 
 import tensorplug as tp
@@ -248,9 +249,22 @@ def _execute(
                 if targets is None:
                     g0 = grads[0]
                     del grads
-                    var = node.variable
+                    var = node._variable()
                     if g0 is not None and var is not None:
-                        accumulate_into_grad(var, g0, _steal_refs=3)
+                        m = var.tp_autograd
+                        if (  # the common case of accumulate_into_grad, inline
+                            m is not None
+                            and m.grad is None
+                            and not create_graph
+                            and m.hooks is None
+                            and m.post_accumulate_hooks is None
+                            and g0.tp_autograd is None
+                            and getrefcount(g0) <= 2  # g0 and the call's own reference
+                            and _owns_layout(g0)
+                        ):
+                            m.grad = g0  # Note [Stealing gradients]
+                        else:
+                            accumulate_into_grad(var, g0, _steal_refs=3)
                     if node._post_hooks:
                         for fn in list(node._post_hooks):
                             fn((), (g0,))
@@ -278,8 +292,9 @@ def _execute(
                 if not left:
                     push(ready, (-child._seq, child))
             del outs
-            # the last buffer must not outlive its pop (Note [Stealing gradients])
-            buf = None
+            # the last buffer and gradient must not outlive their loop (Note [Stealing
+            # gradients]: a reference left here keeps an accumulator from taking a gradient)
+            buf = g = old = None
     finally:
         st.nexc = saved_mode
     return captured

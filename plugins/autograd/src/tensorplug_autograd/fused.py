@@ -48,7 +48,7 @@ from tensorplug.tensor import Tensor
 
 from .formulas._table import _mm, _t
 from .graph import M, SavedTensor, grad_recording
-from .kernels import RULES, Rule, record, register_lazily
+from .kernels import RULES, Rule, record_function, register_lazily
 from .nodes import OpNode
 
 __all__ = ["register_fused"]
@@ -96,18 +96,18 @@ LINEAR = {
 def _linear_kernel(rule: Rule) -> Callable[..., Any]:
     op = rule.op
     below = _Below(op)
+    record = record_function(rule)
 
     def kernel(_ks: int, input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Any:
         if weight.tp_data.ndim != 2 or dispatcher.trace_state.enabled:
             # the decomposition, recording its parts (Note [Fused nodes of composite ops])
             return op.kernel_for(M.below & int(_ks))(input, weight, bias)
-        args = (input, weight, bias)
         out = below.linear(_ks, input, weight, bias)
         ks = input.tp_keyset | weight.tp_keyset
         if bias is not None:
             ks |= bias.tp_keyset
         if ks & M.ag:
-            record(rule, out, args)
+            record(out, input, weight, bias)
         return out
 
     return kernel
@@ -159,6 +159,7 @@ def _cross_entropy_kernel(rule: Rule) -> Callable[..., Any]:
     rule.view_cls = type(
         view.__name__, (view,), {"__slots__": (), "log_probs": property(_read_log_probs)}
     )
+    record = record_function(rule)  # after the classes change: it makes rule.node_cls
 
     def kernel(
         _ks: int,
@@ -183,8 +184,7 @@ def _cross_entropy_kernel(rule: Rule) -> Callable[..., Any]:
             )
         loss, logp = below.cross_entropy(_ks, self, target, reduction, ignore_index)
         if self.tp_keyset & M.ag:
-            args = (self, target, None, reduction, ignore_index, label_smoothing)
-            node: Any = record(rule, loss, args)
+            node = record(loss, self, target, None, reduction, ignore_index, label_smoothing)
             node._log_probs = SavedTensor(logp)
         return loss
 

@@ -1,11 +1,12 @@
 """The autograd plugin against hand-written numpy (and torch when importable), in one process.
 
 * ``tp.add(a, b)`` on 1-element float32 tensors that require grad: the forward alone
-  (goal: no slower than torch.add with requires_grad), and forward + ``tp.autograd.grad``;
-  next to it, the least any dispatcher written in Python does for that call
-  (:func:`python_floor`, a model);
-* a training step of an MLP 784-128-10 (batch 64, ReLU, cross-entropy): forward + backward
-  (goal: at most 1.15x the hand-written numpy step), and with an SGD update.
+  (goal: no slower than torch.add with requires_grad), and forward + ``tp.autograd.grad``
+  (goal: stays ahead of torch); next to it, the least any dispatcher written in Python does
+  for that call (:func:`python_floor`, a model);
+* a training step of an MLP 784-128-10 (batch 64, ReLU, cross-entropy): forward + backward,
+  and with an SGD update (goal for both: at most 1.20x the hand-written numpy step, ahead of
+  torch eager).
 
 The numpy step is the floor: the same arithmetic written by hand, with no graph.
 Run: ``python bench/autograd.py``.
@@ -122,6 +123,10 @@ def tiny() -> None:
             f"{t['tp.add (grad)'] / t['torch.add (grad)']:.2f}x torch.add "
             f"(the python floor: {t['python floor (grad)'] / t['torch.add (grad)']:.2f}x)"
         )
+        print(
+            f"  goal: forward + grad ahead of torch: "
+            f"{t['tp.add + autograd.grad'] / t['torch.add + autograd.grad']:.2f}x"
+        )
 
 
 def mlp_data() -> tuple[np.ndarray, ...]:
@@ -218,8 +223,7 @@ def mlp() -> None:
         print(f"MLP 784-128-10, batch 64, float32: {what}")
         for name, v in t.items():
             print(f"  {name:16s} {us(v)}  {v / base:5.2f}x numpy")
-        if not update:
-            print(f"  goal: tensorplug <= 1.15x numpy: {t['tensorplug'] / base:.2f}x")
+        print(f"  goal: tensorplug <= 1.20x numpy: {t['tensorplug'] / base:.2f}x")
 
 
 def main() -> None:

@@ -53,6 +53,8 @@ def _as_tuple(x: Any) -> tuple[Any, ...]:
 
 
 def _root_grads(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph: bool) -> list[Tensor]:
+    if grad_outputs is None and len(outputs) == 1 and outputs[0].tp_data.size == 1:
+        return [_implicit_grad(outputs[0])]  # loss.backward(): the common case
     given = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     if len(given) != len(outputs):
         raise RuntimeError(
@@ -90,7 +92,10 @@ def _implicit_grad(out: Tensor) -> Tensor:
     one = _ONES.get(key)
     if one is None:
         one = _ONES[key] = tp.ones_like(out)
-    return one.clone()
+    return _clone(one)
+
+
+_clone = tp.ops.aten.clone.default
 
 
 def _root_edges(outputs: tuple[Tensor, ...]) -> list[tuple[Node, int]]:

@@ -135,6 +135,7 @@ class Rule:
             used |= _names_read(fn.__code__)
         self.used = frozenset(used)  # the names the formulas read (s.<name>)
         self.saved = frozenset(i for i, _ in self.tensor_args if self.arg_names[i] in used)
+        self.saved_order = tuple(sorted(self.saved))  # what a node's _release walks
         self.saves_result = "result" in used or any(n and n in used for n in self.return_names)
         self.saves_self_before = self.inplace and "self" in used
         self.list_args = frozenset(

@@ -96,7 +96,7 @@ class OpNode(Node):
 
     def _release(self) -> None:
         args = self._args
-        for i in self._rule.saved:
+        for i in self._rule.saved_order:
             x = args[i]
             if type(x) is SavedTensor:
                 x.freed = True

@@ -391,14 +391,16 @@ _FREED = (
 class SavedTensor:
     """Note [Saved tensors]."""
 
-    __slots__ = ("t", "version", "output_nr", "freed", "plain")
+    __slots__ = ("t", "vc", "version", "output_nr", "freed", "plain")
 
     def __init__(self, t: Tensor, output_nr: int = -1) -> None:
         if output_nr >= 0:
-            # an output of the node that saves it: keep a detached alias, no reference cycle
-            t = alias(t, t.tp_keyset & ~M.ag)
+            # an output of the node that saves it: keep a detached alias, no reference cycle,
+            # without ADInplaceOrView either (what unpack_plain gives without another alias)
+            t = alias(t, t.tp_keyset & ~M.strip)
         self.t = t
-        self.version = t.tp_version.value
+        self.vc = vc = t.tp_version  # the counter itself: reading it later costs no property
+        self.version = vc.value
         self.output_nr = output_nr
         self.freed = False
         self.plain: Tensor | None = None
@@ -407,7 +409,7 @@ class SavedTensor:
         if self.freed:
             raise RuntimeError(_FREED)
         t = self.t
-        if t.tp_version.value != self.version:
+        if self.vc.value != self.version:
             raise RuntimeError(modified_message(t, node, self))
         if (
             self.output_nr >= 0
@@ -429,7 +431,7 @@ class SavedTensor:
         if local_state.masks.nexc & M.ag:
             return self.unpack(node)
         p = self.plain
-        if p is None or self.freed or p.tp_version.value != self.version:
+        if p is None or self.freed or self.vc.value != self.version:
             t = self.unpack(node)
             ks = t.tp_keyset
             if ks & M.strip:

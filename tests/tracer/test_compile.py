@@ -297,3 +297,26 @@ def test_a_step_count_kept_in_python_runs_eagerly_with_one_warning() -> None:
     msgs = [str(w.message) for w in caught if w.category is tp.tracer.TracerWarning]
     assert len(msgs) == 1 and "records a different graph at each of 4 calls" in msgs[0], msgs
     assert compiled.trace_count == 4
+
+
+@needs.needs_autograd
+def test_a_compiled_forward_of_fused_ops_returns_a_loss_to_differentiate() -> None:
+    # autograd records linear and cross_entropy as one node each, except under the tracer
+    # (Note [Fused nodes of composite ops]): the lowered graph keeps the parts' autograd kernels
+    w = tp.randn([4, 3], requires_grad=True)
+    b = tp.zeros([4], requires_grad=True)
+    y = tp.tensor([0, 2, 1])
+
+    def f(x):
+        return tp.cross_entropy(tp.linear(x, w, b), y)
+
+    compiled = tp.compile(f)
+    x = tp.randn([3, 3])
+    f(x).backward()
+    want = w.grad.clone()
+    for _ in range(3):  # traced, then lowered
+        w.grad = None
+        loss = compiled(x)
+        assert loss.requires_grad
+        loss.backward()
+        assert same(w.grad, want)

@@ -341,11 +341,9 @@ def test_replay_under_autograd_differentiates_the_graph() -> None:
 
 @needs.needs_autograd
 def test_composite_internals_read_by_backward_become_nodes() -> None:
-    # linear (one node) computes w.t() inside; with a vector weight (the autograd plugin
-    # records a matrix weight's linear as one node reading w itself) its backward reads that
-    # transposed weight, so the graph must compute it from the weight, not keep the traced
-    # value as a constant
-    w = tp.randn([3], requires_grad=True)
+    # linear (one node) computes w.t() inside; its backward reads that transposed weight, so
+    # the graph must compute it from the weight, not keep the traced value as a constant
+    w = tp.randn([4, 3], requires_grad=True)
 
     def f(x):
         y = tp.linear(x, w).sum()
@@ -354,7 +352,7 @@ def test_composite_internals_read_by_backward_become_nodes() -> None:
     x = tp.randn([2, 3], requires_grad=True)
     g = trace(f, x)
     assert any(
-        n.op.name == "aten::t.default"
+        n.op.name == "aten::transpose.int"
         and n.inputs[0].kind == "constant"
         and n.inputs[0].tensor is w
         for n in g.nodes

@@ -24,13 +24,16 @@ runtime key comes first in the dispatch table (DESIGN §4 step 1), before the co
 step 3 would give ``Autograd<B>``. Backends registered after this plugin get the decomposition
 (correct, only slower). Other calls take the decomposition too, recording its parts as
 before: weights that are not matrices, targets of class probabilities, label smoothing, and
-calls made while dispatch tracing is on (so the trace shows every step). The forward runs the
-backend's kernels of the parts directly when they promise not to dispatch (Note [Kernels that
-do not dispatch] in array_backend), else the composite below autograd.
+calls made while a key above autograd is included in the thread (the tracer: a trace, a
+replay and ``tp.compile`` then hold the same operators and backward nodes as without these
+kernels, so a compiled forward still returns a loss to differentiate) or while dispatch
+tracing is on (so the trace shows every step). The forward runs the backend's kernels of the
+parts directly when they promise not to dispatch (Note [Kernels that do not dispatch] in
+array_backend), else the composite below autograd.
 
-With the tracer, a call reaching these kernels is recorded as one ``linear`` node even with
-``decompose=True`` (its kernel below ``Tracer`` is this one, not the composite); its backward is
-recorded as the formulas' operators.
+The tracer's ``decompose=True`` looks past an ``Autograd<B>`` kernel of a composite op to the
+backend's entry (``composite_entry`` in its recorder), so these kernels do not turn ``linear``
+into a node of ``tp.compile``'s graphs.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ __all__ = ["register_fused"]
 
 _aten = tp.ops.aten
 _sum_dims = _aten.sum.dim_IntList
+_trace = dispatcher.trace_state
 _reshape = _aten.reshape.default
 _matmul = _aten.matmul.default
 
@@ -99,7 +103,7 @@ def _linear_kernel(rule: Rule) -> Callable[..., Any]:
     record = record_function(rule)
 
     def kernel(_ks: int, input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Any:
-        if weight.tp_data.ndim != 2 or dispatcher.trace_state.enabled:
+        if weight.tp_data.ndim != 2 or local_state.masks.inc & ~M.below or _trace.enabled:
             # the decomposition, recording its parts (Note [Fused nodes of composite ops])
             return op.kernel_for(M.below & int(_ks))(input, weight, bias)
         out = below.linear(_ks, input, weight, bias)
@@ -176,7 +180,8 @@ def _cross_entropy_kernel(rule: Rule) -> Callable[..., Any]:
             or reduction not in _REDUCTIONS
             or self.tp_data.ndim not in (1, 2)
             or target.tp_data.shape == self.tp_data.shape  # class probabilities
-            or dispatcher.trace_state.enabled
+            or local_state.masks.inc & ~M.below
+            or _trace.enabled
         ):
             # the decomposition, recording its parts (Note [Fused nodes of composite ops])
             return op.kernel_for(M.below & int(_ks))(
@@ -238,9 +243,8 @@ class _Below:
 
     def linear(self, ks: int, input: Tensor, weight: Tensor, bias: Tensor | None) -> Any:
         # the parts: transpose below ADInplaceOrView (the transposed weight never leaves this
-        # function, so it needs no view record), addmm (2-D input with a bias) or mm; not
-        # while a key above autograd is included (the tracer records the parts it dispatches)
-        if input.tp_data.ndim != 2 or local_state.masks.inc & ~M.below:
+        # function, so it needs no view record), addmm (2-D input with a bias) or mm
+        if input.tp_data.ndim != 2:
             return self.composite(ks, input, weight, bias)
         if bias is None:
             parts = self.parts(
@@ -263,14 +267,12 @@ class _Below:
     ) -> tuple[Tensor, Tensor]:
         """The loss and the log-softmax it was computed from."""
         dim = 0 if x.tp_data.ndim == 1 else 1
-        parts = None
-        if not local_state.masks.inc & ~M.below:
-            parts = self.parts(ks, "", (_log_softmax, M.below), (_nll_loss, M.below))
+        parts = self.parts(ks, "", (_log_softmax, M.below), (_nll_loss, M.below))
         if parts is not None:
             log_softmax, nll_loss = parts
             logp = log_softmax(x, dim)
             return nll_loss(logp, target, None, reduction, ignore_index), logp
-        # the parts through the dispatcher (a tracer records them), autograd keys excluded
+        # kernels that may dispatch: the parts through the dispatcher, autograd keys excluded
         st = local_state.masks
         old = st.nexc
         st.nexc = old & M.nag

@@ -246,9 +246,7 @@ class Node:
     def _release(self) -> None:
         """Free saved tensors (the graph is not retained)."""
 
-    def register_hook(
-        self, fn: Callable[[tuple[Any, ...], tuple[Any, ...]], Any]
-    ) -> RemovableHandle:
+    def register_hook(self, fn: Callable[[tuple[Any, ...], tuple[Any, ...]], Any]) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` runs after this node; may return new grad_inputs."""
         if self._post_hooks is None:
             self._post_hooks = []

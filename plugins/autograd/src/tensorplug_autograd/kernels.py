@@ -23,11 +23,11 @@ inputs without a formula (:func:`check_no_requires_grad`). Ops with no formula g
 :func:`not_implemented_kernel`: the call works, and backward through it raises an error naming
 the op.
 
-Ops with plain ``Tensor`` arguments and one output get a leaner kernel (:func:`_fast_kernel`):
-it looks the kernel below autograd up in the op's dispatch cache itself, under ``-keyset``,
-and calls it without the guard of step 1 when it promises not to dispatch (Note [Kernels that
-do not dispatch] in array_backend, :func:`below_kernel`); and it records inline, unrolled over
-the op's arguments (:func:`_record_source`).
+Ops with plain ``Tensor`` (or ``Tensor?``) arguments and one output get a leaner kernel
+(:func:`_fast_kernel`): it looks the kernel below autograd up in the op's dispatch cache
+itself, under ``-keyset``, and calls it without the guard of step 1 when it promises not to
+dispatch (Note [Kernels that do not dispatch] in array_backend, :func:`below_kernel`); and it
+records inline, unrolled over the op's arguments (:func:`_record_source`).
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ from .nodes import NOT_SAVED, OpNode, saved_view_class
 __all__ = ["register_all", "not_implemented_kernel", "autograd_not_implemented_fallback"]
 
 
+
 def camel(op_name: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in op_name.strip("_").split("_"))
 
@@ -72,9 +73,7 @@ def camel(op_name: str) -> str:
 class Rule:
     """What an op's autograd kernel and node need to know, computed once per op."""
 
-    def __init__(
-        self, op: OpOverload, table: dict[str | tuple[str, ...], Callable[..., Any]] | None
-    ):
+    def __init__(self, op: OpOverload, table: dict[str | tuple[str, ...], Callable[..., Any]] | None):
         s = op.schema
         self.op = op
         self.name = op.name
@@ -87,15 +86,9 @@ class Rule:
         self.tensor_args = tuple((i, a.tensor_kind) for i, a in enumerate(args) if a.tensor_kind)
         self.returns = s.returns
         self.return_names = tuple(r.name or "" for r in s.returns)
-        self.returns_list = (
-            len(s.returns) == 1
-            and str(s.returns[0].type).startswith("Tensor")
-            and str(s.returns[0].type).endswith("[]")
-        )
+        self.returns_list = len(s.returns) == 1 and str(s.returns[0].type).startswith("Tensor") and str(s.returns[0].type).endswith("[]")
         self.n_out = len(s.returns)
-        self.inplace = (
-            bool(args) and args[0].is_write and not any(a.kwarg_only and a.is_write for a in args)
-        )
+        self.inplace = bool(args) and args[0].is_write and not any(a.kwarg_only and a.is_write for a in args)
         self.out = any(a.kwarg_only and a.is_write for a in args)
         first = s.returns[0] if s.returns else None
         self.view = (
@@ -135,7 +128,6 @@ class Rule:
             used |= _names_read(fn.__code__)
         self.used = frozenset(used)  # the names the formulas read (s.<name>)
         self.saved = frozenset(i for i, _ in self.tensor_args if self.arg_names[i] in used)
-        self.saved_order = tuple(sorted(self.saved))  # what a node's _release walks
         self.saves_result = "result" in used or any(n and n in used for n in self.return_names)
         self.saves_self_before = self.inplace and "self" in used
         self.list_args = frozenset(
@@ -199,9 +191,7 @@ def _names_read(code: types.CodeType) -> set[str]:
 # --- recording ----------------------------------------------------------------------------------
 
 
-def _edges(
-    rule: Rule, args: tuple[Any, ...]
-) -> tuple[list[tuple[Node | None, int]], list[Any], dict[str, tuple[int, int]]]:
+def _edges(rule: Rule, args: tuple[Any, ...]) -> tuple[list[tuple[Node | None, int]], list[Any], dict[str, tuple[int, int]]]:
     edges: list[tuple[Node | None, int]] = []
     metas: list[Any] = []
     spans: dict[str, tuple[int, int]] = {}
@@ -247,9 +237,7 @@ def _outputs(out: Any) -> list[Any]:
     return list(out)
 
 
-def record(
-    rule: Rule, out: Any, args: tuple[Any, ...], before: Tensor | None = None
-) -> Node | None:
+def record(rule: Rule, out: Any, args: tuple[Any, ...], before: Tensor | None = None) -> Node | None:
     """Step 2 of Note [Autograd kernel]: the node for this call, if an input requires grad."""
     edges, metas, spans = _edges(rule, args)
     for n, _ in edges:
@@ -267,11 +255,7 @@ def record(
     node._out_meta = tuple(input_meta(t) if isinstance(t, Tensor) else None for t in outs)
     diff = rule.out_diff
     for nr, t in enumerate(outs):
-        if (
-            isinstance(t, Tensor)
-            and (diff[nr] if nr < len(diff) else diff[-1])
-            and t.tp_dtype.is_floating_point
-        ):
+        if isinstance(t, Tensor) and (diff[nr] if nr < len(diff) else diff[-1]) and t.tp_dtype.is_floating_point:
             set_history(t, node, nr)
     if rule.saves_result:
         saved = [SavedTensor(t, nr) if isinstance(t, Tensor) else t for nr, t in enumerate(outs)]
@@ -311,9 +295,7 @@ def run(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
 
 def _usable_names(names: list[str]) -> bool:
     """Argument names a generated kernel can take as parameters (``_`` names are its own)."""
-    return all(
-        n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_") for n in names
-    )
+    return all(n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_") for n in names)
 
 
 def source_parts(rule: Rule) -> tuple[str, str, str]:
@@ -391,27 +373,20 @@ def compile_kernel(
 def _generated(rule: Rule, body: Callable[[Rule, int, tuple[Any, ...]], Any]) -> Callable[..., Any]:
     """A kernel whose signature is the schema's, passing ``(ks, args)`` to ``body``."""
     if not _usable_names(list(rule.arg_names)):
-
         def generic(ks: int, *args: Any, **kwargs: Any) -> Any:
             # names like uniform_'s ``from`` cannot be parameters: bind, then flatten the
             # positional values and the keyword-only ones (in schema order) as the body expects
             pos, kw = rule.schema.bind(args, kwargs, rule.name)
             return body(rule, ks, (*pos, *kw.values()))
-
         return generic
     params, _, args = source_parts(rule)
     return compile_kernel(
-        rule,
-        params,
-        f"    return _body(_rule, _ks, ({args}))\n",
-        {"_body": body},
-        "autograd",
-        __name__,
+        rule, params, f"    return _body(_rule, _ks, ({args}))\n", {"_body": body}, "autograd", __name__
     )
 
 
 def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
-    """A leaner kernel for the common shape: plain ``Tensor`` arguments, one output (views
+    """A leaner kernel for the common shape: plain ``Tensor`` or ``Tensor?`` arguments, one output (views
     included: their ADInplaceOrView kernel, below, records the view). It finds the kernel
     below autograd itself (:func:`below_call_source`) and records inline (:func:`_record_source`).
     """
@@ -435,14 +410,17 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
         for i in rule.no_grad_args
     )
     body = (
-        check + "    if _trace.enabled:  # the general path, whose redispatch the trace shows\n"
+        check
+        + "    if _trace.enabled:  # the general path, whose redispatch the trace shows\n"
         f"        _out = _rule.call_below(_ks, ({args}))\n"
         "    else:\n"
         "        _k = _get(-_ks)\n"
         "        if _k is None:\n"
         "            _k = _below(_op, _ks)\n"
         f"        _out = _k({call})\n"
-        f"    if ({req}) & _M.ag:\n" + _record_source(rule) + "    return _out\n"
+        f"    if ({req}) & _M.ag:\n"
+        + _record_source(rule)
+        + "    return _out\n"
     )
     names_used: dict[str, Any] = {
         "_below": below_kernel,
@@ -465,6 +443,7 @@ def record_function(rule: Rule) -> Callable[..., Any]:
 
 
 def _record_names(rule: Rule) -> dict[str, Any]:
+    """The globals of the recording source (:func:`_record_source`)."""
     return {
         "_new": object.__new__,
         "_Node": rule.node_cls,
@@ -486,9 +465,9 @@ _FLOATING = frozenset(d for d in _dtypes.all_dtypes() if d.is_floating_point)
 
 
 def _record_source(rule: Rule) -> str:
-    """What :func:`record` does for an op with plain ``Tensor`` arguments and one output, as
-    source unrolled over its arguments: the fast kernel inlines it (no call, no loops, no lists
-    turned into tuples)."""
+    """What :func:`record` does for an op with plain ``Tensor`` (or ``Tensor?``) arguments and
+    one output, as source unrolled over its arguments: the fast kernel inlines it (no call, no
+    loops, no lists turned into tuples)."""
     names = rule.arg_names
     optional = {i for i, k in rule.tensor_args if k == "Tensor?"}
     lines = []
@@ -499,9 +478,7 @@ def _record_source(rule: Rule) -> str:
         if i in optional:  # None, or a tensor: the general edge (rarer than plain ones)
             lines.append(f"        _e{j} = _NO if {t} is None else _edge({t})")
             edges.append(f"_e{j}")
-            metas.append(
-                f"({t}.tp_data.shape, {t}.tp_dtype, {t}.tp_device) if {t} is not None else None"
-            )
+            metas.append(f"({t}.tp_data.shape, {t}.tp_dtype, {t}.tp_device) if {t} is not None else None")
             continue
         lines += [
             f"        _m = {t}.tp_autograd",
@@ -526,11 +503,7 @@ def _record_source(rule: Rule) -> str:
         if i not in rule.tensor_idx:
             saved.append(n)
         elif i in optional:
-            saved.append(
-                f"(_Saved({n}) if {n} is not None else None)"
-                if i in rule.saved
-                else f"(_NS if {n} is not None else None)"
-            )
+            saved.append(f"(_Saved({n}) if {n} is not None else None)" if i in rule.saved else f"(_NS if {n} is not None else None)")
         elif i in rule.saved:
             saved.append(f"_Saved({n})")
         else:
@@ -671,7 +644,6 @@ def _functional_name(name: str) -> str | None:
 
 def _same_arguments(a: str, b: str) -> bool:
     """Whether overloads ``a`` and ``b`` take the same arguments (alias annotations aside)."""
-
     def signature(short: str) -> list[tuple[str, Any, bool]]:
         schema = dispatcher.find_op(f"aten::{short}").schema
         return [(x.name, x.type, x.kwarg_only) for x in schema.arguments]
@@ -713,9 +685,7 @@ def register_all(lib: Any) -> int:
         if table is None:
             continue  # the fallback: works forward, raises on backward
 
-        def build(
-            op: OpOverload = op, table: Any = table, functional: str | None = functional
-        ) -> Callable[..., Any]:
+        def build(op: OpOverload = op, table: Any = table, functional: str | None = functional) -> Callable[..., Any]:
             rule = Rule(op, table)
             if functional is not None and not rule.inplace:
                 rule.out = True

@@ -1,0 +1,108 @@
+"""The ``*_like`` factories and the copies (contiguous, zero_, index_put)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ops import ops
+
+aten = ops.aten
+
+
+# --- *_like factories -----------------------------------------------------------------------
+
+
+def _like(self: Any, dtype: Any, device: Any) -> dict[str, Any]:
+    return {"dtype": dtype or self.dtype, "device": device or self.device}
+
+
+def zeros_like(
+    self: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+    memory_format: Any = None,
+) -> Any:
+    return aten.zeros.default(list(self.shape), **_like(self, dtype, device))
+
+
+def ones_like(
+    self: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+    memory_format: Any = None,
+) -> Any:
+    return aten.ones.default(list(self.shape), **_like(self, dtype, device))
+
+
+def empty_like(
+    self: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+    memory_format: Any = None,
+) -> Any:
+    return aten.empty.memory_format(list(self.shape), **_like(self, dtype, device))
+
+
+def full_like(
+    self: Any,
+    fill_value: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+    memory_format: Any = None,
+) -> Any:
+    return aten.full.default(list(self.shape), fill_value, **_like(self, dtype, device))
+
+
+def rand_like(
+    self: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+    memory_format: Any = None,
+) -> Any:
+    return aten.rand.default(list(self.shape), **_like(self, dtype, device))
+
+
+def randn_like(
+    self: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+    memory_format: Any = None,
+) -> Any:
+    return aten.randn.default(list(self.shape), **_like(self, dtype, device))
+
+
+# --- copies ---------------------------------------------------------------------------------
+
+
+def contiguous(self: Any, *, memory_format: Any = "contiguous_format") -> Any:
+    data = self._data
+    flags = getattr(data, "flags", None)
+    if flags is not None and flags["C_CONTIGUOUS"]:
+        return self
+    return aten.clone.default(self)
+
+
+def zero_(self: Any) -> Any:
+    return aten.fill_.Scalar(self, 0)
+
+
+def index_put(self: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:
+    return aten.index_put_.default(aten.clone.default(self), indices, values, accumulate)

@@ -1,0 +1,227 @@
+"""Neural-network functions: mse_loss, cross_entropy, dropout, embedding, layer_norm, mish."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import dtypes as _dt
+from ..ops import ops
+
+aten = ops.aten
+
+
+# --- neural network functions ---------------------------------------------------------------
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _check_reduction(op: str, reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(
+            f"aten::{op}: {reduction} is not a valid value for reduction (none, mean, sum)"
+        )
+
+
+def mse_loss(self: Any, target: Any, reduction: str = "mean") -> Any:
+    _check_reduction("mse_loss", reduction)
+    diff = aten.sub.Tensor(self, target)
+    sq = aten.mul.Tensor(diff, diff)
+    if reduction == "mean":
+        return aten.mean.default(sq)
+    if reduction == "sum":
+        return aten.sum.default(sq)
+    return sq
+
+
+def cross_entropy(
+    self: Any,
+    target: Any,
+    weight: Any = None,
+    reduction: str = "mean",
+    ignore_index: int = -100,
+    label_smoothing: float = 0.0,
+) -> Any:
+    _check_reduction("cross_entropy_loss", reduction)
+    class_dim = 0 if self.ndim == 1 else 1
+    # PyTorch's rule: a target shaped like the input holds class probabilities, any other
+    # holds class indices (nll_loss checks those, with its messages)
+    probabilities = tuple(target.shape) == tuple(self.shape)
+    if probabilities and not target.dtype.is_floating_point:
+        from ..array_backend._kit import torch_name
+
+        raise RuntimeError(
+            "aten::cross_entropy_loss: Expected floating point type for target with class "
+            f"probabilities, got {torch_name(target.dtype)}"
+        )
+    logp = aten.log_softmax.int(self, class_dim)
+    if probabilities:
+        if label_smoothing > 0:
+            n = self.shape[class_dim]
+            target = aten.add.Scalar(
+                aten.mul.Scalar(target, 1 - label_smoothing), label_smoothing / n
+            )
+        w = (
+            logp
+            if weight is None
+            else aten.mul.Tensor(logp, _class_shaped(weight, self.ndim, class_dim))
+        )
+        loss = aten.neg.default(aten.sum.dim_IntList(aten.mul.Tensor(w, target), [class_dim]))
+        if reduction == "mean":
+            n = loss.numel() if loss.ndim else 1
+            return aten.div.Scalar(aten.sum.default(loss), n)
+        return aten.sum.default(loss) if reduction == "sum" else loss
+    nll = aten.nll_loss.default(logp, target, weight, reduction, ignore_index)
+    if label_smoothing <= 0:
+        return nll
+    # smoothing term: mean over classes of -log p, weighted like torch
+    n = self.shape[class_dim]
+    w = (
+        logp
+        if weight is None
+        else aten.mul.Tensor(logp, _class_shaped(weight, self.ndim, class_dim))
+    )
+    smooth = aten.neg.default(aten.sum.dim_IntList(w, [class_dim]))
+    keep = aten.ne.Scalar(target, ignore_index)
+    smooth = aten.where.ScalarOther(keep, smooth, 0.0)
+    if reduction == "mean":
+        if weight is None:
+            denom: Any = aten.sum.default(keep)
+        else:
+            safe = aten.where.ScalarOther(keep, target, 0)
+            denom = aten.sum.default(
+                aten.where.ScalarOther(keep, aten.index.Tensor(weight, [safe]), 0.0)
+            )
+        smooth = aten.div.Tensor(aten.sum.default(smooth), denom)
+    elif reduction == "sum":
+        smooth = aten.sum.default(smooth)
+    return aten.add.Tensor(
+        aten.mul.Scalar(nll, 1 - label_smoothing), aten.mul.Scalar(smooth, label_smoothing / n)
+    )
+
+
+def _class_shaped(weight: Any, ndim: int, class_dim: int) -> Any:
+    if ndim <= 1:
+        return weight
+    shape = [1] * ndim
+    shape[class_dim] = weight.shape[0]
+    return aten.reshape.default(weight, shape)
+
+
+def dropout(input: Any, p: float, train: bool) -> Any:
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(
+            f"aten::dropout: dropout probability has to be between 0 and 1, but got {p}"
+        )
+    if not train or p == 0.0:
+        return input
+    floating = input.dtype.is_floating_point or input.dtype.is_complex
+    if p == 1.0:
+        return aten.mul.Scalar(input, 0.0) if floating else aten.zeros_like.default(input)
+    if not floating:
+        # PyTorch scales the kept values in place: a float result into an integer tensor
+        from ..array_backend._kit import torch_name
+
+        raise RuntimeError(
+            f"aten::dropout: result type Float can't be cast to the desired output type "
+            f"{torch_name(input.dtype)}; dropout needs a floating point input"
+        )
+    keep = aten.ge.Scalar(aten.rand_like.default(input), p)
+    return aten.mul.Scalar(aten.where.ScalarOther(keep, input, 0.0), 1.0 / (1.0 - p))
+
+
+def embedding(
+    weight: Any,
+    indices: Any,
+    padding_idx: int = -1,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Any:
+    if weight.ndim != 2:
+        raise RuntimeError("aten::embedding: 'weight' must be 2-D")
+    if indices.dtype.is_floating_point or indices.dtype.is_complex:
+        raise RuntimeError(
+            f"aten::embedding: Expected tensor for argument #1 'indices' to have one of the following "
+            f"scalar types: Long, Int; but got {indices.dtype} instead"
+        )
+    # index.Tensor would count negative indices from the end; PyTorch's lookup refuses them
+    if indices.numel() and aten.min.default(indices).item() < 0:
+        raise IndexError("aten::embedding: index out of range in self")
+    rows = aten.index.Tensor(weight, [indices])
+    # PyTorch's embedding_backward skips the rows of padding_idx and, with scale_grad_by_freq,
+    # divides each row's gradient by how often its index occurs in indices. As compositions
+    # with the same values: where(keep, rows, rows.detach()), and d + (rows - d) / count with
+    # d = rows.detach(), exact since rows - d is 0 (taken on finite values only)
+    if scale_grad_by_freq:
+        flat = aten.reshape.default(indices, [-1])
+        counts = aten.scatter_add.default(
+            aten.zeros.default([weight.shape[0]], dtype=weight.dtype, device=weight.device),
+            0,
+            flat,
+            aten.ones_like.default(flat, dtype=weight.dtype),
+        )
+        inverse = aten.unsqueeze.default(
+            aten.pow.Tensor_Scalar(aten.index.Tensor(counts, [indices]), -1), -1
+        )
+        finite = aten.lt.Scalar(aten.abs.default(rows), math.inf)  # no inf - inf below
+        safe = aten.where.ScalarOther(finite, rows, 0.0)
+        fixed = aten.detach.default(safe)
+        scaled = aten.add.Tensor(fixed, aten.mul.Tensor(aten.sub.Tensor(safe, fixed), inverse))
+        rows = aten.where.self(finite, scaled, rows)
+    if padding_idx >= 0:
+        keep = aten.unsqueeze.default(aten.ne.Scalar(indices, padding_idx), -1)
+        rows = aten.where.self(keep, rows, aten.detach.default(rows))
+    return rows
+
+
+def layer_norm(
+    input: Any,
+    normalized_shape: Any,
+    weight: Any = None,
+    bias: Any = None,
+    eps: float = 1e-05,
+    cudnn_enable: bool = True,
+) -> Any:
+    n = len(normalized_shape)
+    if n == 0:
+        raise RuntimeError(
+            "aten::layer_norm: Expected normalized_shape to be at least 1-dimensional, i.e., "
+            "containing at least one element, but got normalized_shape = []"
+        )
+    if tuple(input.shape[input.ndim - n :]) != tuple(normalized_shape):
+        raise RuntimeError(
+            f"aten::layer_norm: Given normalized_shape={list(normalized_shape)}, expected input "
+            f"with shape [*, {', '.join(map(str, normalized_shape))}], but got input of size "
+            f"{list(input.shape)}"
+        )
+    dims = list(range(input.ndim - n, input.ndim))
+    # half precision is normalized in float32 and rounded once at the end, as PyTorch's kernel
+    # does: step by step in bfloat16 the result was several ulps off
+    result_dtype = input.dtype
+    for t in (weight, bias):
+        if t is not None:
+            result_dtype = _dt.promote_types(result_dtype, t.dtype)
+    x = input
+    if input.dtype in (_dt.float16, _dt.bfloat16):
+        x = aten._to_copy.default(input, dtype=_dt.float32)
+    mean = aten.mean.dim(x, dims, True)
+    centered = aten.sub.Tensor(x, mean)
+    var = aten.mean.dim(aten.mul.Tensor(centered, centered), dims, True)
+    out = aten.mul.Tensor(centered, aten.rsqrt.default(aten.add.Scalar(var, eps)))
+    if weight is not None:
+        out = aten.mul.Tensor(out, weight)
+    if bias is not None:
+        out = aten.add.Tensor(out, bias)
+    if out.dtype != result_dtype:
+        out = aten._to_copy.default(out, dtype=result_dtype)
+    return out
+
+
+def mish(self: Any) -> Any:
+    """``x * tanh(softplus(x))``, with softplus written ``max(x, 0) + log1p(exp(-|x|))`` so
+    that neither the value nor its gradient overflows for large ``|x|``."""
+    softplus = aten.add.Tensor(
+        aten.relu.default(self),
+        aten.log1p.default(aten.exp.default(aten.neg.default(aten.abs.default(self)))),
+    )
+    return aten.mul.Tensor(self, aten.tanh.default(softplus))

@@ -1,0 +1,302 @@
+"""Products and contractions written with matmul, bmm, mul and sum: linear, baddbmm, addbmm,
+outer, kron, tensordot, einsum, trace and t."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import dtypes as _dt
+from ..ops import ops
+from ..tensor import _wrap_dim
+
+aten = ops.aten
+
+
+def linear(input: Any, weight: Any, bias: Any = None) -> Any:
+    # a 2-D weight's t() is transpose(0, 1) (what t decomposes into): one dispatch fewer
+    wt = aten.transpose.int(weight, 0, 1) if weight.ndim == 2 else aten.t.default(weight)
+    if bias is not None and input.ndim == 2:  # one fused op (and one backward node), as torch
+        return aten.addmm.default(bias, input, wt)
+    out = aten.matmul.default(input, wt)
+    return out if bias is None else aten.add.Tensor(out, bias)
+
+
+def _batched_products(name: str, self: Any, batch1: Any, batch2: Any) -> None:
+    """The checks baddbmm and addbmm share: 3-D batches of one dtype with matching sizes."""
+    for what, x in (("batch1", batch1), ("batch2", batch2)):
+        if x.ndim != 3:
+            raise RuntimeError(f"aten::{name}: {what} must be a 3D tensor")
+    if not (self.dtype is batch1.dtype is batch2.dtype):
+        from ..array_backend._linalg import _cpp_name as cname  # ATen prints C++ type names
+
+        raise RuntimeError(
+            f"aten::{name}: Input dtypes must be the same, got: input {cname(self.dtype)}, "
+            f"batch1: {cname(batch1.dtype)}, batch2: {cname(batch2.dtype)}"
+        )
+
+
+def baddbmm(self: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """``beta * self + alpha * (batch1 @ batch2)``, batch by batch; ``self`` broadcasts to the
+    product's shape and is ignored when ``beta`` is 0 (a NaN in it does not propagate)."""
+    _batched_products("baddbmm", self, batch1, batch2)
+    b, n, k = batch1.shape
+    if tuple(batch2.shape[:2]) != (b, k):
+        raise RuntimeError(
+            "aten::baddbmm: Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{b}, {k}] but got: [{batch2.shape[0]}, {batch2.shape[1]}]."
+        )
+    return _scaled_sum(self, aten.bmm.default(batch1, batch2), beta, alpha)
+
+
+def addbmm(self: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """``beta * self + alpha * sum_b(batch1[b] @ batch2[b])``: the batch summed away."""
+    _batched_products("addbmm", self, batch1, batch2)
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(
+            "aten::addbmm: batch1 and batch2 must have same number of batches, got "
+            f"{batch1.shape[0]} and {batch2.shape[0]}"
+        )
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(
+            f"aten::addbmm: Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
+            f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})"
+        )
+    products = aten.bmm.default(batch1, batch2)
+    return _scaled_sum(self, aten.sum.dim_IntList(products, [0]), beta, alpha)
+
+
+def _scaled_sum(self: Any, product: Any, beta: Any, alpha: Any) -> Any:
+    """``beta * self + alpha * product``, ``self`` expanded to ``product``'s shape."""
+    bias = aten.expand.default(self, list(product.shape))  # PyTorch's size check and message
+    if alpha != 1:
+        product = aten.mul.Scalar(product, alpha)
+    if beta == 0:
+        return product
+    return aten.add.Tensor(product, bias, alpha=beta)
+
+
+def outer(self: Any, vec2: Any) -> Any:
+    for name, x in (("self", self), ("vec2", vec2)):
+        if x.ndim != 1:
+            raise RuntimeError(
+                f"aten::outer: outer: Expected 1-D argument {name}, but got {x.ndim}-D"
+            )
+    return aten.mul.Tensor(aten.reshape.default(self, [self.shape[0], 1]), vec2)
+
+
+def kron(self: Any, other: Any) -> Any:
+    """Each dim ``n`` of ``self`` as ``(n, 1)``, each ``m`` of ``other`` as ``(1, m)``: their
+    product, merged back, is the block matrix (PyTorch's KronImpl)."""
+    nd = max(self.ndim, other.ndim)
+    a = [1] * (nd - self.ndim) + list(self.shape)
+    b = [1] * (nd - other.ndim) + list(other.shape)
+    spread_a = aten.reshape.default(self, [x for n in a for x in (n, 1)])
+    spread_b = aten.reshape.default(other, [x for m in b for x in (1, m)])
+    prod = aten.mul.Tensor(spread_a, spread_b)
+    return aten.reshape.default(prod, [n * m for n, m in zip(a, b, strict=True)])
+
+
+def tensordot(self: Any, other: Any, dims_self: Any, dims_other: Any) -> Any:
+    """The contracted dims of ``self`` last and ``other``'s first, as one matrix product."""
+    if len(dims_self) != len(dims_other):
+        raise RuntimeError("aten::tensordot: both dimension lists should have same length")
+    ds = [_wrap_dim(d, self.ndim, "tensordot") for d in dims_self]
+    do = [_wrap_dim(d, other.ndim, "tensordot") for d in dims_other]
+    for a, b in zip(ds, do, strict=True):
+        sa, sb = self.shape[a], other.shape[b]
+        if sa != sb and sa != 1 and sb != 1:
+            raise RuntimeError(
+                f"aten::tensordot: contracted dimensions need to match, but first has size {sa} "
+                f"in dim {a} and second has size {sb} in dim {b}"
+            )
+    # a size-1 dim against a larger one broadcasts, as PyTorch's: expand both to the larger
+    size = [max(self.shape[a], other.shape[b]) for a, b in zip(ds, do, strict=True)]
+    keep_s = [d for d in range(self.ndim) if d not in ds]
+    keep_o = [d for d in range(other.ndim) if d not in do]
+    x = aten.permute.default(self, keep_s + ds)
+    y = aten.permute.default(other, do + keep_o)
+    out_s = [self.shape[d] for d in keep_s]
+    out_o = [other.shape[d] for d in keep_o]
+    x = aten.expand.default(x, out_s + size)
+    y = aten.expand.default(y, size + out_o)
+    k = math.prod(size)
+    mm = aten.mm.default(
+        aten.reshape.default(x, [math.prod(out_s), k]),
+        aten.reshape.default(y, [k, math.prod(out_o)]),
+    )
+    return aten.reshape.default(mm, out_s + out_o)
+
+
+def tensordot_int(a: Any, b: Any, dims: int = 2) -> Any:
+    if dims < 0:
+        raise RuntimeError(f"aten::tensordot.int: tensordot expects dims >= 0, but got dims={dims}")
+    if dims > a.ndim or dims > b.ndim:
+        raise RuntimeError(
+            f"aten::tensordot.int: tensordot expects dims < ndim_a or ndim_b, but got dims={dims}"
+        )
+    return tensordot(a, b, list(range(a.ndim - dims, a.ndim)), list(range(dims)))
+
+
+def _einsum_parse(equation: str, n_ops: int) -> tuple[list[list[str]], list[str] | None]:
+    """The subscripts of each operand and of the output (``None``: implicit), with ``...`` as
+    the one token ``"."`` and spaces dropped; PyTorch's messages."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")  # a second "->" is an invalid subscript, as PyTorch's
+
+    def tokens(part: str, base: int) -> list[str]:
+        out: list[str] = []
+        i = 0
+        while i < len(part):
+            ch = part[i]
+            if part.startswith("...", i):
+                out.append(".")
+                i += 3
+                continue
+            if not ("a" <= ch <= "z" or "A" <= ch <= "Z"):
+                raise RuntimeError(
+                    f"aten::einsum: einsum(): invalid subscript given at index {base + i} in the "
+                    "equation string, subscripts must be in [a-zA-Z]"
+                )
+            out.append(ch)
+            i += 1
+        return out
+
+    ins: list[list[str]] = []
+    base = 0
+    for part in lhs.split(","):
+        ins.append(tokens(part, base))
+        base += len(part) + 1
+    if len(ins) > n_ops:
+        raise RuntimeError(
+            "aten::einsum: einsum(): fewer operands were provided than specified in the equation"
+        )
+    if len(ins) < n_ops:
+        raise RuntimeError(
+            "aten::einsum: einsum(): more operands were provided than specified in the equation"
+        )
+    return ins, tokens(rhs, len(lhs) + 2) if arrow else None
+
+
+def einsum(equation: str, tensors: Any, *, path: Any = None) -> Any:
+    """einsum over views, products and sums: each operand's dims are named by letters (``...``
+    by the broadcast dims, named ``0``, ``1``, ...), repeated letters of one operand take its
+    diagonal, every operand is permuted and viewed onto the letters of all, they are multiplied
+    with broadcasting, and the letters missing from the output are summed. ``path`` only picks
+    an order of contraction in PyTorch; every order gives the same values."""
+    ins, out = _einsum_parse(equation, len(tensors))
+    sizes: dict[str, int] = {}
+    n_ell = 0
+    named: list[tuple[Any, list[str]]] = []  # each operand with one letter per dim
+    for k, (x, subs) in enumerate(zip(tensors, ins, strict=True)):
+        if x.dtype is not tensors[0].dtype:  # PyTorch's bmm does not promote
+            from ..array_backend._kit import torch_name
+
+            raise RuntimeError(
+                f"aten::einsum: expected scalar type {torch_name(tensors[0].dtype)} but found "
+                f"{torch_name(x.dtype)}"
+            )
+        letters = [c for c in subs if c != "."]
+        if "." in subs:
+            if len(letters) > x.ndim:
+                raise RuntimeError(
+                    f"aten::einsum: einsum(): the number of subscripts in the equation "
+                    f"({len(letters)}) is more than the number of dimensions ({x.ndim}) for "
+                    f"operand {k}"
+                )
+            ell = x.ndim - len(letters)
+            n_ell = max(n_ell, ell)
+            at = subs.index(".")
+            # broadcast dims count from the right, as numpy's: "0" is the last of them
+            names = [str(ell - 1 - i) for i in range(ell)]
+            full = [*subs[:at], *names, *subs[at + 1 :]]
+        else:
+            if len(letters) != x.ndim:
+                raise RuntimeError(
+                    f"aten::einsum: einsum(): the number of subscripts in the equation "
+                    f"({len(letters)}) does not match the number of dimensions ({x.ndim}) for "
+                    f"operand {k} and no ellipsis was given"
+                )
+            full = letters
+        # a letter repeated in one operand: its diagonal, first (an index, so a copy)
+        while len(set(full)) != len(full):
+            c = next(c for c in full if full.count(c) > 1)
+            i = full.index(c)
+            j = full.index(c, i + 1)
+            if x.shape[i] != x.shape[j]:
+                raise RuntimeError(
+                    f"aten::einsum: einsum(): subscript {c} is repeated for operand {k} but the "
+                    f"sizes don't match, {x.shape[j]} != {x.shape[i]}"
+                )
+            rest = [d for d in range(x.ndim) if d not in (i, j)]
+            x = aten.permute.default(x, [i, j, *rest])
+            idx = aten.arange.default(x.shape[0], dtype=_dt.int64, device=x.device)
+            x = aten.index.Tensor(x, [idx, idx])
+            full = [c, *(full[d] for d in rest)]
+        for c, n in zip(full, x.shape, strict=True):
+            if c in sizes and n != sizes[c] and n != 1 and sizes[c] != 1:
+                raise RuntimeError(
+                    f"aten::einsum: einsum(): subscript {c} has size {n} for operand {k} which "
+                    f"does not broadcast with previously seen size {sizes[c]}"
+                )
+            sizes[c] = n if c not in sizes or sizes[c] == 1 else sizes[c]
+        named.append((x, full))
+    ell_names = [str(i) for i in reversed(range(n_ell))]
+    if out is None:  # implicit: the broadcast dims, then the letters seen once, sorted
+        counts: dict[str, int] = {}
+        for subs in ins:
+            for c in subs:
+                if c != ".":
+                    counts[c] = counts.get(c, 0) + 1
+        out_names = ell_names + sorted(
+            (c for c, m in counts.items() if m == 1), key=lambda c: (c.islower(), c)
+        )
+    else:
+        out_names = []
+        for c in out:
+            if c == ".":
+                out_names += ell_names
+                continue
+            if c in out_names:
+                raise RuntimeError(
+                    f"aten::einsum: einsum(): output subscript {c} appears more than once in the "
+                    "output"
+                )
+            if not any(c in subs for subs in ins):
+                raise RuntimeError(
+                    f"aten::einsum: einsum(): output subscript {c} does not appear in the "
+                    "equation for any input operand"
+                )
+            out_names.append(c)
+    summed = [c for c in sizes if c not in out_names]
+    order = out_names + summed
+    prod: Any = None
+    for x, full in named:  # each operand viewed onto all the letters, 1 where it has none
+        present = [c for c in order if c in full]
+        x = aten.permute.default(x, [full.index(c) for c in present])
+        x = aten.reshape.default(x, [x.shape[present.index(c)] if c in full else 1 for c in order])
+        prod = x if prod is None else aten.mul.Tensor(prod, x)
+    if summed:
+        return aten.sum.dim_IntList(prod, list(range(len(out_names), len(order))))
+    return prod
+
+
+def trace(self: Any) -> Any:
+    if self.ndim != 2:
+        raise RuntimeError(
+            f"aten::trace: trace: expected a matrix, but got tensor with dim {self.ndim}"
+        )
+    if self.dtype is _dt.bool:
+        raise NotImplementedError("aten::trace: \"trace\" not implemented for 'Bool'")
+    return aten.sum.default(aten.diag.default(self))
+
+
+def t(self: Any) -> Any:
+    nd = self.ndim
+    if nd == 2:
+        return aten.transpose.int(self, 0, 1)
+    if nd > 2:
+        raise RuntimeError(
+            f"aten::t.default: t() expects a tensor with <= 2 dimensions, but self is {nd}D"
+        )
+    return aten.view.default(self, list(self.shape))  # a view with the same shape, as torch

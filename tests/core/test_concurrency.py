@@ -1,4 +1,4 @@
-"""Registration while other threads dispatch (Note [Registration is atomic] in dispatcher.py).
+"""Registration while other threads dispatch (Note [Registration is atomic] in dispatcher/).
 
 Each test runs for a bounded time (1.25 s; about 6 s for the five) with a short thread switch
 interval, so that a dispatching thread is often interrupted in the middle of a cache fill:

@@ -28,7 +28,7 @@ ordered list recomputed whenever a key is added: the built-in chain
 plus the ``before=``/``after=`` constraints of plugin keys, topologically sorted. Among keys that
 the constraints leave free, the sort keeps each key next to its anchor. Because bits do not
 follow priority, "the highest key of a set" walks the priority list; the dispatcher caches the
-answer per key set (Note [Dispatch cache] in dispatcher.py), so that walk is never on the hot
+answer per key set (Note [Dispatch cache] in dispatcher/), so that walk is never on the hot
 path.
 
 Usage::
@@ -250,7 +250,7 @@ _state = _KeyState()
 
 # The one lock of every registry change: keys here, kernels, fallbacks and operators in the
 # dispatcher, which also fills its dispatch caches under it (Note [Registration is atomic] in
-# dispatcher.py). Reentrant: a registration runs listeners that register or recompute.
+# dispatcher/). Reentrant: a registration runs listeners that register or recompute.
 registry_lock = threading.RLock()
 
 

@@ -252,7 +252,7 @@ class Library:
 
         Atomic for other threads: a call sees every registration of the library or none, and
         no call that starts after ``close()`` returns runs one of its kernels (Note
-        [Registration is atomic] in dispatcher.py). Each kernel and fallback comes off its
+        [Registration is atomic] in dispatcher/). Each kernel and fallback comes off its
         (op, key) stack, restoring whatever registration is then on top, in any close order.
         """
         with _dispatcher._lock:

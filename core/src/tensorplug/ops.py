@@ -8,7 +8,7 @@ parser). ``tp.ops.myops.myadd.default`` and ``tp.ops.myops.myadd.Tensor`` are si
 Lookups are live: a namespace or packet reflects the operators defined right now, so closing a
 library removes its operators from here too. Every cache here (attributes, overload choices) is
 filled under the registry lock and emptied by every definition or removal, so no thread caches
-an operator another thread just removed (Note [Registration is atomic] in dispatcher.py); and
+an operator another thread just removed (Note [Registration is atomic] in dispatcher/); and
 nothing is kept for namespaces whose operators are gone, so defining and closing libraries of
 ever new namespaces leaves nothing behind.
 """

@@ -1,62 +1,7 @@
-"""The operator registry and its computed dispatch tables.
+"""Operators (:class:`OpOverload`), their computed dispatch tables and caches, the registry of
+operators and fallbacks, the generic and traced call paths, and the dispatch trace.
 
-Every operator overload (``ns::op.overload``) has registrations: kernels keyed by the
-registration key they were registered for (a runtime key such as ``CPU``, or an alias key such
-as ``Autograd``). Fallbacks are registered per key for all operators at once. From these the
-dispatcher computes, for each operator and each runtime key, the entry a call to that key runs
-(the steps of DESIGN §4, numbered the same in :meth:`OpOverload._compute_entry`). Tables are
-recomputed whenever a registration or the set of keys changes, never per call.
-
-Note [Dispatch cache]
-~~~~~~~~~~~~~~~~~~~~~
-A call computes its key set ``ks`` (Note [Generated call functions] in _callgen.py) and needs
-the kernel of the highest key of ``ks`` whose entry is not a fallthrough. Bits do not follow
-priority (Note [Bits and priority] in keys.py), so that answer is a walk over the priority
-order. Each operator keeps a dict ``ks -> ready callable`` filled on the first call with a given
-key set and emptied whenever its table is recomputed: a table lookup is one dict ``get``. The
-ready callable is the kernel itself, or a ``functools.partial`` that prepends the key set
-(``with_keyset=True`` kernels) or ``(op, keyset)`` (boxed fallbacks).
-
-Note [Derived cache entries]
-~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-A functionality kernel on the hot path (the autograd plugin's) finds the kernel below its own
-key on every call. Rather than keep a cache of its own, which it could not tell when to drop,
-it keeps what it derived (that kernel, wrapped or not) in the op's cache too, under the
-negative of the key set it was called with (``op.derived_kernel``): the kernel a key set runs
-is unique, so no two kernels write the same entry, and the dispatcher's emptying of the cache
-drops it with the rest. Plugins read the cache through ``op.kernel_cache`` (docs/plugins.md);
-entries are written only here and in ``_resolve``, under the registry lock (Note [Registration
-is atomic]).
-
-Note [Registration is atomic]
-~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-Calls read the dispatch cache without a lock (one dict ``get``, the hot path); everything else
--- registering or removing a kernel, fallback, operator or key, and filling the cache on a miss
-(``_resolve``) -- holds the one registry lock (``keys.registry_lock``). A registration changes
-its tables and empties the caches it affects before it lets go of the lock, and a cache entry is
-only ever written under the lock, from the tables as they are then. So an entry is either from
-before a registration (and gone by the time it returns) or from after it, and once
-``close()`` returns no call that starts afterwards finds the removed kernel. A thread never sees
-a mix of two states: any miss waits for the registration in progress, and by the time it
-returns every cache it touched is empty. (A call already running a kernel finishes with it.)
-Plugins that keep their own copies of dispatch decisions stay correct the same way: read
-:func:`generation` *before* ``op.kernel_for(ks)``, and drop the copy when the generation read
-later differs (Note [Registry generation]).
-
-Kernels and fallbacks registered for one (op, key) form a stack, as PyTorch's per-key kernel
-lists do: ``override=True`` pushes, and removing any entry -- in whatever order libraries are
-closed -- leaves the latest registration still open on top.
-
-Usage::
-
-    import tensorplug as tp
-    with tp.Library("myops", "DEF") as lib:
-        lib.define("myadd(Tensor self, Tensor other) -> Tensor")
-        lib.impl("myadd", myadd_cpu, "CPU")
-        tp.dispatcher.dispatch_table("myops::myadd")["CPU"]        # 'CPU'
-        tp.dispatcher.registrations("myops::myadd")                # {'CPU': 'mymodule:test'}
-        print(tp.dispatcher.explain(tp.ops.myops.myadd, a, b))
-"""
+The Notes of the dispatcher are in ``dispatcher/__init__.py``."""
 
 from __future__ import annotations
 
@@ -65,68 +10,16 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from . import _callgen
-from . import dispatch as _dispatch
-from . import keys as _keys
-from . import schema as _sch
-from .dispatch import local_state
-from .errors import DispatchError, RegistrationError
-from .keys import DispatchKey, DispatchKeySet, KeyKind
-
-__all__ = [
-    "OpOverload",
-    "all_ops",
-    "dispatch_table",
-    "explain",
-    "fallbacks",
-    "find_op",
-    "generation",
-    "ops_in",
-    "registrations",
-    "trace_state",
-]
-
-_CEA = "CompositeExplicitAutograd"
-_CIA = "CompositeImplicitAutograd"
-_CEANF = "CompositeExplicitAutogradNonFunctional"
-_COMPOSITES = (_CEA, _CIA, _CEANF)
-
-
-def fallthrough_kernel(*args: Any, **kwargs: Any) -> Any:
-    """Register this for a key to make that key pass calls through to the next one.
-
-    It is never called: the dispatcher drops fallthrough keys before choosing a kernel.
-    """
-    raise AssertionError("fallthrough_kernel is never called; the dispatcher skips it")
-
-
-@dataclass(eq=False)
-class Kernel:
-    """One registration: a kernel for (op, key), or a fallback for a key."""
-
-    fn: Callable[..., Any]
-    key: DispatchKey  # the registration key (may be an alias)
-    registrant: str  # plugin name or module:function
-    with_keyset: bool = False
-    boxed: bool = False  # fallbacks: fn(op, keyset, *args, **kwargs)
-    owner: object = None  # the Library that made it
-    removed: bool = False
-
-    @property
-    def is_fallthrough(self) -> bool:
-        return self.fn is fallthrough_kernel
-
-    @property
-    def where(self) -> str:
-        fn = self.fn
-        return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
-
-
-# name of the registration source for the entry of one runtime key; None = missing
-Entry = tuple[str, "Kernel | None"]
+from .. import _callgen
+from .. import keys as _keys
+from .. import schema as _sch
+from ..dispatch import local_state
+from ..errors import DispatchError, RegistrationError
+from ..keys import DispatchKey, DispatchKeySet, KeyKind
+from ._kernel import _CEA, _CEANF, _CIA, _COMPOSITES, Entry, Kernel
+from ._remedy import _remedy
 
 # Note [Registration is atomic]: every change of the registry, and every cache fill
 _lock = _keys.registry_lock
@@ -558,50 +451,7 @@ def _registration_order(name: str) -> tuple[int, str]:
     return (1 << 30, name)
 
 
-# Distributions that provide first-party keys, for the remedy of a DispatchError.
-_PROVIDERS = {
-    "CPU": ("cpu", "tensorplug-cpu"),
-    "CUDA": ("cuda", "tensorplug-cuda"),
-    "Batched": ("batched", "tensorplug-batched"),
-    "Tracer": ("tracer", "tensorplug-tracer"),
-    "Autograd": ("autograd", "tensorplug-autograd"),
-    "ADInplaceOrView": ("autograd", "tensorplug-autograd"),
-    "Autocast": ("autocast", "tensorplug-autocast"),
-}
 
-
-def provider_of(key: DispatchKey) -> tuple[str, str] | None:
-    """``(plugin name, distribution)`` of the first-party plugin that serves ``key``."""
-    return _PROVIDERS.get(key.family or key.name)
-
-
-def _remedy(op: OpOverload, key: DispatchKey) -> str:
-    prov = provider_of(key)
-    loaded = _loaded_plugins()
-    if prov is not None and prov[0] not in loaded:
-        plugins = sys.modules.get("tensorplug.plugins")
-        why = None if plugins is None else plugins.absent_plugin_remedy(*prov)
-        if why is not None:  # installed, and left out by a setting or failed
-            return f"The '{key.name}' key is served by {why}."
-        return (
-            f"The '{key.name}' key is served by the {prov[1]} plugin, which is not loaded: "
-            f"`pip install {prov[1]}` (or check TENSORPLUG_PLUGINS / TENSORPLUG_DISABLE_PLUGINS)."
-        )
-    owner = f" (plugin {key.owner})" if key.owner != "tensorplug" else ""
-    return (
-        f"No kernel is registered for '{key.name}'{owner}. Register one with "
-        f"tp.Library('{op.namespace}', 'IMPL').impl('{op.op_name}"
-        f"{'' if op.overload_name == 'default' else '.' + op.overload_name}', fn, "
-        f"'{key.name}'), or a fallback with tp.Library('_', 'IMPL').fallback(fn, '{key.name}')."
-    )
-
-
-def _loaded_plugins() -> set[str]:
-    mod = sys.modules.get("tensorplug.plugins")
-    if mod is None:
-        return set()
-    names: set[str] = getattr(mod, "loaded_names", lambda: set())()
-    return names
 
 
 def _reconstruct(
@@ -932,77 +782,6 @@ def ops_in(namespace: str, op_name: str | None = None) -> list[OpOverload]:
 _by_namespace: dict[str, dict[str, list[OpOverload]]] = {}
 
 
-def dispatch_table(name: str | OpOverload) -> dict[str, str]:
-    """Runtime key name -> where its entry comes from (DESIGN §4)."""
-    op = find_op(name)
-    table = op.table
-    return {k.name: table.get(k.bit, ("missing", None))[0] for k in _keys.priority_order()}
-
-
-def registrations(name: str | OpOverload) -> dict[str, str]:
-    """Registration key -> who registered its kernel."""
-    op = find_op(name)
-    with _lock:
-        return {key: k.registrant for key, k in op._kernels.items()}
-
-
-def fallbacks() -> dict[str, str]:
-    """Registration key -> who registered the fallback for it."""
-    with _lock:
-        return {key: k.registrant for key, k in _fallbacks.items()}
-
-
-def explain(op: Any, /, *args: Any, run: bool = True, **kwargs: Any) -> str:
-    """Why a call runs the kernel it runs.
-
-    Reports the key set of each tensor argument, the thread's included/excluded sets, the
-    resulting key set, the chosen key (and the fallthrough keys passed on the way), the kernel
-    and who registered it. With ``run=True`` (the default) the call is executed once under a
-    trace, so each redispatch step it takes is listed too.
-    """
-    ov = _pick_overload(op, args, kwargs)
-    bargs, bkwargs = ov._schema.bind(args, kwargs, ov._name)
-    lines = [f"explain {ov._name}: {ov._schema}"]
-    for a, v in zip(ov._schema.arguments, (*bargs, *bkwargs.values()), strict=False):
-        if a.tensor_kind is not None:
-            lines.append(f"  argument {a.name}: keyset {DispatchKeySet(_arg_ks(a, v))!r}")
-    arg_ks = _keyset_of(ov, bargs, bkwargs)
-    lines.append(f"  thread included: {_dispatch.included()!r}")
-    lines.append(f"  thread excluded: {_dispatch.excluded()!r}")
-    ks = (arg_ks | local_state.masks.inc) & local_state.masks.nexc
-    lines.append(f"  dispatch keyset: {DispatchKeySet(ks)!r}")
-    try:
-        key, kernel = ov._select(ks)
-    except DispatchError as e:
-        lines.append(f"  -> error: {e}")
-        return "\n".join(lines)
-    for k in DispatchKeySet(ks):
-        if k is key:
-            break
-        if ov.fallthrough_mask & (1 << k.bit):
-            lines.append(f"  skip {k.name}: fallthrough ({ov.table[k.bit][1].registrant})")  # type: ignore[union-attr]
-    src = ov.table[key.bit][0]
-    lines.append(
-        f"  chosen key: {key.name} (entry from {src}) -> "
-        f"{'boxed fallback ' if kernel.boxed else ''}{kernel.where}, registered by {kernel.registrant}"
-    )
-    if run:
-        cap = _Capture()
-        with tracing(cap):
-            ov(*bargs, **bkwargs)
-        lines.append("  dispatch steps when run:")
-        lines.extend("    " + ln for ln in cap.lines)
-    return "\n".join(lines)
-
-
-def _pick_overload(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> OpOverload:
-    if isinstance(op, OpOverload):
-        return op
-    resolver = getattr(op, "_resolve_overload", None)
-    if resolver is not None:
-        ov: OpOverload = resolver(args, kwargs)
-        return ov
-    return find_op(op)
 
 
 if os.environ.get("TENSORPLUG_SHOW_DISPATCH_TRACE", "") not in ("", "0"):

@@ -1,0 +1,113 @@
+"""The operator registry and its computed dispatch tables.
+
+The package's modules: ``_kernel`` (registrations), ``_registry`` (operators, their tables and
+caches, the registry, the call paths and the dispatch trace), ``_remedy`` (what a missing
+kernel's error advises) and ``_explain`` (questions about the registry). This module is the
+face: every public name, and the private ones the rest of the core uses.
+
+Every operator overload (``ns::op.overload``) has registrations: kernels keyed by the
+registration key they were registered for (a runtime key such as ``CPU``, or an alias key such
+as ``Autograd``). Fallbacks are registered per key for all operators at once. From these the
+dispatcher computes, for each operator and each runtime key, the entry a call to that key runs
+(the steps of DESIGN §4, numbered the same in :meth:`OpOverload._compute_entry`). Tables are
+recomputed whenever a registration or the set of keys changes, never per call.
+
+Note [Dispatch cache]
+~~~~~~~~~~~~~~~~~~~~~
+A call computes its key set ``ks`` (Note [Generated call functions] in _callgen.py) and needs
+the kernel of the highest key of ``ks`` whose entry is not a fallthrough. Bits do not follow
+priority (Note [Bits and priority] in keys.py), so that answer is a walk over the priority
+order. Each operator keeps a dict ``ks -> ready callable`` filled on the first call with a given
+key set and emptied whenever its table is recomputed: a table lookup is one dict ``get``. The
+ready callable is the kernel itself, or a ``functools.partial`` that prepends the key set
+(``with_keyset=True`` kernels) or ``(op, keyset)`` (boxed fallbacks).
+
+Note [Derived cache entries]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A functionality kernel on the hot path (the autograd plugin's) finds the kernel below its own
+key on every call. Rather than keep a cache of its own, which it could not tell when to drop,
+it keeps what it derived (that kernel, wrapped or not) in the op's cache too, under the
+negative of the key set it was called with (``op.derived_kernel``): the kernel a key set runs
+is unique, so no two kernels write the same entry, and the dispatcher's emptying of the cache
+drops it with the rest. Plugins read the cache through ``op.kernel_cache`` (docs/plugins.md);
+entries are written only in ``derived_kernel`` and ``_resolve`` (``_registry.py``), under the registry lock (Note [Registration
+is atomic]).
+
+Note [Registration is atomic]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Calls read the dispatch cache without a lock (one dict ``get``, the hot path); everything else
+-- registering or removing a kernel, fallback, operator or key, and filling the cache on a miss
+(``_resolve``) -- holds the one registry lock (``keys.registry_lock``). A registration changes
+its tables and empties the caches it affects before it lets go of the lock, and a cache entry is
+only ever written under the lock, from the tables as they are then. So an entry is either from
+before a registration (and gone by the time it returns) or from after it, and once
+``close()`` returns no call that starts afterwards finds the removed kernel. A thread never sees
+a mix of two states: any miss waits for the registration in progress, and by the time it
+returns every cache it touched is empty. (A call already running a kernel finishes with it.)
+Plugins that keep their own copies of dispatch decisions stay correct the same way: read
+:func:`generation` *before* ``op.kernel_for(ks)``, and drop the copy when the generation read
+later differs (Note [Registry generation]).
+
+Kernels and fallbacks registered for one (op, key) form a stack, as PyTorch's per-key kernel
+lists do: ``override=True`` pushes, and removing any entry -- in whatever order libraries are
+closed -- leaves the latest registration still open on top.
+
+Usage::
+
+    import tensorplug as tp
+    with tp.Library("myops", "DEF") as lib:
+        lib.define("myadd(Tensor self, Tensor other) -> Tensor")
+        lib.impl("myadd", myadd_cpu, "CPU")
+        tp.dispatcher.dispatch_table("myops::myadd")["CPU"]        # 'CPU'
+        tp.dispatcher.registrations("myops::myadd")                # {'CPU': 'mymodule:test'}
+        print(tp.dispatcher.explain(tp.ops.myops.myadd, a, b))
+"""
+
+from __future__ import annotations
+
+from ._explain import dispatch_table, explain, fallbacks, registrations
+from ._kernel import Entry, Kernel, fallthrough_kernel
+from ._registry import (  # noqa: F401  (the private names: the rest of the core uses them)
+    OpOverload,
+    _add_fallback,
+    _by_namespace,
+    _change_listeners,
+    _changed,
+    _fallbacks,
+    _lock,
+    _ops,
+    _register_op,
+    _remove_fallback,
+    _remove_op,
+    _set_tracing,
+    _trace,
+    _traced_call,
+    all_ops,
+    find_op,
+    generation,
+    ops_in,
+    trace_state,
+    tracing,
+)
+from ._remedy import provider_of
+
+OpOverload.__module__ = Kernel.__module__ = __name__  # where users find them
+
+__all__ = [
+    "Entry",
+    "Kernel",
+    "OpOverload",
+    "all_ops",
+    "dispatch_table",
+    "explain",
+    "fallbacks",
+    "find_op",
+    "generation",
+    "fallthrough_kernel",
+    "ops_in",
+    "provider_of",
+    "registrations",
+    "trace_state",
+    "tracing",
+]
+

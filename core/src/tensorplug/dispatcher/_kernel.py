@@ -1,0 +1,49 @@
+"""Registrations: a :class:`Kernel` for (op, key) or a fallback for a key, and the fallthrough
+kernel."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..keys import DispatchKey
+
+_CEA = "CompositeExplicitAutograd"
+_CIA = "CompositeImplicitAutograd"
+_CEANF = "CompositeExplicitAutogradNonFunctional"
+_COMPOSITES = (_CEA, _CIA, _CEANF)
+
+
+def fallthrough_kernel(*args: Any, **kwargs: Any) -> Any:
+    """Register this for a key to make that key pass calls through to the next one.
+
+    It is never called: the dispatcher drops fallthrough keys before choosing a kernel.
+    """
+    raise AssertionError("fallthrough_kernel is never called; the dispatcher skips it")
+
+
+@dataclass(eq=False)
+class Kernel:
+    """One registration: a kernel for (op, key), or a fallback for a key."""
+
+    fn: Callable[..., Any]
+    key: DispatchKey  # the registration key (may be an alias)
+    registrant: str  # plugin name or module:function
+    with_keyset: bool = False
+    boxed: bool = False  # fallbacks: fn(op, keyset, *args, **kwargs)
+    owner: object = None  # the Library that made it
+    removed: bool = False
+
+    @property
+    def is_fallthrough(self) -> bool:
+        return self.fn is fallthrough_kernel
+
+    @property
+    def where(self) -> str:
+        fn = self.fn
+        return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+# name of the registration source for the entry of one runtime key; None = missing
+Entry = tuple[str, "Kernel | None"]

@@ -1,0 +1,57 @@
+"""What a missing kernel's error tells the user to do: which plugin serves a key, and how to
+register a kernel or a fallback for it."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from ..keys import DispatchKey
+
+if TYPE_CHECKING:
+    from ._registry import OpOverload
+
+# Distributions that provide first-party keys, for the remedy of a DispatchError.
+_PROVIDERS = {
+    "CPU": ("cpu", "tensorplug-cpu"),
+    "CUDA": ("cuda", "tensorplug-cuda"),
+    "Batched": ("batched", "tensorplug-batched"),
+    "Tracer": ("tracer", "tensorplug-tracer"),
+    "Autograd": ("autograd", "tensorplug-autograd"),
+    "ADInplaceOrView": ("autograd", "tensorplug-autograd"),
+    "Autocast": ("autocast", "tensorplug-autocast"),
+}
+
+
+def provider_of(key: DispatchKey) -> tuple[str, str] | None:
+    """``(plugin name, distribution)`` of the first-party plugin that serves ``key``."""
+    return _PROVIDERS.get(key.family or key.name)
+
+
+def _remedy(op: OpOverload, key: DispatchKey) -> str:
+    prov = provider_of(key)
+    loaded = _loaded_plugins()
+    if prov is not None and prov[0] not in loaded:
+        plugins = sys.modules.get("tensorplug.plugins")
+        why = None if plugins is None else plugins.absent_plugin_remedy(*prov)
+        if why is not None:  # installed, and left out by a setting or failed
+            return f"The '{key.name}' key is served by {why}."
+        return (
+            f"The '{key.name}' key is served by the {prov[1]} plugin, which is not loaded: "
+            f"`pip install {prov[1]}` (or check TENSORPLUG_PLUGINS / TENSORPLUG_DISABLE_PLUGINS)."
+        )
+    owner = f" (plugin {key.owner})" if key.owner != "tensorplug" else ""
+    return (
+        f"No kernel is registered for '{key.name}'{owner}. Register one with "
+        f"tp.Library('{op.namespace}', 'IMPL').impl('{op.op_name}"
+        f"{'' if op.overload_name == 'default' else '.' + op.overload_name}', fn, "
+        f"'{key.name}'), or a fallback with tp.Library('_', 'IMPL').fallback(fn, '{key.name}')."
+    )
+
+
+def _loaded_plugins() -> set[str]:
+    mod = sys.modules.get("tensorplug.plugins")
+    if mod is None:
+        return set()
+    names: set[str] = getattr(mod, "loaded_names", lambda: set())()
+    return names

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from .plugins import KernelRegistry, KeyRegistrar
+    from ._plugin import KernelRegistry, KeyRegistrar
 
 __all__ = ["PROJECT", "hookimpl", "hookspec"]
 

@@ -14,7 +14,7 @@ PyTorch's Python argument parser instead, which also accepts
   below dimensioned tensors of its category, as PyTorch's wrapped numbers.
 
 Both apply only when a call fits no overload as given, so a call that fits stays on the fast
-path (Note [Public function fast path] in _api.py) and is never converted; a converted call is
+path (Note [Public function fast path] in _functions.py) and is never converted; a converted call is
 never cached, so every call is checked afresh.
 """
 

@@ -1,0 +1,434 @@
+"""The public functions (``tensorplug.<name>``) and Tensor methods made from the yaml entries of
+one name: the packet that picks an overload, the per-signature fast path (Note [Public
+function fast path]), argument packing, signatures and docs. _api.py decides which names
+exist and makes each on first use (Note [Lazy public functions])."""
+
+from __future__ import annotations
+
+import collections
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from . import _python_args, overrides
+from . import dtypes as _dtypes
+from ._native_functions import OpEntry
+from .device import device as _Device
+from .dispatcher import _change_listeners as _dispatcher_change_listeners
+from .dispatcher import _lock as _dispatcher_lock
+from .errors import MissingPluginError
+from .ops import OpPacket, ops
+from .schema import type_name
+from .tensor import Tensor
+
+# --- public functions and methods -----------------------------------------------------------
+
+# Types that never take part in __tensorplug_function__: checked with one set lookup per arg.
+_PLAIN = frozenset({Tensor, int, float, bool, complex, str, type(None), _dtypes.dtype, _Device})
+
+_LISTS = frozenset({list, tuple})
+
+
+def _plain_subclass(t: type) -> bool:
+    """A Tensor subclass that does not take part in __tensorplug_function__ (``nn.Parameter``):
+    its calls dispatch exactly like a Tensor's, so their signatures may be cached too."""
+    return issubclass(t, Tensor) and not hasattr(t, "__tensorplug_function__")
+
+
+ReturnTypes = type("return_types", (), {})
+return_types = ReturnTypes()
+
+# public name ("linalg.name" in a Python module) -> its named tuple of results, if any
+_named_tuples: dict[str, type | None] = {}
+
+
+def _named_tuple(entries_: list[OpEntry]) -> type | None:
+    """The named tuple that functions and methods of these overloads return (max.dim's
+    ``(values, indices)``), also set on ``tensorplug.return_types``; ``None`` if none."""
+    for e in entries_:
+        assert e.op is not None
+        rets = e.op.schema.returns
+        if len(rets) > 1 and all(r.name for r in rets):
+            nt = collections.namedtuple(e.op.op_name, [str(r.name) for r in rets])  # type: ignore[misc]
+            setattr(return_types, e.op.op_name, nt)
+            return nt
+    return None
+
+
+# Note [Public function fast path]
+# A public function caches, per signature of argument types, the overload to call (its bound
+# generated ``__call__``). Only signatures made of plain types (_PLAIN: no lists, nothing that
+# could define __tensorplug_function__; also Tensor subclasses that do not define it, such as
+# nn.Parameter) are cached, so a cache hit also proves that the protocol has nothing to say. The hot path is shaped by what a call costs in CPython:
+# * the first two positional arguments arrive in positional-only parameters ``a`` and ``b``, so
+#   the common call ``tp.add(x, y)`` builds no argument tuple and unpacks nothing;
+# * the answers for the commonest signatures, ``(Tensor,)`` and ``(Tensor, Tensor)``, are also
+#   kept in attributes of the cache (``t1``, ``t2``) and read after ``type(x) is Tensor``
+#   tests: building and hashing a tuple of types for a dict lookup costs about as much as the
+#   rest of this layer;
+# * anything else (keywords, three or more arguments, other types) takes ``general``, the
+#   dict lookup by the full signature.
+# bench/cpu.py measures it: ``tp.add(a, b)`` against ``np.add``.
+
+
+class _Choices(dict[tuple[Any, ...], Any]):
+    """Signature -> bound generated ``__call__``, with ``(Tensor,)`` and ``(Tensor, Tensor)``
+    also in ``t1`` / ``t2`` (Note [Public function fast path])."""
+
+    __slots__ = ("t1", "t2", "lists")
+
+    def __init__(self, entries: list[OpEntry] | None = None) -> None:
+        super().__init__()
+        self.t1: Any = None
+        self.t2: Any = None
+        # Lists may take part in cached signatures when no overload takes a list of tensors:
+        # then a list holds ints (or floats), which neither pick among overloads by their
+        # contents nor define __tensorplug_function__; the generated call checks them anyway.
+        self.lists = entries is not None and not any(
+            a.tensor_kind in ("Tensor[]", "Tensor?[]")
+            for e in entries
+            if e.op is not None
+            for a in e.op.schema.arguments
+        )
+
+    def __setitem__(self, sig: tuple[Any, ...], op: Any) -> None:
+        super().__setitem__(sig, op)
+        if sig == _T1:
+            self.t1 = op
+        elif sig == _T2:
+            self.t2 = op
+
+    def clear(self) -> None:
+        super().clear()
+        self.t1 = self.t2 = None
+
+
+_T1 = (Tensor,)
+_T2 = (Tensor, Tensor)
+_choice_caches: list[_Choices] = []
+
+
+def _forget_choices() -> None:
+    for c in _choice_caches:
+        c.clear()
+
+
+_dispatcher_change_listeners.append(_forget_choices)
+
+
+def _target(es: list[OpEntry]) -> Callable[..., Any]:
+    """The one overload, or the packet that picks among several."""
+    first = es[0].op
+    assert first is not None
+    if len(es) == 1:
+        return first
+    packet: Callable[..., Any] = getattr(ops.aten, first.op_name)
+    return packet
+
+
+def _first_call(
+    public: Callable[..., Any],
+    target: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    sig: tuple[Any, ...],
+    choice: _Choices,
+    nt: Any,
+) -> Any:
+    """A signature not seen yet (or one that is never cached): the full path."""
+    relevant = (*args, *kwargs.values())
+    if overrides.has_tensorplug_function(relevant):
+        return overrides.handle_tensorplug_function(public, relevant, *args, **kwargs)
+    resolve = getattr(target, "_resolve_overload", None)
+    try:
+        op: Any = resolve(args, kwargs) if resolve is not None else target
+        r = op(*args, **kwargs)
+    except TypeError:
+        r = _converted_call(public, target, args, kwargs)
+    else:
+        if all(
+            t in _PLAIN or (choice.lists and t in _LISTS) or _plain_subclass(t)
+            for t in sig
+            if isinstance(t, type)
+        ):
+            # cache the bound generated __call__: one lookup less per call. Tracing swaps the
+            # class's __call__, and clears these caches when it does (dispatcher._set_tracing);
+            # the lock keeps a __call__ read before that from landing after it.
+            with _dispatcher_lock:
+                op._generate()
+                choice[sig] = op.__call__
+    return nt(*r) if nt is not None and type(r) is tuple else r
+
+
+def _converted_call(
+    public: Callable[..., Any], target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """In an ``except TypeError``: the call with Note [Python argument conversions] applied
+    (in _python_args.py), when it fits no overload as given; else the TypeError again."""
+    overloads = target._packet_overloads() if isinstance(target, OpPacket) else [target]
+    if not any(op.schema.try_bind(args, kwargs) is not None for op in overloads):
+        converted = _python_args.convert(public.__name__, overloads, args, kwargs)
+        if converted is not None:
+            op, args, kwargs = converted
+            return op(*args, **kwargs)
+    raise  # the TypeError the caller is handling
+
+
+# "no argument here": the default of the public functions' positional-only parameters
+_NO: Any = type("NoArgument", (), {"__repr__": lambda self: "<no argument>"})()
+
+
+def _pack(a: Any, b: Any, rest: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The positional arguments of a public function call, from its fast parameters."""
+    if a is _NO:
+        return ()
+    if b is _NO:
+        return (a,)
+    return (a, b, *rest)
+
+
+def _make_function(name: str, es: list[OpEntry], module: str = "tensorplug") -> Callable[..., Any]:
+    target = _target(es)
+    nt = _named_tuples[name if module == "tensorplug" else f"{module}.{name}"]
+    is_factory = all("factory" in e.tags for e in es)
+    choice = _Choices(es)
+    _choice_caches.append(choice)
+    get = choice.get
+    T = Tensor
+
+    fn: Callable[..., Any]
+    if is_factory:
+        pack = _packs_int_varargs(es, method=False)
+
+        def factory(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Any:
+            if pack and args and type(args[0]) is int:  # zeros(2, 3) means zeros([2, 3])
+                args = (list(args),)
+            try:
+                r = target(*args, **kwargs)
+            except TypeError:
+                r = _converted_call(factory, target, args, kwargs)
+            if requires_grad:
+                r.requires_grad_()
+            return r
+
+        fn = factory
+        overrides._ignored.add(fn)
+    else:
+
+        def general(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            if kwargs:
+                sig = (*map(type, args), *kwargs, *map(type, kwargs.values()))
+            else:
+                sig = tuple(map(type, args))
+            op = get(sig)
+            if op is None:
+                return _first_call(fn, target, args, kwargs, sig, choice, nt)
+            r = op(*args, **kwargs)
+            return nt(*r) if nt is not None and type(r) is tuple else r
+
+        # Note [Public function fast path]
+        def function(a: Any = _NO, b: Any = _NO, /, *rest: Any, **kwargs: Any) -> Any:
+            if rest or kwargs or a is _NO:
+                return general(_pack(a, b, rest), kwargs)
+            if b is _NO:
+                op = choice.t1 if type(a) is T else get((type(a),))
+                if op is None:
+                    return general((a,), kwargs)
+                return op(a)
+            op = choice.t2 if type(a) is T and type(b) is T else get((type(a), type(b)))
+            if op is None:
+                return general((a, b), kwargs)
+            return op(a, b)
+
+        fn = function
+        if nt is not None:  # functions with named returns (max.dim, sort, ...): rarer, simpler
+            named: type = nt
+
+            def function_nt(a: Any = _NO, b: Any = _NO, /, *rest: Any, **kwargs: Any) -> Any:
+                if rest or kwargs or a is _NO:
+                    return general(_pack(a, b, rest), kwargs)
+                args = (a,) if b is _NO else (a, b)
+                op = get(tuple(map(type, args)))
+                if op is None:
+                    return general(args, kwargs)
+                r = op(*args)
+                return named(*r) if type(r) is tuple else r
+
+            fn = function_nt
+        if name.endswith("_like") and all(_takes_options(e) for e in es):  # zeros_like & co.
+            fn = _with_requires_grad(fn)
+        at = _tensor_varargs_at(es)
+        if at is not None:  # meshgrid(a, b) means meshgrid([a, b])
+            fn = _with_tensor_varargs(fn, at, lone=any(_takes_tensor_at(e, at) for e in es))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = module
+    fn.__doc__ = _doc(f"{module}.{name}", es)
+    setattr(fn, "_choice", choice)  # noqa: B010 - read by _make_method
+    if not is_factory:
+        overrides._overridable.setdefault(module, []).append(fn)
+        overrides._signatures[fn] = _signature(es[0])
+    return fn
+
+
+def _tensor_varargs_at(es: list[OpEntry]) -> int | None:
+    """Where the tensors of PyTorch's ``f(*tensors)`` functions start (``meshgrid``,
+    ``broadcast_tensors``, ``atleast_1d``, ``einsum``'s operands): the position of a ``Tensor[]``
+    that is the last positional argument of an overload; ``None`` for other functions."""
+    for e in es:
+        assert e.op is not None
+        pos = e.op.schema.positional
+        if pos and pos[-1].tensor_kind == "Tensor[]":
+            return len(pos) - 1
+    return None
+
+
+def _takes_tensor_at(e: OpEntry, at: int) -> bool:
+    assert e.op is not None
+    pos = e.op.schema.positional
+    return len(pos) > at and pos[at].tensor_kind == "Tensor"
+
+
+def _with_tensor_varargs(fn: Callable[..., Any], at: int, *, lone: bool) -> Callable[..., Any]:
+    """``fn`` packing the tensors given one by one from position ``at`` into the list its
+    schema takes; a lone tensor stays as it is when an overload takes one (``atleast_1d(x)``)."""
+
+    def with_varargs(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > at and isinstance(args[at], Tensor) and (len(args) > at + 1 or not lone):
+            args = (*args[:at], list(args[at:]))
+        return fn(*args, **kwargs)
+
+    return with_varargs
+
+
+def _takes_options(e: OpEntry) -> bool:
+    """Whether ``e``'s schema takes PyTorch's tensor options (dtype, layout, device): the
+    public function of a ``*_like`` op then also takes ``requires_grad=``, as PyTorch's Python
+    bindings add it to factories and ``*_like`` functions."""
+    assert e.op is not None
+    names = {a.name for a in e.op.schema.arguments}
+    return {"dtype", "layout", "device"} <= names
+
+
+def _with_requires_grad(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` taking ``requires_grad=`` too (a public function with tensor options that
+    dispatches on a tensor argument, such as ``zeros_like``; factories have their own)."""
+
+    def with_options(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Any:
+        r = fn(*args, **kwargs)
+        if requires_grad:
+            r.requires_grad_()
+        return r
+
+    return with_options
+
+
+def _make_method(
+    name: str, es: list[OpEntry], function: Callable[..., Any] | None
+) -> Callable[..., Any]:
+    """``Tensor.<name>``: shares the signature cache of ``tensorplug.<name>`` when there is one."""
+    target = _target(es)
+    nt = _named_tuples[name]
+    public = function
+    choice: _Choices | None = getattr(function, "_choice", None)
+    if choice is None:
+        choice = _Choices(es)
+        _choice_caches.append(choice)
+    get = choice.get
+    pack = _packs_int_varargs(es, method=True)
+    T = Tensor
+
+    def general(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if kwargs:
+            sig = (*map(type, args), *kwargs, *map(type, kwargs.values()))
+        else:
+            sig = tuple(map(type, args))
+        op = get(sig)
+        if op is None:
+            return _first_call(public or method, target, args, kwargs, sig, choice, nt)
+        r = op(*args, **kwargs)
+        return nt(*r) if nt is not None and type(r) is tuple else r
+
+    # Note [Public function fast path], with ``self`` as ``a``
+    def method(self: Tensor, b: Any = _NO, /, *rest: Any, **kwargs: Any) -> Any:
+        if pack and type(b) is int:  # x.view(2, 3) means x.view([2, 3])
+            return general((self, [b, *rest]), kwargs)
+        if rest or kwargs:
+            return general(_pack(self, b, rest), kwargs)
+        if type(self) is T:
+            op = choice.t1 if b is _NO else choice.t2 if type(b) is T else get((T, type(b)))
+            if op is not None:
+                r = op(self) if b is _NO else op(self, b)
+                return nt(*r) if nt is not None and type(r) is tuple else r
+        return general(_pack(self, b, rest), kwargs)
+
+    first = es[0].op
+    assert first is not None
+    at = (
+        [a.name for a in first.schema.positional].index("self")
+        if any(a.name == "self" for a in first.schema.positional)
+        else 0
+    )
+    result: Callable[..., Any] = method
+    if at > 0:  # x.where(cond, y) is where(cond, x, y): the tensor is the argument named self
+
+        def reordered(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+            return _first_call(
+                public or method,
+                target,
+                (*args[:at], self, *args[at:]),
+                kwargs,
+                (None,),
+                _Choices(),
+                nt,
+            )
+
+        result = reordered
+    result.__name__ = name
+    result.__qualname__ = f"Tensor.{name}"
+    result.__doc__ = _doc(name, es)
+    overrides._overridable.setdefault("Tensor", []).append(result)
+    return result
+
+
+def _packs_int_varargs(es: list[OpEntry], *, method: bool) -> bool:
+    """Whether ``f(2, 3)`` means ``f([2, 3])``: the only positional argument is an int list.
+
+    True for ``zeros(size)``, and for methods like ``view(self, size)`` / ``permute(self, dims)``.
+    """
+    for e in es:
+        assert e.op is not None
+        pos = e.op.schema.positional[1 if method else 0 :]
+        if len(pos) != 1 or type_name(pos[0].type) not in ("int[]", "int[]?"):
+            return False
+    return True
+
+
+def _doc(name: str, es: list[OpEntry]) -> str:
+    qualified = name if name.startswith("tensorplug.") else f"tensorplug.{name}"
+    lines = [f"{qualified}: dispatches to the operator overload the arguments fit:", ""]
+    for e in es:
+        assert e.op is not None
+        lines.append(f"    aten::{e.op.schema}")
+    return "\n".join(lines)
+
+
+def _signature(e: OpEntry) -> inspect.Signature:
+    assert e.op is not None
+    params = []
+    for a in e.op.schema.arguments:
+        kind = (
+            inspect.Parameter.KEYWORD_ONLY
+            if a.kwarg_only
+            else inspect.Parameter.POSITIONAL_OR_KEYWORD
+        )
+        default = a.default_value if a.has_default else inspect.Parameter.empty
+        params.append(inspect.Parameter(a.name, kind, default=default))
+    return inspect.Signature(params)
+
+
+def missing_autograd(*_: Any, **__: Any) -> Any:
+    raise MissingPluginError(
+        "requires_grad=True needs the tensorplug-autograd plugin, which is not installed (or "
+        "not loaded): pip install tensorplug-autograd",
+        distribution="tensorplug-autograd",
+    )

@@ -46,11 +46,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable
 from types import TracebackType
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from . import dispatcher as _dispatcher
 from . import keys as _keys
 from . import schema as _schema
+from ._opcheck import OpCheckError, opcheck
 from .dispatcher import Kernel, OpOverload, fallthrough_kernel
 from .errors import RegistrationError
 
@@ -480,15 +481,29 @@ def register_vmap(
     return func_ns.register_vmap(op, func, lib=lib)
 
 
-# The modern torch.library API (custom_op, register_fake, register_kernel, opcheck), built on
-# Library; imported last because those modules build on the names above.
-from ._custom_ops import (  # noqa: E402
-    CustomOpDef,
-    custom_op,
-    impl_abstract,
-    infer_schema,
-    register_fake,
-    register_kernel,
+# The modern torch.library API (custom_op, register_fake, register_kernel), built on Library
+# in _custom_ops.py, which imports this module: its names are loaded on first use.
+_CUSTOM_OPS = frozenset(
+    {"CustomOpDef", "custom_op", "impl_abstract", "infer_schema", "register_fake", "register_kernel"}
 )
-from ._opcheck import OpCheckError, opcheck  # noqa: E402
+
+if TYPE_CHECKING:
+    from ._custom_ops import (
+        CustomOpDef,
+        custom_op,
+        impl_abstract,
+        infer_schema,
+        register_fake,
+        register_kernel,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _CUSTOM_OPS:
+        raise AttributeError(f"module 'tensorplug.library' has no attribute {name!r}")
+    from . import _custom_ops
+
+    value = getattr(_custom_ops, name)
+    globals()[name] = value
+    return value
 

@@ -51,7 +51,7 @@ import contextlib
 import sys
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import _backends
 from .. import dtypes as _dt
@@ -566,4 +566,17 @@ def _first_device(args: tuple[Any, ...]) -> Any:
     return None
 
 
-from ._lazy import LazyArrayBackend, register_lazy  # noqa: E402  (it calls register)
+# register_lazy (``_lazy``) builds on register and the classes above, and imports them from
+# here: its names are loaded on first use.
+if TYPE_CHECKING:
+    from ._lazy import LazyArrayBackend, register_lazy
+
+
+def __getattr__(name: str) -> Any:
+    if name not in ("LazyArrayBackend", "register_lazy"):
+        raise AttributeError(f"module 'tensorplug.array_backend' has no attribute {name!r}")
+    from . import _lazy
+
+    value = getattr(_lazy, name)
+    globals()[name] = value
+    return value

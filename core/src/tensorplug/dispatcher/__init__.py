@@ -67,21 +67,8 @@ from __future__ import annotations
 
 from ._explain import dispatch_table, explain, fallbacks, registrations
 from ._kernel import Entry, Kernel, fallthrough_kernel
-from ._registry import (  # noqa: F401  (the private names: the rest of the core uses them)
+from ._registry import (
     OpOverload,
-    _add_fallback,
-    _by_namespace,
-    _change_listeners,
-    _changed,
-    _fallbacks,
-    _lock,
-    _ops,
-    _register_op,
-    _remove_fallback,
-    _remove_op,
-    _set_tracing,
-    _trace,
-    _traced_call,
     all_ops,
     find_op,
     generation,
@@ -89,6 +76,21 @@ from ._registry import (  # noqa: F401  (the private names: the rest of the core
     trace_state,
     tracing,
 )
+
+# the private names that the rest of the core uses
+from ._registry import _add_fallback as _add_fallback
+from ._registry import _by_namespace as _by_namespace
+from ._registry import _change_listeners as _change_listeners
+from ._registry import _changed as _changed
+from ._registry import _fallbacks as _fallbacks
+from ._registry import _lock as _lock
+from ._registry import _ops as _ops
+from ._registry import _register_op as _register_op
+from ._registry import _remove_fallback as _remove_fallback
+from ._registry import _remove_op as _remove_op
+from ._registry import _set_tracing as _set_tracing
+from ._registry import _trace as _trace
+from ._registry import _traced_call as _traced_call
 from ._remedy import provider_of
 
 OpOverload.__module__ = Kernel.__module__ = __name__  # where users find them
@@ -110,4 +112,3 @@ __all__ = [
     "trace_state",
     "tracing",
 ]
-

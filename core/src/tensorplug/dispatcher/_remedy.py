@@ -4,12 +4,18 @@ register a kernel or a fallback for it."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..keys import DispatchKey
 
-if TYPE_CHECKING:
-    from ._registry import OpOverload
+
+class _Named(Protocol):
+    """What a remedy reads of an :class:`OpOverload` (its module imports this one)."""
+
+    namespace: str
+    op_name: str
+    overload_name: str
+
 
 # Distributions that provide first-party keys, for the remedy of a DispatchError.
 _PROVIDERS = {
@@ -28,7 +34,7 @@ def provider_of(key: DispatchKey) -> tuple[str, str] | None:
     return _PROVIDERS.get(key.family or key.name)
 
 
-def _remedy(op: OpOverload, key: DispatchKey) -> str:
+def _remedy(op: _Named, key: DispatchKey) -> str:
     prov = provider_of(key)
     loaded = _loaded_plugins()
     if prov is not None and prov[0] not in loaded:

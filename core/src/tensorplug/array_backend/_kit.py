@@ -3,8 +3,10 @@
 A :class:`Kit` binds the generic kernels to one array namespace ``xp`` and one backend key:
 the dtype maps (tensorplug dtype -> storage dtype, compute dtype, accumulation dtype), the
 key set of the tensors it makes, the array type, and the helpers that cast, wrap and promote.
-Kernels are closures over a kit, so the per-call cost is attribute reads on locals, never a
-dict built or a dtype looked up by name.
+Kernels are closures over a kit, or module-level functions that take the kit first and are
+bound to it by :func:`bind`, so the per-call cost is attribute reads, never a dict built or a
+dtype looked up by name. A module-level kernel can be imported, read and called on its own
+(``_copy.clone(kit, t)``), and keeps its name in ``explain`` and in errors.
 
 Note [Storage and compute dtypes]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -53,6 +55,7 @@ magnitude at least 1, a shifted exponent <= 0) skip it.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -85,6 +88,7 @@ from ._checks import (  # re-exported (__all__): the kernel modules import them 
 
 __all__ = [
     "Kit",
+    "bind",
     "Kernel",
     "Kernels",
     "OpError",
@@ -493,3 +497,14 @@ def _backend_key(t: Tensor) -> str:
         if t._tp_keyset & (1 << k.bit):
             return k.name
     raise OpError(f"tensor on {t._device} carries no backend key")
+
+
+def bind(kit: Kit, fn: Callable[..., Any]) -> Kernel:
+    """The kernel of one backend made from a module-level kernel ``fn(kit, ...)``: ``fn`` with
+    ``kit`` bound first (a C-level ``functools.partial``), under ``fn``'s name and module."""
+    kernel: Any = functools.partial(fn, kit)
+    kernel.__module__ = fn.__module__
+    kernel.__name__ = fn.__name__
+    kernel.__qualname__ = fn.__qualname__
+    kernel.__doc__ = fn.__doc__
+    return kernel  # type: ignore[no-any-return]

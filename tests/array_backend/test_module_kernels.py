@@ -9,7 +9,7 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import _backends
-from tensorplug.array_backend import _amp, _copy
+from tensorplug.array_backend import _amp, _copy, _linalg
 from tensorplug.array_backend._kit import bind
 
 
@@ -77,3 +77,20 @@ def test_bind_keeps_the_function_name(kit):
     )
     t = tp.tensor([1.0])
     np.testing.assert_array_equal(kernel(t).numpy(), t.numpy())
+
+
+def test_the_general_matrix_products_run_on_their_own(kit):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((3, 4))
+    ta, tb = tp.tensor(a), tp.tensor(b)
+    np.testing.assert_allclose(_linalg.mm(kit, ta, tb).numpy(), a @ b)
+    np.testing.assert_allclose(
+        _linalg.addmm(kit, tp.ones(4, dtype=tp.float64), ta, tb, beta=2).numpy(), a @ b + 2
+    )
+    with pytest.raises(tp.array_backend.OpError, match=r"cannot be multiplied \(2x3 and 2x3\)"):
+        _linalg.mm(kit, ta, ta)
+    for name in ("bmm", "dot"):  # registered as the module-level functions themselves
+        op = tp.dispatcher.find_op(f"aten::{name}")
+        x = tp.ones(2, 2, 2) if name == "bmm" else tp.ones(2)
+        text = tp.dispatcher.explain(op, x, x, run=False)
+        assert f"-> tensorplug.array_backend._linalg.{name}, registered by cpu" in text, text

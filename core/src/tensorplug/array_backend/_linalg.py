@@ -22,7 +22,17 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._kit import Kernels, Kit, OpError, Scalar, check_broadcast, guard, guarded, torch_name
+from ._kit import (
+    Kernels,
+    Kit,
+    OpError,
+    Scalar,
+    bind,
+    check_broadcast,
+    guard,
+    guarded,
+    torch_name,
+)
 
 
 def _shape(t: Tensor) -> tuple[int, ...]:
@@ -58,9 +68,123 @@ def _cpp_name(d: _dt.dtype) -> str:
     }[torch_name(d)]
 
 
-def build(kit: Kit) -> Kernels:
+# --- the general kernels ---------------------------------------------------------------------
+
+
+def product(kit: Kit, a: Tensor, b: Tensor) -> Any:
+    d = a._dtype
+    kit.same_device(a, b)
+    return kit.xp.matmul(kit.as_compute(a, d), kit.as_compute(b, d))
+
+
+def check_mm(a: Tensor, b: Tensor) -> None:
+    sa, sb = _shape(a), _shape(b)
+    if len(sa) != 2:
+        raise OpError(f"self must be a matrix (got a {len(sa)}-D tensor)")
+    if len(sb) != 2:
+        raise OpError(f"mat2 must be a matrix (got a {len(sb)}-D tensor)")
+    if sa[1] != sb[0]:
+        raise OpError(
+            f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})"
+        )
+    _same_dtype(a, b)
+
+
+def mm(kit: Kit, self: Tensor, mat2: Tensor) -> Tensor:
+    check_mm(self, mat2)
+    return kit.wrap(product(kit, self, mat2), self._dtype, self._device)
+
+
+def bmm(kit: Kit, self: Tensor, mat2: Tensor) -> Tensor:
+    sa, sb = _shape(self), _shape(mat2)
+    if len(sa) != 3:
+        raise OpError(f"batch1 must be a 3D tensor (got a {len(sa)}-D tensor)")
+    if len(sb) != 3:
+        raise OpError(f"batch2 must be a 3D tensor (got a {len(sb)}-D tensor)")
+    if sb[0] != sa[0] or sb[1] != sa[2]:
+        raise OpError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{sa[0]}, {sa[2]}] but got: [{sb[0]}, {sb[1]}]."
+        )
+    _same_dtype(self, mat2)
+    return kit.wrap(product(kit, self, mat2), self._dtype, self._device)
+
+
+def matmul(kit: Kit, self: Tensor, other: Tensor) -> Tensor:
+    sa, sb = _shape(self), _shape(other)
+    if not sa or not sb:
+        raise OpError(
+            "both arguments to matmul need to be at least 1D, but they are "
+            f"{len(sa)}D and {len(sb)}D"
+        )
+    _same_dtype(self, other)
+    if len(sa) == 2 and len(sb) == 2:
+        check_mm(self, other)
+    inner_a = sa[-1]
+    inner_b = sb[0] if len(sb) == 1 else sb[-2]
+    if inner_a != inner_b:
+        if len(sa) == 1 and len(sb) == 1:
+            raise OpError(
+                f"inconsistent tensor size, expected tensor [{sa[0]}] and src [{sb[0]}] to have the same "
+                f"number of elements, but got {sa[0]} and {sb[0]} elements respectively"
+            )
+        rows = 1 if len(sa) == 1 else sa[-2]
+        cols = 1 if len(sb) == 1 else sb[-1]
+        raise OpError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{inner_a} and {inner_b}x{cols})"
+        )
+    if len(sa) > 2 or len(sb) > 2:
+        check_broadcast(sa[:-2] if len(sa) > 1 else (), sb[:-2] if len(sb) > 1 else ())
+    return kit.wrap(product(kit, self, other), self._dtype, self._device)
+
+
+def addmm(
+    kit: Kit, self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Scalar = 1, alpha: Scalar = 1
+) -> Tensor:
+    check_mm(mat1, mat2)
+    _same_dtype(self, mat1)
+    d = mat1._dtype
+    prod = product(kit, mat1, mat2)
+    out_shape = (_shape(mat1)[0], _shape(mat2)[1])
+    check_broadcast(_shape(self), out_shape)
+    if alpha != 1:
+        prod = prod * kit.scalar(alpha, d)
+    if beta == 0:  # PyTorch ignores self entirely (nan and inf do not propagate)
+        r = prod
+    else:
+        bias = kit.operand(self, d, mat1._device)
+        r = prod + (bias if beta == 1 else bias * kit.scalar(beta, d))
+    if tuple(r.shape) != out_shape:  # a (0-d) bias cannot grow the product; be safe
+        r = r + kit.xp.zeros(out_shape, dtype=r.dtype)
+    return kit.wrap(r, d, mat1._device)
+
+
+def dot(kit: Kit, self: Tensor, tensor: Tensor) -> Tensor:
+    sa, sb = _shape(self), _shape(tensor)
+    if len(sa) != 1 or len(sb) != 1:
+        raise OpError(f"1D tensors expected, but got {len(sa)}D and {len(sb)}D tensors")
+    if self._dtype is not tensor._dtype:
+        raise OpError(
+            "dot : expected both vectors to have same dtype, but found "
+            f"{torch_name(self._dtype)} and {torch_name(tensor._dtype)}"
+        )
+    if sa[0] != sb[0]:
+        raise OpError(
+            f"inconsistent tensor size, expected tensor [{sa[0]}] and src [{sb[0]}] to have "
+            f"the same number of elements, but got {sa[0]} and {sb[0]} elements respectively"
+        )
+    if self._dtype.name == "bool":
+        raise NotImplementedError("aten::dot: \"dot\" not implemented for 'Bool'")
+    return kit.wrap(product(kit, self, tensor), self._dtype, self._device)
+
+
+# --- the fast paths ------------------------------------------------------------------------
+
+
+def fast_kernels(kit: Kit) -> Kernels:
+    """``mm``, ``matmul`` and ``addmm`` of one backend: the fast path (Note [Matrix product
+    fast path]) in front of the general kernel above."""
     xp = kit.xp
-    k: Kernels = {}
     new = kit.new
     ks = kit.keyset
     native = kit.native
@@ -75,110 +199,10 @@ def build(kit: Kit) -> Kernels:
         x, y = a._data, b._data
         return x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[0]  # type: ignore[no-any-return]
 
-    def product(a: Tensor, b: Tensor) -> Any:
-        d = a._dtype
-        kit.same_device(a, b)
-        return xp.matmul(kit.as_compute(a, d), kit.as_compute(b, d))
-
-    def check_mm(a: Tensor, b: Tensor) -> None:
-        sa, sb = _shape(a), _shape(b)
-        if len(sa) != 2:
-            raise OpError(f"self must be a matrix (got a {len(sa)}-D tensor)")
-        if len(sb) != 2:
-            raise OpError(f"mat2 must be a matrix (got a {len(sb)}-D tensor)")
-        if sa[1] != sb[0]:
-            raise OpError(
-                f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})"
-            )
-        _same_dtype(a, b)
-
-    def mm(self: Tensor, mat2: Tensor) -> Tensor:
-        check_mm(self, mat2)
-        return kit.wrap(product(self, mat2), self._dtype, self._device)
-
-    def bmm(self: Tensor, mat2: Tensor) -> Tensor:
-        sa, sb = _shape(self), _shape(mat2)
-        if len(sa) != 3:
-            raise OpError(f"batch1 must be a 3D tensor (got a {len(sa)}-D tensor)")
-        if len(sb) != 3:
-            raise OpError(f"batch2 must be a 3D tensor (got a {len(sb)}-D tensor)")
-        if sb[0] != sa[0] or sb[1] != sa[2]:
-            raise OpError(
-                f"Expected size for first two dimensions of batch2 tensor to be: "
-                f"[{sa[0]}, {sa[2]}] but got: [{sb[0]}, {sb[1]}]."
-            )
-        _same_dtype(self, mat2)
-        return kit.wrap(product(self, mat2), self._dtype, self._device)
-
-    def matmul(self: Tensor, other: Tensor) -> Tensor:
-        sa, sb = _shape(self), _shape(other)
-        if not sa or not sb:
-            raise OpError(
-                "both arguments to matmul need to be at least 1D, but they are "
-                f"{len(sa)}D and {len(sb)}D"
-            )
-        _same_dtype(self, other)
-        if len(sa) == 2 and len(sb) == 2:
-            check_mm(self, other)
-        inner_a = sa[-1]
-        inner_b = sb[0] if len(sb) == 1 else sb[-2]
-        if inner_a != inner_b:
-            if len(sa) == 1 and len(sb) == 1:
-                raise OpError(
-                    f"inconsistent tensor size, expected tensor [{sa[0]}] and src [{sb[0]}] to have the same "
-                    f"number of elements, but got {sa[0]} and {sb[0]} elements respectively"
-                )
-            rows = 1 if len(sa) == 1 else sa[-2]
-            cols = 1 if len(sb) == 1 else sb[-1]
-            raise OpError(
-                f"mat1 and mat2 shapes cannot be multiplied ({rows}x{inner_a} and {inner_b}x{cols})"
-            )
-        if len(sa) > 2 or len(sb) > 2:
-            check_broadcast(sa[:-2] if len(sa) > 1 else (), sb[:-2] if len(sb) > 1 else ())
-        return kit.wrap(product(self, other), self._dtype, self._device)
-
-    def addmm(
-        self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Scalar = 1, alpha: Scalar = 1
-    ) -> Tensor:
-        check_mm(mat1, mat2)
-        _same_dtype(self, mat1)
-        d = mat1._dtype
-        prod = product(mat1, mat2)
-        out_shape = (_shape(mat1)[0], _shape(mat2)[1])
-        check_broadcast(_shape(self), out_shape)
-        if alpha != 1:
-            prod = prod * kit.scalar(alpha, d)
-        if beta == 0:  # PyTorch ignores self entirely (nan and inf do not propagate)
-            r = prod
-        else:
-            bias = kit.operand(self, d, mat1._device)
-            r = prod + (bias if beta == 1 else bias * kit.scalar(beta, d))
-        if tuple(r.shape) != out_shape:  # a (0-d) bias cannot grow the product; be safe
-            r = r + xp.zeros(out_shape, dtype=r.dtype)
-        return kit.wrap(r, d, mat1._device)
-
-    def dot(self: Tensor, tensor: Tensor) -> Tensor:
-        sa, sb = _shape(self), _shape(tensor)
-        if len(sa) != 1 or len(sb) != 1:
-            raise OpError(f"1D tensors expected, but got {len(sa)}D and {len(sb)}D tensors")
-        if self._dtype is not tensor._dtype:
-            raise OpError(
-                "dot : expected both vectors to have same dtype, but found "
-                f"{torch_name(self._dtype)} and {torch_name(tensor._dtype)}"
-            )
-        if sa[0] != sb[0]:
-            raise OpError(
-                f"inconsistent tensor size, expected tensor [{sa[0]}] and src [{sb[0]}] to have "
-                f"the same number of elements, but got {sa[0]} and {sb[0]} elements respectively"
-            )
-        if self._dtype.name == "bool":
-            raise NotImplementedError("aten::dot: \"dot\" not implemented for 'Bool'")
-        return kit.wrap(product(self, tensor), self._dtype, self._device)
-
     # The fast paths raise nothing, so these kernels are guarded themselves and only their
     # general paths pay for the error conversion (Note [Kernel errors] in _checks.py).
-    slow_mm, slow_matmul = guard("mm", mm), guard("matmul", matmul)
-    slow_addmm = guard("addmm", addmm)
+    slow_mm, slow_matmul = guard("mm", bind(kit, mm)), guard("matmul", bind(kit, matmul))
+    slow_addmm = guard("addmm", bind(kit, addmm))
 
     @guarded
     def fast_mm(self: Tensor, mat2: Tensor) -> Tensor:
@@ -214,9 +238,8 @@ def build(kit: Kit) -> Kernels:
                 return new(r, self._dtype, self._device, ks)
         return slow_addmm(self, mat1, mat2, beta=beta, alpha=alpha)  # type: ignore[no-any-return]
 
-    k["mm"] = fast_mm
-    k["bmm"] = bmm
-    k["matmul"] = fast_matmul
-    k["addmm"] = fast_addmm
-    k["dot"] = dot
-    return k
+    return {"mm": fast_mm, "matmul": fast_matmul, "addmm": fast_addmm}
+
+
+def build(kit: Kit) -> Kernels:
+    return {**fast_kernels(kit), "bmm": bind(kit, bmm), "dot": bind(kit, dot)}

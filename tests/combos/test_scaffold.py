@@ -10,20 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Venvs
+from conftest import UvVenvs
 from tensorplug import _scaffold, cli
 
 pytestmark = pytest.mark.venv
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Venvs, list[Path]]:
+def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[UvVenvs, list[Path]]:
     where = tmp_path_factory.mktemp("scaffold")
     assert cli.main(["new-plugin", "bar", "--backend", "--dir", str(where)]) == 0
     assert cli.main(["new-plugin", "count_ops", "--functionality", "--dir", str(where)]) == 0
     plugins = [where / "tensorplug-bar", where / "tensorplug-count-ops"]
     projects = ["core", "plugins/cpu", "plugins/autograd", *map(str, plugins)]
-    venvs = Venvs(tmp_path_factory.mktemp("venvs"), {"scaffold": projects})
+    venvs = UvVenvs(tmp_path_factory.mktemp("venvs"), {"scaffold": projects})
     venv = venvs.path("scaffold")
     uv = shutil.which("uv")
     assert uv is not None

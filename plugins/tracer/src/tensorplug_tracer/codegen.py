@@ -15,8 +15,9 @@ leaves and calls, per node, the kernel the dispatch table chose for the node's k
 leaves the function needs its autograd history, which is the case for a whole training step:
 its backward is in the graph already. Only nodes whose outputs flow into an output that
 required grad when traced keep the autograd kernel (a compiled forward whose loss the caller
-backpropagates). Calls that write a tensor go through ``op.redispatch`` to the same kernel, so
-version counters move as in eager mode.
+backpropagates). A call that writes a tensor bumps its version counter once after the kernel,
+unless the kernel did, as the dispatcher does, so version counters move as in eager mode (a
+write into a list of tensors goes through ``op.redispatch`` to the same kernel instead).
 
 Note [Replay plans]
 ~~~~~~~~~~~~~~~~~~~
@@ -371,14 +372,21 @@ def lowered_function(
         bound.append((n.op, ks, kernel))
         pos = [names.ref(a, False) for a in n.args]
         kws = [names.ref(_Keyword(k, v), False) for k, v in n.kwargs.items()]
-        if n.mutates:
+        written = _written(n) if n.mutates else []
+        if written is None:  # a written list or optional tensor: the dispatcher bumps them
             ns[f"r{i}"] = n.op.redispatch
             ns[f"K{i}"] = ks
             call = f"r{i}(K{i}, {', '.join([*pos, *kws])})"
         else:
             ns[f"f{i}"] = kernel
             call = f"f{i}({', '.join([*pos, *kws])})"
+        # a write bumps the version counter once, as a dispatched call does (Note [Generated
+        # call functions] in the core's _callgen.py): unless the kernel bumped it itself
+        for j, v in enumerate(written or ()):
+            body.append(f"        _c{j} = {names.of[v]}.tp_version; _b{j} = _c{j}.value")
         body.append(f"        {_targets(n, names)}{call}")
+        for j, _ in enumerate(written or ()):
+            body.append(f"        if _c{j}.value == _b{j}: _c{j}.value = _b{j} + 1")
     if body[-1] == "    try:":
         body.append("        pass")
     body.append("    finally:")
@@ -394,6 +402,20 @@ def lowered_function(
     fn = _compile(src, ns, "lowered", f"<tensorplug lowered {graph.fn_name}>")
     fn.__source__ = src  # type: ignore[attr-defined]
     return fn, bound
+
+
+def _written(n: Node) -> list[Value] | None:
+    """The values node ``n`` writes, when each is a single tensor (``Tensor(a!)``); None when
+    it writes a list or an optional tensor."""
+    out: list[Value] = []
+    for i, a in enumerate(n.op.schema.arguments):
+        if not a.is_write:
+            continue
+        v = n.args[i] if i < len(n.args) else n.kwargs.get(a.name)
+        if a.tensor_kind != "Tensor" or not isinstance(v, Value):
+            return None
+        out.append(v)
+    return out
 
 
 MISS: Any = type("Miss", (), {"__repr__": lambda self: "<guard failed>"})()

@@ -98,15 +98,18 @@ def _guards(graph: Graph, state: tuple[Any, ...], gen: list[int],
         ns.update(_T=Tensor, _gen=tp.dispatcher.generation, _G=gen, _dd=tp.get_default_dtype,
                   _ddev=tp.get_default_device, _DD=ddtype, _DDEV=ddevice)  # fmt: skip
         conds = ["_gen() == _G[0]", f"_m.inc == {inc} and _m.nexc == {nexc}",
-                 "_dd() is _DD and _ddev() == _DDEV"]  # fmt: skip
+                 "_dd() is _DD", "(_ddev() is _DDEV or _ddev() == _DDEV)"]  # fmt: skip
+        # the cheapest tests first; devices are compared by identity before equality (tensors
+        # of one device usually share the object); a constant is a tensor by construction
         for i, v in enumerate([*graph.inputs, *graph.constants]):
             n = names.of[v]
             m = v.meta
             ns[f"_S{i}"], ns[f"_D{i}"], ns[f"_V{i}"] = m.shape, m.dtype, m.device
             conds.append(
-                f"isinstance({n}, _T) and {n}.tp_keyset == {keysets[v]} and {n}.shape == _S{i} "
-                f"and {n}.dtype is _D{i} and {n}.device == _V{i} and "
-                f"{n}.requires_grad is {m.requires_grad}"
+                ("" if v.kind == "constant" else f"isinstance({n}, _T) and ")
+                + f"{n}.tp_keyset == {keysets[v]} and {n}.tp_dtype is _D{i} and "
+                f"({n}.tp_device is _V{i} or {n}.tp_device == _V{i}) and {n}.shape == _S{i} "
+                f"and {n}.requires_grad is {m.requires_grad}"
             )
         return conds
 
@@ -222,6 +225,7 @@ class CompiledFunction:
         else:
             if not codegen.autograd_nodes(graph):
                 passes.fold_transposes(graph)
+                passes.drop_copies(graph)
             graph.eliminate_dead_code()
             keysets = dict(zip(graph.inputs, in_keysets, strict=True))
             keysets.update((c, c.tensor.tp_keyset) for c in graph.constants)

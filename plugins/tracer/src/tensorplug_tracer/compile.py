@@ -3,13 +3,13 @@
 Note [Compile guards]
 ~~~~~~~~~~~~~~~~~~~~~
 A graph is valid for calls like the one it was traced from. Each call computes a key: the
-structure of ``(args, kwargs)`` (optree), per tensor leaf its shape, dtype, device and
-``requires_grad``, each other leaf itself, the thread's dispatch masks (grad mode, autocast,
+structure of ``(args, kwargs)`` (optree), per tensor leaf its shape, dtype, device,
+``requires_grad`` and key set, each other leaf itself, the thread's dispatch masks (grad mode, autocast,
 included keys) and the default dtype and device. A key seen before runs its lowered graph;
 a new key traces again (the call runs eagerly, under the tracer) and keeps the new graph, up to
 ``cache_size`` graphs (the least recently used goes first). Tensors the function closed over
 are constants held by reference: each entry also checks that they still have the shape, dtype,
-device and ``requires_grad`` they were traced with.
+device, ``requires_grad`` and key set they were traced with.
 
 The lowered graph calls the kernels the dispatch table chose at trace time; they stay right
 while ``tp.dispatcher.generation()`` is unchanged, which each call checks. When it changed (a

@@ -3,12 +3,14 @@
 * tracing cost per op: ``tp.tracer.trace`` of a chain of 200 small ops, per op, next to the
   same ops run eagerly;
 * replaying the MLP 784-128-10 forward graph (batch 64; ``tp.nn.Sequential`` of Linear, ReLU,
-  Linear, then cross-entropy) through the dispatcher against the eager forward
-  (goal: at most 0.90; torch.jit.trace's replay is about 0.95 of torch eager here);
+  Linear, then cross-entropy) against the eager forward (goal: at most 0.90; torch.jit.trace's
+  replay is about 0.95 of torch eager here), next to ``graph.code`` run through the dispatcher
+  (what a replay without a plan runs, docs/tracer.md);
 * the headline: ``tp.compile`` of the MLP training step (forward, ``tp.autograd.grad``, SGD in
   place) against the same step written by hand in numpy (bench/autograd.py's), goal at most
-  1.10x; next to it the eager step, torch eager, and the lowered graph called directly
-  (the floor: straight-line Python calling the kernels). Ratios of these long calls are
+  1.10x; next to it the eager step, torch eager, and two floors: the lowered graph without
+  its guards (straight-line Python calling the kernels), and a minimal Python loop calling the
+  same kernels over prepared argument lists. Ratios of these long calls are
   medians of back-to-back pairs (bench/_timing.py's ``paired_ratio``).
 
 Run: ``python bench/tracer.py``.
@@ -32,6 +34,7 @@ from _timing import interleaved, paired_ratio, us  # noqa: E402
 from autograd import LR, mlp_data, numpy_step  # noqa: E402
 
 import tensorplug as tp  # noqa: E402
+from tensorplug_tracer import codegen  # noqa: E402
 
 try:
     import torch
@@ -73,9 +76,13 @@ def replay() -> None:
 
     graph = tp.tracer.trace(forward, x, y)
     compiled = tp.compile(forward)
+    code = graph.globals()  # graph.code through the dispatcher: what a replay without a plan runs
+    exec(graph.code, code)
+    dispatched = code[graph.fn_name]
     fns: dict[str, Any] = {
         "eager forward": lambda: forward(x, y),
         "graph replay": lambda: graph(x, y),
+        "graph.code": lambda: dispatched(x, y),
         "tp.compile": lambda: compiled(x, y),
     }
     with tp.no_grad():
@@ -85,9 +92,11 @@ def replay() -> None:
         print(f"  {name:16s} {us(v)}")
     with tp.no_grad():
         r = paired_ratio(fns["graph replay"], fns["eager forward"], pairs=2000)
+        rd = paired_ratio(fns["graph.code"], fns["eager forward"], pairs=2000)
         rc = paired_ratio(fns["tp.compile"], fns["eager forward"], pairs=2000)
     print(
-        f"  goal: replay <= 0.90 eager: {r:.3f} (median of back-to-back pairs); tp.compile: {rc:.3f}"
+        f"  goal: replay <= 0.90 eager: {r:.3f} (median of back-to-back pairs); "
+        f"graph.code dispatched: {rd:.3f}; tp.compile: {rc:.3f}"
     )
     t = interleaved(fns, number=100, rounds=15)
     r = paired_ratio(fns["graph replay"], fns["eager forward"], pairs=2000)
@@ -134,6 +143,44 @@ def _step(params: list[Any]) -> Any:
     return step
 
 
+def kernel_loop(graph: Any, bound: list[Any], x: Any, y: Any) -> Any:
+    """The floor of any replay of ``graph``: a Python loop calling, per node, the kernel the
+    compiled step bound, with its argument tuple made once (inputs and constants in place,
+    the results of earlier nodes fetched from a list), and nothing else: no guards, no version
+    counters, Autograd excluded around the whole loop."""
+    from tensorplug_tracer.graph import Value
+
+    slot: dict[Any, int] = {v: i for i, v in enumerate(graph.inputs)}
+    env: list[Any] = [x, y]
+    for c in graph.constants:
+        slot[c] = len(env)
+        env.append(c.tensor)
+    plan = []
+    for n, (_, _, kernel) in zip(graph.nodes, bound, strict=True):
+        refs = [(i, slot[a]) for i, a in enumerate(n.args) if isinstance(a, Value)]
+        args = [None if isinstance(a, Value) else a for a in n.args]
+        assert not any(isinstance(v, Value) for v in n.kwargs.values())
+        out = n.outputs[0] if n.out_form == "one" else None
+        if isinstance(out, Value):
+            slot[out] = len(env)
+            env.append(None)
+        plan.append((kernel, args, refs, n.kwargs, slot.get(out, -1)))
+    ret = slot[graph.out_leaves[0]]
+    exclude = tp.dispatch.exclude
+
+    def run() -> Any:
+        with exclude("Autograd"):
+            for kernel, args, refs, kwargs, out in plan:
+                for i, j in refs:
+                    args[i] = env[j]
+                r = kernel(*args, **kwargs)
+                if out >= 0:
+                    env[out] = r
+        return env[ret]
+
+    return run
+
+
 def headline() -> None:
     xn, yn, *_ = mlp_data()
     x, y = tp.tensor(xn), tp.tensor(yn)
@@ -141,12 +188,14 @@ def headline() -> None:
     for _ in range(3):  # traced until two traces agree (Note [Confirmed graphs])
         compiled(x, y)
     (entry,) = compiled._cache.values()  # the lowered graph itself, for the floor
-    lowered = entry.run
+    lowered, _ = codegen.lowered_function(entry.graph)  # without the guards
+    loop = kernel_loop(entry.graph, entry.bound, x, y)
     eager = _step(_params(True))
     fns: dict[str, Any] = {
         "numpy by hand": numpy_step(True),
         "tp.compile": lambda: compiled(x, y),
-        "lowered graph": lambda: lowered(x, y),
+        "lowered, no guards": lambda: lowered(x, y),
+        "kernel loop": loop,
         "tensorplug eager": lambda: eager(x, y),
     }
     if torch is not None:

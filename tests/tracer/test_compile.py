@@ -320,3 +320,47 @@ def test_a_compiled_forward_of_fused_ops_returns_a_loss_to_differentiate() -> No
         assert loss.requires_grad
         loss.backward()
         assert same(w.grad, want)
+
+
+def test_a_lowered_write_bumps_the_version_counter_once_as_eager() -> None:
+    w, w_eager = tp.zeros([3]), tp.zeros([3])
+    view = w[1:]  # shares the counter
+    c = tp.compile(lambda x: w.add_(x).mul_(2))
+    x = tp.ones([3])
+    for _ in range(4):
+        before, before_eager = w.tp_version.value, w_eager.tp_version.value
+        c(x)
+        w_eager.add_(x).mul_(2)
+        assert w.tp_version.value - before == w_eager.tp_version.value - before_eager == 2
+    assert c.trace_count == 2 and same(w, w_eager) and view.tp_version is w.tp_version
+
+
+@needs.needs_autograd
+def test_a_copy_only_read_is_dropped_and_a_written_one_kept() -> None:
+    w = tp.randn([3, 4], requires_grad=True)
+    y = tp.tensor([1, 3])
+
+    def step(x):
+        loss = tp.nn.functional.cross_entropy(x @ w, y)
+        (g,) = tp.autograd.grad(loss, [w])  # the seed gradient: a clone of a constant
+        return g
+
+    c = tp.compile(step)
+    x = tp.randn([2, 3])
+    for _ in range(3):
+        assert same(c(x), step(x))
+    (graph,) = c.graphs
+    assert "clone" not in [n.op.op_name for n in graph.nodes]
+
+    def written(x):
+        y = x.clone()
+        y.add_(1)  # the clone's result is written: it must stay a copy
+        return x * y
+
+    c = tp.compile(written)
+    for _ in range(3):
+        x = tp.randn([3])
+        x0 = x.clone()
+        assert same(c(x), written(x0.clone())) and same(x, x0)
+    (graph,) = c.graphs
+    assert "clone" in [n.op.op_name for n in graph.nodes]

@@ -391,3 +391,91 @@ def test_a_replay_runs_on_the_backend_of_its_inputs() -> None:
     out = g(xs.to("foo"), ys.to("foo"))
     assert out.device.type == "foo"
     assert same(out.cpu(), f(xs, ys))
+
+
+# --- replay plans (Note [Replay plans] in codegen.py) ------------------------------------------
+
+
+def _plans(g: tp.tracer.Graph):
+    g(*[tp.randn(list(v.meta.shape)) for v in g.inputs])  # makes the replay function
+    return g._replay.plans  # the plugin's own cache of lowered plans
+
+
+def test_a_replay_runs_a_lowered_plan_traced_once_per_call_key() -> None:
+    w = tp.randn([3, 2])
+
+    def f(x):
+        return tp.linear(x, w.t()).relu().sum(0)
+
+    g = trace(f, tp.randn([4, 3]))
+    plans = _plans(g)
+    for _ in range(3):
+        x = tp.randn([4, 3])
+        assert same(g(x), f(x))
+    assert plans.trace_count == 1  # the first call traced the plan; the others ran it
+    (graph,) = plans.graphs
+    # linear decomposed (into t and matmul), and w.t().t() read as w
+    assert [n.op.op_name for n in graph.nodes] == ["matmul", "relu", "sum"]
+    x = tp.randn([5, 3])  # another shape: another plan
+    assert same(g(x), f(x)) and plans.trace_count == 2
+
+
+def test_a_replay_plan_follows_a_later_registration(ns: str) -> None:
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("twice(Tensor x) -> Tensor")
+        lib.impl("twice", lambda x: tp.mul(x, 2), "CPU")
+        op = getattr(tp.ops, ns).twice.default
+        g = trace(lambda x: op(x) + 1, tp.ones([2]))
+        x = tp.ones([2])
+        assert same(g(x), tp.full([2], 3.0)) and same(g(x), tp.full([2], 3.0))
+        lib.impl("twice", lambda x: tp.mul(x, 10), "CPU", override=True)
+        assert same(g(x), tp.full([2], 11.0))
+    with pytest.raises(tp.RegistrationError, match=f"{ns}::twice.default was removed"):
+        g(x)
+
+
+@needs.needs_autograd
+def test_a_replay_that_records_autograd_history_dispatches() -> None:
+    w = tp.randn([3, 2], requires_grad=True)
+    g = trace(lambda x: (x @ w).tanh().sum(), tp.randn([4, 3]))
+    plans = _plans(g)
+    x = tp.randn([4, 3])
+    out = g(x)  # grad mode on and a weight that requires grad: through the dispatcher
+    assert out.requires_grad and out.grad_fn is not None
+    (gw,) = tp.autograd.grad(out, [w])
+    w2 = w.detach().clone().requires_grad_()
+    (want,) = tp.autograd.grad((x @ w2).tanh().sum(), [w2])
+    assert same(gw, want)
+    with tp.no_grad():
+        assert same(g(x), (x @ w).tanh().sum())
+    assert plans.trace_count == 1  # only the no_grad call has a plan
+
+
+@pytest.mark.skipif("batched" not in tp.plugins.loaded_names(), reason="needs tensorplug-batched")
+def test_a_replay_under_vmap_dispatches() -> None:
+    w = tp.randn([3, 3])
+
+    def f(x):
+        return (x @ w).relu().sum(0)
+
+    g = trace(f, tp.randn([4, 3]))
+    plans = _plans(g)
+    xs = tp.randn([5, 4, 3])
+    assert same(tp.vmap(g)(xs), tp.stack([f(xs[i]) for i in range(5)]))
+    assert plans.trace_count == 1  # no plan traced under vmap
+
+
+@pytest.mark.skipif("autocast" not in tp.plugins.loaded_names(), reason="needs tensorplug-autocast")
+def test_a_replay_in_an_autocast_region_dispatches() -> None:
+    w = tp.randn([3, 3])
+
+    def f(x):
+        return (x @ w).relu()
+
+    g = trace(f, tp.randn([4, 3]))
+    plans = _plans(g)
+    x = tp.randn([4, 3])
+    with tp.autocast("cpu"):
+        got, want = g(x), f(x)
+    assert got.dtype == tp.bfloat16 and same(got, want)
+    assert plans.trace_count == 1

@@ -15,12 +15,31 @@ leaves and calls, per node, the kernel the dispatch table chose for the node's k
 leaves the function needs its autograd history, which is the case for a whole training step:
 its backward is in the graph already. Only nodes whose outputs flow into an output that
 required grad when traced keep the autograd kernel (a compiled forward whose loss the caller
-backpropagates). Calls that write a tensor go through ``op.redispatch`` to the same kernel, so
-version counters move as in eager mode.
+backpropagates). A call that writes a tensor bumps its version counter once after the kernel,
+unless the kernel did, as the dispatcher does, so version counters move as in eager mode (a
+write into a list of tensors goes through ``op.redispatch`` to the same kernel instead).
+
+Note [Replay plans]
+~~~~~~~~~~~~~~~~~~~
+Dispatching ``graph.code`` costs what an eager call costs per operator, minus the Python of the
+public functions. A replay goes faster where dispatch can only give one answer: the first call
+with a new key (the same key as ``tp.compile``'s, Note [Compile guards]) runs ``graph.code``
+under the tracer with composites decomposed, and later calls with that key run the lowered
+form of that trace (``compile.ReplayPlans``, a ``tp.compile`` without the confirming second
+trace, since the graph holds no Python state). A plan is made only for calls whose dispatch
+it cannot get wrong: the thread's masks are those of a fresh thread (``tp.dispatch.Masks()``)
+up to grad mode, so no vmap level, autocast region or other included key; every tensor carries
+backend and autograd keys only; and no autograd history would be recorded (grad mode is off,
+or no input or constant requires grad, and the traced plan has no node that needs its
+autograd kernel). Other calls dispatch ``graph.code`` as before, and a call inside a trace
+records it inline. The guards re-check ``tp.dispatcher.generation()``, the masks and each
+tensor's key set, shape, dtype, device and ``requires_grad``: a registration made after a
+plan was traced (a kernel override) drops the plans that bound the kernel it changed.
 """
 
 from __future__ import annotations
 
+import inspect
 import keyword
 import math
 from collections.abc import Callable
@@ -30,6 +49,7 @@ import optree
 
 import tensorplug as tp
 from tensorplug.dispatch import local_state
+from tensorplug.tensor import Tensor
 
 from .graph import Graph, Node, Value, _Keyword, _Shown, _shown_args, _shown_tree, op_label
 from .recorder import M, path_text
@@ -228,7 +248,10 @@ def _compile(src: str, ns: dict[str, Any], name: str, filename: str) -> Callable
 
 
 def replay_function(graph: Graph) -> Callable[..., Any]:
-    """``graph(*args, **kwargs)``: check the arguments' structure, then run ``graph.code``."""
+    """``graph(*args, **kwargs)``: check the arguments' structure, then run a lowered plan
+    where one applies, else ``graph.code`` (Note [Replay plans])."""
+    from .compile import ReplayPlans
+
     src, ns = _build(graph, bind_ops=True)
     fwd = _compile(src, ns, graph.fn_name, f"<tensorplug graph {graph.fn_name}>")
     spec = graph.in_spec
@@ -236,31 +259,50 @@ def replay_function(graph: Graph) -> Callable[..., Any]:
     tensor_at = [i for i, x in enumerate(graph.in_leaves) if isinstance(x, Value)]
     kw_names = graph.kwarg_names
     label = graph.fn_name
+    # traced with positional tensors only: a call of as many tensors has the same structure
+    n_plain = len(graph.in_leaves) if not kw_names and not fixed and optree.tree_flatten(
+        cast(Any, (tuple(range(len(graph.arg_names))), {})))[1] == spec else -1  # fmt: skip
 
-    def replay(*args: Any, **kwargs: Any) -> Any:
-        leaves, got = optree.tree_flatten(cast(Any, (args, kwargs)))
-        if got != spec:
-            raise TypeError(
-                f"graph {label} was traced with arguments structured as {_spec_text(spec)}, "
-                f"and was called with {_spec_text(got)}; trace it again for that structure"
-            )
-        for i, x in fixed:
-            if not _same_constant(leaves[i], x):
-                raise ValueError(
-                    f"graph {label} was traced with {x!r} at argument leaf {i} and keeps it as a "
-                    f"constant; it was called with {leaves[i]!r}: trace it again (or use "
-                    "tp.compile, which retraces)"
-                )
-        for i in tensor_at:
-            if not isinstance(leaves[i], tp.Tensor):
-                raise TypeError(
-                    f"graph {label} expects a Tensor at argument leaf {i}, got "
-                    f"{type(leaves[i]).__name__}"
-                )
+    def run(*args: Any, **kwargs: Any) -> Any:
         if kw_names:
             kwargs = {kw_names[k]: v for k, v in kwargs.items()}
         return fwd(*args, **kwargs)
 
+    run.__name__ = graph.fn_name
+    run.__signature__ = inspect.signature(fwd)  # type: ignore[attr-defined]
+    plans = ReplayPlans(run, [c.tensor for c in graph.constants])
+
+    def replay(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs and len(args) == n_plain:
+            e = plans._last  # the plan that ran last: its guards check each argument is a Tensor
+            if e is not None and e.plain and e.nargs == n_plain:
+                assert e.run is not None
+                r = e.run(*args)
+                if r is not MISS:
+                    return r if e.unflatten is None else optree.tree_unflatten(e.unflatten, r)
+        if kwargs or len(args) != n_plain or not all(type(a) is Tensor for a in args):
+            leaves, got = optree.tree_flatten(cast(Any, (args, kwargs)))
+            if got != spec:
+                raise TypeError(
+                    f"graph {label} was traced with arguments structured as {_spec_text(spec)}, "
+                    f"and was called with {_spec_text(got)}; trace it again for that structure"
+                )
+            for i, x in fixed:
+                if not _same_constant(leaves[i], x):
+                    raise ValueError(
+                        f"graph {label} was traced with {x!r} at argument leaf {i} and keeps it "
+                        f"as a constant; it was called with {leaves[i]!r}: trace it again (or "
+                        "use tp.compile, which retraces)"
+                    )
+            for i in tensor_at:
+                if not isinstance(leaves[i], tp.Tensor):
+                    raise TypeError(
+                        f"graph {label} expects a Tensor at argument leaf {i}, got "
+                        f"{type(leaves[i]).__name__}"
+                    )
+        return plans(*args, **kwargs)
+
+    replay.plans = plans  # type: ignore[attr-defined]
     return replay
 
 
@@ -337,14 +379,21 @@ def lowered_function(
         bound.append((n.op, ks, kernel))
         pos = [names.ref(a, False) for a in n.args]
         kws = [names.ref(_Keyword(k, v), False) for k, v in n.kwargs.items()]
-        if n.mutates:
+        written = _written(n) if n.mutates else []
+        if written is None:  # a written list or optional tensor: the dispatcher bumps them
             ns[f"r{i}"] = n.op.redispatch
             ns[f"K{i}"] = ks
             call = f"r{i}(K{i}, {', '.join([*pos, *kws])})"
         else:
             ns[f"f{i}"] = kernel
             call = f"f{i}({', '.join([*pos, *kws])})"
+        # a write bumps the version counter once, as a dispatched call does (Note [Generated
+        # call functions] in the core's _callgen.py): unless the kernel bumped it itself
+        for j, v in enumerate(written or ()):
+            body.append(f"        _c{j} = {names.of[v]}.tp_version; _b{j} = _c{j}.value")
         body.append(f"        {_targets(n, names)}{call}")
+        for j, _ in enumerate(written or ()):
+            body.append(f"        if _c{j}.value == _b{j}: _c{j}.value = _b{j} + 1")
     if body[-1] == "    try:":
         body.append("        pass")
     body.append("    finally:")
@@ -360,6 +409,20 @@ def lowered_function(
     fn = _compile(src, ns, "lowered", f"<tensorplug lowered {graph.fn_name}>")
     fn.__source__ = src  # type: ignore[attr-defined]
     return fn, bound
+
+
+def _written(n: Node) -> list[Value] | None:
+    """The values node ``n`` writes, when each is a single tensor (``Tensor(a!)``); None when
+    it writes a list or an optional tensor."""
+    out: list[Value] = []
+    for i, a in enumerate(n.op.schema.arguments):
+        if not a.is_write:
+            continue
+        v = n.args[i] if i < len(n.args) else n.kwargs.get(a.name)
+        if a.tensor_kind != "Tensor" or not isinstance(v, Value):
+            return None
+        out.append(v)
+    return out
 
 
 MISS: Any = type("Miss", (), {"__repr__": lambda self: "<guard failed>"})()

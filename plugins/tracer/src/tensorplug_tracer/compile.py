@@ -3,13 +3,13 @@
 Note [Compile guards]
 ~~~~~~~~~~~~~~~~~~~~~
 A graph is valid for calls like the one it was traced from. Each call computes a key: the
-structure of ``(args, kwargs)`` (optree), per tensor leaf its shape, dtype, device and
-``requires_grad``, each other leaf itself, the thread's dispatch masks (grad mode, autocast,
+structure of ``(args, kwargs)`` (optree), per tensor leaf its shape, dtype, device,
+``requires_grad`` and key set, each other leaf itself, the thread's dispatch masks (grad mode, autocast,
 included keys) and the default dtype and device. A key seen before runs its lowered graph;
 a new key traces again (the call runs eagerly, under the tracer) and keeps the new graph, up to
 ``cache_size`` graphs (the least recently used goes first). Tensors the function closed over
 are constants held by reference: each entry also checks that they still have the shape, dtype,
-device and ``requires_grad`` they were traced with.
+device, ``requires_grad`` and key set they were traced with.
 
 The lowered graph calls the kernels the dispatch table chose at trace time; they stay right
 while ``tp.dispatcher.generation()`` is unchanged, which each call checks. When it changed (a
@@ -41,11 +41,11 @@ from .codegen import MISS
 from .graph import Graph, TensorMeta, Value
 from .recorder import M, TracerWarning
 
-__all__ = ["CompiledFunction", "compile"]
+__all__ = ["CompiledFunction", "ReplayPlans", "compile"]
 
 
 def _meta(t: Any) -> tuple[Any, ...]:
-    return (t.shape, t.dtype, t.device, t.requires_grad)
+    return (t.shape, t.dtype, t.device, t.requires_grad, t.tp_keyset)
 
 
 class _Entry:
@@ -87,8 +87,10 @@ def _same_kernel(a: Any, b: Any) -> bool:
     return False
 
 
-def _guards(graph: Graph, state: tuple[Any, ...], gen: list[int]) -> Callable[[Any], list[str]]:
-    """The conditions the lowered function checks first (Note [Compile guards])."""
+def _guards(graph: Graph, state: tuple[Any, ...], gen: list[int],
+            keysets: dict[Value, int]) -> Callable[[Any], list[str]]:  # fmt: skip
+    """The conditions the lowered function checks first (Note [Compile guards]);
+    ``keysets``: the key set of each input and constant when traced."""
 
     def build(names: Any) -> list[str]:
         ns = names.ns
@@ -96,14 +98,18 @@ def _guards(graph: Graph, state: tuple[Any, ...], gen: list[int]) -> Callable[[A
         ns.update(_T=Tensor, _gen=tp.dispatcher.generation, _G=gen, _dd=tp.get_default_dtype,
                   _ddev=tp.get_default_device, _DD=ddtype, _DDEV=ddevice)  # fmt: skip
         conds = ["_gen() == _G[0]", f"_m.inc == {inc} and _m.nexc == {nexc}",
-                 "_dd() is _DD and _ddev() == _DDEV"]  # fmt: skip
+                 "_dd() is _DD", "(_ddev() is _DDEV or _ddev() == _DDEV)"]  # fmt: skip
+        # the cheapest tests first; devices are compared by identity before equality (tensors
+        # of one device usually share the object); a constant is a tensor by construction
         for i, v in enumerate([*graph.inputs, *graph.constants]):
             n = names.of[v]
             m = v.meta
             ns[f"_S{i}"], ns[f"_D{i}"], ns[f"_V{i}"] = m.shape, m.dtype, m.device
             conds.append(
-                f"isinstance({n}, _T) and {n}.shape == _S{i} and {n}.dtype is _D{i} and "
-                f"{n}.device == _V{i} and {n}.requires_grad is {m.requires_grad}"
+                ("" if v.kind == "constant" else f"isinstance({n}, _T) and ")
+                + f"{n}.tp_keyset == {keysets[v]} and {n}.tp_dtype is _D{i} and "
+                f"({n}.tp_device is _V{i} or {n}.tp_device == _V{i}) and {n}.shape == _S{i} "
+                f"and {n}.requires_grad is {m.requires_grad}"
             )
         return conds
 
@@ -123,6 +129,7 @@ class CompiledFunction:
         self._last: _Entry | None = None
         self._pending: dict[Any, tuple[Any, int]] = {}  # key -> (last graph's signature, traces)
         self._warned = False
+        self._confirm = True  # Note [Confirmed graphs]; ReplayPlans: no
         self.trace_count = 0
         self.evictions = 0
         functools.update_wrapper(self, fn)
@@ -159,7 +166,7 @@ class CompiledFunction:
         key, tensors, plain = _key(args, kwargs, state)
         entry = self._cache.get(key)
         if entry is None:
-            return self._trace(key, args, kwargs, state, plain)
+            return self._trace(key, args, kwargs, state, plain, tensors)
         if entry.eager:
             return self.fn(*args, **kwargs)
         assert entry.run is not None
@@ -167,7 +174,7 @@ class CompiledFunction:
         if r is MISS:  # a constant changed: trace again
             del self._cache[key]
             self._last = None
-            return self._trace(key, args, kwargs, state, plain)
+            return self._trace(key, args, kwargs, state, plain, tensors)
         self._cache.move_to_end(key)
         self._last = entry
         return r if entry.unflatten is None else optree.tree_unflatten(entry.unflatten, r)
@@ -179,8 +186,9 @@ class CompiledFunction:
             del self._cache[key]
 
     def _trace(self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any], state: tuple[Any, ...],
-               plain: bool) -> Any:  # fmt: skip
+               plain: bool, tensors: list[Any]) -> Any:  # fmt: skip
         gen = tp.dispatcher.generation()
+        in_keysets = [t.tp_keyset for t in tensors]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TracerWarning)
             graph, out, decomposed = recorder.record_trace(self.fn, args, kwargs, decompose=True)
@@ -194,6 +202,9 @@ class CompiledFunction:
         why = ""
         if graph.data_reads:
             why = f"reads tensor values into Python (at {', '.join(graph.data_reads)})"
+        elif not self._confirm:  # a replay plan: no Python state to confirm
+            if codegen.autograd_nodes(graph):
+                why = "records autograd history"
         elif previous is None or previous[0] != sig:
             tries = 1 if previous is None else previous[1] + 1
             if tries < _CONFIRM_TRIES:  # Note [Confirmed graphs]: trace the next call too
@@ -202,7 +213,7 @@ class CompiledFunction:
             why = f"records a different graph at each of {tries} calls (it keeps state in Python)"
         if why:
             entry.eager = True
-            if not self._warned:
+            if self._confirm and not self._warned:
                 self._warned = True
                 warnings.warn(
                     f"tp.compile({getattr(self.fn, '__qualname__', self.fn)!r}): the function "
@@ -214,9 +225,12 @@ class CompiledFunction:
         else:
             if not codegen.autograd_nodes(graph):
                 passes.fold_transposes(graph)
+                passes.drop_copies(graph)
             graph.eliminate_dead_code()
+            keysets = dict(zip(graph.inputs, in_keysets, strict=True))
+            keysets.update((c, c.tensor.tp_keyset) for c in graph.constants)
             entry.run, entry.bound = codegen.lowered_function(
-                graph, _guards(graph, state, self._gen)
+                graph, _guards(graph, state, self._gen, keysets)
             )
             entry.decomposed = decomposed
             entry.unflatten = None if optree.treespec_is_leaf(graph.out_spec) else graph.out_spec
@@ -236,6 +250,42 @@ class CompiledFunction:
 
     def __repr__(self) -> str:
         return f"<tp.compile of {getattr(self.fn, '__qualname__', self.fn)!r}: {len(self._cache)} graphs>"
+
+
+class ReplayPlans(CompiledFunction):
+    """The lowered plans of a graph's replay (Note [Replay plans] in codegen.py): ``fn`` is
+    the replay through the dispatcher, run under the tracer once per new call key with
+    composites decomposed, and lowered when nothing in it needs dispatch at run time."""
+
+    def __init__(self, fn: Callable[..., Any], constants: list[Any], cache_size: int = 8) -> None:
+        super().__init__(fn, cache_size)
+        self._confirm = False
+        self.constants = constants  # the graph's constant tensors
+
+    def plannable(self, tensors: list[Any], state: tuple[Any, ...]) -> bool:
+        """Whether a call in ``state`` with these tensor leaves may run a lowered plan: the
+        thread's masks are a fresh thread's (grad mode aside: no vmap, autocast region, or
+        other included key), every tensor carries backend and autograd keys only, and no
+        autograd history would be recorded."""
+        inc, nexc = state[0], state[1]
+        base = tp.dispatch.Masks()
+        if inc != base.inc or (nexc | M.strip) != (base.nexc | M.strip):
+            return False
+        allowed = tp.keys.plain_mask() | M.strip
+        grad_on = nexc & M.ag
+        for t in [*tensors, *self.constants]:
+            if t.tp_keyset & ~allowed or (grad_on and t.requires_grad):
+                return False
+        return True
+
+    def _trace(self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any], state: tuple[Any, ...],
+               plain: bool, tensors: list[Any]) -> Any:  # fmt: skip
+        if self.plannable(tensors, state):
+            return super()._trace(key, args, kwargs, state, plain, tensors)
+        entry = _Entry()
+        entry.eager = True
+        self._store(key, entry)
+        return self.fn(*args, **kwargs)
 
 
 # Note [Confirmed graphs]

@@ -10,7 +10,7 @@ from typing import Any
 
 from .graph import Graph, Node, Value
 
-__all__ = ["fold_transposes"]
+__all__ = ["drop_copies", "fold_transposes"]
 
 _TRANSPOSES = ("aten::transpose.int", "aten::t.default")
 
@@ -71,3 +71,77 @@ def _sub(x: Any, replace: dict[Value, Value]) -> Any:
     if type(x) is list:
         return [_sub(v, replace) for v in x]
     return x
+
+
+def _escaping(graph: Graph) -> set[Value]:
+    out = {v for v in graph.out_leaves if isinstance(v, Value)}
+    for e in graph.effects:
+        out.add(e.target)
+        if isinstance(e.value, Value):
+            out.add(e.value)
+    return out
+
+
+def _plain_reader(n: Node, v: Value) -> bool:
+    """Whether node ``n`` reads ``v`` only as a plain input: it writes nothing, and no argument
+    that receives ``v`` may alias an output (no alias annotation in the schema)."""
+    if n.mutates:
+        return False
+    args = n.op.schema.arguments
+    for i, a in enumerate(n.args):
+        if _holds(a, v) and (i >= len(args) or args[i].annotation is not None):
+            return False
+    by_name = {a.name: a for a in args}
+    for k, a in n.kwargs.items():
+        if _holds(a, v) and (k not in by_name or by_name[k].annotation is not None):
+            return False
+    return True
+
+
+def _holds(x: Any, v: Value) -> bool:
+    if x is v:
+        return True
+    return type(x) is list and any(e is v for e in x)
+
+
+def drop_copies(graph: Graph) -> int:
+    """Read ``x`` where the graph reads a copy of ``x`` that nothing could tell apart from it,
+    for a graph run without autograd (no kernel keeps its inputs): ``clone(x)`` (layout
+    preserved) whose result only plain readers read (they write nothing and return no alias of
+    it), that does not leave the function, with no node writing anything between the clone and
+    its last reader: the readers see ``x``'s values. (The seed gradient of ``backward()`` and
+    ``tp.autograd.grad`` is such a clone of a constant.)
+
+    A ``detach`` is left alone: its input may have required grad when traced, and reading it
+    instead would keep the autograd kernels of every node before it (codegen.autograd_nodes).
+    Returns the number of values replaced; the copies left unread go with dead-code
+    elimination.
+    """
+    escaping = _escaping(graph)  # outputs and effects are never replaced
+    readers: dict[Value, list[int]] = {}
+    for i, n in enumerate(graph.nodes):
+        for v in n.inputs:
+            readers.setdefault(v, []).append(i)
+    replace: dict[Value, Value] = {}
+    for i, n in enumerate(graph.nodes):
+        if n.out_form != "one" or not isinstance(n.outputs[0], Value) or not n.args:
+            continue
+        out, src = n.outputs[0], n.args[0]
+        if not isinstance(src, Value):
+            continue
+        if n.op.name == "aten::clone.default":
+            if n.kwargs.get("memory_format") is not None or len(n.args) > 1 or out in escaping:
+                continue
+            reads = readers.get(out, [])
+            if not reads or not all(_plain_reader(graph.nodes[j], out) for j in reads):
+                continue
+            if any(graph.nodes[j].mutates for j in range(i + 1, max(reads))):
+                continue
+            replace[out] = replace.get(src, src)
+    if not replace:
+        return 0
+    for n in graph.nodes:
+        n.args = tuple(_sub(a, replace) for a in n.args)
+        n.kwargs = {k: _sub(v, replace) for k, v in n.kwargs.items()}
+    graph._replay = None
+    return len(replace)

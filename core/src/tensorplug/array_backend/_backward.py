@@ -186,6 +186,10 @@ def _softmax_kernel(kit: Kit, name: str, formula: Any, fast_formula: Any) -> Ker
                 return new(fast_formula(g, y, dim % n), d, output._device, ks)
         return slow(grad_output, output, dim, input_dtype)  # type: ignore[no-any-return]
 
+    # named as its builder's kernel (softmax_backward_data.<locals>.softmax_backward_data)
+    short = name.lstrip("_")
+    kernel.__name__ = short
+    kernel.__qualname__ = f"{short}.<locals>.{short}"
     return kernel
 
 

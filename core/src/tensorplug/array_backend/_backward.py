@@ -12,6 +12,19 @@ compute dtypes] in _kit.py) and keeps PyTorch's conventions:
 * ``nll_loss_backward`` scatters ``-weight[target] * g`` (divided by the total weight for
   ``"mean"``) into zeros shaped like ``self``; ignored targets get nothing (an exact 0, also
   when every target is ignored and the mean divides by a zero total weight).
+
+Each kernel has its builder, named after it: ``threshold_backward(kit)`` returns the kernel of
+``aten::threshold_backward`` for ``kit``'s backend, so a kernel can be built, called and read on
+its own; :func:`build` builds them all.
+
+Note [Backward kernel fast paths]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A training step calls these kernels on one floating dtype computed natively, on one device, with
+shapes that agree: that case skips the general path's dtype promotion, device checks and casts,
+and the guard that converts errors (Note [Kernel errors] in _checks.py), since every array call
+in it either cannot raise or is caught and sent to the general path, which raises with the
+op's message. Each fast path makes the array calls the general path makes for that case, so the
+results are the same to the bit.
 """
 
 from __future__ import annotations
@@ -20,30 +33,70 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._kit import Kernels, Kit, OpError, Scalar, check_broadcast, wrap_dim
+from ._kit import (
+    Kernel,
+    Kernels,
+    Kit,
+    OpError,
+    Scalar,
+    check_broadcast,
+    guard,
+    guarded,
+    wrap_dim,
+)
 from ._nn import check_nll_weight, check_reduction, floating, nll_target
 
 
-def build(kit: Kit) -> Kernels:
+def fast_floats(kit: Kit) -> frozenset[_dt.dtype]:
+    """The dtypes of Note [Backward kernel fast paths]: floating, computed and accumulated
+    natively, by a library with numpy's ufunc reductions and ``out=``."""
     xp = kit.xp
-    k: Kernels = {}
+    if not kit.writes_out or getattr(xp.add, "reduce", None) is None:
+        return frozenset()
+    return frozenset(d for d in kit.native if d.kind == "f" and kit.accumulate[d] == kit.storage[d])
 
+
+def _all(xp: Any) -> Any:
+    """``all(a)``: the ufunc reduction where the library has one (numpy's ``xp.all`` is a Python
+    wrapper around it), as _nn and _indexing use."""
+    reduce = getattr(xp.logical_and, "reduce", None)
+    if reduce is None:
+        return xp.all
+    return lambda a: reduce(a, None)
+
+
+def _min(xp: Any) -> Any:
+    reduce = getattr(xp.minimum, "reduce", None)
+    if reduce is None:
+        return xp.min
+    return lambda a: reduce(a, None)
+
+
+# --- threshold_backward -------------------------------------------------------------------
+
+
+def threshold_backward(kit: Kit) -> Kernel:
+    xp = kit.xp
     zeros0 = {d: xp.zeros((), dtype=kit.compute[d]) for d in kit.compute}
     native = kit.native
     isfinite = xp.isfinite
-    # the ufunc reductions where the library has them, as _nn and _indexing use: numpy's
-    # xp.all / xp.min are Python wrappers around them
-    all_reduce = getattr(xp.logical_and, "reduce", None)
-    add_reduce = getattr(xp.add, "reduce", None)
-    min_reduce = getattr(xp.minimum, "reduce", None)
+    logical_not = xp.logical_not
+    all_ = _all(xp)
+    fast = fast_floats(kit)
+    new = kit.new
+    ks = kit.keyset
 
-    def all_(a: Any) -> Any:
-        return xp.all(a) if all_reduce is None else all_reduce(a, None)
+    def finite_product(ga: Any, drop: Any) -> Any:
+        """``ga * not drop`` (+ 0.0, which turns the -0.0 of a negative ``ga`` times 0 into
+        PyTorch's 0), faster than ``where()`` with numpy's ufuncs (a float times a bool array,
+        in place) and exact where ``ga`` is finite (inf * 0 is NaN); None where it is not."""
+        if not bool(all_(isfinite(ga))):
+            return None
+        r = ga * logical_not(drop)
+        r += 0.0
+        return r
 
-    def min_(a: Any) -> Any:
-        return xp.min(a) if min_reduce is None else min_reduce(a, None)
-
-    def threshold_backward(grad_output: Tensor, self: Tensor, threshold: Scalar) -> Tensor:
+    def general(grad_output: Tensor, self: Tensor, threshold: Scalar) -> Tensor:
         g, x = grad_output, self
         d = g._dtype if g._dtype is x._dtype else kit.result_dtype(g, x)
         kit.same_device(g, x)
@@ -51,73 +104,149 @@ def build(kit: Kit) -> Kernels:
         if ga.shape != xa.shape:
             check_broadcast(tuple(ga.shape), tuple(xa.shape))
         drop = xa <= threshold
+        if d.kind == "f" and kit.writes_out and d in native:
+            r = finite_product(ga, drop)
+            if r is not None:
+                return kit.wrap(r, d, g._device)
+        return kit.wrap(xp.where(drop, zeros0[d], ga), d, g._device)
+
+    slow = guard("threshold_backward", general, kit.key_name)
+
+    @guarded  # Note [Backward kernel fast paths]
+    def threshold_backward(grad_output: Tensor, self: Tensor, threshold: Scalar) -> Tensor:
+        d = grad_output._dtype
         if (
-            d.kind == "f"
-            and kit.writes_out  # numpy's ufuncs: a float times a bool array, in place
-            and d in native
-            and bool(all_(isfinite(ga)))
+            d in fast
+            and self._dtype is d
+            and self._device is grad_output._device
+            and (type(threshold) is float or type(threshold) is int)
         ):
-            # g * keep (+ 0.0, which turns the -0.0 of a negative g times 0 into PyTorch's 0)
-            # is faster than where() with numpy, and exact for finite g (inf * 0 is NaN)
-            r = ga * xp.logical_not(drop)
-            r += 0.0
-            return kit.wrap(r, d, g._device)
-        r = xp.where(drop, zeros0[d], ga)
-        return kit.wrap(r, d, g._device)
+            ga = grad_output._data
+            xa = self._data
+            if ga.shape == xa.shape and ga.ndim:
+                r = finite_product(ga, xa <= threshold)
+                if r is not None:
+                    return new(r, d, grad_output._device, ks)
+        return slow(grad_output, self, threshold)  # type: ignore[no-any-return]
 
-    def softmax_parts(
-        name: str, grad_output: Tensor, output: Tensor, dim: int, input_dtype: _dt.dtype
-    ) -> tuple[Any, Any, int | None]:
+    return threshold_backward
+
+
+# --- softmax and log_softmax --------------------------------------------------------------
+
+
+def _softmax_parts(
+    kit: Kit, name: str, grad_output: Tensor, output: Tensor, dim: int, input_dtype: _dt.dtype
+) -> tuple[Any, Any, int | None]:
+    """The checked arrays of a softmax backward, in the accumulation dtype, and its axis (None
+    for a 0-d output)."""
+    floating(name, input_dtype)
+    floating(name, output._dtype)
+    if tuple(grad_output._data.shape) != tuple(output._data.shape):
+        raise OpError(
+            f"grad_output and output must have the same shape, but got "
+            f"{list(grad_output._data.shape)} and {list(output._data.shape)}"
+        )
+    kit.same_device(grad_output, output)
+    acc = kit.accumulate[output._dtype]
+    g = kit.cast(grad_output._data, acc)
+    y = kit.cast(output._data, acc)
+    ndim = y.ndim
+    ax = wrap_dim(dim, ndim)
+    return g, y, (ax if ndim else None)
+
+
+def _softmax_kernel(kit: Kit, name: str, formula: Any, fast_formula: Any) -> Kernel:
+    """A softmax backward kernel ``(grad_output, output, dim, input_dtype)``: ``formula(g, y,
+    ax)`` in general, ``fast_formula(g, y, ax)`` on Note [Backward kernel fast paths] (one
+    dtype, the shapes equal, at least one dimension, the dim in range)."""
+    fast = fast_floats(kit)
+    new = kit.new
+    ks = kit.keyset
+
+    def general(grad_output: Tensor, output: Tensor, dim: int, input_dtype: _dt.dtype) -> Tensor:
+        g, y, ax = _softmax_parts(kit, name, grad_output, output, dim, input_dtype)
+        return kit.wrap(formula(g, y, ax), input_dtype, output._device)
+
+    slow = guard(name, general, kit.key_name)
+
+    @guarded  # Note [Backward kernel fast paths]
+    def kernel(grad_output: Tensor, output: Tensor, dim: int, input_dtype: _dt.dtype) -> Tensor:
         d = output._dtype
-        g, y = grad_output._data, output._data
         if (
-            d is input_dtype
+            d in fast
+            and d is input_dtype
             and d is grad_output._dtype
-            and d in native
-            and d.kind == "f"
             and grad_output._device is output._device
-            and g.shape == y.shape
-            and y.ndim
-        ):  # the common case: one dtype, computed natively
-            return g, y, wrap_dim(dim, y.ndim)
-        floating(name, input_dtype)
-        floating(name, output._dtype)
-        if tuple(grad_output._data.shape) != tuple(output._data.shape):
-            raise OpError(
-                f"grad_output and output must have the same shape, but got "
-                f"{list(grad_output._data.shape)} and {list(output._data.shape)}"
-            )
-        kit.same_device(grad_output, output)
-        acc = kit.accumulate[output._dtype]
-        g = kit.cast(grad_output._data, acc)
-        y = kit.cast(output._data, acc)
-        ndim = y.ndim
-        ax = wrap_dim(dim, ndim)
-        return g, y, (ax if ndim else None)
+            and type(dim) is int
+        ):
+            g, y = grad_output._data, output._data
+            n = y.ndim
+            if g.shape == y.shape and n and -n <= dim < n:
+                return new(fast_formula(g, y, dim % n), d, output._device, ks)
+        return slow(grad_output, output, dim, input_dtype)  # type: ignore[no-any-return]
 
-    def softmax_backward_data(
-        grad_output: Tensor, output: Tensor, dim: int, input_dtype: _dt.dtype
-    ) -> Tensor:
-        g, y, ax = softmax_parts("softmax_backward_data", grad_output, output, dim, input_dtype)
+    # named as its builder's kernel (softmax_backward_data.<locals>.softmax_backward_data)
+    short = name.lstrip("_")
+    kernel.__name__ = short
+    kernel.__qualname__ = f"{short}.<locals>.{short}"
+    return kernel
+
+
+def softmax_backward_data(kit: Kit) -> Kernel:
+    """``y * (g - sum(g * y, dim))``."""
+    xp = kit.xp
+    add_reduce = getattr(xp.add, "reduce", None)
+
+    def formula(g: Any, y: Any, ax: int | None) -> Any:
         gy = g * y
-        if ax is None or add_reduce is None:  # 0-d (numpy gives scalars), or no ufunc reduce
-            r = gy - y * xp.sum(gy, axis=ax, keepdims=True)
-        else:  # the same, into gy's array, with the ufunc's own reduce (xp.sum wraps it)
-            r = xp.subtract(gy, y * add_reduce(gy, ax, None, None, True), out=gy)
-        return kit.wrap(r, input_dtype, output._device)
+        if ax is None or add_reduce is None or not kit.writes_out:
+            # 0-d (numpy gives scalars), or no ufunc reduce
+            return gy - y * xp.sum(gy, axis=ax, keepdims=True)
+        return fast_formula(g, y, ax)
 
-    def log_softmax_backward_data(
-        grad_output: Tensor, output: Tensor, dim: int, input_dtype: _dt.dtype
-    ) -> Tensor:
-        g, y, ax = softmax_parts("log_softmax_backward_data", grad_output, output, dim, input_dtype)
-        if ax is None or add_reduce is None:
-            r = g - xp.exp(y) * xp.sum(g, axis=ax, keepdims=True)
-        else:
-            e = xp.exp(y)
-            r = xp.subtract(g, xp.multiply(e, add_reduce(g, ax, None, None, True), out=e), out=e)
-        return kit.wrap(r, input_dtype, output._device)
+    def fast_formula(g: Any, y: Any, ax: int) -> Any:
+        # the same, into g * y's array, with the ufunc's own reduce (xp.sum wraps it)
+        gy = g * y
+        return xp.subtract(gy, y * add_reduce(gy, ax, None, None, True), out=gy)  # type: ignore[misc]
 
-    def nll_loss_backward(
+    return _softmax_kernel(kit, "_softmax_backward_data", formula, fast_formula)
+
+
+def log_softmax_backward_data(kit: Kit) -> Kernel:
+    """``g - exp(y) * sum(g, dim)``."""
+    xp = kit.xp
+    add_reduce = getattr(xp.add, "reduce", None)
+    exp = xp.exp
+    multiply = getattr(xp, "multiply", None)
+    subtract = xp.subtract
+
+    def formula(g: Any, y: Any, ax: int | None) -> Any:
+        if ax is None or add_reduce is None or not kit.writes_out:
+            return g - xp.exp(y) * xp.sum(g, axis=ax, keepdims=True)
+        return fast_formula(g, y, ax)
+
+    def fast_formula(g: Any, y: Any, ax: int) -> Any:
+        e = exp(y)
+        return subtract(g, multiply(e, add_reduce(g, ax, None, None, True), out=e), out=e)  # type: ignore[misc]
+
+    return _softmax_kernel(kit, "_log_softmax_backward_data", formula, fast_formula)
+
+
+# --- nll_loss_backward --------------------------------------------------------------------
+
+
+def nll_loss_backward(kit: Kit) -> Kernel:
+    """``-weight[target] * g`` (over the total weight for ``"mean"``) scattered into zeros
+    shaped like ``self``."""
+    xp = kit.xp
+    min_ = _min(xp)
+    fast = fast_floats(kit)
+    new = kit.new
+    ks = kit.keyset
+    zeros = xp.zeros
+
+    def general(
         grad_output: Tensor,
         self: Tensor,
         target: Tensor,
@@ -142,8 +271,8 @@ def build(kit: Kit) -> Kernels:
             )
         lo = int(min_(t)) if t.size else 0
         if len(shape) == 2 and weight is None and reduction != "none" and ignore_index < 0 <= lo:
-            # the common case: no weights, and no target can be the (negative) ignore_index
-            out = xp.zeros(shape, dtype=acc)
+            # no weights, and no target can be the (negative) ignore_index
+            out = zeros(shape, dtype=acc)
             rows = kit.row_numbers(shape[0], device)
             kit.put(out, (rows, t), -(g / shape[0] if reduction == "mean" else g))
             return kit.wrap(out, d, device)
@@ -162,7 +291,7 @@ def build(kit: Kit) -> Kernels:
         # ignored targets get an exact 0, as PyTorch, which never writes them: not the -0.0 of
         # -0 * g, nor the NaN of 0 * (g / 0) when every target is ignored
         coef = xp.where(valid, coef, xp.zeros((), dtype=acc))
-        out = xp.zeros(shape, dtype=acc)
+        out = zeros(shape, dtype=acc)
         if not batched:
             kit.put(out, (safe,), coef)
         elif len(shape) == 2:
@@ -173,8 +302,59 @@ def build(kit: Kit) -> Kernels:
             out = xp.where(hit, xp.expand_dims(coef, axis=1), out)
         return kit.wrap(out, d, device)
 
-    k["threshold_backward"] = threshold_backward
-    k["_softmax_backward_data"] = softmax_backward_data
-    k["_log_softmax_backward_data"] = log_softmax_backward_data
-    k["nll_loss_backward"] = nll_loss_backward
-    return k
+    slow = guard("nll_loss_backward", general, kit.key_name)
+
+    @guarded  # Note [Backward kernel fast paths]
+    def nll_loss_backward(
+        grad_output: Tensor,
+        self: Tensor,
+        target: Tensor,
+        weight: Tensor | None = None,
+        reduction: str = "mean",
+        ignore_index: int = -100,
+    ) -> Tensor:
+        # the general path's first case, for a (batch, classes) input and a 0-d gradient of
+        # its dtype, with the targets' checks of nll_target done by comparing shapes
+        d = self._dtype
+        device = self._device
+        if (
+            d in fast
+            and weight is None
+            and (reduction == "mean" or reduction == "sum")
+            and type(ignore_index) is int
+            and ignore_index < 0
+            and grad_output._dtype is d
+            and target._dtype is _dt.int64
+            and grad_output._device is device
+            and target._device is device
+        ):
+            x, t, g = self._data, target._data, grad_output._data
+            shape = x.shape
+            if len(shape) == 2 and not g.ndim and t.shape == shape[:1] and shape[0]:
+                if min_(t) >= 0:
+                    out = zeros(shape, dtype=x.dtype)
+                    try:
+                        kit.put(
+                            out,
+                            (kit.row_numbers(shape[0], device), t),
+                            -(g / shape[0] if reduction == "mean" else g),
+                        )
+                    except IndexError:  # a target past the last class: the general message
+                        pass
+                    else:
+                        return new(out, d, device, ks)
+        return slow(grad_output, self, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
+
+    return nll_loss_backward
+
+
+BUILDERS = {
+    "threshold_backward": threshold_backward,
+    "_softmax_backward_data": softmax_backward_data,
+    "_log_softmax_backward_data": log_softmax_backward_data,
+    "nll_loss_backward": nll_loss_backward,
+}
+
+
+def build(kit: Kit) -> Kernels:
+    return {name: make(kit) for name, make in BUILDERS.items()}

@@ -12,6 +12,9 @@ general path, for its masks or its message.
 The picked values are negated, summed and divided by the batch size as the general path does
 with weights of one (``-p * 1`` is ``-p``; a sum of n ones is n), so the result is the same to
 the bit.
+
+Each kernel has its builder, named after it (``nll_loss(kit)`` returns the kernel of
+``aten::nll_loss`` for ``kit``'s backend); :func:`build` builds them all.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._kit import Kernels, Kit, OpError, guard, guarded, torch_name
+from ._kit import Kernel, Kernels, Kit, OpError, guard, guarded, torch_name
 
 
 def _fmt(shape: Any) -> str:
@@ -75,10 +78,8 @@ def check_nll_weight(weight: Tensor, n_classes: int) -> None:
         )
 
 
-def build(kit: Kit) -> Kernels:
+def nll_loss(kit: Kit) -> Kernel:
     xp = kit.xp
-    k: Kernels = {}
-
     new = kit.new
     ks = kit.keyset
     asarray = xp.asarray
@@ -132,7 +133,7 @@ def build(kit: Kit) -> Kernels:
             total = asarray(total)
         return new(total, d, self._device, ks)
 
-    def nll_loss(
+    def general(
         self: Tensor,
         target: Tensor,
         weight: Tensor | None = None,
@@ -171,6 +172,27 @@ def build(kit: Kit) -> Kernels:
         with kit.quiet():
             return kit.wrap(total / xp.sum(wt), d, device)
 
+    slow = guard("nll_loss", general, kit.key_name)
+
+    @guarded  # the fast path raises nothing (Note [Kernel errors] in _checks.py)
+    def nll_loss(
+        self: Tensor,
+        target: Tensor,
+        weight: Tensor | None = None,
+        reduction: str = "mean",
+        ignore_index: int = -100,
+    ) -> Tensor:
+        fast = nll_fast(self, target, weight, reduction, ignore_index)
+        if fast is not None:
+            return fast
+        return slow(self, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
+
+    return nll_loss
+
+
+def binary_cross_entropy(kit: Kit) -> Kernel:
+    xp = kit.xp
+
     def binary_cross_entropy(
         self: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
     ) -> Tensor:
@@ -179,9 +201,9 @@ def build(kit: Kit) -> Kernels:
         device = self._device
         if tuple(target._data.shape) != tuple(self._data.shape):
             raise OpError(
-                f"Using a target size ({_fmt(target._data.shape)}) that is different to the input "
-                f"size ({_fmt(self._data.shape)}) is deprecated. Please ensure they have the same "
-                "size."
+                f"Using a target size ({_fmt(target._data.shape)}) that is different to the "
+                f"input size ({_fmt(self._data.shape)}) is deprecated. Please ensure they have "
+                "the same size."
             )
         x = kit.cast(self._data, kit.accumulate[d])
         t = kit.cast(kit.operand(target, target._dtype, device), x.dtype)
@@ -199,21 +221,11 @@ def build(kit: Kit) -> Kernels:
         r = xp.sum(loss) if reduction == "sum" else xp.mean(loss)
         return kit.wrap(r, d, device)
 
-    slow_nll_loss = guard("nll_loss", nll_loss)
+    return binary_cross_entropy
 
-    @guarded  # the fast path raises nothing (Note [Kernel errors] in _checks.py)
-    def fast_nll_loss(
-        self: Tensor,
-        target: Tensor,
-        weight: Tensor | None = None,
-        reduction: str = "mean",
-        ignore_index: int = -100,
-    ) -> Tensor:
-        fast = nll_fast(self, target, weight, reduction, ignore_index)
-        if fast is not None:
-            return fast
-        return slow_nll_loss(self, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
 
-    k["nll_loss"] = fast_nll_loss
-    k["binary_cross_entropy"] = binary_cross_entropy
-    return k
+BUILDERS = {"nll_loss": nll_loss, "binary_cross_entropy": binary_cross_entropy}
+
+
+def build(kit: Kit) -> Kernels:
+    return {name: make(kit) for name, make in BUILDERS.items()}

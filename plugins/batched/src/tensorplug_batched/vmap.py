@@ -43,6 +43,7 @@ _permute = _aten.permute.default
 _unsqueeze = _aten.unsqueeze.default
 _expand = _aten.expand.default
 _cat = _aten.cat.default
+_vmap_mode = [0]  # VmapMode's bit, once read (vmap_mode_mask)
 
 
 def vmap(
@@ -174,7 +175,7 @@ def _flat_inputs(args: tuple[Any, ...], in_dims: Any) -> tuple[list[int | None],
         for a in args:
             if not isinstance(a, Tensor):
                 return None
-            shape = a.shape
+            shape = a.tp_data.shape  # an array's or a wrapper's: no property, no copy
             k = len(shape)
             d = in_dims
             if not -k <= d < k:
@@ -197,7 +198,7 @@ def _flat_inputs(args: tuple[Any, ...], in_dims: Any) -> tuple[list[int | None],
             continue
         if type(d) is not int or not isinstance(a, Tensor):
             return None
-        shape = a.shape
+        shape = a.tp_data.shape
         k = len(shape)
         if not -k <= d < k:
             return None
@@ -235,16 +236,23 @@ def _flat_vmap(
     level = enter(size, randomness)
     masks = _local_state.masks
     inc = masks.inc
-    masks.inc = inc | vmap_mode_mask()
+    mode = _vmap_mode[0]
+    if not mode:
+        mode = _vmap_mode[0] = vmap_mode_mask()
+    masks.inc = inc | mode
     try:
         lvl = level.id
-        batched = [
-            a if d is None else wrap(a, d, lvl) for a, d in zip(flat_args, dims, strict=True)
-        ]
-        if args_spec is None:
-            out = func(*batched, **kwargs)
+        if args_spec is None and len(flat_args) == 1:  # Note [vmap fast path]
+            a, d = flat_args[0], dims[0]
+            out = func(a if d is None else wrap(a, d, lvl), **kwargs)
         else:
-            out = func(*pytree.tree_unflatten(args_spec, batched), **kwargs)
+            batched = [
+                a if d is None else wrap(a, d, lvl) for a, d in zip(flat_args, dims, strict=True)
+            ]
+            if args_spec is None:
+                out = func(*batched, **kwargs)
+            else:
+                out = func(*pytree.tree_unflatten(args_spec, batched), **kwargs)
         if type(out_dims) is int:  # Note [vmap fast path]
             if type(out) is BatchedTensor and out.level == lvl and out.bdim == out_dims:
                 return out.value

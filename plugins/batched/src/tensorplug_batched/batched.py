@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import tensorplug as tp
-from tensorplug.tensor import Tensor, make_wrapper, no_storage_error
+from tensorplug.tensor import Tensor, no_storage_error, wrapper_factory
 
 __all__ = [
     "BatchedTensor",
@@ -246,6 +246,9 @@ for _name, _top, _sop in (
 del _name, _top, _sop
 
 
+_make = wrapper_factory(BatchedTensor)  # make_wrapper(BatchedTensor, ...), on every operator
+
+
 def _new_like(
     self: BatchedTensor, factory: Any, size: tuple[Any, ...], dtype: Any, device: Any, kw: Any
 ) -> Tensor:
@@ -271,8 +274,7 @@ def wrap(value: Tensor, bdim: int, level: int) -> BatchedTensor:
     shape = value.tp_data.shape  # the array's (or a wrapper's) shape: no property, no copy
     if type(shape) is not tuple:
         shape = tuple(shape)
-    t = make_wrapper(
-        BatchedTensor,
+    t = _make(
         shape[1:] if bdim == 0 else shape[:bdim] + shape[bdim + 1 :],
         value.tp_dtype,
         value.tp_device,

@@ -266,13 +266,20 @@ def broadcasting_kernel(op: Any, promote: tuple[str, ...] | None = None) -> Kern
             if type(a) is BatchedTensor and type(b) is Tensor:
                 n, d = a.tp_data.ndim, a.bdim  # the logical rank (a LogicalShape's)
                 if n and b.tp_data.ndim <= n - d:  # the batch dimension stays where it is
-                    phys = list(args)
-                    v = phys[i] = a.value
+                    v = a.value
                     if _trace.enabled:
-                        return wrap(op(*phys, **kwargs), d, a.level)
-                    m = _tls.masks  # Note [Rules call kernels directly]
-                    ks = (v.tp_keyset | b.tp_keyset | m.inc) & m.nexc
-                    return wrap((get(ks) or kernel_for(ks))(*phys, **kwargs), d, a.level)
+                        k = op
+                    else:
+                        m = _tls.masks  # Note [Rules call kernels directly]
+                        ks = (v.tp_keyset | b.tp_keyset | m.inc) & m.nexc
+                        k = get(ks) or kernel_for(ks)
+                    if len(args) == 2 and j == 1:  # (self, other): add, mul, ...
+                        out = k(v, b, **kwargs) if i == 0 else k(b, v, **kwargs)
+                    else:
+                        phys = list(args)
+                        phys[i] = v
+                        out = k(*phys, **kwargs)
+                    return wrap(out, d, a.level)
         lvl = 0
         for i in tensors:
             a = args[i]

@@ -72,8 +72,18 @@ def vmap(
     if chunk_size is not None and not chunk_size > 0:
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
 
+    one_dim = type(in_dims) is int and chunk_size is None
+
     @functools.wraps(func)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        if one_dim and len(args) == 1:  # Note [vmap fast path]: one tensor, an int in_dims
+            a = args[0]
+            if isinstance(a, Tensor):
+                shape = a.tp_data.shape
+                k = len(shape)
+                d = in_dims + k if in_dims < 0 else in_dims
+                if 0 <= d < k:
+                    return _one_input(func, a, d, shape[d], out_dims, randomness, kwargs)
         flat = _flat_inputs(args, in_dims)
         if flat is not None and (chunk_size is None or chunk_size >= flat[1]):
             # Note [vmap fast path]
@@ -222,6 +232,39 @@ def _check_out_dims(out_dims: Any, name: str) -> None:
         )
 
 
+def _one_input(
+    func: Callable[..., Any],
+    a: Tensor,
+    d: int,
+    size: int,
+    out_dims: Any,
+    randomness: str,
+    kwargs: dict[str, Any],
+) -> Any:
+    """``_flat_vmap`` of one tensor argument, mapped along ``d`` (Note [vmap fast path])."""
+    level = enter(size, randomness)
+    masks = _local_state.masks
+    inc = masks.inc
+    mode = _vmap_mode[0]
+    if not mode:
+        mode = _vmap_mode[0] = vmap_mode_mask()
+    masks.inc = inc | mode
+    try:
+        lvl = level.id
+        out = func(wrap(a, d, lvl), **kwargs)
+        if type(out_dims) is int:
+            if type(out) is BatchedTensor and out.level == lvl and out.bdim == out_dims:
+                return out.value
+            if isinstance(out, Tensor):
+                return _unbatch(out, out_dims, lvl, size, "")
+            if type(out) is tuple and all(isinstance(o, Tensor) for o in out):
+                return tuple(_unbatch(o, out_dims, lvl, size, "") for o in out)
+        return _unwrap_outputs(out, out_dims, lvl, size, _name(func))
+    finally:
+        masks.inc = inc
+        leave(level)
+
+
 def _flat_vmap(
     func: Callable[..., Any],
     args_spec: Any,
@@ -242,17 +285,13 @@ def _flat_vmap(
     masks.inc = inc | mode
     try:
         lvl = level.id
-        if args_spec is None and len(flat_args) == 1:  # Note [vmap fast path]
-            a, d = flat_args[0], dims[0]
-            out = func(a if d is None else wrap(a, d, lvl), **kwargs)
+        batched = [
+            a if d is None else wrap(a, d, lvl) for a, d in zip(flat_args, dims, strict=True)
+        ]
+        if args_spec is None:
+            out = func(*batched, **kwargs)
         else:
-            batched = [
-                a if d is None else wrap(a, d, lvl) for a, d in zip(flat_args, dims, strict=True)
-            ]
-            if args_spec is None:
-                out = func(*batched, **kwargs)
-            else:
-                out = func(*pytree.tree_unflatten(args_spec, batched), **kwargs)
+            out = func(*pytree.tree_unflatten(args_spec, batched), **kwargs)
         if type(out_dims) is int:  # Note [vmap fast path]
             if type(out) is BatchedTensor and out.level == lvl and out.bdim == out_dims:
                 return out.value

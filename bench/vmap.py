@@ -2,7 +2,9 @@
 
 * ``vmap(lambda row: relu(row @ W + b))`` over 1000 rows against the batched numpy expression
   ``np.maximum(X @ W + b, 0)`` (goal: at most 1.10x; torch.func.vmap against torch's batched
-  expression, when torch is importable, for reference);
+  expression, when torch is importable, for reference), with two references against numpy: the
+  same operators on plain tensors, and the floor (numpy's expression plus one wrapper built and
+  read back and the result made a tensor: the least a vmap adds);
 * per-sample gradients of an MLP 784-128-10 (batch 64, cross-entropy, through
   ``functional_call``): ``vmap(grad(loss), in_dims=(None, 0, 0))`` against a Python loop of
   ``grad(loss)`` over the samples, and against a loop of ``loss.backward()`` (the speed-up);
@@ -33,6 +35,7 @@ from _timing import interleaved, paired_ratio, us  # noqa: E402
 
 import tensorplug as tp  # noqa: E402
 from tensorplug.func import functional_call, grad, vmap  # noqa: E402
+from tensorplug.tensor import new_tensor  # noqa: E402
 
 try:
     import torch
@@ -49,6 +52,11 @@ def ratio_range(fn: Any, base: Any, *, pairs: int) -> tuple[float, float]:
 
 
 def bench_linear_relu(n_in: int, n_out: int) -> None:
+    """The vmapped expression against numpy's, and two references against numpy's: the same
+    three operators on plain tensors, and the floor -- numpy's expression plus the least a vmap
+    must add (one wrapper built around the input and read back, the result made a tensor)."""
+    from tensorplug_batched.batched import wrap  # after tensorplug, which loads the plugin
+
     rng = np.random.default_rng(0)
     xn = rng.standard_normal((1000, n_in), dtype=np.float32)
     wn = rng.standard_normal((n_in, n_out), dtype=np.float32)
@@ -56,12 +64,27 @@ def bench_linear_relu(n_in: int, n_out: int) -> None:
     x, w, b = tp.tensor(xn), tp.tensor(wn), tp.tensor(bn)
     f = vmap(lambda row: tp.relu(row @ w + b))
     np.testing.assert_allclose(f(x).numpy(), np.maximum(xn @ wn + bn, 0), rtol=1e-5, atol=1e-5)
-    lo, hi = ratio_range(lambda: f(x), lambda: np.maximum(xn @ wn + bn, 0), pairs=400)
-    best = interleaved({"vmap": lambda: f(x), "numpy": lambda: np.maximum(xn @ wn + bn, 0)},
-                       number=20, rounds=10)  # fmt: skip
+
+    def numpy_expr() -> Any:
+        return np.maximum(xn @ wn + bn, 0)
+
+    def plain() -> Any:
+        return tp.relu(x @ w + b)
+
+    def floor() -> Any:
+        row = wrap(x, 0, 1)
+        data = np.maximum(row.value.tp_data @ wn + bn, 0)
+        return new_tensor(data, x.tp_dtype, x.tp_device, x.tp_keyset)
+
+    lo, hi = ratio_range(lambda: f(x), numpy_expr, pairs=400)
+    plo, phi = ratio_range(plain, numpy_expr, pairs=400)
+    flo, fhi = ratio_range(floor, numpy_expr, pairs=400)
+    best = interleaved({"vmap": lambda: f(x), "numpy": numpy_expr, "plain": plain,
+                        "floor": floor}, number=20, rounds=10)  # fmt: skip
     line = (
         f"vmap relu(x @ W + b), 1000 x {n_in} @ {n_in} x {n_out}: {lo:.3f}-{hi:.3f}x numpy "
-        f"(vmap {us(best['vmap'])}, numpy {us(best['numpy'])})"
+        f"(vmap {us(best['vmap'])}, numpy {us(best['numpy'])}); plain tensors {plo:.3f}-{phi:.3f}x "
+        f"({us(best['plain'])}); floor {flo:.3f}-{fhi:.3f}x ({us(best['floor'])})"
     )
     if torch is not None:
         tx, tw, tb = torch.from_numpy(xn), torch.from_numpy(wn), torch.from_numpy(bn)

@@ -144,6 +144,48 @@ def test_inplace_into_a_batched_tensor(x):
     close(y, x * 2 + 1)
 
 
+def test_python_operators_of_batched_tensors(x):
+    # Note [Operators of batched tensors]: tensors, batched tensors and numbers take a fast
+    # path, everything else Tensor's operators; each against a loop, dtype included
+    w, v, b = tp.randn(5, 2), tp.randn(5), tp.randn(5)
+    xi = tp.arange(60).reshape(3, 4, 5)
+    cases = [
+        lambda r, s: r + b, lambda r, s: r + s, lambda r, s: r - s, lambda r, s: r * s,
+        lambda r, s: r / s, lambda r, s: r @ w.to(r.dtype), lambda r, s: r @ v.to(r.dtype),
+        lambda r, s: r[0] @ s.mT, lambda r, s: r + 2, lambda r, s: r - 2.5, lambda r, s: r * 2, lambda r, s: r / 4,
+        lambda r, s: 2 + r, lambda r, s: 2.5 - r, lambda r, s: 3 * r, lambda r, s: 1 / r,
+        lambda r, s: r + True, lambda r, s: r * np.float64(2.0), lambda r, s: r + tp.nn.Parameter(b),
+        lambda r, s: -r, lambda r, s: r ** 2, lambda r, s: r > s, lambda r, s: b - r,
+    ]  # fmt: skip
+    for f in cases:
+        for a in (x, xi):
+            got = tp.vmap(f)(a, a.flip(0))
+            want = loop(f, a, a.flip(0))
+            assert got.dtype is want.dtype
+            close(got, want)
+    nested = tp.vmap(tp.vmap(lambda r, s: (r + s) @ v - 1))(x, x)
+    close(nested, tp.stack([loop(lambda r, s: (r + s) @ v - 1, x[i], x[i]) for i in range(3)]))
+    with pytest.raises(TypeError):
+        tp.vmap(lambda r: r + "a")(x)
+
+
+def test_fast_rules_show_their_calls_in_a_dispatch_trace(x):
+    # Note [Rules call kernels directly]: the call on the value is traced as a dispatch step
+    w, b = tp.randn(5, 2), tp.randn(5)
+    texts = []
+
+    def f(r):
+        for op, args in ((tp.ops.aten.relu.default, (r,)), (tp.ops.aten.add.Tensor, (r, b)),
+                         (tp.ops.aten.matmul.default, (r, w))):  # fmt: skip
+            texts.append(tp.dispatcher.explain(op, *args))
+        return r
+
+    tp.vmap(f, in_dims=1)(x)
+    for text in texts:
+        steps = text.split("dispatch steps when run:")[1]
+        assert "-> Batched" in steps and "-> CPU" in steps, text
+
+
 def test_rule_passes_down_when_nothing_is_batched():
     a, b = tp.tensor([1.0, 2.0]), tp.tensor([3.0, 4.0])
     with tp.dispatch.include("Batched"):

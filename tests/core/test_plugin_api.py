@@ -15,7 +15,7 @@ import pytest
 import tensorplug as tp
 from fakes import FakeTensor
 from tensorplug import dispatcher, storage
-from tensorplug.tensor import data_id, is_wrapper, make_wrapper, new_tensor
+from tensorplug.tensor import data_id, is_wrapper, make_wrapper, new_tensor, wrapper_factory
 
 
 def test_kernel_for_is_what_a_call_runs(ns, probe_key):
@@ -501,6 +501,25 @@ def test_make_wrapper_has_logical_metadata_and_no_data():
             read()
     with pytest.raises(TypeError, match="make_wrapper: cls must be tensorplug.Tensor"):
         make_wrapper(int, (3,), tp.float64, inner.device, ks)  # type: ignore[type-var]
+
+
+@needs_cpu
+def test_wrapper_factory_builds_what_make_wrapper_builds():
+    inner = tp.zeros([2, 3], dtype=tp.float64)
+    ks = tp.keys.tensor_keyset("CPU") | tp.keys.get("Batched").mask
+    make = wrapper_factory(Boxed)
+    w, ref = (
+        make((3,), tp.float64, inner.device, ks),
+        make_wrapper(Boxed, (3,), tp.float64, inner.device, ks),
+    )
+    for t in (w, ref):
+        assert type(t) is Boxed and is_wrapper(t) and t.tp_keyset == ks
+        assert t.shape == (3,) and t.dtype is tp.float64 and t.device == inner.device
+        assert t._version == 0
+    assert w.tp_version is not ref.tp_version  # a counter of its own
+    assert make((2, 5), tp.float32, inner.device, ks).shape == (2, 5)
+    with pytest.raises(TypeError, match="make_wrapper: cls must be tensorplug.Tensor"):
+        wrapper_factory(int)  # type: ignore[type-var]
 
 
 @needs_cpu

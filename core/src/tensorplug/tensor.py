@@ -16,6 +16,7 @@ lets users set attributes, as in PyTorch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import prod as _prod
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -34,6 +35,7 @@ __all__ = [
     "make_wrapper",
     "new_tensor",
     "no_storage_error",
+    "wrapper_factory",
 ]
 
 T = TypeVar("T", bound="Tensor")
@@ -352,6 +354,33 @@ def make_wrapper(
 
 _wrapper_classes: set[type] = set()
 _logical_shapes: dict[tuple[int, ...], LogicalShape] = {}
+
+
+def wrapper_factory(
+    cls: type[_T],
+) -> Callable[[tuple[int, ...], _dtypes.dtype, Device, int], _T]:
+    """``make(shape, dtype, device, keyset)``: :func:`make_wrapper` for class ``cls``, with
+    ``shape`` a tuple and no ``version_of``, the class checked once here rather than on every
+    call: for plugins that wrap the result of every operator (the batched plugin's ``wrap``)."""
+    make_wrapper(cls, (), _dtypes.float32, Device("cpu"), 0)  # checks cls
+    shapes = _logical_shapes
+    new = _object_new
+
+    def make(shape: tuple[int, ...], dtype: _dtypes.dtype, device: Device, keyset: int) -> _T:
+        data = shapes.get(shape)
+        if data is None:  # as in make_wrapper
+            if len(shapes) > 4096:
+                shapes.clear()
+            data = shapes[shape] = LogicalShape(shape)
+        t = new(cls)
+        t._data = data
+        t._dtype = dtype
+        t._device = device
+        t._tp_keyset = keyset
+        t._vc = None
+        return t
+
+    return make
 
 
 def is_wrapper(t: Tensor) -> bool:

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import tensorplug as tp
-from tensorplug.tensor import Tensor, make_wrapper, no_storage_error
+from tensorplug.tensor import Tensor, no_storage_error, wrapper_factory
 
 __all__ = [
     "BatchedTensor",
@@ -95,7 +95,11 @@ def enter(size: int, randomness: str) -> Level:
 
 
 def leave(level: Level) -> None:
-    _state.levels.remove(level)
+    levels = _state.levels
+    if levels and levels[-1] is level:  # levels end innermost first
+        levels.pop()
+    else:
+        levels.remove(level)
 
 
 @contextmanager
@@ -204,6 +208,47 @@ class BatchedTensor(Tensor):
         return wrap(phys, 0, self.level)
 
 
+# Note [Operators of batched tensors]
+# A Python operator on a Tensor subclass first asks whether an operand takes part in
+# __tensorplug_function__ (Note [Operators and the protocol] in tensorplug/_operators.py); for a
+# class without that attribute the answer is a failed class lookup, about 0.2 us, which every
+# ``row + b`` inside vmap would pay. BatchedTensor takes no part in the protocol, so its common
+# operators call the overload Tensor's operator would call when the other operand is a plain or
+# batched tensor (or, for arithmetic, an int or a float), and hand every other case to Tensor's.
+
+
+def _operator(name: str, tensor_op: Any, scalar_op: Any) -> Any:
+    def op(self: BatchedTensor, other: Any) -> Any:
+        t = type(other)
+        if t is BatchedTensor or t is Tensor:
+            if tensor_op is not None:
+                return tensor_op.__call__(self, other)
+        elif (t is float or t is int) and scalar_op is not None:
+            return scalar_op.__call__(self, other)
+        return getattr(Tensor, name)(self, other)
+
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+for _name, _top, _sop in (
+    ("__add__", _aten.add.Tensor, _aten.add.Scalar),
+    ("__sub__", _aten.sub.Tensor, _aten.sub.Scalar),
+    ("__mul__", _aten.mul.Tensor, _aten.mul.Scalar),
+    ("__truediv__", _aten.div.Tensor, _aten.div.Scalar),
+    ("__matmul__", _aten.matmul.default, None),
+    ("__radd__", None, _aten.add.Scalar),
+    ("__rsub__", None, _aten.rsub.Scalar),
+    ("__rmul__", None, _aten.mul.Scalar),
+    ("__rtruediv__", None, _aten.rdiv.Scalar),
+):
+    setattr(BatchedTensor, _name, _operator(_name, _top, _sop))
+del _name, _top, _sop
+
+
+_make = wrapper_factory(BatchedTensor)  # make_wrapper(BatchedTensor, ...), on every operator
+
+
 def _new_like(
     self: BatchedTensor, factory: Any, size: tuple[Any, ...], dtype: Any, device: Any, kw: Any
 ) -> Tensor:
@@ -226,9 +271,10 @@ def wrap(value: Tensor, bdim: int, level: int) -> BatchedTensor:
     either way). Its version counter is its own: writes reach ``value`` through the operators,
     which count them there.
     """
-    shape = value.shape
-    t = make_wrapper(
-        BatchedTensor,
+    shape = value.tp_data.shape  # the array's (or a wrapper's) shape: no property, no copy
+    if type(shape) is not tuple:
+        shape = tuple(shape)
+    t = _make(
         shape[1:] if bdim == 0 else shape[:bdim] + shape[bdim + 1 :],
         value.tp_dtype,
         value.tp_device,

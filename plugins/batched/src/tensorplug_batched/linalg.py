@@ -29,6 +29,8 @@ _unsqueeze = aten.unsqueeze.default
 _squeeze_dim = aten.squeeze.dim
 _select = aten.select.int
 _reshape = aten.reshape.default
+_tls = tp.dispatch.local_state
+_trace = tp.dispatcher.trace_state
 
 
 def _batched_at(x: Any, lvl: int) -> bool:
@@ -79,12 +81,19 @@ def _fits(name: str, a: Any, b: Any) -> bool:
 def _binary_maker(op: Any) -> Kernel:
     name = op.name.split("::")[1].split(".")[0]
     is_matmul = name == "matmul"
+    get = op.kernel_cache.get
+    kernel_for = op.kernel_for
 
     def kernel(self: Any, other: Any) -> Any:
         # the common case first: a batched vector or matrix times a plain matrix
         if is_matmul and type(self) is BatchedTensor and type(other) is Tensor:
-            if 1 <= self.ndim <= 2 and 1 <= other.ndim <= 2:
-                return wrap(_matmul(front(self), other), 0, self.level)
+            if 1 <= self.tp_data.ndim <= 2 and 1 <= other.tp_data.ndim <= 2:
+                if self.bdim or _trace.enabled:
+                    return wrap(_matmul(front(self), other), 0, self.level)
+                v = self.value
+                m = _tls.masks  # Note [Rules call kernels directly] in rules.py
+                ks = (v.tp_keyset | other.tp_keyset | m.inc) & m.nexc
+                return wrap((get(ks) or kernel_for(ks))(v, other), 0, self.level)
         lvl = top_level((self, other))
         if lvl == 0:
             return passdown(op, (self, other), {})

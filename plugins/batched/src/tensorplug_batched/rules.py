@@ -76,6 +76,16 @@ _unsqueeze = aten.unsqueeze.default
 _squeeze_dim = aten.squeeze.dim
 _reshape = aten.reshape.default
 _to_copy = aten._to_copy.default
+_tls = tp.dispatch.local_state
+_trace = tp.dispatcher.trace_state
+
+# Note [Rules call kernels directly]
+# The hot rules (unary ops, an elementwise op of a batched tensor and a plain one, a batched
+# vector or matrix times a plain matrix) call the operator on the value as the generated
+# ``op(...)`` would: they compute the call's key set from the values and the thread's masks and
+# run the kernel ``op.kernel_cache`` holds for it (``op.kernel_for`` on a miss), which saves a
+# second pass through the generated call (argument checks the first pass already made). They
+# take ``op(...)`` instead while dispatch tracing is on, so that the trace shows the call.
 
 
 def register_all(lib: tp.Library) -> None:
@@ -193,10 +203,18 @@ def _unary(op: Any) -> Kernel:
 
         return inplace
 
+    get = op.kernel_cache.get
+    kernel_for = op.kernel_for
+
     def rule(self: Any, *args: Any, **kwargs: Any) -> Any:
         if type(self) is not BatchedTensor:
             return passdown(op, (self, *args), kwargs)
-        return wrap(op(self.value, *args, **kwargs), self.bdim, self.level)
+        v = self.value
+        if args or kwargs or _trace.enabled:
+            return wrap(op(v, *args, **kwargs), self.bdim, self.level)
+        m = _tls.masks  # Note [Rules call kernels directly]
+        ks = (v.tp_keyset | m.inc) & m.nexc
+        return wrap((get(ks) or kernel_for(ks))(v), self.bdim, self.level)
 
     return rule
 
@@ -236,6 +254,8 @@ def broadcasting_kernel(op: Any, promote: tuple[str, ...] | None = None) -> Kern
     if inplace:
         value_pos = ()  # the result takes self's dtype
     pair = tensors if len(tensors) == 2 and not inplace else None
+    get = op.kernel_cache.get
+    kernel_for = op.kernel_for
 
     def rule(*args: Any, **kwargs: Any) -> Any:
         if pair is not None:  # the common case first: x (batched) with a plain tensor
@@ -244,11 +264,22 @@ def broadcasting_kernel(op: Any, promote: tuple[str, ...] | None = None) -> Kern
             if type(b) is BatchedTensor:
                 a, b, i = b, a, j
             if type(a) is BatchedTensor and type(b) is Tensor:
-                n, d = a.ndim, a.bdim
-                if n and b.ndim <= n - d:  # the batch dimension stays where it is
-                    phys = list(args)
-                    phys[i] = a.value
-                    return wrap(op(*phys, **kwargs), d, a.level)
+                n, d = a.tp_data.ndim, a.bdim  # the logical rank (a LogicalShape's)
+                if n and b.tp_data.ndim <= n - d:  # the batch dimension stays where it is
+                    v = a.value
+                    if _trace.enabled:
+                        k = op
+                    else:
+                        m = _tls.masks  # Note [Rules call kernels directly]
+                        ks = (v.tp_keyset | b.tp_keyset | m.inc) & m.nexc
+                        k = get(ks) or kernel_for(ks)
+                    if len(args) == 2 and j == 1:  # (self, other): add, mul, ...
+                        out = k(v, b, **kwargs) if i == 0 else k(b, v, **kwargs)
+                    else:
+                        phys = list(args)
+                        phys[i] = v
+                        out = k(*phys, **kwargs)
+                    return wrap(out, d, a.level)
         lvl = 0
         for i in tensors:
             a = args[i]

@@ -43,6 +43,7 @@ _permute = _aten.permute.default
 _unsqueeze = _aten.unsqueeze.default
 _expand = _aten.expand.default
 _cat = _aten.cat.default
+_vmap_mode = [0]  # VmapMode's bit, once read (vmap_mode_mask)
 
 
 def vmap(
@@ -71,8 +72,18 @@ def vmap(
     if chunk_size is not None and not chunk_size > 0:
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
 
+    one_dim = type(in_dims) is int and chunk_size is None
+
     @functools.wraps(func)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        if one_dim and len(args) == 1:  # Note [vmap fast path]: one tensor, an int in_dims
+            a = args[0]
+            if isinstance(a, Tensor):
+                shape = a.tp_data.shape
+                k = len(shape)
+                d = in_dims + k if in_dims < 0 else in_dims
+                if 0 <= d < k:
+                    return _one_input(func, a, d, shape[d], out_dims, randomness, kwargs)
         flat = _flat_inputs(args, in_dims)
         if flat is not None and (chunk_size is None or chunk_size >= flat[1]):
             # Note [vmap fast path]
@@ -174,7 +185,7 @@ def _flat_inputs(args: tuple[Any, ...], in_dims: Any) -> tuple[list[int | None],
         for a in args:
             if not isinstance(a, Tensor):
                 return None
-            shape = a.shape
+            shape = a.tp_data.shape  # an array's or a wrapper's: no property, no copy
             k = len(shape)
             d = in_dims
             if not -k <= d < k:
@@ -197,7 +208,7 @@ def _flat_inputs(args: tuple[Any, ...], in_dims: Any) -> tuple[list[int | None],
             continue
         if type(d) is not int or not isinstance(a, Tensor):
             return None
-        shape = a.shape
+        shape = a.tp_data.shape
         k = len(shape)
         if not -k <= d < k:
             return None
@@ -221,6 +232,39 @@ def _check_out_dims(out_dims: Any, name: str) -> None:
         )
 
 
+def _one_input(
+    func: Callable[..., Any],
+    a: Tensor,
+    d: int,
+    size: int,
+    out_dims: Any,
+    randomness: str,
+    kwargs: dict[str, Any],
+) -> Any:
+    """``_flat_vmap`` of one tensor argument, mapped along ``d`` (Note [vmap fast path])."""
+    level = enter(size, randomness)
+    masks = _local_state.masks
+    inc = masks.inc
+    mode = _vmap_mode[0]
+    if not mode:
+        mode = _vmap_mode[0] = vmap_mode_mask()
+    masks.inc = inc | mode
+    try:
+        lvl = level.id
+        out = func(wrap(a, d, lvl), **kwargs)
+        if type(out_dims) is int:
+            if type(out) is BatchedTensor and out.level == lvl and out.bdim == out_dims:
+                return out.value
+            if isinstance(out, Tensor):
+                return _unbatch(out, out_dims, lvl, size, "")
+            if type(out) is tuple and all(isinstance(o, Tensor) for o in out):
+                return tuple(_unbatch(o, out_dims, lvl, size, "") for o in out)
+        return _unwrap_outputs(out, out_dims, lvl, size, _name(func))
+    finally:
+        masks.inc = inc
+        leave(level)
+
+
 def _flat_vmap(
     func: Callable[..., Any],
     args_spec: Any,
@@ -235,7 +279,10 @@ def _flat_vmap(
     level = enter(size, randomness)
     masks = _local_state.masks
     inc = masks.inc
-    masks.inc = inc | vmap_mode_mask()
+    mode = _vmap_mode[0]
+    if not mode:
+        mode = _vmap_mode[0] = vmap_mode_mask()
+    masks.inc = inc | mode
     try:
         lvl = level.id
         batched = [

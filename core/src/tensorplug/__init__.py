@@ -81,10 +81,16 @@ from .serialization import load, save  # noqa: E402
 unique = _functional.unique
 Tensor.unique = _functional.unique  # type: ignore[method-assign, assignment]
 
-from . import array_backend, plugins, storage  # noqa: E402  (array_backend: for backend plugins)
+from . import (  # noqa: E402  (array_backend: for backend plugins)
+    _meta,  # noqa: E402
+    array_backend,
+    plugins,
+    storage,
+)
 from .hookspecs import hookimpl  # noqa: E402
 from .plugins import PLUGIN_API_VERSION  # noqa: E402
 
+_meta.install()  # the Meta backend comes with the core (docs/meta.md)
 plugins.load_entry_points()
 
 _LAZY_SUBMODULES = frozenset({"cuda", "linalg", "nn", "optim", "special"})

@@ -1,0 +1,294 @@
+"""The ``Meta`` backend, part of the core: tensors of a shape and a dtype, with no data.
+
+``tp.empty(2, 3, device="meta")``, ``x.to("meta")`` and every standard operator on such tensors
+compute their outputs' shapes and dtypes and raise the errors the CPU kernels raise, without
+touching data (docs/meta.md). The kernels are the array kit's (``tensorplug.array_backend``),
+the ones CPU runs, registered on ``Meta`` over the meta array namespace of ``_namespace``: so
+the checks, the type promotion and the error messages are the same code, not a copy of it.
+No array library is imported: the core has no dependency for it.
+
+Kernels whose result depends on values (``nonzero``, ``masked_select``, ``unique``, ``item()``,
+a boolean mask index, ...) refuse with :class:`MetaDataError` naming the op
+(Note [Meta arrays] in ``_namespace``); reading a meta tensor's values (``tolist()``,
+``numpy()``, ``.to("cpu")``) refuses with PyTorch's messages.
+
+Usage::
+
+    x = tp.empty(2, 3, device="meta")
+    y = (x @ tp.empty(3, 4, device="meta")).relu()    # tensor(..., device='meta', size=(2, 4))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .. import _backends
+from .. import dtypes as _dt
+from ..device import canonical
+from ..device import device as Device
+from ..library import Library, is_no_dispatch, mark_no_dispatch
+from ..tensor import Tensor
+from ._namespace import MetaArray, MetaValueRead, xp
+
+__all__ = ["MetaDataError", "install", "is_meta"]
+
+KEY = "Meta"
+_DEVICE = Device("meta")
+
+
+class MetaDataError(NotImplementedError):
+    """An operator whose result depends on tensor values was called with Meta tensors."""
+
+
+def is_meta(t: Tensor) -> bool:
+    return type(t._data) is MetaArray
+
+
+# --- reading values: PyTorch's refusals ----------------------------------------------------------
+
+NO_DATA = "Cannot copy out of meta tensor; no data!"
+NO_ITEM = "Tensor.item() cannot be called on meta tensors"
+
+
+def _refusal(name: str) -> MetaDataError:
+    return MetaDataError(
+        f"aten::{name}: its result depends on the values of its inputs, which Meta tensors do "
+        "not have, so it has no Meta kernel (the Meta backend computes shapes and dtypes only). "
+        "Run it on tensors with data (a cpu tensor), or give the shape it produces yourself "
+        "(e.g. tp.empty(n, device='meta'))"
+    )
+
+
+# ops that always read values (PyTorch refuses them on meta too)
+_READS_VALUES = frozenset(
+    ("nonzero", "masked_select", "_unique2", "unique_dim", "unique_consecutive", "equal",
+     "allclose", "masked_scatter", "masked_scatter_")
+)  # fmt: skip
+
+
+def _item(self: Tensor) -> Any:
+    raise RuntimeError(NO_ITEM)
+
+
+def _repeat_interleave(repeats: Tensor, *, output_size: int | None = None) -> Tensor:
+    if output_size is None:
+        raise RuntimeError("cannot repeat_interleave a meta tensor without output_size")
+    if repeats._data.ndim != 1:
+        raise RuntimeError(
+            "aten::repeat_interleave.Tensor: repeat_interleave only accept 1D vector as repeat"
+        )
+    return Tensor_new(MetaArray((int(output_size),), _dt.int64), _dt.int64)
+
+
+def Tensor_new(arr: MetaArray, d: _dt.dtype) -> Tensor:  # noqa: N802
+    from ..tensor import new_tensor
+
+    return new_tensor(arr, d, _DEVICE, _keyset())
+
+
+def _keyset() -> int:
+    from .. import keys
+
+    return int(keys.tensor_keyset(KEY))
+
+
+def _refuse(name: str) -> Callable[..., Any]:
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        raise _refusal(name)
+
+    kernel.__name__ = f"meta_refuses_{name}"
+    return kernel
+
+
+def _median(self: Tensor) -> Tensor:
+    return Tensor_new(MetaArray((), self._dtype), self._dtype)
+
+
+def _triangle(lower: bool) -> Callable[..., Tensor]:
+    """``tril_indices`` / ``triu_indices``: (2, the number of positions of the triangle)."""
+
+    def kernel(
+        row: int, col: int, offset: int = 0, *, dtype: _dt.dtype | None = None,
+        layout: Any = None, device: Any = None, pin_memory: bool | None = None,
+    ) -> Tensor:  # fmt: skip
+        if row < 0 or col < 0:
+            name = "tril" if lower else "triu"
+            raise RuntimeError(f"aten::{name}_indices: row must be non-negative, got{row}")
+        if lower:  # columns 0 .. r + offset of row r
+            n = sum(min(col, max(r + offset + 1, 0)) for r in range(row))
+        else:  # columns r + offset .. col - 1
+            n = sum(col - min(col, max(r + offset, 0)) for r in range(row))
+        d = _dt.int64 if dtype is None else dtype
+        return Tensor_new(MetaArray((2, n), d), d)
+
+    return kernel
+
+
+OVERRIDES: dict[str, Callable[..., Any]] = {
+    "_local_scalar_dense": _item,
+    "repeat_interleave.Tensor": _repeat_interleave,
+    "median": _median,  # its NaN check reads a value
+    "tril_indices": _triangle(True),
+    "triu_indices": _triangle(False),
+}
+
+
+# --- the random state of the Meta backend: draws of a shape --------------------------------------
+
+
+class _MetaRng:
+    """``make_rng``'s state: every draw is a meta array of the asked shape and dtype."""
+
+    def _draw(self, size: Any, dtype: Any) -> MetaArray:
+        shape = () if size is None else (size,) if isinstance(size, int) else tuple(size)
+        return MetaArray(tuple(int(n) for n in shape), _dt.float64 if dtype is None else dtype)
+
+    def random(self, size: Any = None, dtype: Any = None, **kw: Any) -> MetaArray:
+        return self._draw(size, dtype)
+
+    standard_normal = standard_exponential = random
+
+    def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = None,
+                 endpoint: bool = False) -> MetaArray:  # fmt: skip
+        return self._draw(size, _dt.int64 if dtype is None else dtype)
+
+    def permutation(self, n: int) -> MetaArray:
+        return MetaArray((int(n),), _dt.int64)
+
+
+# --- storage ------------------------------------------------------------------------------------
+
+
+class MetaStorage:
+    """The storage backend of ``Meta`` (``tensorplug._backends.StorageBackend``): Python data
+    and host arrays become meta tensors of their shape and dtype; nothing comes back."""
+
+    key_name = KEY
+    device_type = "meta"
+    plugin = "tensorplug"
+
+    def __init__(self, kit: Any) -> None:
+        self.kit = kit
+
+    def device(self, d: Device) -> Device:
+        return _DEVICE
+
+    def to_host(self, data: Any) -> Any:
+        raise NotImplementedError(NO_DATA)
+
+    def memory_layout(self, data: Any) -> None:
+        return None
+
+    def host_dtype(self, host: Any) -> _dt.dtype:
+        return _dt.from_name(str(host.dtype))
+
+    def from_host(self, host: Any, device: Any) -> Tensor:
+        d = self.host_dtype(host)
+        out: Tensor = self.kit.new(MetaArray(tuple(host.shape), d), d, _DEVICE, self.kit.keyset)
+        return out
+
+    def from_python(self, data: Any, dtype: _dt.dtype | None, device: Any) -> Tensor:
+        """``tp.tensor(data, device="meta")``: the shape of ``data``, the dtype
+        ``torch.tensor`` infers (floats in the default dtype, ints in int64)."""
+        if isinstance(data, Tensor):
+            shape, inferred = tuple(data.shape), data.dtype
+        elif hasattr(data, "shape") and hasattr(data, "dtype"):  # a host array
+            shape, inferred = tuple(int(n) for n in data.shape), self.host_dtype(data)
+        else:
+            arr = xp.asarray(data)
+            shape = arr.shape
+            kind = arr.dtype.kind
+            inferred = (
+                _dt.get_default_dtype() if kind == "f"
+                else _dt.get_default_dtype().to_complex() if kind == "c"
+                else arr.dtype
+            )  # fmt: skip
+        d = inferred if dtype is None else dtype
+        canonical(device)
+        out: Tensor = self.kit.new(MetaArray(shape, d), d, _DEVICE, self.kit.keyset)
+        return out
+
+
+# --- registration ---------------------------------------------------------------------------------
+
+
+class _MetaLibrary:
+    """The library ``array_backend.register`` fills: each kernel turns a read of a value
+    (Note [Meta arrays]) into :class:`MetaDataError` naming the op."""
+
+    def __init__(self, lib: Library) -> None:
+        self._lib = lib
+        self.owner = lib.owner
+
+    def impl(self, name: str, fn: Callable[..., Any], key: str, **kwargs: Any) -> None:
+        if name in _READS_VALUES:
+            fn = _refuse(name)
+        else:
+            fn = _refusing(name, fn)
+        self._lib.impl(name, fn, key, **kwargs)
+
+
+def _refusing(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MetaValueRead as e:
+            raise _refusal(name) from e
+
+    kernel.__name__ = getattr(fn, "__name__", name)
+    kernel.__qualname__ = getattr(fn, "__qualname__", name)
+    if is_no_dispatch(fn):
+        mark_no_dispatch(kernel)
+    return kernel
+
+
+class _CoreRegistry:
+    """What ``array_backend.register`` needs of a plugin registry, for the core's own
+    backend: its library is owned by ``tensorplug``; its storage is :class:`MetaStorage`."""
+
+    plugin_name = "tensorplug"
+
+    def __init__(self) -> None:
+        self.libraries: list[Library] = []
+        self.storage: MetaStorage | None = None
+
+    def library(self, ns: str, kind: Any) -> _MetaLibrary:
+        lib = Library(ns, kind, owner="tensorplug")
+        self.libraries.append(lib)
+        return _MetaLibrary(lib)
+
+    def add_storage_backend(self, backend: Any) -> None:
+        self.storage = MetaStorage(backend.kit)
+        _backends.register(self.storage)
+
+
+def _no_data(data: Any) -> Any:
+    raise NotImplementedError(NO_DATA)
+
+
+def _from_host(host: Any, device: Any) -> MetaArray:
+    return MetaArray(tuple(int(n) for n in host.shape), _dt.from_name(str(host.dtype)))
+
+
+_installed: Any = None
+
+
+def install() -> Any:
+    """Register the Meta backend (once; ``import tensorplug`` does it)."""
+    global _installed
+    if _installed is None:
+        from .. import array_backend
+
+        _installed = array_backend.register(
+            _CoreRegistry(),
+            KEY,
+            xp,
+            device_type="meta",
+            dtypes={d: d for d in _dt.all_dtypes()},
+            overrides=OVERRIDES,
+            to_host=_no_data,
+            from_host=_from_host,
+            make_rng=lambda seed: _MetaRng(),
+        )
+    return _installed

@@ -253,3 +253,15 @@ def test_a_custom_op_runs_its_fake_kernel_on_meta(ns):
 
         assert rowsum(meta(4, 3)).shape == (4,) and calls == ["fake"]
         assert tp.library.opcheck(rowsum, (tp.randn(4, 3),))["test_faketensor"] == "SUCCESS"
+
+
+def test_every_kit_operator_has_a_meta_kernel_and_nothing_else():
+    from tensorplug import _meta
+    from tensorplug.array_backend._lazy import kernel_names
+
+    assert set(_meta.kernel_names()) == set(kernel_names())
+    assert set(_meta.kernels()) == set(kernel_names())
+    table = tp.dispatcher.dispatch_table("aten::mm")
+    assert (
+        table["Meta"] == "Meta" and tp.dispatcher.registrations("aten::mm")["Meta"] == "tensorplug"
+    )

@@ -26,13 +26,12 @@ from tensorplug.testing.opinfo import OP_DB, OpInfo, ml_dtypes, np_dtype
 # overloads whose result depends on values: they refuse on Meta (as PyTorch's meta kernels do)
 READS_VALUES = {
     "nonzero", "masked_select", "_unique2", "unique_dim", "unique_consecutive", "equal",
-    "masked_scatter", "masked_scatter_", "allclose", "_local_scalar_dense",
-    "repeat_interleave.Tensor", "index.Tensor", "index_put_", "index_put", "masked_fill.Tensor",
-    "index_fill.int_Tensor", "argwhere", "nonzero_static", "where", "narrow.Tensor",
-    "repeat_interleave.self_Tensor",
-    # value checks PyTorch's meta kernels skip, but the kit's kernels make by reading values
-    # (a 0-dim self's index, the fill value of a tensor): known to refuse on Meta
-    "index_select", "masked_fill_.Tensor", "index_fill_.int_Tensor",
+    "masked_scatter", "masked_scatter_", "allclose", "_local_scalar_dense", "where",
+    "repeat_interleave.Tensor", "repeat_interleave.self_Tensor", "narrow.Tensor",
+    "index.Tensor", "index_put", "index_put_",  # with boolean masks
+    # a check PyTorch's meta kernel skips, but the kit's kernel makes by reading a value (the
+    # index into a 0-dim self): known to refuse on Meta (docs/meta.md)
+    "index_select",
 }  # fmt: skip
 REFUSAL = re.compile(r"depends on the values of its inputs|cannot be called on meta tensors|"
                      r"without output_size")  # fmt: skip

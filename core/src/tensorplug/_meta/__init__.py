@@ -20,6 +20,7 @@ Usage::
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -28,10 +29,10 @@ from .. import dtypes as _dt
 from ..device import canonical
 from ..device import device as Device
 from ..library import Library, is_no_dispatch, mark_no_dispatch
-from ..tensor import Tensor
+from ..tensor import Tensor, new_tensor
 from ._namespace import MetaArray, MetaValueRead, xp
 
-__all__ = ["MetaDataError", "install", "is_meta"]
+__all__ = ["MetaDataError", "MetaStorage", "install", "is_meta", "kernel_names", "kernels"]
 
 KEY = "Meta"
 _DEVICE = Device("meta")
@@ -78,19 +79,13 @@ def _repeat_interleave(repeats: Tensor, *, output_size: int | None = None) -> Te
         raise RuntimeError(
             "aten::repeat_interleave.Tensor: repeat_interleave only accept 1D vector as repeat"
         )
-    return Tensor_new(MetaArray((int(output_size),), _dt.int64), _dt.int64)
+    return _meta_tensor(MetaArray((int(output_size),), _dt.int64), _dt.int64)
 
 
-def Tensor_new(arr: MetaArray, d: _dt.dtype) -> Tensor:  # noqa: N802
-    from ..tensor import new_tensor
-
-    return new_tensor(arr, d, _DEVICE, _keyset())
-
-
-def _keyset() -> int:
+def _meta_tensor(arr: MetaArray, d: _dt.dtype) -> Tensor:
     from .. import keys
 
-    return int(keys.tensor_keyset(KEY))
+    return new_tensor(arr, d, _DEVICE, keys.tensor_keyset(KEY))
 
 
 def _refuse(name: str) -> Callable[..., Any]:
@@ -102,7 +97,7 @@ def _refuse(name: str) -> Callable[..., Any]:
 
 
 def _median(self: Tensor) -> Tensor:
-    return Tensor_new(MetaArray((), self._dtype), self._dtype)
+    return _meta_tensor(MetaArray((), self._dtype), self._dtype)
 
 
 def _triangle(lower: bool) -> Callable[..., Tensor]:
@@ -120,7 +115,7 @@ def _triangle(lower: bool) -> Callable[..., Tensor]:
         else:  # columns r + offset .. col - 1
             n = sum(col - min(col, max(r + offset, 0)) for r in range(row))
         d = _dt.int64 if dtype is None else dtype
-        return Tensor_new(MetaArray((2, n), d), d)
+        return _meta_tensor(MetaArray((2, n), d), d)
 
     return kernel
 
@@ -168,9 +163,6 @@ class MetaStorage:
     device_type = "meta"
     plugin = "tensorplug"
 
-    def __init__(self, kit: Any) -> None:
-        self.kit = kit
-
     def device(self, d: Device) -> Device:
         return _DEVICE
 
@@ -185,8 +177,7 @@ class MetaStorage:
 
     def from_host(self, host: Any, device: Any) -> Tensor:
         d = self.host_dtype(host)
-        out: Tensor = self.kit.new(MetaArray(tuple(host.shape), d), d, _DEVICE, self.kit.keyset)
-        return out
+        return _meta_tensor(MetaArray(tuple(int(n) for n in host.shape), d), d)
 
     def from_python(self, data: Any, dtype: _dt.dtype | None, device: Any) -> Tensor:
         """``tp.tensor(data, device="meta")``: the shape of ``data``, the dtype
@@ -206,30 +197,24 @@ class MetaStorage:
             )  # fmt: skip
         d = inferred if dtype is None else dtype
         canonical(device)
-        out: Tensor = self.kit.new(MetaArray(shape, d), d, _DEVICE, self.kit.keyset)
-        return out
+        return _meta_tensor(MetaArray(shape, d), d)
 
 
 # --- registration ---------------------------------------------------------------------------------
-
-
-class _MetaLibrary:
-    """The library ``array_backend.register`` fills: each kernel turns a read of a value
-    (Note [Meta arrays]) into :class:`MetaDataError` naming the op."""
-
-    def __init__(self, lib: Library) -> None:
-        self._lib = lib
-        self.owner = lib.owner
-
-    def impl(self, name: str, fn: Callable[..., Any], key: str, **kwargs: Any) -> None:
-        if name in _READS_VALUES:
-            fn = _refuse(name)
-        else:
-            fn = _refusing(name, fn)
-        self._lib.impl(name, fn, key, **kwargs)
+#
+# ``import tensorplug`` registers one lazy kernel per operator the array kit serves (the aten
+# operators without a composite kernel: ``tests/meta`` checks that they are the kit's), and the
+# first call of any builds them all: ``array_backend.register`` over the meta namespace, into
+# :class:`_Kernels` instead of a library (Note [Lazy kernels] in library.py). Import pays about
+# 2 ms for the registrations, not the 15 ms of building and registering every kernel.
 
 
 def _refusing(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with a read of a value (Note [Meta arrays]) turned into :class:`MetaDataError`
+    naming the op."""
+    if name in _READS_VALUES:
+        return _refuse(name)
+
     def kernel(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
@@ -243,24 +228,91 @@ def _refusing(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return kernel
 
 
-class _CoreRegistry:
-    """What ``array_backend.register`` needs of a plugin registry, for the core's own
-    backend: its library is owned by ``tensorplug``; its storage is :class:`MetaStorage`."""
+class _Kernels:
+    """The registry ``array_backend.register`` fills when the Meta kernels are built: its
+    library keeps the kernels by name; the storage is :class:`MetaStorage`, registered at
+    import."""
 
-    plugin_name = "tensorplug"
+    plugin_name = owner = "tensorplug"
 
     def __init__(self) -> None:
-        self.libraries: list[Library] = []
-        self.storage: MetaStorage | None = None
+        self.kernels: dict[str, Callable[..., Any]] = {}
 
-    def library(self, ns: str, kind: Any) -> _MetaLibrary:
-        lib = Library(ns, kind, owner="tensorplug")
-        self.libraries.append(lib)
-        return _MetaLibrary(lib)
+    def library(self, ns: str, kind: Any) -> _Kernels:
+        return self
+
+    def impl(self, name: str, fn: Callable[..., Any], key: str, **kwargs: Any) -> None:
+        self.kernels[name] = _refusing(name, fn)
 
     def add_storage_backend(self, backend: Any) -> None:
-        self.storage = MetaStorage(backend.kit)
-        _backends.register(self.storage)
+        pass
+
+
+_lock = threading.Lock()
+_built: dict[str, Callable[..., Any]] = {}
+_installed: Library | None = None
+
+
+def kernels() -> dict[str, Callable[..., Any]]:
+    """The Meta kernel of every operator the array kit serves, by name (``"add.Tensor"``),
+    built on first use."""
+    if not _built:
+        with _lock:
+            if not _built:
+                from .. import array_backend
+
+                into = _Kernels()
+                backend = array_backend.register(
+                    into,
+                    KEY,
+                    xp,
+                    device_type="meta",
+                    dtypes={d: d for d in _dt.all_dtypes()},
+                    overrides=OVERRIDES,
+                    to_host=_no_data,
+                    from_host=_from_host,
+                    make_rng=lambda seed: _MetaRng(),
+                )
+                backend.kit.item = _fill_value  # type: ignore[method-assign]
+                _built.update(into.kernels)
+    return _built
+
+
+def kernel_names() -> list[str]:
+    """The operators that get a Meta kernel: the aten operators without a composite one."""
+    from .. import dispatcher
+
+    names = []
+    for op in dispatcher.ops_in("aten"):
+        if not any(op.has_kernel(c) for c in _COMPOSITES):
+            names.append(op.name.removeprefix("aten::").removesuffix(".default"))
+    return names
+
+
+_COMPOSITES = (
+    "CompositeImplicitAutograd", "CompositeExplicitAutograd",
+    "CompositeExplicitAutogradNonFunctional",
+)  # fmt: skip
+
+
+def install() -> Library:
+    """Register the Meta backend (once; ``import tensorplug`` does it)."""
+    global _installed
+    if _installed is None:
+        lib = Library("aten", "IMPL", owner="tensorplug")
+        for name in kernel_names():
+            lib.impl(name, _builder(name), KEY, lazy=True)
+        _backends.register(MetaStorage())
+        _installed = lib
+    return _installed
+
+
+def _builder(name: str) -> Callable[[], Callable[..., Any]]:
+    def build() -> Callable[..., Any]:
+        return kernels()[name]
+
+    build.__qualname__ = f"meta_kernel[{name}]"
+    return build
 
 
 def _no_data(data: Any) -> Any:
@@ -271,24 +323,9 @@ def _from_host(host: Any, device: Any) -> MetaArray:
     return MetaArray(tuple(int(n) for n in host.shape), _dt.from_name(str(host.dtype)))
 
 
-_installed: Any = None
-
-
-def install() -> Any:
-    """Register the Meta backend (once; ``import tensorplug`` does it)."""
-    global _installed
-    if _installed is None:
-        from .. import array_backend
-
-        _installed = array_backend.register(
-            _CoreRegistry(),
-            KEY,
-            xp,
-            device_type="meta",
-            dtypes={d: d for d in _dt.all_dtypes()},
-            overrides=OVERRIDES,
-            to_host=_no_data,
-            from_host=_from_host,
-            make_rng=lambda seed: _MetaRng(),
-        )
-    return _installed
+def _fill_value(arr: Any, d: _dt.dtype) -> Any:
+    """``kit.item`` on Meta: the kernels that read a 0-dim tensor's value as a scalar
+    (``masked_fill.Tensor``, ``index_fill.int_Tensor``: a fill value; ``item()`` has a Meta
+    kernel of its own) get a zero of its kind, which fits every dtype: the value only decides
+    elements, which Meta tensors do not have."""
+    return {"b": False, "u": 0, "i": 0, "f": 0.0}.get(d.kind, 0j)

@@ -265,3 +265,16 @@ def test_every_kit_operator_has_a_meta_kernel_and_nothing_else():
     assert (
         table["Meta"] == "Meta" and tp.dispatcher.registrations("aten::mm")["Meta"] == "tensorplug"
     )
+
+
+def test_value_checks_are_skipped_as_torch_skips_them():
+    # torch's meta kernels check no values: an index out of range, a masked_scatter source
+    # shorter than the mask's ones, and an integer division by zero pass on meta
+    m = meta(2, 3)
+    assert m.index_select(0, tp.tensor([5], device="meta")).shape == (1, 3)
+    mask = tp.ones(2, 3, dtype=tp.bool, device="meta")
+    assert m.masked_scatter(mask, meta(1)).shape == (2, 3)
+    ints = tp.ones(3, dtype=tp.int64, device="meta")
+    assert (ints // tp.zeros(3, dtype=tp.int64, device="meta")).shape == (3,)
+    assert m.masked_fill(mask, tp.tensor(1.0, device="meta")).shape == (2, 3)
+    assert tp.nn.functional.embedding(tp.tensor([99], device="meta"), m).shape == (1, 3)

@@ -64,7 +64,7 @@ def _refusal(name: str) -> MetaDataError:
 # ops that always read values (PyTorch refuses them on meta too)
 _READS_VALUES = frozenset(
     ("nonzero", "masked_select", "_unique2", "unique_dim", "unique_consecutive", "equal",
-     "allclose", "masked_scatter", "masked_scatter_")
+     "allclose")
 )  # fmt: skip
 
 

@@ -13,8 +13,8 @@ A kernel of the kit reads values for two reasons. It checks its arguments (an in
 no zero divisor, probabilities in [0, 1]) through ``bool(xp.any(bad))`` or
 ``bool(xp.all(ok))``, or the least and the greatest index (``int(xp.min(i))``): on meta
 arrays, ``any`` and ``all`` give arrays whose truth is the answer of a check that passes
-(``any`` false, ``all`` true), and ``min`` and ``max`` of integers read as 0 (an index in every
-non-empty dim), so the check is skipped, as PyTorch's meta kernels skip value checks. Or a
+(``any`` false, ``all`` true), and ``min`` and ``max`` of integers and ``count_nonzero`` read
+as 0 (an index in every non-empty dim, no element to take), so the check is skipped, as PyTorch's meta kernels skip value checks. Or a
 value decides an output's shape or is the result (``nonzero``, ``count_nonzero`` read back, ``item()``, a mask's elements): every other
 read of an element (``int()``, ``float()``, ``bool()`` of other arrays, ``nonzero``,
 ``unique_*``, a boolean mask index) raises :class:`MetaValueRead`, which the Meta backend
@@ -888,8 +888,8 @@ def _reduction(name: str, result: str) -> Any:
         out = MetaArray(shape, d)
         if result == "b":
             out.check = name == "all"  # Note [Meta arrays]
-        elif result == "extremum" and d.kind in "iu":
-            out.check = 0  # an index bound that passes (Note [Meta arrays])
+        elif result == "extremum" and d.kind in "iu" or name == "count_nonzero":
+            out.check = 0  # an index bound, a count, that passes (Note [Meta arrays])
         return out
 
     fn.__name__ = name

@@ -26,6 +26,7 @@ from typing import Any
 
 from .. import _backends
 from .. import dtypes as _dt
+from ..array_backend._checks import OpError, torch_name
 from ..device import canonical
 from ..device import device as Device
 from ..library import Library, is_no_dispatch, mark_no_dispatch
@@ -97,35 +98,17 @@ def _refuse(name: str) -> Callable[..., Any]:
 
 
 def _median(self: Tensor) -> Tensor:
-    return _meta_tensor(MetaArray((), self._dtype), self._dtype)
-
-
-def _triangle(lower: bool) -> Callable[..., Tensor]:
-    """``tril_indices`` / ``triu_indices``: (2, the number of positions of the triangle)."""
-
-    def kernel(
-        row: int, col: int, offset: int = 0, *, dtype: _dt.dtype | None = None,
-        layout: Any = None, device: Any = None, pin_memory: bool | None = None,
-    ) -> Tensor:  # fmt: skip
-        if row < 0 or col < 0:
-            name = "tril" if lower else "triu"
-            raise RuntimeError(f"aten::{name}_indices: row must be non-negative, got{row}")
-        if lower:  # columns 0 .. r + offset of row r
-            n = sum(min(col, max(r + offset + 1, 0)) for r in range(row))
-        else:  # columns r + offset .. col - 1
-            n = sum(col - min(col, max(r + offset, 0)) for r in range(row))
-        d = _dt.int64 if dtype is None else dtype
-        return _meta_tensor(MetaArray((2, n), d), d)
-
-    return kernel
+    """``median()``: the CPU kernel's checks; its NaN test reads a value."""
+    d = self._dtype
+    if self._data.size and d.kind in "bc":
+        raise OpError(f"\"median_cpu\" not implemented for '{torch_name(d)}'")
+    return _meta_tensor(MetaArray((), d), d)
 
 
 OVERRIDES: dict[str, Callable[..., Any]] = {
     "_local_scalar_dense": _item,
     "repeat_interleave.Tensor": _repeat_interleave,
-    "median": _median,  # its NaN check reads a value
-    "tril_indices": _triangle(True),
-    "triu_indices": _triangle(False),
+    "median": _median,
 }
 
 

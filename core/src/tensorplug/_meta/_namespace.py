@@ -466,6 +466,25 @@ def eye(
     return MetaArray((n_rows, n_rows if n_cols is None else n_cols), _as_dtype(dtype, _f64))
 
 
+def _triangle_indices(lower: bool) -> Callable[..., tuple[MetaArray, MetaArray]]:
+    """numpy's ``tril_indices(n, k, m)`` / ``triu_indices``: two index arrays as long as the
+    triangle has positions (the kit's ``tril_indices`` uses them where ``xp`` has them)."""
+
+    def fn(n: int, k: int = 0, m: int | None = None) -> tuple[MetaArray, MetaArray]:
+        cols = n if m is None else m
+        if lower:  # columns 0 .. r + k of row r
+            count = sum(min(cols, max(r + k + 1, 0)) for r in range(n))
+        else:  # columns r + k .. cols - 1
+            count = sum(cols - min(cols, max(r + k, 0)) for r in range(n))
+        return MetaArray((count,), _i64), MetaArray((count,), _i64)
+
+    fn.__name__ = "tril_indices" if lower else "triu_indices"
+    return fn
+
+
+xp.tril_indices, xp.triu_indices = _triangle_indices(True), _triangle_indices(False)
+
+
 @_api
 def tril(x: MetaArray, /, *, k: int = 0) -> MetaArray:
     return MetaArray(x.shape, x.dtype)

@@ -3,6 +3,8 @@ shapes and dtypes and computes nothing; the oracle is the same trace on CPU tens
 
 from __future__ import annotations
 
+import pytest
+
 import tensorplug as tp
 from tests import needs
 
@@ -30,6 +32,17 @@ def test_a_trace_on_meta_inputs_has_the_shapes_of_the_eager_trace():
     assert "float32[4, 2] meta" in str(abstract)
     out = abstract(tp.empty(7, 3, device="meta"))  # replays on other shapes, still no data
     assert out.shape == (7,) and out.device.type == "meta"
+
+
+def test_an_abstract_graph_saves_unless_a_constant_has_no_data(tmp_path):
+    g = tp.tracer.trace(lambda x: (x * 2).relu(), tp.empty(4, 3, device="meta"))
+    g.save(tmp_path / "g.json")
+    assert tp.tracer.load(tmp_path / "g.json")(tp.empty(2, 3, device="meta")).shape == (2, 3)
+    with_constant = tp.tracer.trace(
+        _f(tp.empty(3, 2, device="meta")), tp.empty(4, 3, device="meta")
+    )
+    with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor; no data!"):
+        with_constant.save(tmp_path / "c.json")
 
 
 def test_a_custom_op_traces_abstractly_through_its_fake_kernel(ns):

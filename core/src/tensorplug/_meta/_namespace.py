@@ -891,10 +891,8 @@ def _reduction(name: str, result: str) -> Any:
         elif result == "sum":  # numpy: small integers and bools sum in the default integer
             if dtype is not None:
                 d = _as_dtype(dtype, d)
-            elif d.kind in "bi" and d.itemsize < 8:
-                d = _i64
-            elif d.kind == "u" and d.itemsize < 8:
-                d = _dt.from_name("uint64") if hasattr(_dt, "uint64") else _i64
+            elif d.kind in "biu" and d.itemsize < 8:  # (numpy's uint8 sums in uint64, which
+                d = _i64  # tensorplug lacks; kernels cast the sum to the result dtype anyway)
         elif result == "mean":
             d = _as_dtype(dtype, _f64 if d.kind in "biu" else d)
         elif result == "extremum":

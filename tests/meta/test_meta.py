@@ -278,3 +278,7 @@ def test_value_checks_are_skipped_as_torch_skips_them():
     assert (ints // tp.zeros(3, dtype=tp.int64, device="meta")).shape == (3,)
     assert m.masked_fill(mask, tp.tensor(1.0, device="meta")).shape == (2, 3)
     assert tp.nn.functional.embedding(tp.tensor([99], device="meta"), m).shape == (1, 3)
+    scalar = tp.empty((), device="meta")
+    assert scalar.index_select(0, tp.tensor([5], device="meta")).shape == ()
+    with pytest.raises(RuntimeError, match="Index to scalar can have only 1 value, got 2"):
+        scalar.index_select(0, tp.tensor([0, 0], device="meta"))

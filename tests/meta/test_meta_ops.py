@@ -29,9 +29,6 @@ READS_VALUES = {
     "allclose", "_local_scalar_dense", "where",
     "repeat_interleave.Tensor", "repeat_interleave.self_Tensor", "narrow.Tensor",
     "index.Tensor", "index_put", "index_put_",  # with boolean masks
-    # a check PyTorch's meta kernel skips, but the kit's kernel makes by reading a value (the
-    # index into a 0-dim self): known to refuse on Meta (docs/meta.md)
-    "index_select",
 }  # fmt: skip
 REFUSAL = re.compile(r"depends on the values of its inputs|cannot be called on meta tensors|"
                      r"without output_size")  # fmt: skip

@@ -257,6 +257,7 @@ def kernels() -> dict[str, Callable[..., Any]]:
                     make_rng=lambda seed: _MetaRng(),
                 )
                 backend.kit.item = _fill_value  # type: ignore[method-assign]
+                into.kernels["index_select"] = _index_select(into.kernels["index_select"])
                 _built.update(into.kernels)
     return _built
 
@@ -296,6 +297,21 @@ def _builder(name: str) -> Callable[[], Callable[..., Any]]:
 
     build.__qualname__ = f"meta_kernel[{name}]"
     return build
+
+
+def _index_select(kernel: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``index_select`` of a 0-dim tensor: the CPU kernel's checks, then its last one, that
+    the one index is 0, skipped (it reads the index) as PyTorch's meta kernel skips it."""
+
+    def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
+        try:
+            return kernel(self, dim, index)
+        except MetaDataError:
+            if self._data.ndim:
+                raise
+            return _meta_tensor(MetaArray((), self._dtype), self._dtype)
+
+    return index_select
 
 
 def _no_data(data: Any) -> Any:

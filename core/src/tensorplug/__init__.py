@@ -81,16 +81,12 @@ from .serialization import load, save  # noqa: E402
 unique = _functional.unique
 Tensor.unique = _functional.unique  # type: ignore[method-assign, assignment]
 
-from . import (  # noqa: E402  (array_backend: for backend plugins)
-    _meta,  # noqa: E402
-    array_backend,
-    plugins,
-    storage,
-)
+from . import array_backend, plugins, storage  # noqa: E402  (array_backend: for backend plugins)
+from ._meta import install as _install_meta  # noqa: E402
 from .hookspecs import hookimpl  # noqa: E402
 from .plugins import PLUGIN_API_VERSION  # noqa: E402
 
-_meta.install()  # the Meta backend comes with the core (docs/meta.md)
+_install_meta()  # the Meta backend comes with the core (docs/meta.md)
 plugins.load_entry_points()
 
 _LAZY_SUBMODULES = frozenset({"cuda", "linalg", "nn", "optim", "special"})

@@ -223,6 +223,12 @@ CHECKS: list[tuple[str, str | list[str], str]] = [
         ["tensorplug", "plugins"],
         r"^no tensorplug plugins are installed \(pip install tensorplug-cpu\)$",
     ),
+    (  # the Meta backend comes with the core and needs no array library (docs/meta.md)
+        "core",
+        "import sys, tensorplug as tp; x = tp.ones(2, 3, device='meta') @ tp.ones(3, 4, "
+        "device='meta'); print(x, 'numpy' in sys.modules)",
+        r"^tensor\(\.\.\., device='meta', size=\(2, 4\)\) False$",
+    ),
     (
         "core+cpu",
         "import tensorplug as tp; print(tp.tensor([1., 2.]) + 1)",

@@ -286,7 +286,7 @@ def test_register_fake_on_a_library_operator(ns):
 
         @tp.library.register_fake(f"{ns}::rows", lib=lib)
         def _(x):
-            return tp.empty(x.shape[0])
+            return tp.empty(x.shape[0], device=x.device)
 
         assert tp.dispatcher.registrations(f"{ns}::rows")["Meta"] == (
             f"{__name__}:test_register_fake_on_a_library_operator"
@@ -405,10 +405,11 @@ def test_opcheck_of_standard_operators():
                               test_utils=["test_schema"]) == {"test_schema": "SUCCESS"}  # fmt: skip
     assert tp.library.opcheck(tp.ops.aten.view.default, (tp.ones(4), [2, 2]),
                               test_utils=["test_schema"]) == {"test_schema": "SUCCESS"}  # fmt: skip
-    # the standard operators' Meta kernels come with the core's Meta backend, not yet here
+    # the standard operators' Meta kernels come with the core's Meta backend (docs/meta.md)
     r = tp.library.opcheck(tp.ops.aten.sin.default, (tp.ones(2),), raise_exception=False)
-    assert isinstance(r["test_faketensor"], AssertionError)
-    assert str(r["test_faketensor"]).startswith("it has no fake kernel: register one")
+    assert r["test_faketensor"] == "SUCCESS"
+    r = tp.library.opcheck(tp.ops.aten.mm.default, (tp.ones(2, 3), tp.ones(3, 4)))
+    assert r["test_faketensor"] == "SUCCESS"
 
 
 def _fails(op, args, check, kwargs=None, error=AssertionError):
@@ -483,6 +484,13 @@ def test_opcheck_faketensor_catches_missing_and_wrong_fake_kernels(ns):
         assert _fails(numpy_mul, (tp.randn(3), 2.0), "test_faketensor") == (
             "outputs: the fake kernel gives tuple, the kernel a Tensor"
         )
+        numpy_mul.register_fake(lambda x, y: tp.empty(x.shape))  # on cpu: meta inputs run it
+        assert _fails(numpy_mul, (tp.randn(3), 2.0), "test_faketensor") == (
+            "outputs: the fake kernel gives a tensor on cpu for Meta inputs; make its outputs on "
+            "the inputs' device (tp.empty(..., device=x.device), tp.empty_like(x))"
+        )
+        numpy_mul.register_fake(lambda x, y: tp.empty_like(x))
+        assert tp.library.opcheck(numpy_mul, (tp.randn(3), 2.0))["test_faketensor"] == "SUCCESS"
 
 
 @needs_autograd

@@ -82,9 +82,11 @@ unique = _functional.unique
 Tensor.unique = _functional.unique  # type: ignore[method-assign, assignment]
 
 from . import array_backend, plugins, storage  # noqa: E402  (array_backend: for backend plugins)
+from ._meta import install as _install_meta  # noqa: E402
 from .hookspecs import hookimpl  # noqa: E402
 from .plugins import PLUGIN_API_VERSION  # noqa: E402
 
+_install_meta()  # the Meta backend comes with the core (docs/meta.md)
 plugins.load_entry_points()
 
 _LAZY_SUBMODULES = frozenset({"cuda", "linalg", "nn", "optim", "special"})

@@ -26,9 +26,9 @@ Note [Fake kernels]
 A fake kernel computes the metadata of the outputs (shape, dtype, device) from the metadata of
 the inputs, without reading data; ``register_fake`` registers it for the ``Meta`` backend key,
 as PyTorch does; ``custom_op`` registers one that raises until then (or PyTorch's trivial
-one, for an operator that returns nothing). Until the core's Meta backend exists no Meta tensor
-can be made, so the kernel is exercised by ``opcheck``'s ``test_faketensor``, which calls it on
-the real inputs and compares what it returns with the real kernel's outputs.
+one, for an operator that returns nothing). It runs on the core's Meta tensors (docs/meta.md):
+a call with Meta inputs, abstract tracing, and ``opcheck``'s ``test_faketensor``, which runs the
+operator on Meta copies of the inputs and compares the outputs' metadata with a real run's.
 """
 
 from __future__ import annotations

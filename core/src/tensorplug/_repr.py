@@ -28,6 +28,12 @@ suffix_hooks: list[Callable[[Any], list[str]]] = []
 def tensor_repr(t: Any) -> str:
     from ._operators import host_list  # no value-read hooks: printing is not a data read
 
+    if t.device.type == "meta":  # no values: the size instead, as PyTorch prints it
+        meta = ["device='meta'", f"size={tuple(t.shape)}"]
+        if t.dtype is not _dtypes.get_default_dtype():
+            meta.append(f"dtype={t.dtype}")
+        meta.extend(s for hook in suffix_hooks for s in hook(t))
+        return "tensor(..., " + ", ".join(meta) + ")"
     values = host_list(t)
     shape = tuple(t.shape)
     summarize = t.numel() > THRESHOLD

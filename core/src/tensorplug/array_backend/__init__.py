@@ -150,15 +150,29 @@ class ArrayBackend:
 class ArrayStorage:
     """The storage backend of an array backend (tensorplug._backends.StorageBackend)."""
 
-    def __init__(self, kit: Kit, plugin: str, host_dtypes: dict[_dt.dtype, Any]) -> None:
+    def __init__(
+        self, kit: Kit, plugin: str, host_dtypes: dict[_dt.dtype, Any] | None = None
+    ) -> None:
         self.kit = kit
         self.key_name = kit.key_name
         self.device_type = kit.device_type
         self.plugin = plugin
-        self._host_dtypes = host_dtypes
-        self._from_host_dtype: dict[Any, _dt.dtype] = {}
-        for d, x in host_dtypes.items():
-            self._from_host_dtype.setdefault(x, d)
+        self._host: dict[_dt.dtype, Any] | None = host_dtypes  # numpy's, made on first use
+        self._from_host: dict[Any, _dt.dtype] | None = None
+
+    @property
+    def _host_dtypes(self) -> dict[_dt.dtype, Any]:
+        if self._host is None:
+            self._host = _host_dtypes()
+        return self._host
+
+    @property
+    def _from_host_dtype(self) -> dict[Any, _dt.dtype]:
+        if self._from_host is None:
+            self._from_host = {}
+            for d, x in self._host_dtypes.items():
+                self._from_host.setdefault(x, d)
+        return self._from_host
 
     def to_host(self, data: Any) -> Any:
         return self.kit.to_host(data)
@@ -431,8 +445,6 @@ def register(
     array-api-compat (:func:`standard_namespace`); the kernels call only the standard and the
     extensions of Note [Optional extensions] in _kit.py, each with a standard fallback.
     """
-    import numpy
-
     k = _keys.get(key)
     if k.kind is not _keys.KeyKind.BACKEND:
         raise RegistrationError(
@@ -452,7 +464,8 @@ def register(
     xp = standard_namespace(xp)
     kit = Kit(xp, k.name, dev_type, storage, compute, device_context=device_context)
 
-    is_numpy = library is numpy
+    numpy = sys.modules.get("numpy")  # imported only where needed: Meta runs without it
+    is_numpy = numpy is not None and library is numpy
     if to_host is None:
         asnumpy = getattr(library, "asnumpy", None)
         to_host = (lambda a: a) if is_numpy else (asnumpy or _to_host_by_dlpack)
@@ -469,6 +482,8 @@ def register(
             rng_on_host = not is_numpy
 
             def make_rng(seed: int) -> Any:
+                import numpy
+
                 return numpy.random.Generator(numpy.random.PCG64(seed))
 
         else:
@@ -531,7 +546,7 @@ def register(
         lib.impl(name, kern, k.name)
         registered[name] = kern
     plugin = str(getattr(registry, "plugin_name", "") or getattr(lib, "owner", "?"))
-    store = ArrayStorage(kit, plugin, _host_dtypes())
+    store = ArrayStorage(kit, plugin, None)
     registry.add_storage_backend(store)
     return ArrayBackend(kit, lib, store, registered, skipped, unbuilt)
 

@@ -78,6 +78,16 @@ CASES: list[Case] = [
         via=(None, FP32),  # CUDA lists its log_softmax and nll_loss
     ),
     Case("binary_cross_entropy", lambda m, mk, ints: F(m).binary_cross_entropy(mk([3]), mk([3]))),
+    Case("l1_loss", lambda m, mk, ints: F(m).l1_loss(mk([3]), mk([3]))),
+    Case("smooth_l1_loss", lambda m, mk, ints: F(m).smooth_l1_loss(mk([3]), mk([3]))),
+    Case("huber_loss", lambda m, mk, ints: F(m).huber_loss(mk([3]), mk([3]))),
+    Case("kl_div", lambda m, mk, ints: F(m).kl_div(mk([2, 3]), mk([2, 3]), reduction="batchmean")),
+    Case(
+        "binary_cross_entropy_with_logits",
+        lambda m, mk, ints: F(m).binary_cross_entropy_with_logits(mk([3]), mk([3])),
+    ),
+    Case("softplus", lambda m, mk, ints: F(m).softplus(mk([3]))),
+    Case("cosine_similarity", lambda m, mk, ints: F(m).cosine_similarity(mk([2, 3]), mk([2, 3]))),
     Case("sum", lambda m, mk, ints: m.sum(mk([3]))),
     Case("sum.dim_IntList", lambda m, mk, ints: m.sum(mk([2, 3]), 1)),
     Case("softmax.int", lambda m, mk, ints: m.softmax(mk([2, 3]), 1)),

@@ -19,6 +19,7 @@ from fakes import FakeTensor
 from tensorplug import dispatcher
 
 SECONDS = 1.25
+PATIENCE = 15.0
 CALLERS = 4
 
 
@@ -34,10 +35,14 @@ def busy_switching() -> Iterator[None]:
 
 
 def run_threads(
-    call: Callable[[], None], register_loop: Callable[[threading.Event], None]
+    call: Callable[[], None],
+    register_loop: Callable[[threading.Event], None],
+    until: Callable[[], object] = lambda: True,
 ) -> list[BaseException]:
     """``CALLERS`` threads run ``call`` in a loop while ``register_loop`` runs in another, for
-    ``SECONDS``; returns what any thread raised that it was not meant to."""
+    ``SECONDS``, and on until ``until()`` is true (at most ``PATIENCE`` seconds in all: on a
+    loaded machine the threads may need longer to meet); returns what any thread raised that it
+    was not meant to."""
     stop = threading.Event()
     errors: list[BaseException] = []
 
@@ -60,6 +65,9 @@ def run_threads(
     for t in threads:
         t.start()
     stop.wait(SECONDS)
+    deadline = time.perf_counter() + PATIENCE - SECONDS
+    while not until() and not stop.is_set() and time.perf_counter() < deadline:
+        stop.wait(0.05)
     stop.set()
     for t in threads:
         t.join(timeout=60)
@@ -88,7 +96,7 @@ def test_define_and_close_while_other_threads_call(ns, busy_switching):
                 lib.close()
             cycles[0] += 1
 
-    errors = run_threads(call, register_loop)
+    errors = run_threads(call, register_loop, until=lambda: cycles[0] > 10)
     assert errors == []
     assert cycles[0] > 10
     assert dispatcher.ops_in(ns) == []  # nothing orphaned
@@ -123,7 +131,7 @@ def test_no_call_starting_after_close_runs_the_removed_kernel(ns, busy_switching
                 closed_at[n] = time.perf_counter()
                 n += 1
 
-        errors = run_threads(call, register_loop)
+        errors = run_threads(call, register_loop, until=lambda: seen)
         assert errors == []
         assert len(closed_at) > 10 and seen  # both sides really ran
         late = [(start - closed_at[n], n) for start, n in seen if start > closed_at[n]]
@@ -156,7 +164,7 @@ def test_kernel_for_answers_are_never_stale(ns, busy_switching):
                 over.close()
                 closed_at[fn] = time.perf_counter()
 
-        errors = run_threads(call, register_loop)
+        errors = run_threads(call, register_loop, until=lambda: seen)
         assert errors == []
         assert len(closed_at) > 10 and seen
         late = [start - closed_at[fn] for start, fn in seen if start > closed_at[fn]]

@@ -1,4 +1,6 @@
-"""Neural-network functions: mse_loss, cross_entropy, dropout, embedding, layer_norm, mish."""
+"""Neural-network functions: the losses (mse_loss, cross_entropy, l1_loss, smooth_l1_loss,
+huber_loss, kl_div, binary_cross_entropy_with_logits), dropout, embedding, layer_norm and the
+activations mish, softplus, cosine_similarity."""
 
 from __future__ import annotations
 
@@ -226,3 +228,116 @@ def mish(self: Any) -> Any:
         aten.log1p.default(aten.exp.default(aten.neg.default(aten.abs.default(self)))),
     )
     return aten.mul.Tensor(self, aten.tanh.default(softplus))
+
+
+# The losses and activations below are operators, not Python compositions in nn.functional, so
+# that the autocast plugin can give them PyTorch's float32 policy (a composition would run in its
+# inputs' dtype: Note [Entries PyTorch does not have] in tensorplug_autocast.policy).
+
+
+def _reduced(loss: Any, reduction: str) -> Any:
+    if reduction == "mean":
+        return aten.mean.default(loss)
+    if reduction == "sum":
+        return aten.sum.default(loss)
+    return loss
+
+
+def l1_loss(self: Any, target: Any, reduction: str = "mean") -> Any:
+    _check_reduction("l1_loss", reduction)
+    return _reduced(aten.abs.default(aten.sub.Tensor(self, target)), reduction)
+
+
+def smooth_l1_loss(self: Any, target: Any, reduction: str = "mean", beta: float = 1.0) -> Any:
+    _check_reduction("smooth_l1_loss", reduction)
+    if beta < 0:
+        raise RuntimeError(
+            "aten::smooth_l1_loss: smooth_l1_loss does not support negative values for beta."
+        )
+    d = aten.sub.Tensor(self, target)
+    ad = aten.abs.default(d)
+    if beta == 0:
+        return _reduced(ad, reduction)
+    quad = aten.div.Scalar(aten.mul.Scalar(aten.mul.Tensor(d, d), 0.5), beta)
+    loss = aten.where.self(aten.lt.Scalar(ad, beta), quad, aten.sub.Scalar(ad, 0.5 * beta))
+    return _reduced(loss, reduction)
+
+
+def huber_loss(self: Any, target: Any, reduction: str = "mean", delta: float = 1.0) -> Any:
+    _check_reduction("huber_loss", reduction)
+    if delta <= 0:
+        raise RuntimeError(
+            "aten::huber_loss: huber_loss does not support non-positive values for delta."
+        )
+    d = aten.sub.Tensor(self, target)
+    ad = aten.abs.default(d)
+    quad = aten.mul.Scalar(aten.mul.Tensor(d, d), 0.5)
+    lin = aten.mul.Scalar(aten.sub.Scalar(ad, 0.5 * delta), delta)
+    return _reduced(aten.where.self(aten.lt.Scalar(ad, delta), quad, lin), reduction)
+
+
+def kl_div(self: Any, target: Any, reduction: str = "mean", *, log_target: bool = False) -> Any:
+    _check_reduction("kl_div", reduction)
+    if log_target:
+        loss = aten.mul.Tensor(aten.exp.default(target), aten.sub.Tensor(target, self))
+    else:
+        # xlogy(t, t) - t x: 0 where t == 0; log of 1 there keeps the discarded branch's
+        # gradient finite
+        zero = aten.eq.Scalar(target, 0)
+        safe = aten.where.self(zero, aten.ones_like.default(target), target)
+        t_log_t = aten.mul.Tensor(target, aten.log.default(safe))
+        t_log_t = aten.where.self(zero, aten.zeros_like.default(t_log_t), t_log_t)
+        loss = aten.sub.Tensor(t_log_t, aten.mul.Tensor(target, self))
+    return _reduced(loss, reduction)
+
+
+def _log_sigmoid(x: Any) -> Any:
+    # min(x, 0) - log1p(exp(-|x|)), finite for every finite x; min(x, 0) as (x - |x|) / 2 so
+    # that the gradient at 0 is PyTorch's 1/2
+    ax = aten.abs.default(x)
+    return aten.sub.Tensor(
+        aten.div.Scalar(aten.sub.Tensor(x, ax), 2),
+        aten.log1p.default(aten.exp.default(aten.neg.default(ax))),
+    )
+
+
+def binary_cross_entropy_with_logits(
+    self: Any, target: Any, weight: Any = None, pos_weight: Any = None, reduction: str = "mean"
+) -> Any:
+    _check_reduction("binary_cross_entropy_with_logits", reduction)
+    if tuple(target.shape) != tuple(self.shape):
+        raise ValueError(
+            f"aten::binary_cross_entropy_with_logits: Target size ({list(target.shape)}) must be "
+            f"the same as input size ({list(self.shape)})"
+        )
+    # PyTorch's stable form: (1 - t) x - (1 + (pos_weight - 1) t) logsigmoid(x)
+    log_sig = _log_sigmoid(self)
+    if pos_weight is not None:
+        log_sig = aten.mul.Tensor(
+            log_sig, aten.add.Scalar(aten.mul.Tensor(aten.sub.Scalar(pos_weight, 1), target), 1)
+        )
+    loss = aten.sub.Tensor(aten.mul.Tensor(aten.rsub.Scalar(target, 1), self), log_sig)
+    if weight is not None:
+        loss = aten.mul.Tensor(loss, weight)
+    return _reduced(loss, reduction)
+
+
+def softplus(self: Any, beta: Any = 1, threshold: Any = 20) -> Any:
+    # max(z, 0) + log1p(exp(-|z|)) with z = beta x cannot overflow; max(z, 0) is (z + |z|) / 2,
+    # whose gradient at 0 is 1/2, so the sum's is sigmoid(0), PyTorch's
+    bx = aten.mul.Scalar(self, beta)
+    abx = aten.abs.default(bx)
+    smooth = aten.add.Tensor(
+        aten.div.Scalar(aten.add.Tensor(bx, abx), 2),
+        aten.log1p.default(aten.exp.default(aten.neg.default(abx))),
+    )
+    return aten.where.self(aten.gt.Scalar(bx, threshold), self, aten.div.Scalar(smooth, beta))
+
+
+def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-08) -> Any:
+    x1, x2 = aten.broadcast_tensors.default([x1, x2])
+    n1 = aten.clamp_min.default(aten.linalg_vector_norm.default(x1, 2, [dim], True), eps)
+    n2 = aten.clamp_min.default(aten.linalg_vector_norm.default(x2, 2, [dim], True), eps)
+    return aten.sum.dim_IntList(
+        aten.mul.Tensor(aten.div.Tensor(x1, n1), aten.div.Tensor(x2, n2)), [dim]
+    )

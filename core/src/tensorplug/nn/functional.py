@@ -243,11 +243,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     even in float16 (PyTorch computes in float32 there); ``max(z, 0)`` is ``(z + |z|) / 2``, whose
     gradient at 0 is 1/2, so the sum's is ``sigmoid(0)``, PyTorch's.
     """
-    bx = _tp.mul(input, beta)
-    abx = _tp.abs(bx)
-    smooth = _tp.div(_tp.add(_tp.div(_tp.add(bx, abx), 2), _tp.log1p(_tp.exp(_tp.neg(abx)))),
-                     beta)
-    r: Tensor = _tp.where(_tp.gt(bx, threshold), input, smooth)
+    r: Tensor = _tp.softplus(input, beta, threshold)
     return r
 
 
@@ -339,14 +335,14 @@ def l1_loss(input: Tensor, target: Tensor, *, reduction: str = "mean",
             weight: Tensor | None = None) -> Tensor:
     """``|input - target|``; with ``weight`` (input's shape), ``mean`` is ``sum(w·l) / sum(w)``."""
     _warn_size_mismatch(input, target)
-    _check_reduction("l1_loss", reduction)
-    loss = _tp.abs(_tp.sub(input, target))
     if weight is None:
-        return _reduce("l1_loss", loss, reduction)
+        r: Tensor = _tp.l1_loss(input, target, reduction)
+        return r
+    _check_reduction("l1_loss", reduction)
     _check_weight_size(weight, input)
-    loss = _tp.mul(loss, weight)
+    loss = _tp.mul(_tp.l1_loss(input, target, "none"), weight)
     if reduction == "mean":
-        r: Tensor = _tp.div(_tp.sum(loss), _tp.sum(weight))
+        r = _tp.div(_tp.sum(loss), _tp.sum(weight))
         return r
     return _reduce("l1_loss", loss, reduction)
 
@@ -356,16 +352,8 @@ def smooth_l1_loss(input: Tensor, target: Tensor, *, reduction: str = "mean",
     """``0.5 d² / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input - target``);
     ``beta=0`` is the L1 loss."""
     _warn_size_mismatch(input, target)
-    _check_reduction("smooth_l1_loss", reduction)
-    if beta < 0:
-        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = _tp.sub(input, target)
-    ad = _tp.abs(d)
-    if beta == 0:
-        return _reduce("smooth_l1_loss", ad, reduction)
-    quad = _tp.div(_tp.mul(_tp.mul(d, d), 0.5), beta)
-    loss = _tp.where(_tp.lt(ad, beta), quad, _tp.sub(ad, 0.5 * beta))
-    return _reduce("smooth_l1_loss", loss, reduction)
+    r: Tensor = _tp.smooth_l1_loss(input, target, reduction, beta)
+    return r
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
@@ -373,16 +361,12 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     """``0.5 d²`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``; ``weight`` (input's
     shape) multiplies each element before the reduction (``mean`` stays a plain mean)."""
     _warn_size_mismatch(input, target)
+    if weight is None:
+        r: Tensor = _tp.huber_loss(input, target, reduction, delta)
+        return r
     _check_reduction("huber_loss", reduction)
-    if delta <= 0:
-        raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    d = _tp.sub(input, target)
-    ad = _tp.abs(d)
-    quad = _tp.mul(_tp.mul(d, d), 0.5)
-    loss = _tp.where(_tp.lt(ad, delta), quad, _tp.mul(_tp.sub(ad, 0.5 * delta), delta))
-    if weight is not None:
-        _check_weight_size(weight, input)
-        loss = _tp.mul(loss, weight)
+    _check_weight_size(weight, input)
+    loss = _tp.mul(_tp.huber_loss(input, target, "none", delta), weight)
     return _reduce("huber_loss", loss, reduction)
 
 
@@ -394,14 +378,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({list(target.shape)}) must be the same as input size "
                          f"({list(input.shape)})")
-    _check_reduction("binary_cross_entropy_with_logits", reduction)
-    log_sig = logsigmoid(input)
-    if pos_weight is not None:
-        log_sig = _tp.mul(log_sig, _tp.add(_tp.mul(_tp.sub(pos_weight, 1), target), 1))
-    loss = _tp.sub(_tp.mul(_tp.rsub(target, 1), input), log_sig)
-    if weight is not None:
-        loss = _tp.mul(loss, weight)
-    return _reduce("binary_cross_entropy_with_logits", loss, reduction)
+    r: Tensor = _tp.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
+    return r
 
 
 def kl_div(input: Tensor, target: Tensor, *, reduction: str = "mean",
@@ -424,22 +402,14 @@ def kl_div(input: Tensor, target: Tensor, *, reduction: str = "mean",
     elif reduction not in ("batchmean", "none", "sum"):
         raise ValueError(f"kl_div: {reduction} is not a valid value for reduction "
                          "(none, batchmean, mean, sum)")
-    if log_target:
-        loss = _tp.mul(_tp.exp(target), _tp.sub(target, input))
-    else:
-        # xlogy(t, t) - t x: 0 where t == 0; log of 1 there keeps the discarded branch's
-        # gradient finite (Note [Composite activations and their gradients])
-        zero = _tp.eq(target, 0)
-        t_log_t = _tp.mul(target, _tp.log(_tp.where(zero, _tp.ones_like(target), target)))
-        loss = _tp.sub(_tp.where(zero, _tp.zeros_like(t_log_t), t_log_t),
-                       _tp.mul(target, input))
     if reduction == "batchmean":
-        total: Tensor = _tp.sum(loss)
+        total: Tensor = _tp.kl_div(input, target, "sum", log_target=log_target)
         if input.ndim == 0:
             return total
         r: Tensor = _tp.div(total, input.shape[0])
         return r
-    return _reduce("kl_div", loss, reduction)
+    r = _tp.kl_div(input, target, reduction, log_target=log_target)
+    return r
 
 
 # --- tensor utilities -------------------------------------------------------------------------
@@ -479,11 +449,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``Σ (x1 / max(‖x1‖, eps)) (x2 / max(‖x2‖, eps))`` over ``dim``, after broadcasting."""
-    shape = _broadcast_shape(x1.shape, x2.shape)
-    x1, x2 = x1.expand(shape), x2.expand(shape)
-    n1 = _tp.clamp_min(_tp.linalg.vector_norm(x1, 2, [dim], True), eps)
-    n2 = _tp.clamp_min(_tp.linalg.vector_norm(x2, 2, [dim], True), eps)
-    r: Tensor = _tp.sum(_tp.mul(_tp.div(x1, n1), _tp.div(x2, n2)), [dim])
+    r: Tensor = _tp.cosine_similarity(x1, x2, dim, eps)
     return r
 
 
@@ -493,19 +459,6 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     d = _tp.add(_tp.sub(x1, x2), eps)
     r: Tensor = _tp.linalg.vector_norm(d, p, [max(x1.ndim, x2.ndim) - 1], keepdim)
     return r
-
-
-def _broadcast_shape(a: Sequence[int], b: Sequence[int]) -> list[int]:
-    """The shape ``a`` and ``b`` broadcast to, with PyTorch's message when they do not."""
-    n = max(len(a), len(b))
-    pa, pb = [1] * (n - len(a)) + list(a), [1] * (n - len(b)) + list(b)
-    out = []
-    for i, (p, q) in enumerate(zip(pa, pb, strict=True)):
-        if p != q and 1 not in (p, q):
-            raise RuntimeError(f"The size of tensor a ({p}) must match the size of tensor b "
-                               f"({q}) at non-singleton dimension {i}")
-        out.append(q if p == 1 else p)
-    return out
 
 
 # Every function above takes part in __tensorplug_function__ with itself as ``func``, as

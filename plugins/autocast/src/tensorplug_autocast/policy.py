@@ -38,9 +38,9 @@ never listed: PyTorch does not autocast them either.
 
 The lists also name operators the standard op set does not define (``ABSENT_CPU``,
 ``ABSENT_CUDA``): convolutions, recurrent cells, attention, linear algebra and FFT routines,
-most losses. docs/autocast.md lists them; the Python-level functions of ``tp.nn.functional``
-that compose other operators (``l1_loss``, ``smooth_l1_loss``, ``kl_div`` ...) get the policies
-of the operators they call, not their own.
+most losses. docs/autocast.md lists them. The losses and activations a user reaches for first
+(``l1_loss``, ``smooth_l1_loss``, ``huber_loss``, ``kl_div``, ``binary_cross_entropy_with_logits``,
+``softplus``, ``cosine_similarity``) are operators of the standard set, so they have entries.
 """
 
 from __future__ import annotations
@@ -112,6 +112,13 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "nll_loss": (FP32, FP32),
     "cross_entropy_loss": (FP32, _),  # CUDA: its log_softmax and nll_loss are listed
     "binary_cross_entropy": (FP32, BANNED),
+    "l1_loss": (FP32, FP32),
+    "smooth_l1_loss": (FP32, FP32),
+    "huber_loss": (FP32, FP32),
+    "kl_div": (FP32, FP32),
+    "binary_cross_entropy_with_logits": (FP32, FP32),
+    "softplus": (_, FP32),
+    "cosine_similarity": (_, FP32),
     # float32 unless the call gives a dtype
     "sum": (_, FP32_SET_OPT_DTYPE),
     "sum.dim_IntList": (_, FP32_SET_OPT_DTYPE),
@@ -168,10 +175,9 @@ ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
         "fft_ifftn", "fft_rfft", "fft_irfft", "fft_rfft2", "fft_irfft2", "fft_rfftn",
         "fft_irfftn", "fft_hfft", "fft_ihfft", "fake_quantize_per_tensor_affine",
         "cosine_embedding_loss", "nll_loss2d", "hinge_embedding_loss", "poisson_nll_loss",
-        "smooth_l1_loss", "l1_loss", "huber_loss", "margin_ranking_loss", "soft_margin_loss",
-        "triplet_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
-        "multilabel_margin_loss_forward", "ctc_loss.IntList", "ctc_loss.Tensor", "kl_div",
-        "binary_cross_entropy_with_logits",
+        "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
+        "multilabel_margin_loss", "multilabel_margin_loss_forward", "ctc_loss.IntList",
+        "ctc_loss.Tensor",
     ),
     PROMOTE: ("index_copy",),
 }  # fmt: skip
@@ -187,12 +193,10 @@ ABSENT_CUDA: Final[dict[Policy, tuple[str, ...]]] = {
         "scaled_dot_product_attention",
     ),
     FP32: (
-        "erfinv", "softplus", "native_layer_norm", "rms_norm", "group_norm",
-        "frobenius_norm.dim", "nuclear_norm", "nuclear_norm.dim", "cosine_similarity",
-        "poisson_nll_loss", "cosine_embedding_loss", "nll_loss2d", "hinge_embedding_loss",
-        "kl_div", "l1_loss", "smooth_l1_loss", "huber_loss", "margin_ranking_loss",
-        "multilabel_margin_loss", "soft_margin_loss", "triplet_margin_loss",
-        "multi_margin_loss", "binary_cross_entropy_with_logits", "dist", "pdist", "cdist",
+        "erfinv", "native_layer_norm", "rms_norm", "group_norm", "frobenius_norm.dim",
+        "nuclear_norm", "nuclear_norm.dim", "poisson_nll_loss", "cosine_embedding_loss",
+        "nll_loss2d", "hinge_embedding_loss", "margin_ranking_loss", "multilabel_margin_loss",
+        "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "dist", "pdist", "cdist",
         "renorm", "upsample_nearest1d", "_upsample_nearest_exact1d", "upsample_nearest2d",
         "_upsample_nearest_exact2d", "upsample_nearest3d", "_upsample_nearest_exact3d",
         "upsample_linear1d", "upsample_bilinear2d", "_upsample_bilinear2d_aa",

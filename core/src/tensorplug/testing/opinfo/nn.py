@@ -563,6 +563,185 @@ add(
 )
 
 
+# the losses and activations that are CompositeImplicitAutograd operators (their float32
+# autocast policy needs an operator): oracles in float64
+
+
+def _pair_loss_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("mean", make((3, 4), d, rng), make((3, 4), d, rng))
+    yield S("sum", make((3, 4), d, rng), make((3, 4), d, rng), "sum")
+    yield S("none", make((3, 4), d, rng), make((3, 4), d, rng), "none")
+    yield S("broadcast", make((3, 4), d, rng), make((4,), d, rng), "none")
+    yield S("0dim", make((), d, rng), make((), d, rng))
+    yield S("empty_sum", make((0,), d, rng), make((0,), d, rng), "sum")
+
+
+def _f64(*arrays: Any) -> list[Any]:
+    return [np.asarray(a, np.float64) for a in arrays]
+
+
+def _ref_l1(x: Any, t: Any, reduction: str = "mean") -> Any:
+    x, t = _f64(x, t)
+    return _reduce(np.abs(x - t), reduction)
+
+
+def _ref_smooth_l1(x: Any, t: Any, reduction: str = "mean", beta: float = 1.0) -> Any:
+    x, t = _f64(x, t)
+    ad = np.abs(x - t)
+    if beta == 0:
+        return _reduce(ad, reduction)
+    return _reduce(np.where(ad < beta, 0.5 * ad**2 / beta, ad - 0.5 * beta), reduction)
+
+
+def _ref_huber(x: Any, t: Any, reduction: str = "mean", delta: float = 1.0) -> Any:
+    x, t = _f64(x, t)
+    ad = np.abs(x - t)
+    return _reduce(np.where(ad < delta, 0.5 * ad**2, delta * (ad - 0.5 * delta)), reduction)
+
+
+def _beta_samples(keyword: str) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
+    def samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        yield from _pair_loss_samples(d, rng)
+        yield S(f"{keyword}_half", make((5,), d, rng), make((5,), d, rng), "none", 0.5)
+        yield S(f"{keyword}_kw", make((2, 3), d, rng), make((2, 3), d, rng), **{keyword: 2.0})
+        if keyword == "beta":
+            yield S("beta_0", make((5,), d, rng), make((5,), d, rng), "sum", 0.0)
+
+    return samples
+
+
+for _name, _ref, _samples in (
+    ("l1_loss", _ref_l1, _pair_loss_samples),
+    ("smooth_l1_loss", _ref_smooth_l1, _beta_samples("beta")),
+    ("huber_loss", _ref_huber, _beta_samples("delta")),
+):
+    add(OpInfo(_name, op=fn(_name), sample_inputs=_samples, ref=_ref, dtypes=FLOATS, tol=LOSS_TOL))
+
+
+def _kl_div_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    logp = lambda shape: _log_probs(shape, d, rng)  # noqa: E731
+    probs = lambda shape: make(shape, d, rng, 0.0, 1.0)  # noqa: E731
+    yield S("mean", logp((3, 4)), probs((3, 4)))
+    yield S("sum", logp((3, 4)), probs((3, 4)), "sum")
+    yield S("none", logp((3, 4)), probs((3, 4)), "none")
+    zeros = probs((2, 3))
+    zeros[0, 1] = 0
+    yield S("zero_target", logp((2, 3)), zeros, "none")
+    yield S("log_target", logp((3, 4)), logp((3, 4)), "sum", log_target=True)
+    yield S("0dim", np.asarray(logp(())), probs(()))
+
+
+def _ref_kl_div(x: Any, t: Any, reduction: str = "mean", *, log_target: bool = False) -> Any:
+    x, t = _f64(x, t)
+    if log_target:
+        return _reduce(np.exp(t) * (t - x), reduction)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_log_t = np.where(t == 0, 0.0, t * np.log(t))
+    return _reduce(t_log_t - t * x, reduction)
+
+
+add(
+    OpInfo(
+        "kl_div",
+        op=fn("kl_div"),
+        sample_inputs=_kl_div_samples,
+        ref=_ref_kl_div,
+        dtypes=FLOATS,
+        tol=LOSS_TOL,
+    )
+)
+
+
+def _bce_logits_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, -4, 4)  # noqa: E731
+    t = lambda shape: make(shape, d, rng, 0.0, 1.0)  # noqa: E731
+    yield S("mean", x((3, 4)), t((3, 4)))
+    yield S("sum", x((3, 4)), t((3, 4)), reduction="sum")
+    yield S("none", x((3, 4)), t((3, 4)), None, None, "none")
+    yield S("weight", x((3, 4)), t((3, 4)), make((4,), d, rng, 0.1, 2))
+    yield S("pos_weight", x((3, 4)), t((3, 4)), pos_weight=make((4,), d, rng, 0.1, 3))
+    yield S("large_logits", np.array([-200.0, 0.0, 200.0]).astype(np_dtype(d)),
+            np.array([1.0, 0.5, 0.0]).astype(np_dtype(d)), reduction="none")
+    yield S("0dim", x(()), t(()))
+
+
+def _ref_bce_logits(x: Any, t: Any, weight: Any = None, pos_weight: Any = None,
+                    reduction: str = "mean") -> Any:
+    x, t = _f64(x, t)
+    log_sig = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))  # log(sigmoid(x)), stable
+    log_one_minus = log_sig - x  # log(1 - sigmoid(x))
+    pw = 1.0 if pos_weight is None else np.asarray(pos_weight, np.float64)
+    loss = -(pw * t * log_sig + (1 - t) * log_one_minus)
+    if weight is not None:
+        loss = loss * np.asarray(weight, np.float64)
+    return _reduce(loss, reduction)
+
+
+add(
+    OpInfo(
+        "binary_cross_entropy_with_logits",
+        op=fn("binary_cross_entropy_with_logits"),
+        sample_inputs=_bce_logits_samples,
+        ref=_ref_bce_logits,
+        dtypes=FLOATS,
+        tol=LOSS_TOL,
+    )
+)
+
+
+def _softplus_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((3, 4), d, rng, -30, 30))
+    yield S("beta", make((5,), d, rng), 2)
+    yield S("threshold", make((5,), d, rng), 1, 1.5)
+    yield S("kw", make((2, 3), d, rng), beta=0.5, threshold=4)
+    yield S("extremes", np.array([-1000.0, -20.0, 0.0, 19.9, 20.1, 1000.0]).astype(np_dtype(d)))
+    yield S("0dim", make((), d, rng))
+
+
+def _ref_softplus(x: Any, beta: float = 1, threshold: float = 20) -> Any:
+    x = np.asarray(x, np.float64)
+    bx = beta * x
+    return np.where(bx > threshold, x, np.logaddexp(0.0, bx) / beta)
+
+
+add(
+    OpInfo(
+        "softplus",
+        op=fn("softplus"),
+        sample_inputs=_softplus_samples,
+        ref=_ref_softplus,
+        dtypes=FLOATS,
+        tol=LOSS_TOL,
+    )
+)
+
+
+def _cosine_similarity_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((3, 4), d, rng), make((3, 4), d, rng))
+    yield S("dim0", make((3, 4), d, rng), make((3, 4), d, rng), 0)
+    yield S("broadcast", make((3, 4), d, rng), make((4,), d, rng), -1)
+    yield S("zero_vector", np.zeros((2, 3), np_dtype(d)), make((2, 3), d, rng), dim=1)
+    yield S("eps", make((2, 3), d, rng), make((2, 3), d, rng), 1, 1e-3)
+
+
+def _ref_cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
+    x1, x2 = np.broadcast_arrays(*_f64(x1, x2))
+    n1 = np.maximum(np.linalg.norm(x1, axis=dim, keepdims=True), eps)
+    n2 = np.maximum(np.linalg.norm(x2, axis=dim, keepdims=True), eps)
+    return np.sum((x1 / n1) * (x2 / n2), axis=dim)
+
+
+add(
+    OpInfo(
+        "cosine_similarity",
+        op=fn("cosine_similarity"),
+        sample_inputs=_cosine_similarity_samples,
+        ref=_ref_cosine_similarity,
+        dtypes=FLOATS,
+        tol=LOSS_TOL,
+    )
+)
+
 def _embedding_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     w = lambda: make((10, 3), d, rng)  # noqa: E731
     yield S("1d", w(), _idx([0, 9, 2, 2]))

@@ -70,7 +70,6 @@ from . import _api, _operators, _repr, overrides  # noqa: E402
 _api.install(globals())
 _operators.install()
 Tensor.__repr__ = _repr.tensor_repr  # type: ignore[method-assign]
-Tensor.requires_grad_ = _api.missing_autograd  # type: ignore[method-assign]
 return_types = _api.return_types
 tensor = _operators.tensor
 as_tensor = _operators.as_tensor
@@ -81,9 +80,11 @@ from .serialization import load, save  # noqa: E402
 unique = _functional.unique
 Tensor.unique = _functional.unique  # type: ignore[method-assign, assignment]
 
-from . import array_backend, plugins, storage  # noqa: E402  (array_backend: for backend plugins)
+from . import _missing_attributes, array_backend, plugins, storage  # noqa: E402  (array_backend: for backend plugins)
 from .hookspecs import hookimpl  # noqa: E402
 from .plugins import PLUGIN_API_VERSION  # noqa: E402
+
+_missing_attributes.install()  # Note [Missing plugin attributes]; loaded plugins replace them
 
 plugins.load_entry_points()
 

@@ -34,7 +34,6 @@ from .dispatch import local_state
 from .dispatcher import OpOverload
 from .dispatcher import _change_listeners as _dispatcher_change_listeners
 from .dispatcher import _lock as _dispatcher_lock
-from .errors import MissingPluginError
 from .library import Library
 from .ops import OpPacket, ops
 from .schema import FunctionSchema, parse, type_name
@@ -724,14 +723,6 @@ def _signature(e: OpEntry) -> inspect.Signature:
         default = a.default_value if a.has_default else inspect.Parameter.empty
         params.append(inspect.Parameter(a.name, kind, default=default))
     return inspect.Signature(params)
-
-
-def missing_autograd(*_: Any, **__: Any) -> Any:
-    raise MissingPluginError(
-        "requires_grad=True needs the tensorplug-autograd plugin, which is not installed (or "
-        "not loaded): pip install tensorplug-autograd",
-        distribution="tensorplug-autograd",
-    )
 
 
 __all__ += ["return_types", "OpPacket"]

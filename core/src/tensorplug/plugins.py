@@ -873,6 +873,8 @@ _FIRST_PARTY_NAMES: Final = {
     "no_grad": ("autograd", "tensorplug-autograd"),
     "enable_grad": ("autograd", "tensorplug-autograd"),
     "set_grad_enabled": ("autograd", "tensorplug-autograd"),
+    "is_grad_enabled": ("autograd", "tensorplug-autograd"),
+    "inference_mode": ("autograd", "tensorplug-autograd"),
 }
 
 

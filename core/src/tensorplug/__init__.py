@@ -1,8 +1,9 @@
 """tensorplug: an operator dispatcher in the spirit of PyTorch's c10 dispatcher.
 
-The public API is what this module re-exports; see docs/ and DESIGN.md. Importing it defines
-the standard operators (native_functions.yaml), then discovers and loads the plugins installed
-under the ``tensorplug`` entry-point group, which add keys, kernels and names.
+The public API is what this module re-exports; see docs/ (docs/design.md is the contract).
+Importing it defines the standard operators (native_functions.yaml), then discovers and loads
+the plugins installed under the ``tensorplug`` entry-point group, which add keys, kernels and
+names.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ installed but left out by a setting, the message says so."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -117,6 +118,28 @@ def test_module_name_without_its_plugin_names_the_distribution(name, dist):
         f"tensorplug.{name} is provided by the {dist} plugin, which is not installed "
         f"(or not loaded): pip install {dist}"
     )
+
+
+@pytest.mark.parametrize(
+    ("module", "dist"),
+    [
+        ("func", "tensorplug-batched"),
+        ("tracer", "tensorplug-tracer"),
+        ("amp", "tensorplug-autocast"),
+    ],
+)
+def test_importing_a_module_of_an_absent_plugin_names_the_distribution(module, dist):
+    with needs.unloaded(dist.removeprefix("tensorplug-")):
+        assert f"tensorplug.{module}" not in sys.modules
+        with pytest.raises(ImportError) as e:  # also a MissingPluginError
+            importlib.import_module(f"tensorplug.{module}")
+    assert isinstance(e.value, tp.MissingPluginError) and e.value.distribution == dist
+    assert str(e.value) == (
+        f"tensorplug.{module} is provided by the {dist} plugin, which is not installed "
+        f"(or not loaded): pip install {dist}"
+    )
+    with pytest.raises(ModuleNotFoundError, match="No module named 'tensorplug.no_such_module'"):
+        importlib.import_module("tensorplug.no_such_module")
 
 
 _PROBE = """

@@ -15,18 +15,31 @@ written for both cases expects. ``x.grad = g`` is kept as a plain attribute (a g
 without the plugin) and only setting it to a true value raises, as does
 ``requires_grad_(True)`` (``requires_grad=True`` of a factory); ``is_leaf`` and ``detach_``
 keep the core's answers. Module names (``tp.vmap``, ``tp.autocast`` ...) are answered by the
-module ``__getattr__`` (:func:`tensorplug.plugins.missing_name`).
+module ``__getattr__`` (:func:`tensorplug.plugins.missing_name`), and ``import tensorplug.func``
+(or ``from tensorplug.tracer import trace``) by a finder at the end of ``sys.meta_path`` that
+raises the same error instead of a bare ``ModuleNotFoundError`` (a loaded plugin's module is in
+``sys.modules`` already, so the finder is not asked).
 """
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
+import sys
+from collections.abc import Sequence
+from types import ModuleType
 from typing import Any, Final
 
 from . import plugins
 from .errors import MissingPluginError
 from .tensor import Tensor
 
-__all__ = ["install"]
+__all__ = [
+    "MissingPluginAttributeError",
+    "MissingPluginImportError",
+    "TENSOR_ATTRIBUTES",
+    "install",
+]
 
 _AUTOGRAD: Final = ("autograd", "tensorplug-autograd")
 
@@ -93,8 +106,29 @@ def _requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
     return self
 
 
+class MissingPluginImportError(MissingPluginError, ImportError):
+    """``import tensorplug.<name>`` whose plugin is absent: ``except ImportError`` sees it."""
+
+
+class _MissingSubmoduleFinder(importlib.abc.MetaPathFinder):
+    """``import tensorplug.<name>`` of a module only an absent plugin provides."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        package, _, name = fullname.partition(".")
+        if package == "tensorplug" and name.isidentifier():
+            err = plugins.missing_name(name)
+            if isinstance(err, MissingPluginError):
+                raise MissingPluginImportError(str(err), distribution=err.distribution)
+        return None
+
+
 def install() -> None:
-    """Set the placeholders on Tensor (at import, before any plugin loads)."""
+    """Set the placeholders on Tensor and the submodule finder (at import, before any plugin
+    loads)."""
+    if not any(isinstance(f, _MissingSubmoduleFinder) for f in sys.meta_path):
+        sys.meta_path.append(_MissingSubmoduleFinder())
     for name, (plugin, dist) in TENSOR_ATTRIBUTES.items():
         setattr(Tensor, name, _placeholder(name, plugin, dist))
     setattr(Tensor, "requires_grad", property(_requires_grad, _set_requires_grad))  # noqa: B010

@@ -1687,3 +1687,20 @@ BATCHED_MATMUL_CASES: list[ErrorCase] = [  # PyTorch 2.13's texts, checked again
 @pytest.mark.parametrize(("call", "exc", "text", "op"), _params(BATCHED_MATMUL_CASES))
 def test_batched_matmul_checks(call: Callable[[], Any], exc: Any, text: str, op: Any) -> None:
     check_error(call, exc, text, op)
+
+
+def test_meshgrid_without_indexing_warns_in_tensorplug_terms():
+    x, y = tp.tensor(np.arange(2.0)), tp.tensor(np.arange(3.0))
+    with pytest.warns(UserWarning) as w:
+        a, b = tp.meshgrid(x, y)
+    assert [str(m.message) for m in w] == [
+        "tensorplug.meshgrid: pass the indexing argument, indexing='ij' (used when it is left "
+        "out) or indexing='xy'; PyTorch will require it in an upcoming release."
+    ]
+    ea, eb = np.meshgrid(np.arange(2.0), np.arange(3.0), indexing="ij")
+    assert np.array_equal(a.numpy(), ea) and np.array_equal(b.numpy(), eb)
+    with pytest.raises(RuntimeError) as e:
+        tp.meshgrid(T((2, 2)), indexing="ij")
+    assert str(e.value).startswith(
+        "aten::meshgrid.indexing: Expected 0D or 1D tensor in the tensor list but got: "
+    )

@@ -1,8 +1,9 @@
 """tensorplug: an operator dispatcher in the spirit of PyTorch's c10 dispatcher.
 
-The public API is what this module re-exports; see docs/ and DESIGN.md. Importing it defines
-the standard operators (native_functions.yaml), then discovers and loads the plugins installed
-under the ``tensorplug`` entry-point group, which add keys, kernels and names.
+The public API is what this module re-exports; see docs/ (docs/design.md is the contract).
+Importing it defines the standard operators (native_functions.yaml), then discovers and loads
+the plugins installed under the ``tensorplug`` entry-point group, which add keys, kernels and
+names.
 """
 
 from __future__ import annotations
@@ -70,7 +71,6 @@ from . import _api, _operators, _repr, overrides  # noqa: E402
 _api.install(globals())
 _operators.install()
 Tensor.__repr__ = _repr.tensor_repr  # type: ignore[method-assign]
-Tensor.requires_grad_ = _api.missing_autograd  # type: ignore[method-assign]
 return_types = _api.return_types
 tensor = _operators.tensor
 as_tensor = _operators.as_tensor
@@ -81,12 +81,14 @@ from .serialization import load, save  # noqa: E402
 unique = _functional.unique
 Tensor.unique = _functional.unique  # type: ignore[method-assign, assignment]
 
-from . import array_backend, plugins, storage  # noqa: E402  (array_backend: for backend plugins)
+from . import _missing_attributes, array_backend, plugins, storage  # noqa: E402  (array_backend: for backend plugins)
 from ._meta import install as _install_meta  # noqa: E402
 from .hookspecs import hookimpl  # noqa: E402
 from .plugins import PLUGIN_API_VERSION  # noqa: E402
 
 _install_meta()  # the Meta backend comes with the core (docs/meta.md)
+_missing_attributes.install()  # Note [Missing plugin attributes]; loaded plugins replace them
+
 plugins.load_entry_points()
 
 _LAZY_SUBMODULES = frozenset({"cuda", "linalg", "nn", "optim", "special"})

@@ -32,9 +32,6 @@ from ._functions import (
     _named_tuples,
     return_types,
 )
-from ._functions import (
-    missing_autograd as missing_autograd,  # tensorplug/__init__.py installs it
-)
 from ._native_functions import PYTHON_MODULES, OpEntry, _load_yaml
 from .device import canonical as _canonical_device
 from .dispatch import local_state

@@ -16,7 +16,6 @@ from ._native_functions import OpEntry
 from .device import device as _Device
 from .dispatcher import _change_listeners as _dispatcher_change_listeners
 from .dispatcher import _lock as _dispatcher_lock
-from .errors import MissingPluginError
 from .ops import OpPacket, ops
 from .schema import type_name
 from .tensor import Tensor
@@ -424,11 +423,3 @@ def _signature(e: OpEntry) -> inspect.Signature:
         default = a.default_value if a.has_default else inspect.Parameter.empty
         params.append(inspect.Parameter(a.name, kind, default=default))
     return inspect.Signature(params)
-
-
-def missing_autograd(*_: Any, **__: Any) -> Any:
-    raise MissingPluginError(
-        "requires_grad=True needs the tensorplug-autograd plugin, which is not installed (or "
-        "not loaded): pip install tensorplug-autograd",
-        distribution="tensorplug-autograd",
-    )

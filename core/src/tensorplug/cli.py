@@ -140,8 +140,9 @@ def cmd_ops(args: argparse.Namespace, out: TextIO) -> int:
         if not ns_ops:
             raise CliError(f"no operators are defined in namespace {args.ns!r}")
         missing = [o.name for o in ns_ops if _dispatcher.dispatch_table(o)[key.name] == "missing"]
+        colon = ":" if missing else "."
         print(
-            f"{len(missing)} of {len(ns_ops)} {args.ns} ops have no kernel for {key.name}:",
+            f"{len(missing)} of {len(ns_ops)} {args.ns} ops have no kernel for {key.name}{colon}",
             file=out,
         )
         for name in missing:
@@ -189,10 +190,19 @@ def _op(name: str) -> Any:
 
 
 def cmd_table(args: argparse.Namespace, out: TextIO) -> int:
-    op = _op(args.op)
-    if not isinstance(op, _dispatcher.OpOverload):
-        names = ", ".join(f"{args.op}.{o}" for o in op.overloads())
-        raise CliError(f"{args.op!r} has several overloads; name one: {names}")
+    found = _op(args.op)
+    if isinstance(found, _dispatcher.OpOverload):
+        _print_table(found, out)
+        return 0
+    # an unqualified name means every overload (explain picks one from its arguments)
+    for i, name in enumerate(found.overloads()):
+        if i:
+            print(file=out)
+        _print_table(getattr(found, name), out)
+    return 0
+
+
+def _print_table(op: _dispatcher.OpOverload, out: TextIO) -> None:
     print(f"{op.name}: {op.schema}", file=out)
     regs = _dispatcher.registrations(op)
     rows = [("KEY", "ENTRY", "REGISTERED BY")]
@@ -202,7 +212,6 @@ def cmd_table(args: argparse.Namespace, out: TextIO) -> int:
             who = _fallback_registrant(key)
         rows.append((key, source, who if source != "missing" else ""))
     _table(rows, out)
-    return 0
 
 
 def _fallback_registrant(key: str) -> str:
@@ -284,7 +293,8 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     except TypeError as e:  # arguments that do not fit the schema
         raise CliError(str(e)) from None
     print(text, file=out)
-    return 0
+    # a call that fails is explained up to its failure; the exit status still says it failed
+    return 1 if "\n  -> error: " in text else 0
 
 
 # --- demo -----------------------------------------------------------------------------------

@@ -151,12 +151,12 @@ def _meshgrid(tensors: Any, indexing: str, overload: str) -> Any:
     for x in tensors:
         if x.ndim > 1:
             raise RuntimeError(
-                f"aten::{overload}: torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
+                f"aten::{overload}: Expected 0D or 1D tensor in the tensor list "
                 f"but got: {x}"
             )
     if indexing not in ("ij", "xy"):
         raise RuntimeError(
-            f'aten::{overload}: torch.meshgrid: indexing must be one of "xy" or "ij", but '
+            f'aten::{overload}: indexing must be one of "xy" or "ij", but '
             f"received: {indexing}"
         )
     # "xy" is "ij" with the first two inputs swapped, and so their outputs
@@ -177,8 +177,8 @@ def meshgrid(tensors: Any) -> Any:
     import warnings
 
     warnings.warn(  # PyTorch 2.13 still warns when indexing= is left out
-        "torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
-        "argument.",
+        "tensorplug.meshgrid: pass the indexing argument, indexing='ij' (used when it is left "
+        "out) or indexing='xy'; PyTorch will require it in an upcoming release.",
         UserWarning,
         stacklevel=2,
     )

@@ -48,11 +48,16 @@ def explain(op: Any, /, *args: Any, run: bool = True, **kwargs: Any) -> str:
     Reports the key set of each tensor argument, the thread's included/excluded sets, the
     resulting key set, the chosen key (and the fallthrough keys passed on the way), the kernel
     and who registered it. With ``run=True`` (the default) the call is executed once under a
-    trace, so each redispatch step it takes is listed too.
+    trace, so each redispatch step it takes is listed too; a call that fails (a shape
+    mismatch, tensors on two devices) lists the steps up to the failure, then the error on
+    one line (``  -> error: Type: message``), instead of raising it. An operator packet
+    (``tp.ops.aten.add``) explains the overload its arguments pick, as calling it would.
     """
     ov = _pick_overload(op, args, kwargs)
     bargs, bkwargs = ov._schema.bind(args, kwargs, ov._name)
     lines = [f"explain {ov._name}: {ov._schema}"]
+    if not isinstance(op, OpOverload | str):
+        lines.append(f"  (the overload of {ov.qualname} that these arguments pick)")
     for a, v in zip(ov._schema.arguments, (*bargs, *bkwargs.values()), strict=False):
         if a.tensor_kind is not None:
             lines.append(f"  argument {a.name}: keyset {DispatchKeySet(_arg_ks(a, v))!r}")
@@ -78,10 +83,17 @@ def explain(op: Any, /, *args: Any, run: bool = True, **kwargs: Any) -> str:
     )
     if run:
         cap = _Capture()
+        failure: Exception | None = None
         with tracing(cap):
-            ov(*bargs, **bkwargs)
+            try:
+                ov(*bargs, **bkwargs)
+            except Exception as e:  # explained, not raised: the steps that led to it come first
+                failure = e
         lines.append("  dispatch steps when run:")
         lines.extend("    " + ln for ln in cap.lines)
+        if failure is not None:
+            text = " ".join(str(failure).split())
+            lines.append(f"  -> error: {type(failure).__name__}: {text}")
     return "\n".join(lines)
 
 

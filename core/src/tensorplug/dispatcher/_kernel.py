@@ -41,8 +41,11 @@ class Kernel:
 
     @property
     def where(self) -> str:
+        """The kernel's module and name, as explain, traces and errors show it; a closure that
+        a kernel factory made shows its own name (``<locals>`` and the factories dropped)."""
         fn = self.fn
-        return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+        name = getattr(fn, "__qualname__", None) or repr(fn)
+        return f"{getattr(fn, '__module__', '?')}.{name.rpartition('<locals>.')[2]}"
 
 
 # name of the registration source for the entry of one runtime key; None = missing

@@ -106,8 +106,7 @@ for dist, expr in json.loads(sys.argv[1]):
         eval(expr, {"tp": tp})
         got = "no error"
     except tp.MissingPluginError as e:
-        # tp.cuda names the requirement with its extra: tensorplug-cuda[cuda12]
-        got = e.distribution.partition("[")[0]
+        got = e.distribution
         got = got if got in str(e) else f"a message without {got}: {e}"
     except Exception as e:
         got = f"{type(e).__name__}: {e}"
@@ -123,11 +122,17 @@ PROBES: dict[str, list[tuple[bool, str]]] = {
     "autograd": [
         (True, "tp.tensor([1.0], requires_grad=True)"),
         (True, "tp.ones([1]).requires_grad_()"),
+        (True, "tp.ones([1]).backward()"),
+        (True, "tp.ones([1]).grad"),
+        (True, "setattr(tp.ones([1]), 'requires_grad', True)"),
         (False, "tp.library.register_autograd('aten::exp', lambda ctx, g: g)"),
     ],
     "autocast": [(False, "tp.library.register_autocast('aten::mm', 'cpu', tp.float16)")],
-    "tracer": [],
-    "batched": [(False, "tp.library.register_vmap('aten::exp', lambda *a: a)")],
+    "tracer": [(False, "__import__('tensorplug.tracer')")],
+    "batched": [
+        (False, "tp.library.register_vmap('aten::exp', lambda *a: a)"),
+        (False, "__import__('tensorplug.func')"),
+    ],
     "cuda": [(False, "tp.cuda.current_device()")],
 }
 

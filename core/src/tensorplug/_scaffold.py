@@ -50,12 +50,13 @@ def new_plugin(name: str, kind: str, directory: str | Path = ".", *, xp: str = "
     module = f"tensorplug_{name}"
     import tensorplug
 
-    # the plugin is written for this plugin API, so it depends on the tensorplug releases that
-    # keep its MAJOR: up to the next minor while tensorplug is 0.x (docs/plugins.md, 'Versions')
+    # the plugin is written for this plugin API, so it depends on the tensorplug releases from
+    # this one (which has that API) up to the next that may change its MAJOR: the next minor
+    # while tensorplug is 0.x (docs/plugins.md, 'Versions')
     major, minor = (int(n) for n in tensorplug.__version__.split(".")[:2])
     values = {
         "api_version": tensorplug.PLUGIN_API_VERSION,
-        "api_floor": f"{major}.{minor}",
+        "api_floor": tensorplug.__version__,
         "api_ceiling": f"0.{minor + 1}" if major == 0 else f"{major + 1}",
         "name": name,
         "dist": dist,

@@ -93,9 +93,7 @@ def _no_plugin(what: str) -> Exception:
         why = f"which failed to load ({status.error}); run `tensorplug plugins`"
     else:
         why = "which registered no CUDA runtime; reinstall it"
-    return MissingPluginError(
-        f"{what} needs the {_DIST} plugin, {why}", distribution="tensorplug-cuda[cuda12]"
-    )
+    return MissingPluginError(f"{what} needs the {_DIST} plugin, {why}", distribution=_DIST)
 
 
 def _index(dev: Any, what: str, rt: Any) -> int:

@@ -16,7 +16,7 @@ if os.environ.get("TENSORPLUG_TEST_CUDA_STANDIN") == "1":
     # Opt-in (docs/cuda.md): the CuPy stand-in plays a GPU for the whole session, so the gpu
     # tests check the CUDA plugin's wiring on a machine without one. Not a GPU result.
     from tensorplug_cuda import loader
-    from tests.cuda import standin_cupy
+    from tests.cuda_plugin import standin_cupy
 
     _standin_session = loader.substitute(standin_cupy.make(devices=2))  # kept: it lasts
     _standin_session.__enter__()

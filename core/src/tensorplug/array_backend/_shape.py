@@ -482,9 +482,10 @@ def build(kit: Kit) -> Kernels:
             raise OpError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
         r = diagonal_fn(a, offset, d1, d2)
         flags = getattr(r, "flags", None)
-        if flags is not None and not flags.writeable:
+        if flags is not None and not getattr(flags, "writeable", True):
             # numpy's diagonal is a read-only view only by caution: it is writable memory
-            # of the base (unless the base is read-only itself, an expand)
+            # of the base (unless the base is read-only itself, an expand); CuPy's flags have
+            # no writeable (its arrays always are)
             try:
                 flags.writeable = True
             except ValueError:

@@ -514,4 +514,5 @@ def _owns_layout(g: Tensor) -> bool:
     flags = getattr(g.tp_data, "flags", None)
     if flags is None:
         return g.tp_base is None
-    return bool((flags.c_contiguous or flags.f_contiguous) and flags.writeable)
+    # CuPy's flags have no writeable: its arrays always are
+    return bool((flags.c_contiguous or flags.f_contiguous) and getattr(flags, "writeable", True))

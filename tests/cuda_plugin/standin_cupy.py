@@ -13,6 +13,7 @@ have, so the plugin's wiring is checked against them:
 * results are arrays, never numpy scalars; ``asnumpy`` copies; there is no ``errstate`` and no
   floating-point warnings; its generators have no ``permutation``; ``argsort`` takes no
   ``stable=`` (and is always stable);
+* ``flags`` as CuPy's: ``c_contiguous``, ``f_contiguous``, ``owndata``, no ``writeable``;
 * ufunc methods as CuPy 14 has them: ``reduce`` and ``accumulate`` only for ``add`` and
   ``multiply``, ``at`` only for the scatter ufuncs; the others raise NotImplementedError;
 * several devices (``make(devices=2)``), each with its own current stream.
@@ -105,6 +106,13 @@ class _Module(types.ModuleType):
             return function
         return value
 
+    def diagonal(self, a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+        _check_device(self._state, a)
+        d = numpy.diagonal(_unwrap(a), offset, axis1, axis2)
+        if d.base is not None and d.base.flags.writeable:
+            d.flags.writeable = True  # numpy's diagonal is read-only by caution; CuPy's is not
+        return _wrap(d, self.ndarray)
+
     def asnumpy(self, a: Any) -> Any:
         if isinstance(a, self.ndarray):
             return numpy.array(a.view(numpy.ndarray), copy=True)
@@ -122,6 +130,20 @@ class _Module(types.ModuleType):
 
     def get_default_pinned_memory_pool(self) -> Any:
         return self._pool
+
+
+class _Flags:
+    """CuPy's ``ndarray.flags``: three attributes, also readable as ``flags["C_CONTIGUOUS"]``."""
+
+    def __init__(self, f: Any) -> None:
+        self.c_contiguous, self.f_contiguous, self.owndata = (
+            f.c_contiguous,
+            f.f_contiguous,
+            f.owndata,
+        )
+
+    def __getitem__(self, name: str) -> bool:
+        return bool(getattr(self, name.lower()))
 
 
 def _array_class(state: _State) -> type:
@@ -149,6 +171,12 @@ def _array_class(state: _State) -> type:
         @property
         def device(self) -> Any:  # type: ignore[override]
             return _Device(state, self.device_id)
+
+        @property
+        def flags(self) -> Any:  # type: ignore[override]
+            # CuPy's Flags: c_contiguous, f_contiguous and owndata, no writeable (its arrays
+            # are always writable)
+            return _Flags(self.view(numpy.ndarray).flags)
 
         def get(self) -> Any:
             return numpy.array(self.view(numpy.ndarray), copy=True)

@@ -11,7 +11,7 @@ process. Runs only where ``tp.cuda.is_available()``; elsewhere it says why and e
 GPU work is timed as batches of calls closed by a device synchronize, best of interleaved
 rounds (bench/_timing.py's reasoning: noise only adds time).
 
-Run: ``uv run --all-packages --extra cuda12 python bench/cuda.py``.
+Run: ``uv run --all-packages --extra cuda12 python bench/cuda_backend.py``.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def main() -> int:
 
         rt = _backends.runtime("cuda")
         why = "tensorplug-cuda is not loaded" if rt is None else rt.unavailable_reason()
-        print(f"bench/cuda.py needs a CUDA device: {why}")
+        print(f"bench/cuda_backend.py needs a CUDA device: {why}")
         return 0
     from tensorplug_cuda import loader
 

@@ -1,7 +1,7 @@
 """tensorplug-cuda without a GPU, for real: the plugin loads, CuPy is imported only on use,
 ``tp.cuda`` answers, every error says why CUDA is unavailable and what to do, and the
 dispatch tables carry the ``CUDA`` kernels. (The same on a machine with CuPy and a GPU is
-``tests/cuda/test_gpu.py``, marked ``gpu``.)"""
+``tests/cuda_plugin/test_gpu.py``, marked ``gpu``.)"""
 
 from __future__ import annotations
 
@@ -299,3 +299,14 @@ def test_table_command_shows_the_cuda_row(capsys):
     assert cli.main(["table", "aten::add.Tensor"]) == 0
     rows = [ln.split() for ln in capsys.readouterr().out.splitlines()]
     assert ["CUDA", "CUDA", "cuda"] in rows
+
+
+def test_no_test_package_or_bench_script_shadows_the_modules_cupy_imports():
+    # CuPy 14 imports NVIDIA's `cuda` namespace package (cuda.pathfinder, cuda.bindings): a
+    # tests/cuda package (pytest puts tests/ on sys.path) or a bench/cuda.py script (python puts
+    # bench/ first) hides it, and CuPy fails to import in the GPU run (docs/cuda.md)
+    root = Path(__file__).resolve().parents[2]
+    for folder in ("tests", "bench", "examples"):
+        for name in ("cuda", "cupy"):
+            assert not (root / folder / name).exists(), f"{folder}/{name} hides CuPy's imports"
+            assert not (root / folder / f"{name}.py").exists(), f"{folder}/{name}.py hides them"

@@ -1,8 +1,8 @@
-"""tensorplug-cuda end to end on the CuPy stand-in (tests/cuda/standin_cupy.py, a numpy-backed
+"""tensorplug-cuda end to end on the CuPy stand-in (tests/cuda_plugin/standin_cupy.py, a numpy-backed
 TEST DOUBLE with two fake devices): tensors on ``cuda``/``cuda:1``, transfers, cross-device
 copies and errors, ``repr``, ``.numpy()``, modules, autograd through ``AutogradCUDA``, and the
 ``tp.cuda`` API. This checks the plugin's wiring without a GPU; CuPy's own behaviour is
-checked by ``tests/cuda/test_gpu.py`` (``pytest -m gpu``)."""
+checked by ``tests/cuda_plugin/test_gpu.py`` (``pytest -m gpu``)."""
 
 from __future__ import annotations
 

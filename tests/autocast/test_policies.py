@@ -178,6 +178,25 @@ def test_binary_cross_entropy_is_refused_in_cuda_list_regions(accel: str) -> Non
         assert tp.nn.functional.binary_cross_entropy(q, q).dtype is tp.float32
 
 
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_cross_entropy_is_a_fallthrough_whose_parts_meet_their_policies(
+    accel: str, requires_grad: bool
+) -> None:
+    # cross_entropy_loss is in no list (PyTorch's too): it decomposes into log_softmax, which
+    # the CUDA lists run in float32, and nll_loss; autograd's single CrossEntropyLoss node must
+    # not skip that (Note [Fused nodes of composite ops])
+    logits = tp.randn([4, 3], device=accel).half().requires_grad_(requires_grad)
+    target = tp.tensor([0, 2, 1, 0], device=accel)
+    with tp.autocast(accel):
+        loss = tp.nn.functional.cross_entropy(logits, target)
+    assert loss.dtype is tp.float32
+    expected = tp.nn.functional.cross_entropy(logits.float(), target)
+    assert abs(loss.item() - expected.item()) < 1e-6
+    if requires_grad:
+        loss.backward()
+        assert logits.grad is not None and logits.grad.dtype is tp.float16
+
+
 def test_in_place_and_out_overloads_are_not_autocast() -> None:
     a, b = tp.ones([2, 2]), tp.ones([2, 2])
     with tp.autocast("cpu"):

@@ -348,7 +348,7 @@ def run_in(
 
 @pytest.fixture(scope="session")
 def venv_pool(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    cache = request.config.cache
+    cache = getattr(request.config, "cache", None)  # None under -p no:cacheprovider
     where = (
         cache.mkdir("tensorplug-dists") if cache is not None else tmp_path_factory.mktemp("dists")
     )

@@ -137,3 +137,39 @@ def test_two_devices():
     assert c.tolist() == [1.0] * 4
     with pytest.raises(RuntimeError, match="cuda:0 and cuda:1"):
         c + a
+
+
+@pytest.mark.skipif(
+    not {"autograd", "autocast"} <= set(tp.plugins.loaded_names()),
+    reason="needs autograd and autocast",
+)
+def test_float16_autocast_training_with_a_grad_scaler():
+    # PyTorch's CUDA recipe: float16 is the default dtype of a cuda region, matmuls run in it,
+    # cross_entropy in float32 (CUDA's float32 list), and GradScaler scales the loss
+    tp.manual_seed(0)
+    model = tp.nn.Sequential(tp.nn.Linear(8, 32), tp.nn.ReLU(), tp.nn.Linear(32, 3)).cuda()
+    x = tp.randn([64, 8])
+    y = ((x[:, 0] > 0).long() + (x[:, 1] > 0).long()).cuda()  # classes a model can learn
+    x = x.cuda()
+    opt = tp.optim.SGD(model.parameters(), lr=0.5)
+    scaler = tp.amp.GradScaler("cuda")
+    losses = []
+    for _ in range(20):
+        opt.zero_grad()
+        with tp.autocast("cuda"):
+            assert tp.get_autocast_dtype("cuda") is tp.float16
+            logits = model(x)
+            loss = tp.nn.functional.cross_entropy(logits, y)
+        assert logits.dtype is tp.float16 and loss.dtype is tp.float32
+        scaler.scale(loss).backward()
+        assert all(p.grad.dtype is tp.float32 for p in model.parameters())
+        scaler.step(opt)
+        scaler.update()
+        losses.append(loss.item())
+    assert scaler.get_scale() == 2.0**16  # no step was skipped: float16 kept the grads finite
+    assert losses[-1] < 0.7 * losses[0], losses
+    # the float16 forward agrees with the float32 one within float16's precision
+    with tp.no_grad():
+        with tp.autocast("cuda"):
+            low = model(x).float()
+        np.testing.assert_allclose(low.cpu().numpy(), model(x).cpu().numpy(), atol=5e-2, rtol=5e-2)

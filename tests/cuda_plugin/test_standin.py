@@ -178,6 +178,27 @@ def test_autograd_runs_through_autograd_cuda(standin):
     assert model.weight.grad is not None and device_of(model.weight.grad) == 1
 
 
+@pytest.mark.skipif(
+    not {"autograd", "autocast"} <= set(tp.plugins.loaded_names()),
+    reason="needs autograd and autocast",
+)
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_cross_entropy_in_a_cuda_region_is_float32(standin, requires_grad):
+    # cross_entropy_loss is in no autocast list (PyTorch's neither): its log_softmax meets
+    # CUDA's float32 policy, so the loss is float32 as in PyTorch, also through autograd's
+    # single CrossEntropyLoss node (Note [Fused nodes of composite ops])
+    logits = tp.randn([4, 3], device="cuda").half().requires_grad_(requires_grad)
+    target = tp.tensor([0, 2, 1, 0], device="cuda")
+    with tp.autocast("cuda"):
+        loss = tp.nn.functional.cross_entropy(logits, target)
+    assert loss.dtype is tp.float32
+    expected = tp.nn.functional.cross_entropy(logits.float(), target)
+    assert abs(loss.item() - expected.item()) < 1e-6
+    if requires_grad:
+        loss.backward()
+        assert logits.grad is not None and logits.grad.dtype is tp.float16
+
+
 # --- tp.cuda over the stand-in ------------------------------------------------------------------
 
 

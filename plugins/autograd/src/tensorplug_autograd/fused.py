@@ -24,9 +24,11 @@ runtime key comes first in the dispatch table (DESIGN §4 step 1), before the co
 step 3 would give ``Autograd<B>``. Backends registered after this plugin get the decomposition
 (correct, only slower). Other calls take the decomposition too, recording its parts as
 before: weights that are not matrices, targets of class probabilities, label smoothing, and
-calls made while a key above autograd is included in the thread (the tracer: a trace, a
-replay and ``tp.compile`` then hold the same operators and backward nodes as without these
-kernels, so a compiled forward still returns a loss to differentiate) or while dispatch
+calls made while a key above autograd is included in the thread or in the call's key set (the
+tracer: a trace, a replay and ``tp.compile`` then hold the same operators and backward nodes as
+without these kernels, so a compiled forward still returns a loss to differentiate; autocast,
+for which ``cross_entropy_loss`` is a fallthrough as in PyTorch: its parts meet their policies,
+``log_softmax`` in float32 on CUDA) or while dispatch
 tracing is on (so the trace shows every step). The forward runs the backend's kernels of the
 parts directly when they promise not to dispatch (Note [Kernels that do not dispatch] in
 array_backend), else the composite below autograd.
@@ -103,7 +105,12 @@ def _linear_kernel(rule: Rule) -> Callable[..., Any]:
     record = record_function(rule)
 
     def kernel(_ks: int, input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Any:
-        if weight.tp_data.ndim != 2 or local_state.masks.inc & ~M.below or _trace.enabled:
+        if (
+            weight.tp_data.ndim != 2
+            or (local_state.masks.inc | int(_ks)) & M.above
+            or local_state.masks.inc & M.ag
+            or _trace.enabled
+        ):
             # the decomposition, recording its parts (Note [Fused nodes of composite ops])
             return op.kernel_for(M.below & int(_ks))(input, weight, bias)
         out = below.linear(_ks, input, weight, bias)
@@ -180,7 +187,8 @@ def _cross_entropy_kernel(rule: Rule) -> Callable[..., Any]:
             or reduction not in _REDUCTIONS
             or self.tp_data.ndim not in (1, 2)
             or target.tp_data.shape == self.tp_data.shape  # class probabilities
-            or local_state.masks.inc & ~M.below
+            or (local_state.masks.inc | int(_ks)) & M.above
+            or local_state.masks.inc & M.ag
             or _trace.enabled
         ):
             # the decomposition, recording its parts (Note [Fused nodes of composite ops])

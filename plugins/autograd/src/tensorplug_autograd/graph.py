@@ -61,6 +61,7 @@ class _Masks:
     adiov: int = 0  # the ADInplaceOrView bit
     strip: int = 0  # ag | adiov: what a plain alias of a tensor that requires grad drops
     below: int = -1  # keys strictly below every Autograd<B> key
+    above: int = 0  # keys above the Autograd<B> keys (Autocast<B>, Tracer, Batched, ...)
     below_view: int = -1  # keys strictly below ADInplaceOrView
     ag_of: dict[int, int] = {}  # a plain tensor key set -> its Autograd<B> | ADInplaceOrView bits
 
@@ -73,6 +74,7 @@ class _Masks:
         everything = _keys.DispatchKeySet(_keys.all_runtime_mask())
         lowest = [k for k in _keys.priority_order() if k.family == "Autograd"][-1]
         cls.below = int(everything.below(lowest))
+        cls.above = int(everything) & ~cls.below & ~cls.ag
         cls.below_view = int(everything.below("ADInplaceOrView"))
         cls.ag_of = {}
 
@@ -246,7 +248,9 @@ class Node:
     def _release(self) -> None:
         """Free saved tensors (the graph is not retained)."""
 
-    def register_hook(self, fn: Callable[[tuple[Any, ...], tuple[Any, ...]], Any]) -> RemovableHandle:
+    def register_hook(
+        self, fn: Callable[[tuple[Any, ...], tuple[Any, ...]], Any]
+    ) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` runs after this node; may return new grad_inputs."""
         if self._post_hooks is None:
             self._post_hooks = []

@@ -20,6 +20,7 @@ from tensorplug.array_backend import (
     _sampling,
     _shape,
     _sorting,
+    _unary,
     _where,
 )
 from tensorplug.array_backend._kit import bind
@@ -210,3 +211,21 @@ def test_shape_kernels_on_their_own(kit):
     assert v._base is t  # a view of t
     with pytest.raises(tp.array_backend.OpError, match="input tensor must have at least 2"):
         _shape.tril(kit, tp.tensor([1.0]))
+
+
+def test_unary_kernels_on_their_own(kit):
+    a = np.array([-1.25, 0.5, 2.675, np.nan, np.inf], dtype=np.float32)
+    t = tp.tensor(a)
+    assert _unary.KERNELS["gelu"].__qualname__ == "gelu"
+    np.testing.assert_array_equal(
+        _unary.nan_to_num(kit, t, nan=0.0).numpy(), np.nan_to_num(a, nan=0.0)
+    )
+    np.testing.assert_array_equal(_unary.round_decimals(kit, t, decimals=0).numpy(), np.round(a))
+    np.testing.assert_allclose(
+        _unary.round_decimals(kit, t, decimals=1).numpy(), np.round(a, 1), rtol=1e-6
+    )
+    r = tp.tensor(a)
+    assert _unary.relu_(kit, r) is r
+    np.testing.assert_array_equal(r.numpy(), np.maximum(a, 0))
+    with pytest.raises(tp.array_backend.OpError, match="GeluKernelImpl"):
+        _unary.gelu(kit, tp.tensor([1, 2]))

@@ -13,6 +13,7 @@ import tensorplug as tp
 from tensorplug import _backends
 from tensorplug.array_backend import (
     _amp,
+    _arithmetic,
     _copy,
     _factories,
     _indexing,
@@ -229,3 +230,23 @@ def test_unary_kernels_on_their_own(kit):
     np.testing.assert_array_equal(r.numpy(), np.maximum(a, 0))
     with pytest.raises(tp.array_backend.OpError, match="GeluKernelImpl"):
         _unary.gelu(kit, tp.tensor([1, 2]))
+
+
+def test_arithmetic_kernels_on_their_own(kit):
+    rng = np.random.default_rng(1)
+    a, b, w = (rng.standard_normal(5).astype(np.float32) for _ in range(3))
+    ta, tb, tw = tp.tensor(a), tp.tensor(b), tp.tensor(w)
+    np.testing.assert_allclose(
+        _arithmetic.lerp_scalar(kit, ta, tb, 0.25).numpy(), a + 0.25 * (b - a), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        _arithmetic.lerp_tensor(kit, ta, tb, tw).numpy(), a + w * (b - a), rtol=1e-5, atol=1e-6
+    )
+    np.testing.assert_allclose(
+        _arithmetic.addcmul(kit, ta, tb, tw, value=2).numpy(), a + 2 * b * w, rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        _arithmetic.addcdiv(kit, ta, tb, tw, value=0.5).numpy(), a + 0.5 * b / w, rtol=1e-5
+    )
+    with pytest.raises(tp.array_backend.OpError, match="Integer division with addcdiv"):
+        _arithmetic.addcdiv(kit, ta, tp.tensor([1]), tp.tensor([2]))

@@ -4,12 +4,26 @@ the backend keeps the function's name, which ``explain`` shows."""
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
 import tensorplug as tp
 from tensorplug import _backends
-from tensorplug.array_backend import _amp, _copy, _linalg
+from tensorplug.array_backend import (
+    _amp,
+    _arithmetic,
+    _copy,
+    _factories,
+    _indexing,
+    _linalg,
+    _sampling,
+    _shape,
+    _sorting,
+    _unary,
+    _where,
+)
 from tensorplug.array_backend._kit import bind
 
 
@@ -94,3 +108,145 @@ def test_the_general_matrix_products_run_on_their_own(kit):
         x = tp.ones(2, 2, 2) if name == "bmm" else tp.ones(2)
         text = tp.dispatcher.explain(op, x, x, run=False)
         assert f"-> tensorplug.array_backend._linalg.{name}, registered by cpu" in text, text
+
+
+# --- the modules restructured second: _where, _sorting, _sampling, _factories, _indexing, _shape
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        (m, n)
+        for m in (_where, _sorting, _sampling, _factories, _indexing, _shape)
+        for n in m.KERNELS
+    ],
+)
+def test_each_module_kernel_is_registered_under_its_name(module, name):
+    fn = module.KERNELS[name]
+    assert fn.__qualname__ == fn.__name__, fn.__qualname__  # module level, no <locals>
+    assert next(iter(inspect.signature(fn).parameters)) == "kit"
+    op = tp.dispatcher.find_op(f"aten::{name}")
+    assert op._kernels["CPU"].where == f"{module.__name__}.{fn.__name__}"
+
+
+def test_where_kernels_on_their_own(kit):
+    a = np.array([-2.0, 0.5, 3.0], dtype=np.float32)
+    t = tp.tensor(a)
+    np.testing.assert_array_equal(_where.clamp(kit, t, -1.0, 1.0).numpy(), np.clip(a, -1, 1))
+    mask = tp.tensor([True, False, True])
+    np.testing.assert_array_equal(
+        _where.masked_fill(kit, t, mask, 7.0).numpy(), np.where([True, False, True], 7.0, a)
+    )
+    where = _where.where_self(kit)  # a builder: the kernel of where.self for this kit
+    assert where.__name__ == "where_self"
+    np.testing.assert_array_equal(
+        where(mask, t, tp.zeros(3)).numpy(), np.where([True, False, True], a, 0)
+    )
+    with pytest.raises(tp.array_backend.OpError, match="At least one of 'min' or 'max'"):
+        _where.clamp(kit, t)
+
+
+def test_sorting_kernels_on_their_own(kit):
+    a = np.array([[3.0, 1.0, 2.0, 1.0], [0.0, -1.0, 5.0, 4.0]], dtype=np.float32)
+    values, indices = _sorting.sort(kit, tp.tensor(a), 1)
+    np.testing.assert_array_equal(values.numpy(), np.sort(a, axis=1))
+    np.testing.assert_array_equal(indices.numpy(), np.argsort(a, axis=1, kind="stable"))
+    running, _ = _sorting.cummax(kit, tp.tensor(a), 1)
+    np.testing.assert_array_equal(running.numpy(), np.maximum.accumulate(a, axis=1))
+    bounds = np.array([1.0, 2.0, 4.0], dtype=np.float32)
+    got = _sorting.searchsorted(kit, tp.tensor(bounds), tp.tensor(a[0]))
+    np.testing.assert_array_equal(got.numpy(), np.searchsorted(bounds, a[0]))
+
+
+def test_sampling_kernels_on_their_own(kit):
+    draws = []
+    for _ in range(2):
+        g = tp.Generator().manual_seed(3)
+        draws.append(_sampling.randn(kit, (4, 2), generator=g).numpy())
+    assert draws[0].shape == (4, 2) and draws[0].dtype == np.float32
+    np.testing.assert_array_equal(draws[0], draws[1])
+    g = tp.Generator().manual_seed(3)
+    np.testing.assert_array_equal(draws[0], tp.randn(4, 2, generator=g).numpy())
+    ints = _sampling.randint_low(kit, -3, 4, (1000,), generator=tp.Generator().manual_seed(0))
+    assert ints.dtype is tp.int64 and set(ints.numpy().tolist()) <= set(range(-3, 4))
+
+
+def test_factory_kernels_on_their_own(kit):
+    np.testing.assert_array_equal(
+        _factories.arange_start_step(kit, 1, 10, 3).numpy(), np.arange(1, 10, 3)
+    )
+    np.testing.assert_array_equal(_factories.eye_m(kit, 2, 3).numpy(), np.eye(2, 3))
+    np.testing.assert_array_equal(
+        _factories.tril_indices(kit, 3, 4, 1).numpy(), np.stack(np.tril_indices(3, 1, 4))
+    )
+    zeros = _factories.creation(kit)["zeros"]  # the builder of the four with a fast path
+    np.testing.assert_array_equal(zeros((2, 3)).numpy(), np.zeros((2, 3), dtype=np.float32))
+
+
+def test_indexing_kernels_on_their_own(kit):
+    a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    i = np.array([[0, 2], [1, 1], [3, 0]])
+    np.testing.assert_array_equal(
+        _indexing.gather(kit, tp.tensor(a), 1, tp.tensor(i)).numpy(),
+        np.take_along_axis(a, i, axis=1),
+    )
+    np.testing.assert_array_equal(
+        _indexing.index_select(kit, tp.tensor(a), 0, tp.tensor([2, 0])).numpy(), a[[2, 0]]
+    )
+    index = _indexing.index(kit)
+    np.testing.assert_array_equal(index(tp.tensor(a), [tp.tensor([1, 1])]).numpy(), a[[1, 1]])
+    with pytest.raises(tp.array_backend.OpError, match=r"take\(\): Expected a long tensor"):
+        _indexing.take(kit, tp.tensor(a), tp.tensor([0], dtype=tp.int32))
+
+
+def test_shape_kernels_on_their_own(kit):
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    t = tp.tensor(a)
+    np.testing.assert_array_equal(_shape.cat(kit, [t, t], 1).numpy(), np.concatenate([a, a], 1))
+    np.testing.assert_array_equal(_shape.flip(kit, t, [0]).numpy(), np.flip(a, 0))
+    np.testing.assert_array_equal(_shape.roll(kit, t, 1, 1).numpy(), np.roll(a, 1, 1))
+    np.testing.assert_array_equal(_shape.triu(kit, t, 1).numpy(), np.triu(a, 1))
+    view = _shape.views(kit)["view"]
+    v = view(t, (3, 2))
+    np.testing.assert_array_equal(v.numpy(), a.reshape(3, 2))
+    assert v._base is t  # a view of t
+    with pytest.raises(tp.array_backend.OpError, match="input tensor must have at least 2"):
+        _shape.tril(kit, tp.tensor([1.0]))
+
+
+def test_unary_kernels_on_their_own(kit):
+    a = np.array([-1.25, 0.5, 2.675, np.nan, np.inf], dtype=np.float32)
+    t = tp.tensor(a)
+    assert _unary.KERNELS["gelu"].__qualname__ == "gelu"
+    np.testing.assert_array_equal(
+        _unary.nan_to_num(kit, t, nan=0.0).numpy(), np.nan_to_num(a, nan=0.0)
+    )
+    np.testing.assert_array_equal(_unary.round_decimals(kit, t, decimals=0).numpy(), np.round(a))
+    np.testing.assert_allclose(
+        _unary.round_decimals(kit, t, decimals=1).numpy(), np.round(a, 1), rtol=1e-6
+    )
+    r = tp.tensor(a)
+    assert _unary.relu_(kit, r) is r
+    np.testing.assert_array_equal(r.numpy(), np.maximum(a, 0))
+    with pytest.raises(tp.array_backend.OpError, match="GeluKernelImpl"):
+        _unary.gelu(kit, tp.tensor([1, 2]))
+
+
+def test_arithmetic_kernels_on_their_own(kit):
+    rng = np.random.default_rng(1)
+    a, b, w = (rng.standard_normal(5).astype(np.float32) for _ in range(3))
+    ta, tb, tw = tp.tensor(a), tp.tensor(b), tp.tensor(w)
+    np.testing.assert_allclose(
+        _arithmetic.lerp_scalar(kit, ta, tb, 0.25).numpy(), a + 0.25 * (b - a), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        _arithmetic.lerp_tensor(kit, ta, tb, tw).numpy(), a + w * (b - a), rtol=1e-5, atol=1e-6
+    )
+    np.testing.assert_allclose(
+        _arithmetic.addcmul(kit, ta, tb, tw, value=2).numpy(), a + 2 * b * w, rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        _arithmetic.addcdiv(kit, ta, tb, tw, value=0.5).numpy(), a + 0.5 * b / w, rtol=1e-5
+    )
+    with pytest.raises(tp.array_backend.OpError, match="Integer division with addcdiv"):
+        _arithmetic.addcdiv(kit, ta, tp.tensor([1]), tp.tensor([2]))

@@ -48,6 +48,7 @@ nothing.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 import warnings
 from collections.abc import Callable, Mapping
@@ -343,6 +344,29 @@ def _host_dtypes() -> dict[_dt.dtype, Any]:
     return out
 
 
+def _host_itself(a: Any) -> Any:
+    """``to_host`` of a numpy backend: its arrays are host arrays."""
+    return a
+
+
+def _from_host_by_asarray(kit: Kit, host: Any, device: Device) -> Any:
+    """The default ``from_host``: ``xp.asarray`` with ``device`` current."""
+    with kit.on(device):
+        return kit.xp.asarray(host)
+
+
+def _host_rng(seed: int) -> Any:
+    """The default random state where ``xp`` has none: numpy's PCG64 on the host."""
+    import numpy
+
+    return numpy.random.Generator(numpy.random.PCG64(seed))
+
+
+def _drawn_here(arr: Any, device: Device) -> Any:
+    """``from_rng`` of a backend that draws with its own random state: nothing to move."""
+    return arr
+
+
 def override_name(name: str) -> str:
     """The kernel name of an ``overrides`` key: ``"mm"``, ``"mm.default"``,
     ``"aten::mm"`` and ``"add.Tensor"`` alike; a name that is no aten operator is an error."""
@@ -468,24 +492,15 @@ def register(
     is_numpy = numpy is not None and library is numpy
     if to_host is None:
         asnumpy = getattr(library, "asnumpy", None)
-        to_host = (lambda a: a) if is_numpy else (asnumpy or _to_host_by_dlpack)
+        to_host = _host_itself if is_numpy else (asnumpy or _to_host_by_dlpack)
     if from_host is None:
-        asarray = xp.asarray
-
-        def from_host(host: Any, device: Device) -> Any:
-            with kit.on(device):
-                return asarray(host)
+        from_host = functools.partial(_from_host_by_asarray, kit)
 
     rng_on_host = False
     if make_rng is None:
         if is_numpy or getattr(getattr(library, "random", None), "default_rng", None) is None:
             rng_on_host = not is_numpy
-
-            def make_rng(seed: int) -> Any:
-                import numpy
-
-                return numpy.random.Generator(numpy.random.PCG64(seed))
-
+            make_rng = _host_rng
         else:
             make_rng = library.random.default_rng
     kit.to_host = to_host
@@ -497,7 +512,7 @@ def register(
         kit.from_rng = from_host
         kit.rng_dtype = host_dtypes.__getitem__
     else:
-        kit.from_rng = lambda arr, device: arr
+        kit.from_rng = _drawn_here
 
     from .. import dispatcher
 

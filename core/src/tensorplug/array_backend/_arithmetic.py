@@ -33,6 +33,7 @@ from ._kit import (
     Kit,
     OpError,
     Scalar,
+    bind,
     check_broadcast,
     check_fits,
     guarded,
@@ -41,10 +42,137 @@ from ._kit import (
 )
 from ._linalg import _cname
 
+# --- lerp, addcmul, addcdiv --------------------------------------------------------
+
+
+def same_dtype(self: Tensor, other: Tensor, arg: str) -> None:
+    if other._dtype is not self._dtype:
+        raise OpError(f"expected dtype {_cname(self)} for `{arg}` but got dtype {_cname(other)}")
+
+
+def scalar_in(kit: Kit, value: Scalar, d: _dt.dtype, math_t: Any) -> Any:
+    """``value`` as a 0-dim array of ``math_t`` for a result of dtype ``d``, as PyTorch's
+    ``value.to<scalar_t>()``: refused if complex for a real type, truncated for integers."""
+    xp = kit.xp
+    if isinstance(value, complex) and d.kind != "c":
+        raise OpError(f"value cannot be converted to type {_C_SCALAR[d.name]} without overflow")
+    if d.kind in "ui":
+        check_fits(value, d)  # PyTorch: value=300 for int8 is an error, not a wrap
+    if d.kind in "ui" and isinstance(value, float):
+        value = int(value)
+    return xp.asarray(kit.scalar(value, d), dtype=math_t)
+
+
+def lerp(kit: Kit, a: Any, b: Any, w: Any) -> Any:
+    xp = kit.xp
+    # PyTorch's formula, exact at both ends: from self below 1/2, from end above
+    diff = b - a
+    return xp.where(xp.abs(w) < 0.5, a + w * diff, b - diff * (1 - w))
+
+
+def lerp_scalar(kit: Kit, self: Tensor, end: Tensor, weight: Scalar) -> Tensor:
+    same_dtype(self, end, "end")
+    d = self._dtype
+    if d.kind not in "fc":
+        raise OpError(f"\"lerp_kernel_scalar\" not implemented for '{torch_name(d)}'")
+    device = self._device
+    check_broadcast(tuple(self._data.shape), tuple(end._data.shape))
+    math_t = kit.accumulate[d]
+    w = scalar_in(kit, weight, d, math_t)
+    a = kit.cast(self._data, math_t)
+    b = kit.cast(kit.operand(end, d, device), math_t)
+    with kit.quiet():
+        r = lerp(kit, a, b, w)
+    return kit.wrap(r, d, device)
+
+
+def lerp_tensor(kit: Kit, self: Tensor, end: Tensor, weight: Tensor) -> Tensor:
+    check_lerp_tensor(self, end, weight)
+    # a 0-dim weight of another dtype is promoted with self and end, as a scalar would be
+    d = self._dtype if weight._dtype is self._dtype else kit.result_dtype(self, end, weight)
+    if d.kind not in "fc":
+        raise OpError(f"\"lerp_kernel_tensor\" not implemented for '{torch_name(d)}'")
+    device = self._device
+    check_broadcast(*(tuple(t._data.shape) for t in (self, end, weight)))
+    math_t = kit.accumulate[d]
+    a = kit.cast(self._data, math_t)
+    b = kit.cast(kit.operand(end, d, device), math_t)
+    w = kit.cast(kit.operand(weight, d, device), math_t)
+    with kit.quiet():
+        r = lerp(kit, a, b, w)
+    return kit.wrap(r, d, device)
+
+
+def check_lerp_tensor(self: Tensor, end: Tensor, weight: Tensor) -> None:
+    same_dtype(self, end, "end")
+    if weight._data.ndim != 0:
+        same_dtype(self, weight, "weight")
+
+
+def addc(
+    kit: Kit,
+    name: str,
+    combine: Callable[[Any, Any, Any], Any],
+    self: Tensor,
+    tensor1: Tensor,
+    tensor2: Tensor,
+    value: Scalar,
+) -> Tensor:
+    """``self + combine(value, tensor1, tensor2)`` in the promoted dtype of the three."""
+    check_broadcast(*(tuple(t._data.shape) for t in (self, tensor1, tensor2)))
+    od = kit.result_dtype(self, tensor1, tensor2)
+    if od is _dt.bool:
+        raise OpError(f"\"{name}_cpu_out\" not implemented for 'Bool'")
+    device = self._device
+    math_t = kit.accumulate[od]
+    v = scalar_in(kit, value, od, math_t)
+    # a CPU 0-dim operand of another backend's call comes back as a Python scalar
+    a, t1, t2 = (
+        o if type(o) in _PY_SCALARS else kit.cast(o, math_t)
+        for o in (kit.operand(t, od, device) for t in (self, tensor1, tensor2))
+    )
+    with kit.quiet():  # the cast back to float16 may overflow, silently as in PyTorch
+        r = a + combine(v, t1, t2)
+        return kit.wrap(r, od, device)
+
+
+def addcmul(
+    kit: Kit, self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Scalar = 1
+) -> Tensor:
+    return addc(kit, "addcmul", _mul3, self, tensor1, tensor2, value)
+
+
+def addcdiv(
+    kit: Kit, self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Scalar = 1
+) -> Tensor:
+    check_addcdiv(self, tensor1, tensor2)
+    return addc(kit, "addcdiv", _div3, self, tensor1, tensor2, value)
+
+
+def check_addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, **_: Any) -> None:
+    if tensor1._dtype.kind in "biu" and tensor2._dtype.kind in "biu":
+        raise OpError(_ADDCDIV_INTEGER)
+
+
+def _mul3(v: Any, t1: Any, t2: Any) -> Any:
+    return v * t1 * t2
+
+
+def _div3(v: Any, t1: Any, t2: Any) -> Any:
+    return v * t1 / t2
+
+
+KERNELS: dict[str, Callable[..., Any]] = {
+    "lerp.Scalar": lerp_scalar,
+    "lerp.Tensor": lerp_tensor,
+    "addcmul": addcmul,
+    "addcdiv": addcdiv,
+}
+
 
 def build(kit: Kit) -> Kernels:
     xp = kit.xp
-    k: Kernels = {}
+    k: Kernels = {name: bind(kit, fn) for name, fn in KERNELS.items()}
     asarray = xp.asarray
     storage = kit.storage
     kind = kit.kind
@@ -308,100 +436,6 @@ def build(kit: Kit) -> Kernels:
     k["pow_.Scalar"] = pow_scalar_
     k["pow_.Tensor"] = guarded(pow_tensor_)
 
-    # --- lerp, addcmul, addcdiv --------------------------------------------------------
-
-    def same_dtype(self: Tensor, other: Tensor, arg: str) -> None:
-        if other._dtype is not self._dtype:
-            raise OpError(
-                f"expected dtype {_cname(self)} for `{arg}` but got dtype {_cname(other)}"
-            )
-
-    def scalar_in(value: Scalar, d: _dt.dtype, math_t: Any) -> Any:
-        """``value`` as a 0-dim array of ``math_t`` for a result of dtype ``d``, as PyTorch's
-        ``value.to<scalar_t>()``: refused if complex for a real type, truncated for integers."""
-        if isinstance(value, complex) and d.kind != "c":
-            raise OpError(f"value cannot be converted to type {_C_SCALAR[d.name]} without overflow")
-        if d.kind in "ui":
-            check_fits(value, d)  # PyTorch: value=300 for int8 is an error, not a wrap
-        if d.kind in "ui" and isinstance(value, float):
-            value = int(value)
-        return xp.asarray(kit.scalar(value, d), dtype=math_t)
-
-    def lerp(a: Any, b: Any, w: Any) -> Any:
-        # PyTorch's formula, exact at both ends: from self below 1/2, from end above
-        diff = b - a
-        return xp.where(xp.abs(w) < 0.5, a + w * diff, b - diff * (1 - w))
-
-    def lerp_scalar(self: Tensor, end: Tensor, weight: Scalar) -> Tensor:
-        same_dtype(self, end, "end")
-        d = self._dtype
-        if d.kind not in "fc":
-            raise OpError(f"\"lerp_kernel_scalar\" not implemented for '{torch_name(d)}'")
-        device = self._device
-        check_broadcast(tuple(self._data.shape), tuple(end._data.shape))
-        math_t = kit.accumulate[d]
-        w = scalar_in(weight, d, math_t)
-        a = kit.cast(self._data, math_t)
-        b = kit.cast(kit.operand(end, d, device), math_t)
-        with kit.quiet():
-            r = lerp(a, b, w)
-        return kit.wrap(r, d, device)
-
-    def lerp_tensor(self: Tensor, end: Tensor, weight: Tensor) -> Tensor:
-        check_lerp_tensor(self, end, weight)
-        # a 0-dim weight of another dtype is promoted with self and end, as a scalar would be
-        d = self._dtype if weight._dtype is self._dtype else kit.result_dtype(self, end, weight)
-        if d.kind not in "fc":
-            raise OpError(f"\"lerp_kernel_tensor\" not implemented for '{torch_name(d)}'")
-        device = self._device
-        check_broadcast(*(tuple(t._data.shape) for t in (self, end, weight)))
-        math_t = kit.accumulate[d]
-        a = kit.cast(self._data, math_t)
-        b = kit.cast(kit.operand(end, d, device), math_t)
-        w = kit.cast(kit.operand(weight, d, device), math_t)
-        with kit.quiet():
-            r = lerp(a, b, w)
-        return kit.wrap(r, d, device)
-
-    def check_lerp_tensor(self: Tensor, end: Tensor, weight: Tensor) -> None:
-        same_dtype(self, end, "end")
-        if weight._data.ndim != 0:
-            same_dtype(self, weight, "weight")
-
-    k["lerp.Scalar"] = lerp_scalar
-    k["lerp.Tensor"] = lerp_tensor
-
-    def addc(name: str, combine: Callable[[Any, Any, Any], Any]) -> Callable[..., Tensor]:
-        """``self + combine(value, tensor1, tensor2)`` in the promoted dtype of the three."""
-        check_addc = check_addcdiv if name == "addcdiv" else _no_check
-
-        def kernel(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Scalar = 1) -> Tensor:
-            check_addc(self, tensor1, tensor2)
-            check_broadcast(*(tuple(t._data.shape) for t in (self, tensor1, tensor2)))
-            od = kit.result_dtype(self, tensor1, tensor2)
-            if od is _dt.bool:
-                raise OpError(f"\"{name}_cpu_out\" not implemented for 'Bool'")
-            device = self._device
-            math_t = kit.accumulate[od]
-            v = scalar_in(value, od, math_t)
-            # a CPU 0-dim operand of another backend's call comes back as a Python scalar
-            a, t1, t2 = (
-                o if type(o) in _PY_SCALARS else kit.cast(o, math_t)
-                for o in (kit.operand(t, od, device) for t in (self, tensor1, tensor2))
-            )
-            with kit.quiet():  # the cast back to float16 may overflow, silently as in PyTorch
-                r = a + combine(v, t1, t2)
-                return kit.wrap(r, od, device)
-
-        return kernel
-
-    def check_addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, **_: Any) -> None:
-        if tensor1._dtype.kind in "biu" and tensor2._dtype.kind in "biu":
-            raise OpError(_ADDCDIV_INTEGER)
-
-    k["addcmul"] = addc("addcmul", lambda v, t1, t2: v * t1 * t2)
-    k["addcdiv"] = addc("addcdiv", lambda v, t1, t2: v * t1 / t2)
-
     # --- comparisons and logic ---------------------------------------------------------
 
     for cmp, fn in (
@@ -500,10 +534,6 @@ def _no_complex(xp: Any, f: Callable[[Any, Any], Any], name: str) -> Callable[[A
 def _check_integer_power(self: Tensor, exponent: Scalar) -> None:
     if self._dtype.kind in "biu" and isinstance(exponent, int) and exponent < 0:
         raise OpError("Integers to negative integer powers are not allowed.")
-
-
-def _no_check(*args: Any, **kwargs: Any) -> None:
-    pass
 
 
 # the C type PyTorch names when a Scalar argument does not convert (addcmul's value=)

@@ -299,7 +299,7 @@ def binary(
 
     if alpha and not quiet:
 
-        def tensor_kernel(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
+        def binary(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
             d = self._dtype
             dev = self._device
             if d is other._dtype and dev is other._device and d in fast and alpha == 1:
@@ -314,7 +314,7 @@ def binary(
 
     elif not quiet:
 
-        def tensor_kernel(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]
+        def binary(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]
             d = self._dtype
             dev = self._device
             if d is other._dtype and dev is other._device and d in fast:
@@ -330,7 +330,7 @@ def binary(
     else:
         assert not alpha, "a quiet op with alpha needs the alpha test of the fast path"
 
-        def tensor_kernel(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]
+        def binary(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]
             d = self._dtype
             dev = self._device
             if d is other._dtype and dev is other._device and d in fast:
@@ -339,12 +339,12 @@ def binary(
             return slow(self, other, 1, qual_t)
 
     key = f"{name}.{overload}" if overload else name
-    k[key] = guarded(tensor_kernel)
+    k[key] = guarded(binary)
 
     if scalar:
         qual_s = f"aten::{name}.Scalar"
 
-        def scalar_kernel(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:
+        def binary_scalar(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:
             spec = sfast.get(self._dtype)
             if spec is not None and alpha == 1:
                 t = type(other)
@@ -353,12 +353,12 @@ def binary(
                     return new(r, spec[0], self._device, ks)
             return slow(self, other, alpha, qual_s)
 
-        k[f"{name}.Scalar"] = guarded(scalar_kernel)
+        k[f"{name}.Scalar"] = guarded(binary_scalar)
 
     if reverse:  # rsub.Scalar / rdiv.Scalar: other OP self
         qual_r = f"aten::r{name}.Scalar"
 
-        def reverse_kernel(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:
+        def binary_reverse(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:
             try:
                 if check is not None:
                     check(self, other)
@@ -374,7 +374,7 @@ def binary(
             except _CONVERTED as e:
                 raise convert_error(qual_r, e, kit.key_name) from e
 
-        k[f"r{name}.Scalar"] = guarded(reverse_kernel)
+        k[f"r{name}.Scalar"] = guarded(binary_reverse)
 
     if inplace:
 
@@ -425,7 +425,7 @@ def binary(
                 return False
             return True
 
-        def ip_tensor(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
+        def binary_inplace(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
             d = self._dtype
             if d is other._dtype and self._device is other._device and d in ipfast:
                 a = self._data
@@ -439,7 +439,7 @@ def binary(
                             return self
             return ip_t(self, other, alpha)
 
-        def ip_scalar(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:
+        def binary_inplace_scalar(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:
             d = self._dtype
             spec = sfast.get(d)
             if spec is not None and d in ipfast and alpha == 1:
@@ -450,13 +450,13 @@ def binary(
             return ip_s(self, other, alpha)
 
         # (ops without alpha never receive one: alpha stays 1)
-        k[f"{name}_.Tensor"] = guarded(ip_tensor)
-        k[f"{name}_.Scalar"] = guarded(ip_scalar)
+        k[f"{name}_.Tensor"] = guarded(binary_inplace)
+        k[f"{name}_.Scalar"] = guarded(binary_inplace_scalar)
 
     if out:
         qual_o = f"aten::{name}.out"
 
-        def out_kernel(self: Tensor, other: Tensor, *, alpha: Scalar = 1, out: Tensor) -> Tensor:
+        def binary_out(self: Tensor, other: Tensor, *, alpha: Scalar = 1, out: Tensor) -> Tensor:
             d = self._dtype
             if (
                 inplace
@@ -493,12 +493,12 @@ def binary(
 
         if not alpha:
 
-            def out_noalpha(self: Tensor, other: Tensor, *, out: Tensor) -> Tensor:
-                return out_kernel(self, other, out=out)
+            def binary_out_noalpha(self: Tensor, other: Tensor, *, out: Tensor) -> Tensor:
+                return binary_out(self, other, out=out)
 
-            k[f"{name}.out"] = guarded(out_noalpha)
+            k[f"{name}.out"] = guarded(binary_out_noalpha)
         else:
-            k[f"{name}.out"] = guarded(out_kernel)
+            k[f"{name}.out"] = guarded(binary_out)
 
 
 def write_result(kit: Kit, dst: Tensor, r: Any, od: _dt.dtype, *, in_place: bool) -> None:
@@ -560,7 +560,7 @@ def unary(
     fast = {d: (out_rule or same)(d) for d in native if keeps(rule, d) and d.kind not in reject}
     get_fast = fast.get
 
-    def kernel(self: Tensor) -> Tensor:
+    def unary(self: Tensor) -> Tensor:
         d = self._dtype
         od = get_fast(d)
         if od is not None:
@@ -583,7 +583,7 @@ def unary(
             r = f(kit.as_compute(self, cd))
         return kit.wrap(r, (out_rule or same)(cd), self._device)
 
-    k[name] = kernel
+    k[name] = unary
 
 
 def inplace(
@@ -601,7 +601,7 @@ def inplace(
     functional kernel raises unnamed errors (OpError), so they name ``aten::<name>``."""
     f = k[functional]
 
-    def kernel(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    def inplace(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         if check is not None:
             check(self, *args, **kwargs)
         check_inplace_shape(self, *args, *kwargs.values())
@@ -611,4 +611,4 @@ def inplace(
         write_result(kit, self, r._data, r._dtype, in_place=True)
         return self
 
-    k[name] = kernel
+    k[name] = inplace

@@ -19,7 +19,7 @@ negative size makes the array library refuse; the general path then raises PyTor
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import dtypes as _dt
@@ -31,6 +31,7 @@ from ._kit import (
     Kit,
     OpError,
     Scalar,
+    bind,
     check_fits,
     check_sizes,
     scalar_dtype,
@@ -38,25 +39,275 @@ from ._kit import (
 )
 
 
-def build(kit: Kit) -> Kernels:
-    xp = kit.xp
-    k: Kernels = {}
+def target(
+    kit: Kit, dtype: _dt.dtype | None, device: str | Device | None
+) -> tuple[_dt.dtype, Device]:
+    d = _dt.get_default_dtype() if dtype is None else dtype
+    kit.check_dtype(d)
+    return d, kit.device(canonical(device))
+
+
+def make(kit: Kit, fn: Any, shape: tuple[int, ...], d: _dt.dtype, dev: Device) -> Tensor:
     ks = kit.keyset
+    with kit.on(dev):
+        if d in kit.native:
+            arr = fn(shape, dtype=kit.storage[d])
+        else:
+            arr = kit.cast(fn(shape, dtype=kit.compute[d]), kit.storage[d])
+    return kit.new(arr, d, dev, ks)
 
-    def target(dtype: _dt.dtype | None, device: str | Device | None) -> tuple[_dt.dtype, Device]:
-        d = _dt.get_default_dtype() if dtype is None else dtype
-        kit.check_dtype(d)
-        return d, kit.device(canonical(device))
 
-    def make(fn: Any, shape: tuple[int, ...], d: _dt.dtype, dev: Device) -> Tensor:
-        with kit.on(dev):
-            if d in kit.native:
-                arr = fn(shape, dtype=kit.storage[d])
-            else:
-                arr = kit.cast(fn(shape, dtype=kit.compute[d]), kit.storage[d])
-        return kit.new(arr, d, dev, ks)
+# --- ranges --------------------------------------------------------------------------
 
-    # Note [Factory fast path]
+
+def arange_start_step(
+    kit: Kit,
+    start: Scalar,
+    end: Scalar,
+    step: Scalar = 1,
+    *,
+    dtype: _dt.dtype | None = None,
+    layout: Any = None,
+    device: str | Device | None = None,
+    pin_memory: bool | None = None,
+) -> Tensor:
+    xp = kit.xp
+    all_int = all(isinstance(x, int) for x in (start, end, step))
+    if dtype is None:
+        dtype = _dt.int64 if all_int else _dt.get_default_dtype()
+    d, dev = target(kit, dtype, device)
+    real: list[int | float] = []
+    for x in (start, end, step):
+        if isinstance(x, complex):
+            raise OpError("arange does not support complex arguments")
+        if not math.isfinite(x):
+            raise OpError(f"unsupported range: {start} -> {end}")
+        real.append(x)
+    lo, hi, st = real
+    integral = d.kind in "ui"
+    n_given: int | None = None
+    if integral and not all_int:
+        # an integer dtype first converts start, end and step toward zero, as PyTorch
+        # (arange(kit, -2.5, 2, dtype=int64) is [-2, -1, 0, 1]); int64 counts its elements
+        # from the converted values, the narrower types (as PyTorch's) from the given ones
+        if d is not _dt.int64 and int(st):
+            n_given = math.ceil((hi - lo) / st)
+        lo, hi, st = int(lo), int(hi), int(st)
+    if st == 0:
+        raise OpError("step must be nonzero")
+    if (st > 0 and hi < lo) or (st < 0 and hi > lo):
+        raise OpError("upper bound and larger bound inconsistent with step sign")
+    if n_given is not None:
+        n = max(0, n_given)
+    elif isinstance(lo, int) and isinstance(hi, int) and isinstance(st, int):
+        n = max(0, -(-(hi - lo) // st))
+    else:
+        n = max(0, math.ceil((hi - lo) / st))
+    with kit.on(dev):
+        if integral:
+            arr = xp.arange(lo, lo + n * st, st, dtype=kit.storage[_dt.int64])[:n]
+        else:
+            acc = kit.compute[_dt.float64] if _dt.float64 in kit.compute else kit.compute[d]
+            arr = xp.arange(n, dtype=acc) * st + lo
+    return kit.wrap(arr, d, dev)
+
+
+def arange(
+    kit: Kit,
+    end: Scalar,
+    *,
+    dtype: _dt.dtype | None = None,
+    layout: Any = None,
+    device: str | Device | None = None,
+    pin_memory: bool | None = None,
+) -> Tensor:
+    return arange_start_step(kit, 0, end, 1, dtype=dtype, device=device)
+
+
+def spaced_target(
+    kit: Kit, start: Scalar, end: Scalar, steps: int, dtype: _dt.dtype | None, device: Any
+) -> tuple[_dt.dtype, Device]:
+    """linspace's and logspace's checks and dtype: complex ends give the default complex."""
+    if steps < 0:
+        raise OpError("number of steps must be non-negative")
+    if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
+        dtype = _dt.get_default_dtype().to_complex()
+    return target(kit, dtype, device)
+
+
+def spaced(kit: Kit, start: Scalar, end: Scalar, steps: int, acc: Any) -> Any:
+    """``steps`` values from ``start`` to ``end`` in ``acc``, by PyTorch's symmetric formula:
+    the first half counts up from start, the second half down from end, so both ends are
+    exact."""
+    xp = kit.xp
+    if steps == 1:
+        return xp.full((1,), start, dtype=acc)
+    i = xp.arange(steps, dtype=acc)
+    step = (end - start) / (steps - 1)
+    half = steps // 2
+    return xp.where(i < half, start + step * i, end - step * (steps - 1 - i))
+
+
+def linspace(
+    kit: Kit,
+    start: Scalar,
+    end: Scalar,
+    steps: int,
+    *,
+    dtype: _dt.dtype | None = None,
+    layout: Any = None,
+    device: str | Device | None = None,
+    pin_memory: bool | None = None,
+) -> Tensor:
+    xp = kit.xp
+    d, dev = spaced_target(kit, start, end, steps, dtype, device)
+    acc_d = _dt.complex128 if d.kind == "c" else _dt.float64
+    acc = kit.compute[acc_d] if acc_d in kit.compute else kit.compute[d]
+    with kit.on(dev):
+        arr = spaced(kit, start, end, steps, acc)
+    if d.kind in "ui":
+        arr = xp.trunc(xp.real(arr)) if acc_d is _dt.complex128 else xp.trunc(arr)
+    return kit.wrap(arr, d, dev)
+
+
+def logspace(
+    kit: Kit,
+    start: Scalar,
+    end: Scalar,
+    steps: int,
+    base: float = 10.0,
+    *,
+    dtype: _dt.dtype | None = None,
+    layout: Any = None,
+    device: str | Device | None = None,
+    pin_memory: bool | None = None,
+) -> Tensor:
+    xp = kit.xp
+    d, dev = spaced_target(kit, start, end, steps, dtype, device)
+    if d.kind == "b":
+        raise NotImplementedError("aten::logspace: \"logspace_cpu\" not implemented for 'Bool'")
+    acc = kit.compute[_dt.complex128 if d.kind == "c" else _dt.float64]
+    with kit.on(dev), kit.quiet():
+        # base ** linspace's exponents; integers truncate the double result and wrap
+        # around, as PyTorch's cast
+        arr = xp.asarray(base, dtype=acc) ** spaced(kit, start, end, steps, acc)
+        if d.kind in "ui":
+            arr = kit.cast(xp.trunc(xp.real(arr)), kit.storage[_dt.int64])
+    return kit.wrap(arr, d, dev)
+
+
+def eye_m(
+    kit: Kit,
+    n: int,
+    m: int,
+    *,
+    dtype: _dt.dtype | None = None,
+    layout: Any = None,
+    device: str | Device | None = None,
+    pin_memory: bool | None = None,
+) -> Tensor:
+    xp = kit.xp
+    if n < 0:
+        raise OpError(f"n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise OpError(f"m must be greater or equal to 0, got {m}")
+    d, dev = target(kit, dtype, device)
+    with kit.on(dev):
+        arr = xp.eye(n, m, dtype=kit.compute[d])
+    return kit.wrap(arr, d, dev)
+
+
+def eye(
+    kit: Kit,
+    n: int,
+    *,
+    dtype: _dt.dtype | None = None,
+    layout: Any = None,
+    device: str | Device | None = None,
+    pin_memory: bool | None = None,
+) -> Tensor:
+    return eye_m(kit, n, n, dtype=dtype, device=device)
+
+
+def triangle_indices(
+    kit: Kit,
+    name: str,
+    lower: bool,
+    row: int,
+    col: int,
+    offset: int,
+    dtype: _dt.dtype | None,
+    device: str | Device | None,
+) -> Tensor:
+    """``tril_indices`` (``lower``) and ``triu_indices`` (``name``)."""
+    xp = kit.xp
+    if row < 0:
+        raise OpError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise OpError(f"col must be non-negative, got{col}")
+    d = _dt.int64 if dtype is None else dtype  # PyTorch's default here is long
+    if d not in (_dt.int32, _dt.int64):
+        raise NotImplementedError(f"\"{name}\" not implemented for '{torch_name(d)}'")
+    dev = kit.device(canonical(device))
+    with kit.on(dev):
+        r, c = triangle(kit, row, offset, col, lower)
+        arr = xp.stack([r, c]) if row and col else xp.zeros((2, 0), dtype=kit.storage[d])
+    return kit.wrap(kit.cast(arr, kit.storage[d]), d, dev)
+
+
+def tril_indices(
+    kit: Kit,
+    row: int,
+    col: int,
+    offset: int = 0,
+    *,
+    dtype: _dt.dtype | None = None,
+    layout: Any = None,
+    device: str | Device | None = None,
+    pin_memory: bool | None = None,
+) -> Tensor:
+    return triangle_indices(kit, "tril_indices", True, row, col, offset, dtype, device)
+
+
+def triu_indices(
+    kit: Kit,
+    row: int,
+    col: int,
+    offset: int = 0,
+    *,
+    dtype: _dt.dtype | None = None,
+    layout: Any = None,
+    device: str | Device | None = None,
+    pin_memory: bool | None = None,
+) -> Tensor:
+    return triangle_indices(kit, "triu_indices", False, row, col, offset, dtype, device)
+
+
+def standard_triangle(kit: Kit, row: int, offset: int, col: int, lower: bool) -> tuple[Any, Any]:
+    """numpy's ``tril_indices`` / ``triu_indices`` (row-major order) in standard
+    functions: the nonzero positions of the triangle's mask."""
+    xp = kit.xp
+    i64 = kit.storage[_dt.int64]
+    r = xp.reshape(xp.arange(row, dtype=i64), (row, 1))
+    c = xp.reshape(xp.arange(col, dtype=i64), (1, col))
+    mask = (c - r <= offset) if lower else (c - r >= offset)
+    rr, cc = xp.nonzero(mask)
+    return rr, cc
+
+
+def triangle(kit: Kit, row: int, offset: int, col: int, lower: bool) -> tuple[Any, Any]:
+    xp = kit.xp
+    fn = getattr(xp, "tril_indices" if lower else "triu_indices", None)
+    if fn is None:  # Note [Optional extensions] in _kit.py
+        return standard_triangle(kit, row, offset, col, lower)
+    return fn(row, offset, col)  # type: ignore[no-any-return]
+
+
+def creation(kit: Kit) -> Kernels:
+    """The kernels of zeros, ones, empty and full, each trying Note [Factory fast path] before
+    the general path."""
+    xp = kit.xp
+    ks = kit.keyset
     new = kit.new
     default_dtype = _dt.get_default_dtype
     seen_device = kit.interned_device
@@ -94,8 +345,8 @@ def build(kit: Kit) -> Kernels:
         r = quick(xp_zeros, size, dtype, device)
         if r is not None:
             return r
-        d, dev = target(dtype, device)
-        return make(xp.zeros, check_sizes(size), d, dev)
+        d, dev = target(kit, dtype, device)
+        return make(kit, xp.zeros, check_sizes(size), d, dev)
 
     def ones(
         size: Sequence[int],
@@ -109,8 +360,8 @@ def build(kit: Kit) -> Kernels:
             r = quick(xp_empty, size, dtype, device, 1)
             if r is not None:
                 return r
-        d, dev = target(dtype, device)
-        return make(xp.ones, check_sizes(size), d, dev)
+        d, dev = target(kit, dtype, device)
+        return make(kit, xp.ones, check_sizes(size), d, dev)
 
     def empty(
         size: Sequence[int],
@@ -124,8 +375,8 @@ def build(kit: Kit) -> Kernels:
         r = quick(xp_empty, size, dtype, device)
         if r is not None:
             return r
-        d, dev = target(dtype, device)
-        return make(xp.empty, check_sizes(size), d, dev)
+        d, dev = target(kit, dtype, device)
+        return make(kit, xp.empty, check_sizes(size), d, dev)
 
     def full(
         size: Sequence[int],
@@ -142,217 +393,28 @@ def build(kit: Kit) -> Kernels:
                 r = quick(xp_empty, size, dtype, device, fill_value)
                 if r is not None:
                     return r
-        d, dev = target(scalar_dtype(fill_value) if dtype is None else dtype, device)
+        d, dev = target(kit, scalar_dtype(fill_value) if dtype is None else dtype, device)
         shape = check_sizes(size)
         check_fits(fill_value, d)
         arr = kit.fill_array(shape, fill_value, d, dev)
         return kit.new(arr, d, dev, ks)
 
-    k["zeros"] = zeros
-    k["ones"] = ones
-    k["empty.memory_format"] = empty
-    k["full"] = full
+    return {"zeros": zeros, "ones": ones, "empty.memory_format": empty, "full": full}
 
-    # --- ranges --------------------------------------------------------------------------
 
-    def arange_start_step(
-        start: Scalar,
-        end: Scalar,
-        step: Scalar = 1,
-        *,
-        dtype: _dt.dtype | None = None,
-        layout: Any = None,
-        device: str | Device | None = None,
-        pin_memory: bool | None = None,
-    ) -> Tensor:
-        all_int = all(isinstance(x, int) for x in (start, end, step))
-        if dtype is None:
-            dtype = _dt.int64 if all_int else _dt.get_default_dtype()
-        d, dev = target(dtype, device)
-        real: list[int | float] = []
-        for x in (start, end, step):
-            if isinstance(x, complex):
-                raise OpError("arange does not support complex arguments")
-            if not math.isfinite(x):
-                raise OpError(f"unsupported range: {start} -> {end}")
-            real.append(x)
-        lo, hi, st = real
-        integral = d.kind in "ui"
-        n_given: int | None = None
-        if integral and not all_int:
-            # an integer dtype first converts start, end and step toward zero, as PyTorch
-            # (arange(-2.5, 2, dtype=int64) is [-2, -1, 0, 1]); int64 counts its elements
-            # from the converted values, the narrower types (as PyTorch's) from the given ones
-            if d is not _dt.int64 and int(st):
-                n_given = math.ceil((hi - lo) / st)
-            lo, hi, st = int(lo), int(hi), int(st)
-        if st == 0:
-            raise OpError("step must be nonzero")
-        if (st > 0 and hi < lo) or (st < 0 and hi > lo):
-            raise OpError("upper bound and larger bound inconsistent with step sign")
-        if n_given is not None:
-            n = max(0, n_given)
-        elif isinstance(lo, int) and isinstance(hi, int) and isinstance(st, int):
-            n = max(0, -(-(hi - lo) // st))
-        else:
-            n = max(0, math.ceil((hi - lo) / st))
-        with kit.on(dev):
-            if integral:
-                arr = xp.arange(lo, lo + n * st, st, dtype=kit.storage[_dt.int64])[:n]
-            else:
-                acc = kit.compute[_dt.float64] if _dt.float64 in kit.compute else kit.compute[d]
-                arr = xp.arange(n, dtype=acc) * st + lo
-        return kit.wrap(arr, d, dev)
+KERNELS: dict[str, Callable[..., Any]] = {
+    "tril_indices": tril_indices,
+    "triu_indices": triu_indices,
+    "arange": arange,
+    "arange.start_step": arange_start_step,
+    "linspace": linspace,
+    "logspace": logspace,
+    "eye": eye,
+    "eye.m": eye_m,
+}
 
-    def arange(
-        end: Scalar,
-        *,
-        dtype: _dt.dtype | None = None,
-        layout: Any = None,
-        device: str | Device | None = None,
-        pin_memory: bool | None = None,
-    ) -> Tensor:
-        return arange_start_step(0, end, 1, dtype=dtype, device=device)
 
-    def spaced_target(
-        start: Scalar, end: Scalar, steps: int, dtype: _dt.dtype | None, device: Any
-    ) -> tuple[_dt.dtype, Device]:
-        """linspace's and logspace's checks and dtype: complex ends give the default complex."""
-        if steps < 0:
-            raise OpError("number of steps must be non-negative")
-        if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
-            dtype = _dt.get_default_dtype().to_complex()
-        return target(dtype, device)
-
-    def spaced(start: Scalar, end: Scalar, steps: int, acc: Any) -> Any:
-        """``steps`` values from ``start`` to ``end`` in ``acc``, by PyTorch's symmetric formula:
-        the first half counts up from start, the second half down from end, so both ends are
-        exact."""
-        if steps == 1:
-            return xp.full((1,), start, dtype=acc)
-        i = xp.arange(steps, dtype=acc)
-        step = (end - start) / (steps - 1)
-        half = steps // 2
-        return xp.where(i < half, start + step * i, end - step * (steps - 1 - i))
-
-    def linspace(
-        start: Scalar,
-        end: Scalar,
-        steps: int,
-        *,
-        dtype: _dt.dtype | None = None,
-        layout: Any = None,
-        device: str | Device | None = None,
-        pin_memory: bool | None = None,
-    ) -> Tensor:
-        d, dev = spaced_target(start, end, steps, dtype, device)
-        acc_d = _dt.complex128 if d.kind == "c" else _dt.float64
-        acc = kit.compute[acc_d] if acc_d in kit.compute else kit.compute[d]
-        with kit.on(dev):
-            arr = spaced(start, end, steps, acc)
-        if d.kind in "ui":
-            arr = xp.trunc(xp.real(arr)) if acc_d is _dt.complex128 else xp.trunc(arr)
-        return kit.wrap(arr, d, dev)
-
-    def logspace(
-        start: Scalar,
-        end: Scalar,
-        steps: int,
-        base: float = 10.0,
-        *,
-        dtype: _dt.dtype | None = None,
-        layout: Any = None,
-        device: str | Device | None = None,
-        pin_memory: bool | None = None,
-    ) -> Tensor:
-        d, dev = spaced_target(start, end, steps, dtype, device)
-        if d.kind == "b":
-            raise NotImplementedError("aten::logspace: \"logspace_cpu\" not implemented for 'Bool'")
-        acc = kit.compute[_dt.complex128 if d.kind == "c" else _dt.float64]
-        with kit.on(dev), kit.quiet():
-            # base ** linspace's exponents; integers truncate the double result and wrap
-            # around, as PyTorch's cast
-            arr = xp.asarray(base, dtype=acc) ** spaced(start, end, steps, acc)
-            if d.kind in "ui":
-                arr = kit.cast(xp.trunc(xp.real(arr)), kit.storage[_dt.int64])
-        return kit.wrap(arr, d, dev)
-
-    def eye_m(
-        n: int,
-        m: int,
-        *,
-        dtype: _dt.dtype | None = None,
-        layout: Any = None,
-        device: str | Device | None = None,
-        pin_memory: bool | None = None,
-    ) -> Tensor:
-        if n < 0:
-            raise OpError(f"n must be greater or equal to 0, got {n}")
-        if m < 0:
-            raise OpError(f"m must be greater or equal to 0, got {m}")
-        d, dev = target(dtype, device)
-        with kit.on(dev):
-            arr = xp.eye(n, m, dtype=kit.compute[d])
-        return kit.wrap(arr, d, dev)
-
-    def eye(
-        n: int,
-        *,
-        dtype: _dt.dtype | None = None,
-        layout: Any = None,
-        device: str | Device | None = None,
-        pin_memory: bool | None = None,
-    ) -> Tensor:
-        return eye_m(n, n, dtype=dtype, device=device)
-
-    def triangle_indices(name: str, lower: bool) -> Any:
-        def kernel(
-            row: int,
-            col: int,
-            offset: int = 0,
-            *,
-            dtype: _dt.dtype | None = None,
-            layout: Any = None,
-            device: str | Device | None = None,
-            pin_memory: bool | None = None,
-        ) -> Tensor:
-            if row < 0:
-                raise OpError(f"row must be non-negative, got{row}")
-            if col < 0:
-                raise OpError(f"col must be non-negative, got{col}")
-            d = _dt.int64 if dtype is None else dtype  # PyTorch's default here is long
-            if d not in (_dt.int32, _dt.int64):
-                raise NotImplementedError(f"\"{name}\" not implemented for '{torch_name(d)}'")
-            dev = kit.device(canonical(device))
-            with kit.on(dev):
-                r, c = triangle(row, offset, col, lower)
-                arr = xp.stack([r, c]) if row and col else xp.zeros((2, 0), dtype=kit.storage[d])
-            return kit.wrap(kit.cast(arr, kit.storage[d]), d, dev)
-
-        return kernel
-
-    def standard_triangle(row: int, offset: int, col: int, lower: bool) -> tuple[Any, Any]:
-        """numpy's ``tril_indices`` / ``triu_indices`` (row-major order) in standard
-        functions: the nonzero positions of the triangle's mask."""
-        i64 = kit.storage[_dt.int64]
-        r = xp.reshape(xp.arange(row, dtype=i64), (row, 1))
-        c = xp.reshape(xp.arange(col, dtype=i64), (1, col))
-        mask = (c - r <= offset) if lower else (c - r >= offset)
-        rr, cc = xp.nonzero(mask)
-        return rr, cc
-
-    def triangle(row: int, offset: int, col: int, lower: bool) -> tuple[Any, Any]:
-        fn = getattr(xp, "tril_indices" if lower else "triu_indices", None)
-        if fn is None:  # Note [Optional extensions] in _kit.py
-            return standard_triangle(row, offset, col, lower)
-        return fn(row, offset, col)  # type: ignore[no-any-return]
-
-    k["arange"] = arange
-    k["arange.start_step"] = arange_start_step
-    k["linspace"] = linspace
-    k["logspace"] = logspace
-    k["eye"] = eye
-    k["eye.m"] = eye_m
-    k["tril_indices"] = triangle_indices("tril_indices", True)
-    k["triu_indices"] = triangle_indices("triu_indices", False)
+def build(kit: Kit) -> Kernels:
+    k: Kernels = creation(kit)
+    k.update((name, bind(kit, fn)) for name, fn in KERNELS.items())
     return k

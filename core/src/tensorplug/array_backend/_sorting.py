@@ -17,12 +17,13 @@ every number (ascending: last; descending and ``largest``: first), as in PyTorch
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from . import _standard
-from ._kit import Kernels, Kit, OpError, Scalar, torch_name, wrap_dim
+from ._kit import Kernels, Kit, OpError, Scalar, bind, torch_name, wrap_dim
 
 # what PyTorch's median of an empty tensor holds: NaN converted to the dtype by the C++ cast
 _NAN_AS = {"bool": True, "uint8": 0, "int8": 0, "int16": 0, "int32": -(2**31), "int64": -(2**63)}
@@ -35,421 +36,485 @@ def _fmt(shape: Any) -> str:
     return "[" + ", ".join(str(n) for n in shape) + "]"
 
 
-def build(kit: Kit) -> Kernels:
+def check(name: str, d: _dt.dtype, *, bool_ok: bool = True) -> None:
+    if d.kind == "c":
+        raise OpError(f"{name} does not support complex dtypes on CPU")
+    if d.kind == "b" and not bool_ok:
+        raise OpError(f"{name} does not support bool dtypes on CPU")
+
+
+def stable_order(kit: Kit, a: Any, descending: bool) -> Any:
+    """Indices sorting ``a`` along its last axis, ties in their original order."""
     xp = kit.xp
-    k: Kernels = {}
+    if not descending:
+        return xp.argsort(a, axis=-1, stable=True)
+    n = a.shape[-1]
+    rev = xp.flip(xp.argsort(xp.flip(a, axis=-1), axis=-1, stable=True), axis=-1)
+    return (n - 1) - rev
+
+
+def finish(kit: Kit, self: Tensor, order: Any, ax: int) -> tuple[Tensor, Tensor]:
+    xp = kit.xp
+    idx = xp.moveaxis(order, -1, ax)
+    vals = kit.take_along_axis(self._data, idx, ax)
+    return kit.wrap(vals, self._dtype, self._device), kit.wrap(idx, _dt.int64, self._device)
+
+
+def sort_impl(kit: Kit, self: Tensor, dim: int, descending: bool) -> tuple[Tensor, Tensor]:
+    xp = kit.xp
     i64 = kit.storage[_dt.int64]
+    d = self._dtype
+    check("Sort", d)
+    ax = wrap_dim(dim, self._data.ndim)
+    if self._data.ndim == 0:
+        return kit.wrap(kit.copy(self._data), d, self._device), kit.wrap(
+            xp.zeros((), dtype=i64), _dt.int64, self._device
+        )
+    a = xp.moveaxis(kit.as_compute(self, d), ax, -1)
+    order = stable_order(kit, a, descending)  # Note [Tie order of sort and topk]
+    return finish(kit, self, order, ax)
 
-    def check(name: str, d: _dt.dtype, *, bool_ok: bool = True) -> None:
-        if d.kind == "c":
-            raise OpError(f"{name} does not support complex dtypes on CPU")
-        if d.kind == "b" and not bool_ok:
-            raise OpError(f"{name} does not support bool dtypes on CPU")
 
-    def stable_order(a: Any, descending: bool) -> Any:
-        """Indices sorting ``a`` along its last axis, ties in their original order."""
-        if not descending:
-            return xp.argsort(a, axis=-1, stable=True)
-        n = a.shape[-1]
-        rev = xp.flip(xp.argsort(xp.flip(a, axis=-1), axis=-1, stable=True), axis=-1)
-        return (n - 1) - rev
+def sort(kit: Kit, self: Tensor, dim: int = -1, descending: bool = False) -> tuple[Tensor, Tensor]:
+    return sort_impl(kit, self, dim, descending)
 
-    def finish(self: Tensor, order: Any, ax: int) -> tuple[Tensor, Tensor]:
-        idx = xp.moveaxis(order, -1, ax)
-        vals = kit.take_along_axis(self._data, idx, ax)
-        return kit.wrap(vals, self._dtype, self._device), kit.wrap(idx, _dt.int64, self._device)
 
-    def sort_impl(self: Tensor, dim: int, descending: bool) -> tuple[Tensor, Tensor]:
-        d = self._dtype
-        check("Sort", d)
-        ax = wrap_dim(dim, self._data.ndim)
-        if self._data.ndim == 0:
-            return kit.wrap(kit.copy(self._data), d, self._device), kit.wrap(
-                xp.zeros((), dtype=i64), _dt.int64, self._device
-            )
-        a = xp.moveaxis(kit.as_compute(self, d), ax, -1)
-        order = stable_order(a, descending)  # Note [Tie order of sort and topk]
-        return finish(self, order, ax)
+def sort_stable(
+    kit: Kit, self: Tensor, *, stable: bool | None, dim: int = -1, descending: bool = False
+) -> tuple[Tensor, Tensor]:
+    return sort_impl(kit, self, dim, descending)  # stable or not: Note [Tie order of sort and topk]
 
-    def sort(self: Tensor, dim: int = -1, descending: bool = False) -> tuple[Tensor, Tensor]:
-        return sort_impl(self, dim, descending)
 
-    def sort_stable(
-        self: Tensor, *, stable: bool | None, dim: int = -1, descending: bool = False
-    ) -> tuple[Tensor, Tensor]:
-        return sort_impl(self, dim, descending)  # stable or not: Note [Tie order of sort and topk]
+def topk(
+    kit: Kit, self: Tensor, k_: int, dim: int = -1, largest: bool = True, sorted: bool = True
+) -> tuple[Tensor, Tensor]:
+    xp = kit.xp
+    i64 = kit.storage[_dt.int64]
+    d = self._dtype
+    check("topk", d, bool_ok=False)
+    ax = wrap_dim(dim, self._data.ndim)
+    n = self._data.shape[ax] if self._data.ndim else 1
+    if not 0 <= k_ <= n:
+        raise OpError("selected index k out of range")
+    if self._data.ndim == 0:
+        return kit.wrap(kit.copy(self._data), d, self._device), kit.wrap(
+            xp.zeros((), dtype=i64), _dt.int64, self._device
+        )
+    a = xp.moveaxis(kit.as_compute(self, d), ax, -1)
+    order = stable_order(kit, a, largest)[..., :k_]  # Note [Tie order of sort and topk]
+    return finish(kit, self, order, ax)
 
-    def topk(
-        self: Tensor, k_: int, dim: int = -1, largest: bool = True, sorted: bool = True
-    ) -> tuple[Tensor, Tensor]:
-        d = self._dtype
-        check("topk", d, bool_ok=False)
-        ax = wrap_dim(dim, self._data.ndim)
-        n = self._data.shape[ax] if self._data.ndim else 1
-        if not 0 <= k_ <= n:
-            raise OpError("selected index k out of range")
-        if self._data.ndim == 0:
-            return kit.wrap(kit.copy(self._data), d, self._device), kit.wrap(
-                xp.zeros((), dtype=i64), _dt.int64, self._device
-            )
-        a = xp.moveaxis(kit.as_compute(self, d), ax, -1)
-        order = stable_order(a, largest)[..., :k_]  # Note [Tie order of sort and topk]
-        return finish(self, order, ax)
 
-    k["sort"] = sort
-    k["sort.stable"] = sort_stable
-    k["topk"] = topk
+# --- median: the lower median, its index the stable order's (Note [Tie order ...]) ------
 
-    # --- median: the lower median, its index the stable order's (Note [Tie order ...]) ------
 
-    def median_check(name: str, d: _dt.dtype) -> None:
-        if d.kind in "bc":
-            raise OpError(f"\"{name}\" not implemented for '{torch_name(d)}'")
+def median_check(name: str, d: _dt.dtype) -> None:
+    if d.kind in "bc":
+        raise OpError(f"\"{name}\" not implemented for '{torch_name(d)}'")
 
-    def median_all(self: Tensor) -> Tensor:
-        d = self._dtype
-        if self._data.size == 0:  # PyTorch fills in NaN, converted as C converts it (x86)
-            return kit.wrap(xp.asarray(_NAN_AS.get(d.name, float("nan"))), d, self._device)
-        median_check("median_cpu", d)
-        a = xp.reshape(kit.as_compute(self, d), (-1,))
-        s = xp.sort(a)  # NaNs last: a NaN anywhere is the median, as PyTorch
-        v = s[-1] if kit.kind(s) == "f" and bool(s[-1] != s[-1]) else s[(a.size - 1) // 2]
-        return kit.wrap(xp.asarray(v), d, self._device)
 
-    def median_dim(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
-        d = self._dtype
-        median_check("median_out", d)
-        ax = wrap_dim(dim, self._data.ndim)
-        if self._data.ndim == 0:
-            return kit.wrap(kit.copy(self._data), d, self._device), kit.wrap(
-                xp.zeros((), dtype=i64), _dt.int64, self._device
-            )
-        n = self._data.shape[ax]
-        if n == 0:
-            raise IndexError(f"median(): Expected reduction dim {ax} to have non-zero size.")
-        a = xp.moveaxis(kit.as_compute(self, d), ax, -1)
-        idx = xp.argsort(a, axis=-1, stable=True)[..., (n - 1) // 2 : (n - 1) // 2 + 1]
-        if kit.kind(a) == "f":
-            nan = a != a
-            first_nan = xp.argmax(kit.cast(nan, kit.storage[_dt.uint8]), axis=-1, keepdims=True)
-            idx = xp.where(xp.any(nan, axis=-1, keepdims=True), first_nan, idx)
-        idx = xp.moveaxis(idx, -1, ax)
-        vals = kit.take_along_axis(self._data, idx, ax)
-        if not keepdim:
-            idx, vals = xp.squeeze(idx, axis=ax), xp.squeeze(vals, axis=ax)
-        return kit.wrap(vals, d, self._device), kit.wrap(idx, _dt.int64, self._device)
+def median_all(kit: Kit, self: Tensor) -> Tensor:
+    xp = kit.xp
+    d = self._dtype
+    if self._data.size == 0:  # PyTorch fills in NaN, converted as C converts it (x86)
+        return kit.wrap(xp.asarray(_NAN_AS.get(d.name, float("nan"))), d, self._device)
+    median_check("median_cpu", d)
+    a = xp.reshape(kit.as_compute(self, d), (-1,))
+    s = xp.sort(a)  # NaNs last: a NaN anywhere is the median, as PyTorch
+    v = s[-1] if kit.kind(s) == "f" and bool(s[-1] != s[-1]) else s[(a.size - 1) // 2]
+    return kit.wrap(xp.asarray(v), d, self._device)
 
-    k["median"] = median_all
-    k["median.dim"] = median_dim
 
-    def kthvalue(
-        self: Tensor, k_: int, dim: int = -1, keepdim: bool = False
-    ) -> tuple[Tensor, Tensor]:
-        d = self._dtype
-        median_check("kthvalue_cpu", d)
-        ax = wrap_dim(dim, self._data.ndim)
-        n = self._data.shape[ax] if self._data.ndim else 1
-        if self._data.ndim and n == 0:
-            raise IndexError(f"kthvalue(): Expected reduction dim {ax} to have non-zero size.")
-        if not 1 <= k_ <= n:
-            raise OpError(f"kthvalue(): selected number k out of range for dimension {ax}")
-        if self._data.ndim == 0:
-            return kit.wrap(kit.copy(self._data), d, self._device), kit.wrap(
-                xp.zeros((), dtype=i64), _dt.int64, self._device
-            )
-        a = xp.moveaxis(kit.as_compute(self, d), ax, -1)
-        idx = xp.argsort(a, axis=-1, stable=True)[..., k_ - 1 : k_]  # NaNs last, as PyTorch
-        idx = xp.moveaxis(idx, -1, ax)
-        vals = kit.take_along_axis(self._data, idx, ax)
-        if not keepdim:
-            idx, vals = xp.squeeze(idx, axis=ax), xp.squeeze(vals, axis=ax)
-        return kit.wrap(vals, d, self._device), kit.wrap(idx, _dt.int64, self._device)
+def median_dim(kit: Kit, self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    xp = kit.xp
+    i64 = kit.storage[_dt.int64]
+    d = self._dtype
+    median_check("median_out", d)
+    ax = wrap_dim(dim, self._data.ndim)
+    if self._data.ndim == 0:
+        return kit.wrap(kit.copy(self._data), d, self._device), kit.wrap(
+            xp.zeros((), dtype=i64), _dt.int64, self._device
+        )
+    n = self._data.shape[ax]
+    if n == 0:
+        raise IndexError(f"median(): Expected reduction dim {ax} to have non-zero size.")
+    a = xp.moveaxis(kit.as_compute(self, d), ax, -1)
+    idx = xp.argsort(a, axis=-1, stable=True)[..., (n - 1) // 2 : (n - 1) // 2 + 1]
+    if kit.kind(a) == "f":
+        nan = a != a
+        first_nan = xp.argmax(kit.cast(nan, kit.storage[_dt.uint8]), axis=-1, keepdims=True)
+        idx = xp.where(xp.any(nan, axis=-1, keepdims=True), first_nan, idx)
+    idx = xp.moveaxis(idx, -1, ax)
+    vals = kit.take_along_axis(self._data, idx, ax)
+    if not keepdim:
+        idx, vals = xp.squeeze(idx, axis=ax), xp.squeeze(vals, axis=ax)
+    return kit.wrap(vals, d, self._device), kit.wrap(idx, _dt.int64, self._device)
 
-    k["kthvalue"] = kthvalue
 
-    # --- cummax / cummin: a tie takes the later index, and so does a NaN, as PyTorch's CPU
-    # loop (`x >= best` or isnan(x) replaces the running best)
+def kthvalue(
+    kit: Kit, self: Tensor, k_: int, dim: int = -1, keepdim: bool = False
+) -> tuple[Tensor, Tensor]:
+    xp = kit.xp
+    i64 = kit.storage[_dt.int64]
+    d = self._dtype
+    median_check("kthvalue_cpu", d)
+    ax = wrap_dim(dim, self._data.ndim)
+    n = self._data.shape[ax] if self._data.ndim else 1
+    if self._data.ndim and n == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {ax} to have non-zero size.")
+    if not 1 <= k_ <= n:
+        raise OpError(f"kthvalue(): selected number k out of range for dimension {ax}")
+    if self._data.ndim == 0:
+        return kit.wrap(kit.copy(self._data), d, self._device), kit.wrap(
+            xp.zeros((), dtype=i64), _dt.int64, self._device
+        )
+    a = xp.moveaxis(kit.as_compute(self, d), ax, -1)
+    idx = xp.argsort(a, axis=-1, stable=True)[..., k_ - 1 : k_]  # NaNs last, as PyTorch
+    idx = xp.moveaxis(idx, -1, ax)
+    vals = kit.take_along_axis(self._data, idx, ax)
+    if not keepdim:
+        idx, vals = xp.squeeze(idx, axis=ax), xp.squeeze(vals, axis=ax)
+    return kit.wrap(vals, d, self._device), kit.wrap(idx, _dt.int64, self._device)
 
-    def defcumulative(name: str, accumulate: Any) -> None:
-        def kernel(self: Tensor, dim: int) -> tuple[Tensor, Tensor]:
-            d = self._dtype
-            if d.kind == "c":
-                raise OpError(f"\"{name}_cpu\" not implemented for '{torch_name(d)}'")
-            ax = wrap_dim(dim, self._data.ndim)
-            if self._data.ndim == 0 or self._data.size == 0:
-                return kit.wrap(kit.copy(self._data), d, self._device), kit.wrap(
-                    xp.zeros(self._data.shape, dtype=i64), _dt.int64, self._device
-                )
-            a = kit.as_compute(self, d)
-            a = kit.cast(a, kit.storage[_dt.uint8]) if d.kind == "b" else a
-            vals = accumulate(a, axis=ax)
-            hit = (a == vals) | (a != a)
-            shape = [1] * a.ndim
-            shape[ax] = a.shape[ax]
-            pos = xp.reshape(xp.arange(a.shape[ax], dtype=i64), tuple(shape))
-            idx = running_max(xp.where(hit, pos, xp.zeros((), dtype=i64)), axis=ax)
-            return kit.wrap(vals, d, self._device), kit.wrap(idx, _dt.int64, self._device)
 
-        k[name] = kernel
+# --- cummax / cummin: a tie takes the later index, and so does a NaN, as PyTorch's CPU
+# loop (`x >= best` or isnan(x) replaces the running best)
 
-    # Note [Optional extensions]: numpy's and cupy's ufunc accumulate, else a loop
-    running_max = _accumulate(kit, xp.maximum)
-    defcumulative("cummax", running_max)
-    defcumulative("cummin", _accumulate(kit, xp.minimum))
 
-    # --- searchsorted / bucketize: PyTorch's binary search, step for step, on all values at
-    # once, so that unsorted rows and NaNs give what its cus_lower_bound / cus_upper_bound give
+def running_extremum(
+    kit: Kit, name: str, pick: Any, self: Tensor, dim: int
+) -> tuple[Tensor, Tensor]:
+    """``cummax`` / ``cummin`` (``name``) by the running ``pick`` (maximum, minimum): the
+    ufunc's accumulate for numpy and cupy, else a loop (Note [Optional extensions])."""
+    xp = kit.xp
+    i64 = kit.storage[_dt.int64]
+    d = self._dtype
+    if d.kind == "c":
+        raise OpError(f"\"{name}_cpu\" not implemented for '{torch_name(d)}'")
+    ax = wrap_dim(dim, self._data.ndim)
+    if self._data.ndim == 0 or self._data.size == 0:
+        return kit.wrap(kit.copy(self._data), d, self._device), kit.wrap(
+            xp.zeros(self._data.shape, dtype=i64), _dt.int64, self._device
+        )
+    a = kit.as_compute(self, d)
+    a = kit.cast(a, kit.storage[_dt.uint8]) if d.kind == "b" else a
+    vals = _accumulate(kit, pick)(a, axis=ax)
+    hit = (a == vals) | (a != a)
+    shape = [1] * a.ndim
+    shape[ax] = a.shape[ax]
+    pos = xp.reshape(xp.arange(a.shape[ax], dtype=i64), tuple(shape))
+    idx = _accumulate(kit, xp.maximum)(xp.where(hit, pos, xp.zeros((), dtype=i64)), axis=ax)
+    return kit.wrap(vals, d, self._device), kit.wrap(idx, _dt.int64, self._device)
 
-    def search_checks(
-        bd: Tensor, v_shape: tuple[int, ...], side: str | None, right: bool, sorter: Any
-    ) -> None:
-        if side is not None:
-            if side not in ("left", "right"):
-                raise OpError(
-                    f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}"
-                )
-            if right and side != "right":
-                raise OpError(
-                    "torch.searchsorted(): side and right can't be set to opposites, got side "
-                    f"of {side} while right was True"
-                )
-        b_shape = tuple(bd._data.shape)
-        if sorter is not None:
-            if tuple(sorter._data.shape) != b_shape:
-                raise OpError(
-                    "torch.searchsorted(): boundary and sorter must have the same size, but got "
-                    f"boundary tensor {_fmt(b_shape)}and got sorter tensor "
-                    f"{_fmt(sorter._data.shape)}"
-                )
-            if sorter._dtype is not _dt.int64:
-                raise OpError(
-                    "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
-                    f"{torch_name(sorter._dtype)}"
-                )
-            srt = sorter._data
-            if srt.size and (int(xp.min(srt)) < 0 or int(xp.max(srt)) >= b_shape[-1]):
-                raise OpError("torch.searchsorted(): sorter index out of range")
-        if not v_shape and len(b_shape) != 1:
+
+def cummax(kit: Kit, self: Tensor, dim: int) -> tuple[Tensor, Tensor]:
+    return running_extremum(kit, "cummax", kit.xp.maximum, self, dim)
+
+
+def cummin(kit: Kit, self: Tensor, dim: int) -> tuple[Tensor, Tensor]:
+    return running_extremum(kit, "cummin", kit.xp.minimum, self, dim)
+
+
+# --- searchsorted / bucketize: PyTorch's binary search, step for step, on all values at
+# once, so that unsorted rows and NaNs give what its cus_lower_bound / cus_upper_bound give
+
+
+def search_checks(
+    kit: Kit, bd: Tensor, v_shape: tuple[int, ...], side: str | None, right: bool, sorter: Any
+) -> None:
+    xp = kit.xp
+    if side is not None:
+        if side not in ("left", "right"):
             raise OpError(
-                "torch.searchsorted(): input value can be a scalar only when boundaries tensor "
-                f"dimension is 1, but we got boundaries tensor dim({len(b_shape)}) and input "
-                "value's dim(0) numel(1)"
+                f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}"
             )
-        if not b_shape:
+        if right and side != "right":
             raise OpError(
-                "torch.searchsorted(): boundaries tensor should have positive dimension, but got "
-                "0 dimension"
+                "torch.searchsorted(): side and right can't be set to opposites, got side "
+                f"of {side} while right was True"
             )
-        if len(b_shape) != 1 and (len(b_shape) != len(v_shape) or b_shape[:-1] != v_shape[:-1]):
+    b_shape = tuple(bd._data.shape)
+    if sorter is not None:
+        if tuple(sorter._data.shape) != b_shape:
             raise OpError(
-                "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
-                "dimensions of boundaries tensor and input value tensor must match, but we got "
-                f"boundaries tensor {_fmt(b_shape)} and input value tensor {_fmt(v_shape)}"
+                "torch.searchsorted(): boundary and sorter must have the same size, but got "
+                f"boundary tensor {_fmt(b_shape)}and got sorter tensor "
+                f"{_fmt(sorter._data.shape)}"
             )
-
-    def search(
-        qual: str,
-        bd: Tensor,
-        values: Any,
-        v_dtype: _dt.dtype,
-        out_int32: bool,
-        right: bool,
-        side: str | None,
-        sorter: Tensor | None,
-    ) -> Tensor:
-        v_shape = tuple(values.shape)
-        search_checks(bd, v_shape, side, right, sorter)
-        right = right or side == "right"
-        d = _dt.promote_types(bd._dtype, v_dtype)
-        if d.kind in "cb":
-            raise NotImplementedError(
-                f"{qual}: \"searchsorted_out_cpu\" not implemented for '{torch_name(d)}'"
+        if sorter._dtype is not _dt.int64:
+            raise OpError(
+                "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                f"{torch_name(sorter._dtype)}"
             )
-        cd = kit.compute[d]
-        b = kit.cast(bd._data, cd)
-        v = kit.cast(values, cd)
-        if sorter is not None:
-            b = xp.take_along_axis(b, sorter._data, axis=-1)
-        n = b.shape[-1]
-        if b.ndim == 1:  # one row for every value
-            b, v = b[None, :], xp.reshape(v, (1, -1))
-        else:
-            rows = math.prod(b.shape[:-1])
-            b, v = xp.reshape(b, (rows, n)), xp.reshape(v, (rows, v_shape[-1]))
-        lo = xp.zeros(v.shape, dtype=i64)
-        hi = xp.full(v.shape, n, dtype=i64)
-        with kit.quiet():
-            while n and bool(xp.any(lo < hi)):
-                active = lo < hi
-                mid = lo + (hi - lo) // 2
-                mv = xp.take_along_axis(b, xp.minimum(mid, n - 1), axis=-1)
-                up = ~(mv > v) if right else ~(mv >= v)
-                lo = xp.where(active & up, mid + 1, lo)
-                hi = xp.where(active & ~up, mid, hi)
-        out_d = _dt.int32 if out_int32 else _dt.int64
-        r = kit.cast(xp.reshape(lo, v_shape), kit.storage[out_d])
-        return kit.wrap(r, out_d, bd._device)
-
-    def searchsorted(
-        sorted_sequence: Tensor,
-        self: Tensor,
-        *,
-        out_int32: bool = False,
-        right: bool = False,
-        side: str | None = None,
-        sorter: Tensor | None = None,
-        qual: str = "aten::searchsorted.Tensor",
-    ) -> Tensor:
-        kit.same_device(sorted_sequence, self)
-        return search(
-            qual, sorted_sequence, self._data, self._dtype, out_int32, right, side, sorter
+        srt = sorter._data
+        if srt.size and (int(xp.min(srt)) < 0 or int(xp.max(srt)) >= b_shape[-1]):
+            raise OpError("torch.searchsorted(): sorter index out of range")
+    if not v_shape and len(b_shape) != 1:
+        raise OpError(
+            "torch.searchsorted(): input value can be a scalar only when boundaries tensor "
+            f"dimension is 1, but we got boundaries tensor dim({len(b_shape)}) and input "
+            "value's dim(0) numel(1)"
+        )
+    if not b_shape:
+        raise OpError(
+            "torch.searchsorted(): boundaries tensor should have positive dimension, but got "
+            "0 dimension"
+        )
+    if len(b_shape) != 1 and (len(b_shape) != len(v_shape) or b_shape[:-1] != v_shape[:-1]):
+        raise OpError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            "dimensions of boundaries tensor and input value tensor must match, but we got "
+            f"boundaries tensor {_fmt(b_shape)} and input value tensor {_fmt(v_shape)}"
         )
 
-    def searchsorted_scalar(
-        sorted_sequence: Tensor,
-        self: Scalar,
-        *,
-        out_int32: bool = False,
-        right: bool = False,
-        side: str | None = None,
-        sorter: Tensor | None = None,
-        qual: str = "aten::searchsorted.Scalar",
-    ) -> Tensor:
-        d = _SCALAR_TENSOR[type(self)]
-        v = xp.asarray(kit.scalar(self, d))
-        return search(qual, sorted_sequence, v, d, out_int32, right, side, sorter)
 
-    def check_boundaries(boundaries: Tensor) -> None:
-        if boundaries._data.ndim != 1:
-            raise OpError(
-                f"boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})"
-            )
+def search(
+    kit: Kit,
+    qual: str,
+    bd: Tensor,
+    values: Any,
+    v_dtype: _dt.dtype,
+    out_int32: bool,
+    right: bool,
+    side: str | None,
+    sorter: Tensor | None,
+) -> Tensor:
+    xp = kit.xp
+    i64 = kit.storage[_dt.int64]
+    v_shape = tuple(values.shape)
+    search_checks(kit, bd, v_shape, side, right, sorter)
+    right = right or side == "right"
+    d = _dt.promote_types(bd._dtype, v_dtype)
+    if d.kind in "cb":
+        raise NotImplementedError(
+            f"{qual}: \"searchsorted_out_cpu\" not implemented for '{torch_name(d)}'"
+        )
+    cd = kit.compute[d]
+    b = kit.cast(bd._data, cd)
+    v = kit.cast(values, cd)
+    if sorter is not None:
+        b = xp.take_along_axis(b, sorter._data, axis=-1)
+    n = b.shape[-1]
+    if b.ndim == 1:  # one row for every value
+        b, v = b[None, :], xp.reshape(v, (1, -1))
+    else:
+        rows = math.prod(b.shape[:-1])
+        b, v = xp.reshape(b, (rows, n)), xp.reshape(v, (rows, v_shape[-1]))
+    lo = xp.zeros(v.shape, dtype=i64)
+    hi = xp.full(v.shape, n, dtype=i64)
+    with kit.quiet():
+        while n and bool(xp.any(lo < hi)):
+            active = lo < hi
+            mid = lo + (hi - lo) // 2
+            mv = xp.take_along_axis(b, xp.minimum(mid, n - 1), axis=-1)
+            up = ~(mv > v) if right else ~(mv >= v)
+            lo = xp.where(active & up, mid + 1, lo)
+            hi = xp.where(active & ~up, mid, hi)
+    out_d = _dt.int32 if out_int32 else _dt.int64
+    r = kit.cast(xp.reshape(lo, v_shape), kit.storage[out_d])
+    return kit.wrap(r, out_d, bd._device)
 
-    def bucketize(
-        self: Tensor, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
-    ) -> Tensor:
-        check_boundaries(boundaries)
-        return searchsorted(
-            boundaries, self, out_int32=out_int32, right=right, qual="aten::bucketize.Tensor"
+
+def searchsorted(
+    kit: Kit,
+    sorted_sequence: Tensor,
+    self: Tensor,
+    *,
+    out_int32: bool = False,
+    right: bool = False,
+    side: str | None = None,
+    sorter: Tensor | None = None,
+    qual: str = "aten::searchsorted.Tensor",
+) -> Tensor:
+    kit.same_device(sorted_sequence, self)
+    return search(
+        kit, qual, sorted_sequence, self._data, self._dtype, out_int32, right, side, sorter
+    )
+
+
+def searchsorted_scalar(
+    kit: Kit,
+    sorted_sequence: Tensor,
+    self: Scalar,
+    *,
+    out_int32: bool = False,
+    right: bool = False,
+    side: str | None = None,
+    sorter: Tensor | None = None,
+    qual: str = "aten::searchsorted.Scalar",
+) -> Tensor:
+    xp = kit.xp
+    d = _SCALAR_TENSOR[type(self)]
+    v = xp.asarray(kit.scalar(self, d))
+    return search(kit, qual, sorted_sequence, v, d, out_int32, right, side, sorter)
+
+
+def check_boundaries(boundaries: Tensor) -> None:
+    if boundaries._data.ndim != 1:
+        raise OpError(
+            f"boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})"
         )
 
-    def bucketize_scalar(
-        self: Scalar, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
-    ) -> Tensor:
-        check_boundaries(boundaries)
-        return searchsorted_scalar(
-            boundaries, self, out_int32=out_int32, right=right, qual="aten::bucketize.Scalar"
-        )
 
-    # --- unique: always sorted (PyTorch's CPU kernels sort whatever ``sorted`` says); each NaN
-    # is a value of its own, as NaN != NaN
+def bucketize(
+    kit: Kit, self: Tensor, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
+) -> Tensor:
+    check_boundaries(boundaries)
+    return searchsorted(
+        kit, boundaries, self, out_int32=out_int32, right=right, qual="aten::bucketize.Tensor"
+    )
 
-    def no_complex_unique(op: str, name: str, d: _dt.dtype) -> None:
-        if d.kind == "c":
-            raise NotImplementedError(
-                f"aten::{op}: \"{name}\" not implemented for '{torch_name(d)}'"
-            )
 
-    def longs(a: Any, device: Any) -> Tensor:
-        return kit.wrap(kit.cast(a, i64), _dt.int64, device)
+def bucketize_scalar(
+    kit: Kit, self: Scalar, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
+) -> Tensor:
+    check_boundaries(boundaries)
+    return searchsorted_scalar(
+        kit, boundaries, self, out_int32=out_int32, right=right, qual="aten::bucketize.Scalar"
+    )
 
+
+# --- unique: always sorted (PyTorch's CPU kernels sort whatever ``sorted`` says); each NaN
+# is a value of its own, as NaN != NaN
+
+
+def no_complex_unique(op: str, name: str, d: _dt.dtype) -> None:
+    if d.kind == "c":
+        raise NotImplementedError(f"aten::{op}: \"{name}\" not implemented for '{torch_name(d)}'")
+
+
+def longs(kit: Kit, a: Any, device: Any) -> Tensor:
+    i64 = kit.storage[_dt.int64]
+    return kit.wrap(kit.cast(a, i64), _dt.int64, device)
+
+
+def first_of_runs(kit: Kit, s_: Any, rows: bool = False) -> Any:
+    """Whether each element (or row) of sorted ``s_`` starts a new value: the first does,
+    each other where it differs from the one before."""
+    xp = kit.xp
     b_t = kit.storage[_dt.bool]
+    n = s_.shape[0]
+    if n == 0:
+        return xp.zeros((0,), dtype=b_t)
+    differs = s_[1:, ...] != s_[:-1, ...]
+    if rows:
+        differs = xp.any(differs, axis=1)
+    return xp.concat([xp.ones((1,), dtype=b_t), differs])
 
-    def first_of_runs(s_: Any, rows: bool = False) -> Any:
-        """Whether each element (or row) of sorted ``s_`` starts a new value: the first does,
-        each other where it differs from the one before."""
-        n = s_.shape[0]
-        if n == 0:
-            return xp.zeros((0,), dtype=b_t)
-        differs = s_[1:, ...] != s_[:-1, ...]
-        if rows:
-            differs = xp.any(differs, axis=1)
-        return xp.concat([xp.ones((1,), dtype=b_t), differs])
 
-    def groups(new: Any, order: Any) -> tuple[Any, Any]:
-        """(each element's group in the original order, each group's size) of sorted values
-        whose runs start where ``new`` is true; ``order`` sorted them."""
-        n = new.shape[0]
-        group = xp.cumulative_sum(kit.cast(new, i64)) - 1
-        inverse = xp.take(group, xp.argsort(order, stable=True)) if n else group
-        ends = xp.concat([kit.cast(xp.nonzero(new)[0], i64), xp.asarray([n], dtype=i64)])
-        return inverse, ends[1:] - ends[:-1]
+def groups(kit: Kit, new: Any, order: Any) -> tuple[Any, Any]:
+    """(each element's group in the original order, each group's size) of sorted values
+    whose runs start where ``new`` is true; ``order`` sorted them."""
+    xp = kit.xp
+    i64 = kit.storage[_dt.int64]
+    n = new.shape[0]
+    group = xp.cumulative_sum(kit.cast(new, i64)) - 1
+    inverse = xp.take(group, xp.argsort(order, stable=True)) if n else group
+    ends = xp.concat([kit.cast(xp.nonzero(new)[0], i64), xp.asarray([n], dtype=i64)])
+    return inverse, ends[1:] - ends[:-1]
 
-    lexsort = getattr(xp, "lexsort", None)  # Note [Optional extensions]
 
-    def lexsort_rows(rows: Any) -> Any:
-        """The stable order of the rows of 2-D ``rows`` by their columns, first column first."""
-        if lexsort is not None:
-            return lexsort(xp.flip(xp.permute_dims(rows, (1, 0)), axis=0))
-        order = xp.arange(rows.shape[0], dtype=i64)
-        for j in range(rows.shape[1] - 1, -1, -1):  # last key first, each sort stable
-            order = xp.take(order, xp.argsort(xp.take(rows[:, j], order), stable=True))
-        return order
+def lexsort_rows(kit: Kit, rows: Any) -> Any:
+    """The stable order of the rows of 2-D ``rows`` by their columns, first column first."""
+    xp = kit.xp
+    i64 = kit.storage[_dt.int64]
+    lexsort = getattr(xp, "lexsort", None)
+    if lexsort is not None:
+        return lexsort(xp.flip(xp.permute_dims(rows, (1, 0)), axis=0))
+    order = xp.arange(rows.shape[0], dtype=i64)
+    for j in range(rows.shape[1] - 1, -1, -1):  # last key first, each sort stable
+        order = xp.take(order, xp.argsort(xp.take(rows[:, j], order), stable=True))
+    return order
 
-    def unique2(
-        self: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False
-    ) -> tuple[Tensor, Tensor, Tensor]:
-        d = self._dtype
-        no_complex_unique("_unique2", "unique", d)
-        a = xp.reshape(kit.as_compute(self, d), (-1,))
-        order = xp.argsort(a, stable=True)  # NaNs last, in their original order
-        s_ = xp.take(a, order)
-        new = first_of_runs(s_)
-        inverse, counts = groups(new, order)
-        empty = xp.zeros((0,), dtype=i64)
-        dev = self._device
-        return (
-            kit.wrap(s_[new], d, dev),
-            longs(xp.reshape(inverse, self._data.shape) if return_inverse else empty, dev),
-            longs(counts if return_counts else empty, dev),
-        )
 
-    def unique_dim(
-        self: Tensor,
-        dim: int,
-        sorted: bool = True,
-        return_inverse: bool = False,
-        return_counts: bool = False,
-    ) -> tuple[Tensor, Tensor, Tensor]:
-        d = self._dtype
-        no_complex_unique("unique_dim", "unique_dim", d)
-        a = self._data
-        if a.ndim == 0:
-            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-        ax = wrap_dim(dim, a.ndim)
-        dev = self._device
-        empty = xp.zeros((0,), dtype=i64)
-        if a.size == 0:
-            if sum(1 for n in a.shape if n == 0) != 1:
-                raise OpError(
-                    "Number of zero sized dimensions is more than one, so unique cannot be applied "
-                )
-            if a.shape[ax] != 0:
-                raise OpError(
-                    "There are 0 sized dimensions, and they aren't selected, so unique cannot be "
-                    "applied"
-                )
-            return kit.wrap(kit.copy(a), d, dev), longs(empty, dev), longs(empty, dev)
-        m = xp.moveaxis(kit.as_compute(self, d), ax, 0)
-        rows = xp.reshape(m, (m.shape[0], -1))
-        order = lexsort_rows(rows)  # rows in lexicographic order, stable
-        s_ = xp.take(rows, order, axis=0)
-        new = first_of_runs(s_, rows=True)
-        inverse, counts = groups(new, order)
-        out = xp.moveaxis(xp.reshape(xp.take(m, order, axis=0)[new], (-1, *m.shape[1:])), 0, ax)
-        return (
-            kit.wrap(out, d, dev),
-            longs(inverse if return_inverse else empty, dev),
-            longs(counts if return_counts else empty, dev),
-        )
+def unique2(
+    kit: Kit,
+    self: Tensor,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+) -> tuple[Tensor, Tensor, Tensor]:
+    xp = kit.xp
+    i64 = kit.storage[_dt.int64]
+    d = self._dtype
+    no_complex_unique("_unique2", "unique", d)
+    a = xp.reshape(kit.as_compute(self, d), (-1,))
+    order = xp.argsort(a, stable=True)  # NaNs last, in their original order
+    s_ = xp.take(a, order)
+    new = first_of_runs(kit, s_)
+    inverse, counts = groups(kit, new, order)
+    empty = xp.zeros((0,), dtype=i64)
+    dev = self._device
+    return (
+        kit.wrap(s_[new], d, dev),
+        longs(kit, xp.reshape(inverse, self._data.shape) if return_inverse else empty, dev),
+        longs(kit, counts if return_counts else empty, dev),
+    )
 
-    k["_unique2"] = unique2
-    k["unique_dim"] = unique_dim
-    k["searchsorted.Tensor"] = searchsorted
-    k["searchsorted.Scalar"] = searchsorted_scalar
-    k["bucketize.Tensor"] = bucketize
-    k["bucketize.Scalar"] = bucketize_scalar
-    return k
+
+def unique_dim(
+    kit: Kit,
+    self: Tensor,
+    dim: int,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+) -> tuple[Tensor, Tensor, Tensor]:
+    xp = kit.xp
+    i64 = kit.storage[_dt.int64]
+    d = self._dtype
+    no_complex_unique("unique_dim", "unique_dim", d)
+    a = self._data
+    if a.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    ax = wrap_dim(dim, a.ndim)
+    dev = self._device
+    empty = xp.zeros((0,), dtype=i64)
+    if a.size == 0:
+        if sum(1 for n in a.shape if n == 0) != 1:
+            raise OpError(
+                "Number of zero sized dimensions is more than one, so unique cannot be applied "
+            )
+        if a.shape[ax] != 0:
+            raise OpError(
+                "There are 0 sized dimensions, and they aren't selected, so unique cannot be "
+                "applied"
+            )
+        return kit.wrap(kit.copy(a), d, dev), longs(kit, empty, dev), longs(kit, empty, dev)
+    m = xp.moveaxis(kit.as_compute(self, d), ax, 0)
+    rows = xp.reshape(m, (m.shape[0], -1))
+    order = lexsort_rows(kit, rows)  # rows in lexicographic order, stable
+    s_ = xp.take(rows, order, axis=0)
+    new = first_of_runs(kit, s_, rows=True)
+    inverse, counts = groups(kit, new, order)
+    out = xp.moveaxis(xp.reshape(xp.take(m, order, axis=0)[new], (-1, *m.shape[1:])), 0, ax)
+    return (
+        kit.wrap(out, d, dev),
+        longs(kit, inverse if return_inverse else empty, dev),
+        longs(kit, counts if return_counts else empty, dev),
+    )
+
+
+KERNELS: dict[str, Callable[..., Any]] = {
+    "cummax": cummax,
+    "cummin": cummin,
+    "sort": sort,
+    "sort.stable": sort_stable,
+    "topk": topk,
+    "median": median_all,
+    "median.dim": median_dim,
+    "kthvalue": kthvalue,
+    "_unique2": unique2,
+    "unique_dim": unique_dim,
+    "searchsorted.Tensor": searchsorted,
+    "searchsorted.Scalar": searchsorted_scalar,
+    "bucketize.Tensor": bucketize,
+    "bucketize.Scalar": bucketize_scalar,
+}
+
+
+def build(kit: Kit) -> Kernels:
+    return {name: bind(kit, fn) for name, fn in KERNELS.items()}
 
 
 def _accumulate(kit: Kit, pick: Any) -> Any:

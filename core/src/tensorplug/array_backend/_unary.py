@@ -25,12 +25,135 @@ from ._elementwise import (
     to_float,
     unary,
 )
-from ._kit import Kernels, Kit, OpError, optional, torch_name
+from ._kit import Kernel, Kernels, Kit, OpError, bind, optional, torch_name
+
+
+def relu_(kit: Kit, self: Tensor) -> Tensor:
+    if self._dtype.kind in "bc":
+        raise OpError(f"\"clamp_min_\" not implemented for '{torch_name(self._dtype)}'")
+    a = kit.cast(self._data, kit.compute[self._dtype])
+    r = kit.xp.maximum(a, 0)  # relu's array function
+    self._data[...] = kit.cast(r, kit.storage[self._dtype])
+    return self
+
+
+def round_decimals(kit: Kit, self: Tensor, *, decimals: int) -> Tensor:
+    xp = kit.xp
+    d = self._dtype
+    if decimals == 0:
+        if d.kind != "f":
+            raise OpError(f"\"round_vml_cpu\" not implemented for '{torch_name(d)}'")
+        # round's own kernel (the unary one) for a floating dtype: xp.round in the compute dtype
+        with kit.quiet():
+            r = xp.round(kit.as_compute(self, d))
+        return kit.wrap(r, d, self._device)
+    if d.kind != "f":
+        raise OpError(f"\"round_cpu\" not implemented for '{torch_name(d)}'")
+    # PyTorch's kernel: nearbyint(x * 10^n) / 10^n, or nearbyint(x / 10^-n) * 10^-n for
+    # n < 0, in the op's math type (float32 for half precision)
+    x = kit.acc(self)
+    scale = xp.asarray(10.0 ** abs(decimals), dtype=x.dtype)
+    with kit.quiet():
+        r = xp.round(x / scale) * scale if decimals < 0 else xp.round(x * scale) / scale
+    return kit.wrap(r, d, self._device)
+
+
+def gelu(kit: Kit, self: Tensor, *, approximate: str = "none") -> Tensor:
+    xp = kit.xp
+    compute = kit.compute
+    d = self._dtype
+    if d.kind != "f":
+        raise OpError(f"\"GeluKernelImpl\" not implemented for '{torch_name(d)}'")
+    x = kit.as_compute(self, d)
+    with kit.quiet():
+        if approximate == "tanh":
+            inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
+            r = 0.5 * x * (1 + xp.tanh(inner))
+        elif approximate == "none":
+            # gelu(x) = x * Phi(x) = x/2 * erfc(-x/sqrt(2)): relative accuracy of erfc
+            x64 = kit.cast(x, compute[_dt.float64]) if _dt.float64 in compute else x
+            r = 0.5 * x64 * erfc(xp, -x64 / math.sqrt(2))
+        else:
+            raise OpError(f"approximate argument must be either none or tanh, got '{approximate}'")
+    return kit.wrap(r, d, self._device)
+
+
+def logit(kit: Kit, self: Tensor, eps: float | None = None) -> Tensor:
+    xp = kit.xp
+    d = self._dtype
+    if d.kind == "c":
+        raise OpError(f"\"logit_cpu\" not implemented for '{torch_name(d)}'")
+    od = to_float(d)
+    x = kit.cast(kit.as_compute(self, od), kit.accumulate[od])
+    with kit.quiet():
+        if eps is not None and eps >= 0:  # PyTorch clamps to [eps, 1 - eps]; NaN stays
+            lo = xp.asarray(eps, dtype=x.dtype)
+            hi = xp.asarray(1 - eps, dtype=x.dtype)
+            x = xp.where(x < lo, lo, xp.where(x > hi, hi, x))
+        r = xp.log(x / (1 - x))
+    return kit.wrap(r, od, self._device)
+
+
+def nan_to_num(
+    kit: Kit,
+    self: Tensor,
+    nan: float | None = None,
+    posinf: float | None = None,
+    neginf: float | None = None,
+) -> Tensor:
+    """NaN -> ``nan`` (0), +-inf -> ``posinf`` / ``neginf`` (the dtype's largest and
+    smallest finite values); complex numbers have each part replaced; integers and bools
+    come back as a copy."""
+    xp = kit.xp
+    compute = kit.compute
+    d = self._dtype
+    device = self._device
+    if d.kind not in "fc":
+        return kit.wrap(kit.copy(self._data), d, device)
+    big = _dt.finfo(d.to_real()).max
+    hi = big if posinf is None else posinf
+    lo = -big if neginf is None else neginf
+    fill = 0.0 if nan is None else nan
+
+    def replace(x: Any) -> Any:
+        r = xp.where(xp.isnan(x), fill, x)
+        r = xp.where(x == math.inf, hi, r)
+        return xp.where(x == -math.inf, lo, r)
+
+    x = kit.as_compute(self, d)
+    with kit.quiet():
+        if d.kind == "c":
+            cd = compute[d]
+            r = kit.cast(replace(xp.real(x)), cd) + kit.cast(replace(xp.imag(x)), cd) * 1j
+        else:
+            r = replace(x)
+    return kit.wrap(kit.cast(r, x.dtype), d, device)
+
+
+def abs_inplace(abs_: Kernel) -> Kernel:
+    """The kernel of ``abs_``: ``abs_`` (abs written into self), refusing complex tensors as
+    PyTorch does."""
+
+    def abs_inplace(self: Tensor) -> Tensor:
+        if self._dtype.kind == "c":
+            raise OpError("In-place abs is not supported for complex tensors.")
+        return abs_(self)  # type: ignore[no-any-return]
+
+    return abs_inplace
+
+
+KERNELS: dict[str, Callable[..., Any]] = {
+    "relu_": relu_,
+    "round.decimals": round_decimals,
+    "gelu": gelu,
+    "logit": logit,
+    "nan_to_num": nan_to_num,
+}
 
 
 def build(kit: Kit) -> Kernels:
     xp = kit.xp
-    k: Kernels = {}
+    k: Kernels = {name: bind(kit, fn) for name, fn in KERNELS.items()}
     storage = kit.storage
     compute = kit.compute
     kind = kit.kind
@@ -125,16 +248,6 @@ def build(kit: Kit) -> Kernels:
 
     unary(kit, k, "relu", relu, reject="bc")
 
-    def relu_(self: Tensor) -> Tensor:
-        if self._dtype.kind in "bc":
-            raise OpError(f"\"clamp_min_\" not implemented for '{torch_name(self._dtype)}'")
-        cd = compute[self._dtype]
-        a = kit.cast(self._data, cd)
-        self._data[...] = kit.cast(relu(a), storage[self._dtype])
-        return self
-
-    k["relu_"] = relu_
-
     # --- rounding, powers, logarithms, erf, float classes ----------------------------------
 
     def rounding(name: str) -> Callable[[Any], Any]:
@@ -150,24 +263,6 @@ def build(kit: Kit) -> Kernels:
         no_complex = f"{name} is not supported for complex inputs"
         unary(kit, k, name, rounding(name), rule=rounding_rule(name, no_complex))
     unary(kit, k, "round", rounding("round"), rule=rounding_rule("round", ""))
-
-    def round_decimals(self: Tensor, *, decimals: int) -> Tensor:
-        d = self._dtype
-        if decimals == 0:
-            if d.kind != "f":
-                raise OpError(f"\"round_vml_cpu\" not implemented for '{torch_name(d)}'")
-            return k["round"](self)  # type: ignore[no-any-return]
-        if d.kind != "f":
-            raise OpError(f"\"round_cpu\" not implemented for '{torch_name(d)}'")
-        # PyTorch's kernel: nearbyint(x * 10^n) / 10^n, or nearbyint(x / 10^-n) * 10^-n for
-        # n < 0, in the op's math type (float32 for half precision)
-        x = kit.acc(self)
-        scale = xp.asarray(10.0 ** abs(decimals), dtype=x.dtype)
-        with kit.quiet():
-            r = xp.round(x / scale) * scale if decimals < 0 else xp.round(x * scale) / scale
-        return kit.wrap(r, d, self._device)
-
-    k["round.decimals"] = round_decimals
 
     def frac(a: Any) -> Any:
         return a - xp.trunc(a)
@@ -214,77 +309,6 @@ def build(kit: Kit) -> Kernels:
     unary(kit, k, "isinf", float_class(xp.isinf, False), out_rule=to_bool)
     unary(kit, k, "isfinite", float_class(xp.isfinite, True), out_rule=to_bool)
 
-    def gelu(self: Tensor, *, approximate: str = "none") -> Tensor:
-        d = self._dtype
-        if d.kind != "f":
-            raise OpError(f"\"GeluKernelImpl\" not implemented for '{torch_name(d)}'")
-        x = kit.as_compute(self, d)
-        with kit.quiet():
-            if approximate == "tanh":
-                inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
-                r = 0.5 * x * (1 + xp.tanh(inner))
-            elif approximate == "none":
-                # gelu(x) = x * Phi(x) = x/2 * erfc(-x/sqrt(2)): relative accuracy of erfc
-                x64 = kit.cast(x, compute[_dt.float64]) if _dt.float64 in compute else x
-                r = 0.5 * x64 * erfc(xp, -x64 / math.sqrt(2))
-            else:
-                raise OpError(
-                    f"approximate argument must be either none or tanh, got '{approximate}'"
-                )
-        return kit.wrap(r, d, self._device)
-
-    k["gelu"] = gelu
-
-    def logit(self: Tensor, eps: float | None = None) -> Tensor:
-        d = self._dtype
-        if d.kind == "c":
-            raise OpError(f"\"logit_cpu\" not implemented for '{torch_name(d)}'")
-        od = to_float(d)
-        x = kit.cast(kit.as_compute(self, od), kit.accumulate[od])
-        with kit.quiet():
-            if eps is not None and eps >= 0:  # PyTorch clamps to [eps, 1 - eps]; NaN stays
-                lo = xp.asarray(eps, dtype=x.dtype)
-                hi = xp.asarray(1 - eps, dtype=x.dtype)
-                x = xp.where(x < lo, lo, xp.where(x > hi, hi, x))
-            r = xp.log(x / (1 - x))
-        return kit.wrap(r, od, self._device)
-
-    k["logit"] = logit
-
-    def nan_to_num(
-        self: Tensor,
-        nan: float | None = None,
-        posinf: float | None = None,
-        neginf: float | None = None,
-    ) -> Tensor:
-        """NaN -> ``nan`` (0), +-inf -> ``posinf`` / ``neginf`` (the dtype's largest and
-        smallest finite values); complex numbers have each part replaced; integers and bools
-        come back as a copy."""
-        d = self._dtype
-        device = self._device
-        if d.kind not in "fc":
-            return kit.wrap(kit.copy(self._data), d, device)
-        big = _dt.finfo(d.to_real()).max
-        hi = big if posinf is None else posinf
-        lo = -big if neginf is None else neginf
-        fill = 0.0 if nan is None else nan
-
-        def replace(x: Any) -> Any:
-            r = xp.where(xp.isnan(x), fill, x)
-            r = xp.where(x == math.inf, hi, r)
-            return xp.where(x == -math.inf, lo, r)
-
-        x = kit.as_compute(self, d)
-        with kit.quiet():
-            if d.kind == "c":
-                cd = compute[d]
-                r = kit.cast(replace(xp.real(x)), cd) + kit.cast(replace(xp.imag(x)), cd) * 1j
-            else:
-                r = replace(x)
-        return kit.wrap(kit.cast(r, x.dtype), d, device)
-
-    k["nan_to_num"] = nan_to_num
-
     for name in (
         "neg", "abs", "exp", "exp2", "expm1", "log2", "sqrt", "square", "reciprocal", "tanh",
         "sigmoid", "erf", "floor", "ceil", "trunc", "round", "round.decimals", "frac",
@@ -293,14 +317,7 @@ def build(kit: Kit) -> Kernels:
     ):  # fmt: skip
         op, _, overload = name.partition(".")
         inplace(kit, k, f"{op}_.{overload}" if overload else f"{op}_", name)
-    abs_ = k["abs_"]
-
-    def abs_inplace(self: Tensor) -> Tensor:
-        if self._dtype.kind == "c":
-            raise OpError("In-place abs is not supported for complex tensors.")
-        return abs_(self)  # type: ignore[no-any-return]
-
-    k["abs_"] = abs_inplace
+    k["abs_"] = abs_inplace(k["abs_"])
     return k
 
 

@@ -10,115 +10,133 @@ from typing import Any
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._elementwise import inplace, write_result
-from ._kit import Kernels, Kit, OpError, Scalar, check_broadcast, check_fits, torch_name
+from ._kit import (
+    Kernel,
+    Kernels,
+    Kit,
+    OpError,
+    Scalar,
+    bind,
+    check_broadcast,
+    check_fits,
+    torch_name,
+)
 
 
-def build(kit: Kit) -> Kernels:
+def clamp(kit: Kit, self: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:
+    if min is None and max is None:
+        raise OpError("torch.clamp: At least one of 'min' or 'max' must not be None")
     xp = kit.xp
-    k: Kernels = {}
-    new = kit.new
-    ks = kit.keyset
-    native = kit.native
+    compute = kit.compute
+    bounds = [b for b in (min, max) if b is not None]
+    od = kit.result_dtype(self, *bounds)
+    if od is _dt.bool:
+        raise OpError("\"clamp_scalar_cpu\" not implemented for 'Bool'")
+    for b in bounds:
+        check_fits(b, od)
+    r = kit.as_compute(self, od)
+    if min is not None:
+        r = xp.maximum(r, xp.asarray(kit.scalar(min, od), dtype=compute[od]))
+    if max is not None:
+        r = xp.minimum(r, xp.asarray(kit.scalar(max, od), dtype=compute[od]))
+    return kit.wrap(r, od, self._device)
+
+
+def clamp_tensor(
+    kit: Kit, self: Tensor, min: Tensor | None = None, max: Tensor | None = None
+) -> Tensor:
+    if min is None and max is None:
+        raise OpError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    xp = kit.xp
+    bounds = [b for b in (min, max) if b is not None]
+    od = kit.result_dtype(self, *bounds)
+    device = self._device
+    check_broadcast(tuple(self._data.shape), *(tuple(b._data.shape) for b in bounds))
+    r = kit.as_compute(self, od)
+    if min is not None:
+        r = xp.maximum(r, kit.operand(min, od, device))
+    if max is not None:
+        r = xp.minimum(r, kit.operand(max, od, device))
+    return kit.wrap(r, od, device)
+
+
+def clamp_(kit: Kit, self: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:
+    r = clamp(kit, self, min, max)
+    write_result(kit, self, r._data, r._dtype, in_place=True)
+    return self
+
+
+def clamp_tensor_(
+    kit: Kit, self: Tensor, min: Tensor | None = None, max: Tensor | None = None
+) -> Tensor:
+    r = clamp_tensor(kit, self, min, max)
+    write_result(kit, self, r._data, r._dtype, in_place=True)
+    return self
+
+
+def no_complex_clamp(d: _dt.dtype) -> None:
+    if d.kind == "c":
+        raise OpError("clamp is not supported for complex types")
+
+
+def clamp_one(
+    kit: Kit, name: str, f: Callable[[Any, Any], Any], kernel_name: str
+) -> tuple[Kernel, Kernel]:
+    """The kernels of ``clamp_min`` / ``clamp_max`` (``name``) and their ``.Tensor``: one bound,
+    a Scalar or a Tensor, promoted with self as PyTorch's ``clamp`` does (an int tensor with a
+    float bound gives a float result)."""
+    xp = kit.xp
     compute = kit.compute
 
-    # --- clamp and where ---------------------------------------------------------------
-
-    def clamp(self: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:
-        if min is None and max is None:
-            raise OpError("torch.clamp: At least one of 'min' or 'max' must not be None")
-        bounds = [b for b in (min, max) if b is not None]
-        od = kit.result_dtype(self, *bounds)
+    def clamp_one_scalar(self: Tensor, bound: Scalar) -> Tensor:
+        od = kit.result_dtype(self, bound)
+        no_complex_clamp(od)
         if od is _dt.bool:
-            raise OpError("\"clamp_scalar_cpu\" not implemented for 'Bool'")
-        for b in bounds:
-            check_fits(b, od)
-        r = kit.as_compute(self, od)
-        if min is not None:
-            r = xp.maximum(r, xp.asarray(kit.scalar(min, od), dtype=compute[od]))
-        if max is not None:
-            r = xp.minimum(r, xp.asarray(kit.scalar(max, od), dtype=compute[od]))
-        return kit.wrap(r, od, self._device)
+            raise OpError(f"\"{name}_scalar_cpu\" not implemented for 'Bool'")
+        check_fits(bound, od)
+        b = xp.asarray(kit.scalar(bound, od), dtype=compute[od])
+        return kit.wrap(f(kit.as_compute(self, od), b), od, self._device)
 
-    def clamp_tensor(self: Tensor, min: Tensor | None = None, max: Tensor | None = None) -> Tensor:
-        if min is None and max is None:
-            raise OpError("torch.clamp: At least one of 'min' or 'max' must not be None")
-        bounds = [b for b in (min, max) if b is not None]
-        od = kit.result_dtype(self, *bounds)
+    def clamp_one_tensor(self: Tensor, bound: Tensor) -> Tensor:
+        check_broadcast(tuple(self._data.shape), tuple(bound._data.shape))
+        od = kit.result_dtype(self, bound)
+        if od.kind == "c":
+            raise OpError(f"\"{kernel_name}\" not implemented for '{torch_name(od)}'")
         device = self._device
-        check_broadcast(tuple(self._data.shape), *(tuple(b._data.shape) for b in bounds))
-        r = kit.as_compute(self, od)
-        if min is not None:
-            r = xp.maximum(r, kit.operand(min, od, device))
-        if max is not None:
-            r = xp.minimum(r, kit.operand(max, od, device))
+        r = f(kit.as_compute(self, od), kit.operand(bound, od, device))
         return kit.wrap(r, od, device)
 
-    k["clamp"] = clamp
-    k["clamp.Tensor"] = clamp_tensor
+    return clamp_one_scalar, clamp_one_tensor
 
-    def clamp_(self: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:
-        r = clamp(self, min, max)
-        write_result(kit, self, r._data, r._dtype, in_place=True)
-        return self
 
-    def clamp_tensor_(self: Tensor, min: Tensor | None = None, max: Tensor | None = None) -> Tensor:
-        r = clamp_tensor(self, min, max)
-        write_result(kit, self, r._data, r._dtype, in_place=True)
-        return self
+def check_condition(condition: Tensor) -> None:
+    if condition._dtype is not _dt.bool:
+        raise OpError(
+            "where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{torch_name(condition._dtype)}"
+        )
 
-    k["clamp_"] = clamp_
-    k["clamp_.Tensor"] = clamp_tensor_
 
-    def no_complex_clamp(d: _dt.dtype) -> None:
-        if d.kind == "c":
-            raise OpError("clamp is not supported for complex types")
+# where's fast paths (Note [Binary fast path]): a bool condition and tensors of one native
+# dtype and one shape on one device, and for a scalar a float (or an int that a double holds
+# exactly) with a floating tensor: ``xp.where`` converts it as ``asarray(v, dtype)`` does. Each
+# kernel is made by its builder, named after it.
 
-    def defclamp_one(name: str, f: Callable[[Any, Any], Any], kernel_name: str) -> None:
-        """``clamp_min`` / ``clamp_max``: one bound, a Scalar or a Tensor, promoted with self as
-        PyTorch's ``clamp`` does (an int tensor with a float bound gives a float result)."""
+_EXACT = float(2**53)
 
-        def scalar_kernel(self: Tensor, bound: Scalar) -> Tensor:
-            od = kit.result_dtype(self, bound)
-            no_complex_clamp(od)
-            if od is _dt.bool:
-                raise OpError(f"\"{name}_scalar_cpu\" not implemented for 'Bool'")
-            check_fits(bound, od)
-            b = xp.asarray(kit.scalar(bound, od), dtype=compute[od])
-            return kit.wrap(f(kit.as_compute(self, od), b), od, self._device)
 
-        def tensor_kernel(self: Tensor, bound: Tensor) -> Tensor:
-            check_broadcast(tuple(self._data.shape), tuple(bound._data.shape))
-            od = kit.result_dtype(self, bound)
-            if od.kind == "c":
-                raise OpError(f"\"{kernel_name}\" not implemented for '{torch_name(od)}'")
-            device = self._device
-            r = f(kit.as_compute(self, od), kit.operand(bound, od, device))
-            return kit.wrap(r, od, device)
+def plain_float(v: Any) -> bool:
+    t = type(v)
+    return t is float or (t is int and -_EXACT <= v <= _EXACT)
 
-        k[name] = scalar_kernel
-        k[f"{name}.Tensor"] = tensor_kernel
 
-    defclamp_one("clamp_min", xp.maximum, "maximum_cpu")
-    defclamp_one("clamp_max", xp.minimum, "minimum_cpu")
-
-    def check_condition(condition: Tensor) -> None:
-        if condition._dtype is not _dt.bool:
-            raise OpError(
-                "where expected condition to be a boolean tensor, but got a tensor with dtype "
-                f"{torch_name(condition._dtype)}"
-            )
-
-    # where's fast path (Note [Binary fast path]): a bool condition and tensors of one native
-    # dtype and one shape on one device, and for a scalar a float (or an int that a double holds
-    # exactly) with a floating tensor: ``xp.where`` converts it as ``asarray(v, dtype)`` does
-    where_fast = frozenset(d for d in native if d.kind in "biufc")
-    where_scalar_fast = frozenset(d for d in native if d.kind == "f")
+def where_self(kit: Kit) -> Kernel:
+    """The kernel of ``aten::where.self``."""
+    xp = kit.xp
+    new = kit.new
+    ks = kit.keyset
+    where_fast = frozenset(d for d in kit.native if d.kind in "biufc")
     where = xp.where
-    exact = float(2**53)
-
-    def plain_float(v: Any) -> bool:
-        t = type(v)
-        return t is float or (t is int and -exact <= v <= exact)
 
     def where_self(condition: Tensor, self: Tensor, other: Tensor) -> Tensor:
         d = self._dtype
@@ -142,6 +160,18 @@ def build(kit: Kit) -> Kernels:
             xp.where(c, kit.operand(self, od, device), kit.operand(other, od, device)), od, device
         )
 
+    return where_self
+
+
+def where_scalar_other(kit: Kit) -> Kernel:
+    """The kernel of ``aten::where.ScalarOther``."""
+    xp = kit.xp
+    new = kit.new
+    ks = kit.keyset
+    compute = kit.compute
+    where_scalar_fast = frozenset(d for d in kit.native if d.kind == "f")
+    where = xp.where
+
     def where_scalar_other(condition: Tensor, self: Tensor, other: Scalar) -> Tensor:
         d = self._dtype
         dev = self._device
@@ -163,6 +193,18 @@ def build(kit: Kit) -> Kernels:
             check_fits(other, od)
         b = xp.asarray(kit.scalar(other, od), dtype=compute[od])
         return kit.wrap(xp.where(c, kit.operand(self, od, device), b), od, device)
+
+    return where_scalar_other
+
+
+def where_scalar_self(kit: Kit) -> Kernel:
+    """The kernel of ``aten::where.ScalarSelf``."""
+    xp = kit.xp
+    new = kit.new
+    ks = kit.keyset
+    compute = kit.compute
+    where_scalar_fast = frozenset(d for d in kit.native if d.kind == "f")
+    where = xp.where
 
     def where_scalar_self(condition: Tensor, self: Scalar, other: Tensor) -> Tensor:
         d = other._dtype
@@ -186,38 +228,57 @@ def build(kit: Kit) -> Kernels:
         a = xp.asarray(kit.scalar(self, od), dtype=compute[od])
         return kit.wrap(xp.where(c, a, kit.operand(other, od, device)), od, device)
 
-    k["where.self"] = where_self
-    k["where.ScalarOther"] = where_scalar_other
-    k["where.ScalarSelf"] = where_scalar_self
+    return where_scalar_self
 
-    def masked_fill(self: Tensor, mask: Tensor, value: Scalar) -> Tensor:
-        if mask._dtype is not _dt.bool:
-            raise OpError(
-                "masked_fill_ only supports boolean masks, but got mask with dtype "
-                f"{mask._dtype.name}"
-            )
-        d = self._dtype
-        device = self._device
-        check_broadcast(tuple(self._data.shape), tuple(mask._data.shape))
-        check_fits(value, d)
-        if d.kind in "ui" and isinstance(value, float):
-            value = int(value)
-        v = xp.asarray(kit.scalar(value, d), dtype=compute[d])
-        m = kit.condition(mask, device)
-        return kit.wrap(xp.where(m, v, kit.as_compute(self, d)), d, device)
 
-    k["masked_fill.Scalar"] = masked_fill
+def masked_fill(kit: Kit, self: Tensor, mask: Tensor, value: Scalar) -> Tensor:
+    if mask._dtype is not _dt.bool:
+        raise OpError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {mask._dtype.name}"
+        )
+    xp = kit.xp
+    d = self._dtype
+    device = self._device
+    check_broadcast(tuple(self._data.shape), tuple(mask._data.shape))
+    check_fits(value, d)
+    if d.kind in "ui" and isinstance(value, float):
+        value = int(value)
+    v = xp.asarray(kit.scalar(value, d), dtype=kit.compute[d])
+    m = kit.condition(mask, device)
+    return kit.wrap(xp.where(m, v, kit.as_compute(self, d)), d, device)
 
-    def masked_fill_tensor(self: Tensor, mask: Tensor, value: Tensor) -> Tensor:
-        if value._data.ndim != 0:
-            raise OpError(
-                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                f"{value._data.ndim} dimension(s)."
-            )
-        return masked_fill(self, mask, kit.item(value._data, value._dtype))
 
-    k["masked_fill.Tensor"] = masked_fill_tensor
+def masked_fill_tensor(kit: Kit, self: Tensor, mask: Tensor, value: Tensor) -> Tensor:
+    if value._data.ndim != 0:
+        raise OpError(
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{value._data.ndim} dimension(s)."
+        )
+    return masked_fill(kit, self, mask, kit.item(value._data, value._dtype))
 
+
+KERNELS: dict[str, Callable[..., Any]] = {
+    "clamp": clamp,
+    "clamp.Tensor": clamp_tensor,
+    "clamp_": clamp_,
+    "clamp_.Tensor": clamp_tensor_,
+    "masked_fill.Scalar": masked_fill,
+    "masked_fill.Tensor": masked_fill_tensor,
+}
+
+BUILDERS = {
+    "where.self": where_self,
+    "where.ScalarOther": where_scalar_other,
+    "where.ScalarSelf": where_scalar_self,
+}
+
+
+def build(kit: Kit) -> Kernels:
+    xp = kit.xp
+    k: Kernels = {name: bind(kit, fn) for name, fn in KERNELS.items()}
+    k.update((name, make(kit)) for name, make in BUILDERS.items())
+    k["clamp_min"], k["clamp_min.Tensor"] = clamp_one(kit, "clamp_min", xp.maximum, "maximum_cpu")
+    k["clamp_max"], k["clamp_max.Tensor"] = clamp_one(kit, "clamp_max", xp.minimum, "minimum_cpu")
     for name in ("clamp_min", "clamp_max", "masked_fill.Scalar", "masked_fill.Tensor"):
         op, _, overload = name.partition(".")
         inplace(kit, k, f"{op}_.{overload}" if overload else f"{op}_", name)

@@ -151,11 +151,21 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
         if not written:
             lines.append(f"    return _k({call_args})")
             return "\n".join(lines)
+        # a written Tensor's version bookkeeping inline (what _versions and _bump do, without
+        # two calls per argument); Tensor? and lists through them
         for j, (n, kind) in enumerate(written):
-            lines.append(f"    _v{j} = _op._versions({n}, {kind!r})")
+            if kind == "Tensor":
+                lines.append(f"    _v{j} = {n}._tp_version.value")
+            else:
+                lines.append(f"    _v{j} = _op._versions({n}, {kind!r})")
         lines.append(f"    _r = _k({call_args})")
         for j, (n, kind) in enumerate(written):
-            lines.append(f"    _op._bump({n}, {kind!r}, _v{j})")
+            if kind == "Tensor":
+                lines.append(f"    _c{j} = {n}._tp_version")
+                lines.append(f"    if _c{j}.value == _v{j}:")
+                lines.append(f"        _c{j}.value = _v{j} + 1")
+            else:
+                lines.append(f"    _op._bump({n}, {kind!r}, _v{j})")
         lines.append("    return _r")
         return "\n".join(lines)
 

@@ -198,6 +198,14 @@ def test_threshold_backward(paths: tuple[Kernels, Kernels], dtype: str) -> None:
         check(paths, "threshold_backward", g, x, threshold)
     check(paths, "threshold_backward", make(dtype, (3, 4), 3, special=True), x, 0)  # inf in g
     check(paths, "threshold_backward", g, make(dtype, (4,), 4), 0)  # broadcast
+    # finite gradients whose sum of squares overflows (the fast path's finiteness test gives
+    # up, the general path computes it) and a NaN gradient where the input is dropped
+    if dtype in ("float32", "float64"):
+        big = tp.tensor(np.full((3, 4), 1e30 if dtype == "float32" else 1e200), dtype=g.dtype)
+        check(paths, "threshold_backward", big, x, 0)
+        nan_g = g.clone()
+        nan_g._data[0, 0] = np.nan
+        check(paths, "threshold_backward", nan_g, tp.full([3, 4], -1.0, dtype=g.dtype), 0)
     fast_k, _ = paths
     r = fast_k["threshold_backward"](g, x, 0)._data.astype(np.float64)
     assert not np.signbit(r[r == 0]).any()

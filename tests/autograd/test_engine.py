@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -381,6 +382,58 @@ def test_leaf_grads_are_stolen_not_copied() -> None:
     tp.mm(x, m).sum().backward()
     assert m.grad._data.flags.c_contiguous
     np.testing.assert_allclose(m.grad.numpy(), x.numpy().T @ np.ones((4, 5)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("hooked", [False, True])
+def test_leaf_accumulates_before_other_ready_nodes(hooked: bool) -> None:
+    # Note [Engine order]: as PyTorch's AccumulateGrad, a leaf's accumulator runs as soon as
+    # its gradient is complete, before an older node that is ready too (torch 2.13: u's
+    # pre-hook sees w.grad == 3, with or without a hook on w); w's accumulator is older than
+    # u's node, so the creation order alone would run it last
+    x = tp.tensor([1.0], requires_grad=True)
+    w = tp.tensor([2.0], requires_grad=True)
+    w * 1  # makes w's accumulator now
+    u, v = x * 2, w * 3
+    seen: list[Any] = []
+    u.grad_fn.register_prehook(lambda g: seen.append(w.grad))
+    if hooked:  # the accumulator runs from the ready queue instead of the inline path
+        w.register_hook(lambda g: g * 1)
+    (u + v).sum().backward()
+    assert len(seen) == 1 and seen[0] is not None and seen[0].item() == 3.0
+    assert x.grad.item() == 2.0
+
+
+def test_gradient_made_for_one_leaf_is_stolen() -> None:
+    # Note [Stealing gradients]: a gradient nothing else holds becomes the leaf's .grad as is
+    made: list[Any] = []
+
+    class Twice(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, a: Any) -> Any:
+            return a * 2
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            r = g * 2
+            made.append(weakref.ref(r))
+            return r
+
+    a = tp.tensor([1.0, 2.0], requires_grad=True)
+    Twice.apply(a).sum().backward()
+    assert a.grad is made[0]()
+    keep: list[Any] = []
+
+    class Kept(Twice):
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            keep.append(g * 2)  # the function keeps its result: a copy goes into .grad
+            return keep[-1]
+
+    b = tp.tensor([1.0, 2.0], requires_grad=True)
+    Kept.apply(b).sum().backward()
+    assert b.grad is not keep[0]
+    b.grad.add_(1.0)
+    np.testing.assert_allclose(keep[0].numpy(), [2.0, 2.0])
 
 
 def test_implicit_gradient_is_a_fresh_one_each_time() -> None:

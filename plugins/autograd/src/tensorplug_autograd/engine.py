@@ -5,9 +5,15 @@ Note [Engine order]
 The engine first walks the graph from the roots, counting for each node how many edges lead
 to it. A node runs once every node that feeds it has run, so its input buffer holds the sum of
 all gradients reaching it; among ready nodes the most recently created runs first (a heap on
-the creation sequence number, as PyTorch's CPU ready queue). ``autograd.grad`` only runs nodes
-on a path to the requested inputs and captures the gradient arriving there instead of
-accumulating it into ``.grad``.
+the creation sequence number, as PyTorch's CPU ready queue), except that a leaf's accumulator
+runs before any other (PyTorch gives ``AccumulateGrad`` the highest priority): its sequence
+number is raised by ``ACCUMULATOR_PRIORITY``. So a hook of a node that runs later sees the
+``.grad`` of a leaf whose gradient is complete. When nothing can observe the difference (the
+leaf has no hooks and no ``.grad`` yet, no ``create_graph``, no ``inputs``), the accumulator
+of a leaf that just got its last gradient runs right in the loop that hands a node's
+gradients on, without a trip through the queue (:func:`_steal_now`). ``autograd.grad`` only
+runs nodes on a path to the requested inputs and captures the gradient arriving there instead
+of accumulating it into ``.grad``.
 
 Note [Stealing gradients]
 ~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -229,6 +235,7 @@ def _execute(
     heapq.heapify(ready)
     pop, push = heapq.heappop, heapq.heappush
 
+    steal_inline = targets is None and not create_graph
     st = local_state.masks
     saved_mode = st.nexc
     st.nexc = (saved_mode | M.ag) if create_graph else (saved_mode & M.nag)
@@ -269,7 +276,7 @@ def _execute(
                         ):
                             m.grad = g0  # Note [Stealing gradients]
                         else:
-                            accumulate_into_grad(var, g0, _steal_refs=3)
+                            accumulate_into_grad(var, g0)  # g0 and its parameter
                     if node._post_hooks:
                         for fn in list(node._post_hooks):
                             fn((), (g0,))
@@ -286,16 +293,31 @@ def _execute(
             for (child, nr), g in zip(node.next_functions, outs, strict=False):
                 if child is None or (needed is not None and child not in needed):
                     continue
+                if (
+                    steal_inline
+                    and type(child) is AccumulateGrad
+                    and g is not None
+                    and deps[child] == 1
+                    and child not in buffers
+                    and _steal_now(child, g)
+                ):
+                    continue  # Note [Engine order]: the accumulator ran here
                 if g is not None:
                     buf = buffers.get(child)
                     if buf is None:
-                        buf = buffers[child] = [None] * child._n_out
-                    old = buf[nr]
-                    buf[nr] = g if old is None else old + g
-                left = deps[child] - 1
-                deps[child] = left
-                if not left:
+                        if child._n_out == 1:  # the common case: a one-output node's first
+                            buffers[child] = [g]
+                        else:
+                            buf = buffers[child] = [None] * child._n_out
+                            buf[nr] = g
+                    else:
+                        old = buf[nr]
+                        buf[nr] = g if old is None else old + g
+                left = deps[child]
+                if left == 1:  # the last edge into it: ready (its count is not read again)
                     push(ready, (-child._seq, child))
+                else:
+                    deps[child] = left - 1
             del outs
             # the last buffer and gradient must not outlive their loop (Note [Stealing
             # gradients]: a reference left here keeps an accumulator from taking a gradient)
@@ -305,9 +327,65 @@ def _execute(
     return captured
 
 
+def _hand_on_refs() -> int:
+    """The references a gradient has in :func:`_execute`'s loop over a node's outputs when
+    nothing else holds it, as :func:`_steal_now` counts them: the output list's, the loop
+    variable's, zip's result tuple's (CPython keeps the last one), the argument's and
+    ``getrefcount``'s own. Measured on the same loop, so it holds on any interpreter."""
+
+    def count(g: object) -> int:
+        return getrefcount(g)
+
+    for _, g in zip(((None, 0),), [object()], strict=False):
+        return count(g)
+    raise AssertionError("unreachable")
+
+
+_HAND_ON_REFS = _hand_on_refs()
+
+
+def _steal_now(acc: AccumulateGrad, g: Tensor) -> bool:
+    """Run the accumulator of a leaf as soon as its one gradient ``g`` is made, in the loop
+    that hands a node's gradients on, when that is the common case of
+    ``accumulate_into_grad`` (Note [Stealing gradients]) and nothing observes the order (no
+    hooks); False where the accumulator must run from the ready queue instead."""
+    if acc._pre_hooks or acc._post_hooks:
+        return False
+    var = acc._variable()
+    if var is None:
+        return False
+    m = var.tp_autograd
+    if (
+        m is not None
+        and m.grad is None
+        and m.hooks is None
+        and m.post_accumulate_hooks is None
+        and g.tp_autograd is None
+        and getrefcount(g) <= _HAND_ON_REFS
+        and _owns_layout(g)
+    ):
+        m.grad = g
+        return True
+    return False
+
+
 def _dependencies(starts: list[Node]) -> dict[Node, int]:
     """For every node reachable from ``starts``: the number of edges leading to it."""
     deps: dict[Node, int] = {}
+    if len(starts) == 1:
+        # one start (loss.backward()): it is reached from no node, so a node is seen exactly
+        # when it has a count
+        stack = list(starts)
+        while stack:
+            for child, _ in stack.pop().next_functions:
+                if child is not None:
+                    c = deps.get(child)
+                    if c is None:
+                        deps[child] = 1
+                        stack.append(child)
+                    else:
+                        deps[child] = c + 1
+        return deps
     seen = set(starts)
     stack = list(seen)
     while stack:

@@ -95,6 +95,9 @@ def autograd_bit(t: Tensor) -> int:
 
 
 _sequence = itertools.count()
+# added to an accumulator's sequence number: it comes before every other node among the
+# ready ones (PyTorch gives AccumulateGrad the highest priority)
+ACCUMULATOR_PRIORITY = 1 << 62
 
 
 class RemovableHandle:
@@ -293,6 +296,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable: Tensor) -> None:
         super().__init__()
         self._variable = weakref.ref(variable)
+        self._seq += ACCUMULATOR_PRIORITY  # Note [Engine order]: runs as soon as it is ready
 
     @property
     def variable(self) -> Tensor | None:

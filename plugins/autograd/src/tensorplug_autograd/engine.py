@@ -87,17 +87,27 @@ def _root_grads(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph: bo
 
 
 _ONES: dict[tuple[Any, ...], Tensor] = {}
+# the last key and kept one, compared by identity first (hashing a key calls Device.__hash__);
+# one tuple, replaced whole, so threads read a consistent one
+_last_one: tuple[Any, ...] = ((), None, None, 0, None)
 
 
 def _implicit_grad(out: Tensor) -> Tensor:
     """``ones_like(out)`` for the implicit gradient of a one-element output: a clone of a kept
     one (a clone is a plain copy; a factory call costs several times more)."""
+    global _last_one
     if type(out) is not Tensor:
         return tp.ones_like(out)
-    key = (out.tp_data.shape, out.tp_dtype, out.tp_device, out.tp_keyset & ~M.strip)
+    shape, dtype, device = out.tp_data.shape, out.tp_dtype, out.tp_device
+    ks = out.tp_keyset & ~M.strip
+    last = _last_one
+    if last[1] is dtype and last[2] is device and last[3] == ks and last[0] == shape:
+        return _clone(last[4])
+    key = (shape, dtype, device, ks)
     one = _ONES.get(key)
     if one is None:
         one = _ONES[key] = tp.ones_like(out)
+    _last_one = (*key, one)
     return _clone(one)
 
 

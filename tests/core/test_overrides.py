@@ -177,6 +177,34 @@ def test_tensor_subclasses_take_part_only_when_they_define_the_protocol():
     assert (Logged, tp.Tensor) not in tp.mul._choice
 
 
+def test_method_with_one_keyword_uses_the_signature_cache():
+    # Note [Public function fast path]: p.sub_(g, alpha=lr) looks (Tensor, Tensor, 'alpha',
+    # float) up directly; the first call fills the cache through the general path
+    p, g = tp.tensor([1.0, 2.0]), tp.tensor([10.0, 20.0])
+    for expected in ([0.0, 0.0], [-1.0, -2.0]):
+        assert p.sub_(g, alpha=0.1) is p
+        np.testing.assert_allclose(p.numpy(), expected)
+    for _ in range(2):  # x.add shares tp.add's cache
+        np.testing.assert_array_equal(p.add(g, alpha=2).numpy(), p.numpy() + 2 * g.numpy())
+    assert (tp.Tensor, tp.Tensor, "alpha", int) in tp.add._choice
+    np.testing.assert_array_equal(p.add(g, alpha=True).numpy(), p.numpy() + g.numpy())
+    # a keyword the cache has not seen, or a bad one, takes the general path and its errors
+    with pytest.raises(TypeError, match="alpha"):
+        p.add(g, alpha="x")
+    with pytest.raises(TypeError, match="beta"):
+        p.add(g, beta=2)
+    # an argument that defines __tensorplug_function__ is asked, with the keyword
+    seen = []
+
+    class Asked:
+        @classmethod
+        def __tensorplug_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(dict(kwargs or {}))
+            return "asked"
+
+    assert p.add(g, alpha=Asked()) == "asked" and list(seen[0]) == ["alpha"]
+
+
 # --- the note's examples as the note writes them: a plain method -------------------------------
 
 

@@ -205,6 +205,28 @@ def test_method_with_one_keyword_uses_the_signature_cache():
     assert p.add(g, alpha=Asked()) == "asked" and list(seen[0]) == ["alpha"]
 
 
+def test_function_of_three_tensors_uses_the_signature_cache():
+    # Note [Public function fast path]: tp.linear(x, w, b) looks (Tensor,) * 3 up directly
+    x, w, b = tp.tensor([[1.0, 2.0]]), tp.tensor([[3.0, 4.0]]), tp.tensor([0.5])
+    for _ in range(2):
+        np.testing.assert_allclose(tp.addmm(b, x, w.t()).numpy(), [[11.5]])
+        np.testing.assert_allclose(tp.where(x > 1.5, x, w).numpy(), [[3.0, 2.0]])
+    assert (tp.Tensor, tp.Tensor, tp.Tensor) in tp.where._choice
+    # a third argument that defines __tensorplug_function__ is still asked
+    seen = []
+
+    class Asked(tp.Tensor):
+        @classmethod
+        def __tensorplug_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return "asked"
+
+    c = tp.ones([1]).as_subclass(Asked)
+    assert tp.where(x > 1.5, x, c) == "asked" and seen == ["where"]
+    with pytest.raises(TypeError, match="where"):
+        tp.where(x, x, x, x)
+
+
 # --- the note's examples as the note writes them: a plain method -------------------------------
 
 

@@ -65,6 +65,8 @@ def _named_tuple(entries_: list[OpEntry]) -> type | None:
 #   kept in attributes of the cache (``t1``, ``t2``) and read after ``type(x) is Tensor``
 #   tests: building and hashing a tuple of types for a dict lookup costs about as much as the
 #   rest of this layer;
+# * three tensors (``tp.linear(x, w, b)``) look ``(Tensor, Tensor, Tensor)`` up without
+#   ``general``'s packing;
 # * a method called with one tensor and one keyword (``p.sub_(g, alpha=lr)``, an optimizer's
 #   update) looks its signature up without ``general``'s packing (0.8 -> 0.4 us over the op);
 # * anything else (keywords, three or more arguments, other types) takes ``general``, the
@@ -106,6 +108,7 @@ class _Choices(dict[tuple[Any, ...], Any]):
 
 _T1 = (Tensor,)
 _T2 = (Tensor, Tensor)
+_T3 = (Tensor, Tensor, Tensor)
 _choice_caches: list[_Choices] = []
 
 
@@ -230,6 +233,12 @@ def _make_function(name: str, es: list[OpEntry], module: str = "tensorplug") -> 
         # Note [Public function fast path]
         def function(a: Any = _NO, b: Any = _NO, /, *rest: Any, **kwargs: Any) -> Any:
             if rest or kwargs or a is _NO:
+                if not kwargs and len(rest) == 1 and type(a) is T and type(b) is T:
+                    c = rest[0]
+                    if type(c) is T:  # three tensors (linear, addmm, where): no packing
+                        op = get(_T3)
+                        if op is not None:
+                            return op(a, b, c)
                 return general(_pack(a, b, rest), kwargs)
             if b is _NO:
                 op = choice.t1 if type(a) is T else get((type(a),))

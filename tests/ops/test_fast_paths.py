@@ -294,6 +294,24 @@ def test_nll_loss(paths: tuple[Kernels, Kernels], dtype: str) -> None:
     check(paths, "nll_loss", make(dtype, (0, 4)), tp.tensor(np.zeros(0, np.int64)))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_nll_loss_backward(paths: tuple[Kernels, Kernels], dtype: str) -> None:
+    # the fast path scales the gradient as a Python float: the same bits as the general
+    # path's division in the tensor's dtype, for batch sizes that do not divide evenly
+    rng = np.random.default_rng(7)
+    for n in (1, 3, 7, 64, 100):
+        x = make(dtype, (n, 5), n)
+        t = tp.tensor(rng.integers(0, 5, n))
+        grads = [1.0, 1 / 3, -2.5e-3, 3.4e38 if dtype == "float32" else 1e300, np.nan, np.inf, -0.0]
+        for value in grads if dtype != "float16" else [1.0, 1 / 3]:
+            g = tp.tensor(np.array(value, dtype))
+            for reduction in ("mean", "sum"):
+                check(paths, "nll_loss_backward", g, x, t, None, reduction, -100)
+    x = make(dtype, (3, 5))
+    check(paths, "nll_loss_backward", tp.tensor(np.array(1.0, dtype)), x, tp.tensor([0, 5, 1]))
+    check(paths, "nll_loss_backward", tp.tensor(np.array(1.0, dtype)), x, tp.tensor([0, -1, 1]))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_matrix_products(paths: tuple[Kernels, Kernels], dtype: str) -> None:
     a, b = make(dtype, (5, 3), 1, special=True), make(dtype, (3, 4), 2)

@@ -101,3 +101,15 @@ def test_a_type_error_of_the_kernel_is_not_retried(ns):
         with pytest.raises(TypeError, match="the kernel's own complaint"):
             getattr(tp.ops, ns).f(x3(), 2)
     assert calls == [2]
+
+
+def test_a_tensor_taken_for_a_number_does_not_fix_the_overload_of_its_type():
+    # narrow(x, 0, tp.tensor(1), 1) binds the 0-dim int tensor to narrow.default's `int start`;
+    # the next call with a float tensor there must reach narrow.Tensor and its error, not the
+    # int overload cached by the types (Tensor, int, Tensor, int)
+    x = tp.arange(3.0)
+    assert x.narrow(0, tp.tensor(1), 1).tolist() == [1.0]
+    assert tp.narrow(x, 0, tp.tensor(2), 1).tolist() == [2.0]
+    with pytest.raises(RuntimeError, match="start must be an 0-dim integral Tensor"):
+        tp.narrow(x, 0, tp.tensor(1.0), 1)
+    assert not any(sig.count(tp.Tensor) > 1 for sig in tp.narrow._choice)

@@ -16,7 +16,7 @@ from ._native_functions import OpEntry
 from .device import device as _Device
 from .dispatcher import _change_listeners as _dispatcher_change_listeners
 from .dispatcher import _lock as _dispatcher_lock
-from .ops import OpPacket, ops
+from .ops import OpPacket, _types_decide, ops
 from .schema import type_name
 from .tensor import Tensor
 
@@ -154,7 +154,7 @@ def _first_call(
             t in _PLAIN or (choice.lists and t in _LISTS) or _plain_subclass(t)
             for t in sig
             if isinstance(t, type)
-        ):
+        ) and _types_decide(op, args, kwargs):
             # cache the bound generated __call__: one lookup less per call. Tracing swaps the
             # class's __call__, and clears these caches when it does (dispatcher._set_tracing);
             # the lock keeps a __call__ read before that from landing after it.

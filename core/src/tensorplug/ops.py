@@ -21,6 +21,7 @@ from typing import Any
 from . import dispatcher as _dispatcher
 from .dispatcher import OpOverload
 from .errors import RegistrationError
+from .tensor import Tensor
 
 __all__ = ["OpPacket", "OpNamespace", "ops"]
 
@@ -76,8 +77,9 @@ class OpPacket:
     ) -> OpOverload:
         """Note [Packet cache]: the first overload whose schema binds the arguments.
 
-        Types decide the choice, except for the contents of lists (``Tensor[]`` vs ``int[]``):
-        a signature with a list or tuple in it is resolved every time and never cached. The
+        Types decide the choice, except for the contents of lists (``Tensor[]`` vs ``int[]``)
+        and tensors taken for numbers (:func:`_types_decide`): such a signature is resolved
+        every time and never cached. The
         caches are emptied whenever operators are defined or removed.
         """
         with _dispatcher._lock:  # the overloads and the cache, from one state of the registry
@@ -87,7 +89,7 @@ class OpPacket:
             cacheable = list not in sig and tuple not in sig
             for op in ovs:
                 if len(ovs) == 1 or _fits(op, args, kwargs):
-                    if cacheable:
+                    if cacheable and _types_decide(op, args, kwargs):
                         self._choice[sig] = op
                     return op
         got = ", ".join(
@@ -104,6 +106,25 @@ class OpPacket:
 
     def __repr__(self) -> str:
         return f"<OpPacket {self.qualname} overloads={self.overloads()}>"
+
+
+def _types_decide(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether the arguments' types alone made ``op`` fit: not when a tensor was taken for a
+    number (an ``int`` or ``Scalar`` parameter binds a 0-dim tensor, as PyTorch's ``__index__``
+    and Scalar conversions do), which another tensor of the same type need not be: the
+    signature ``(Tensor, int, Tensor, int)`` of ``narrow(x, 0, tp.tensor(1), 1)`` must not
+    send ``narrow(x, 0, tp.tensor(1.0), 1)`` to ``narrow.default``."""
+    schema = op.schema
+    for a, v in zip(schema.positional, args, strict=False):
+        if a.tensor_kind is None and isinstance(v, Tensor):
+            return False
+    if kwargs:
+        by_name = {a.name: a for a in schema.arguments}
+        for name, v in kwargs.items():
+            a = by_name.get(name)
+            if a is not None and a.tensor_kind is None and isinstance(v, Tensor):
+                return False
+    return True
 
 
 def _fits(op: OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:

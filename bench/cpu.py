@@ -75,7 +75,9 @@ def large() -> None:
     ratio = t["tp.add"] / t["np.add"]
     paired = paired_ratio(fns["tp.add"], fns["np.add"])
     print("1000x1000 float32 tensors (np.add on the arrays the tensors hold)")
-    print(f"  np.add {us(t['np.add'])}   tp.add {us(t['tp.add'])}   ratio of best times {ratio:.3f}")
+    print(
+        f"  np.add {us(t['np.add'])}   tp.add {us(t['tp.add'])}   ratio of best times {ratio:.3f}"
+    )
     print(f"  np.add on the arrays tp.tensor copied from: {us(other)} ({other / t['np.add']:.3f}x)")
     # the goal is read on the paired estimate: the best times of 20-call batches scatter by
     # +-3% from run to run here, as much as the goal itself (bench/_timing.py: paired_ratio)
@@ -110,15 +112,21 @@ def import_time() -> None:
         print(f"  {label:48s} {min(ts) * 1e3:6.1f} ms (median {statistics.median(ts) * 1e3:5.1f})")
     for setting in settings:
         direct = times[(setting, "import tensorplug after numpy")]
-        apart = min(times[(setting, "import tensorplug")]) - min(times[("cpu plugin", "import numpy")])
+        apart = min(times[(setting, "import tensorplug")]) - min(
+            times[("cpu plugin", "import numpy")]
+        )
         what = "goal <= 60 ms" if setting == "cpu plugin" else f"for information: {loaded}"
-        print(f"  {setting}: tensorplug costs {min(direct) * 1e3:.1f} ms more than numpy "
-              f"(median {statistics.median(direct) * 1e3:.1f}; from the best runs apart: "
-              f"{apart * 1e3:.1f}); {what}")
+        print(
+            f"  {setting}: tensorplug costs {min(direct) * 1e3:.1f} ms more than numpy "
+            f"(median {statistics.median(direct) * 1e3:.1f}; from the best runs apart: "
+            f"{apart * 1e3:.1f}); {what}"
+        )
 
 
 def _output(code: str, env: dict[str, str]) -> str:
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
     return r.stdout.strip().splitlines()[-1]
 
 

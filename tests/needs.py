@@ -146,9 +146,7 @@ def device_params(cases: list[Any], first_of: Any) -> list[Any]:
 
 
 HAS_AUTOCAST = "autocast" in tp.plugins.loaded_names()
-_WHY_AUTOCAST = (
-    "needs the tensorplug-autocast plugin loaded (installed, and not left out by TENSORPLUG_PLUGINS)"
-)
+_WHY_AUTOCAST = "needs the tensorplug-autocast plugin loaded (installed, and not left out by TENSORPLUG_PLUGINS)"
 
 
 def autocast() -> None:

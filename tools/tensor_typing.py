@@ -25,9 +25,36 @@ OPERATORS = {
     **{
         f"__{n}__": "Tensor"
         for n in (
-            "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
-            "xor", "radd", "rsub", "rmul", "rtruediv", "rfloordiv", "rmod", "rpow", "rmatmul",
-            "rand", "ror", "rxor", "iadd", "isub", "imul", "itruediv", "lt", "le", "gt", "ge",
+            "add",
+            "sub",
+            "mul",
+            "truediv",
+            "floordiv",
+            "mod",
+            "pow",
+            "matmul",
+            "and",
+            "or",
+            "xor",
+            "radd",
+            "rsub",
+            "rmul",
+            "rtruediv",
+            "rfloordiv",
+            "rmod",
+            "rpow",
+            "rmatmul",
+            "rand",
+            "ror",
+            "rxor",
+            "iadd",
+            "isub",
+            "imul",
+            "itruediv",
+            "lt",
+            "le",
+            "gt",
+            "ge",
             "getitem",
         )
     },
@@ -55,8 +82,7 @@ OPERATORS = {
     "new_tensor": "Tensor",
     **{n: "Tensor" for n in ("new_empty", "new_full", "new_ones", "new_zeros")},
     **{
-        n: "Tensor"
-        for n in ("bool", "half", "bfloat16", "float", "double", "short", "int", "long")
+        n: "Tensor" for n in ("bool", "half", "bfloat16", "float", "double", "short", "int", "long")
     },
 }
 PROPERTIES = {"T": "Tensor", "mT": "Tensor"}

@@ -49,7 +49,9 @@ def test_plain_tensors_carry_no_autograd_key_and_record_nothing():
     # views and in-place ops of tensors that require grad pass through ADInplaceOrView
     assert "ADInplaceOrView" in tp.keys.DispatchKeySet(x._tp_keyset).names()
     assert "ADInplaceOrView" not in tp.keys.DispatchKeySet(a._tp_keyset).names()
-    assert tp.dispatcher.dispatch_table("aten::transpose.int")["ADInplaceOrView"] == "ADInplaceOrView"
+    assert (
+        tp.dispatcher.dispatch_table("aten::transpose.int")["ADInplaceOrView"] == "ADInplaceOrView"
+    )
     assert tp.dispatcher.dispatch_table("aten::add_.Tensor")["ADInplaceOrView"] == "ADInplaceOrView"
     assert tp.dispatcher.dispatch_table("aten::add.Tensor")["ADInplaceOrView"] == "fallthrough"
     x.requires_grad_(False)
@@ -135,11 +137,15 @@ def test_backward_twice_needs_retain_graph():
 
 def test_backward_errors():
     x = t64([1.0, 2.0])
-    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+    with pytest.raises(
+        RuntimeError, match="grad can be implicitly created only for scalar outputs"
+    ):
         (x * 2).backward()
     with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad"):
         tp.ones([1]).backward()
-    with pytest.raises(RuntimeError, match=r"Mismatch in shape: grad_output\[0\] has a shape of \[3\]"):
+    with pytest.raises(
+        RuntimeError, match=r"Mismatch in shape: grad_output\[0\] has a shape of \[3\]"
+    ):
         (x * 2).backward(tp.ones([3], dtype=tp.float64))
 
 
@@ -245,7 +251,9 @@ def test_node_hooks():
 
 
 def test_hook_needs_requires_grad():
-    with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
+    with pytest.raises(
+        RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"
+    ):
         tp.ones([1]).register_hook(lambda g: g)
 
 
@@ -311,11 +319,15 @@ def test_grad_mode_is_per_thread():
 
 
 def test_requires_grad_rules():
-    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+    with pytest.raises(
+        RuntimeError, match="only Tensors of floating point dtype can require gradients"
+    ):
         tp.tensor([1, 2], requires_grad=True)
     x = t64([1.0])
     y = x * 2
-    with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
+    with pytest.raises(
+        RuntimeError, match="you can only change requires_grad flags of leaf variables"
+    ):
         y.requires_grad_(False)
     z = tp.ones([2])
     z.requires_grad = True
@@ -335,9 +347,15 @@ def test_detach_and_data():
 
 def test_grad_setter_checks():
     x = t64([1.0, 2.0])
-    with pytest.raises(RuntimeError, match=r"attempting to assign a gradient of size '\[3\]' to a tensor of size '\[2\]'"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"attempting to assign a gradient of size '\[3\]' to a tensor of size '\[2\]'",
+    ):
         x.grad = tp.ones([3], dtype=tp.float64)
-    with pytest.raises(RuntimeError, match="attempting to assign a gradient with dtype 'float32' to a tensor with dtype 'float64'"):
+    with pytest.raises(
+        RuntimeError,
+        match="attempting to assign a gradient with dtype 'float32' to a tensor with dtype 'float64'",
+    ):
         x.grad = tp.ones([2], dtype=tp.float32)
     x.grad = tp.ones([2], dtype=tp.float64)
     del x.grad
@@ -355,7 +373,10 @@ def test_integer_outputs_do_not_require_grad():
 def test_out_variant_refuses_grad():
     x = t64([1.0])
     out = tp.empty([1], dtype=tp.float64)
-    with pytest.raises(RuntimeError, match=r"aten::add\.out\(\): functions with out=\.\.\. arguments don't support automatic differentiation"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"aten::add\.out\(\): functions with out=\.\.\. arguments don't support automatic differentiation",
+    ):
         tp.add(x, x, out=out)
     with tp.no_grad():
         tp.add(x, x, out=out)
@@ -463,10 +484,13 @@ def test_weights_without_a_formula_refuse_requires_grad(call: Any, op: str, arg:
     # PyTorch's check_no_requires_grad: a gradient it cannot compute is an error, not a zero
     x = tp.randn([2, 3], requires_grad=True)
     w = tp.rand([3], requires_grad=True)
-    with pytest.raises(RuntimeError, match=re.escape(
-        f"The function '{op}' is not differentiable with respect to argument '{arg}'. "
-        "This input cannot have requires_grad True."
-    )):
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape(
+            f"The function '{op}' is not differentiable with respect to argument '{arg}'. "
+            "This input cannot have requires_grad True."
+        ),
+    ):
         call(x, w)
     call(x, w.detach()).backward()  # what the message suggests works
     assert x.grad is not None
@@ -487,7 +511,9 @@ def test_detach_in_place_makes_a_leaf_that_does_not_require_grad():
 def test_detach_in_place_refuses_views_in_a_graph():
     x = tp.tensor([1.0, 2.0], requires_grad=True)
     v = (x * 2)[0:1]
-    with pytest.raises(RuntimeError, match=r"detach_\(\): can't detach views in-place: .* Use detach\(\) instead\."):
+    with pytest.raises(
+        RuntimeError, match=r"detach_\(\): can't detach views in-place: .* Use detach\(\) instead\."
+    ):
         v.detach_()
     assert v.requires_grad
 
@@ -495,7 +521,9 @@ def test_detach_in_place_refuses_views_in_a_graph():
 def test_detach_in_place_refuses_views_of_plain_tensors_too():
     base = tp.zeros([3])
     v = base[0:2]
-    with pytest.raises(RuntimeError, match=r"detach_\(\): can't detach views in-place: .* Use detach\(\) instead\."):
+    with pytest.raises(
+        RuntimeError, match=r"detach_\(\): can't detach views in-place: .* Use detach\(\) instead\."
+    ):
         v.detach_()
     d = base.detach()  # not a view for autograd: detaching it in place is fine
     assert d.detach_() is d

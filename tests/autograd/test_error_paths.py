@@ -126,7 +126,9 @@ def test_a_non_tensor_gradient_for_an_argument_that_is_not_a_tensor():
         def backward(ctx, g):
             return g * 2.0, 5  # PyTorch refuses any value but None there, not only tensors
 
-    with pytest.raises(RuntimeError, match=r"different than None at position 2, .* return None at that position$"):
+    with pytest.raises(
+        RuntimeError, match=r"different than None at position 2, .* return None at that position$"
+    ):
         Scale.apply(t64([1.0, 2.0]), 2.0).sum().backward()
 
 
@@ -354,7 +356,10 @@ def test_a_node_hook_that_returns_the_wrong_number_of_values():
         return (go[0], go[0])
 
     y.grad_fn.register_prehook(pre)
-    with pytest.raises(RuntimeError, match=r"hook 'pre' has returned an incorrect number of values \(got 2, but expected 1\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"hook 'pre' has returned an incorrect number of values \(got 2, but expected 1\)",
+    ):
         y.sum().backward()
 
 
@@ -365,7 +370,9 @@ def test_a_node_hook_that_returns_a_non_tensor_or_another_shape():
         y.sum().backward()
     x, w, y = _product()
     y.grad_fn.register_hook(lambda gi, go: (gi[0], tp.ones([3])))
-    with pytest.raises(RuntimeError, match=r"hook '<lambda>' has changed the size of value \(was \[2\] got \[3\]\)"):
+    with pytest.raises(
+        RuntimeError, match=r"hook '<lambda>' has changed the size of value \(was \[2\] got \[3\]\)"
+    ):
         y.sum().backward()
 
 

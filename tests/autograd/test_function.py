@@ -125,7 +125,9 @@ def test_saved_tensors_check_versions_and_free():
     h = x * 1
     y = Exp.apply(h)
     y.mul_(2)
-    with pytest.raises(RuntimeError, match="output 0 of ExpBackward, is at version 1; expected version 0"):
+    with pytest.raises(
+        RuntimeError, match="output 0 of ExpBackward, is at version 1; expected version 0"
+    ):
         y.sum().backward()
     z = Exp.apply(x * 1).sum()
     z.backward()
@@ -205,7 +207,10 @@ def test_wrong_number_of_gradients():
             return g
 
     x = t64([1.0])
-    with pytest.raises(RuntimeError, match="function BadBackward returned an incorrect number of gradients \\(expected 2, got 1\\)"):
+    with pytest.raises(
+        RuntimeError,
+        match="function BadBackward returned an incorrect number of gradients \\(expected 2, got 1\\)",
+    ):
         Bad.apply(x, x).sum().backward()
 
 
@@ -228,7 +233,10 @@ def test_custom_op_without_derivative_fails_on_backward_naming_it(ns):
         x = t64([0.5])
         y = getattr(tp.ops, ns).mysin(x)
         assert y.requires_grad and y.grad_fn.name() == "NotImplemented"
-        with pytest.raises(RuntimeError, match=rf"the derivative for '{ns}::mysin.default' is not implemented.*register_autograd"):
+        with pytest.raises(
+            RuntimeError,
+            match=rf"the derivative for '{ns}::mysin.default' is not implemented.*register_autograd",
+        ):
             y.sum().backward()
 
 
@@ -283,7 +291,9 @@ def test_register_autograd(ns):
             (x,) = ctx.saved_tensors
             return g * x.cos() * ctx.k, None
 
-        tp.library.register_autograd(f"{ns}::scaled_sin", backward, setup_context=setup_context, lib=lib)
+        tp.library.register_autograd(
+            f"{ns}::scaled_sin", backward, setup_context=setup_context, lib=lib
+        )
         op = getattr(tp.ops, ns).scaled_sin
         x = t64([0.3, 1.1])
         y = op(x, 2.0)

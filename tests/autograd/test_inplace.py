@@ -34,7 +34,10 @@ def test_modifying_a_saved_output_is_detected():
     a = t64([1.0, 2.0])
     b = a.exp()  # saves its result
     b.mul_(2)
-    with pytest.raises(RuntimeError, match=r"which is output 0 of ExpBackward0, is at version 1; expected version 0"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"which is output 0 of ExpBackward0, is at version 1; expected version 0",
+    ):
         b.sum().backward()
 
 
@@ -49,7 +52,10 @@ def test_modifying_an_unsaved_input_is_fine():
 
 def test_in_place_on_a_leaf_that_requires_grad():
     a = t64([1.0, 2.0])
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation"):
+    with pytest.raises(
+        RuntimeError,
+        match="a leaf Variable that requires grad is being used in an in-place operation",
+    ):
         a.add_(1)
     with tp.no_grad():
         a.add_(1)  # fine: the optimizer's pattern
@@ -107,7 +113,10 @@ def test_in_place_on_a_view_then_gradient_of_the_view():
 
 def test_in_place_on_a_view_of_a_leaf():
     x = t64([1.0, 2.0])
-    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an in-place operation"):
+    with pytest.raises(
+        RuntimeError,
+        match="a view of a leaf Variable that requires grad is being used in an in-place operation",
+    ):
         x[0:1].mul_(2)
 
 
@@ -223,14 +232,20 @@ def test_views_whose_place_in_the_base_cannot_be_worked_out_are_refused():
     w = t64([1.0, 2.0])
     gappy = tp.zeros([2, 2], dtype=tp.float64)
     gappy._data = np.zeros((4, 2))[::2]  # a root whose array skips every other row
-    with pytest.raises(RuntimeError, match=r"because the base does not fill its memory densely \(it has gaps or overlaps; a view of base\.contiguous\(\) would do\)\. Build the result out of place"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"because the base does not fill its memory densely \(it has gaps or overlaps; a view of base\.contiguous\(\) would do\)\. Build the result out of place",
+    ):
         gappy[0].copy_(w)
     base = tp.zeros([4], dtype=tp.float64)
     halves = base._alias(base._data.view(np.float32), tp.float32)  # a dtype reinterpretation
     with pytest.raises(RuntimeError, match="because the view reinterprets the base's dtype"):
         halves[0:2].copy_(w.float())
     scalar = tp.zeros([], dtype=tp.float64)
-    with pytest.raises(RuntimeError, match=r"because the base is 0-dimensional\. Build the result out of place instead \(tp\.cat, tp\.stack, tp\.where, index_put\)\.$"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"because the base is 0-dimensional\. Build the result out of place instead \(tp\.cat, tp\.stack, tp\.where, index_put\)\.$",
+    ):
         scalar.unsqueeze(0).copy_(w[0:1])
 
 
@@ -239,7 +254,9 @@ def test_a_view_of_a_leaf_taken_under_no_grad_is_refused():
     with tp.no_grad():
         leaf = tp.zeros([3], dtype=tp.float64, requires_grad=True)
         v = leaf[0:2]  # taken under no_grad: as in PyTorch, its own message
-    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace"):
+    with pytest.raises(
+        RuntimeError, match="A view was created in no_grad mode and is being modified inplace"
+    ):
         v.mul_(w)
 
 

@@ -36,8 +36,11 @@ def test_unused_input_message_names_its_index():
 
 def test_materialize_grads_refuses_allow_unused_false():
     x = vec(1.0, 2.0)
-    with pytest.raises(ValueError, match="Expected allow_unused to be True or not passed when "
-                       "materialize_grads=True, but got: allow_unused=False"):
+    with pytest.raises(
+        ValueError,
+        match="Expected allow_unused to be True or not passed when "
+        "materialize_grads=True, but got: allow_unused=False",
+    ):
         tp.autograd.grad((x * x).sum(), [x], allow_unused=False, materialize_grads=True)
 
 
@@ -85,8 +88,10 @@ def test_a_hook_that_changes_the_dtype_is_refused(leaf):
         return g.to(tp.float64)
 
     t.register_hook(to_double)
-    with pytest.raises(RuntimeError, match="hook 'to_double' has changed the type of value "
-                       "\\(was float32 got float64\\)"):
+    with pytest.raises(
+        RuntimeError,
+        match="hook 'to_double' has changed the type of value \\(was float32 got float64\\)",
+    ):
         (t * 3).sum().backward()
 
 
@@ -138,11 +143,13 @@ def test_post_accumulate_grad_hook_sees_the_accumulated_grad():
 
 def test_post_accumulate_grad_hook_refuses_non_leaves():
     x = vec(1.0, 2.0)
-    with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be registered on "
-                       "non-leaf tensors"):
+    with pytest.raises(
+        RuntimeError, match="post accumulate grad hooks cannot be registered on non-leaf tensors"
+    ):
         (x * 2).register_post_accumulate_grad_hook(lambda t: None)
-    with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't "
-                       "require gradient"):
+    with pytest.raises(
+        RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"
+    ):
         tp.ones([2]).register_post_accumulate_grad_hook(lambda t: None)
 
 
@@ -156,8 +163,10 @@ def test_an_in_place_op_reading_its_own_output_raises_the_version_error(op):
     x = vec(1.0, 2.0)
     y = x * 1
     getattr(y, op)(y)
-    with pytest.raises(RuntimeError, match="modified by an inplace operation: .* is at version 1; "
-                       "expected version 0 instead"):
+    with pytest.raises(
+        RuntimeError,
+        match="modified by an inplace operation: .* is at version 1; expected version 0 instead",
+    ):
         y.sum().backward()
 
 
@@ -169,7 +178,9 @@ def test_an_in_place_op_on_an_alias_it_does_not_save_gives_its_gradient():
     assert values(x.grad) == [2.0, 2.0]
 
 
-_NO_GRAD_VIEW = "A view was created in no_grad mode and is being modified inplace with grad mode enabled"
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled"
+)
 
 
 @pytest.mark.parametrize("leaf", [True, False])
@@ -223,7 +234,9 @@ def test_outputs_of_split_may_be_written_in_place():
 
 # --- custom Functions -----------------------------------------------------------------------
 
-_FUNCTION_VIEW = "is a view and is being modified inplace. This view was created inside a custom Function"
+_FUNCTION_VIEW = (
+    "is a view and is being modified inplace. This view was created inside a custom Function"
+)
 
 
 def test_a_view_returned_by_a_function_refuses_in_place_changes():
@@ -279,8 +292,10 @@ def test_mark_dirty_refuses_a_leaf_that_requires_grad():
             return g * 2
 
     x = vec(1.0, 2.0)
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad has been used in "
-                       "an in-place operation"):
+    with pytest.raises(
+        RuntimeError,
+        match="a leaf Variable that requires grad has been used in an in-place operation",
+    ):
         Double.apply(x)  # (after the forward ran: x is now [2, 4], as in PyTorch)
     x = vec(1.0, 2.0)
     a = x * 1
@@ -302,8 +317,10 @@ def test_mark_dirty_of_a_tensor_not_returned_is_refused():
         def backward(ctx, g):
             return g * 2
 
-    with pytest.raises(RuntimeError, match="Some elements marked as dirty during the forward "
-                       "method were not returned as output"):
+    with pytest.raises(
+        RuntimeError,
+        match="Some elements marked as dirty during the forward method were not returned as output",
+    ):
         Hidden.apply(vec(1.0, 2.0) * 1)
 
 
@@ -319,8 +336,9 @@ def test_save_for_backward_names_the_argument_that_is_not_a_tensor():
             return g
 
     # it used to fail comparing tensors while looking for the argument's position
-    with pytest.raises(TypeError, match="save_for_backward can only save variables, but "
-                       "argument 1 is of type int"):
+    with pytest.raises(
+        TypeError, match="save_for_backward can only save variables, but argument 1 is of type int"
+    ):
         Saves.apply(vec(1.0, 2.0))
 
 
@@ -350,7 +368,8 @@ def test_grad_mode_classes_decorate_without_parentheses():
 
 
 @pytest.mark.parametrize(
-    "mode, inside", [(tp.no_grad, False), (tp.enable_grad, True), (lambda: tp.set_grad_enabled(False), False)]
+    "mode, inside",
+    [(tp.no_grad, False), (tp.enable_grad, True), (lambda: tp.set_grad_enabled(False), False)],
 )
 def test_a_decorated_generator_runs_each_step_in_the_mode(mode, inside):
     seen = []
@@ -437,15 +456,18 @@ def test_once_differentiable_backward_records_nothing():
     (g,) = tp.autograd.grad(Square.apply(x).sum(), x, create_graph=True)
     assert values(g) == [2.0, 4.0]
     assert not g.requires_grad and g.grad_fn is None
-    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad and does "
-                       "not have a grad_fn"):
+    with pytest.raises(
+        RuntimeError, match="element 0 of tensors does not require grad and does not have a grad_fn"
+    ):
         g.sum().backward()
 
 
 def test_one_gradient_per_output():
     x = tp.ones([2], requires_grad=True)
     y1, y2 = x * 2, x * 3
-    with pytest.raises(RuntimeError, match="got 2 tensors and 1 gradients: give one gradient per output"):
+    with pytest.raises(
+        RuntimeError, match="got 2 tensors and 1 gradients: give one gradient per output"
+    ):
         tp.autograd.grad([y1, y2], x, grad_outputs=[tp.ones([2])])
     with pytest.raises(RuntimeError, match="got 2 tensors and 1 gradients"):
         tp.autograd.backward([y1, y2], grad_tensors=[tp.ones([2])])

@@ -326,10 +326,26 @@ CHECKS: list[tuple[str, str | list[str], str]] = [
         AUTOCAST_INFERENCE,
         r"^inference tensorplug\.bfloat16 tensorplug\.bfloat16 tensorplug\.float32 True\nafter False AutocastCPU$",
     ),
-    ("core+cpu+autocast", ["tensorplug", "demo"], r"^inside autocast\('cpu', bfloat16\): matmul -> tensorplug\.bfloat16"),
-    ("core+cpu+autocast", ["tensorplug", "table", "aten::add.Tensor"], r"^AutocastCPU\s+fallthrough\s+autocast$"),
-    ("core+cpu+autograd+autocast", AUTOCAST_TRAIN, r"^amp tensorplug\.float16 tensorplug\.float32 True True$"),
-    ("core+cpu+autograd+autocast", ["tensorplug", "demo"], r"^  bfloat16 autocast +accuracy 0\.9\d"),
+    (
+        "core+cpu+autocast",
+        ["tensorplug", "demo"],
+        r"^inside autocast\('cpu', bfloat16\): matmul -> tensorplug\.bfloat16",
+    ),
+    (
+        "core+cpu+autocast",
+        ["tensorplug", "table", "aten::add.Tensor"],
+        r"^AutocastCPU\s+fallthrough\s+autocast$",
+    ),
+    (
+        "core+cpu+autograd+autocast",
+        AUTOCAST_TRAIN,
+        r"^amp tensorplug\.float16 tensorplug\.float32 True True$",
+    ),
+    (
+        "core+cpu+autograd+autocast",
+        ["tensorplug", "demo"],
+        r"^  bfloat16 autocast +accuracy 0\.9\d",
+    ),
     ("core+cpu", MISSING_FUNC, r"^(tensorplug-batched True\n){2}"),
     (
         "core+cpu+batched",
@@ -341,7 +357,11 @@ CHECKS: list[tuple[str, str | list[str], str]] = [
         ["tensorplug", "demo"],
         r"^vmap over 5 rows -> shape \(5,\); equals the loop: True$",
     ),
-    ("all", PER_SAMPLE_GRADS, r"^per-sample True foo foo \[6\.0, 6\.0\] replayed \[6\.0, 6\.0\] tensorplug\.bfloat16$"),
+    (
+        "all",
+        PER_SAMPLE_GRADS,
+        r"^per-sample True foo foo \[6\.0, 6\.0\] replayed \[6\.0, 6\.0\] tensorplug\.bfloat16$",
+    ),
     ("all", ["tensorplug", "table", "aten::add.Tensor"], r"^Batched\s+Batched\s+batched$"),
 ]
 

@@ -22,15 +22,16 @@ CHOICES = (
     "CompositeExplicitAutograd",
 )
 SUBSETS = [
-    frozenset(c)
-    for r in range(len(CHOICES) + 1)
-    for c in itertools.combinations(CHOICES, r)
+    frozenset(c) for r in range(len(CHOICES) + 1) for c in itertools.combinations(CHOICES, r)
 ]
 FALLBACKS = {
     "none": {},
     "tracer-fallback": {"Tracer": "fallback"},
     "autograd-fallthrough": {"Autograd": "fallthrough"},
-    "autogradcpu-fallback+batched-fallthrough": {"AutogradCPU": "fallback", "Batched": "fallthrough"},
+    "autogradcpu-fallback+batched-fallthrough": {
+        "AutogradCPU": "fallback",
+        "Batched": "fallthrough",
+    },
 }
 
 
@@ -59,7 +60,7 @@ def oracle(regs: set[str], fallbacks: dict[str, str], backends: list[str]) -> di
             if has_cia:
                 candidates.append("CompositeImplicitAutograd")
         if name.startswith("Autograd"):
-            backend = name[len("Autograd"):]
+            backend = name[len("Autograd") :]
             backend_has_own = backend in regs or has_cea
             if has_cia and not backend_has_own:
                 candidates.append("CompositeImplicitAutograd")
@@ -89,7 +90,11 @@ def test_table_matches_rules(regs, fallbacks, backend, ns):
     with tp.Library(ns, "DEF") as lib, tp.Library("_", "IMPL") as fb_lib:
         lib.define("f(Tensor x) -> Tensor")
         for fb_key, what in fb_spec.items():
-            fn = tp.library.fallthrough_kernel if what == "fallthrough" else (lambda op, ks, *a: "fb")
+            fn = (
+                tp.library.fallthrough_kernel
+                if what == "fallthrough"
+                else (lambda op, ks, *a: "fb")
+            )
             fb_lib.fallback(fn, fb_key, override=True)
         both = {"CompositeImplicitAutograd", "CompositeExplicitAutograd"} <= regs
         for r in sorted(regs):

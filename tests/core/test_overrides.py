@@ -30,7 +30,9 @@ class ScalarTensor:
     def __tensorplug_function__(cls, func, types, args=(), kwargs=None):
         if kwargs is None:
             kwargs = {}
-        if func not in HANDLED_FUNCTIONS or not all(issubclass(t, (tp.Tensor, ScalarTensor)) for t in types):
+        if func not in HANDLED_FUNCTIONS or not all(
+            issubclass(t, (tp.Tensor, ScalarTensor)) for t in types
+        ):
             return NotImplemented
         return HANDLED_FUNCTIONS[func](*args, **kwargs)
 
@@ -75,7 +77,10 @@ def test_scalar_tensor_handled_functions():
 
 
 def test_unhandled_function_raises_type_error():
-    with pytest.raises(TypeError, match=r"no implementation found for 'tensorplug.sum' on types that implement __tensorplug_function__: \[ScalarTensor\]"):
+    with pytest.raises(
+        TypeError,
+        match=r"no implementation found for 'tensorplug.sum' on types that implement __tensorplug_function__: \[ScalarTensor\]",
+    ):
         tp.sum(ScalarTensor(2, 1))
 
 
@@ -352,10 +357,14 @@ class DeclinesTensor(tp.Tensor):
 
 def test_operators_when_every_handler_declines():
     t = tp.ones(2)
-    with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \+: 'Tensor' and 'Declines'"):
+    with pytest.raises(
+        TypeError, match=r"unsupported operand type\(s\) for \+: 'Tensor' and 'Declines'"
+    ):
         t + Declines()  # NotImplemented, so Python tried Declines.__radd__ and gave up
     d = tp.ones(2).as_subclass(DeclinesTensor)
-    with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \*: 'DeclinesTensor' and 'int'"):
+    with pytest.raises(
+        TypeError, match=r"unsupported operand type\(s\) for \*: 'DeclinesTensor' and 'int'"
+    ):
         d * 2
     with pytest.raises(TypeError) as e:
         -d
@@ -363,7 +372,9 @@ def test_operators_when_every_handler_declines():
         "no implementation found for 'tensorplug.Tensor.__neg__' on types that implement "
         "__tensorplug_function__: [DeclinesTensor]"
     )
-    with pytest.raises(TypeError, match="no implementation found for 'tensorplug.Tensor.__getitem__'"):
+    with pytest.raises(
+        TypeError, match="no implementation found for 'tensorplug.Tensor.__getitem__'"
+    ):
         d[0]
 
 

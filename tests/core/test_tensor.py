@@ -90,8 +90,16 @@ def test_indexing_basic_and_advanced():
     x_np = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     x = tp.tensor(x_np)
     for idx in [
-        0, -1, (1, 2), (slice(None), 1), (..., 2), (0, slice(1, 3)), (slice(None, None, 2),),
-        (None, 0), (0, ..., None), (slice(1, None), slice(None), slice(0, 4, 3)),
+        0,
+        -1,
+        (1, 2),
+        (slice(None), 1),
+        (..., 2),
+        (0, slice(1, 3)),
+        (slice(None, None, 2),),
+        (None, 0),
+        (0, ..., None),
+        (slice(1, None), slice(None), slice(0, 4, 3)),
     ]:
         np.testing.assert_array_equal(x[idx].numpy(), x_np[idx], err_msg=str(idx))
     np.testing.assert_array_equal(x[tp.tensor([1, 0])].numpy(), x_np[[1, 0]])
@@ -117,7 +125,9 @@ def test_indexing_errors():
         x[5]
     with pytest.raises(IndexError, match="too many indices for tensor of dimension 1"):
         x[0, 0]
-    with pytest.raises(IndexError, match="tensors used as indices must be long, int, byte or bool tensors"):
+    with pytest.raises(
+        IndexError, match="tensors used as indices must be long, int, byte or bool tensors"
+    ):
         x[tp.tensor([0.5])]
 
 
@@ -128,9 +138,13 @@ def test_conversions_and_to():
     assert t.to("cpu") is t
     assert t.to(tp.float32, copy=True) is not t
     assert float(tp.tensor([2.5])) == 2.5 and int(tp.tensor(3)) == 3
-    with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"):
+    with pytest.raises(
+        RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"
+    ):
         bool(t)
-    with pytest.raises(RuntimeError, match="a Tensor with 2 elements cannot be converted to Scalar"):
+    with pytest.raises(
+        RuntimeError, match="a Tensor with 2 elements cannot be converted to Scalar"
+    ):
         t.item()
     np.testing.assert_array_equal(np.asarray(t), t.numpy())
 
@@ -152,9 +166,13 @@ def test_device_errors():
     if "cuda" not in tp.plugins.loaded_names():
         with pytest.raises(tp.MissingPluginError, match="pip install tensorplug-cuda"):
             tp.zeros(2, device="cuda")
-    with pytest.raises(TypeError, match=r"aten::zeros.default\(\): argument 'dtype' must be ScalarType\?, not str"):
+    with pytest.raises(
+        TypeError, match=r"aten::zeros.default\(\): argument 'dtype' must be ScalarType\?, not str"
+    ):
         tp.zeros(2, dtype="float32")
-    with pytest.raises(TypeError, match="tensor\\(\\): argument 'dtype' must be tensorplug.dtype, not str"):
+    with pytest.raises(
+        TypeError, match="tensor\\(\\): argument 'dtype' must be tensorplug.dtype, not str"
+    ):
         tp.tensor([1], dtype="float32")
 
 
@@ -181,7 +199,10 @@ def test_same_device_rule_with_a_second_backend():
     """The core's Meta backend is a second device to mix with CPU."""
     m = tp.ones(2, device="meta")
     c = tp.ones(2)
-    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but found at least two devices, meta and cpu!"):
+    with pytest.raises(
+        RuntimeError,
+        match="Expected all tensors to be on the same device, but found at least two devices, meta and cpu!",
+    ):
         m + c
     assert (m + tp.tensor(1.0)).device.type == "meta"  # a CPU 0-dim tensor is allowed
 

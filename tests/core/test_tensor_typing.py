@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _generator():  # tools/ is not a package
-    spec = importlib.util.spec_from_file_location("tensor_typing", ROOT / "tools" / "tensor_typing.py")
+    spec = importlib.util.spec_from_file_location(
+        "tensor_typing", ROOT / "tools" / "tensor_typing.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("tensor_typing", module)
@@ -30,17 +32,37 @@ def test_the_stub_is_what_the_generator_writes() -> None:
 
 def test_every_method_and_operator_of_tensor_is_declared() -> None:
     gen = _generator()
-    declared = set(gen.yaml_methods()) | set(gen.OPERATORS) | set(gen.FUNCTIONAL) | set(gen.PROPERTIES)
+    declared = (
+        set(gen.yaml_methods()) | set(gen.OPERATORS) | set(gen.FUNCTIONAL) | set(gen.PROPERTIES)
+    )
     declared |= gen.defined_on_tensor()
     for name in dir(tp):  # make every lazily made method
         getattr(tp, name, None)
     standard = {n for n in vars(tp.Tensor) if not n.startswith("_") or n.endswith("__")}
-    plugin_added = {"requires_grad_", "backward", "register_hook", "retain_grad", "grad",
-                    "register_post_accumulate_grad_hook",
-                    "grad_fn", "data", "is_leaf", "requires_grad", "retains_grad", "is_foo",
-                    "tp_autograd"}
+    plugin_added = {
+        "requires_grad_",
+        "backward",
+        "register_hook",
+        "retain_grad",
+        "grad",
+        "register_post_accumulate_grad_hook",
+        "grad_fn",
+        "data",
+        "is_leaf",
+        "requires_grad",
+        "retains_grad",
+        "is_foo",
+        "tp_autograd",
+    }
     dunders_of_object = set(vars(object))
     # __slotnames__: copyreg caches it on the class at the first copy or pickle of a tensor
-    class_machinery = {"__slots__", "__annotations__", "__dict__", "__module__", "__weakref__", "__slotnames__"}
+    class_machinery = {
+        "__slots__",
+        "__annotations__",
+        "__dict__",
+        "__module__",
+        "__weakref__",
+        "__slotnames__",
+    }
     missing = sorted(standard - declared - plugin_added - dunders_of_object - class_machinery)
     assert missing == [], f"run-time Tensor attributes without a declaration: {missing}"

@@ -67,7 +67,10 @@ def test_module_list_registers_children_in_state_dict_and_parameters():
 
     net = Net()
     assert list(net.state_dict()) == [
-        "blocks.0.weight", "blocks.0.bias", "blocks.1.weight", "blocks.1.bias",
+        "blocks.0.weight",
+        "blocks.0.bias",
+        "blocks.1.weight",
+        "blocks.1.bias",
     ]
     assert [n for n, _ in net.named_modules()] == ["", "blocks", "blocks.0", "blocks.1"]
     net.eval()
@@ -122,7 +125,12 @@ def test_module_list_add_and_iadd():
     ml += [l1]
     assert ml is same and list(ml) == [l0, l1]
     assert [n for n, _ in both.named_parameters()] == [
-        "0.weight", "0.bias", "1.weight", "1.bias", "2.weight", "2.bias",
+        "0.weight",
+        "0.bias",
+        "1.weight",
+        "1.bias",
+        "2.weight",
+        "2.bias",
     ]
 
 
@@ -137,11 +145,16 @@ def test_module_list_errors():
     ml = nn.ModuleList([nn.ReLU(), nn.Tanh()])
     with pytest.raises(TypeError, match="ModuleList: element 1 is a function, not a Module"):
         nn.ModuleList([nn.ReLU(), tp.relu])
-    with pytest.raises(TypeError, match=r"ModuleList: element 1 is a int, not a Module \(or None\)"):
+    with pytest.raises(
+        TypeError, match=r"ModuleList: element 1 is a int, not a Module \(or None\)"
+    ):
         ml.extend([None, 3])
     assert len(ml) == 2  # nothing added
-    with pytest.raises(TypeError, match=r"ModuleList can only be extended \(extend, \+, \+=\) "
-                                        r"by an iterable of Modules, not a Linear"):
+    with pytest.raises(
+        TypeError,
+        match=r"ModuleList can only be extended \(extend, \+, \+=\) "
+        r"by an iterable of Modules, not a Linear",
+    ):
         nn.ModuleList(nn.Linear(1, 1))
     with pytest.raises(TypeError, match="ModuleList can only be extended .* not a int"):
         ml + 3
@@ -158,8 +171,9 @@ def test_module_list_errors():
     with pytest.raises(TypeError, match="ModuleList indices must be integers or slices, not str"):
         ml["0"]
     for bad in (2, -3):
-        with pytest.raises(IndexError,
-                           match=f"index {bad} is out of range for a ModuleList of length 2"):
+        with pytest.raises(
+            IndexError, match=f"index {bad} is out of range for a ModuleList of length 2"
+        ):
             ml[bad]
     with pytest.raises(IndexError, match="index 2 is out of range for a ModuleList of length 2"):
         ml[2] = nn.ReLU()
@@ -168,8 +182,10 @@ def test_module_list_errors():
     with pytest.raises(IndexError, match="index -1 is out of range for a ModuleList of length 0"):
         nn.ModuleList().pop()
     assert len(ml) == 2  # the failed calls changed nothing
-    with pytest.raises(NotImplementedError,
-                       match='Module \\[ModuleList\\] is missing the required "forward" function'):
+    with pytest.raises(
+        NotImplementedError,
+        match='Module \\[ModuleList\\] is missing the required "forward" function',
+    ):
         ml(tp.zeros(1))
 
 
@@ -184,11 +200,13 @@ def test_module_list_model_trains_as_the_equivalent_sequential():
     class Net(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.layers = nn.ModuleList([
-                set_linear(nn.Linear(3, 4, dtype=tp.float64), w0, b0),
-                nn.Tanh(),
-                set_linear(nn.Linear(4, 2, dtype=tp.float64), w1, b1),
-            ])
+            self.layers = nn.ModuleList(
+                [
+                    set_linear(nn.Linear(3, 4, dtype=tp.float64), w0, b0),
+                    nn.Tanh(),
+                    set_linear(nn.Linear(4, 2, dtype=tp.float64), w1, b1),
+                ]
+            )
 
         def forward(self, x: tp.Tensor) -> tp.Tensor:
             for layer in self.layers:
@@ -266,7 +284,11 @@ def test_module_dict_state_dict_keys():
 
     m = Heads()
     assert list(m.state_dict()) == [
-        "trunk.weight", "trunk.bias", "heads.cls.weight", "heads.cls.bias", "heads.reg.weight",
+        "trunk.weight",
+        "trunk.bias",
+        "heads.cls.weight",
+        "heads.cls.bias",
+        "heads.reg.weight",
     ]
     assert m(tp.zeros(4, 2), "cls").shape == (4, 3) and m(tp.zeros(4, 2), "reg").shape == (4, 1)
     assert repr(m.heads) == (
@@ -281,34 +303,49 @@ def test_module_dict_errors():
     md = nn.ModuleDict({"a": nn.ReLU()})
     with pytest.raises(TypeError, match="ModuleDict keys must be strings, got a int: 1"):
         md[1] = nn.ReLU()
-    with pytest.raises(TypeError, match="ModuleDict: the value for key 'b' is a function, "
-                                        "not a Module"):
+    with pytest.raises(
+        TypeError, match="ModuleDict: the value for key 'b' is a function, not a Module"
+    ):
         md["b"] = tp.relu
     for bad in ("a.b", ""):
-        with pytest.raises(KeyError, match=f"ModuleDict keys cannot be empty or contain a dot, "
-                                           f"got {bad!r}"):
+        with pytest.raises(
+            KeyError, match=f"ModuleDict keys cannot be empty or contain a dot, got {bad!r}"
+        ):
             md[bad] = nn.ReLU()
     for bad in ("train", "keys", "training"):
-        with pytest.raises(KeyError, match=f"ModuleDict: the key {bad!r} is the name of a "
-                                           "ModuleDict attribute or method; use another key"):
+        with pytest.raises(
+            KeyError,
+            match=f"ModuleDict: the key {bad!r} is the name of a "
+            "ModuleDict attribute or method; use another key",
+        ):
             nn.ModuleDict({bad: nn.ReLU()})
     for call in (lambda: md["zz"], lambda: md.pop("zz"), lambda: md.__delitem__("zz")):
         with pytest.raises(KeyError, match="ModuleDict has no module under the key 'zz'"):
             call()
-    with pytest.raises(TypeError, match="ModuleDict.update should be called with a mapping or "
-                                        "an iterable of \\(key, module\\) pairs, but got a int"):
+    with pytest.raises(
+        TypeError,
+        match="ModuleDict.update should be called with a mapping or "
+        "an iterable of \\(key, module\\) pairs, but got a int",
+    ):
         md.update(3)
-    with pytest.raises(TypeError, match="ModuleDict.update: element 1 should be a "
-                                        "\\(key, module\\) pair, but is a str"):
+    with pytest.raises(
+        TypeError,
+        match="ModuleDict.update: element 1 should be a \\(key, module\\) pair, but is a str",
+    ):
         md.update([("c", nn.ReLU()), "d"])
-    with pytest.raises(ValueError, match="ModuleDict.update: element 0 has length 3; 2 is "
-                                         "required"):
+    with pytest.raises(
+        ValueError, match="ModuleDict.update: element 0 has length 3; 2 is required"
+    ):
         md.update([("c", nn.ReLU(), nn.Tanh())])
-    with pytest.raises(TypeError, match=r"the value for key 'd' is a int, not a Module \(or None\)"):
+    with pytest.raises(
+        TypeError, match=r"the value for key 'd' is a int, not a Module \(or None\)"
+    ):
         md.update({"c": nn.ReLU(), "d": 3})
     assert list(md) == ["a"]  # every entry is checked before any is stored
-    with pytest.raises(NotImplementedError,
-                       match='Module \\[ModuleDict\\] is missing the required "forward" function'):
+    with pytest.raises(
+        NotImplementedError,
+        match='Module \\[ModuleDict\\] is missing the required "forward" function',
+    ):
         md(tp.zeros(1))
 
 
@@ -325,9 +362,12 @@ def test_identity():
 def test_flatten_against_numpy():
     x = tp.tensor(np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5))
     xn = a(x)
-    for kwargs, shape in [({}, (2, 60)), ({"start_dim": 0}, (120,)),
-                          ({"start_dim": 1, "end_dim": 2}, (2, 12, 5)),
-                          ({"start_dim": -2}, (2, 3, 20))]:
+    for kwargs, shape in [
+        ({}, (2, 60)),
+        ({"start_dim": 0}, (120,)),
+        ({"start_dim": 1, "end_dim": 2}, (2, 12, 5)),
+        ({"start_dim": -2}, (2, 3, 20)),
+    ]:
         y = nn.Flatten(**kwargs)(x)
         assert y.shape == shape
         np.testing.assert_array_equal(a(y), xn.reshape(shape))
@@ -338,8 +378,12 @@ def test_flatten_against_numpy():
 def test_unflatten_against_numpy():
     x = tp.tensor(np.arange(2 * 12 * 5, dtype=np.float32).reshape(2, 12, 5))
     xn = a(x)
-    for dim, sizes, shape in [(1, (3, 4), (2, 3, 4, 5)), (1, [2, -1, 3], (2, 2, 2, 3, 5)),
-                              (-1, (5, 1), (2, 12, 5, 1)), (0, (1, 2), (1, 2, 12, 5))]:
+    for dim, sizes, shape in [
+        (1, (3, 4), (2, 3, 4, 5)),
+        (1, [2, -1, 3], (2, 2, 2, 3, 5)),
+        (-1, (5, 1), (2, 12, 5, 1)),
+        (0, (1, 2), (1, 2, 12, 5)),
+    ]:
         y = nn.Unflatten(dim, sizes)(x)
         assert y.shape == shape
         np.testing.assert_array_equal(a(y), xn.reshape(shape))
@@ -350,16 +394,23 @@ def test_unflatten_against_numpy():
 
 
 def test_unflatten_errors():
-    with pytest.raises(TypeError, match="Unflatten: unflattened_size must be a tuple or list of "
-                                        "ints, but is a int"):
+    with pytest.raises(
+        TypeError, match="Unflatten: unflattened_size must be a tuple or list of ints, but is a int"
+    ):
         nn.Unflatten(1, 12)
-    with pytest.raises(TypeError, match="Unflatten: unflattened_size must be a tuple or list of "
-                                        "ints, but element 1 is a float"):
+    with pytest.raises(
+        TypeError,
+        match="Unflatten: unflattened_size must be a tuple or list of "
+        "ints, but element 1 is a float",
+    ):
         nn.Unflatten(1, (3, 4.0))
     x = tp.zeros(2, 12)
     # the forward is tp.unflatten, with PyTorch's messages
-    with pytest.raises(RuntimeError, match=r"unflatten: Provided sizes \[5, 2\] don't multiply up "
-                                           r"to the size of dim 1 \(12\) in the input tensor"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"unflatten: Provided sizes \[5, 2\] don't multiply up "
+        r"to the size of dim 1 \(12\) in the input tensor",
+    ):
         nn.Unflatten(1, (5, 2))(x)
     with pytest.raises(RuntimeError, match=r"Provided sizes \[-1, 5\] don't multiply up"):
         nn.Unflatten(1, (-1, 5))(x)
@@ -367,8 +418,11 @@ def test_unflatten_errors():
         nn.Unflatten(1, (-1, -1))(x)
     with pytest.raises(RuntimeError, match="the unspecified dimension size -1 can be any value"):
         nn.Unflatten(1, (0, -1))(tp.zeros(2, 0))
-    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of "
-                                         r"\[-2, 1\], but got 2\)"):
+    with pytest.raises(
+        IndexError,
+        match=r"Dimension out of range \(expected to be in range of "
+        r"\[-2, 1\], but got 2\)",
+    ):
         nn.Unflatten(2, (1, 2))(x)
 
 
@@ -377,8 +431,9 @@ def test_flatten_in_a_sequential_with_gradients():
     rng = np.random.default_rng(1)
     w, b = rng.normal(size=(2, 6)), rng.normal(size=2)
     xn = rng.normal(size=(4, 2, 3))
-    model = nn.Sequential(nn.Flatten(), set_linear(nn.Linear(6, 2, dtype=tp.float64), w, b),
-                          nn.Unflatten(1, (2, 1)))
+    model = nn.Sequential(
+        nn.Flatten(), set_linear(nn.Linear(6, 2, dtype=tp.float64), w, b), nn.Unflatten(1, (2, 1))
+    )
     y = model(tp.tensor(xn))
     assert y.shape == (4, 2, 1)
     y.sum().backward()
@@ -465,9 +520,12 @@ def test_clip_grad_norm_nonfinite():
     params, _ = grads_problem()
     params[1].grad = tp.tensor([1.0, math.nan, 0.0, 0.0], dtype=tp.float64)
     before = [a(p.grad).copy() for p in params[:3]]
-    with pytest.raises(RuntimeError, match="The total norm of order 2.0 for gradients from "
-                                           "`parameters` is non-finite, so it cannot be clipped. "
-                                           "To disable this error .* `error_if_nonfinite=False`"):
+    with pytest.raises(
+        RuntimeError,
+        match="The total norm of order 2.0 for gradients from "
+        "`parameters` is non-finite, so it cannot be clipped. "
+        "To disable this error .* `error_if_nonfinite=False`",
+    ):
         utils.clip_grad_norm_(params, 1.0, error_if_nonfinite=True)
     for p, b in zip(params, before, strict=False):  # nothing was scaled
         np.testing.assert_array_equal(a(p.grad), b)
@@ -496,8 +554,14 @@ def test_clip_grad_value_against_numpy():
 def test_clip_grad_norm_after_backward():
     require_autograd()
     rng = np.random.default_rng(2)
-    layers = nn.ModuleList([set_linear(nn.Linear(3, 3, dtype=tp.float64), rng.normal(size=(3, 3)),
-                                       rng.normal(size=3)) for _ in range(2)])
+    layers = nn.ModuleList(
+        [
+            set_linear(
+                nn.Linear(3, 3, dtype=tp.float64), rng.normal(size=(3, 3)), rng.normal(size=3)
+            )
+            for _ in range(2)
+        ]
+    )
     x = tp.tensor(rng.normal(size=(4, 3)))
     for layer in layers:
         x = layer(x)
@@ -517,9 +581,11 @@ def test_clip_grad_norm_after_backward():
 
 def test_parameters_vector_round_trip():
     rng = np.random.default_rng(3)
-    net = nn.Sequential(set_linear(nn.Linear(3, 2, dtype=tp.float64), rng.normal(size=(2, 3)),
-                                   rng.normal(size=2)), nn.ReLU(),
-                        nn.Linear(2, 1, bias=False, dtype=tp.float64))
+    net = nn.Sequential(
+        set_linear(nn.Linear(3, 2, dtype=tp.float64), rng.normal(size=(2, 3)), rng.normal(size=2)),
+        nn.ReLU(),
+        nn.Linear(2, 1, bias=False, dtype=tp.float64),
+    )
     vec = utils.parameters_to_vector(net.parameters())
     want = np.concatenate([a(p).ravel() for p in net.parameters()])
     assert vec.shape == (6 + 2 + 2,)
@@ -544,15 +610,21 @@ def test_parameters_to_vector_is_differentiable():
 
 def test_vector_to_parameters_errors():
     params = [tp.zeros(2, 2), tp.zeros(3)]
-    with pytest.raises(TypeError, match="vector_to_parameters: vec must be a tensorplug.Tensor, "
-                                        "not a list"):
+    with pytest.raises(
+        TypeError, match="vector_to_parameters: vec must be a tensorplug.Tensor, not a list"
+    ):
         utils.vector_to_parameters([0.0] * 7, params)
-    with pytest.raises(ValueError, match=r"vector_to_parameters: vec must be 1-d, but has shape "
-                                         r"\[7, 1\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"vector_to_parameters: vec must be 1-d, but has shape "
+        r"\[7, 1\]",
+    ):
         utils.vector_to_parameters(tp.zeros(7, 1), params)
     for n in (6, 8):
-        with pytest.raises(ValueError, match=f"vector_to_parameters: vec has {n} elements, but "
-                                             "the parameters have 7 in all"):
+        with pytest.raises(
+            ValueError,
+            match=f"vector_to_parameters: vec has {n} elements, but the parameters have 7 in all",
+        ):
             utils.vector_to_parameters(tp.ones(n), params)
     assert all(a(p).max() == 0 for p in params)  # nothing was copied
 
@@ -566,8 +638,12 @@ def test_new_names_are_exported():
     assert tp.nn.utils is tensorplug.nn.utils is utils
     for name in ("ModuleList", "ModuleDict", "Identity", "Flatten", "Unflatten", "utils"):
         assert name in nn.__all__ and hasattr(nn, name)
-    assert set(utils.__all__) == {"clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
-                                  "vector_to_parameters"}
+    assert set(utils.__all__) == {
+        "clip_grad_norm_",
+        "clip_grad_value_",
+        "parameters_to_vector",
+        "vector_to_parameters",
+    }
 
 
 WITHOUT_AUTOGRAD = """
@@ -590,8 +666,9 @@ print(sorted({round(v, 6) for p in net.parameters() for v in p.grad.flatten(0).t
 
 def test_containers_and_utils_without_autograd():
     env = dict(os.environ, TENSORPLUG_DISABLE_PLUGINS="autograd")
-    r = subprocess.run([sys.executable, "-c", WITHOUT_AUTOGRAD], env=env, capture_output=True,
-                       text=True)
+    r = subprocess.run(
+        [sys.executable, "-c", WITHOUT_AUTOGRAD], env=env, capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
     # 10 gradients of 3: norm sqrt(90); scaled to norm 1 each is 3/sqrt(90) > 0.01
     assert r.stdout.splitlines() == ["(3, 2)", str(round(math.sqrt(90.0), 4)), "[0.01]"]

@@ -82,7 +82,9 @@ def test_dropout():
     assert F.dropout(x, 0.0) is x
     z = tp.ones(1000)
     assert F.dropout(z, 0.3, inplace=True) is z and a(z).min() == 0.0
-    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got -0.1"):
+    with pytest.raises(
+        ValueError, match="dropout probability has to be between 0 and 1, but got -0.1"
+    ):
         F.dropout(x, -0.1, training=False)
 
 
@@ -141,8 +143,9 @@ def test_mse_loss(x):
         F.mse_loss(x, y, reduction="avg")
 
 
-def cross_entropy_np(logits, target, weight=None, ignore_index=-100, reduction="mean",
-                     label_smoothing=0.0):
+def cross_entropy_np(
+    logits, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0
+):
     """The documented formula, for class-index targets."""
     n, c = logits.shape
     logp = log_softmax_np(logits, 1)
@@ -166,22 +169,33 @@ def test_cross_entropy(x, reduction, label_smoothing, weighted):
     target = tp.tensor([1, 4, -100, 0])
     weight = tp.tensor([0.5, 1.0, 2.0, 1.5, 0.25], dtype=tp.float64) if weighted else None
     got = F.cross_entropy(x, target, weight, reduction=reduction, label_smoothing=label_smoothing)
-    want = cross_entropy_np(a(x), a(target), None if weight is None else a(weight),
-                            reduction=reduction, label_smoothing=label_smoothing)
+    want = cross_entropy_np(
+        a(x),
+        a(target),
+        None if weight is None else a(weight),
+        reduction=reduction,
+        label_smoothing=label_smoothing,
+    )
     np.testing.assert_allclose(a(got), want, rtol=1e-12)
 
 
 def test_cross_entropy_with_probabilities_and_nll(x):
     probs = F.softmax(tp.randn(4, 5, dtype=tp.float64), 1)
     logp = log_softmax_np(a(x), 1)
-    np.testing.assert_allclose(a(F.cross_entropy(x, probs)), -(a(probs) * logp).sum(1).mean(),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        a(F.cross_entropy(x, probs)), -(a(probs) * logp).sum(1).mean(), rtol=1e-12
+    )
     target = tp.tensor([1, 4, 3, 0])
-    np.testing.assert_allclose(a(F.nll_loss(F.log_softmax(x, 1), target)),
-                               -logp[np.arange(4), a(target)].mean(), rtol=1e-12)
-    np.testing.assert_allclose(a(F.nll_loss(F.log_softmax(x, 1), target, ignore_index=4,
-                                            reduction="sum")),
-                               -logp[[0, 2, 3], [1, 3, 0]].sum(), rtol=1e-12)
+    np.testing.assert_allclose(
+        a(F.nll_loss(F.log_softmax(x, 1), target)),
+        -logp[np.arange(4), a(target)].mean(),
+        rtol=1e-12,
+    )
+    np.testing.assert_allclose(
+        a(F.nll_loss(F.log_softmax(x, 1), target, ignore_index=4, reduction="sum")),
+        -logp[[0, 2, 3], [1, 3, 0]].sum(),
+        rtol=1e-12,
+    )
 
 
 def test_binary_cross_entropy(x):
@@ -191,8 +205,9 @@ def test_binary_cross_entropy(x):
     want = -(tn * np.log(pn) + (1 - tn) * np.log(1 - pn))
     np.testing.assert_allclose(a(F.binary_cross_entropy(p, t)), want.mean(), rtol=1e-10)
     w = tp.full([5], 2.0, dtype=tp.float64)
-    np.testing.assert_allclose(a(F.binary_cross_entropy(p, t, w, reduction="none")), 2 * want,
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        a(F.binary_cross_entropy(p, t, w, reduction="none")), 2 * want, rtol=1e-10
+    )
 
 
 def test_functions_honour_the_override_protocol():

@@ -18,8 +18,14 @@ def a(t: tp.Tensor) -> np.ndarray:
 
 
 # values off the kinks (finite differences need smooth neighbourhoods), plus large ones
-XS = np.array([[-3.1, -1.2, -0.4, 0.3, 0.9], [1.7, 2.6, -2.2, 5.3, 7.1],
-               [-0.05, 0.05, 3.3, -4.4, 0.6], [-700.0, 700.0, 30.0, -30.0, 1.1]])
+XS = np.array(
+    [
+        [-3.1, -1.2, -0.4, 0.3, 0.9],
+        [1.7, 2.6, -2.2, 5.3, 7.1],
+        [-0.05, 0.05, 3.3, -4.4, 0.6],
+        [-700.0, 700.0, 30.0, -30.0, 1.1],
+    ]
+)
 
 
 @pytest.fixture
@@ -73,10 +79,18 @@ def test_activations_match_their_closed_forms(x):
 def test_softplus_and_logsigmoid_do_not_overflow_in_float16():
     # exp(20) overflows float16: the stable forms never compute it
     x = tp.tensor([-20.0, 0.0, 11.0, 19.0, 20.0, 60.0], dtype=tp.float16)
-    np.testing.assert_allclose(a(F.softplus(x)).astype(np.float64),
-                               softplus_np(a(x).astype(np.float64)), rtol=2e-3, atol=1e-7)
-    np.testing.assert_allclose(a(F.logsigmoid(x)).astype(np.float64),
-                               logsigmoid_np(a(x).astype(np.float64)), rtol=2e-3, atol=1e-7)
+    np.testing.assert_allclose(
+        a(F.softplus(x)).astype(np.float64),
+        softplus_np(a(x).astype(np.float64)),
+        rtol=2e-3,
+        atol=1e-7,
+    )
+    np.testing.assert_allclose(
+        a(F.logsigmoid(x)).astype(np.float64),
+        logsigmoid_np(a(x).astype(np.float64)),
+        rtol=2e-3,
+        atol=1e-7,
+    )
     assert F.softplus(x).dtype is tp.float16 and F.logsigmoid(x).dtype is tp.float16
 
 
@@ -141,8 +155,14 @@ def test_activation_gradients_at_the_kinks_are_torchs():
 
 # --- losses -----------------------------------------------------------------------------------
 
-T = np.array([[0.2, -1.5, 0.1, 0.4, 2.0], [1.0, 2.4, -2.0, 2.0, 6.0],
-              [0.5, 0.0, 3.0, -1.0, 0.3], [-699.0, 699.5, 29.0, -31.0, 1.05]])
+T = np.array(
+    [
+        [0.2, -1.5, 0.1, 0.4, 2.0],
+        [1.0, 2.4, -2.0, 2.0, 6.0],
+        [0.5, 0.0, 3.0, -1.0, 0.3],
+        [-699.0, 699.5, 29.0, -31.0, 1.05],
+    ]
+)
 W = np.linspace(0.5, 2.0, 20).reshape(4, 5)
 
 
@@ -166,16 +186,19 @@ def test_regression_losses(x, reduction):
     cases = [
         (F.l1_loss(x, t, reduction=reduction), reduce_np(np.abs(d), reduction)),
         (F.smooth_l1_loss(x, t, reduction=reduction), reduce_np(smooth_l1_np(d, 1.0), reduction)),
-        (F.smooth_l1_loss(x, t, reduction=reduction, beta=0.5),
-         reduce_np(smooth_l1_np(d, 0.5), reduction)),
+        (
+            F.smooth_l1_loss(x, t, reduction=reduction, beta=0.5),
+            reduce_np(smooth_l1_np(d, 0.5), reduction),
+        ),
         (F.smooth_l1_loss(x, t, reduction=reduction, beta=0.0), reduce_np(np.abs(d), reduction)),
         (F.huber_loss(x, t, reduction), reduce_np(huber_np(d, 1.0), reduction)),
         (F.huber_loss(x, t, reduction, 2.5), reduce_np(huber_np(d, 2.5), reduction)),
         (F.huber_loss(x, t, reduction, weight=w), reduce_np(W * huber_np(d, 1.0), reduction)),
     ]
     weighted_l1 = W * np.abs(d)
-    want_l1 = weighted_l1.sum() / W.sum() if reduction == "mean" else reduce_np(weighted_l1,
-                                                                               reduction)
+    want_l1 = (
+        weighted_l1.sum() / W.sum() if reduction == "mean" else reduce_np(weighted_l1, reduction)
+    )
     cases.append((F.l1_loss(x, t, reduction=reduction, weight=w), want_l1))
     for got, want in cases:
         np.testing.assert_allclose(a(got), want, rtol=1e-12)
@@ -190,14 +213,14 @@ def bce_logits_np(x, t, weight=None, pos_weight=None):
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_binary_cross_entropy_with_logits(x, reduction):
     p = np.clip(np.abs(T) / 10, 0, 1)
-    t, w, pw = tp.tensor(p), tp.tensor(W[0]), tp.tensor([1.0, 2.0, 0.5, 3.0, 1.0],
-                                                         dtype=tp.float64)
+    t, w, pw = tp.tensor(p), tp.tensor(W[0]), tp.tensor([1.0, 2.0, 0.5, 3.0, 1.0], dtype=tp.float64)
     got = F.binary_cross_entropy_with_logits(x, t, reduction=reduction)
     assert np.isfinite(a(got)).all()  # logits of ±700 included
     np.testing.assert_allclose(a(got), reduce_np(bce_logits_np(XS, p), reduction), rtol=1e-12)
     got = F.binary_cross_entropy_with_logits(x, t, w, reduction=reduction, pos_weight=pw)
-    np.testing.assert_allclose(a(got), reduce_np(bce_logits_np(XS, p, a(w), a(pw)), reduction),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        a(got), reduce_np(bce_logits_np(XS, p, a(w), a(pw)), reduction), rtol=1e-12
+    )
     # = binary_cross_entropy of the probabilities, where those are representable
     small = tp.tensor(XS[:3])
     np.testing.assert_allclose(
@@ -229,8 +252,9 @@ def test_kl_div(reduction):
 def test_kl_div_mean_warns_and_batchmean_of_a_scalar_is_the_sum():
     with pytest.warns(UserWarning, match="'batchmean' divides only by the batch size"):
         F.kl_div(tp.zeros(2), tp.ones(2))
-    got = F.kl_div(tp.tensor(0.5, dtype=tp.float64), tp.tensor(0.25, dtype=tp.float64),
-                   reduction="batchmean")
+    got = F.kl_div(
+        tp.tensor(0.5, dtype=tp.float64), tp.tensor(0.25, dtype=tp.float64), reduction="batchmean"
+    )
     np.testing.assert_allclose(a(got), kl_np(0.5, 0.25), rtol=1e-12)
 
 
@@ -244,24 +268,35 @@ def test_loss_errors(x):
         F.smooth_l1_loss(x, t, reduction="avg")
     with pytest.raises(ValueError, match="binary_cross_entropy_with_logits: avg is not a valid"):
         F.binary_cross_entropy_with_logits(x, t, reduction="avg")
-    with pytest.raises(ValueError, match=r"kl_div: avg is not a valid value for reduction \(none, "
-                                         r"batchmean, mean, sum\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"kl_div: avg is not a valid value for reduction \(none, "
+        r"batchmean, mean, sum\)",
+    ):
         F.kl_div(x, t, reduction="avg")
-    with pytest.raises(RuntimeError, match="smooth_l1_loss does not support negative values for "
-                                           "beta."):
+    with pytest.raises(
+        RuntimeError, match="smooth_l1_loss does not support negative values for beta."
+    ):
         F.smooth_l1_loss(x, t, beta=-1.0)
-    with pytest.raises(RuntimeError, match="huber_loss does not support non-positive values for "
-                                           "delta."):
+    with pytest.raises(
+        RuntimeError, match="huber_loss does not support non-positive values for delta."
+    ):
         F.huber_loss(x, t, delta=0.0)
     with pytest.raises(ValueError, match="Weights and input must have the same size."):
         F.l1_loss(x, t, weight=tp.ones(5))
     with pytest.raises(ValueError, match="Weights and input must have the same size."):
         F.huber_loss(x, t, weight=tp.ones(5))
-    with pytest.raises(ValueError, match=r"Target size \(\[5\]\) must be the same as input size "
-                                         r"\(\[4, 5\]\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"Target size \(\[5\]\) must be the same as input size "
+        r"\(\[4, 5\]\)",
+    ):
         F.binary_cross_entropy_with_logits(x, t[0])
-    with pytest.warns(UserWarning, match=r"Using a target size \(\[5\]\) that is different to "
-                                         r"the input size \(\[4, 5\]\)"):
+    with pytest.warns(
+        UserWarning,
+        match=r"Using a target size \(\[5\]\) that is different to "
+        r"the input size \(\[4, 5\]\)",
+    ):
         np.testing.assert_allclose(a(F.l1_loss(x, t[0])), np.abs(XS - T[0]).mean(), rtol=1e-12)
 
 
@@ -276,12 +311,24 @@ def test_loss_gradients(reduction):
         (lambda x, t: F.l1_loss(x, t, reduction=reduction, weight=w), (x, t)),
         (lambda x, t: F.smooth_l1_loss(x, t, reduction=reduction, beta=0.5), (x, t)),
         (lambda x, t: F.huber_loss(x, t, reduction, 1.5, w), (x, t)),
-        (lambda x, p: F.binary_cross_entropy_with_logits(x, p, w, reduction=reduction,
-                                                         pos_weight=pw), (x, p)),
-        (lambda x, p: F.kl_div(x, p, reduction="sum" if reduction == "mean" else reduction),
-         (x, p)),
-        (lambda x, t: F.kl_div(x, t, reduction=reduction, log_target=True) if reduction != "mean"
-         else F.kl_div(x, t, reduction="batchmean", log_target=True), (x, t)),
+        (
+            lambda x, p: F.binary_cross_entropy_with_logits(
+                x, p, w, reduction=reduction, pos_weight=pw
+            ),
+            (x, p),
+        ),
+        (
+            lambda x, p: F.kl_div(x, p, reduction="sum" if reduction == "mean" else reduction),
+            (x, p),
+        ),
+        (
+            lambda x, t: (
+                F.kl_div(x, t, reduction=reduction, log_target=True)
+                if reduction != "mean"
+                else F.kl_div(x, t, reduction="batchmean", log_target=True)
+            ),
+            (x, t),
+        ),
     ]
     for fn, inputs in checks:
         assert tp.autograd.gradcheck(fn, inputs)
@@ -340,30 +387,44 @@ def test_pad_keeps_the_dtype_and_pads_three_dims():
 def test_pad_errors(x):
     with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
         F.pad(x, (1,))
-    with pytest.raises(RuntimeError, match="Padding length should be less than or equal to two "
-                                           "times the input dimension but got padding length 6"):
+    with pytest.raises(
+        RuntimeError,
+        match="Padding length should be less than or equal to two "
+        "times the input dimension but got padding length 6",
+    ):
         F.pad(x, (1, 1, 1, 1, 1, 1))
-    with pytest.raises(RuntimeError, match=r"The input size 5, plus negative padding -3 and -3 "
-                                           r"resulted in a negative output size"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"The input size 5, plus negative padding -3 and -3 "
+        r"resulted in a negative output size",
+    ):
         F.pad(x, (-3, -3))
     with pytest.raises(NotImplementedError, match="Unrecognised padding mode foo"):
         F.pad(x, (1, 1), mode="foo")
     with pytest.raises(RuntimeError, match='Padding mode "reflect" doesn\'t take in value'):
         F.pad(x, (1, 1), mode="reflect", value=1.0)
-    with pytest.raises(NotImplementedError, match="Padding size 4 is not supported for 2D input "
-                                                  "tensor.\nSupported combinations"):
+    with pytest.raises(
+        NotImplementedError,
+        match="Padding size 4 is not supported for 2D input tensor.\nSupported combinations",
+    ):
         F.pad(x, (1, 1, 1, 1), mode="replicate")
-    with pytest.raises(RuntimeError, match=r"Argument #4: Padding size should be less than the "
-                                           r"corresponding input dimension, but got: padding "
-                                           r"\(5, 0\) at dimension 1 of input \[4, 5\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Argument #4: Padding size should be less than the "
+        r"corresponding input dimension, but got: padding "
+        r"\(5, 0\) at dimension 1 of input \[4, 5\]",
+    ):
         F.pad(x, (5, 0), mode="reflect")
     with pytest.raises(RuntimeError, match=r"Argument #6: .* padding \(0, 4\) at dimension 1"):
         F.pad(x[None], (0, 0, 0, 4), mode="reflect")
     with pytest.raises(RuntimeError, match="Padding value causes wrapping around more than once."):
         F.pad(x, (6, 0), mode="circular")
-    with pytest.raises(RuntimeError, match=r"Expected 2D or 3D \(batch mode\) tensor with "
-                                           r"possibly 0 batch size and other non-zero dimensions "
-                                           r"for input, but got: \[1, 0\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Expected 2D or 3D \(batch mode\) tensor with "
+        r"possibly 0 batch size and other non-zero dimensions "
+        r"for input, but got: \[1, 0\]",
+    ):
         F.pad(tp.zeros(1, 0), (1, 1), mode="reflect")
 
 
@@ -374,7 +435,7 @@ NP_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 @pytest.mark.parametrize("pad", [(1, 2), (3, 0), (2, 1, 1, 2), (0, 1, 2, 0, 1, 1)])
 def test_pad_modes_match_numpy(mode, pad):
     # the smallest input each padding takes: one dimension more than it pads
-    shape = (2, 3, 4, 5)[-(len(pad) // 2 + 1):]
+    shape = (2, 3, 4, 5)[-(len(pad) // 2 + 1) :]
     xs = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
     widths = [(0, 0)] * xs.ndim
     for i in range(len(pad) // 2):
@@ -386,12 +447,15 @@ def test_pad_modes_match_numpy(mode, pad):
 def test_pad_modes_with_negative_amounts():
     xs = np.arange(8.0).reshape(2, 4)
     # reflect and replicate read the input's own coordinates; circular wraps the cropped part
-    np.testing.assert_array_equal(a(F.pad(tp.tensor(xs), (-1, 2), mode="reflect")),
-                                  xs[:, [1, 2, 3, 2, 1]])
-    np.testing.assert_array_equal(a(F.pad(tp.tensor(xs), (-1, 2), mode="replicate")),
-                                  xs[:, [1, 2, 3, 3, 3]])
-    np.testing.assert_array_equal(a(F.pad(tp.tensor(xs), (-1, 2), mode="circular")),
-                                  xs[:, [1, 2, 3, 1, 2]])
+    np.testing.assert_array_equal(
+        a(F.pad(tp.tensor(xs), (-1, 2), mode="reflect")), xs[:, [1, 2, 3, 2, 1]]
+    )
+    np.testing.assert_array_equal(
+        a(F.pad(tp.tensor(xs), (-1, 2), mode="replicate")), xs[:, [1, 2, 3, 3, 3]]
+    )
+    np.testing.assert_array_equal(
+        a(F.pad(tp.tensor(xs), (-1, 2), mode="circular")), xs[:, [1, 2, 3, 1, 2]]
+    )
 
 
 @needs_autograd
@@ -399,8 +463,7 @@ def test_pad_and_normalize_gradients():
     xs = leaf(XS[:3])
     assert tp.autograd.gradcheck(lambda t: F.pad(t, (2, -1, 1, 1), value=3.0), (xs,))
     for mode in ("reflect", "replicate", "circular"):  # elements read twice add up
-        assert tp.autograd.gradcheck(lambda t, m=mode: F.pad(t[None], (2, -1, 1, 2), mode=m),
-                                     (xs,))
+        assert tp.autograd.gradcheck(lambda t, m=mode: F.pad(t[None], (2, -1, 1, 2), mode=m), (xs,))
     assert tp.autograd.gradcheck(lambda t: F.normalize(t, 3.0, 0), (xs,))
     assert tp.autograd.gradcheck(lambda t: F.normalize(t), (xs,))
 
@@ -414,15 +477,17 @@ def test_one_hot():
 
 
 def test_one_hot_errors():
-    with pytest.raises(RuntimeError, match="one_hot is only applicable to index tensor of type "
-                                           "LongTensor."):
+    with pytest.raises(
+        RuntimeError, match="one_hot is only applicable to index tensor of type LongTensor."
+    ):
         F.one_hot(tp.tensor([1.0]))
     with pytest.raises(RuntimeError, match="Class values must be non-negative."):
         F.one_hot(tp.tensor([-1]))
     with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes."):
         F.one_hot(tp.tensor([3]), 2)
-    with pytest.raises(RuntimeError, match="Can not infer total number of classes from empty "
-                                           "tensor."):
+    with pytest.raises(
+        RuntimeError, match="Can not infer total number of classes from empty tensor."
+    ):
         F.one_hot(tp.tensor([], dtype=tp.int64))
 
 
@@ -432,16 +497,20 @@ def test_cosine_similarity_and_pairwise_distance(x):
         want = (XS * T).sum(dim) / (np.linalg.norm(XS, axis=dim) * np.linalg.norm(T, axis=dim))
         np.testing.assert_allclose(a(F.cosine_similarity(x, t, dim)), want, rtol=1e-12)
     col = XS[:, :1]  # broadcast along dim before the norms, as PyTorch does
-    want = (col * T).sum(1) / (np.linalg.norm(np.broadcast_to(col, T.shape), axis=1)
-                               * np.linalg.norm(T, axis=1))
+    want = (col * T).sum(1) / (
+        np.linalg.norm(np.broadcast_to(col, T.shape), axis=1) * np.linalg.norm(T, axis=1)
+    )
     np.testing.assert_allclose(a(F.cosine_similarity(tp.tensor(col), t)), want, rtol=1e-12)
     np.testing.assert_array_equal(a(F.cosine_similarity(tp.zeros(3), tp.zeros(3), 0)), 0.0)
     for p in (1.0, 2.0, 3.0):
         want = np.linalg.norm(XS - T + 1e-6, ord=p, axis=-1)
         np.testing.assert_allclose(a(F.pairwise_distance(x, t, p)), want, rtol=1e-12)
     assert F.pairwise_distance(x, t, keepdim=True).shape == (4, 1)
-    with pytest.raises(RuntimeError, match=r"The size of tensor a \(5\) must match the size of "
-                                           r"tensor b \(2\) at non-singleton dimension 1"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"The size of tensor a \(5\) must match the size of "
+        r"tensor b \(2\) at non-singleton dimension 1",
+    ):
         F.cosine_similarity(x, t[:, :2])
 
 
@@ -458,17 +527,24 @@ def test_cosine_similarity_and_pairwise_distance_gradients():
 
 def test_module_reprs_are_torchs():
     reprs = {
-        nn.Softmax(): "Softmax(dim=None)", nn.LogSoftmax(1): "LogSoftmax(dim=1)",
-        nn.Softmin(0): "Softmin(dim=0)", nn.LeakyReLU(): "LeakyReLU(negative_slope=0.01)",
+        nn.Softmax(): "Softmax(dim=None)",
+        nn.LogSoftmax(1): "LogSoftmax(dim=1)",
+        nn.Softmin(0): "Softmin(dim=0)",
+        nn.LeakyReLU(): "LeakyReLU(negative_slope=0.01)",
         nn.LeakyReLU(0.2, True): "LeakyReLU(negative_slope=0.2, inplace=True)",
-        nn.ELU(): "ELU(alpha=1.0)", nn.ELU(inplace=True): "ELU(alpha=1.0, inplace=True)",
+        nn.ELU(): "ELU(alpha=1.0)",
+        nn.ELU(inplace=True): "ELU(alpha=1.0, inplace=True)",
         nn.Softplus(): "Softplus(beta=1.0, threshold=20.0)",
         nn.Hardtanh(): "Hardtanh(min_val=-1.0, max_val=1.0)",
         nn.Hardtanh(-2, 2, True): "Hardtanh(min_val=-2, max_val=2, inplace=True)",
-        nn.ReLU6(): "ReLU6()", nn.ReLU6(True): "ReLU6(inplace=True)",
-        nn.LogSigmoid(): "LogSigmoid()", nn.L1Loss(): "L1Loss()",
-        nn.SmoothL1Loss(beta=0.5): "SmoothL1Loss()", nn.HuberLoss(delta=2): "HuberLoss()",
-        nn.BCEWithLogitsLoss(): "BCEWithLogitsLoss()", nn.KLDivLoss(): "KLDivLoss()",
+        nn.ReLU6(): "ReLU6()",
+        nn.ReLU6(True): "ReLU6(inplace=True)",
+        nn.LogSigmoid(): "LogSigmoid()",
+        nn.L1Loss(): "L1Loss()",
+        nn.SmoothL1Loss(beta=0.5): "SmoothL1Loss()",
+        nn.HuberLoss(delta=2): "HuberLoss()",
+        nn.BCEWithLogitsLoss(): "BCEWithLogitsLoss()",
+        nn.KLDivLoss(): "KLDivLoss()",
     }
     for module, text in reprs.items():
         assert repr(module) == text
@@ -478,30 +554,45 @@ def test_modules_call_their_functions(x):
     t = tp.tensor(T)
     p = tp.tensor(np.clip(np.abs(T) / 10, 0, 1))
     pairs = [
-        (nn.LeakyReLU(0.2)(x), F.leaky_relu(x, 0.2)), (nn.ELU(0.5)(x), F.elu(x, 0.5)),
-        (nn.Softplus(2, 5)(x), F.softplus(x, 2, 5)), (nn.Hardtanh(-2, 2)(x), F.hardtanh(x, -2, 2)),
-        (nn.ReLU6()(x), F.relu6(x)), (nn.LogSigmoid()(x), F.logsigmoid(x)),
-        (nn.Softmax(0)(x), F.softmax(x, 0)), (nn.LogSoftmax(1)(x), F.log_softmax(x, 1)),
+        (nn.LeakyReLU(0.2)(x), F.leaky_relu(x, 0.2)),
+        (nn.ELU(0.5)(x), F.elu(x, 0.5)),
+        (nn.Softplus(2, 5)(x), F.softplus(x, 2, 5)),
+        (nn.Hardtanh(-2, 2)(x), F.hardtanh(x, -2, 2)),
+        (nn.ReLU6()(x), F.relu6(x)),
+        (nn.LogSigmoid()(x), F.logsigmoid(x)),
+        (nn.Softmax(0)(x), F.softmax(x, 0)),
+        (nn.LogSoftmax(1)(x), F.log_softmax(x, 1)),
         (nn.Softmin(1)(x), F.softmin(x, 1)),
         (nn.L1Loss("sum")(x, t), F.l1_loss(x, t, reduction="sum")),
         (nn.SmoothL1Loss(beta=0.5)(x, t), F.smooth_l1_loss(x, t, beta=0.5)),
         (nn.HuberLoss("none", 2.0)(x, t), F.huber_loss(x, t, "none", 2.0)),
-        (nn.BCEWithLogitsLoss(pos_weight=tp.full([5], 2.0, dtype=tp.float64))(x, p),
-         F.binary_cross_entropy_with_logits(x, p, pos_weight=tp.full([5], 2.0,
-                                                                     dtype=tp.float64))),
-        (nn.KLDivLoss("batchmean", log_target=True)(x, t),
-         F.kl_div(x, t, reduction="batchmean", log_target=True)),
+        (
+            nn.BCEWithLogitsLoss(pos_weight=tp.full([5], 2.0, dtype=tp.float64))(x, p),
+            F.binary_cross_entropy_with_logits(
+                x, p, pos_weight=tp.full([5], 2.0, dtype=tp.float64)
+            ),
+        ),
+        (
+            nn.KLDivLoss("batchmean", log_target=True)(x, t),
+            F.kl_div(x, t, reduction="batchmean", log_target=True),
+        ),
     ]
     for got, want in pairs:
         np.testing.assert_array_equal(a(got), a(want))
 
 
 def test_loss_modules_check_reduction_and_keep_weights_as_buffers():
-    with pytest.raises(ValueError, match=r"L1Loss: avg is not a valid value for reduction "
-                                         r"\(none, mean, sum\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"L1Loss: avg is not a valid value for reduction "
+        r"\(none, mean, sum\)",
+    ):
         nn.L1Loss("avg")
-    with pytest.raises(ValueError, match=r"KLDivLoss: avg is not a valid value for reduction "
-                                         r"\(none, batchmean, mean, sum\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"KLDivLoss: avg is not a valid value for reduction "
+        r"\(none, batchmean, mean, sum\)",
+    ):
         nn.KLDivLoss("avg")
     assert nn.KLDivLoss("batchmean").reduction == "batchmean"
     loss = nn.BCEWithLogitsLoss(tp.ones(3), pos_weight=tp.ones(3))

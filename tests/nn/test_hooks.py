@@ -52,12 +52,17 @@ def test_hooks_with_keyword_arguments():
 
     m, x = Scale(), tp.ones([2])
     calls = []
-    m.register_forward_pre_hook(lambda mod, args, kwargs: (args, {"factor": kwargs["factor"] + 1}), with_kwargs=True)
+    m.register_forward_pre_hook(
+        lambda mod, args, kwargs: (args, {"factor": kwargs["factor"] + 1}), with_kwargs=True
+    )
     m.register_forward_hook(lambda mod, args, kwargs, out: calls.append(kwargs), with_kwargs=True)
     assert m(x, factor=2.0).tolist() == [3.0, 3.0]
     assert calls == [{"factor": 3.0}]
     m.register_forward_pre_hook(lambda mod, args, kwargs: args, with_kwargs=True)
-    with pytest.raises(RuntimeError, match=r"forward pre-hook must return None or a tuple of \(new_args, new_kwargs\), but got \(tensor"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"forward pre-hook must return None or a tuple of \(new_args, new_kwargs\), but got \(tensor",
+    ):
         m(x, factor=2.0)
 
 
@@ -79,7 +84,9 @@ def test_removing_hooks_and_handles_as_context_managers():
         m(tp.ones([1, 2]))
     m(tp.ones([1, 2]))
     assert seen == [1]
-    assert nn.Module._forward_hooks == {} and nn.Module._forward_pre_hooks == {}  # class defaults untouched
+    assert (
+        nn.Module._forward_hooks == {} and nn.Module._forward_pre_hooks == {}
+    )  # class defaults untouched
     assert "_forward_hooks" not in linear().__dict__  # a module without hooks keeps none
 
 

@@ -63,8 +63,9 @@ def data(n: int = 60, d: int = 4, c: int = 3, seed: int = 0) -> tuple[np.ndarray
 def test_mlp_agrees_with_numpy_step_by_step():
     x_np, y_np = data()
     tp.manual_seed(0)
-    model = nn.Sequential(nn.Linear(4, 8, dtype=tp.float64), nn.ReLU(),
-                          nn.Linear(8, 3, dtype=tp.float64))
+    model = nn.Sequential(
+        nn.Linear(4, 8, dtype=tp.float64), nn.ReLU(), nn.Linear(8, 3, dtype=tp.float64)
+    )
     ref = NumpyMLP({k: a(v) for k, v in model.state_dict().items()}, lr=0.2, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     opt = tp.optim.SGD(model.parameters(), lr=0.2, momentum=0.9)
@@ -89,8 +90,13 @@ def test_mlp_agrees_with_numpy_step_by_step():
 def test_a_model_of_every_layer_trains():
     """Embedding, LayerNorm, GELU, Dropout, Linear and MSELoss under Adam: the loss falls."""
     tp.manual_seed(0)
-    model = nn.Sequential(nn.Embedding(10, 8, padding_idx=0), nn.LayerNorm(8), nn.GELU(),
-                          nn.Dropout(0.1), nn.Linear(8, 1))
+    model = nn.Sequential(
+        nn.Embedding(10, 8, padding_idx=0),
+        nn.LayerNorm(8),
+        nn.GELU(),
+        nn.Dropout(0.1),
+        nn.Linear(8, 1),
+    )
     idx = tp.randint(0, 10, [64])
     target = (idx.to(tp.float32) / 10).unsqueeze(1)
     opt = tp.optim.Adam(model.parameters(), lr=0.02)

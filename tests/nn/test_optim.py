@@ -19,8 +19,16 @@ def a(t: tp.Tensor) -> np.ndarray:
 # --- the oracles: the algorithm boxes of torch.optim.SGD / torch.optim.Adam, in numpy ----------
 
 
-def sgd_np(params, grad_steps, lr, momentum=0.0, dampening=0.0, weight_decay=0.0,
-           nesterov=False, maximize=False):
+def sgd_np(
+    params,
+    grad_steps,
+    lr,
+    momentum=0.0,
+    dampening=0.0,
+    weight_decay=0.0,
+    nesterov=False,
+    maximize=False,
+):
     params = [p.copy() for p in params]
     bufs = [None] * len(params)
     for grads in grad_steps:
@@ -37,8 +45,16 @@ def sgd_np(params, grad_steps, lr, momentum=0.0, dampening=0.0, weight_decay=0.0
     return params
 
 
-def adam_np(params, grad_steps, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-            amsgrad=False, maximize=False):
+def adam_np(
+    params,
+    grad_steps,
+    lr=1e-3,
+    betas=(0.9, 0.999),
+    eps=1e-8,
+    weight_decay=0.0,
+    amsgrad=False,
+    maximize=False,
+):
     b1, b2 = betas
     params = [p.copy() for p in params]
     m = [np.zeros_like(p) for p in params]
@@ -128,8 +144,10 @@ def test_adam_matches_the_documented_algorithm(kwargs):
 def test_maximize_is_minimizing_the_negated_gradient():
     params, grads = problem()
     neg = [[-g for g in step] for step in grads]
-    for cls, kw in ((optim.SGD, {"lr": 0.1, "momentum": 0.9, "nesterov": True}),
-                    (optim.Adam, {"lr": 0.01, "amsgrad": True})):
+    for cls, kw in (
+        (optim.SGD, {"lr": 0.1, "momentum": 0.9, "nesterov": True}),
+        (optim.Adam, {"lr": 0.01, "amsgrad": True}),
+    ):
         up, _ = run(cls, params, grads, maximize=True, **kw)
         down, _ = run(cls, params, neg, **kw)
         for u, d in zip(up, down, strict=True):
@@ -155,8 +173,7 @@ def test_updates_are_in_place_and_skip_parameters_without_grad():
 def test_param_groups_have_their_own_hyperparameters():
     params, grads = problem()
     ps = [tp.tensor(p) for p in params]
-    opt = optim.SGD([{"params": [ps[0]]}, {"params": ps[1], "lr": 0.01, "momentum": 0.5}],
-                    lr=0.1)
+    opt = optim.SGD([{"params": [ps[0]]}, {"params": ps[1], "lr": 0.01, "momentum": 0.5}], lr=0.1)
     assert [g["lr"] for g in opt.param_groups] == [0.1, 0.01]
     assert opt.param_groups[0]["momentum"] == 0.0
     for step in grads:
@@ -169,10 +186,13 @@ def test_param_groups_have_their_own_hyperparameters():
     np.testing.assert_allclose(a(ps[1]), w1, rtol=1e-12)
 
 
-@pytest.mark.parametrize(("cls", "kwargs"), [
-    (optim.SGD, {"lr": 0.1, "momentum": 0.9}),
-    (optim.Adam, {"lr": 0.01, "amsgrad": True}),
-])
+@pytest.mark.parametrize(
+    ("cls", "kwargs"),
+    [
+        (optim.SGD, {"lr": 0.1, "momentum": 0.9}),
+        (optim.Adam, {"lr": 0.01, "amsgrad": True}),
+    ],
+)
 def test_state_dict_round_trip_continues_the_same_trajectory(cls, kwargs):
     params, grads = problem(steps=6)
     ps, opt = run(cls, params, grads[:3], **kwargs)
@@ -182,7 +202,9 @@ def test_state_dict_round_trip_continues_the_same_trajectory(cls, kwargs):
     qs = [tp.tensor(a(p)) for p in ps]
     other = cls(qs, lr=123.0)
     other.load_state_dict(sd)
-    assert other.param_groups[0]["lr"] == kwargs["lr"] and other.param_groups[0]["params"][0] is qs[0]
+    assert (
+        other.param_groups[0]["lr"] == kwargs["lr"] and other.param_groups[0]["params"][0] is qs[0]
+    )
     for key, value in other.state[qs[0]].items():
         if isinstance(value, tp.Tensor):  # loaded buffers are copies, not the source's tensors
             assert value is not opt.state[ps[0]][key]
@@ -199,12 +221,18 @@ def test_state_dict_round_trip_continues_the_same_trajectory(cls, kwargs):
 def test_load_state_dict_errors():
     ps = [tp.zeros(2), tp.zeros(3)]
     sd = optim.SGD(ps, lr=0.1).state_dict()
-    with pytest.raises(ValueError, match=r"loaded state dict has a different number of parameter "
-                       r"groups \(1\) than the optimizer \(2\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"loaded state dict has a different number of parameter "
+        r"groups \(1\) than the optimizer \(2\)",
+    ):
         optim.SGD([{"params": [ps[0]]}, {"params": [ps[1]]}], lr=0.1).load_state_dict(sd)
-    with pytest.raises(ValueError, match="loaded state dict contains a parameter group that "
-                       "doesn't match the size of optimizer's group: group 0 has 2 parameters "
-                       "there, 1 here"):
+    with pytest.raises(
+        ValueError,
+        match="loaded state dict contains a parameter group that "
+        "doesn't match the size of optimizer's group: group 0 has 2 parameters "
+        "there, 1 here",
+    ):
         optim.SGD([ps[0]], lr=0.1).load_state_dict(sd)
     sd["state"][7] = {"momentum_buffer": tp.zeros(2)}
     with pytest.raises(ValueError, match="loaded state dict has state for parameter 7"):
@@ -226,36 +254,69 @@ def test_zero_grad_and_closure():
 def test_constructor_errors():
     p = tp.zeros(2)
     cases = [
-        (lambda: optim.SGD(p, lr=0.1), TypeError,
-         "params argument given to the optimizer should be an iterable of Tensors or dicts, "
-         "but got Tensor"),
+        (
+            lambda: optim.SGD(p, lr=0.1),
+            TypeError,
+            "params argument given to the optimizer should be an iterable of Tensors or dicts, "
+            "but got Tensor",
+        ),
         (lambda: optim.SGD([], lr=0.1), ValueError, "optimizer got an empty parameter list"),
-        (lambda: optim.SGD([p, p], lr=0.1), ValueError,
-         "a parameter group holds the same parameter more than once"),
-        (lambda: optim.SGD([{"params": [p]}, {"params": [p]}]), ValueError,
-         "some parameters appear in more than one parameter group"),
-        (lambda: optim.SGD([{"params": {p}}]), TypeError,
-         "optimizer parameters need to be organized in ordered collections"),
+        (
+            lambda: optim.SGD([p, p], lr=0.1),
+            ValueError,
+            "a parameter group holds the same parameter more than once",
+        ),
+        (
+            lambda: optim.SGD([{"params": [p]}, {"params": [p]}]),
+            ValueError,
+            "some parameters appear in more than one parameter group",
+        ),
+        (
+            lambda: optim.SGD([{"params": {p}}]),
+            TypeError,
+            "optimizer parameters need to be organized in ordered collections",
+        ),
         (lambda: optim.SGD([{"lr": 0.1}]), ValueError, "param_group must have a 'params' entry"),
-        (lambda: optim.SGD([p]).add_param_group([p]), TypeError,
-         "param_group must be a dict, but got list"),
-        (lambda: optim.SGD([1.0]), TypeError,
-         "optimizer can only optimize Tensors, but one of the params is float"),
+        (
+            lambda: optim.SGD([p]).add_param_group([p]),
+            TypeError,
+            "param_group must be a dict, but got list",
+        ),
+        (
+            lambda: optim.SGD([1.0]),
+            TypeError,
+            "optimizer can only optimize Tensors, but one of the params is float",
+        ),
         (lambda: optim.SGD([p], lr=-1), ValueError, "Invalid learning rate: -1"),
         (lambda: optim.SGD([p], momentum=-0.5), ValueError, "Invalid momentum value: -0.5"),
         (lambda: optim.SGD([p], weight_decay=-1), ValueError, "Invalid weight_decay value: -1"),
-        (lambda: optim.SGD([p], nesterov=True), ValueError,
-         "Nesterov momentum requires a momentum and zero dampening"),
-        (lambda: optim.SGD([p], momentum=0.9, dampening=0.1, nesterov=True), ValueError,
-         "Nesterov momentum requires a momentum and zero dampening"),
+        (
+            lambda: optim.SGD([p], nesterov=True),
+            ValueError,
+            "Nesterov momentum requires a momentum and zero dampening",
+        ),
+        (
+            lambda: optim.SGD([p], momentum=0.9, dampening=0.1, nesterov=True),
+            ValueError,
+            "Nesterov momentum requires a momentum and zero dampening",
+        ),
         (lambda: optim.Adam([p], lr=-0.1), ValueError, "Invalid learning rate: -0.1"),
         (lambda: optim.Adam([p], eps=-1e-8), ValueError, "Invalid epsilon value: -1e-08"),
-        (lambda: optim.Adam([p], betas=(1.0, 0.999)), ValueError,
-         "Invalid beta parameter at index 0: 1.0"),
-        (lambda: optim.Adam([p], betas=(0.9, -0.1)), ValueError,
-         "Invalid beta parameter at index 1: -0.1"),
-        (lambda: optim.Adam([p], weight_decay=-0.1), ValueError,
-         "Invalid weight_decay value: -0.1"),
+        (
+            lambda: optim.Adam([p], betas=(1.0, 0.999)),
+            ValueError,
+            "Invalid beta parameter at index 0: 1.0",
+        ),
+        (
+            lambda: optim.Adam([p], betas=(0.9, -0.1)),
+            ValueError,
+            "Invalid beta parameter at index 1: -0.1",
+        ),
+        (
+            lambda: optim.Adam([p], weight_decay=-0.1),
+            ValueError,
+            "Invalid weight_decay value: -0.1",
+        ),
     ]
     for make, exc, message in cases:
         with pytest.raises(exc) as ei:
@@ -268,8 +329,10 @@ def test_required_hyperparameter():
         def __init__(self, params):
             super().__init__(params, {"lr": optim.optimizer.required})
 
-    with pytest.raises(ValueError, match="parameter group didn't specify a value of required "
-                       "optimization parameter lr"):
+    with pytest.raises(
+        ValueError,
+        match="parameter group didn't specify a value of required optimization parameter lr",
+    ):
         Bare([tp.zeros(1)])
     assert Bare([{"params": [tp.zeros(1)], "lr": 0.1}]).param_groups[0]["lr"] == 0.1
     with pytest.raises(NotImplementedError, match="Bare does not implement step"):

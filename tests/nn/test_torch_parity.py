@@ -31,7 +31,11 @@ class Net(nn.Module):
 def test_state_dict_prefix_is_prepended_as_given():
     # torch: the prefix carries its own dot ("model."), as load_state_dict's recursion passes it
     assert list(Net().state_dict(prefix="model.")) == [
-        "model.buf", "model.fc.weight", "model.fc.bias", "model.seq.0.weight", "model.seq.0.bias",
+        "model.buf",
+        "model.fc.weight",
+        "model.fc.bias",
+        "model.seq.0.weight",
+        "model.seq.0.bias",
     ]
     assert list(nn.Linear(1, 1).state_dict(prefix="x_")) == ["x_weight", "x_bias"]
 
@@ -120,7 +124,9 @@ def test_module_list_keeps_none_placeholders():
     ml[0] = None
     ml.insert(0, None)
     assert list(ml) == [None, None, None, lin, None]
-    with pytest.raises(TypeError, match=r"^ModuleList.append: got a int, not a Module \(or None\)$"):
+    with pytest.raises(
+        TypeError, match=r"^ModuleList.append: got a int, not a Module \(or None\)$"
+    ):
         ml.append(3)  # type: ignore[arg-type]
 
 
@@ -155,8 +161,10 @@ def test_sequential_list_methods():
     same = both
     both += nn.Sequential(s)
     assert both is same and list(both) == [r, t, s]
-    with pytest.raises(ValueError, match="^add operator supports only objects of Sequential "
-                                         "class, but list is given.$"):
+    with pytest.raises(
+        ValueError,
+        match="^add operator supports only objects of Sequential class, but list is given.$",
+    ):
         both + [r]  # type: ignore[operator]
     with pytest.raises(IndexError, match="^Index out of range: 4$"):
         both.insert(4, r)
@@ -201,11 +209,17 @@ def test_embedding_from_pretrained():
     padded = nn.Embedding.from_pretrained(table, freeze=False, padding_idx=-1)
     assert padded.padding_idx == 2 and repr(padded) == "Embedding(3, 2, padding_idx=2)"
     np.testing.assert_array_equal(a(padded.weight[2]), [6.0, 7.0])  # the padding row is kept
-    with pytest.raises(ValueError, match=r"embeddings are expected to be 2-dimensional, got "
-                                         r"shape \[3\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"embeddings are expected to be 2-dimensional, got "
+        r"shape \[3\]",
+    ):
         nn.Embedding.from_pretrained(tp.zeros(3))
-    with pytest.raises(ValueError, match=r"the shape of _weight, \[2, 2\], does not match "
-                                         r"num_embeddings and embedding_dim \(3, 3\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"the shape of _weight, \[2, 2\], does not match "
+        r"num_embeddings and embedding_dim \(3, 3\)",
+    ):
         nn.Embedding(3, 3, _weight=tp.zeros(2, 2))
 
 
@@ -222,8 +236,7 @@ def test_embedding_scale_grad_by_freq_with_padding():
     assert repr(emb) == "Embedding(5, 3, padding_idx=0, scale_grad_by_freq=True)"
     emb(tp.tensor([[0, 2, 2], [2, 1, 0]])).sum().backward()
     # row 2 occurs three times and gets 3 / 3; the padding row gets nothing
-    np.testing.assert_array_equal(a(emb.weight.grad), [[0] * 3, [1] * 3, [1] * 3, [0] * 3,
-                                                        [0] * 3])
+    np.testing.assert_array_equal(a(emb.weight.grad), [[0] * 3, [1] * 3, [1] * 3, [0] * 3, [0] * 3])
 
 
 def test_embedding_max_norm_renormalizes_the_rows_looked_up():
@@ -242,8 +255,11 @@ def test_embedding_max_norm_renormalizes_the_rows_looked_up():
 
 def test_embedding_padding_idx_and_sparse_checks():
     w = tp.ones(5, 2)
-    with pytest.raises(ValueError, match=r"padding_idx must be within num_embeddings \(5\), "
-                                         "got 7"):
+    with pytest.raises(
+        ValueError,
+        match=r"padding_idx must be within num_embeddings \(5\), "
+        "got 7",
+    ):
         nn.functional.embedding(tp.tensor([0]), w, padding_idx=7)
     with pytest.raises(ValueError, match="got -6"):
         nn.functional.embedding(tp.tensor([0]), w, padding_idx=-6)
@@ -274,8 +290,10 @@ def test_parameters_to_vector_wants_one_device():
     except Exception:
         pytest.skip("needs a second backend (tensorplug-foo)")
     here = tp.ones(3)
-    message = ("^Found two parameters on different devices, this is currently not supported. "
-               r"\(devices: cpu, foo; move the parameters to one device first\)$")
+    message = (
+        "^Found two parameters on different devices, this is currently not supported. "
+        r"\(devices: cpu, foo; move the parameters to one device first\)$"
+    )
     with pytest.raises(TypeError, match=message):
         nn.utils.parameters_to_vector([here, other])
     with pytest.raises(TypeError, match=message):
@@ -306,8 +324,10 @@ def test_optimizer_takes_named_parameters():
 
 def test_optimizer_groups_all_named_or_none():
     lin = nn.Linear(2, 1)
-    with pytest.raises(ValueError, match="^all optimizer params should be with/without names. "
-                                         "Some param names are missing$"):
+    with pytest.raises(
+        ValueError,
+        match="^all optimizer params should be with/without names. Some param names are missing$",
+    ):
         tp.optim.SGD([("weight", lin.weight), lin.bias], lr=0.1)
     named = tp.optim.SGD([("weight", lin.weight)], lr=0.1)
     with pytest.raises(ValueError, match="cannot add param group without names to the optimizer"):
@@ -321,8 +341,11 @@ def test_optimizers_accept_foreach_and_check_betas():
     p = nn.Parameter(tp.zeros(2))
     assert tp.optim.SGD([p], lr=0.1, foreach=False).param_groups[0]["lr"] == 0.1
     assert tp.optim.Adam([p], foreach=True).param_groups[0]["lr"] == 1e-3
-    with pytest.raises(ValueError, match=r"^Invalid betas: expected a pair \(beta1, beta2\), "
-                                         r"got \(0.9,\)$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^Invalid betas: expected a pair \(beta1, beta2\), "
+        r"got \(0.9,\)$",
+    ):
         tp.optim.Adam([p], betas=(0.9,))  # type: ignore[arg-type]
 
 
@@ -340,7 +363,8 @@ def test_cross_entropy_takes_probabilities_only_from_a_target_shaped_like_the_in
         nn.functional.cross_entropy(tp.tensor(x), tp.tensor(p[:, :2]))
     assert "size of tensor" not in str(err.value)
     with pytest.raises(
-        RuntimeError, match="Expected floating point type for target with class probabilities, got Long"
+        RuntimeError,
+        match="Expected floating point type for target with class probabilities, got Long",
     ):
         nn.functional.cross_entropy(tp.tensor(x), tp.zeros([2, 3], dtype=tp.int64))
 
@@ -351,7 +375,9 @@ def test_dropout_of_integers():
     assert a(nn.functional.dropout(ints, 0.5, training=False)).tolist() == [1, 2, 3]
     zeros = nn.functional.dropout(ints, 1.0)  # PyTorch: zeros of the input's dtype
     assert zeros.dtype is tp.int64 and a(zeros).tolist() == [0, 0, 0]
-    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+    with pytest.raises(
+        RuntimeError, match="result type Float can't be cast to the desired output type Long"
+    ):
         nn.functional.dropout(ints, 0.5)
     with pytest.raises(RuntimeError, match="output type Bool"):
         nn.Dropout(0.3)(tp.tensor([True, False]))

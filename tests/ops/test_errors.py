@@ -995,15 +995,15 @@ SEARCH_AND_SHAPE_CASES: list[ErrorCase] = [
         "aminmax_empty",
         lambda: tp.aminmax(T((0, 3))),
         RuntimeError,
-        'aminmax(): cannot compute aminmax over an empty dimension as the operation has no '
-        'identity.',
+        "aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+        "identity.",
         "aminmax",
     ),
     (
         "aminmax_empty_dim",
         lambda: tp.aminmax(T((0, 3)), dim=0),
         IndexError,
-        'aminmax: Expected reduction dim 0 to have non-zero size.',
+        "aminmax: Expected reduction dim 0 to have non-zero size.",
         "aminmax",
     ),
     (
@@ -1017,7 +1017,7 @@ SEARCH_AND_SHAPE_CASES: list[ErrorCase] = [
         "aminmax_dim",
         lambda: tp.aminmax(T((2, 3)), dim=2),
         IndexError,
-        'Dimension out of range (expected to be in range of [-2, 1], but got 2)',
+        "Dimension out of range (expected to be in range of [-2, 1], but got 2)",
         "aminmax",
     ),
     (
@@ -1032,31 +1032,31 @@ SEARCH_AND_SHAPE_CASES: list[ErrorCase] = [
         lambda: tp.searchsorted(I([1, 2]), I([1]), side="left", right=True),
         RuntimeError,
         "torch.searchsorted(): side and right can't be set to opposites, got side of left while "
-        'right was True',
+        "right was True",
         "searchsorted.Tensor",
     ),
     (
         "searchsorted_leading_dims",
         lambda: tp.searchsorted(I([[1, 3], [2, 4]]), I([2])),
         RuntimeError,
-        'torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 '
-        'dimensions of boundaries tensor and input value tensor must match, but we got '
-        'boundaries tensor [2, 2] and input value tensor [1]',
+        "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+        "dimensions of boundaries tensor and input value tensor must match, but we got "
+        "boundaries tensor [2, 2] and input value tensor [1]",
         "searchsorted.Tensor",
     ),
     (
         "searchsorted_0d_boundaries",
         lambda: tp.searchsorted(I(1), I([2])),
         RuntimeError,
-        'torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 '
-        'dimension',
+        "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+        "dimension",
         "searchsorted.Tensor",
     ),
     (
         "searchsorted_0d_value",
         lambda: tp.searchsorted(I([[1, 3]]), I(3)),
         RuntimeError,
-        'torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension '
+        "torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension "
         "is 1, but we got boundaries tensor dim(2) and input value's dim(0) numel(1)",
         "searchsorted.Tensor",
     ),
@@ -1064,22 +1064,22 @@ SEARCH_AND_SHAPE_CASES: list[ErrorCase] = [
         "searchsorted_sorter_size",
         lambda: tp.searchsorted(I([5, 1, 3]), I([2]), sorter=I([1, 2])),
         RuntimeError,
-        'torch.searchsorted(): boundary and sorter must have the same size, but got boundary '
-        'tensor [3]and got sorter tensor [2]',
+        "torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+        "tensor [3]and got sorter tensor [2]",
         "searchsorted.Tensor",
     ),
     (
         "searchsorted_sorter_dtype",
         lambda: tp.searchsorted(I([5, 1, 3]), I([2]), sorter=tp.tensor([1, 2, 0], dtype=tp.int32)),
         RuntimeError,
-        'torch.searchsorted(): sorter must be a tensor of long dtype but got dtype Int',
+        "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype Int",
         "searchsorted.Tensor",
     ),
     (
         "searchsorted_sorter_range",
         lambda: tp.searchsorted(I([5, 1, 3]), I([2]), sorter=I([1, 2, 3])),
         RuntimeError,
-        'torch.searchsorted(): sorter index out of range',
+        "torch.searchsorted(): sorter index out of range",
         "searchsorted.Tensor",
     ),
     (
@@ -1100,35 +1100,35 @@ SEARCH_AND_SHAPE_CASES: list[ErrorCase] = [
         "bucketize_2d",
         lambda: tp.bucketize(I([1]), I([[1, 2]])),
         RuntimeError,
-        'boundaries tensor must be 1 dimension, but got dim(2)',
+        "boundaries tensor must be 1 dimension, but got dim(2)",
         "bucketize.Tensor",
     ),
     (
         "isclose_dtype",
         lambda: tp.isclose(T((2,)), T((2,), "float64")),
         RuntimeError,
-        'Float did not match Double',
+        "Float did not match Double",
         "isclose",
     ),
     (
         "isclose_rtol",
         lambda: tp.isclose(T((2,)), T((2,)), rtol=-1.0),
         RuntimeError,
-        'rtol must be greater than or equal to zero, but got -1',
+        "rtol must be greater than or equal to zero, but got -1",
         "isclose",
     ),
     (
         "isclose_atol",
         lambda: tp.isclose(T((2,)), T((2,)), atol=-0.5),
         RuntimeError,
-        'atol must be greater than or equal to zero, but got -0.5',
+        "atol must be greater than or equal to zero, but got -0.5",
         "isclose",
     ),
     (
         "isclose_shape",
         lambda: tp.isclose(T((2,)), T((3,))),
         RuntimeError,
-        'The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0',
+        "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0",
         "isclose",
     ),
     (
@@ -1149,14 +1149,14 @@ SEARCH_AND_SHAPE_CASES: list[ErrorCase] = [
         "unique_dim_0d",
         lambda: tp.unique(T(()), dim=0),
         IndexError,
-        'Dimension specified as 0 but tensor has no dimensions',
+        "Dimension specified as 0 but tensor has no dimensions",
         "unique_dim",
     ),
     (
         "unique_dim_range",
         lambda: tp.unique(T((2, 2)), dim=2),
         IndexError,
-        'Dimension out of range (expected to be in range of [-2, 1], but got 2)',
+        "Dimension out of range (expected to be in range of [-2, 1], but got 2)",
         "unique_dim",
     ),
     (
@@ -1170,49 +1170,49 @@ SEARCH_AND_SHAPE_CASES: list[ErrorCase] = [
         "unique_dim_two_zero_dims",
         lambda: tp.unique(T((0, 0)), dim=0),
         RuntimeError,
-        'Number of zero sized dimensions is more than one, so unique cannot be applied',
+        "Number of zero sized dimensions is more than one, so unique cannot be applied",
         "unique_dim",
     ),
     (
         "diagonal_same_dims",
         lambda: T((2, 3, 4)).diagonal(0, 1, -2),
         RuntimeError,
-        'diagonal dimensions cannot be identical 1, -2',
+        "diagonal dimensions cannot be identical 1, -2",
         "diagonal",
     ),
     (
         "diagonal_dim_range",
         lambda: T((2, 3)).diagonal(0, 0, 2),
         IndexError,
-        'Dimension out of range (expected to be in range of [-2, 1], but got 2)',
+        "Dimension out of range (expected to be in range of [-2, 1], but got 2)",
         "diagonal",
     ),
     (
         "diagonal_1d",
         lambda: T((2,)).diagonal(),
         IndexError,
-        'Dimension out of range (expected to be in range of [-1, 0], but got 1)',
+        "Dimension out of range (expected to be in range of [-1, 0], but got 1)",
         "diagonal",
     ),
     (
         "tril__1d",
         lambda: T((3,)).tril_(),
         RuntimeError,
-        'tril: input tensor must have at least 2 dimensions',
+        "tril: input tensor must have at least 2 dimensions",
         "tril_",
     ),
     (
         "triu__1d",
         lambda: T((3,)).triu_(),
         RuntimeError,
-        'triu: input tensor must have at least 2 dimensions',
+        "triu: input tensor must have at least 2 dimensions",
         "triu_",
     ),
     (
         "logspace_negative_steps",
         lambda: tp.logspace(0, 1, -1),
         RuntimeError,
-        'number of steps must be non-negative',
+        "number of steps must be non-negative",
         "logspace",
     ),
     (
@@ -1470,7 +1470,13 @@ POINTWISE_DTYPE_CASES: list[ErrorCase] = [
         "masked_fill_",
     ),
     ("log10__int", lambda: T((2,), "int64").log10_(), RuntimeError, CAST_FLOAT_TO_LONG, "log10_"),
-    ("atan2__int", lambda: T((2,), "int64").atan2_(T((2,))), RuntimeError, CAST_FLOAT_TO_LONG, "atan2_"),
+    (
+        "atan2__int",
+        lambda: T((2,), "int64").atan2_(T((2,))),
+        RuntimeError,
+        CAST_FLOAT_TO_LONG,
+        "atan2_",
+    ),
     (
         "atan2_complex",
         lambda: tp.atan2(T((2,), "complex64"), T((2,), "complex64")),
@@ -1492,7 +1498,13 @@ POINTWISE_DTYPE_CASES: list[ErrorCase] = [
         "\"fmod_cpu\" not implemented for 'Bool'",
         "fmod",
     ),
-    ("fmod_int_zero", lambda: tp.fmod(I([3, 4]), I([1, 0])), RuntimeError, "ZeroDivisionError", "fmod"),
+    (
+        "fmod_int_zero",
+        lambda: tp.fmod(I([3, 4]), I([1, 0])),
+        RuntimeError,
+        "ZeroDivisionError",
+        "fmod",
+    ),
     ("fmod_scalar_int_zero", lambda: tp.fmod(I([3]), 0), RuntimeError, "ZeroDivisionError", "fmod"),
     (
         "fmod__shape",
@@ -1563,11 +1575,17 @@ def test_pointwise_dtype_refusals(call: Callable[[], Any], exc: Any, text: str, 
 
 def test_clamp_in_place_keeps_the_tensor_s_dtype_and_shape() -> None:
     ints = tp.tensor([1, 5, 9])
-    with pytest.raises(RuntimeError, match=r"^aten::clamp_: result type Float can't be cast to the desired output type Long$"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"^aten::clamp_: result type Float can't be cast to the desired output type Long$",
+    ):
         ints.clamp_(0.5, 2.5)
     assert ints.tolist() == [1, 5, 9]  # nothing written
     small = tp.zeros([3])
-    with pytest.raises(RuntimeError, match=r"^aten::clamp_\.Tensor: output with shape \[3\] doesn't match the broadcast shape \[2, 3\]$"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"^aten::clamp_\.Tensor: output with shape \[3\] doesn't match the broadcast shape \[2, 3\]$",
+    ):
         small.clamp_(tp.zeros([2, 3]))
 
 
@@ -1612,7 +1630,9 @@ def test_mixing_devices() -> None:
 
 def _unscale(grads: Any, found_inf: Any = None, inv_scale: Any = None) -> Any:
     return tp._amp_foreach_non_finite_check_and_unscale_(
-        grads, T((1,)) if found_inf is None else found_inf, T((1,)) if inv_scale is None else inv_scale
+        grads,
+        T((1,)) if found_inf is None else found_inf,
+        T((1,)) if inv_scale is None else inv_scale,
     )
 
 

@@ -51,7 +51,6 @@ __all__ = [
 ]
 
 
-
 # Note [Lazy public functions]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # Generating the ~115 public functions and ~85 Tensor methods (closures, signature caches,
@@ -239,7 +238,6 @@ def _backend_select(op: OpOverload) -> Callable[..., Any]:
 
     backend_select.__qualname__ = f"backend_select[{op.name}]"
     return backend_select
-
 
 
 __all__ += ["return_types", "OpPacket"]

@@ -117,8 +117,7 @@ def _missing_backend(key_name: str | None, device_type: str) -> Exception:
         why = None if plugins is None else plugins.absent_plugin_remedy(plugin, dist)
         if why is not None:
             return MissingPluginError(
-                f"No backend is loaded for device type '{device_type}': it is provided by "
-                f"{why}.",
+                f"No backend is loaded for device type '{device_type}': it is provided by {why}.",
                 distribution=dist,
             )
         return MissingPluginError(

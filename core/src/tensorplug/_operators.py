@@ -157,7 +157,11 @@ def install() -> None:
         ("ge", a.ge.Tensor, a.ge.Scalar),
     ):
         _install(f"__{name}__", _binary(top, sop))
-    for name, fn in (("and", a.bitwise_and.Tensor), ("or", a.bitwise_or.Tensor), ("xor", a.bitwise_xor.Tensor)):
+    for name, fn in (
+        ("and", a.bitwise_and.Tensor),
+        ("or", a.bitwise_or.Tensor),
+        ("xor", a.bitwise_xor.Tensor),
+    ):
         _install(f"__{name}__", _binary_tensor_only(fn))
         _install(f"__r{name}__", _reflected(fn, None))
     _install("__radd__", _reflected(a.add.Tensor, a.add.Scalar))
@@ -206,9 +210,14 @@ def install() -> None:
     T.mT = property(lambda self: a.transpose.int(self, -2, -1))
     T.type_as = lambda self, other: to(self, other.dtype)
     for name, dt in (
-        ("float", _dtypes.float32), ("double", _dtypes.float64), ("half", _dtypes.float16),
-        ("bfloat16", _dtypes.bfloat16), ("long", _dtypes.int64), ("int", _dtypes.int32),
-        ("short", _dtypes.int16), ("bool", _dtypes.bool),
+        ("float", _dtypes.float32),
+        ("double", _dtypes.float64),
+        ("half", _dtypes.float16),
+        ("bfloat16", _dtypes.bfloat16),
+        ("long", _dtypes.int64),
+        ("int", _dtypes.int32),
+        ("short", _dtypes.int16),
+        ("bool", _dtypes.bool),
     ):
         setattr(T, name, _converter(dt))
     for name in ("zeros", "ones", "empty", "full"):
@@ -291,7 +300,9 @@ def _converter(dt: _dtypes.dtype) -> Callable[[Tensor], Tensor]:
 
 
 def _new_factory(name: str) -> Callable[..., Tensor]:
-    def new(self: Tensor, *args: Any, dtype: Any = None, device: Any = None, **kwargs: Any) -> Tensor:
+    def new(
+        self: Tensor, *args: Any, dtype: Any = None, device: Any = None, **kwargs: Any
+    ) -> Tensor:
         import tensorplug
 
         fn = getattr(tensorplug, name)
@@ -315,7 +326,9 @@ def _one_value(self: Tensor, what: str) -> Any:
     if self.numel() != 1:
         if what == "Boolean":
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        raise RuntimeError(f"only one element tensors can be converted to Python scalars ({what}())")
+        raise RuntimeError(
+            f"only one element tensors can be converted to Python scalars ({what}())"
+        )
     return item(self)
 
 
@@ -327,9 +340,7 @@ def _index(self: Tensor) -> int:
 
 def item(self: Tensor) -> Any:
     if self.numel() != 1:
-        raise RuntimeError(
-            f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
-        )
+        raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
     return ops.aten._local_scalar_dense.default(self)
 
 
@@ -428,8 +439,11 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
             f"tensor(): argument 'dtype' must be tensorplug.dtype, not {type(dtype).__name__}"
         )
     if isinstance(data, Tensor):
-        t = to(ops.aten.clone.default(data), dtype=dtype or data.dtype,
-               device=device if device is not None else data.device)
+        t = to(
+            ops.aten.clone.default(data),
+            dtype=dtype or data.dtype,
+            device=device if device is not None else data.device,
+        )
         t = ops.aten.detach.default(t)
     else:
         dev = _canonical_device(device)
@@ -499,8 +513,7 @@ def _parse_index(self: Tensor, index: Any) -> tuple[Tensor, list[Any]]:
         index = (index,)
     # expand Ellipsis
     consumed = sum(
-        0 if i is None or i is Ellipsis else (i.ndim if _is_bool_tensor(i) else 1)
-        for i in index
+        0 if i is None or i is Ellipsis else (i.ndim if _is_bool_tensor(i) else 1) for i in index
     )
     n_ell = sum(1 for i in index if i is Ellipsis)
     if n_ell > 1:
@@ -519,7 +532,9 @@ def _parse_index(self: Tensor, index: Any) -> tuple[Tensor, list[Any]]:
             out = a.unsqueeze.default(out, dim)
             advanced.append(None)
             dim += 1
-        elif type(i) is builtins.int or (hasattr(i, "__index__") and not isinstance(i, Tensor | list)):
+        elif type(i) is builtins.int or (
+            hasattr(i, "__index__") and not isinstance(i, Tensor | list)
+        ):
             size = out.shape[dim]
             ii = builtins.int(i.__index__())
             if not -size <= ii < size:
@@ -537,9 +552,7 @@ def _parse_index(self: Tensor, index: Any) -> tuple[Tensor, list[Any]]:
         elif isinstance(i, Tensor | list | tuple) or type(i) is builtins.bool:
             t = i if isinstance(i, Tensor) else tensor(i, device=self.device)
             if t.dtype.is_floating_point or t.dtype.is_complex:
-                raise IndexError(
-                    "tensors used as indices must be long, int, byte or bool tensors"
-                )
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             advanced.append(t)
             dim += t.ndim if t.dtype is _dtypes.bool else 1
         else:
@@ -558,7 +571,9 @@ def getitem(self: Tensor, index: Any) -> Tensor:
     if type(index) is builtins.int:  # the common case, without parsing
         size = self.shape[0] if self.ndim else 0
         if self.ndim == 0:
-            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` to convert a 0-dim tensor to a number")
+            raise IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` to convert a 0-dim tensor to a number"
+            )
         if not -size <= index < size:
             raise IndexError(f"index {index} is out of bounds for dimension 0 with size {size}")
         r: Tensor = ops.aten.select.int(self, 0, index)
@@ -584,4 +599,3 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
         a.fill_.Scalar(view, value)
     else:
         a.copy_.default(view, tensor(value, dtype=self.dtype, device=self.device))
-

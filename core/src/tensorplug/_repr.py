@@ -107,8 +107,9 @@ def _special(x: float) -> str:
     return ""
 
 
-def _format(v: Any, shape: tuple[int, ...], fmt: Callable[[Any], str], indent: int,
-            summarize: bool) -> str:
+def _format(
+    v: Any, shape: tuple[int, ...], fmt: Callable[[Any], str], indent: int, summarize: bool
+) -> str:
     if not shape:
         return fmt(v).strip()
     if len(shape) == 1:

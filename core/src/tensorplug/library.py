@@ -484,7 +484,14 @@ def register_vmap(
 # The modern torch.library API (custom_op, register_fake, register_kernel), built on Library
 # in _custom_ops.py, which imports this module: its names are loaded on first use.
 _CUSTOM_OPS = frozenset(
-    {"CustomOpDef", "custom_op", "impl_abstract", "infer_schema", "register_fake", "register_kernel"}
+    {
+        "CustomOpDef",
+        "custom_op",
+        "impl_abstract",
+        "infer_schema",
+        "register_fake",
+        "register_kernel",
+    }
 )
 
 if TYPE_CHECKING:
@@ -506,4 +513,3 @@ def __getattr__(name: str) -> Any:
     value = getattr(_custom_ops, name)
     globals()[name] = value
     return value
-

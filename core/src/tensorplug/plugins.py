@@ -375,7 +375,6 @@ def _failure_message(p: _Plugin, e: BaseException, phase: str, problems: Iterabl
     return msg
 
 
-
 def _rollback(p: _Plugin) -> builtins.list[str]:
     """Undo every recorded registration of ``p`` (Note [Plugin rollback]).
 
@@ -433,7 +432,6 @@ def _rollback(p: _Plugin) -> builtins.list[str]:
         attempt("plugin manager", lambda: _state.pm.unregister(p.obj))
     p.registered = False
     return problems
-
 
 
 def load_entry_points() -> builtins.list[PluginInfo]:

@@ -151,13 +151,11 @@ def _meshgrid(tensors: Any, indexing: str, overload: str) -> Any:
     for x in tensors:
         if x.ndim > 1:
             raise RuntimeError(
-                f"aten::{overload}: Expected 0D or 1D tensor in the tensor list "
-                f"but got: {x}"
+                f"aten::{overload}: Expected 0D or 1D tensor in the tensor list but got: {x}"
             )
     if indexing not in ("ij", "xy"):
         raise RuntimeError(
-            f'aten::{overload}: indexing must be one of "xy" or "ij", but '
-            f"received: {indexing}"
+            f'aten::{overload}: indexing must be one of "xy" or "ij", but received: {indexing}'
         )
     # "xy" is "ij" with the first two inputs swapped, and so their outputs
     swap = indexing == "xy" and len(tensors) >= 2

@@ -451,9 +451,6 @@ def _registration_order(name: str) -> tuple[int, str]:
     return (1 << 30, name)
 
 
-
-
-
 def _reconstruct(
     schema: _sch.FunctionSchema,
     values: tuple[Any, ...],
@@ -780,8 +777,6 @@ def ops_in(namespace: str, op_name: str | None = None) -> list[OpOverload]:
 
 # namespace -> op name -> overloads, kept beside _ops so tp.ops lookups need no scan
 _by_namespace: dict[str, dict[str, list[OpOverload]]] = {}
-
-
 
 
 if os.environ.get("TENSORPLUG_SHOW_DISPATCH_TRACE", "") not in ("", "0"):

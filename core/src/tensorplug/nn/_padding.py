@@ -18,8 +18,9 @@ _tp: Any = tensorplug  # the generated functions are invisible to the type check
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
-def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
-        value: float | None = None) -> Tensor:
+def pad(
+    input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None
+) -> Tensor:
     """Pad (or, with negative amounts, crop) the last ``len(pad) // 2`` dimensions:
     ``pad = (last_left, last_right, second_last_left, ...)``.
 
@@ -83,8 +84,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
 
 
 def _select(t: Tensor, dim: int, index: list[int]) -> Tensor:
-    r: Tensor = _tp.index_select(t, dim, _tp.tensor(index, dtype=_dtypes.int64,
-                                                    device=t.device))
+    r: Tensor = _tp.index_select(t, dim, _tp.tensor(index, dtype=_dtypes.int64, device=t.device))
     return r
 
 
@@ -100,8 +100,9 @@ def _pad_constant(t: Tensor, dim: int, left: int, right: int, fill: float) -> Te
     return r
 
 
-def _check_pad_mode_sizes(mode: str, input: Tensor, i: int, left: int, right: int,
-                          n_dims: int) -> None:
+def _check_pad_mode_sizes(
+    mode: str, input: Tensor, i: int, left: int, right: int, n_dims: int
+) -> None:
     """The checks of PyTorch's reflect and replicate kernels, for the ``i``-th last dimension."""
     dim = input.ndim - 1 - i
     size = input.shape[dim]

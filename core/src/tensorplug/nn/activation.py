@@ -34,9 +34,7 @@ class GELU(Module):
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         if approximate not in ("none", "tanh"):
-            raise ValueError(
-                f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}"
-            )
+            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
         self.approximate = approximate
 
     def forward(self, input: Tensor) -> Tensor:
@@ -120,8 +118,7 @@ class Softplus(Module):
 class Hardtanh(Module):
     """``x`` clamped to ``[min_val, max_val]``."""
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0,
-                 inplace: bool = False) -> None:
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         if not max_val > min_val:  # torch: a bare assert
             raise ValueError(
@@ -136,8 +133,7 @@ class Hardtanh(Module):
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
-        return (f"min_val={self.min_val}, max_val={self.max_val}"
-                f"{_inplace_suffix(self.inplace)}")
+        return f"min_val={self.min_val}, max_val={self.max_val}{_inplace_suffix(self.inplace)}"
 
 
 class ReLU6(Hardtanh):

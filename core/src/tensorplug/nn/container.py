@@ -163,8 +163,9 @@ def _position(container: Module, kind: str, idx: Any) -> int:
     try:
         i = operator.index(idx)
     except TypeError:
-        raise TypeError(f"{kind} indices must be integers or slices, not {_typename(idx)}") \
-            from None
+        raise TypeError(
+            f"{kind} indices must be integers or slices, not {_typename(idx)}"
+        ) from None
     n = len(container._modules)
     if not -n <= i < n:
         raise IndexError(f"index {i} is out of range for a {kind} of length {n}")
@@ -213,8 +214,10 @@ class ModuleList(Module):
 
     def __setitem__(self, idx: int, module: Module | None) -> None:
         if isinstance(idx, slice):
-            raise TypeError("ModuleList does not support slice assignment: assign one module "
-                            "at a time, at an integer index")
+            raise TypeError(
+                "ModuleList does not support slice assignment: assign one module "
+                "at a time, at an integer index"
+            )
         i = self._position(idx)
         _held(self)[str(i)] = self._check("__setitem__", module)
 
@@ -266,8 +269,9 @@ class ModuleList(Module):
         """Put ``module`` before position ``index``, as ``list.insert`` does (an index past
         either end inserts at that end)."""
         if not isinstance(index, int):
-            raise TypeError(f"ModuleList.insert: the index must be an integer, not "
-                            f"{_typename(index)}")
+            raise TypeError(
+                f"ModuleList.insert: the index must be an integer, not {_typename(index)}"
+            )
         modules = list(self)
         modules.insert(index, self._check("insert", module))
         _renumber(self, modules)
@@ -292,8 +296,10 @@ class ModuleDict(Module):
     A value may be None, a placeholder that is kept under its key but holds no parameters.
     """
 
-    def __init__(self, modules: Mapping[str, Module | None]
-                 | Iterable[tuple[str, Module | None]] | None = None) -> None:
+    def __init__(
+        self,
+        modules: Mapping[str, Module | None] | Iterable[tuple[str, Module | None]] | None = None,
+    ) -> None:
         super().__init__()
         if modules is not None:
             self.update(modules)
@@ -352,8 +358,9 @@ class ModuleDict(Module):
     def values(self) -> ValuesView[Module]:
         return _held(self).values()
 
-    def update(self, modules: Mapping[str, Module | None]
-               | Iterable[tuple[str, Module | None]]) -> None:
+    def update(
+        self, modules: Mapping[str, Module | None] | Iterable[tuple[str, Module | None]]
+    ) -> None:
         """Add or replace the entries of ``modules`` (a mapping, or ``(key, module)`` pairs);
         every entry is checked before any is stored."""
         if isinstance(modules, Mapping | ModuleDict):

@@ -104,8 +104,9 @@ def softmax(input: Tensor, dim: int | None = None, dtype: _dtypes.dtype | None =
     return r
 
 
-def log_softmax(input: Tensor, dim: int | None = None,
-                dtype: _dtypes.dtype | None = None) -> Tensor:
+def log_softmax(
+    input: Tensor, dim: int | None = None, dtype: _dtypes.dtype | None = None
+) -> Tensor:
     """Without ``dim``, PyTorch's deprecated implicit choice (with its warning)."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.ndim, 3)
@@ -113,8 +114,7 @@ def log_softmax(input: Tensor, dim: int | None = None,
     return r
 
 
-def dropout(input: Tensor, p: float = 0.5, training: bool = True,
-            inplace: bool = False) -> Tensor:
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by 1/(1-p), when training."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
@@ -122,9 +122,15 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     return _copy_into(input, r) if inplace and r is not input else r
 
 
-def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
-              max_norm: float | None = None, norm_type: float = 2.0,
-              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
     """Rows of ``weight`` picked by the integer tensor ``input``.
 
     Entries equal to ``padding_idx`` (negative counts from the end) contribute no gradient to
@@ -147,8 +153,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         )
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
-    r: Tensor = _tp.embedding(weight, input, -1 if padding_idx is None else padding_idx,
-                              scale_grad_by_freq)
+    r: Tensor = _tp.embedding(
+        weight, input, -1 if padding_idx is None else padding_idx, scale_grad_by_freq
+    )
     return r
 
 
@@ -161,20 +168,26 @@ def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: fl
         flat = aten.reshape.default(indices, [-1])
         rows = aten.index.Tensor(weight, [flat])
         norms = aten.pow.Tensor_Scalar(
-            aten.sum.dim_IntList(aten.pow.Tensor_Scalar(aten.abs.default(rows), norm_type),
-                                 [1], True),
+            aten.sum.dim_IntList(
+                aten.pow.Tensor_Scalar(aten.abs.default(rows), norm_type), [1], True
+            ),
             1.0 / norm_type,
         )
         scale = aten.where.ScalarOther(
             aten.gt.Scalar(norms, max_norm),
-            aten.rdiv.Scalar(aten.add.Scalar(norms, 1e-7), max_norm), 1.0,
+            aten.rdiv.Scalar(aten.add.Scalar(norms, 1e-7), max_norm),
+            1.0,
         )
         aten.index_put_.default(weight, [flat], aten.mul.Tensor(rows, scale))
 
 
-def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
-               weight: Tensor | None = None, bias: Tensor | None = None,
-               eps: float = 1e-5) -> Tensor:
+def layer_norm(
+    input: Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
     """Normalize over the last ``len(normalized_shape)`` dimensions, then scale and shift."""
     shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
     r: Tensor = _tp.layer_norm(input, shape, weight, bias, eps)
@@ -186,24 +199,36 @@ def mse_loss(input: Tensor, target: Tensor, *, reduction: str = "mean") -> Tenso
     return r
 
 
-def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
-                  ignore_index: int = -100, reduction: str = "mean",
-                  label_smoothing: float = 0.0) -> Tensor:
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    *,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
     """Cross entropy of logits ``input`` (N, C) and class indices or probabilities ``target``."""
-    r: Tensor = _tp.cross_entropy(input, target, weight, reduction, ignore_index,
-                                  label_smoothing)
+    r: Tensor = _tp.cross_entropy(input, target, weight, reduction, ignore_index, label_smoothing)
     return r
 
 
-def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
-             ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    *,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+) -> Tensor:
     """Negative log likelihood of log-probabilities ``input`` (N, C) and class indices."""
     r: Tensor = _tp.nll_loss(input, target, weight, reduction, ignore_index)
     return r
 
 
-def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
-                         reduction: str = "mean") -> Tensor:
+def binary_cross_entropy(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, *, reduction: str = "mean"
+) -> Tensor:
     """Binary cross entropy of probabilities ``input`` and targets in [0, 1]."""
     r: Tensor = _tp.binary_cross_entropy(input, target, weight, reduction)
     return r
@@ -258,8 +283,9 @@ def logsigmoid(input: Tensor) -> Tensor:
     return r
 
 
-def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
-             inplace: bool = False) -> Tensor:
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
     """``x`` clamped to ``[min_val, max_val]``; the gradient is 0 at both ends, as PyTorch's."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
@@ -274,8 +300,9 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-            dtype: _dtypes.dtype | None = None) -> Tensor:
+def softmin(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: _dtypes.dtype | None = None
+) -> Tensor:
     """``softmax(-x)``; without ``dim``, PyTorch's deprecated implicit choice (with its warning)."""
     if dim is None:
         dim = _softmax_dim("softmin", input.ndim, _stacklevel)
@@ -305,15 +332,17 @@ def _reduce(name: str, loss: Tensor, reduction: str) -> Tensor:
     elif reduction == "sum":
         r = _tp.sum(loss)
     else:
-        raise ValueError(f"{name}: {reduction} is not a valid value for reduction "
-                         "(none, mean, sum)")
+        raise ValueError(
+            f"{name}: {reduction} is not a valid value for reduction (none, mean, sum)"
+        )
     return r
 
 
 def _check_reduction(name: str, reduction: str) -> None:
     if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{name}: {reduction} is not a valid value for reduction "
-                         "(none, mean, sum)")
+        raise ValueError(
+            f"{name}: {reduction} is not a valid value for reduction (none, mean, sum)"
+        )
 
 
 def _warn_size_mismatch(input: Tensor, target: Tensor) -> None:
@@ -331,8 +360,9 @@ def _check_weight_size(weight: Tensor, input: Tensor) -> None:
         raise ValueError("Weights and input must have the same size.")
 
 
-def l1_loss(input: Tensor, target: Tensor, *, reduction: str = "mean",
-            weight: Tensor | None = None) -> Tensor:
+def l1_loss(
+    input: Tensor, target: Tensor, *, reduction: str = "mean", weight: Tensor | None = None
+) -> Tensor:
     """``|input - target|``; with ``weight`` (input's shape), ``mean`` is ``sum(w·l) / sum(w)``."""
     _warn_size_mismatch(input, target)
     if weight is None:
@@ -347,8 +377,9 @@ def l1_loss(input: Tensor, target: Tensor, *, reduction: str = "mean",
     return _reduce("l1_loss", loss, reduction)
 
 
-def smooth_l1_loss(input: Tensor, target: Tensor, *, reduction: str = "mean",
-                   beta: float = 1.0) -> Tensor:
+def smooth_l1_loss(
+    input: Tensor, target: Tensor, *, reduction: str = "mean", beta: float = 1.0
+) -> Tensor:
     """``0.5 d² / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input - target``);
     ``beta=0`` is the L1 loss."""
     _warn_size_mismatch(input, target)
@@ -356,8 +387,13 @@ def smooth_l1_loss(input: Tensor, target: Tensor, *, reduction: str = "mean",
     return r
 
 
-def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
-               weight: Tensor | None = None) -> Tensor:
+def huber_loss(
+    input: Tensor,
+    target: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Tensor | None = None,
+) -> Tensor:
     """``0.5 d²`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``; ``weight`` (input's
     shape) multiplies each element before the reduction (``mean`` stays a plain mean)."""
     _warn_size_mismatch(input, target)
@@ -370,20 +406,28 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _reduce("huber_loss", loss, reduction)
 
 
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
-                                     weight: Tensor | None = None, *, reduction: str = "mean",
-                                     pos_weight: Tensor | None = None) -> Tensor:
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    *,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
     """Binary cross entropy of ``sigmoid(input)`` and ``target``, in PyTorch's stable form
     ``(1 - t) x - (1 + (pos_weight - 1) t) logsigmoid(x)``, times ``weight``."""
     if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"Target size ({list(target.shape)}) must be the same as input size "
-                         f"({list(input.shape)})")
+        raise ValueError(
+            f"Target size ({list(target.shape)}) must be the same as input size "
+            f"({list(input.shape)})"
+        )
     r: Tensor = _tp.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
     return r
 
 
-def kl_div(input: Tensor, target: Tensor, *, reduction: str = "mean",
-           log_target: bool = False) -> Tensor:
+def kl_div(
+    input: Tensor, target: Tensor, *, reduction: str = "mean", log_target: bool = False
+) -> Tensor:
     """Pointwise KL divergence of log-probabilities ``input`` from ``target``:
     ``t (log t - x)`` (0 where ``t == 0``), or ``exp(t) (t - x)`` with ``log_target``.
 
@@ -400,8 +444,9 @@ def kl_div(input: Tensor, target: Tensor, *, reduction: str = "mean",
             stacklevel=2,
         )
     elif reduction not in ("batchmean", "none", "sum"):
-        raise ValueError(f"kl_div: {reduction} is not a valid value for reduction "
-                         "(none, batchmean, mean, sum)")
+        raise ValueError(
+            f"kl_div: {reduction} is not a valid value for reduction (none, batchmean, mean, sum)"
+        )
     if reduction == "batchmean":
         total: Tensor = _tp.kl_div(input, target, "sum", log_target=log_target)
         if input.ndim == 0:
@@ -415,8 +460,9 @@ def kl_div(input: Tensor, target: Tensor, *, reduction: str = "mean",
 # --- tensor utilities -------------------------------------------------------------------------
 
 
-def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
-              out: Tensor | None = None) -> Tensor:
+def normalize(
+    input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
+) -> Tensor:
     """``input / max(‖input‖_p, eps)``, the norm taken over ``dim``."""
     denom = _tp.clamp_min(_tp.linalg.vector_norm(input, p, [dim], True), eps)
     if out is not None:
@@ -453,8 +499,9 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return r
 
 
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
-                      keepdim: bool = False) -> Tensor:
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
     """``‖x1 - x2 + eps‖_p`` over the last dimension."""
     d = _tp.add(_tp.sub(x1, x2), eps)
     r: Tensor = _tp.linalg.vector_norm(d, p, [max(x1.ndim, x2.ndim) - 1], keepdim)

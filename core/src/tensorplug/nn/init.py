@@ -34,16 +34,18 @@ __all__ = [
 _aten = ops.aten
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
-             generator: Generator | None = None) -> Tensor:
+def uniform_(
+    tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None
+) -> Tensor:
     """Fill ``tensor`` with values drawn from U(a, b)."""
     with no_grad():
         _aten.uniform_.default(tensor, a, b, generator=generator)
     return tensor
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
-            generator: Generator | None = None) -> Tensor:
+def normal_(
+    tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None
+) -> Tensor:
     """Fill ``tensor`` with values drawn from N(mean, std²)."""
     with no_grad():
         _aten.normal_.default(tensor, mean, std, generator=generator)
@@ -69,8 +71,16 @@ def ones_(tensor: Tensor) -> Tensor:
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """The recommended gain for ``nonlinearity`` (PyTorch's table)."""
-    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-              "conv_transpose3d", "sigmoid")
+    linear = (
+        "linear",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+        "sigmoid",
+    )
     if nonlinearity in linear:
         return 1.0
     if nonlinearity == "tanh":
@@ -101,9 +111,13 @@ def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     return shape[1] * receptive, shape[0] * receptive
 
 
-def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
-                     nonlinearity: str = "leaky_relu",
-                     generator: Generator | None = None) -> Tensor:
+def kaiming_uniform_(
+    tensor: Tensor,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Generator | None = None,
+) -> Tensor:
     """He initialization: U(-bound, bound), bound = gain · sqrt(3 / fan)."""
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
@@ -115,8 +129,9 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
     return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0,
-                    generator: Generator | None = None) -> Tensor:
+def xavier_uniform_(
+    tensor: Tensor, gain: float = 1.0, generator: Generator | None = None
+) -> Tensor:
     """Glorot initialization: U(-a, a), a = gain · sqrt(6 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = gain * math.sqrt(6.0 / (fan_in + fan_out))

@@ -29,13 +29,18 @@ class Linear(Module):
     weight: Parameter
     bias: Parameter | None
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True,
-                 device: Any = None, dtype: _dtypes.dtype | None = None) -> None:
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: Any = None,
+        dtype: _dtypes.dtype | None = None,
+    ) -> None:
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(_tp.empty([out_features, in_features], dtype=dtype,
-                                          device=device))
+        self.weight = Parameter(_tp.empty([out_features, in_features], dtype=dtype, device=device))
         if bias:
             self.bias = Parameter(_tp.empty([out_features], dtype=dtype, device=device))
         else:
@@ -52,5 +57,7 @@ class Linear(Module):
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"bias={self.bias is not None}")
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )

@@ -53,8 +53,13 @@ class CrossEntropyLoss(_WeightedLoss):
     ``label_smoothing`` in [0, 1] mixes the target with the uniform distribution.
     """
 
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
-                 reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        ignore_index: int = -100,
+        reduction: str = "mean",
+        label_smoothing: float = 0.0,
+    ) -> None:
         super().__init__(weight, reduction)
         if not 0.0 <= label_smoothing <= 1.0:
             raise ValueError(
@@ -65,21 +70,29 @@ class CrossEntropyLoss(_WeightedLoss):
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
-                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+        return F.cross_entropy(
+            input,
+            target,
+            self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )
 
 
 class NLLLoss(_WeightedLoss):
     """Negative log likelihood of log-probabilities (N, C) and class indices (N)."""
 
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
-                 reduction: str = "mean") -> None:
+    def __init__(
+        self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"
+    ) -> None:
         super().__init__(weight, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
-                          reduction=self.reduction)
+        return F.nll_loss(
+            input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction
+        )
 
 
 class BCELoss(_WeightedLoss):
@@ -129,8 +142,12 @@ class BCEWithLogitsLoss(_Loss):
     weight: Tensor | None
     pos_weight: Tensor | None
 
-    def __init__(self, weight: Tensor | None = None, reduction: str = "mean",
-                 pos_weight: Tensor | None = None) -> None:
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        reduction: str = "mean",
+        pos_weight: Tensor | None = None,
+    ) -> None:
         super().__init__(reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)

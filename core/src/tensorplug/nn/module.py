@@ -55,8 +55,10 @@ class IncompatibleKeys(NamedTuple):
     def __repr__(self) -> str:
         if not self.missing_keys and not self.unexpected_keys:
             return "<All keys matched successfully>"
-        return (f"IncompatibleKeys(missing_keys={self.missing_keys!r}, "
-                f"unexpected_keys={self.unexpected_keys!r})")
+        return (
+            f"IncompatibleKeys(missing_keys={self.missing_keys!r}, "
+            f"unexpected_keys={self.unexpected_keys!r})"
+        )
 
 
 def _forward_unimplemented(self: Module, *args: Any, **kwargs: Any) -> Any:
@@ -259,8 +261,9 @@ class Module:
 
     # --- walking the tree --------------------------------------------------------------------
 
-    def named_modules(self, memo: set[int] | None = None, prefix: str = "",
-                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+    def named_modules(
+        self, memo: set[int] | None = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Module]]:
         """``(dotted name, module)`` for this module and every descendant, depth first."""
         if memo is None:
             memo = set()
@@ -326,11 +329,15 @@ class Module:
             raise AttributeError(f"`{name}` is not a buffer")
         return module._buffers[name]
 
-    def _named_members(self, registry: str, prefix: str, recurse: bool,
-                       remove_duplicate: bool) -> Iterator[tuple[str, Any]]:
+    def _named_members(
+        self, registry: str, prefix: str, recurse: bool, remove_duplicate: bool
+    ) -> Iterator[tuple[str, Any]]:
         seen: set[int] = set()
-        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
             else iter([(prefix, self)])
+        )
         for module_prefix, module in modules:
             for name, value in getattr(module, registry).items():
                 if value is None or (remove_duplicate and id(value) in seen):
@@ -338,8 +345,9 @@ class Module:
                 seen.add(id(value))
                 yield (f"{module_prefix}.{name}" if module_prefix else name), value
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True,
-                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
         """``(dotted name, parameter)``; a parameter shared by two modules comes once."""
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
@@ -347,8 +355,9 @@ class Module:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True,
-                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
@@ -434,8 +443,9 @@ class Module:
         dev = None if device is None else _canonical_device(device)
 
         def convert(t: Tensor) -> Tensor:
-            cast_ = dtype if dtype is not None and (t.is_floating_point() or t.is_complex()) \
-                else None
+            cast_ = (
+                dtype if dtype is not None and (t.is_floating_point() or t.is_complex()) else None
+            )
             r: Tensor = t.to(device=dev, dtype=cast_)
             return r
 
@@ -479,8 +489,7 @@ class Module:
                 if b is not None and name not in module._non_persistent_buffers:
                     yield dot + name, b
 
-    def state_dict(self, *, prefix: str = "",
-                   keep_vars: bool = False) -> OrderedDict[str, Tensor]:
+    def state_dict(self, *, prefix: str = "", keep_vars: bool = False) -> OrderedDict[str, Tensor]:
         """Parameters and persistent buffers by dotted name; detached unless ``keep_vars``.
         ``prefix`` is put in front of every name as given: ``prefix="model."`` gives
         ``"model.fc.weight"``.
@@ -492,8 +501,9 @@ class Module:
             out[name] = t if keep_vars else _aten.detach.default(t)
         return out
 
-    def load_state_dict(self, state_dict: Mapping[str, Any],
-                        strict: bool = True) -> IncompatibleKeys:
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True
+    ) -> IncompatibleKeys:
         """Copy ``state_dict``'s tensors into this module's parameters and buffers, in place.
 
         Every problem is collected first and raised together in one ``RuntimeError``, before
@@ -510,11 +520,15 @@ class Module:
         errors: list[str] = []
         if strict:  # PyTorch's order: missing, unexpected, then each value's problem
             if missing:
-                errors.append("Missing key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in missing) + ".")
+                errors.append(
+                    "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + "."
+                )
             if unexpected:
-                errors.append("Unexpected key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in unexpected) + ".")
+                errors.append(
+                    "Unexpected key(s) in state_dict: "
+                    + ", ".join(f'"{k}"' for k in unexpected)
+                    + "."
+                )
         pairs: list[tuple[Tensor, Tensor]] = []
         for name, target in own.items():
             if name not in state_dict:
@@ -554,9 +568,7 @@ class Module:
     def __repr__(self) -> str:
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
-        child_lines = [
-            f"({name}): " + _indent(repr(m), 2) for name, m in self._modules.items()
-        ]
+        child_lines = [f"({name}): " + _indent(repr(m), 2) for name, m in self._modules.items()]
         lines = extra_lines + child_lines
         head = self._get_name() + "("
         if not lines:

@@ -25,12 +25,19 @@ class LayerNorm(Module):
     weight: Parameter | None
     bias: Parameter | None
 
-    def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5,
-                 elementwise_affine: bool = True, bias: bool = True, device: Any = None,
-                 dtype: _dtypes.dtype | None = None) -> None:
+    def __init__(
+        self,
+        normalized_shape: int | Sequence[int],
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device: Any = None,
+        dtype: _dtypes.dtype | None = None,
+    ) -> None:
         super().__init__()
-        shape = (normalized_shape,) if isinstance(normalized_shape, int) \
-            else tuple(normalized_shape)
+        shape = (
+            (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        )
         self.normalized_shape = shape
         self.eps = eps
         self.elementwise_affine = elementwise_affine
@@ -48,5 +55,7 @@ class LayerNorm(Module):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
+        )

@@ -42,8 +42,10 @@ class Parameter(Tensor):
                 f"Parameter(data): data must be a tensorplug.Tensor, not {type(data).__name__}"
             )
         # A new leaf over the same array: functionality keys (autograd, ...) are not inherited.
-        p = cast(Parameter, cls._new(data._data, data._dtype, data._device,
-                                     data._tp_keyset & _keys.plain_mask()))
+        p = cast(
+            Parameter,
+            cls._new(data._data, data._dtype, data._device, data._tp_keyset & _keys.plain_mask()),
+        )
         p._vc = data._tp_version  # shared, as storage is: writes through either are seen
         if requires_grad:
             set_requires_grad(p, True)

@@ -33,11 +33,20 @@ class Embedding(Module):
 
     weight: Parameter
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 max_norm: float | None = None, norm_type: float = 2.0,
-                 scale_grad_by_freq: bool = False, sparse: bool = False,
-                 _weight: Tensor | None = None, _freeze: bool = False, device: Any = None,
-                 dtype: _dtypes.dtype | None = None) -> None:
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        _freeze: bool = False,
+        device: Any = None,
+        dtype: _dtypes.dtype | None = None,
+    ) -> None:
         super().__init__()
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
@@ -56,8 +65,10 @@ class Embedding(Module):
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
         if _weight is None:
-            self.weight = Parameter(_tp.empty([num_embeddings, embedding_dim], dtype=dtype,
-                                              device=device), requires_grad=not _freeze)
+            self.weight = Parameter(
+                _tp.empty([num_embeddings, embedding_dim], dtype=dtype, device=device),
+                requires_grad=not _freeze,
+            )
             self.reset_parameters()
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
@@ -74,8 +85,15 @@ class Embedding(Module):
                 ops.aten.fill_.Scalar(ops.aten.select.int(self.weight, 0, self.padding_idx), 0)
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-                           self.scale_grad_by_freq, self.sparse)
+        return F.embedding(
+            input,
+            self.weight,
+            self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.sparse,
+        )
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -90,10 +108,16 @@ class Embedding(Module):
         return s
 
     @classmethod
-    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
-                        padding_idx: int | None = None, max_norm: float | None = None,
-                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
-                        sparse: bool = False) -> Embedding:
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+    ) -> Embedding:
         """An Embedding whose table is the 2-d ``embeddings`` (shared, not copied); with
         ``freeze`` (the default) it gets no gradient. The padding row is left as it is."""
         if embeddings.ndim != 2:
@@ -102,8 +126,17 @@ class Embedding(Module):
                 f"shape {list(embeddings.shape)}"
             )
         rows, cols = embeddings.shape
-        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
-                   _weight=embeddings, _freeze=freeze)
+        return cls(
+            rows,
+            cols,
+            padding_idx,
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            sparse,
+            _weight=embeddings,
+            _freeze=freeze,
+        )
 
 
 def _refuse_sparse(sparse: bool) -> None:

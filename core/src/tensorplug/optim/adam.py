@@ -31,10 +31,18 @@ class Adam(Optimizer):
     there are no multi-tensor kernels.
     """
 
-    def __init__(self, params: ParamsT, lr: float = 1e-3,
-                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, amsgrad: bool = False, *,
-                 foreach: bool | None = None, maximize: bool = False) -> None:
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        amsgrad: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+    ) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if eps < 0.0:
@@ -46,8 +54,14 @@ class Adam(Optimizer):
                 raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
-                    "amsgrad": amsgrad, "maximize": maximize}
+        defaults = {
+            "lr": lr,
+            "betas": tuple(betas),
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": amsgrad,
+            "maximize": maximize,
+        }
         super().__init__(params, defaults)
 
     def _update(self, group: dict[str, Any]) -> None:

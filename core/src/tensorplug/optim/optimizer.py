@@ -85,16 +85,20 @@ class Optimizer:
         names: list[str] | None = None
         if any(named):
             if not all(named):
-                raise ValueError("all optimizer params should be with/without names. Some param "
-                                 "names are missing")
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param "
+                    "names are missing"
+                )
             names = [name for name, _ in entries]
             params = [p for _, p in entries]
         else:
             params = entries
         if self.param_groups and ("param_names" in self.param_groups[0]) != (names is not None):
             which = "with" if names is not None else "without"
-            raise ValueError("all optimizer param groups should be with/without names. cannot "
-                             f"add param group {which} names to the optimizer")
+            raise ValueError(
+                "all optimizer param groups should be with/without names. cannot "
+                f"add param group {which} names to the optimizer"
+            )
         for p in params:
             if not isinstance(p, Tensor):
                 raise TypeError(

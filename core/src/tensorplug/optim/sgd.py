@@ -29,9 +29,18 @@ class SGD(Optimizer):
     are no multi-tensor kernels.
     """
 
-    def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0.0,
-                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *,
-                 maximize: bool = False, foreach: bool | None = None) -> None:
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        momentum: float = 0.0,
+        dampening: float = 0.0,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: bool | None = None,
+    ) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -40,8 +49,14 @@ class SGD(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
-                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize}
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "dampening": dampening,
+            "weight_decay": weight_decay,
+            "nesterov": nesterov,
+            "maximize": maximize,
+        }
         super().__init__(params, defaults)
 
     def _update(self, group: dict[str, Any]) -> None:

@@ -149,7 +149,11 @@ class _FunctionMeta(type):
     def __init__(cls, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> None:
         super().__init__(name, bases, ns)
         backward = cls.__dict__.get("backward")
-        fn: Any = backward.__func__ if isinstance(backward, staticmethod) else getattr(cls, "backward", None)
+        fn: Any = (
+            backward.__func__
+            if isinstance(backward, staticmethod)
+            else getattr(cls, "backward", None)
+        )
         cls._backward_cls = type(
             f"{name}Backward", (FunctionCtx,), {"_backward": staticmethod(fn), "_fn_name": name}
         )
@@ -168,7 +172,9 @@ class Function(metaclass=_FunctionMeta):
 
     @staticmethod
     def forward(*args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
@@ -176,7 +182,9 @@ class Function(metaclass=_FunctionMeta):
 
     @staticmethod
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
-        raise NotImplementedError("You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD.")
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD."
+        )
 
     vjp = backward
 
@@ -215,7 +223,9 @@ def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def run_function(node_cls: type[FunctionCtx], args: Sequence[Any], forward: Callable[[FunctionCtx], Any]) -> Any:
+def run_function(
+    node_cls: type[FunctionCtx], args: Sequence[Any], forward: Callable[[FunctionCtx], Any]
+) -> Any:
     """Run ``forward(ctx)`` with grad mode off; connect its outputs to ``ctx`` as a node."""
     ctx = node_cls()
     edges: list[Any] = []

@@ -65,7 +65,6 @@ from .nodes import NOT_SAVED, OpNode, saved_view_class
 __all__ = ["register_all", "not_implemented_kernel", "autograd_not_implemented_fallback"]
 
 
-
 def camel(op_name: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in op_name.strip("_").split("_"))
 
@@ -73,7 +72,9 @@ def camel(op_name: str) -> str:
 class Rule:
     """What an op's autograd kernel and node need to know, computed once per op."""
 
-    def __init__(self, op: OpOverload, table: dict[str | tuple[str, ...], Callable[..., Any]] | None):
+    def __init__(
+        self, op: OpOverload, table: dict[str | tuple[str, ...], Callable[..., Any]] | None
+    ):
         s = op.schema
         self.op = op
         self.name = op.name
@@ -86,9 +87,15 @@ class Rule:
         self.tensor_args = tuple((i, a.tensor_kind) for i, a in enumerate(args) if a.tensor_kind)
         self.returns = s.returns
         self.return_names = tuple(r.name or "" for r in s.returns)
-        self.returns_list = len(s.returns) == 1 and str(s.returns[0].type).startswith("Tensor") and str(s.returns[0].type).endswith("[]")
+        self.returns_list = (
+            len(s.returns) == 1
+            and str(s.returns[0].type).startswith("Tensor")
+            and str(s.returns[0].type).endswith("[]")
+        )
         self.n_out = len(s.returns)
-        self.inplace = bool(args) and args[0].is_write and not any(a.kwarg_only and a.is_write for a in args)
+        self.inplace = (
+            bool(args) and args[0].is_write and not any(a.kwarg_only and a.is_write for a in args)
+        )
         self.out = any(a.kwarg_only and a.is_write for a in args)
         first = s.returns[0] if s.returns else None
         self.view = (
@@ -191,7 +198,9 @@ def _names_read(code: types.CodeType) -> set[str]:
 # --- recording ----------------------------------------------------------------------------------
 
 
-def _edges(rule: Rule, args: tuple[Any, ...]) -> tuple[list[tuple[Node | None, int]], list[Any], dict[str, tuple[int, int]]]:
+def _edges(
+    rule: Rule, args: tuple[Any, ...]
+) -> tuple[list[tuple[Node | None, int]], list[Any], dict[str, tuple[int, int]]]:
     edges: list[tuple[Node | None, int]] = []
     metas: list[Any] = []
     spans: dict[str, tuple[int, int]] = {}
@@ -237,7 +246,9 @@ def _outputs(out: Any) -> list[Any]:
     return list(out)
 
 
-def record(rule: Rule, out: Any, args: tuple[Any, ...], before: Tensor | None = None) -> Node | None:
+def record(
+    rule: Rule, out: Any, args: tuple[Any, ...], before: Tensor | None = None
+) -> Node | None:
     """Step 2 of Note [Autograd kernel]: the node for this call, if an input requires grad."""
     edges, metas, spans = _edges(rule, args)
     for n, _ in edges:
@@ -255,7 +266,11 @@ def record(rule: Rule, out: Any, args: tuple[Any, ...], before: Tensor | None = 
     node._out_meta = tuple(input_meta(t) if isinstance(t, Tensor) else None for t in outs)
     diff = rule.out_diff
     for nr, t in enumerate(outs):
-        if isinstance(t, Tensor) and (diff[nr] if nr < len(diff) else diff[-1]) and t.tp_dtype.is_floating_point:
+        if (
+            isinstance(t, Tensor)
+            and (diff[nr] if nr < len(diff) else diff[-1])
+            and t.tp_dtype.is_floating_point
+        ):
             set_history(t, node, nr)
     if rule.saves_result:
         saved = [SavedTensor(t, nr) if isinstance(t, Tensor) else t for nr, t in enumerate(outs)]
@@ -295,7 +310,9 @@ def run(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
 
 def _usable_names(names: list[str]) -> bool:
     """Argument names a generated kernel can take as parameters (``_`` names are its own)."""
-    return all(n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_") for n in names)
+    return all(
+        n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_") for n in names
+    )
 
 
 def source_parts(rule: Rule) -> tuple[str, str, str]:
@@ -373,15 +390,22 @@ def compile_kernel(
 def _generated(rule: Rule, body: Callable[[Rule, int, tuple[Any, ...]], Any]) -> Callable[..., Any]:
     """A kernel whose signature is the schema's, passing ``(ks, args)`` to ``body``."""
     if not _usable_names(list(rule.arg_names)):
+
         def generic(ks: int, *args: Any, **kwargs: Any) -> Any:
             # names like uniform_'s ``from`` cannot be parameters: bind, then flatten the
             # positional values and the keyword-only ones (in schema order) as the body expects
             pos, kw = rule.schema.bind(args, kwargs, rule.name)
             return body(rule, ks, (*pos, *kw.values()))
+
         return generic
     params, _, args = source_parts(rule)
     return compile_kernel(
-        rule, params, f"    return _body(_rule, _ks, ({args}))\n", {"_body": body}, "autograd", __name__
+        rule,
+        params,
+        f"    return _body(_rule, _ks, ({args}))\n",
+        {"_body": body},
+        "autograd",
+        __name__,
     )
 
 
@@ -410,17 +434,14 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
         for i in rule.no_grad_args
     )
     body = (
-        check
-        + "    if _trace.enabled:  # the general path, whose redispatch the trace shows\n"
+        check + "    if _trace.enabled:  # the general path, whose redispatch the trace shows\n"
         f"        _out = _rule.call_below(_ks, ({args}))\n"
         "    else:\n"
         "        _k = _get(-_ks)\n"
         "        if _k is None:\n"
         "            _k = _below(_op, _ks)\n"
         f"        _out = _k({call})\n"
-        f"    if ({req}) & _M.ag:\n"
-        + _record_source(rule)
-        + "    return _out\n"
+        f"    if ({req}) & _M.ag:\n" + _record_source(rule) + "    return _out\n"
     )
     names_used: dict[str, Any] = {
         "_below": below_kernel,
@@ -478,7 +499,9 @@ def _record_source(rule: Rule) -> str:
         if i in optional:  # None, or a tensor: the general edge (rarer than plain ones)
             lines.append(f"        _e{j} = _NO if {t} is None else _edge({t})")
             edges.append(f"_e{j}")
-            metas.append(f"({t}.tp_data.shape, {t}.tp_dtype, {t}.tp_device) if {t} is not None else None")
+            metas.append(
+                f"({t}.tp_data.shape, {t}.tp_dtype, {t}.tp_device) if {t} is not None else None"
+            )
             continue
         lines += [
             f"        _m = {t}.tp_autograd",
@@ -503,7 +526,11 @@ def _record_source(rule: Rule) -> str:
         if i not in rule.tensor_idx:
             saved.append(n)
         elif i in optional:
-            saved.append(f"(_Saved({n}) if {n} is not None else None)" if i in rule.saved else f"(_NS if {n} is not None else None)")
+            saved.append(
+                f"(_Saved({n}) if {n} is not None else None)"
+                if i in rule.saved
+                else f"(_NS if {n} is not None else None)"
+            )
         elif i in rule.saved:
             saved.append(f"_Saved({n})")
         else:
@@ -644,6 +671,7 @@ def _functional_name(name: str) -> str | None:
 
 def _same_arguments(a: str, b: str) -> bool:
     """Whether overloads ``a`` and ``b`` take the same arguments (alias annotations aside)."""
+
     def signature(short: str) -> list[tuple[str, Any, bool]]:
         schema = dispatcher.find_op(f"aten::{short}").schema
         return [(x.name, x.type, x.kwarg_only) for x in schema.arguments]
@@ -685,7 +713,9 @@ def register_all(lib: Any) -> int:
         if table is None:
             continue  # the fallback: works forward, raises on backward
 
-        def build(op: OpOverload = op, table: Any = table, functional: str | None = functional) -> Callable[..., Any]:
+        def build(
+            op: OpOverload = op, table: Any = table, functional: str | None = functional
+        ) -> Callable[..., Any]:
             rule = Rule(op, table)
             if functional is not None and not rule.inplace:
                 rule.out = True

@@ -136,7 +136,11 @@ class SavedView:
 
 def saved_view_class(rule: Rule, used: set[str]) -> type[SavedView]:
     props: dict[str, Any] = {"__slots__": ()}
-    metas = {f"{n}{suffix}": (n, k) for n in rule.static_spans for k, suffix in enumerate(("_shape", "_dtype", "_device"))}
+    metas = {
+        f"{n}{suffix}": (n, k)
+        for n in rule.static_spans
+        for k, suffix in enumerate(("_shape", "_dtype", "_device"))
+    }
     for name in used:
         i = rule.index.get(name)
         if i is not None and rule.arg_names[i] not in rule.list_args:
@@ -206,7 +210,9 @@ def _read(node: OpNode, name: str) -> Any:
             if arg in node._spans:
                 start, count = node._spans[arg]
                 if arg in rule.list_args:
-                    return [None if m is None else m[k] for m in node._input_meta[start : start + count]]
+                    return [
+                        None if m is None else m[k] for m in node._input_meta[start : start + count]
+                    ]
                 m = node._input_meta[start]
                 return None if m is None else m[k]
     raise AttributeError(

@@ -39,7 +39,11 @@ def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
             raise RuntimeError(
                 f"only Tensors of floating point dtype can require gradients (got {self.tp_dtype}, "
                 f"{kind}); convert it first, e.g. t.to(tp.float32)"
-                + ("; complex autograd is not supported by tensorplug-autograd yet" if kind == "complex" else "")
+                + (
+                    "; complex autograd is not supported by tensorplug-autograd yet"
+                    if kind == "complex"
+                    else ""
+                )
             )
         self.tp_keyset |= autograd_bit(self)
     else:
@@ -160,13 +164,13 @@ def register_hook(self: Tensor, hook: Callable[[Tensor], Tensor | None]) -> Remo
     return RemovableHandle(m.hooks, hook)
 
 
-def register_post_accumulate_grad_hook(self: Tensor, hook: Callable[[Tensor], None]) -> RemovableHandle:
+def register_post_accumulate_grad_hook(
+    self: Tensor, hook: Callable[[Tensor], None]
+) -> RemovableHandle:
     """``hook(tensor)`` runs after a backward pass has accumulated into this leaf's ``.grad``
     (an optimizer step per parameter, as soon as its gradient is ready); its result is ignored."""
     if not _requires_grad(self):
-        raise RuntimeError(
-            "cannot register a hook on a tensor that doesn't require gradient"
-        )
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     m = meta_of(self)
     if m.grad_fn is not None:
         raise RuntimeError(

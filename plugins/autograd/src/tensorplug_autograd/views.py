@@ -374,8 +374,6 @@ class CopySlices(Node):
         self._fn._release()
 
 
-
-
 # --- the ADInplaceOrView kernels ----------------------------------------------------------------
 
 
@@ -413,7 +411,12 @@ def _fast_source(rule: Rule, before: str, after: str, names: dict[str, Any] | No
     params, call, _ = source_parts(rule)
     body = before + below_call_source("below_view", call, "    ") + after + "    return _out\n"
     return compile_kernel(
-        rule, params, body, {"_record_view": record_view, **(names or {})}, "inplace_or_view", __name__
+        rule,
+        params,
+        body,
+        {"_record_view": record_view, **(names or {})},
+        "inplace_or_view",
+        __name__,
     )
 
 
@@ -439,7 +442,9 @@ def _fast_inplace_kernel(rule: Rule) -> Any:
         f"    if _v{j}.value == _w{j}:\n        _v{j}.value = _w{j} + 1\n"
         for j, _ in enumerate(written)
     )
-    return _fast_source(rule, before, after, {"_check": check_view_write, "_recording": grad_recording})
+    return _fast_source(
+        rule, before, after, {"_check": check_view_write, "_recording": grad_recording}
+    )
 
 
 def _inplace_body(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
@@ -448,7 +453,11 @@ def _inplace_body(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
         m = args[0].tp_autograd
         if m is not None and m.view is not None:
             check_view_write(rule, args[0], m.view, grad_recording())
-    written = [args[i] for i, a in enumerate(rule.schema.arguments) if a.is_write and isinstance(args[i], Tensor)]
+    written = [
+        args[i]
+        for i, a in enumerate(rule.schema.arguments)
+        if a.is_write and isinstance(args[i], Tensor)
+    ]
     before = [t.tp_version.value for t in written]
     out = rule.op.redispatch(M.below_view & int(ks), *args[: rule.npos], **kw)
     for t, v in zip(written, before, strict=True):
@@ -474,7 +483,12 @@ def register_inplace_or_view(lib: Any) -> int:
         args = schema.arguments
         first = schema.returns[0] if schema.returns else None
         writes = any(a.is_write for a in args)
-        if first is not None and first.annotation is not None and not first.annotation.is_write and not writes:
+        if (
+            first is not None
+            and first.annotation is not None
+            and not first.annotation.is_write
+            and not writes
+        ):
             body = _view_body
         elif writes:
             body = _inplace_body

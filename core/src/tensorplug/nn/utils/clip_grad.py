@@ -72,8 +72,13 @@ def _total_norm(grads: list[Tensor], p: float) -> Tensor:
     return total
 
 
-def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float | str = 2.0,
-                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+def clip_grad_norm_(
+    parameters: _Params,
+    max_norm: float,
+    norm_type: float | str = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
     """Scale the gradients so that their joint ``norm_type``-norm is at most ``max_norm``.
 
     The norm is taken over all the gradients together, as if concatenated into one vector
@@ -89,9 +94,7 @@ def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float | str
     max_norm = float(max_norm)
     p = float(norm_type)
     if not p > 0:
-        raise ValueError(
-            f"clip_grad_norm_: norm_type must be positive or inf, got {norm_type!r}"
-        )
+        raise ValueError(f"clip_grad_norm_: norm_type must be positive or inf, got {norm_type!r}")
     grads = _grads(parameters)
     if not grads:
         zero: Tensor = _aten.zeros.default([])
@@ -105,8 +108,9 @@ def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float | str
                 "non-finite norm anyway, set `error_if_nonfinite=False`"
             )
         # min(coef, 1) as a tensor, never read back: clipping costs no device synchronization
-        coef = _aten.clamp.default(_aten.rdiv.Scalar(_aten.add.Scalar(total, 1e-6), max_norm),
-                                   None, 1.0)
+        coef = _aten.clamp.default(
+            _aten.rdiv.Scalar(_aten.add.Scalar(total, 1e-6), max_norm), None, 1.0
+        )
         for g in grads:
             _aten.mul_.Tensor(g, coef.to(device=g.device))
     # returned in the gradients' dtype (promoted, if they differ), as PyTorch's
@@ -114,8 +118,7 @@ def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float | str
     return r
 
 
-def clip_grad_value_(parameters: _Params, clip_value: float,
-                     foreach: bool | None = None) -> None:
+def clip_grad_value_(parameters: _Params, clip_value: float, foreach: bool | None = None) -> None:
     """Clamp each gradient, in place, to ``[-clip_value, clip_value]``."""
     c = float(clip_value)
     with no_grad():

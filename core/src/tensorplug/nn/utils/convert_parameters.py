@@ -43,11 +43,11 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     parameter's own storage, so optimizers and views of the parameters see the new values.
     """
     if not isinstance(vec, Tensor):
-        raise TypeError(f"vector_to_parameters: vec must be a tensorplug.Tensor, not a "
-                        f"{type(vec).__name__}")
+        raise TypeError(
+            f"vector_to_parameters: vec must be a tensorplug.Tensor, not a {type(vec).__name__}"
+        )
     if vec.dim() != 1:
-        raise ValueError(f"vector_to_parameters: vec must be 1-d, but has shape "
-                         f"{list(vec.shape)}")
+        raise ValueError(f"vector_to_parameters: vec must be 1-d, but has shape {list(vec.shape)}")
     params = list(parameters)
     _check_same_device(params)
     needed = sum(p.numel() for p in params)

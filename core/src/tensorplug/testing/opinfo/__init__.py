@@ -50,4 +50,14 @@ from ._core import (
 OPS_BY_NAME: dict[str, OpInfo] = {info.name: info for info in OP_DB}
 assert len(OPS_BY_NAME) == len(OP_DB), "duplicate OpInfo names"
 
-__all__ = ["DT", "OP_DB", "OPS_BY_NAME", "OpInfo", "SampleInput", "is_float", "is_int", "ml_dtypes", "np_dtype"]
+__all__ = [
+    "DT",
+    "OP_DB",
+    "OPS_BY_NAME",
+    "OpInfo",
+    "SampleInput",
+    "is_float",
+    "is_int",
+    "ml_dtypes",
+    "np_dtype",
+]

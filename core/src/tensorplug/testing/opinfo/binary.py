@@ -507,7 +507,11 @@ def _fmod_scalars(d: str) -> list[tuple[str, Any]]:
 def _fmod_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield from binary_samples(nonzero_rhs=True, bool_promotion=False)(d, rng)
     if d in FLOATS:  # the dividend's sign, a zero divisor gives NaN
-        yield S("signs", np.array([-5.0, 5.0, -5.0, -0.0, 1.0]).astype(d), np.array([3.0, -3.0, -3.0, 2.0, 0.0]).astype(d))
+        yield S(
+            "signs",
+            np.array([-5.0, 5.0, -5.0, -0.0, 1.0]).astype(d),
+            np.array([3.0, -3.0, -3.0, 2.0, 0.0]).astype(d),
+        )
     if is_int(d):
         yield S("signs", np.array([-5, 5, -5, 7]).astype(d), np.array([3, -3, -3, 7]).astype(d))
 

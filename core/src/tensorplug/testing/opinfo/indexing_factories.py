@@ -1005,7 +1005,14 @@ def _normal_float_float_samples(d: str, rng: np.random.Generator) -> Iterator[Sa
     yield S("2x3", 1.0, 2.0, [2, 3], dtype=DT(d), meta=_normal_meta(1.0, 2.0, (2, 3)))
     yield S("large", -3.0, 0.5, [40, 50], dtype=DT(d), meta=_normal_meta(-3.0, 0.5, (40, 50)))
     yield S("0dim", 0.0, 1.0, [], dtype=DT(d), meta=_normal_meta(0.0, 1.0, ()))
-    yield S("std0", 4.0, 0.0, [3], dtype=DT(d), meta={**_normal_meta(4.0, 0.0, (3,)), "deterministic": True})
+    yield S(
+        "std0",
+        4.0,
+        0.0,
+        [3],
+        dtype=DT(d),
+        meta={**_normal_meta(4.0, 0.0, (3,)), "deterministic": True},
+    )
     if d == "float32":
         yield S("default_dtype", 0.0, 1.0, [4, 4], meta=_normal_meta(0.0, 1.0, (4, 4)))
 
@@ -1042,9 +1049,7 @@ def _normal_tensor_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[
         yield S("mean_float64", m, sd, meta=_normal_meta(m, sd, (2, 3)))
 
 
-_random(
-    "normal.float_float", _normal_float_float_samples, _check_normal_moments, public="normal"
-)
+_random("normal.float_float", _normal_float_float_samples, _check_normal_moments, public="normal")
 for _name, _gen in (
     ("normal.Tensor_float", _normal_tensor_float_samples),
     ("normal.float_Tensor", _normal_float_tensor_samples),
@@ -1347,9 +1352,11 @@ def _triangle_indices_samples(d: str, rng: np.random.Generator) -> Iterator[Samp
 for _name, _np_fn in (("tril_indices", np.tril_indices), ("triu_indices", np.triu_indices)):
     _factory(
         _name,
-        lambda row, col, offset=0, *, dtype=None, _f=_np_fn: np.array(
-            _f(row, offset, col) if row and col else np.zeros((2, 0))
-        ).reshape(2, -1).astype(_np_factory_dtype(dtype, np.int64)),
+        lambda row, col, offset=0, *, dtype=None, _f=_np_fn: (
+            np.array(_f(row, offset, col) if row and col else np.zeros((2, 0)))
+            .reshape(2, -1)
+            .astype(_np_factory_dtype(dtype, np.int64))
+        ),
         samples=_triangle_indices_samples,
         dtypes=("int64",),
         result_dtype=factory_rule(lambda s: "int64"),

@@ -192,7 +192,9 @@ def _batched_addmm_samples(summed: bool) -> Any:
         al, be = (2, 3) if is_int(d) else (0.5, 2.0)
         out = (2, 4) if summed else (3, 2, 4)
         yield S("full_self", _mat(out, d, rng), _mat((3, 2, 5), d, rng), _mat((3, 5, 4), d, rng))
-        yield S("broadcast_self", _mat((4,), d, rng), _mat((3, 2, 5), d, rng), _mat((3, 5, 4), d, rng))
+        yield S(
+            "broadcast_self", _mat((4,), d, rng), _mat((3, 2, 5), d, rng), _mat((3, 5, 4), d, rng)
+        )
         yield S(
             "alpha_beta",
             _mat(out, d, rng),
@@ -201,11 +203,17 @@ def _batched_addmm_samples(summed: bool) -> Any:
             beta=be,
             alpha=al,
         )
-        yield S("beta0", _mat((1,), d, rng), _mat((3, 2, 5), d, rng), _mat((3, 5, 4), d, rng), beta=0)
-        yield S("one_batch", _mat(out[-2:], d, rng), _mat((1, 2, 5), d, rng), _mat((1, 5, 4), d, rng))
+        yield S(
+            "beta0", _mat((1,), d, rng), _mat((3, 2, 5), d, rng), _mat((3, 5, 4), d, rng), beta=0
+        )
+        yield S(
+            "one_batch", _mat(out[-2:], d, rng), _mat((1, 2, 5), d, rng), _mat((1, 5, 4), d, rng)
+        )
         yield S("empty_inner", _mat(out, d, rng), _mat((3, 2, 0), d, rng), _mat((3, 0, 4), d, rng))
         if summed:
-            yield S("no_batches", _mat(out, d, rng), _mat((0, 2, 5), d, rng), _mat((0, 5, 4), d, rng))
+            yield S(
+                "no_batches", _mat(out, d, rng), _mat((0, 2, 5), d, rng), _mat((0, 5, 4), d, rng)
+            )
 
     return gen
 
@@ -998,7 +1006,9 @@ def _diff_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield S("n2_dim0", make((4, 3), d, rng), 2, 0)
     yield S("n_beyond", make((3,), d, rng), 5)
     yield S("n0", make((3,), d, rng), 0)
-    yield S("prepend_append", make((2, 3), d, rng), 1, -1, make((2, 1), d, rng), make((2, 2), d, rng))
+    yield S(
+        "prepend_append", make((2, 3), d, rng), 1, -1, make((2, 1), d, rng), make((2, 2), d, rng)
+    )
     yield S("append_kw", make((3,), d, rng), n=2, append=make((2,), d, rng))
 
 
@@ -1161,7 +1171,9 @@ def _einsum_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield S("diagonal", "ii->i", [make((3, 3), d, rng)])
     yield S("ellipsis", "...ij,...jk", [make((2, 2, 3), d, rng), make((3, 4), d, rng)])
     yield S("ellipsis_out", "i...->...", [make((2, 3, 4), d, rng)])
-    yield S("three", "ij,jk,kl->il", [make((2, 3), d, rng), make((3, 4), d, rng), make((4, 2), d, rng)])
+    yield S(
+        "three", "ij,jk,kl->il", [make((2, 3), d, rng), make((3, 4), d, rng), make((4, 2), d, rng)]
+    )
     yield S("upper_case", "Ba,a", [make((2, 3), d, rng), make((3,), d, rng)])
     yield S("spaces_broadcast", "i j , j", [make((2, 1), d, rng), make((3,), d, rng)])
 

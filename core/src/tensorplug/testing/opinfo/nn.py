@@ -351,7 +351,9 @@ def _ref_log_softmax_backward_data(g: Any, y: Any, dim: int, input_dtype: Any) -
     return g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)
 
 
-def _softmax_backward_samples(log: bool) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
+def _softmax_backward_samples(
+    log: bool,
+) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
     def samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
         ref = _ref_log_softmax if log else _ref_softmax
         for name, shape, dim in (
@@ -399,7 +401,11 @@ def _ref_nll_loss_backward(
     x = np.asarray(x, np.float64)
     target = np.asarray(target)
     g = np.asarray(g, np.float64)
-    w = np.ones(x.shape[-1] if x.ndim == 1 else x.shape[1]) if weight is None else np.asarray(weight, np.float64)
+    w = (
+        np.ones(x.shape[-1] if x.ndim == 1 else x.shape[1])
+        if weight is None
+        else np.asarray(weight, np.float64)
+    )
     keep = target != ignore_index
     safe = np.where(keep, target, 0)
     wt = w[safe] * keep
@@ -424,7 +430,12 @@ def _nll_loss_backward_samples(d: str, rng: np.random.Generator) -> Iterator[Sam
     yield S("none", make((5,), d, rng), x, _targets((5,), 4, rng), reduction="none")
     yield S("weight_mean", one, x, _targets((5,), 4, rng), make((4,), d, rng, 0.1, 2))
     yield S(
-        "weight_none", make((5,), d, rng), x, _targets((5,), 4, rng), make((4,), d, rng, 0.1, 2), "none"
+        "weight_none",
+        make((5,), d, rng),
+        x,
+        _targets((5,), 4, rng),
+        make((4,), d, rng, 0.1, 2),
+        "none",
     )
     yield S("ignore_index_mean", one, x, t_ignore, ignore_index=1)
     yield S("ignore_index_weight_sum", one, x, t_ignore, make((4,), d, rng, 0.1, 2), "sum", 1)
@@ -660,13 +671,18 @@ def _bce_logits_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInpu
     yield S("none", x((3, 4)), t((3, 4)), None, None, "none")
     yield S("weight", x((3, 4)), t((3, 4)), make((4,), d, rng, 0.1, 2))
     yield S("pos_weight", x((3, 4)), t((3, 4)), pos_weight=make((4,), d, rng, 0.1, 3))
-    yield S("large_logits", np.array([-200.0, 0.0, 200.0]).astype(np_dtype(d)),
-            np.array([1.0, 0.5, 0.0]).astype(np_dtype(d)), reduction="none")
+    yield S(
+        "large_logits",
+        np.array([-200.0, 0.0, 200.0]).astype(np_dtype(d)),
+        np.array([1.0, 0.5, 0.0]).astype(np_dtype(d)),
+        reduction="none",
+    )
     yield S("0dim", x(()), t(()))
 
 
-def _ref_bce_logits(x: Any, t: Any, weight: Any = None, pos_weight: Any = None,
-                    reduction: str = "mean") -> Any:
+def _ref_bce_logits(
+    x: Any, t: Any, weight: Any = None, pos_weight: Any = None, reduction: str = "mean"
+) -> Any:
     x, t = _f64(x, t)
     log_sig = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))  # log(sigmoid(x)), stable
     log_one_minus = log_sig - x  # log(1 - sigmoid(x))
@@ -741,6 +757,7 @@ add(
         tol=LOSS_TOL,
     )
 )
+
 
 def _embedding_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     w = lambda: make((10, 3), d, rng)  # noqa: E731

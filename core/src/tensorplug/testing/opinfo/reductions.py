@@ -667,7 +667,14 @@ def _ref_cumulative(pick: Any) -> Any:
         for row in np.ndindex(a.shape[:-1]):
             for j in range(a.shape[-1]):
                 v = a[row + (j,)]
-                if j == 0 or v != v or (vals[row + (j - 1,)] == vals[row + (j - 1,)] and pick(v, vals[row + (j - 1,)])):
+                if (
+                    j == 0
+                    or v != v
+                    or (
+                        vals[row + (j - 1,)] == vals[row + (j - 1,)]
+                        and pick(v, vals[row + (j - 1,)])
+                    )
+                ):
                     vals[row + (j,)], idx[row + (j,)] = v, j
                 else:
                     vals[row + (j,)], idx[row + (j,)] = vals[row + (j - 1,)], idx[row + (j - 1,)]
@@ -702,7 +709,12 @@ for _name, _pick in (("cummax", np.greater_equal), ("cummin", np.less_equal)):
 
 
 def _ref_search(
-    seq: Any, values: Any, *, out_int32: bool = False, right: bool = False, side: Any = None,
+    seq: Any,
+    values: Any,
+    *,
+    out_int32: bool = False,
+    right: bool = False,
+    side: Any = None,
     sorter: Any = None,
 ) -> Any:
     """A loop of PyTorch's binary search: the first place where ``seq[i] >= v`` (``> v`` with
@@ -734,7 +746,12 @@ def _searchsorted_samples(d: str, rng: np.random.Generator) -> Iterator[SampleIn
     yield S("side_left", seq, make((4,), d, rng, -4, 4), side="left")
     yield S("nd", np.sort(make((2, 5), d, rng, -3, 3), axis=-1), make((2, 3), d, rng, -4, 4))
     order = rng.permutation(6)
-    yield S("sorter", seq[np.argsort(order)], make((4,), d, rng, -4, 4), sorter=np.argsort(np.argsort(order)))
+    yield S(
+        "sorter",
+        seq[np.argsort(order)],
+        make((4,), d, rng, -4, 4),
+        sorter=np.argsort(np.argsort(order)),
+    )
     yield S("0dim_value", seq, np.array(seq[2]))
     yield S("empty_seq", make((0,), d, rng), make((3,), d, rng))
     yield S("unsorted", make((5,), d, rng, -3, 3), make((4,), d, rng, -4, 4))
@@ -814,7 +831,10 @@ add(
 
 
 def _ref_unique2(
-    x: Any, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False  # noqa: A002
+    x: Any,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,  # noqa: A002
 ) -> Any:
     """np.unique, each NaN a value of its own; inverse of the input's shape."""
     x = np.asarray(x)
@@ -839,7 +859,10 @@ def _unique2_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
 
 
 def _ref_unique_dim(
-    x: Any, dim: int, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+    x: Any,
+    dim: int,
+    sorted: bool = True,
+    return_inverse: bool = False,  # noqa: A002
     return_counts: bool = False,
 ) -> Any:
     x = np.asarray(x)

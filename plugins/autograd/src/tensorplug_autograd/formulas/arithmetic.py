@@ -495,8 +495,10 @@ defderiv("amax", self=lambda g, s: _amax_backward(g, s.self, s.result, s.dim, s.
 defderiv("amin", self=lambda g, s: _amax_backward(g, s.self, s.result, s.dim, s.keepdim))
 defderiv(
     "aminmax",
-    self=lambda g, s: _amax_backward(g[0], s.self, s.result[0], s.dim, s.keepdim)
-    + _amax_backward(g[1], s.self, s.result[1], s.dim, s.keepdim),
+    self=lambda g, s: (
+        _amax_backward(g[0], s.self, s.result[0], s.dim, s.keepdim)
+        + _amax_backward(g[1], s.self, s.result[1], s.dim, s.keepdim)
+    ),
 )
 defderiv("max", self=lambda g, s: _evenly_distribute(g, s.self, s.result))
 defderiv("min", self=lambda g, s: _evenly_distribute(g, s.self, s.result))
@@ -649,7 +651,9 @@ def _softmax_backward_output(g: Tensor, gg: Tensor, y: Tensor, dim: int) -> Tens
 
 defderiv(
     "_softmax_backward_data",
-    grad_output=lambda g, s: _aten._softmax_backward_data.default(g, s.output, s.dim, s.input_dtype),
+    grad_output=lambda g, s: _aten._softmax_backward_data.default(
+        g, s.output, s.dim, s.input_dtype
+    ),
     output=lambda g, s: _softmax_backward_output(s.grad_output, g, s.output, s.dim),
 )
 defderiv(

@@ -97,21 +97,7 @@ class UvVenvs:
         self, combo: str, program: str, *args: str, env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
         """Run ``program`` from the venv's bin/ in a clean environment (no PYTHONPATH)."""
-        venv = self.path(combo)
-        clean = {
-            k: v
-            for k, v in os.environ.items()
-            if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith("TENSORPLUG_")
-        }
-        clean.update(env or {})
-        return subprocess.run(
-            [str(venv / "bin" / program), *args],
-            capture_output=True,
-            text=True,
-            env=clean,
-            cwd=self.base,
-            timeout=120,
-        )
+        return run_in(self.path(combo), program, *args, env=env, cwd=self.base)
 
     def python(
         self, combo: str, code: str, env: dict[str, str] | None = None
@@ -328,8 +314,14 @@ class Venvs:
 
 
 def run_in(
-    venv: Path, program: str, *args: str, env: dict[str, str] | None = None
+    venv: Path,
+    program: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """Run ``program`` from the venv's bin/ in a clean environment (no PYTHONPATH, no
+    TENSORPLUG_ settings), in ``cwd`` (the venv's folder by default)."""
     clean = {
         k: v
         for k, v in os.environ.items()
@@ -341,7 +333,7 @@ def run_in(
         capture_output=True,
         text=True,
         env=clean,
-        cwd=venv.parent,
+        cwd=venv.parent if cwd is None else cwd,
         timeout=120,
     )
 

@@ -55,25 +55,16 @@ COMBOS: dict[str, list[str]] = {
 # 3-class spiral, the same data and initialisation). Its inference everywhere the CPU backend
 # is; its training (Adam, 300 steps) where autograd is too. Prints digests of the exact bits.
 WORKLOAD = """
-import contextlib, hashlib, json, math
+import contextlib, hashlib, json
 import tensorplug as tp
+from tensorplug.cli import spiral_problem
 
 def digest(values):
     return hashlib.sha256(" ".join(float(v).hex() for v in values).encode()).hexdigest()[:16]
 
 loaded = {i.name for i in tp.plugins.list() if i.status.startswith("loaded")}
 nn = tp.nn
-tp.manual_seed(0)
-n, classes = 100, 3
-radius = tp.linspace(0.1, 1.0, n)
-xs, ys = [], []
-for c in range(classes):
-    start = 2 * math.pi * c / classes
-    theta = tp.linspace(start, start + 1.5 * math.pi, n) + 0.15 * tp.randn([n])
-    xs.append(tp.stack([radius * theta.cos(), radius * theta.sin()], 1))
-    ys.append(tp.full([n], c, dtype=tp.int64))
-x, y = tp.cat(xs), tp.cat(ys)
-model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, classes))
+x, y, model = spiral_problem()  # the demo's data and model
 no_grad = tp.no_grad if "autograd" in loaded else contextlib.nullcontext
 with no_grad():
     logits = model(x)

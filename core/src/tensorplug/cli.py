@@ -333,13 +333,10 @@ def _demo_cpu(out: TextIO) -> None:
             print(f"  {key:<20} {source}", file=out)
 
 
-def _spiral_training(out: TextIO | None, autocast_dtype: Any = None) -> tuple[float, float]:
-    """Train the demo classifier (a small MLP from tp.nn, Adam, on a 3-class spiral) and return
-    (accuracy, seconds); with ``autocast_dtype``, forward passes run in a CPU autocast region.
-    Prints the model and the loss every 75 steps to ``out`` when given."""
-    import contextlib
+def spiral_problem() -> tuple[Any, Any, Any]:
+    """The demo's data and model, seeded: ``(x, y, model)``, 300 points of a 3-class spiral and
+    a small MLP from tp.nn (tests/combos/test_matrix.py's workload uses them too)."""
     import math
-    import time
 
     nn = tp.nn
     tp.manual_seed(0)
@@ -351,8 +348,19 @@ def _spiral_training(out: TextIO | None, autocast_dtype: Any = None) -> tuple[fl
         theta = tp.linspace(start, start + 1.5 * math.pi, n) + 0.15 * tp.randn([n])
         xs.append(tp.stack([radius * theta.cos(), radius * theta.sin()], 1))
         ys.append(tp.full([n], c, dtype=tp.int64))
-    x, y = tp.cat(xs), tp.cat(ys)
     model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, classes))
+    return tp.cat(xs), tp.cat(ys), model
+
+
+def _spiral_training(out: TextIO | None, autocast_dtype: Any = None) -> tuple[float, float]:
+    """Train the demo classifier (a small MLP from tp.nn, Adam, on a 3-class spiral) and return
+    (accuracy, seconds); with ``autocast_dtype``, forward passes run in a CPU autocast region.
+    Prints the model and the loss every 75 steps to ``out`` when given."""
+    import contextlib
+    import time
+
+    nn = tp.nn
+    x, y, model = spiral_problem()
     if out is not None:
         print(f"model: {model!r}", file=out)
     loss_fn = nn.CrossEntropyLoss()

@@ -1037,3 +1037,28 @@ def _foo_example_plugin() -> None:
     assert counts["foo::scale_shift.default"] == 1 and len(counts) >= 3
     assert dispatcher.dispatch_table("foo::scale_shift")["Foo"] == "CompositeImplicitAutograd"
     plugins.unregister("foo")
+
+
+@pytest.mark.skipif("batched" not in tp.plugins.loaded_names(), reason="needs tensorplug-batched")
+def test_a_plugin_imported_before_tensorplug_says_so():
+    # tensorplug_batched imports tensorplug before it defines its hooks, so the entry point
+    # meets a half-imported module: the failure says what happened and what to do
+    code = textwrap.dedent(
+        """
+        import warnings
+        warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True) as caught:
+            import tensorplug_batched
+            import tensorplug as tp
+        print(tp.plugins.get("batched").status)
+        print([str(w.message) for w in caught if "batched" in str(w.message)][0])
+        """
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    status, message = r.stdout.splitlines()[:2]
+    assert status == "failed"
+    assert (
+        "its module 'tensorplug_batched' was still being imported when tensorplug loaded its "
+        "plugins (it was imported before tensorplug); import tensorplug first" in message
+    )

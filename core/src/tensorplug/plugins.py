@@ -156,6 +156,16 @@ def _hook_results(p: _Plugin, hook: str, **kwargs: Any) -> builtins.list[Any]:
 def _phase_import(p: _Plugin) -> None:
     if p.entry_point is not None:
         p.obj = p.entry_point.load()
+        if getattr(getattr(p.obj, "__spec__", None), "_initializing", False):
+            # `import tensorplug_x` before tensorplug: the plugin's module imports tensorplug
+            # (which loads the plugins) before it has defined its hooks
+            raise PluginError(
+                f"its module {p.entry_point.value!r} was still being imported when tensorplug "
+                "loaded its plugins (it was imported before tensorplug); import tensorplug "
+                "first, and the plugin loads with it",
+                plugin=p.name,
+                distribution=p.distribution,
+            )
     _check_api_version(p)
     # pluggy leaves a half-registered plugin behind when validation fails: mark it registered
     # first so that the rollback unregisters it (but see _rollback: only if it is really ours)

@@ -23,16 +23,17 @@ raises the same error instead of a bare ``ModuleNotFoundError`` (a loaded plugin
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from . import plugins
 from .errors import MissingPluginError
 from .tensor import Tensor
+
+if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec
 
 __all__ = [
     "MissingPluginAttributeError",
@@ -110,12 +111,14 @@ class MissingPluginImportError(MissingPluginError, ImportError):
     """``import tensorplug.<name>`` whose plugin is absent: ``except ImportError`` sees it."""
 
 
-class _MissingSubmoduleFinder(importlib.abc.MetaPathFinder):
-    """``import tensorplug.<name>`` of a module only an absent plugin provides."""
+class _MissingSubmoduleFinder:
+    """``import tensorplug.<name>`` of a module only an absent plugin provides. A meta path
+    finder by its ``find_spec`` (``importlib.abc.MetaPathFinder`` is not its base: importing
+    ``importlib.abc`` would cost ``import tensorplug`` about 10 ms)."""
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
+    ) -> ModuleSpec | None:
         package, _, name = fullname.partition(".")
         if package == "tensorplug" and name.isidentifier():
             err = plugins.missing_name(name)

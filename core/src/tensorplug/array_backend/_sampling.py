@@ -17,9 +17,9 @@ from typing import Any
 
 from .. import dtypes as _dt
 from .. import random as _random
-from ..device import canonical
 from ..device import device as Device
 from ..tensor import Tensor
+from ._factories import target
 from ._kit import (
     Kernels,
     Kit,
@@ -39,14 +39,6 @@ _C_NAMES = {_dt.bool: "bool", _dt.uint8: "unsigned char", _dt.int8: "signed char
            _dt.int16: "short", _dt.int32: "int", _dt.int64: "long", _dt.float16: "c10::Half",
            _dt.bfloat16: "c10::BFloat16", _dt.float32: "float", _dt.float64: "double"}  # fmt: skip
 _EXACT_DIGITS = {_dt.float16: 11, _dt.bfloat16: 8, _dt.float32: 24, _dt.float64: 53}
-
-
-def target(
-    kit: Kit, dtype: _dt.dtype | None, device: str | Device | None
-) -> tuple[_dt.dtype, Device]:
-    d = _dt.get_default_dtype() if dtype is None else dtype
-    kit.check_dtype(d)
-    return d, kit.device(canonical(device))
 
 
 def rng(kit: Kit, generator: _random.Generator | None, dev: Device) -> Any:

@@ -107,8 +107,8 @@ def _linear_kernel(rule: Rule) -> Callable[..., Any]:
     def kernel(_ks: int, input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Any:
         if (
             weight.tp_data.ndim != 2
-            or (local_state.masks.inc | int(_ks)) & M.above
-            or local_state.masks.inc & M.ag
+            or local_state.masks.inc & ~M.below
+            or int(_ks) & M.above
             or _trace.enabled
         ):
             # the decomposition, recording its parts (Note [Fused nodes of composite ops])
@@ -187,8 +187,8 @@ def _cross_entropy_kernel(rule: Rule) -> Callable[..., Any]:
             or reduction not in _REDUCTIONS
             or self.tp_data.ndim not in (1, 2)
             or target.tp_data.shape == self.tp_data.shape  # class probabilities
-            or (local_state.masks.inc | int(_ks)) & M.above
-            or local_state.masks.inc & M.ag
+            or local_state.masks.inc & ~M.below
+            or int(_ks) & M.above
             or _trace.enabled
         ):
             # the decomposition, recording its parts (Note [Fused nodes of composite ops])

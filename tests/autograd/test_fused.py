@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from tensorplug import dispatcher
 from tests import needs
 
 needs.autograd()
@@ -92,6 +93,71 @@ def test_linear_hooks_see_its_gradients() -> None:
     h.sum().backward()
     assert seen == [3]
     np.testing.assert_allclose(b.grad.numpy(), np.full(5, 8.0))
+
+
+@pytest.mark.parametrize(
+    ("needs_grad", "mask"),
+    [
+        ((True, True, True), [True, True, True]),
+        ((False, True, True), [False, True, True]),
+        ((True, False, False), [True, False, False]),
+        ((False, False, True), [False, False, True]),
+    ],
+)
+def test_linear_node_computes_only_the_gradients_its_edges_need(needs_grad, mask) -> None:
+    # one linear_backward call per node, asked only for what is needed (PyTorch's
+    # should_compute_output); seen through a CPU kernel of the op that does not promise to
+    # stay off the dispatcher, so the node calls it through the dispatcher
+    seen = []
+    real = dispatcher.find_op("aten::linear_backward.default")._kernels["CPU"].fn
+
+    def spy(x, g, w, output_mask):
+        seen.append(list(output_mask))
+        return real(x, g, w, output_mask)
+
+    x, w, b = (
+        tp.tensor(t.detach().numpy(), requires_grad=r)
+        for t, r in zip((leaf(4, 3), leaf(5, 3, seed=1), leaf(5, seed=2)), needs_grad, strict=True)
+    )
+    out = tp.linear(x, w, b)
+    with tp.Library("aten", "IMPL") as lib:
+        lib.impl("linear_backward", spy, "CPU", override=True)
+        out.sum().backward()
+    assert seen == [mask]
+    g = np.ones((4, 5))
+    want = (g @ w.detach().numpy(), g.T @ x.detach().numpy(), g.sum(0))
+    for t, r, expected in zip((x, w, b), needs_grad, want, strict=True):
+        if r:
+            np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-12)
+        else:
+            assert t.grad is None
+
+
+def test_linear_node_under_create_graph_stays_differentiable() -> None:
+    # create_graph: the node runs the formulas (operators that record), not linear_backward
+    x, w, b = leaf(4, 3), leaf(5, 3, seed=1), leaf(5, seed=2)
+    (gx, gw, gb) = tp.autograd.grad(tp.linear(x, w, b).pow(2).sum(), [x, w, b], create_graph=True)
+    assert gx.grad_fn is not None and gw.grad_fn is not None and gb.grad_fn is not None
+    (ggw,) = tp.autograd.grad(gx.sum(), [w])
+    # d/dw sum(2 (x w^T + b) w) over the input gradient's entries, by numpy
+    xn, wn = x.detach().numpy(), w.detach().numpy()
+    ones = np.ones((4, 3))
+    yn = xn @ wn.T + b.detach().numpy()
+    want = 2 * (yn.T @ ones) + 2 * (ones @ wn.T).T @ xn
+    np.testing.assert_allclose(ggw.numpy(), want, rtol=1e-10)
+
+
+def test_linear_node_float32_matches_numpy_bit_for_bit() -> None:
+    # the fast kernel's arithmetic is numpy's own expressions for the step's shapes
+    rng = np.random.default_rng(3)
+    xn = rng.standard_normal((64, 784), dtype=np.float32)
+    wn = rng.standard_normal((128, 784), dtype=np.float32)
+    gn = rng.standard_normal((64, 128), dtype=np.float32)
+    x, w, b = (tp.tensor(a, requires_grad=True) for a in (xn, wn, np.zeros(128, np.float32)))
+    tp.linear(x, w, b).backward(tp.tensor(gn))
+    assert x.grad.numpy().tobytes() == (gn @ wn).tobytes()
+    assert w.grad.numpy().tobytes() == (gn.T @ xn).tobytes()
+    assert b.grad.numpy().tobytes() == gn.sum(0).tobytes()
 
 
 def test_linear_keeps_the_composites_errors() -> None:

@@ -1724,3 +1724,34 @@ def test_meshgrid_without_indexing_warns_in_tensorplug_terms():
     assert str(e.value).startswith(
         "aten::meshgrid.indexing: Expected 0D or 1D tensor in the tensor list but got: "
     )
+
+
+# linear_backward: PyTorch declares the schema but has no dense CPU kernel for it (only
+# MkldnnCPU's), so these texts are tensorplug's; each names what to fix
+ALL3 = [True, True, True]
+LINEAR_BACKWARD_CASES: list[ErrorCase] = [
+    ("weight_not_matrix", lambda: tp.linear_backward(T((5, 3)), T((5, 4)), T((4, 3, 1)), ALL3),
+     RuntimeError, "weight must be a matrix (got a 3-D tensor)", "linear_backward"),
+    ("self_0d", lambda: tp.linear_backward(T(()), T((4,)), T((4, 3)), ALL3),
+     RuntimeError, "self must have at least one dimension (got a 0-D tensor)", "linear_backward"),
+    ("columns", lambda: tp.linear_backward(T((5, 2)), T((5, 4)), T((4, 3)), ALL3),
+     RuntimeError, "self's last dimension (2) must equal the number of columns of weight (3)",
+     "linear_backward"),
+    ("grad_shape", lambda: tp.linear_backward(T((5, 3)), T((5, 2)), T((4, 3)), ALL3),
+     RuntimeError, "grad_output must have shape [5, 4] (self's leading dimensions and weight's "
+     "rows), but got [5, 2]", "linear_backward"),
+    ("dtypes", lambda: tp.linear_backward(T((5, 3)), T((5, 4)), T((4, 3), "float64"), ALL3),
+     RuntimeError, "expected self, grad_output and weight to have the same dtype, but got Float, "
+     "Float and Double", "linear_backward"),
+    ("ints", lambda: tp.linear_backward(T((5, 3), "int64"), T((5, 4), "int64"),
+                                        T((4, 3), "int64"), ALL3),
+     RuntimeError, "\"linear_backward\" not implemented for 'Long'", "linear_backward"),
+    ("mask_length", lambda: tp.ops.aten.linear_backward(T((5, 3)), T((5, 4)), T((4, 3)),
+                                                        [True, True]),
+     RuntimeError, "output_mask must have 3 elements, but got 2", "linear_backward"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "exc", "text", "op"), _params(LINEAR_BACKWARD_CASES))
+def test_linear_backward_checks(call: Callable[[], Any], exc: Any, text: str, op: Any) -> None:
+    check_error(call, exc, text, op)

@@ -116,6 +116,9 @@ def check(paths: tuple[Kernels, Kernels], name: str, *args: Any, **kwargs: Any) 
         assert str(rf) == str(rs), f"{what}: message {rf} != {rs}"
     elif isinstance(rs, tuple):
         for i, (x, y) in enumerate(zip(rf, rs, strict=True)):
+            if x is None or y is None:  # an output not asked for (linear_backward's mask)
+                assert x is None and y is None, f"{what}[{i}]: {x!r} != {y!r}"
+                continue
             same_tensor(x, y, f"{what}[{i}]")
     elif isinstance(rs, Tensor) and name.startswith("empty"):  # values undefined
         assert (rf.dtype, rf.shape) == (rs.dtype, rs.shape), what
@@ -206,7 +209,15 @@ def test_threshold_backward(paths: tuple[Kernels, Kernels], dtype: str) -> None:
         nan_g = g.clone()
         nan_g._data[0, 0] = np.nan
         check(paths, "threshold_backward", nan_g, tp.full([3, 4], -1.0, dtype=g.dtype), 0)
+    # -0.0 gradients among finite ones: kept where the input passes, +0.0 where dropped
+    signed = make(dtype, (3, 4), 5)
+    signed._data[0, :2] = -0.0
+    keep = make(dtype, (3, 4), 6)
+    keep._data[0, 0], keep._data[0, 1] = 1.0, -1.0
+    check(paths, "threshold_backward", signed, keep, 0)
     fast_k, _ = paths
+    r = fast_k["threshold_backward"](signed, keep, 0)._data.astype(np.float64)
+    assert np.signbit(r[0, 0]) and r[0, 0] == 0  # PyTorch's where(x <= t, 0, g) keeps -0.0
     r = fast_k["threshold_backward"](g, x, 0)._data.astype(np.float64)
     assert not np.signbit(r[r == 0]).any()
 
@@ -310,6 +321,32 @@ def test_nll_loss_backward(paths: tuple[Kernels, Kernels], dtype: str) -> None:
     x = make(dtype, (3, 5))
     check(paths, "nll_loss_backward", tp.tensor(np.array(1.0, dtype)), x, tp.tensor([0, 5, 1]))
     check(paths, "nll_loss_backward", tp.tensor(np.array(1.0, dtype)), x, tp.tensor([0, -1, 1]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "complex64", "int64"])
+def test_linear_backward(paths: tuple[Kernels, Kernels], dtype: str) -> None:
+    x, g, w = make(dtype, (5, 3), 1, special=True), make(dtype, (5, 4), 2), make(dtype, (4, 3), 3)
+    for mask in itertools.product((True, False), repeat=3):
+        check(paths, "linear_backward", x, g, w, list(mask))
+    every = [True, True, True]
+    big = tp.tensor(np.full((5, 4), 3e38 if dtype == "float32" else 1.0), dtype=g.dtype)
+    check(paths, "linear_backward", x, big, w, every)  # the bias sum overflows: no warning
+    check(paths, "linear_backward", make(dtype, (2, 5, 3), 4), make(dtype, (2, 5, 4), 5), w, every)
+    check(paths, "linear_backward", make(dtype, (0, 3)), make(dtype, (0, 4)), w, every)
+    check(paths, "linear_backward", make(dtype, (3, 5), 7).t(), g, w, every)  # not contiguous
+    # errors: shapes, dtypes, the mask's length
+    check(paths, "linear_backward", x, make(dtype, (5, 2)), w, every)
+    check(paths, "linear_backward", make(dtype, (5, 2)), g, w, every)
+    check(paths, "linear_backward", x, g, make(dtype, (4, 3, 1)), every)
+    check(
+        paths,
+        "linear_backward",
+        x,
+        g,
+        make("float64" if dtype != "float64" else "float32", (4, 3)),
+        every,
+    )
+    check(paths, "linear_backward", x, g, w, [True, True])
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -1,4 +1,4 @@
-"""Backward kernels: the gradients of relu, softmax, log_softmax and nll_loss as one kernel each.
+"""Backward kernels: the gradients of relu, softmax, log_softmax, nll_loss and linear, one each.
 
 Autograd formulas call these (as PyTorch's derivatives.yaml calls ``threshold_backward`` and
 friends) so that a backward pass runs one array expression where a composition of public ops
@@ -9,6 +9,8 @@ compute dtypes] in _kit.py) and keeps PyTorch's conventions:
   passes ``g`` through (PyTorch tests ``x <= t``, which NaN fails);
 * ``_softmax_backward_data(g, y, dim, input_dtype)`` is ``y * (g - sum(g * y, dim))`` and
   ``_log_softmax_backward_data`` is ``g - exp(y) * sum(g, dim)``, both in ``input_dtype``;
+* ``linear_backward(self, g, weight, output_mask)`` is ``(g @ weight, g^T @ self, g`` summed over
+  its leading dimensions``)``, each where ``output_mask`` asks (None elsewhere);
 * ``nll_loss_backward`` scatters ``-weight[target] * g`` (divided by the total weight for
   ``"mean"``) into zeros shaped like ``self``; ignored targets get nothing (an exact 0, also
   when every target is ignored and the mean divides by a zero total weight).
@@ -24,8 +26,10 @@ shapes that agree: that case skips the general path's dtype promotion, device ch
 and the guard that converts errors (Note [Kernel errors] in _checks.py), since every array call
 in it either cannot raise or is caught and sent to the general path, which raises with the
 op's message. Each fast path makes the array calls the general path makes for that case, so the
-results are the same to the bit (``threshold_backward``'s tests the gradient's finiteness another
-way, with one dot product, and computes the same product).
+results are the same to the bit. (``threshold_backward`` on float32 and float64 arrays with numpy's
+``view`` drops gradients by ANDing their bits with a -1/0 mask: no finiteness check, and exact
+for NaN, inf and -0.0 gradients, which pass unchanged where the input is above the threshold,
+the bits of the general path's ``where``.)
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from ._kit import (
     check_broadcast,
     guard,
     guarded,
+    torch_name,
     wrap_dim,
 )
 from ._nn import check_nll_weight, check_reduction, floating, nll_target
@@ -60,15 +65,6 @@ def fast_floats(kit: Kit) -> frozenset[_dt.dtype]:
     return frozenset(d for d in kit.native if d.kind == "f" and kit.accumulate[d] == kit.storage[d])
 
 
-def _all(xp: Any) -> Any:
-    """``all(a)``: the ufunc reduction where the library has one (numpy's ``xp.all`` is a Python
-    wrapper around it), as _nn and _indexing use."""
-    reduce = getattr(xp.logical_and, "reduce", None)
-    if reduce is None:
-        return xp.all
-    return lambda a: reduce(a, None)
-
-
 def _min(xp: Any) -> Any:
     reduce = getattr(xp.minimum, "reduce", None)
     if reduce is None:
@@ -82,36 +78,20 @@ def _min(xp: Any) -> Any:
 def threshold_backward(kit: Kit) -> Kernel:
     xp = kit.xp
     zeros0 = {d: xp.zeros((), dtype=kit.compute[d]) for d in kit.compute}
-    native = kit.native
-    isfinite = xp.isfinite
-    logical_not = xp.logical_not
-    all_ = _all(xp)
     fast = fast_floats(kit)
     new = kit.new
     ks = kit.keyset
-    vdot: Any = getattr(xp, "vdot", None)
+    bits = _bit_views(kit)
+    subtract, bitwise_and, int8 = xp.subtract, xp.bitwise_and, getattr(xp, "int8", None)
 
-    def fast_product(ga: Any, drop: Any) -> Any:
-        """:func:`finite_product` on the fast path (``drop`` a fresh array of at least one
-        dimension): ``not drop`` in place, and the finiteness of ``ga`` read from one sum of
-        its squares (BLAS's dot, about half the time of ``isfinite`` and ``all``), which is
-        finite exactly when every element is (non-negative terms), unless it overflows: then
-        the caller takes the general path, which gives the same bits."""
-        if not vdot(ga, ga) < _INF:  # inf or NaN (compared: no warning)
-            return None
-        r = ga * logical_not(drop, out=drop)
-        r += 0.0
-        return r
-
-    def finite_product(ga: Any, drop: Any) -> Any:
-        """``ga * not drop`` (+ 0.0, which turns the -0.0 of a negative ``ga`` times 0 into
-        PyTorch's 0), faster than ``where()`` with numpy's ufuncs (a float times a bool array,
-        in place) and exact where ``ga`` is finite (inf * 0 is NaN); None where it is not."""
-        if not bool(all_(isfinite(ga))):
-            return None
-        r = ga * logical_not(drop)
-        r += 0.0
-        return r
+    def masked(ga: Any, drop: Any) -> Any:
+        """``ga`` where ``drop`` is false and +0.0 where it is true, bit for bit (NaN, inf and
+        -0.0 of ``ga`` kept where it passes; nothing computed in floating point): the bits of
+        ``ga`` ANDed with a mask of -1 (keep) and 0 (drop), made as ``drop - 1`` in the
+        integer dtype of ``ga``'s width."""
+        as_int, as_float = bits[ga.dtype]
+        mask = subtract(drop.view(int8), 1, dtype=as_int)
+        return bitwise_and(ga.view(as_int), mask, out=mask).view(as_float)
 
     def general(grad_output: Tensor, self: Tensor, threshold: Scalar) -> Tensor:
         g, x = grad_output, self
@@ -121,10 +101,8 @@ def threshold_backward(kit: Kit) -> Kernel:
         if ga.shape != xa.shape:
             check_broadcast(tuple(ga.shape), tuple(xa.shape))
         drop = xa <= threshold
-        if d.kind == "f" and kit.writes_out and d in native:
-            r = finite_product(ga, drop)
-            if r is not None:
-                return kit.wrap(r, d, g._device)
+        if ga.dtype in bits and ga.shape == xa.shape and ga.ndim:
+            return kit.wrap(masked(ga, drop), d, g._device)
         return kit.wrap(xp.where(drop, zeros0[d], ga), d, g._device)
 
     slow = guard("threshold_backward", general, kit.key_name)
@@ -140,13 +118,27 @@ def threshold_backward(kit: Kit) -> Kernel:
         ):
             ga = grad_output._data
             xa = self._data
-            if ga.shape == xa.shape and ga.ndim:
-                r = (fast_product if vdot is not None else finite_product)(ga, xa <= threshold)
-                if r is not None:
-                    return new(r, d, grad_output._device, ks)
+            if ga.shape == xa.shape and ga.ndim and ga.dtype in bits:
+                return new(masked(ga, xa <= threshold), d, grad_output._device, ks)
         return slow(grad_output, self, threshold)  # type: ignore[no-any-return]
 
     return threshold_backward
+
+
+def _bit_views(kit: Kit) -> dict[Any, tuple[Any, Any]]:
+    """For the native float array dtypes of ``kit``'s fast paths, where its arrays have numpy's
+    ``view``: the float dtype -> (the integer dtype of its width, itself)."""
+    xp = kit.xp
+    if not fast_floats(kit) or not hasattr(xp.asarray(0.0), "view"):
+        return {}
+    ints = {4: getattr(xp, "int32", None), 8: getattr(xp, "int64", None)}
+    out: dict[Any, tuple[Any, Any]] = {}
+    for d in fast_floats(kit):
+        xd = kit.storage[d]
+        width = xp.empty(0, dtype=xd).itemsize
+        if ints.get(width) is not None and getattr(xp, "int8", None) is not None:
+            out[xd] = (ints[width], xd)
+    return out
 
 
 # --- softmax and log_softmax --------------------------------------------------------------
@@ -370,11 +362,128 @@ def nll_loss_backward(kit: Kit) -> Kernel:
     return nll_loss_backward
 
 
+# --- linear_backward ----------------------------------------------------------------------
+
+
+def linear_backward(kit: Kit) -> Kernel:
+    """The gradients of ``linear(self, weight, bias)`` for ``grad_output`` (PyTorch's schema):
+    ``grad_output @ weight`` shaped like ``self``, ``grad_output.T @ self`` over the rows of
+    both (the weight's own layout, no transposed copy) and ``grad_output`` summed over its
+    leading dimensions, each only where ``output_mask`` asks for it (None elsewhere, PyTorch's
+    undefined tensor). Products compute in the compute dtype and the sum in the accumulation
+    dtype of the operands' one dtype (half precision in float32, rounded once)."""
+    xp = kit.xp
+    fast = fast_floats(kit)
+    new = kit.new
+    ks = kit.keyset
+    matmul = xp.matmul
+    add_reduce = getattr(xp.add, "reduce", None)
+    hush, unhush = kit.hush, kit.unhush
+    transpose = getattr(xp, "matrix_transpose", None) or (lambda a: a.T)
+
+    def general(
+        self: Tensor, grad_output: Tensor, weight: Tensor, output_mask: Any
+    ) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+        mask = _mask3(output_mask)
+        sx, sg, sw = (tuple(t._data.shape) for t in (self, grad_output, weight))
+        if len(sw) != 2:
+            raise OpError(f"weight must be a matrix (got a {len(sw)}-D tensor)")
+        if not sx:
+            raise OpError("self must have at least one dimension (got a 0-D tensor)")
+        if sx[-1] != sw[1]:
+            raise OpError(
+                f"self's last dimension ({sx[-1]}) must equal the number of columns of weight "
+                f"({sw[1]})"
+            )
+        want = sx[:-1] + (sw[0],)
+        if sg != want:
+            raise OpError(
+                f"grad_output must have shape {list(want)} (self's leading dimensions and "
+                f"weight's rows), but got {list(sg)}"
+            )
+        d = grad_output._dtype
+        if self._dtype is not d or weight._dtype is not d:
+            raise OpError(
+                "expected self, grad_output and weight to have the same dtype, but got "
+                f"{torch_name(self._dtype)}, {torch_name(d)} and {torch_name(weight._dtype)}"
+            )
+        if d.kind not in "fc":
+            raise OpError(f"\"linear_backward\" not implemented for '{torch_name(d)}'")
+        kit.same_device(grad_output, self)
+        kit.same_device(grad_output, weight)
+        device = grad_output._device
+        g = kit.as_compute(grad_output, d)
+        gi = gw = gb = None
+        if mask[0]:
+            gi = kit.wrap(matmul(g, kit.as_compute(weight, d)), d, device)
+        if mask[1] or mask[2]:
+            rows = (-1, sw[0])
+            g2 = g if len(sg) == 2 else xp.reshape(g, rows)
+            if mask[1]:
+                x = kit.as_compute(self, d)
+                x2 = x if len(sx) == 2 else xp.reshape(x, (-1, sw[1]))
+                gw = kit.wrap(matmul(transpose(g2), x2), d, device)
+            if mask[2]:
+                ga = kit.cast(grad_output._data, kit.accumulate[d])
+                with kit.quiet():
+                    gb = kit.wrap(xp.sum(ga, axis=tuple(range(len(sg) - 1))), d, device)
+        return gi, gw, gb
+
+    slow = guard("linear_backward", general, kit.key_name)
+
+    @guarded  # Note [Backward kernel fast paths]
+    def linear_backward(
+        self: Tensor, grad_output: Tensor, weight: Tensor, output_mask: Any
+    ) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+        # 2-D operands of one native float dtype on one device
+        d = grad_output._dtype
+        device = grad_output._device
+        if (
+            d in fast
+            and self._dtype is d
+            and weight._dtype is d
+            and self._device is device
+            and weight._device is device
+            and len(output_mask) == 3
+        ):
+            g, x, w = grad_output._data, self._data, weight._data
+            if (
+                g.ndim == 2
+                and x.ndim == 2
+                and w.ndim == 2
+                and g.shape[0] == x.shape[0]
+                and g.shape[1] == w.shape[0]
+                and x.shape[1] == w.shape[1]
+            ):
+                m0, m1, m2 = output_mask
+                gi = new(matmul(g, w), d, device, ks) if m0 else None
+                gw = new(matmul(g.T, x), d, device, ks) if m1 else None
+                gb = None
+                if m2:
+                    token = hush()
+                    try:
+                        gb = new(add_reduce(g, 0), d, device, ks)  # type: ignore[misc]
+                    finally:
+                        unhush(token)
+                return gi, gw, gb
+        return slow(self, grad_output, weight, output_mask)  # type: ignore[no-any-return]
+
+    return linear_backward
+
+
+def _mask3(output_mask: Any) -> tuple[bool, bool, bool]:
+    mask = tuple(bool(m) for m in output_mask)
+    if len(mask) != 3:
+        raise OpError(f"output_mask must have 3 elements, but got {len(mask)}")
+    return mask
+
+
 BUILDERS = {
     "threshold_backward": threshold_backward,
     "_softmax_backward_data": softmax_backward_data,
     "_log_softmax_backward_data": log_softmax_backward_data,
     "nll_loss_backward": nll_loss_backward,
+    "linear_backward": linear_backward,
 }
 
 

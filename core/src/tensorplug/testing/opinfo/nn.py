@@ -455,6 +455,58 @@ add(
 )
 
 
+def _ref_linear_backward(x: Any, g: Any, w: Any, output_mask: Any) -> Any:
+    # the gradients of x @ w.T + b, in float64; None where the mask does not ask
+    x, g, w = (np.asarray(a, np.float64) for a in (x, g, w))
+    rows_g = g.reshape(-1, g.shape[-1])
+    rows_x = x.reshape(-1, x.shape[-1])
+    grads = (g @ w, rows_g.T @ rows_x, rows_g.sum(0))
+    return tuple(v if m else None for v, m in zip(grads, output_mask, strict=True))
+
+
+def _linear_backward_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    every = [True, True, True]
+    yield S("2d", make((5, 3), d, rng), make((5, 4), d, rng), make((4, 3), d, rng), every)
+    yield S(
+        "no_input_grad", make((5, 3), d, rng), make((5, 4), d, rng), make((4, 3), d, rng),
+        [False, True, True],
+    )  # fmt: skip
+    yield S(
+        "input_grad_only", make((5, 3), d, rng), make((5, 4), d, rng), make((4, 3), d, rng),
+        [True, False, False],
+    )  # fmt: skip
+    yield S(
+        "batched", make((2, 5, 3), d, rng), make((2, 5, 4), d, rng), make((4, 3), d, rng), every
+    )
+    yield S("1d", make((3,), d, rng), make((4,), d, rng), make((4, 3), d, rng), every)
+    yield S("empty_batch", make((0, 3), d, rng), make((0, 4), d, rng), make((4, 3), d, rng), every)
+
+
+def _compare_linear_backward(got: Any, expected: Any, s: SampleInput, d: str) -> None:
+    assert isinstance(got, tuple) and len(got) == 3, f"expected 3 results, got {got!r}"
+    rtol, atol = {"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2)}.get(d, (1e-5, 1e-5))
+    for i, (v, e) in enumerate(zip(got, expected, strict=True)):
+        if e is None:
+            assert v is None, f"result[{i}]: the mask asks for no gradient, got {v!r}"
+            continue
+        assert str(v.dtype).rsplit(".", 1)[-1] == d, f"result[{i}]: dtype {v.dtype} != {d}"
+        arr = v.cpu().numpy().astype(np.float64)
+        assert arr.shape == e.shape, f"result[{i}]: shape {arr.shape} != {e.shape}"
+        np.testing.assert_allclose(arr, e, rtol=rtol, atol=atol, err_msg=f"result[{i}]")
+
+
+add(
+    OpInfo(
+        "linear_backward",
+        op=fn("linear_backward"),
+        sample_inputs=_linear_backward_samples,
+        ref=_ref_linear_backward,
+        dtypes=FLOATS + LOWP,
+        compare=_compare_linear_backward,
+    )
+)
+
+
 def _ref_cross_entropy(
     x: Any,
     target: Any,

@@ -20,6 +20,22 @@ def f64(values: object, requires_grad: bool = False) -> tp.Tensor:
     return tp.tensor(values, dtype=tp.float64, requires_grad=requires_grad)
 
 
+# --- threshold_backward -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float64, tp.float16])
+def test_threshold_backward_is_where_bit_for_bit(dtype: tp.dtype) -> None:
+    """PyTorch computes ``where(x <= t, 0, g)``: a -0.0, inf or NaN gradient passes unchanged
+    where the input is above the threshold (or NaN), and +0.0 (never -0.0 or NaN) is given
+    where it is not (torch 2.13: ``threshold_backward([-0., inf, nan, -1., 2.], [1., -1., -1.,
+    0., nan], 0)`` is ``[-0., 0., 0., 0., 2.]``)."""
+    g = tp.tensor([-0.0, np.inf, np.nan, -1.0, 2.0, -0.0, np.nan], dtype=dtype)
+    x = tp.tensor([1.0, -1.0, -1.0, 0.0, np.nan, -3.0, 5.0], dtype=dtype)
+    r = tp.threshold_backward(g, x, 0).numpy().astype(np.float64)
+    np.testing.assert_array_equal(r, [-0.0, 0.0, 0.0, 0.0, 2.0, 0.0, np.nan])
+    assert np.signbit(r).tolist() == [True] + [False] * 6
+
+
 # --- nll_loss ---------------------------------------------------------------------------------
 
 

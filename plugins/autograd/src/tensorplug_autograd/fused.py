@@ -11,13 +11,20 @@ bookkeeping costs as much as the arithmetic, so this plugin records each of them
 
 * ``LinearBackward0`` saves ``input`` and ``weight``; its formulas give ``g @ weight``,
   ``g.t() @ input`` (rows of ``g`` and ``input`` flattened: the weight's own layout, no
-  transposes) and the bias gradient summed over the leading dimensions.
+  transposes) and the bias gradient summed over the leading dimensions. While the backward
+  pass records nothing, the node computes them in one ``linear_backward`` call (PyTorch's op),
+  whose ``output_mask`` asks only for those its edges need (PyTorch's
+  ``should_compute_output``); a bias that is not a vector still takes the formula.
 * ``CrossEntropyLossBackward0`` (class indices, no label smoothing) saves the log-softmax
   it computed; its formula runs the two single-kernel backward ops
   (``nll_loss_backward``, ``_log_softmax_backward_data``) in one node.
 
 Both gradients are the composite's, computed by the same kernels (gradcheck says so), and
-they are differentiable again (``create_graph=True``): the formulas call operators.
+they are differentiable again (``create_graph=True``): the formulas call operators. While
+nothing records, both nodes call the backend's kernels of their backward ops directly where
+those promise not to dispatch (``_Below.parts``; not under dispatch tracing): the dispatcher's
+entry would cost more than the call (for ``linear_backward`` it checks the ``bool[3]`` list
+element by element, about 1.5 µs).
 
 The kernels are registered on each backend's ``Autograd<B>`` key directly: a kernel of the
 runtime key comes first in the dispatch table (DESIGN §4 step 1), before the composite that

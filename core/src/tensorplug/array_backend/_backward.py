@@ -1,4 +1,4 @@
-"""Backward kernels: the gradients of relu, softmax, log_softmax, nll_loss and linear, one each.
+"""Backward kernels: the gradients of relu, softmax, log_softmax and nll_loss as one kernel each.
 
 Autograd formulas call these (as PyTorch's derivatives.yaml calls ``threshold_backward`` and
 friends) so that a backward pass runs one array expression where a composition of public ops
@@ -9,8 +9,6 @@ compute dtypes] in _kit.py) and keeps PyTorch's conventions:
   passes ``g`` through (PyTorch tests ``x <= t``, which NaN fails);
 * ``_softmax_backward_data(g, y, dim, input_dtype)`` is ``y * (g - sum(g * y, dim))`` and
   ``_log_softmax_backward_data`` is ``g - exp(y) * sum(g, dim)``, both in ``input_dtype``;
-* ``linear_backward(self, g, weight, output_mask)`` is ``(g @ weight, g^T @ self, g`` summed over
-  its leading dimensions``)``, each where ``output_mask`` asks (None elsewhere);
 * ``nll_loss_backward`` scatters ``-weight[target] * g`` (divided by the total weight for
   ``"mean"``) into zeros shaped like ``self``; ignored targets get nothing (an exact 0, also
   when every target is ignored and the mean divides by a zero total weight).
@@ -48,7 +46,6 @@ from ._kit import (
     check_broadcast,
     guard,
     guarded,
-    torch_name,
     wrap_dim,
 )
 from ._nn import check_nll_weight, check_reduction, floating, nll_target
@@ -362,128 +359,11 @@ def nll_loss_backward(kit: Kit) -> Kernel:
     return nll_loss_backward
 
 
-# --- linear_backward ----------------------------------------------------------------------
-
-
-def linear_backward(kit: Kit) -> Kernel:
-    """The gradients of ``linear(self, weight, bias)`` for ``grad_output`` (PyTorch's schema):
-    ``grad_output @ weight`` shaped like ``self``, ``grad_output.T @ self`` over the rows of
-    both (the weight's own layout, no transposed copy) and ``grad_output`` summed over its
-    leading dimensions, each only where ``output_mask`` asks for it (None elsewhere, PyTorch's
-    undefined tensor). Products compute in the compute dtype and the sum in the accumulation
-    dtype of the operands' one dtype (half precision in float32, rounded once)."""
-    xp = kit.xp
-    fast = fast_floats(kit)
-    new = kit.new
-    ks = kit.keyset
-    matmul = xp.matmul
-    add_reduce = getattr(xp.add, "reduce", None)
-    hush, unhush = kit.hush, kit.unhush
-    transpose = getattr(xp, "matrix_transpose", None) or (lambda a: a.T)
-
-    def general(
-        self: Tensor, grad_output: Tensor, weight: Tensor, output_mask: Any
-    ) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
-        mask = _mask3(output_mask)
-        sx, sg, sw = (tuple(t._data.shape) for t in (self, grad_output, weight))
-        if len(sw) != 2:
-            raise OpError(f"weight must be a matrix (got a {len(sw)}-D tensor)")
-        if not sx:
-            raise OpError("self must have at least one dimension (got a 0-D tensor)")
-        if sx[-1] != sw[1]:
-            raise OpError(
-                f"self's last dimension ({sx[-1]}) must equal the number of columns of weight "
-                f"({sw[1]})"
-            )
-        want = sx[:-1] + (sw[0],)
-        if sg != want:
-            raise OpError(
-                f"grad_output must have shape {list(want)} (self's leading dimensions and "
-                f"weight's rows), but got {list(sg)}"
-            )
-        d = grad_output._dtype
-        if self._dtype is not d or weight._dtype is not d:
-            raise OpError(
-                "expected self, grad_output and weight to have the same dtype, but got "
-                f"{torch_name(self._dtype)}, {torch_name(d)} and {torch_name(weight._dtype)}"
-            )
-        if d.kind not in "fc":
-            raise OpError(f"\"linear_backward\" not implemented for '{torch_name(d)}'")
-        kit.same_device(grad_output, self)
-        kit.same_device(grad_output, weight)
-        device = grad_output._device
-        g = kit.as_compute(grad_output, d)
-        gi = gw = gb = None
-        if mask[0]:
-            gi = kit.wrap(matmul(g, kit.as_compute(weight, d)), d, device)
-        if mask[1] or mask[2]:
-            rows = (-1, sw[0])
-            g2 = g if len(sg) == 2 else xp.reshape(g, rows)
-            if mask[1]:
-                x = kit.as_compute(self, d)
-                x2 = x if len(sx) == 2 else xp.reshape(x, (-1, sw[1]))
-                gw = kit.wrap(matmul(transpose(g2), x2), d, device)
-            if mask[2]:
-                ga = kit.cast(grad_output._data, kit.accumulate[d])
-                with kit.quiet():
-                    gb = kit.wrap(xp.sum(ga, axis=tuple(range(len(sg) - 1))), d, device)
-        return gi, gw, gb
-
-    slow = guard("linear_backward", general, kit.key_name)
-
-    @guarded  # Note [Backward kernel fast paths]
-    def linear_backward(
-        self: Tensor, grad_output: Tensor, weight: Tensor, output_mask: Any
-    ) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
-        # 2-D operands of one native float dtype on one device
-        d = grad_output._dtype
-        device = grad_output._device
-        if (
-            d in fast
-            and self._dtype is d
-            and weight._dtype is d
-            and self._device is device
-            and weight._device is device
-            and len(output_mask) == 3
-        ):
-            g, x, w = grad_output._data, self._data, weight._data
-            if (
-                g.ndim == 2
-                and x.ndim == 2
-                and w.ndim == 2
-                and g.shape[0] == x.shape[0]
-                and g.shape[1] == w.shape[0]
-                and x.shape[1] == w.shape[1]
-            ):
-                m0, m1, m2 = output_mask
-                gi = new(matmul(g, w), d, device, ks) if m0 else None
-                gw = new(matmul(g.T, x), d, device, ks) if m1 else None
-                gb = None
-                if m2:
-                    token = hush()
-                    try:
-                        gb = new(add_reduce(g, 0), d, device, ks)  # type: ignore[misc]
-                    finally:
-                        unhush(token)
-                return gi, gw, gb
-        return slow(self, grad_output, weight, output_mask)  # type: ignore[no-any-return]
-
-    return linear_backward
-
-
-def _mask3(output_mask: Any) -> tuple[bool, bool, bool]:
-    mask = tuple(bool(m) for m in output_mask)
-    if len(mask) != 3:
-        raise OpError(f"output_mask must have 3 elements, but got {len(mask)}")
-    return mask
-
-
 BUILDERS = {
     "threshold_backward": threshold_backward,
     "_softmax_backward_data": softmax_backward_data,
     "_log_softmax_backward_data": log_softmax_backward_data,
     "nll_loss_backward": nll_loss_backward,
-    "linear_backward": linear_backward,
 }
 
 

@@ -1,4 +1,5 @@
-"""Matrix products: mm, bmm, matmul, addmm, dot.
+"""Matrix products: mm, bmm, matmul, addmm, dot; and linear_backward, linear's three gradients
+(Note [Backward kernel fast paths] in _backward.py).
 
 PyTorch does not promote here: both operands must have the same dtype, and the shape checks
 name the operands the way ATen does ("mat1 and mat2 shapes cannot be multiplied (2x3 and
@@ -22,7 +23,9 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
+from ._backward import fast_floats
 from ._kit import (
+    Kernel,
     Kernels,
     Kit,
     OpError,
@@ -241,5 +244,126 @@ def fast_kernels(kit: Kit) -> Kernels:
     return {"mm": fast_mm, "matmul": fast_matmul, "addmm": fast_addmm}
 
 
+# --- linear_backward ----------------------------------------------------------------------
+
+
+def linear_backward(kit: Kit) -> Kernel:
+    """The gradients of ``linear(self, weight, bias)`` for ``grad_output`` (PyTorch's schema):
+    ``grad_output @ weight`` shaped like ``self``, ``grad_output.T @ self`` over the rows of
+    both (the weight's own layout, no transposed copy) and ``grad_output`` summed over its
+    leading dimensions, each only where ``output_mask`` asks for it (None elsewhere, PyTorch's
+    undefined tensor). Products compute in the compute dtype and the sum in the accumulation
+    dtype of the operands' one dtype (half precision in float32, rounded once)."""
+    xp = kit.xp
+    fast = fast_floats(kit)
+    new = kit.new
+    ks = kit.keyset
+    matmul = xp.matmul
+    add_reduce = getattr(xp.add, "reduce", None)
+    hush, unhush = kit.hush, kit.unhush
+    transpose = getattr(xp, "matrix_transpose", None) or (lambda a: a.T)
+
+    def general(
+        self: Tensor, grad_output: Tensor, weight: Tensor, output_mask: Any
+    ) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+        mask = _mask3(output_mask)
+        sx, sg, sw = (tuple(t._data.shape) for t in (self, grad_output, weight))
+        if len(sw) != 2:
+            raise OpError(f"weight must be a matrix (got a {len(sw)}-D tensor)")
+        if not sx:
+            raise OpError("self must have at least one dimension (got a 0-D tensor)")
+        if sx[-1] != sw[1]:
+            raise OpError(
+                f"self's last dimension ({sx[-1]}) must equal the number of columns of weight "
+                f"({sw[1]})"
+            )
+        want = sx[:-1] + (sw[0],)
+        if sg != want:
+            raise OpError(
+                f"grad_output must have shape {list(want)} (self's leading dimensions and "
+                f"weight's rows), but got {list(sg)}"
+            )
+        d = grad_output._dtype
+        if self._dtype is not d or weight._dtype is not d:
+            raise OpError(
+                "expected self, grad_output and weight to have the same dtype, but got "
+                f"{torch_name(self._dtype)}, {torch_name(d)} and {torch_name(weight._dtype)}"
+            )
+        if d.kind not in "fc":
+            raise OpError(f"\"linear_backward\" not implemented for '{torch_name(d)}'")
+        kit.same_device(grad_output, self)
+        kit.same_device(grad_output, weight)
+        device = grad_output._device
+        g = kit.as_compute(grad_output, d)
+        gi = gw = gb = None
+        if mask[0]:
+            gi = kit.wrap(matmul(g, kit.as_compute(weight, d)), d, device)
+        if mask[1] or mask[2]:
+            rows = (-1, sw[0])
+            g2 = g if len(sg) == 2 else xp.reshape(g, rows)
+            if mask[1]:
+                x = kit.as_compute(self, d)
+                x2 = x if len(sx) == 2 else xp.reshape(x, (-1, sw[1]))
+                gw = kit.wrap(matmul(transpose(g2), x2), d, device)
+            if mask[2]:
+                ga = kit.cast(grad_output._data, kit.accumulate[d])
+                with kit.quiet():
+                    gb = kit.wrap(xp.sum(ga, axis=tuple(range(len(sg) - 1))), d, device)
+        return gi, gw, gb
+
+    slow = guard("linear_backward", general, kit.key_name)
+
+    @guarded  # Note [Backward kernel fast paths]
+    def linear_backward(
+        self: Tensor, grad_output: Tensor, weight: Tensor, output_mask: Any
+    ) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+        # 2-D operands of one native float dtype on one device
+        d = grad_output._dtype
+        device = grad_output._device
+        if (
+            d in fast
+            and self._dtype is d
+            and weight._dtype is d
+            and self._device is device
+            and weight._device is device
+            and len(output_mask) == 3
+        ):
+            g, x, w = grad_output._data, self._data, weight._data
+            if (
+                g.ndim == 2
+                and x.ndim == 2
+                and w.ndim == 2
+                and g.shape[0] == x.shape[0]
+                and g.shape[1] == w.shape[0]
+                and x.shape[1] == w.shape[1]
+            ):
+                m0, m1, m2 = output_mask
+                gi = new(matmul(g, w), d, device, ks) if m0 else None
+                gw = new(matmul(g.T, x), d, device, ks) if m1 else None
+                gb = None
+                if m2:
+                    token = hush()
+                    try:
+                        gb = new(add_reduce(g, 0), d, device, ks)  # type: ignore[misc]
+                    finally:
+                        unhush(token)
+                return gi, gw, gb
+        return slow(self, grad_output, weight, output_mask)  # type: ignore[no-any-return]
+
+    return linear_backward
+
+
+def _mask3(output_mask: Any) -> tuple[bool, bool, bool]:
+    mask = tuple(bool(m) for m in output_mask)
+    if len(mask) != 3:
+        raise OpError(f"output_mask must have 3 elements, but got {len(mask)}")
+    return mask
+
+
 def build(kit: Kit) -> Kernels:
-    return {**fast_kernels(kit), "bmm": bind(kit, bmm), "dot": bind(kit, dot)}
+    return {
+        **fast_kernels(kit),
+        "bmm": bind(kit, bmm),
+        "dot": bind(kit, dot),
+        "linear_backward": linear_backward(kit),
+    }

@@ -222,7 +222,7 @@ def _ce_plain(g: Tensor, logp: Tensor, target: Tensor, reduction: str, ignore_in
         return _ce_backward(g, logp, target, reduction, ignore_index)
     nll_loss_backward, log_softmax_backward = parts
     gl = nll_loss_backward(g, logp, target, None, reduction, ignore_index)
-    return log_softmax_backward(gl, logp, 0 if logp.tp_data.ndim == 1 else 1, logp.tp_dtype)  # type: ignore[no-any-return]
+    return log_softmax_backward(gl, logp, 0 if logp.tp_data.ndim == 1 else 1, logp.tp_dtype)
 
 
 CROSS_ENTROPY = {

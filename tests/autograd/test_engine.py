@@ -135,6 +135,22 @@ def test_backward_twice_needs_retain_graph():
         y.backward()
 
 
+def test_backward_frees_the_saved_tensors():
+    # Note [Saved tensors]: a graph that is not retained lets go of what its nodes saved
+    # (here the intermediate h, saved twice by h * h), as PyTorch frees its saved variables
+    x = t64([1.0, 2.0])
+    h = x * 3
+    y = (h * h).sum()
+    ref = weakref.ref(h)
+    del h
+    assert ref() is not None  # the graph holds it
+    y.backward()
+    assert ref() is None
+    np.testing.assert_allclose(x.grad.numpy(), 18 * np.array([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.backward()
+
+
 def test_backward_errors():
     x = t64([1.0, 2.0])
     with pytest.raises(

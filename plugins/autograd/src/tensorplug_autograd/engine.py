@@ -386,13 +386,15 @@ def _dependencies(starts: list[Node]) -> dict[Node, int]:
         # one start (loss.backward()): it is reached from no node, so a node is seen exactly
         # when it has a count
         stack = list(starts)
+        pop, push, get = stack.pop, stack.append, deps.get
         while stack:
-            for child, _ in stack.pop().next_functions:
+            for child, _ in pop().next_functions:
                 if child is not None:
-                    c = deps.get(child)
+                    c = get(child)
                     if c is None:
                         deps[child] = 1
-                        stack.append(child)
+                        if child.next_functions:  # not a leaf's accumulator
+                            push(child)
                     else:
                         deps[child] = c + 1
         return deps
@@ -599,8 +601,13 @@ def _owns_layout(g: Tensor) -> bool:
     Array libraries with numpy's ``flags`` (numpy, cupy) say so; for others, only a tensor
     that is not a view qualifies.
     """
-    flags = getattr(g.tp_data, "flags", None)
-    if flags is None:
+    try:
+        flags = g.tp_data.flags
+    except AttributeError:
         return g.tp_base is None
-    # CuPy's flags have no writeable: its arrays always are
-    return bool((flags.c_contiguous or flags.f_contiguous) and getattr(flags, "writeable", True))
+    if not (flags.c_contiguous or flags.f_contiguous):
+        return False
+    try:
+        return bool(flags.writeable)
+    except AttributeError:  # CuPy's flags have no writeable: its arrays always are
+        return True

@@ -39,6 +39,7 @@ from tensorplug.dispatch import local_state
 from tensorplug.tensor import Tensor
 
 from .graph import (
+    FREED,
     M,
     Node,
     SavedTensor,
@@ -137,10 +138,8 @@ class FunctionCtx(Node):
         return res
 
     def _release(self) -> None:
-        if self._saved is not None:
-            for s in self._saved:
-                if s is not None:
-                    s.freed = True
+        if self._saved is not None:  # drop them: reading one afterwards raises
+            self._saved = tuple(None if s is None else FREED for s in self._saved)
 
 
 class _FunctionMeta(type):

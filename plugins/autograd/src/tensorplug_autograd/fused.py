@@ -60,7 +60,7 @@ from tensorplug.tensor import Tensor
 
 from .engine import fit_gradient
 from .formulas._table import _mm, _t
-from .graph import M, SavedTensor, grad_recording
+from .graph import FREED, M, SavedTensor, grad_recording
 from .kernels import RULES, Rule, record_function, register_lazily
 from .nodes import OpNode
 
@@ -288,7 +288,7 @@ def _read_log_probs(view: Any) -> Tensor:
 
 def _release_log_probs(node: Any) -> None:
     OpNode._release(node)
-    node._log_probs.freed = True
+    node._log_probs = FREED
 
 
 # --- the forward below autograd -----------------------------------------------------------------

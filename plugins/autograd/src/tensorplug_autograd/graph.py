@@ -436,16 +436,42 @@ class SavedTensor:
         which also keeps a formula that returns it from being stolen as a ``.grad``."""
         if local_state.masks.nexc & M.ag:
             return self.unpack(node)
+        # :meth:`unpack` inline: nothing records, so an output comes back as it was saved
+        if self.freed:
+            raise RuntimeError(_FREED)
         p = self.plain
-        if p is None or self.freed or self.vc.value != self.version:
-            t = self.unpack(node)
+        if self.vc.value != self.version:
+            raise RuntimeError(modified_message(self.t, node, self))
+        if p is None:
+            t = self.t
             ks = t.tp_keyset
-            if ks & M.strip:
-                p = alias(t, ks & ~M.strip)
-            else:
-                p = t
-            self.plain = p
+            p = self.plain = alias(t, ks & ~M.strip) if ks & M.strip else t
         return p
+
+
+def _freed_saved_tensor() -> SavedTensor:
+    s: SavedTensor = object.__new__(SavedTensor)
+    s.freed = True
+    s.plain = None
+    s.output_nr = -1
+    return s
+
+
+FREED = _freed_saved_tensor()  # what a released node holds in place of each saved value
+
+
+class FreedArgs:
+    """The saved arguments of a released node (:meth:`OpNode._release`): every one reads
+    as :data:`FREED`, whose unpacking raises the "backward through the graph a second time"
+    error."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i: int) -> SavedTensor:
+        return FREED
+
+
+FREED_ARGS = FreedArgs()
 
 
 def modified_message(t: Tensor, node: Node | None, saved: SavedTensor) -> str:

@@ -9,13 +9,13 @@ inputs that need a gradient, handing each formula a :class:`SavedView` of the ca
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tensorplug.tensor import Tensor
 
 from .engine import fit_gradient
-from .graph import Node, SavedTensor, zeros_for
+from .graph import FREED, FREED_ARGS, Node, SavedTensor, zeros_for
 
 if TYPE_CHECKING:
     from .kernels import Rule
@@ -95,22 +95,10 @@ class OpNode(Node):
         return res
 
     def _release(self) -> None:
-        args = self._args
-        for i in self._rule.saved:
-            x = args[i]
-            if type(x) is SavedTensor:
-                x.freed = True
-            elif type(x) is list:
-                for y in x:
-                    if type(y) is SavedTensor:
-                        y.freed = True
-        r = self._result
-        if type(r) is SavedTensor:
-            r.freed = True
-        elif type(r) is tuple:
-            for y in r:
-                if type(y) is SavedTensor:
-                    y.freed = True
+        # the saved values go (Note [Saved tensors]): reading one afterwards raises
+        self._args = FREED_ARGS
+        if self._result is not None:
+            self._result = FREED
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -144,29 +132,40 @@ def saved_view_class(rule: Rule, used: set[str]) -> type[SavedView]:
     for name in used:
         i = rule.index.get(name)
         if i is not None and rule.arg_names[i] not in rule.list_args:
-            props[name] = property(functools.partial(_read_arg, i=i, name=name))
+            props[name] = property(_arg_reader(i, name))
         elif name in metas and metas[name][0] not in rule.list_args:
             arg, k = metas[name]
-            props[name] = property(functools.partial(_read_meta, arg=arg, k=k))
+            props[name] = property(_meta_reader(arg, k))
         elif name == "result" or (name in rule.return_names and name) or i is not None:
             props[name] = property(functools.partial(_read_name, name=name))
     return type(f"{rule.node_cls.__name__}Saved", (SavedView,), props)
 
 
-def _read_arg(view: SavedView, i: int, name: str) -> Any:
-    node = view._node
-    v = node._args[i]
-    if type(v) is SavedTensor:
-        return v.unpack_plain(node)
-    if v is NOT_SAVED:
-        return _read(node, name)  # raises the explanation
-    return v
+def _arg_reader(i: int, name: str) -> Callable[[SavedView], Any]:
+    """The getter of ``s.<name>``, argument ``i`` of the call (a closure: a property calls it
+    faster than a ``functools.partial`` with keywords)."""
+
+    def read_arg(view: SavedView) -> Any:
+        node = view._node
+        v = node._args[i]
+        if type(v) is SavedTensor:
+            return v.unpack_plain(node)
+        if v is NOT_SAVED:
+            return _read(node, name)  # raises the explanation
+        return v
+
+    return read_arg
 
 
-def _read_meta(view: SavedView, arg: str, k: int) -> Any:
-    node = view._node
-    m = node._input_meta[node._spans[arg][0]]
-    return None if m is None else m[k]
+def _meta_reader(arg: str, k: int) -> Callable[[SavedView], Any]:
+    """The getter of ``s.<arg>_shape`` (``k`` 0), ``_dtype`` (1) or ``_device`` (2)."""
+
+    def read_meta(view: SavedView) -> Any:
+        node = view._node
+        m = node._input_meta[node._spans[arg][0]]
+        return None if m is None else m[k]
+
+    return read_meta
 
 
 def _read_name(view: SavedView, name: str) -> Any:

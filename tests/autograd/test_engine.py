@@ -151,6 +151,18 @@ def test_backward_frees_the_saved_tensors():
         y.backward()
 
 
+def test_loss_backward_from_an_output_of_a_multi_output_node():
+    # loss.backward()'s one-root entry with a root node of two outputs (values, indices):
+    # the same gradient as the general path (a list of outputs)
+    x = t64([1.0, 5.0, 3.0])
+    v, _ = tp.max(x, 0)
+    v.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 0.0])
+    v, _ = tp.max(x * 2, 0)
+    tp.autograd.backward([v])
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 3.0, 0.0])
+
+
 def test_backward_errors():
     x = t64([1.0, 2.0])
     with pytest.raises(

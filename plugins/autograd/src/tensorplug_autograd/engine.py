@@ -139,6 +139,22 @@ def backward(
     inputs: Any = None,
 ) -> None:
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves of the graph."""
+    if grad_tensors is None and inputs is None and not create_graph and type(tensors) is Tensor:
+        # loss.backward(): one output of one element, its implicit gradient, every node runs
+        m = tensors.tp_autograd
+        if m is not None and m.view is None and m.grad_fn is not None and tensors.tp_data.size == 1:
+            root = m.grad_fn
+            one = _implicit_grad(tensors)
+            buffers: dict[Node, list[Tensor | None]] = {}
+            if root._n_out == 1:
+                buffers[root] = [one]
+            else:
+                _add_to_buffer(buffers, root, m.output_nr, one, False)
+            del one
+            _run_all(
+                [(-root._seq, root)], buffers, _dependencies([root]), bool(retain_graph), False
+            )
+            return
     outputs = _as_tuple(tensors)
     keep = create_graph if retain_graph is None else retain_graph
     roots = _root_edges(outputs)
@@ -224,28 +240,27 @@ def _execute(
 ) -> list[Tensor | None]:
     """Run the graph (Note [Engine order]); with ``targets``, capture what reaches them."""
     # 1. which nodes run, and for each how many edges from running nodes lead to it
-    capture: dict[tuple[Node, int], list[int]] = {}
-    needed: set[Node] | None = None
+    buffers: dict[Node, list[Tensor | None]] = {}
     if targets is None:
         deps = _dependencies([n for n, _ in roots])
-    else:
-        needed, deps = _needed(roots, targets, capture)
-
-    # 2. run them
-    captured: list[Tensor | None] = [None] * (len(targets) if targets is not None else 0)
-    buffers: dict[Node, list[Tensor | None]] = {}
-    for (n, nr), root_grad in zip(roots, root_grads, strict=True):
-        if needed is None or n in needed:
+        for (n, nr), root_grad in zip(roots, root_grads, strict=True):
             _add_to_buffer(buffers, n, nr, root_grad, create_graph)
-    ready = [
-        (-n._seq, n)
-        for n in {n for n, _ in roots}
-        if (needed is None or n in needed) and not deps.get(n)
-    ]
+        ready = [(-n._seq, n) for n in {n for n, _ in roots} if not deps.get(n)]
+        heapq.heapify(ready)
+        _run_all(ready, buffers, deps, keep_graph, create_graph)
+        return []
+    capture: dict[tuple[Node, int], list[int]] = {}
+    needed, deps = _needed(roots, targets, capture)
+
+    # 2. run the nodes on a path to a target
+    captured: list[Tensor | None] = [None] * len(targets)
+    for (n, nr), root_grad in zip(roots, root_grads, strict=True):
+        if n in needed:
+            _add_to_buffer(buffers, n, nr, root_grad, create_graph)
+    ready = [(-n._seq, n) for n in {n for n, _ in roots} if n in needed and not deps.get(n)]
     heapq.heapify(ready)
     pop, push = heapq.heappop, heapq.heappush
 
-    steal_inline = targets is None and not create_graph
     st = local_state.masks
     saved_mode = st.nexc
     st.nexc = (saved_mode | M.ag) if create_graph else (saved_mode & M.nag)
@@ -267,31 +282,13 @@ def _execute(
                         before = captured[i]
                         if cg is not None:
                             captured[i] = cg if before is None else before + cg
-            if type(node) is AccumulateGrad:
-                if targets is None:
+            if type(node) is AccumulateGrad:  # captured above; .grad is left alone
+                if node._post_hooks:
                     g0 = grads[0]
-                    del grads
-                    var = node._variable()
-                    if g0 is not None and var is not None:
-                        m = var.tp_autograd
-                        if (  # the common case of accumulate_into_grad, inline
-                            m is not None
-                            and m.grad is None
-                            and not create_graph
-                            and m.hooks is None
-                            and m.post_accumulate_hooks is None
-                            and g0.tp_autograd is None
-                            and getrefcount(g0) <= 2  # g0 and the call's own reference
-                            and _owns_layout(g0)
-                        ):
-                            m.grad = g0  # Note [Stealing gradients]
-                        else:
-                            accumulate_into_grad(var, g0)  # g0 and its parameter
-                    if node._post_hooks:
-                        for fn in list(node._post_hooks):
-                            fn((), (g0,))
+                    for fn in list(node._post_hooks):
+                        fn((), (g0,))
                 continue
-            if needed is not None and not any(c in needed for c, _ in node.next_functions):
+            if not any(c in needed for c, _ in node.next_functions):
                 continue
             if node._validates_grads and not node._post_hooks:
                 outs = node.apply(grads)
@@ -301,17 +298,8 @@ def _execute(
             if not keep_graph and node._saves:
                 node._release()
             for (child, nr), g in zip(node.next_functions, outs, strict=False):
-                if child is None or (needed is not None and child not in needed):
+                if child is None or child not in needed:
                     continue
-                if (
-                    steal_inline
-                    and type(child) is AccumulateGrad
-                    and g is not None
-                    and deps[child] == 1
-                    and child not in buffers
-                    and _steal_now(child, g)
-                ):
-                    continue  # Note [Engine order]: the accumulator ran here
                 if g is not None:
                     buf = buffers.get(child)
                     if buf is None:
@@ -335,6 +323,94 @@ def _execute(
     finally:
         st.nexc = saved_mode
     return captured
+
+
+def _run_all(
+    ready: list[tuple[int, Node]],
+    buffers: dict[Node, list[Tensor | None]],
+    deps: dict[Node, int],
+    keep_graph: bool,
+    create_graph: bool,
+) -> None:
+    """:func:`_execute`'s loop where every node reachable runs and leaves accumulate into
+    ``.grad`` (no ``inputs``): the ready queue ``ready``, the gradients ``buffers`` waiting at
+    each node, the edges ``deps`` not yet run into each."""
+    pop, push = heapq.heappop, heapq.heappush
+    steal_inline = not create_graph
+    st = local_state.masks
+    saved_mode = st.nexc
+    st.nexc = (saved_mode | M.ag) if create_graph else (saved_mode & M.nag)
+    try:
+        while ready:
+            node = pop(ready)[1]
+            grads = buffers.pop(node, None)
+            if grads is None:
+                grads = [None] * node._n_out
+            if node._pre_hooks:
+                grads = _run_pre_hooks(node, grads)
+            if type(node) is AccumulateGrad:
+                g0 = grads[0]
+                del grads
+                var = node._variable()
+                if g0 is not None and var is not None:
+                    m = var.tp_autograd
+                    if (  # the common case of accumulate_into_grad, inline
+                        m is not None
+                        and m.grad is None
+                        and not create_graph
+                        and m.hooks is None
+                        and m.post_accumulate_hooks is None
+                        and g0.tp_autograd is None
+                        and getrefcount(g0) <= 2  # g0 and the call's own reference
+                        and _owns_layout(g0)
+                    ):
+                        m.grad = g0  # Note [Stealing gradients]
+                    else:
+                        accumulate_into_grad(var, g0)  # g0 and its parameter
+                if node._post_hooks:
+                    for fn in list(node._post_hooks):
+                        fn((), (g0,))
+                continue
+            if node._validates_grads and not node._post_hooks:
+                outs = node.apply(grads)
+            else:
+                outs = _apply(node, grads)
+            del grads
+            if not keep_graph and node._saves:
+                node._release()
+            for (child, nr), g in zip(node.next_functions, outs, strict=False):
+                if child is None:
+                    continue
+                if g is not None:
+                    if (
+                        steal_inline
+                        and type(child) is AccumulateGrad
+                        and deps[child] == 1
+                        and child not in buffers
+                        and _steal_now(child, g)
+                    ):
+                        continue  # Note [Engine order]: the accumulator ran here
+                    buf = buffers.get(child)
+                    if buf is None:
+                        if child._n_out == 1:  # the common case: a one-output node's first
+                            buffers[child] = [g]
+                        else:
+                            buf = buffers[child] = [None] * child._n_out
+                            buf[nr] = g
+                    else:
+                        old = buf[nr]
+                        buf[nr] = g if old is None else old + g
+                left = deps[child]
+                if left == 1:  # the last edge into it: ready (its count is not read again)
+                    push(ready, (-child._seq, child))
+                else:
+                    deps[child] = left - 1
+            del outs
+            # the last buffer and gradient must not outlive their loop (Note [Stealing
+            # gradients]: a reference left here keeps an accumulator from taking a gradient)
+            buf = g = old = None
+    finally:
+        st.nexc = saved_mode
 
 
 def _hand_on_refs() -> int:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from tensorplug.tensor import Tensor
 
 from .engine import fit_gradient
-from .graph import FREED, FREED_ARGS, Node, SavedTensor, zeros_for
+from .graph import FREED, FREED_ARGS, FreedArgs, Node, SavedTensor, zeros_for
 
 if TYPE_CHECKING:
     from .kernels import Rule
@@ -30,7 +30,8 @@ class OpNode(Node):
 
     __slots__ = ("_args",)
     _rule: Rule
-    _args: Sequence[Any]  # the call's arguments, tensors as SavedTensor or NOT_SAVED
+    # the call's arguments, tensors as SavedTensor or NOT_SAVED (FREED_ARGS once released)
+    _args: Sequence[Any] | FreedArgs
     # class defaults (set per op class by its Rule) for the common call: plain Tensor
     # arguments, one output; a call that differs stores its own in the instance's __dict__
     _result: Any = None  # the saved output(s)

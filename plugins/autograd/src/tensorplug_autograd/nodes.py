@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["OpNode", "SavedView", "NOT_SAVED", "saved_view_class"]
 
 NOT_SAVED = object()  # a tensor argument the formulas do not read: not kept
+_new = object.__new__
 
 
 class OpNode(Node):
@@ -57,7 +58,8 @@ class OpNode(Node):
             )
             if rule.returns_list:
                 g = list(g)
-        s = rule.view_cls(self)
+        s = _new(rule.view_cls)  # SavedView(self) without a call of __init__
+        s._node = self
         spans = self._spans
         metas: Any = self._input_meta  # not None where an edge is (Note [Graph edges])
         for names, fn, single in rule.plan:
@@ -137,6 +139,8 @@ def saved_view_class(rule: Rule, used: set[str]) -> type[SavedView]:
         elif name in metas and metas[name][0] not in rule.list_args:
             arg, k = metas[name]
             props[name] = property(_meta_reader(arg, k))
+        elif name == "result" and rule.n_out == 1 and not rule.returns_list:
+            props[name] = property(_read_result)
         elif name == "result" or (name in rule.return_names and name) or i is not None:
             props[name] = property(functools.partial(_read_name, name=name))
     return type(f"{rule.node_cls.__name__}Saved", (SavedView,), props)
@@ -167,6 +171,15 @@ def _meta_reader(arg: str, k: int) -> Callable[[SavedView], Any]:
         return None if m is None else m[k]
 
     return read_meta
+
+
+def _read_result(view: SavedView) -> Any:
+    """``s.result`` of an op with one output."""
+    node = view._node
+    r = node._result
+    if type(r) is SavedTensor:
+        return r.unpack_plain(node)
+    return _read(node, "result")  # not saved, or freed: raises the explanation
 
 
 def _read_name(view: SavedView, name: str) -> Any:

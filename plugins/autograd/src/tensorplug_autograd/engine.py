@@ -260,18 +260,11 @@ def _execute(
     ready = [(-n._seq, n) for n in {n for n, _ in roots} if n in needed and not deps.get(n)]
     heapq.heapify(ready)
     pop, push = heapq.heappop, heapq.heappush
-
-    st = local_state.masks
-    saved_mode = st.nexc
-    st.nexc = (saved_mode | M.ag) if create_graph else (saved_mode & M.nag)
+    st, saved_mode = _grad_mode_for(create_graph)
     try:
         while ready:
             node = pop(ready)[1]
-            grads = buffers.pop(node, None)
-            if grads is None:
-                grads = [None] * node._n_out
-            if node._pre_hooks:
-                grads = _run_pre_hooks(node, grads)
+            grads = _run_pre_hooks(node, buffers.pop(node, []) or [None] * node._n_out)
             if capture:
                 if type(node) is AccumulateGrad and grads[0] is not None:
                     var = node._variable()  # a leaf among the inputs: its hooks see its gradient
@@ -290,10 +283,8 @@ def _execute(
                 continue
             if not any(c in needed for c, _ in node.next_functions):
                 continue
-            if node._validates_grads and not node._post_hooks:
-                outs = node.apply(grads)
-            else:
-                outs = _apply(node, grads)
+            plain = node._validates_grads and not node._post_hooks
+            outs = node.apply(grads) if plain else _apply(node, grads)
             del grads
             if not keep_graph and node._saves:
                 node._release()
@@ -301,28 +292,23 @@ def _execute(
                 if child is None or child not in needed:
                     continue
                 if g is not None:
-                    buf = buffers.get(child)
-                    if buf is None:
-                        if child._n_out == 1:  # the common case: a one-output node's first
-                            buffers[child] = [g]
-                        else:
-                            buf = buffers[child] = [None] * child._n_out
-                            buf[nr] = g
-                    else:
-                        old = buf[nr]
-                        buf[nr] = g if old is None else old + g
-                left = deps[child]
-                if left == 1:  # the last edge into it: ready (its count is not read again)
+                    _add_to_buffer(buffers, child, nr, g, create_graph)
+                deps[child] -= 1
+                if not deps[child]:
                     push(ready, (-child._seq, child))
-                else:
-                    deps[child] = left - 1
             del outs
-            # the last buffer and gradient must not outlive their loop (Note [Stealing
-            # gradients]: a reference left here keeps an accumulator from taking a gradient)
-            buf = g = old = None
     finally:
         st.nexc = saved_mode
     return captured
+
+
+def _grad_mode_for(create_graph: bool) -> tuple[Any, int]:
+    """Record the backward pass (``create_graph``) or not: this thread's masks set so, and
+    the state to restore afterwards."""
+    st = local_state.masks
+    saved_mode = st.nexc
+    st.nexc = (saved_mode | M.ag) if create_graph else (saved_mode & M.nag)
+    return st, saved_mode
 
 
 def _run_all(
@@ -337,9 +323,7 @@ def _run_all(
     each node, the edges ``deps`` not yet run into each."""
     pop, push = heapq.heappop, heapq.heappush
     steal_inline = not create_graph
-    st = local_state.masks
-    saved_mode = st.nexc
-    st.nexc = (saved_mode | M.ag) if create_graph else (saved_mode & M.nag)
+    st, saved_mode = _grad_mode_for(create_graph)
     try:
         while ready:
             node = pop(ready)[1]
@@ -542,8 +526,11 @@ def _add_to_buffer(
 
 
 def _run_pre_hooks(node: Node, grads: list[Tensor | None]) -> list[Tensor | None]:
+    """``grads`` after the hooks registered on ``node`` (tensor hooks of its outputs, then
+    its pre-hooks); ``grads`` itself where it has none."""
     hooks = node._pre_hooks
-    assert hooks is not None
+    if not hooks:
+        return grads
     for nr, fns in hooks.items():
         if nr < 0:
             continue

@@ -64,6 +64,7 @@ class _Masks:
     above: int = 0  # keys above the Autograd<B> keys (Autocast<B>, Tracer, Batched, ...)
     below_view: int = -1  # keys strictly below ADInplaceOrView
     ag_of: dict[int, int] = {}  # a plain tensor key set -> its Autograd<B> | ADInplaceOrView bits
+    with_ag: dict[int, int] = {}  # a key set -> itself with those bits (a recorded output's)
 
     @classmethod
     def refresh(cls) -> None:
@@ -77,6 +78,7 @@ class _Masks:
         cls.above = int(everything) & ~cls.below & ~cls.ag
         cls.below_view = int(everything.below("ADInplaceOrView"))
         cls.ag_of = {}
+        cls.with_ag = {}
 
 
 M = _Masks
@@ -92,6 +94,14 @@ def autograd_bit(t: Tensor) -> int:
         key = next(k for k in _keys.backends() if backend & k.mask)
         bit = M.ag_of[ks] = _keys.per_backend("Autograd", key).mask | M.adiov
     return bit
+
+
+def with_autograd_bits(t: Tensor) -> int:
+    """``t``'s key set with :func:`autograd_bit` added, kept in ``M.with_ag`` for the next
+    output of that key set (one lookup, no ``|``, in the generated kernels)."""
+    ks = t.tp_keyset
+    r = M.with_ag[ks] = ks | autograd_bit(t)
+    return r
 
 
 _sequence = itertools.count()

@@ -53,12 +53,12 @@ from .graph import (
     SavedTensor,
     _sequence,
     accumulator,
-    autograd_bit,
     edge,
     input_meta,
     refresh_view,
     set_history,
     tensors_in,
+    with_autograd_bits,
 )
 from .nodes import NOT_SAVED, OpNode, saved_view_class
 
@@ -423,11 +423,6 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
         return None
     params, call, args = source_parts(rule)
     optional = {i for i, k in rule.tensor_args if k == "Tensor?"}
-    req = " | ".join(
-        f"({names[i]}.tp_keyset if {names[i]} is not None else 0)" if i in optional
-        else f"{names[i]}.tp_keyset"
-        for i, _ in rule.diff
-    ) or "0"  # fmt: skip
     check = "".join(
         f"    if {'' if i not in optional else f'{names[i]} is not None and '}"
         f"{names[i]}.tp_keyset & _M.ag:\n        _check(_rule, ({args}))\n"
@@ -441,7 +436,10 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
         "        if _k is None:\n"
         "            _k = _below(_op, _ks)\n"
         f"        _out = _k({call})\n"
-        f"    if ({req}) & _M.ag:\n" + _record_source(rule) + "    return _out\n"
+        + _requires_grad_source(rule, "    ")
+        + f"    if {' or '.join(f'_a{j}' for j in range(len(rule.diff_idx))) or '0'}:\n"
+        + _record_source(rule, tested=True)
+        + "    return _out\n"
     )
     names_used: dict[str, Any] = {
         "_below": below_kernel,
@@ -474,7 +472,7 @@ def _record_names(rule: Rule) -> dict[str, Any]:
         "_NO": _NO_EDGE,
         "_acc": accumulator,
         "_edge": edge,
-        "_bit": autograd_bit,
+        "_with_ag": with_autograd_bits,
         "_refresh": refresh_view,
         "_FLOATING": _FLOATING,
         "_next": next,
@@ -485,15 +483,29 @@ def _record_names(rule: Rule) -> dict[str, Any]:
 _FLOATING = frozenset(d for d in _dtypes.all_dtypes() if d.is_floating_point)
 
 
-def _record_source(rule: Rule) -> str:
+def _requires_grad_source(rule: Rule, indent: str) -> str:
+    """Source setting ``_a<j>`` to the ``Autograd<B>`` bits of the j-th differentiable input
+    (0 for ``None``): the fast kernel records when one is set, and the edges read them again
+    (each key set is ``&``-ed once: key sets are ints of three digits, Note [Autocast bits])."""
+    optional = {i for i, k in rule.tensor_args if k == "Tensor?"}
+    lines = ["_ag = _M.ag"]
+    for j, i in enumerate(rule.diff_idx):
+        t = rule.arg_names[i]
+        none = f" if {t} is not None else 0" if i in optional else ""
+        lines.append(f"_a{j} = {t}.tp_keyset & _ag{none}")
+    return "".join(f"{indent}{line}\n" for line in lines)
+
+
+def _record_source(rule: Rule, tested: bool = False) -> str:
     """What :func:`record` does for an op with plain ``Tensor`` (or ``Tensor?``) arguments and
     one output, as source unrolled over its arguments: the fast kernel inlines it (no call, no
-    loops, no lists turned into tuples)."""
+    loops, no lists turned into tuples). ``tested``: the source of
+    :func:`_requires_grad_source` ran before it (the fast kernel's test), else it starts with
+    it."""
     names = rule.arg_names
     optional = {i for i, k in rule.tensor_args if k == "Tensor?"}
-    lines = []
+    lines = [] if tested else _requires_grad_source(rule, "        ").splitlines()
     edges, metas = [], []
-    lines.append("        _ag = _M.ag")
     for j, i in enumerate(rule.diff_idx):
         t = names[i]
         if i in optional:  # None, or a tensor: the general edge (rarer than plain ones)
@@ -506,12 +518,12 @@ def _record_source(rule: Rule) -> str:
         lines += [
             f"        _m = {t}.tp_autograd",
             "        if _m is None:",
-            f"            _e{j} = (_acc({t}), 0) if {t}.tp_keyset & _ag else _NO",
+            f"            _e{j} = (_acc({t}), 0) if _a{j} else _NO",
             "        elif _m.grad_fn is not None:",
             f"            if _m.view is not None and {t}.tp_version.value != _m.view.version:",
             f"                _refresh({t}, _m)  # Note [Stale views] in views.py",
             f"            _e{j} = (_m.grad_fn, _m.output_nr)",
-            f"        elif {t}.tp_keyset & _ag:",
+            f"        elif _a{j}:",
             f"            _e{j} = (_m.acc or _acc({t}), 0)",
             "        else:",
             f"            _e{j} = _NO",
@@ -541,16 +553,14 @@ def _record_source(rule: Rule) -> str:
         f"        _n.next_functions = ({', '.join(edges)}{one})",
         f"        _n._input_meta = ({', '.join(metas)}{one})",
         "        _n._seq = _next(_seqs)",
-        f"        _n._args = [{', '.join(saved)}]",
+        f"        _n._args = ({', '.join(saved)}{',' if len(saved) == 1 else ''})",
         "        if _out.tp_dtype in _FLOATING:",
         "            _m = _out.tp_autograd",
         "            if _m is None:",
         "                _m = _out.tp_autograd = _new(_Meta)",
         "            _m.grad_fn = _n",
         "            _m.output_nr = 0",
-        "            _k = _out.tp_keyset",
-        "            _bits = _M.ag_of.get(_k)",
-        "            _out.tp_keyset = _k | (_bit(_out) if _bits is None else _bits)",
+        "            _out.tp_keyset = _M.with_ag.get(_out.tp_keyset) or _with_ag(_out)",
     ]
     if rule.saves_result:
         lines.append("        _n._result = _Saved(_out, 0)")

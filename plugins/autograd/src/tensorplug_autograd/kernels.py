@@ -555,9 +555,15 @@ def _record_source(rule: Rule, tested: bool = False) -> str:
         "        _n._seq = _next(_seqs)",
         f"        _n._args = ({', '.join(saved)}{',' if len(saved) == 1 else ''})",
         "        if _out.tp_dtype in _FLOATING:",
-        "            _m = _out.tp_autograd",
-        "            if _m is None:",
-        "                _m = _out.tp_autograd = _new(_Meta)",
+        *(
+            [
+                "            _m = _out.tp_autograd",
+                "            if _m is None:",
+                "                _m = _out.tp_autograd = _new(_Meta)",
+            ]
+            if rule.view  # a view's ADInplaceOrView kernel may have given it its view state
+            else ["            _m = _out.tp_autograd = _new(_Meta)  # a new tensor: no state yet"]
+        ),
         "            _m.grad_fn = _n",
         "            _m.output_nr = 0",
         "            _out.tp_keyset = _M.with_ag.get(_out.tp_keyset) or _with_ag(_out)",

@@ -515,24 +515,35 @@ def _record_source(rule: Rule, tested: bool = False) -> str:
                 f"({t}.tp_data.shape, {t}.tp_dtype, {t}.tp_device) if {t} is not None else None"
             )
             continue
+        meta = f"({t}.tp_data.shape, {t}.tp_dtype, {t}.tp_device)"
+        if any(f"{t}{suffix}" in rule.used for suffix in ("_shape", "_dtype", "_device")):
+            metas.append(meta)  # the formulas read it: kept for every input
+            given, none = [], []
+        else:  # read for a gradient to give only: set where the edge is known
+            metas.append(f"_i{j}")
+            given, none = [f"_i{j} = {meta}"], [f"_i{j} = None"]
         lines += [
             f"        _m = {t}.tp_autograd",
             "        if _m is None:",
-            f"            _e{j} = (_acc({t}), 0) if _a{j} else _NO",
+            f"            if _a{j}:",
+            f"                _e{j} = (_acc({t}), 0)",
+            *(f"                {x}" for x in given),
+            "            else:",
+            f"                _e{j} = _NO",
+            *(f"                {x}" for x in none),
             "        elif _m.grad_fn is not None:",
             f"            if _m.view is not None and {t}.tp_version.value != _m.view.version:",
             f"                _refresh({t}, _m)  # Note [Stale views] in views.py",
             f"            _e{j} = (_m.grad_fn, _m.output_nr)",
+            *(f"            {x}" for x in given),
             f"        elif _a{j}:",
             f"            _e{j} = (_m.acc or _acc({t}), 0)",
+            *(f"            {x}" for x in given),
             "        else:",
             f"            _e{j} = _NO",
+            *(f"            {x}" for x in none),
         ]
         edges.append(f"_e{j}")
-        meta = f"({t}.tp_data.shape, {t}.tp_dtype, {t}.tp_device)"
-        if not any(f"{t}{suffix}" in rule.used for suffix in ("_shape", "_dtype", "_device")):
-            meta += f" if _e{j} is not _NO else None"  # read for a gradient to give only
-        metas.append(meta)
     saved = []
     for i, n in enumerate(names):
         if i not in rule.tensor_idx:

@@ -483,14 +483,18 @@ def _record_names(rule: Rule) -> dict[str, Any]:
 _FLOATING = frozenset(d for d in _dtypes.all_dtypes() if d.is_floating_point)
 
 
-def _requires_grad_source(rule: Rule, indent: str) -> str:
+def _requires_grad_source(rule: Rule, indent: str, optional_too: bool = True) -> str:
     """Source setting ``_a<j>`` to the ``Autograd<B>`` bits of the j-th differentiable input
-    (0 for ``None``): the fast kernel records when one is set, and the edges read them again
-    (each key set is ``&``-ed once: key sets are ints of three digits, Note [Autocast bits])."""
+    (0 for ``None``): the fast kernel records when one is set, and the edges of plain
+    ``Tensor`` inputs read them again (each key set is ``&``-ed once: key sets are ints of
+    three digits, Note [Autocast bits]); ``Tensor?`` inputs take the general edge, so without
+    ``optional_too`` they get none."""
     optional = {i for i, k in rule.tensor_args if k == "Tensor?"}
     lines = ["_ag = _M.ag"]
     for j, i in enumerate(rule.diff_idx):
         t = rule.arg_names[i]
+        if i in optional and not optional_too:
+            continue
         none = f" if {t} is not None else 0" if i in optional else ""
         lines.append(f"_a{j} = {t}.tp_keyset & _ag{none}")
     return "".join(f"{indent}{line}\n" for line in lines)
@@ -504,7 +508,7 @@ def _record_source(rule: Rule, tested: bool = False) -> str:
     it."""
     names = rule.arg_names
     optional = {i for i, k in rule.tensor_args if k == "Tensor?"}
-    lines = [] if tested else _requires_grad_source(rule, "        ").splitlines()
+    lines = [] if tested else _requires_grad_source(rule, "        ", False).splitlines()
     edges, metas = [], []
     for j, i in enumerate(rule.diff_idx):
         t = names[i]

@@ -348,6 +348,29 @@ def test_grad_modes_as_decorators_and_set_grad_enabled():
         assert not (x * 2).requires_grad
 
 
+def test_one_grad_mode_object_nests_and_refuses_arguments():
+    # the mode objects are made by __new__ alone (an instance keeps a stack of the modes it
+    # replaced); torch's no_grad() takes no arguments either
+    x = t64([1.0])
+    off = tp.no_grad()
+    with off:
+        with tp.enable_grad():
+            with off:
+                assert not tp.is_grad_enabled()
+            assert tp.is_grad_enabled()
+        assert not (x * 2).requires_grad
+    assert tp.is_grad_enabled()
+    with tp.inference_mode(False):
+        assert tp.is_grad_enabled()
+    for mode in (tp.no_grad, tp.enable_grad):
+        with pytest.raises(TypeError, match=rf"^{mode.__name__}\(\) takes no arguments$"):
+            mode(1)
+        with pytest.raises(TypeError, match="takes no arguments"):
+            mode(fn=len)
+    with pytest.raises(TypeError):
+        tp.set_grad_enabled()
+
+
 def test_grad_mode_is_per_thread():
     x = t64([1.0])
     result = {}

@@ -156,7 +156,7 @@ def test_inplace(paths: tuple[Kernels, Kernels], op: str, dtype: str) -> None:
     for other_dtype in ("float32", "float64", "int64", dtype):
         for shape in ((3, 4), (4,), (1, 4), (2, 3, 4), ()):
             b = make(other_dtype, shape, 2)
-            for alpha in ((), (1,), (2,), (0.5,), (True,), (1 + 1j,)):
+            for alpha in ((), (1,), (2,), (0.5,), (0.01,), (-3,), (True,), (1 + 1j,)):
                 kw = {"alpha": alpha[0]} if alpha and op in ("add", "sub") else {}
                 check(paths, f"{op}_.Tensor", a, b, **kw)
     for s in SCALARS:
@@ -362,6 +362,13 @@ def test_matrix_products(paths: tuple[Kernels, Kernels], dtype: str) -> None:
             check(paths, "addmm", bias, a, b, beta=beta, alpha=alpha)
     check(paths, "addmm", make("float64", (4,)), a, b)
     check(paths, "matmul", make(dtype, (2, 5, 3)), b)
+    # linear's call: a transposed weight; and what the fast path must leave to the general one
+    wt = tp.ops.aten.transpose.int(make(dtype, (4, 3), 4), 0, 1)
+    check(paths, "addmm", make(dtype, (4,), 3), a, wt)
+    check(paths, "addmm", make(dtype, (4,), 3), a, make("float64", (3, 4), 2))  # mat2's dtype
+    check(paths, "addmm", make(dtype, (4,), 3), a, make(dtype, (4, 4), 2))  # inner sizes
+    check(paths, "addmm", make(dtype, (4,), 3), make(dtype, (3,), 1), b)  # a vector mat1
+    check(paths, "addmm", make(dtype, (4,), 3), a, make(dtype, (3, 4, 1), 2))  # a 3-D mat2
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

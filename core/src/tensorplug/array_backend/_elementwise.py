@@ -425,19 +425,45 @@ def binary(
                 return False
             return True
 
-        def binary_inplace(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
-            d = self._dtype
-            if d is other._dtype and self._device is other._device and d in ipfast:
-                a = self._data
-                b = other._data
-                if a.shape == b.shape:
-                    if alpha == 1:
-                        if write(a, b, a):
+        # the dtypes whose fast path takes a Python alpha: ``b * alpha`` keeps b's float dtype
+        ipalpha = frozenset(d for d in ipfast if d.kind == "f")
+
+        if quiet:
+
+            def binary_inplace(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
+                d = self._dtype
+                if d is other._dtype and d in ipfast and self._device is other._device:
+                    a = self._data
+                    b = other._data
+                    if a.shape == b.shape:
+                        if alpha == 1:
+                            if write(a, b, a):
+                                return self
+                        elif d in ipalpha and (type(alpha) is float or type(alpha) is int):
+                            if write(a, b * alpha, a):
+                                return self
+                return ip_t(self, other, alpha)
+
+        else:  # the same, with ``write`` inline (SGD's ``p.sub_(g, alpha=lr)``)
+
+            def binary_inplace(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
+                d = self._dtype
+                if d is other._dtype and d in ipfast and self._device is other._device:
+                    a = self._data
+                    b = other._data
+                    if a.shape == b.shape:
+                        if alpha == 1:
+                            pass
+                        elif d in ipalpha and (type(alpha) is float or type(alpha) is int):
+                            b = b * alpha
+                        else:
+                            return ip_t(self, other, alpha)
+                        try:
+                            g(a, b, out=a)  # type: ignore[misc]
                             return self
-                    elif d.kind == "f" and (type(alpha) is float or type(alpha) is int):
-                        if write(a, b * alpha, a):
-                            return self
-            return ip_t(self, other, alpha)
+                        except _CONVERTED:
+                            pass
+                return ip_t(self, other, alpha)
 
         def binary_inplace_scalar(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:
             d = self._dtype

@@ -223,22 +223,29 @@ def fast_kernels(kit: Kit) -> Kernels:
     def fast_addmm(
         self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Scalar = 1, alpha: Scalar = 1
     ) -> Tensor:
+        d = self._dtype
+        dev = self._device
         if (
             beta == 1
             and alpha == 1
-            and self._dtype is mat1._dtype
-            and self._device is mat1._device
-            and fast_pair(mat1, mat2)
+            and d is mat1._dtype
+            and d is mat2._dtype
+            and dev is mat1._device
+            and dev is mat2._device
+            and d in native
         ):
-            bias = self._data
-            rows, cols = mat1._data.shape[0], mat2._data.shape[1]
-            if bias.shape == (cols,) or bias.shape == (rows, cols):
-                r = matmul_fn(mat1._data, mat2._data)
+            # fast_pair inline (linear's bias + input @ weight.t() comes here every step)
+            x, y, bias = mat1._data, mat2._data, self._data
+            if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[0]:
+                return slow_addmm(self, mat1, mat2, beta=beta, alpha=alpha)  # type: ignore[no-any-return]
+            cols = y.shape[1]
+            if bias.shape == (cols,) or bias.shape == (x.shape[0], cols):
+                r = matmul_fn(x, y)
                 if writes_out:
                     add(r, bias, out=r)
                 else:
                     r = add(r, bias)
-                return new(r, self._dtype, self._device, ks)
+                return new(r, d, dev, ks)
         return slow_addmm(self, mat1, mat2, beta=beta, alpha=alpha)  # type: ignore[no-any-return]
 
     return {"mm": fast_mm, "matmul": fast_matmul, "addmm": fast_addmm}

@@ -25,7 +25,47 @@ from ._elementwise import (
     to_float,
     unary,
 )
-from ._kit import Kernel, Kernels, Kit, OpError, bind, optional, torch_name
+from ._kit import (
+    _CONVERTED,
+    Kernel,
+    Kernels,
+    Kit,
+    OpError,
+    bind,
+    guard,
+    guarded,
+    optional,
+    torch_name,
+)
+
+
+def relu_fast_path(kit: Kit, general: Kernel) -> Kernel:
+    """``relu`` with unary's fast path in front of its guard (as Note [Backward kernel fast
+    paths] in _backward.py: the forward of every MLP layer): a native dtype that is neither
+    bool nor complex runs ``maximum(a, 0)``, the general kernel's own array call for it, and
+    only the general path pays for the error conversion."""
+    slow = guard("relu", general, kit.key_name)
+    fast = frozenset(d for d in kit.native if d.kind not in "bc")
+    maximum = kit.xp.maximum
+    arr_t = kit.array_type
+    asarray = kit.xp.asarray
+    new = kit.new
+    ks = kit.keyset
+
+    @guarded
+    def relu(self: Tensor) -> Tensor:
+        d = self._dtype
+        if d in fast:
+            try:
+                r = maximum(self._data, 0)
+            except _CONVERTED:
+                return slow(self)  # type: ignore[no-any-return]
+            if type(r) is not arr_t:
+                r = asarray(r)
+            return new(r, d, self._device, ks)
+        return slow(self)  # type: ignore[no-any-return]
+
+    return relu
 
 
 def relu_(kit: Kit, self: Tensor) -> Tensor:
@@ -247,6 +287,7 @@ def build(kit: Kit) -> Kernels:
         return xp.maximum(a, 0)  # a weak Python scalar: the result keeps a's dtype
 
     unary(kit, k, "relu", relu, reject="bc")
+    k["relu"] = relu_fast_path(kit, k["relu"])
 
     # --- rounding, powers, logarithms, erf, float classes ----------------------------------
 

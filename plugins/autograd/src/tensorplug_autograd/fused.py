@@ -71,6 +71,10 @@ _sum_dims = _aten.sum.dim_IntList
 _trace = dispatcher.trace_state
 _reshape = _aten.reshape.default
 _matmul = _aten.matmul.default
+_transpose = _aten.transpose.int
+_mm_op = _aten.mm.default
+_addmm = _aten.addmm.default
+_generation = dispatcher.generation
 
 
 # --- linear -------------------------------------------------------------------------------------
@@ -302,6 +306,9 @@ class _Below:
     def __init__(self, op: OpOverload) -> None:
         self.op = op
         self.found: dict[tuple[int, str], tuple[int, Any]] = {}
+        # linear's parts per key set, (generation, parts): looked up without a tuple key
+        self.found_mm: dict[int, tuple[int, Any]] = {}
+        self.found_addmm: dict[int, tuple[int, Any]] = {}
 
     def parts(self, ks: int, form: str, *ops_and_masks: tuple[OpOverload, int]) -> Any:
         """The kernels of ``ops_and_masks`` for key set ``ks`` (each op's below its mask),
@@ -330,17 +337,24 @@ class _Below:
         # function, so it needs no view record), addmm (2-D input with a bias) or mm
         if input.tp_data.ndim != 2:
             return self.composite(ks, input, weight, bias)
+        key = int(ks)
         if bias is None:
-            parts = self.parts(
-                ks, "mm", (_aten.transpose.int, M.below_view), (_aten.mm.default, M.below)
-            )
+            hit = self.found_mm.get(key)
+            if hit is not None and hit[0] == _generation():
+                parts = hit[1]
+            else:
+                parts = self.parts(key, "mm", (_transpose, M.below_view), (_mm_op, M.below))
+                self.found_mm[key] = (_generation(), parts)
             if parts is None:
                 return self.composite(ks, input, weight, bias)
             transpose, mm = parts
             return mm(input, transpose(weight, 0, 1))
-        parts = self.parts(
-            ks, "addmm", (_aten.transpose.int, M.below_view), (_aten.addmm.default, M.below)
-        )
+        hit = self.found_addmm.get(key)
+        if hit is not None and hit[0] == _generation():
+            parts = hit[1]
+        else:
+            parts = self.parts(key, "addmm", (_transpose, M.below_view), (_addmm, M.below))
+            self.found_addmm[key] = (_generation(), parts)
         if parts is None:
             return self.composite(ks, input, weight, bias)
         transpose, addmm = parts

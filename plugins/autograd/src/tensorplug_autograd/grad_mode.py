@@ -29,6 +29,8 @@ from .graph import M, grad_recording
 __all__ = ["enable_grad", "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+_object_new = object.__new__
+_object_init = object.__init__
 
 
 def is_grad_enabled() -> bool:
@@ -40,21 +42,29 @@ class _GradMode:
 
     _enabled: bool = True
 
+    _prev: list[int]
+
+    # ``with tp.no_grad():`` runs once per training step: the instance is made by ``__new__``
+    # alone (the subclasses' own ``__init__`` set their mode), and ``__exit__`` takes its
+    # three arguments without packing them
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # @no_grad without parentheses: the class is called with the function to decorate
-        if len(args) == 1 and not kwargs and callable(args[0]) and cls is not set_grad_enabled:
-            return cls()(args[0])
-        return super().__new__(cls)
-
-    def __init__(self) -> None:
-        self._prev: list[int] = []
+        if args or kwargs:
+            if len(args) == 1 and not kwargs and callable(args[0]) and cls is not set_grad_enabled:
+                return cls()(args[0])
+            if cls.__init__ is _object_init:  # object's would accept them silently
+                raise TypeError(f"{cls.__name__}() takes no arguments")
+        self = _object_new(cls)
+        self._prev = []
+        return self
 
     def __enter__(self) -> None:
         st = local_state.masks
-        self._prev.append(st.nexc)
-        st.nexc = (st.nexc | M.ag) if self._enabled else (st.nexc & M.nag)
+        nexc = st.nexc
+        self._prev.append(nexc)
+        st.nexc = (nexc | M.ag) if self._enabled else (nexc & M.nag)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, typ: object, value: object, tb: object) -> None:
         local_state.masks.nexc = self._prev.pop()
 
     def __call__(self, fn: F) -> F:

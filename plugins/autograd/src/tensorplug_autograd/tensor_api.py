@@ -65,32 +65,34 @@ def _short_dtype(t: Tensor) -> str:
 
 
 def _set_grad(self: Tensor, value: Tensor | None) -> None:
-    if value is not None:
-        if not isinstance(value, Tensor):
-            raise TypeError(
-                "assigned grad expected to be a Tensor or None but got grad of type "
-                f"{type(value).__name__}"
-            )
-        if tuple(value.shape) != tuple(self.shape):
-            raise RuntimeError(
-                f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
-                f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
-                "the same size"
-            )
-        if value.dtype is not self.dtype:
-            raise RuntimeError(
-                f"attempting to assign a gradient with dtype '{_short_dtype(value)}' to a tensor "
-                f"with dtype '{_short_dtype(self)}'. Please ensure that the gradient and the "
-                "tensor have the same dtype"
-            )
-        if value.device != self.device:
-            raise RuntimeError(
-                f"attempting to assign a gradient with device type '{value.device.type}' to a "
-                f"tensor with device type '{self.device.type}'. Please ensure that the gradient "
-                "and the tensor are on the same device"
-            )
-    if value is None and self.tp_autograd is None:
+    if value is None:  # ``p.grad = None`` before each step's backward: no meta made for it
+        m: AutogradMeta | None = self.tp_autograd
+        if m is not None:
+            m.grad = None
         return
+    if not isinstance(value, Tensor):
+        raise TypeError(
+            "assigned grad expected to be a Tensor or None but got grad of type "
+            f"{type(value).__name__}"
+        )
+    if tuple(value.shape) != tuple(self.shape):
+        raise RuntimeError(
+            f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+            f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+            "the same size"
+        )
+    if value.dtype is not self.dtype:
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype '{_short_dtype(value)}' to a tensor "
+            f"with dtype '{_short_dtype(self)}'. Please ensure that the gradient and the "
+            "tensor have the same dtype"
+        )
+    if value.device != self.device:
+        raise RuntimeError(
+            f"attempting to assign a gradient with device type '{value.device.type}' to a "
+            f"tensor with device type '{self.device.type}'. Please ensure that the gradient "
+            "and the tensor are on the same device"
+        )
     meta_of(self).grad = value
 
 

@@ -129,12 +129,14 @@ class Tensor(_Declared):
         The key set is the plain one of ``self``'s backend: functionality keys (autograd,
         batching) are added by the plugins that own them, on their own outputs.
         """
-        t = object.__new__(type(self))
+        t = _object_new(type(self))
         t._data = data
         t._dtype = self._dtype if dtype is None else dtype
         t._device = self._device
-        t._tp_keyset = self._tp_keyset & _keys.plain_mask()
-        t._vc = self._tp_version
+        # what plain_mask() and _tp_version give, read inline: every view op makes one
+        t._tp_keyset = self._tp_keyset & _keys._state.plain_mask
+        vc = self._vc
+        t._vc = vc if vc is not None else self._tp_version
         base = self._base
         t._base = self if base is None else base
         return t

@@ -168,15 +168,16 @@ def _linear_kernel(rule: Rule) -> Callable[..., Any]:
     record = record_function(rule)
 
     def kernel(_ks: int, input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Any:
+        key = int(_ks)
         if (
             weight.tp_data.ndim != 2
             or local_state.masks.inc & ~M.below
-            or int(_ks) & M.above
+            or key & M.above
             or _trace.enabled
         ):
             # the decomposition, recording its parts (Note [Fused nodes of composite ops])
-            return op.kernel_for(M.below & int(_ks))(input, weight, bias)
-        out = below.linear(_ks, input, weight, bias)
+            return op.kernel_for(M.below & key)(input, weight, bias)
+        out = below.linear(key, input, weight, bias)
         ks = input.tp_keyset | weight.tp_keyset
         if bias is not None:
             ks |= bias.tp_keyset
@@ -332,31 +333,33 @@ class _Below:
         finally:
             st.nexc = old
 
-    def linear(self, ks: int, input: Tensor, weight: Tensor, bias: Tensor | None) -> Any:
+    def linear(self, key: int, input: Tensor, weight: Tensor, bias: Tensor | None) -> Any:
+        """``key``: the call's key set, as an ``int``."""
         # the parts: transpose below ADInplaceOrView (the transposed weight never leaves this
         # function, so it needs no view record), addmm (2-D input with a bias) or mm
         if input.tp_data.ndim != 2:
-            return self.composite(ks, input, weight, bias)
-        key = int(ks)
+            return self.composite(key, input, weight, bias)
         if bias is None:
+            gen = _generation()
             hit = self.found_mm.get(key)
-            if hit is not None and hit[0] == _generation():
+            if hit is not None and hit[0] == gen:
                 parts = hit[1]
             else:
                 parts = self.parts(key, "mm", (_transpose, M.below_view), (_mm_op, M.below))
-                self.found_mm[key] = (_generation(), parts)
+                self.found_mm[key] = (gen, parts)
             if parts is None:
-                return self.composite(ks, input, weight, bias)
+                return self.composite(key, input, weight, bias)
             transpose, mm = parts
             return mm(input, transpose(weight, 0, 1))
+        gen = _generation()
         hit = self.found_addmm.get(key)
-        if hit is not None and hit[0] == _generation():
+        if hit is not None and hit[0] == gen:
             parts = hit[1]
         else:
             parts = self.parts(key, "addmm", (_transpose, M.below_view), (_addmm, M.below))
-            self.found_addmm[key] = (_generation(), parts)
+            self.found_addmm[key] = (gen, parts)
         if parts is None:
-            return self.composite(ks, input, weight, bias)
+            return self.composite(key, input, weight, bias)
         transpose, addmm = parts
         return addmm(bias, input, transpose(weight, 0, 1))
 

@@ -266,6 +266,18 @@ def test_version_counter_bumped_once_per_in_place_call():
     v0 = y._version
     y.add_(1)
     assert y._version == v0 + 1
+    # under no_grad the ADInplaceOrView kernel runs alone (an SGD update): the dispatcher's
+    # call bumps, once, a leaf and a view of it alike (they share the counter)
+    w = t64([1.0, 2.0])
+    w.requires_grad_()
+    view = w[0:1]
+    with tp.no_grad():
+        w.sub_(t64([1.0, 1.0]), alpha=0.5)
+        assert w._version == 1 and view._version == 1
+        view.mul_(2)
+        w.add_(t64([1.0, 1.0]))
+    assert w._version == 3
+    np.testing.assert_array_equal(w.detach().numpy(), [2.0, 2.5])
 
 
 def test_views_taken_before_an_inplace_change_of_their_base_follow_it() -> None:

@@ -5,8 +5,10 @@ Note [Views under autograd]
 A tensor that requires grad also carries ``ADInplaceOrView``, which sits below the autograd
 keys. Its kernels do PyTorch's bookkeeping: a view op records on its outputs how to re-create
 them from their root base (the chain of view ops, a :class:`ViewInfo`), and an in-place op
-bumps the version counter of what it writes before anything is saved. Plain tensors carry
-neither key, so their views and in-place ops pay nothing.
+refuses the views no history could serve (below). The version counter of what an in-place op
+writes is bumped by its caller as the kernel returns (the dispatcher's call; the in-place
+autograd kernel, before it saves anything). Plain tensors carry neither key, so their views
+and in-place ops pay nothing.
 
 When an in-place op writes into a view of a tensor that takes part in autograd, the base's
 history changes too: the base gets a :class:`CopySlices` node (its gradient is the incoming
@@ -427,23 +429,19 @@ def _fast_inplace_kernel(rule: Rule) -> Any:
     if any(args[i].tensor_kind != "Tensor" for i in written):
         return None
     names = rule.arg_names
-    before = "".join(
-        f"    _v{j} = {names[i]}.tp_version\n    _w{j} = _v{j}.value\n"
-        for j, i in enumerate(written)
-    )
+    # No version bump here: every caller of this kernel bumps what the op wrote once it
+    # returns, and nothing runs in between (the dispatcher's generated call and redispatch,
+    # the in-place autograd kernel, a compiled graph's replay; ``kernel_for`` promises no bump)
+    before = ""
     if written and written[0] == 0:  # Note [Views that refuse in-place changes]
         self = names[0]
         before = (
             f"    _m = {self}.tp_autograd\n"
             "    if _m is not None and _m.view is not None:\n"
             f"        _check(_rule, {self}, _m.view, _recording())\n"
-        ) + before
-    after = "".join(
-        f"    if _v{j}.value == _w{j}:\n        _v{j}.value = _w{j} + 1\n"
-        for j, _ in enumerate(written)
-    )
+        )
     return _fast_source(
-        rule, before, after, {"_check": check_view_write, "_recording": grad_recording}
+        rule, before, "", {"_check": check_view_write, "_recording": grad_recording}
     )
 
 

@@ -253,3 +253,40 @@ def test_a_training_step_matches_numpy() -> None:
         (b1.grad, dh.sum(0)),
     ):
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_the_fused_forwards_follow_kernels_registered_later(bias) -> None:
+    # the kernels of the parts are kept per key set until a registration changes
+    # (tp.dispatcher.generation()): a CPU kernel registered later runs, and after its removal
+    # the one before runs again
+    x, w, b = leaf(4, 3), leaf(2, 3, seed=1), leaf(2, seed=2) if bias else None
+    z, y = leaf(4, 5, seed=3), tp.tensor([0, 4, 1, 2])
+    tp.linear(x, w, b), tp.cross_entropy(z, y)  # the parts are found and kept
+    cpu = tp.keys.keyset("CPU")
+    # without a bias: mm, or the composite's matmul once the part may dispatch
+    names = ("addmm",) if bias else ("mm", "matmul")
+    real = {n: getattr(tp.ops.aten, n).default.kernel_for(cpu) for n in (*names, "nll_loss")}
+    calls = []
+
+    def counted(n):
+        def kernel(*args, **kwargs):
+            calls.append(n)
+            return real[n](*args, **kwargs)
+
+        return kernel
+
+    with tp.Library("aten", "IMPL") as lib:
+        for n in real:
+            lib.impl(n, counted(n), "CPU", override=True)
+        out, loss = tp.linear(x, w, b), tp.cross_entropy(z, y)
+    assert len(calls) == 2 and calls[0] in names and calls[1] == "nll_loss"
+    seen = list(calls)
+    xn, wn, zn = (t.detach().numpy() for t in (x, w, z))
+    want = xn @ wn.T + (b.detach().numpy() if bias else 0)
+    np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-12)
+    logp = zn - zn.max(1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(1, keepdims=True))
+    np.testing.assert_allclose(loss.item(), -logp[np.arange(4), [0, 4, 1, 2]].mean(), rtol=1e-12)
+    tp.linear(x, w, b), tp.cross_entropy(z, y)
+    assert calls == seen

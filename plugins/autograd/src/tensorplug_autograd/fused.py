@@ -299,6 +299,13 @@ def _release_log_probs(node: Any) -> None:
 # --- the forward below autograd -----------------------------------------------------------------
 
 
+def _find_parts(ks: int, *ops_and_masks: tuple[OpOverload, int]) -> Any:
+    """The kernels of ``ops_and_masks`` for key set ``ks`` (each op's below its mask), or None
+    when one may dispatch (Note [Kernels that do not dispatch] in array_backend)."""
+    kernels = [op.kernel_for(mask & ks) for op, mask in ops_and_masks]
+    return tuple(kernels) if all(is_no_dispatch(k) for k in kernels) else None
+
+
 class _Below:
     """The forward of a fused op below autograd, per key set: the backend kernels of its parts
     called directly when none dispatches, else the composite with the autograd keys excluded.
@@ -307,9 +314,11 @@ class _Below:
     def __init__(self, op: OpOverload) -> None:
         self.op = op
         self.found: dict[tuple[int, str], tuple[int, Any]] = {}
-        # linear's parts per key set, (generation, parts): looked up without a tuple key
+        # the forward's parts per key set, as (generation, parts): a call looks its own up
+        # without building a tuple key and the (op, mask) pairs
         self.found_mm: dict[int, tuple[int, Any]] = {}
         self.found_addmm: dict[int, tuple[int, Any]] = {}
+        self.found_ce: dict[int, tuple[int, Any]] = {}
 
     def parts(self, ks: int, form: str, *ops_and_masks: tuple[OpOverload, int]) -> Any:
         """The kernels of ``ops_and_masks`` for key set ``ks`` (each op's below its mask),
@@ -319,8 +328,7 @@ class _Below:
         gen = dispatcher.generation()
         if hit is not None and hit[0] == gen:
             return hit[1]
-        kernels = [op.kernel_for(mask & key[0]) for op, mask in ops_and_masks]
-        parts = tuple(kernels) if all(is_no_dispatch(k) for k in kernels) else None
+        parts = _find_parts(key[0], *ops_and_masks)
         self.found[key] = (gen, parts)
         return parts
 
@@ -345,7 +353,7 @@ class _Below:
             if hit is not None and hit[0] == gen:
                 parts = hit[1]
             else:
-                parts = self.parts(key, "mm", (_transpose, M.below_view), (_mm_op, M.below))
+                parts = _find_parts(key, (_transpose, M.below_view), (_mm_op, M.below))
                 self.found_mm[key] = (gen, parts)
             if parts is None:
                 return self.composite(key, input, weight, bias)
@@ -356,7 +364,7 @@ class _Below:
         if hit is not None and hit[0] == gen:
             parts = hit[1]
         else:
-            parts = self.parts(key, "addmm", (_transpose, M.below_view), (_addmm, M.below))
+            parts = _find_parts(key, (_transpose, M.below_view), (_addmm, M.below))
             self.found_addmm[key] = (gen, parts)
         if parts is None:
             return self.composite(key, input, weight, bias)
@@ -368,7 +376,14 @@ class _Below:
     ) -> tuple[Tensor, Tensor]:
         """The loss and the log-softmax it was computed from."""
         dim = 0 if x.tp_data.ndim == 1 else 1
-        parts = self.parts(ks, "", (_log_softmax, M.below), (_nll_loss, M.below))
+        key = int(ks)
+        gen = _generation()
+        hit = self.found_ce.get(key)
+        if hit is not None and hit[0] == gen:
+            parts = hit[1]
+        else:
+            parts = _find_parts(key, (_log_softmax, M.below), (_nll_loss, M.below))
+            self.found_ce[key] = (gen, parts)
         if parts is not None:
             log_softmax, nll_loss = parts
             logp = log_softmax(x, dim)

@@ -210,6 +210,44 @@ def test_method_with_one_keyword_uses_the_signature_cache():
     assert p.add(g, alpha=Asked()) == "asked" and list(seen[0]) == ["alpha"]
 
 
+def test_methods_taking_alpha_bind_it_as_a_parameter():
+    # add/sub and their in-place forms take ``alpha`` as a parameter of the method (no
+    # **kwargs dict): the cached signature is general's, so a parameter (a plain subclass) and
+    # a Python scalar ``other`` hit it too; the rest takes the general path as before
+    w = tp.nn.Parameter(tp.tensor([1.0, 2.0]))
+    g = tp.tensor([10.0, 20.0])
+    with tp.no_grad():
+        for expected in ([0.0, 0.0], [-1.0, -2.0]):
+            assert w.sub_(g, alpha=0.1) is w
+            np.testing.assert_allclose(w.detach().numpy(), expected)
+    np.testing.assert_allclose(w.add(g, alpha=0.5).detach().numpy(), [4.0, 8.0])
+    assert (tp.nn.Parameter, tp.Tensor, "alpha", float) in tp.add._choice
+    x = tp.tensor([1.0, 2.0])
+    for _ in range(2):
+        np.testing.assert_array_equal(x.sub(3.0, alpha=2).numpy(), [-5.0, -4.0])
+        np.testing.assert_array_equal(x.add(3.0, 2).numpy(), [7.0, 8.0])  # alpha positional
+        np.testing.assert_array_equal(x.add(g).numpy(), [11.0, 22.0])  # no alpha
+    out = tp.empty([2])
+    assert x.add(g, alpha=2, out=out) is out  # another keyword: the general path
+    np.testing.assert_array_equal(out.numpy(), [21.0, 42.0])
+    with pytest.raises(TypeError, match="other"):
+        x.add(alpha=2)
+    with pytest.raises(TypeError, match="beta"):
+        x.sub(g, alpha=2, beta=1)
+    seen = []
+
+    class Asked(tp.Tensor):
+        @classmethod
+        def __tensorplug_function__(cls, func, types, args=(), kwargs=None):
+            seen.append((func.__name__, dict(kwargs or {})))
+            return "asked"
+
+    a = tp.ones([2]).as_subclass(Asked)
+    for _ in range(2):
+        assert a.sub_(g, alpha=0.5) == "asked" and g.sub(a, alpha=0.5) == "asked"
+    assert seen == [("sub_", {"alpha": 0.5}), ("sub", {"alpha": 0.5})] * 2
+
+
 def test_function_of_three_tensors_uses_the_signature_cache():
     # Note [Public function fast path]: tp.linear(x, w, b) looks (Tensor,) * 3 up directly
     x, w, b = tp.tensor([[1.0, 2.0]]), tp.tensor([[3.0, 4.0]]), tp.tensor([0.5])

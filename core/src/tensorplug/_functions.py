@@ -69,6 +69,8 @@ def _named_tuple(entries_: list[OpEntry]) -> type | None:
 #   ``general``'s packing;
 # * a method called with one tensor and one keyword (``p.sub_(g, alpha=lr)``, an optimizer's
 #   update) looks its signature up without ``general``'s packing (0.8 -> 0.4 us over the op);
+#   the methods of ops taking ``alpha`` (add, sub, in place or not) have it as a parameter of
+#   their own, so that call builds and unpacks no keyword dict either (:func:`_with_alpha`);
 # * anything else (keywords, three or more arguments, other types) takes ``general``, the
 #   dict lookup by the full signature.
 # bench/cpu.py measures it: ``tp.add(a, b)`` against ``np.add``.
@@ -378,6 +380,9 @@ def _make_method(
                 return nt(*r) if nt is not None and type(r) is tuple else r
         return general(_pack(self, b, rest), kwargs)
 
+    if not pack and _takes_alpha(es):
+        method = _with_alpha(method, choice, nt)
+
     first = es[0].op
     assert first is not None
     at = (
@@ -405,6 +410,43 @@ def _make_method(
     result.__doc__ = _doc(name, es)
     overrides._overridable.setdefault("Tensor", []).append(result)
     return result
+
+
+def _takes_alpha(es: list[OpEntry]) -> bool:
+    """Whether an overload takes ``alpha`` (``add``, ``sub`` and their in-place forms)."""
+    return any(
+        e.op is not None and any(a.name == "alpha" for a in e.op.schema.arguments) for e in es
+    )
+
+
+def _with_alpha(plain: Callable[..., Any], choice: _Choices, nt: Any) -> Callable[..., Any]:
+    """``plain`` (a method made by :func:`_make_method`) with ``alpha`` as a keyword parameter
+    of its own: ``p.sub_(g, alpha=lr)``, an optimizer's update, then builds no ``**kwargs`` dict
+    and calls the cached ``__call__`` with the keyword as such (the interpreter unpacks no dict
+    either): 2.7 -> 2.2 us for the update of a small parameter under ``no_grad``. The
+    signature looked up is ``general``'s (a hit proves the types plain, subclasses such as
+    ``nn.Parameter`` included); calls without ``alpha`` run ``plain``'s fast path, inline."""
+    get = choice.get
+    T = Tensor
+
+    def method(self: Tensor, b: Any = _NO, /, *rest: Any, alpha: Any = _NO, **kwargs: Any) -> Any:
+        if alpha is not _NO:
+            if not rest and not kwargs:
+                op = get((type(self), type(b), "alpha", type(alpha)))
+                if op is not None:
+                    r = op(self, b, alpha=alpha)
+                    return nt(*r) if nt is not None and type(r) is tuple else r
+            kwargs["alpha"] = alpha
+            return plain(self, b, *rest, **kwargs)
+        if rest or kwargs or type(self) is not T:
+            return plain(self, b, *rest, **kwargs)
+        op = choice.t1 if b is _NO else choice.t2 if type(b) is T else get((T, type(b)))
+        if op is None:
+            return plain(self, b)
+        r = op(self) if b is _NO else op(self, b)
+        return nt(*r) if nt is not None and type(r) is tuple else r
+
+    return method
 
 
 def _packs_int_varargs(es: list[OpEntry], *, method: bool) -> bool:

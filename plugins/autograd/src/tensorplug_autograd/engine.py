@@ -11,7 +11,7 @@ number is raised by ``ACCUMULATOR_PRIORITY``. So a hook of a node that runs late
 ``.grad`` of a leaf whose gradient is complete. When nothing can observe the difference (the
 leaf has no hooks and no ``.grad`` yet, no ``create_graph``, no ``inputs``), the accumulator
 of a leaf that just got its last gradient runs right in the loop that hands a node's
-gradients on, without a trip through the queue (:func:`_steal_now`). ``autograd.grad`` only
+gradients on, without a trip through the queue (in :func:`_run_all`). ``autograd.grad`` only
 runs nodes on a path to the requested inputs and captures the gradient arriving there instead
 of accumulating it into ``.grad``.
 
@@ -371,9 +371,25 @@ def _run_all(
                         and type(child) is AccumulateGrad
                         and deps[child] == 1
                         and child not in buffers
-                        and _steal_now(child, g)
+                        and not child._pre_hooks
+                        and not child._post_hooks
                     ):
-                        continue  # Note [Engine order]: the accumulator ran here
+                        # Note [Engine order]: the accumulator runs here, in the common case
+                        # of accumulate_into_grad (Note [Stealing gradients]), when nothing
+                        # observes the order (no hooks); else from the ready queue
+                        var = child._variable()
+                        m = var.tp_autograd if var is not None else None
+                        if (
+                            m is not None
+                            and m.grad is None
+                            and m.hooks is None
+                            and m.post_accumulate_hooks is None
+                            and g.tp_autograd is None
+                            and getrefcount(g) <= _HAND_ON_REFS
+                            and _owns_layout(g)
+                        ):
+                            m.grad = g
+                            continue
                     buf = buffers.get(child)
                     if buf is None:
                         if child._n_out == 1:  # the common case: a one-output node's first
@@ -398,45 +414,16 @@ def _run_all(
 
 
 def _hand_on_refs() -> int:
-    """The references a gradient has in :func:`_execute`'s loop over a node's outputs when
-    nothing else holds it, as :func:`_steal_now` counts them: the output list's, the loop
-    variable's, zip's result tuple's (CPython keeps the last one), the argument's and
-    ``getrefcount``'s own. Measured on the same loop, so it holds on any interpreter."""
-
-    def count(g: object) -> int:
-        return getrefcount(g)
-
+    """The references a gradient has in :func:`_run_all`'s loop over a node's outputs when
+    nothing else holds it, as that loop counts them: the output list's, the loop variable's,
+    zip's result tuple's (CPython keeps the last one) and ``getrefcount``'s own. Measured on
+    the same loop, so it holds on any interpreter."""
     for _, g in zip(((None, 0),), [object()], strict=False):
-        return count(g)
+        return getrefcount(g)
     raise AssertionError("unreachable")
 
 
 _HAND_ON_REFS = _hand_on_refs()
-
-
-def _steal_now(acc: AccumulateGrad, g: Tensor) -> bool:
-    """Run the accumulator of a leaf as soon as its one gradient ``g`` is made, in the loop
-    that hands a node's gradients on, when that is the common case of
-    ``accumulate_into_grad`` (Note [Stealing gradients]) and nothing observes the order (no
-    hooks); False where the accumulator must run from the ready queue instead."""
-    if acc._pre_hooks or acc._post_hooks:
-        return False
-    var = acc._variable()
-    if var is None:
-        return False
-    m = var.tp_autograd
-    if (
-        m is not None
-        and m.grad is None
-        and m.hooks is None
-        and m.post_accumulate_hooks is None
-        and g.tp_autograd is None
-        and getrefcount(g) <= _HAND_ON_REFS
-        and _owns_layout(g)
-    ):
-        m.grad = g
-        return True
-    return False
 
 
 def _dependencies(starts: list[Node]) -> dict[Node, int]:

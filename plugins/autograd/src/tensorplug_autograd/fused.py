@@ -347,29 +347,19 @@ class _Below:
         # function, so it needs no view record), addmm (2-D input with a bias) or mm
         if input.tp_data.ndim != 2:
             return self.composite(key, input, weight, bias)
-        if bias is None:
-            gen = _generation()
-            hit = self.found_mm.get(key)
-            if hit is not None and hit[0] == gen:
-                parts = hit[1]
-            else:
-                parts = _find_parts(key, (_transpose, M.below_view), (_mm_op, M.below))
-                self.found_mm[key] = (gen, parts)
-            if parts is None:
-                return self.composite(key, input, weight, bias)
-            transpose, mm = parts
-            return mm(input, transpose(weight, 0, 1))
+        found, product = (self.found_mm, _mm_op) if bias is None else (self.found_addmm, _addmm)
         gen = _generation()
-        hit = self.found_addmm.get(key)
+        hit = found.get(key)
         if hit is not None and hit[0] == gen:
             parts = hit[1]
         else:
-            parts = _find_parts(key, (_transpose, M.below_view), (_addmm, M.below))
-            self.found_addmm[key] = (gen, parts)
+            parts = _find_parts(key, (_transpose, M.below_view), (product, M.below))
+            found[key] = (gen, parts)
         if parts is None:
             return self.composite(key, input, weight, bias)
-        transpose, addmm = parts
-        return addmm(bias, input, transpose(weight, 0, 1))
+        transpose, kernel = parts
+        wt = transpose(weight, 0, 1)
+        return kernel(input, wt) if bias is None else kernel(bias, input, wt)
 
     def cross_entropy(
         self, ks: int, x: Tensor, target: Tensor, reduction: str, ignore_index: int

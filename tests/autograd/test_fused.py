@@ -206,6 +206,41 @@ def test_cross_entropy_of_class_probabilities_records_the_parts() -> None:
     assert gradcheck(lambda z: tp.cross_entropy(z, p), [z])
 
 
+def test_cross_entropy_node_runs_the_fused_backward_op() -> None:
+    # while the backward records nothing: one tensorplug::cross_entropy_loss_backward, seen
+    # through a CPU kernel that does not promise to stay off the dispatcher (so the node calls
+    # the op through it); with create_graph the two differentiable operators instead
+    seen = []
+    op = dispatcher.find_op("tensorplug::cross_entropy_loss_backward.default")
+    real = op._kernels["CPU"].fn
+
+    def spy(g, lp, t, reduction, ignore_index):
+        seen.append((reduction, ignore_index))
+        return real(g, lp, t, reduction, ignore_index)
+
+    z, y = leaf(6, 4), tp.tensor([0, 1, 2, 3, 1, 2])
+    with tp.Library("tensorplug", "IMPL") as lib:
+        lib.impl("cross_entropy_loss_backward", spy, "CPU", override=True)
+        tp.cross_entropy(z, y, reduction="sum", ignore_index=2).backward()
+        assert seen == [("sum", 2)]
+        (gz,) = tp.autograd.grad(tp.cross_entropy(z, y), [z], create_graph=True)
+        assert seen == [("sum", 2)] and gz.grad_fn is not None
+
+
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float64])
+def test_cross_entropy_node_gives_the_composition_bits(dtype) -> None:
+    rng = np.random.default_rng(4)
+    zn, yn = rng.standard_normal((7, 5)), tp.tensor(rng.integers(0, 5, 7))
+    z = tp.tensor(zn, dtype=dtype, requires_grad=True)
+    tp.cross_entropy(z, yn).backward()
+    lp = tp.log_softmax(tp.tensor(zn, dtype=dtype), 1)
+    gl = tp.ops.aten.nll_loss_backward.default(
+        tp.tensor(1.0, dtype=dtype), lp, yn, None, "mean", -100
+    )
+    want = tp.ops.aten._log_softmax_backward_data.default(gl, lp, 1, dtype)
+    assert z.grad.numpy().tobytes() == want.numpy().tobytes()
+
+
 def test_cross_entropy_keeps_the_composites_errors() -> None:
     z = leaf(6, 4)
     with pytest.raises(ValueError, match="aten::cross_entropy_loss: bad is not a valid value"):

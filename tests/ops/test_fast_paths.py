@@ -323,6 +323,34 @@ def test_nll_loss_backward(paths: tuple[Kernels, Kernels], dtype: str) -> None:
     check(paths, "nll_loss_backward", tp.tensor(np.array(1.0, dtype)), x, tp.tensor([0, -1, 1]))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_cross_entropy_loss_backward(paths: tuple[Kernels, Kernels], dtype: str) -> None:
+    # Note [Fused cross-entropy backward]: the fast path's bits are the composition's (the
+    # general path) for every scale it takes; the others (zero, negative, NaN, subnormal
+    # scales, log-probabilities whose exp underflows) it leaves to the general path
+    name = "tensorplug::cross_entropy_loss_backward"
+    rng = np.random.default_rng(11)
+    info = np.finfo(dtype)
+    values = [1.0, 1 / 3, 2.5e-3, float(info.max), float(info.tiny), float(info.tiny) / 4]
+    values += [0.0, -0.0, -1.5, np.nan, np.inf]
+    for n in (1, 3, 7, 64):
+        x = make(dtype, (n, 5), n, special=True)
+        t = tp.tensor(rng.integers(0, 5, n))
+        for value in values:
+            g = tp.tensor(np.array(value, dtype))
+            for reduction in ("mean", "sum"):
+                check(paths, name, g, x, t, reduction, -100)
+        rows = np.array(values * n, dtype)[:n]
+        check(paths, name, tp.tensor(rows), x, t, "none", -100)
+        check(paths, name, tp.tensor(np.abs(rows) + 0.5), x, t, "none", -100)
+    x, one = make(dtype, (3, 5)), tp.tensor(np.array(1.0, dtype))
+    check(paths, name, one, x, tp.tensor([0, 5, 1]))  # out of range
+    check(paths, name, one, x, tp.tensor([0, -1, 1]))
+    check(paths, name, one, x, tp.tensor([0, 4, 1]), "mean", 4)  # ignored
+    check(paths, name, one, x, tp.tensor([0, 4]))  # batch size
+    check(paths, name, one, x, tp.tensor([0, 4, 1]), "max")
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "complex64", "int64"])
 def test_linear_backward(paths: tuple[Kernels, Kernels], dtype: str) -> None:
     x, g, w = make(dtype, (5, 3), 1, special=True), make(dtype, (5, 4), 2), make(dtype, (4, 3), 3)

@@ -66,10 +66,11 @@ schema.register_python_type("Generator", Generator)
 
 # The standard operators, their functions (tensorplug.add, ...) and Tensor methods; functions
 # and methods are made on first use (Note [Lazy public functions] in _api.py).
-from . import _api, _operators, _repr, overrides  # noqa: E402
+from . import _api, _operators, _own_ops, _repr, overrides  # noqa: E402
 
 _api.install(globals())
 _operators.install()
+_own_ops.install()  # the tensorplug namespace's operators (Note [tensorplug operators])
 Tensor.__repr__ = _repr.tensor_repr  # type: ignore[method-assign]
 return_types = _api.return_types
 tensor = _operators.tensor

@@ -79,6 +79,7 @@ from . import (
     _unary,
     _where,
 )
+from ._checks import qualified
 from ._kit import Kernel, Kit, OpError
 
 __all__ = [
@@ -115,7 +116,8 @@ class ArrayBackend:
         self.kit = kit
         self.library = library
         self.storage = storage
-        self.kernels = kernels  # op name ("add.Tensor") -> the registered kernel
+        # op name ("add.Tensor"; another namespace's with it: "tensorplug::...") -> the kernel
+        self.kernels = kernels
         self.skipped = skipped  # kernels of ops not defined when registering
         # kernel modules that could not be built for this namespace -> why
         self.unbuilt: dict[str, str] = dict(unbuilt or {})
@@ -544,12 +546,13 @@ def register(
             kernels[op] = fn
             dispatching.add(op)
 
+    # one library for every namespace: a name with its namespace registers there (qualified)
     lib = registry.library("aten", "IMPL")
     registered: dict[str, Kernel] = {}
     skipped: list[str] = []
     for name, fn in kernels.items():
         try:
-            dispatcher.find_op("aten::" + name)
+            dispatcher.find_op(qualified(name))
         except RegistrationError:
             skipped.append(name)
             continue

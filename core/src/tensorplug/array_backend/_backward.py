@@ -17,6 +17,24 @@ Each kernel has its builder, named after it: ``threshold_backward(kit)`` returns
 ``aten::threshold_backward`` for ``kit``'s backend, so a kernel can be built, called and read on
 its own; :func:`build` builds them all.
 
+``tensorplug::cross_entropy_loss_backward(g, log_probs, target, reduction, ignore_index)`` (Note
+[tensorplug operators] in _own_ops.py) is ``cross_entropy``'s input gradient in one kernel; its
+general path runs the general paths of ``nll_loss_backward`` and ``_log_softmax_backward_data``.
+
+Note [Fused cross-entropy backward]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+``_log_softmax_backward_data(nll_loss_backward(g, y, t), y)`` is ``G - exp(y) * sum(G, 1)``
+with ``G`` zero but for ``G[i, t[i]] = -c[i]`` (``c`` is ``g / N`` for ``"mean"``, ``g`` for
+``"sum"``, ``g[i]`` for ``"none"``). A row of zeros and one non-zero ``-c[i]`` sums to
+``-c[i]`` exactly, and ``exp(y) * -c == -(exp(y) * c)`` (rounding is symmetric in sign), so the
+result is ``0 + exp(y) * c`` off the target and ``-c + exp(y) * c`` at it: computed as
+``e = exp(y); e *= c; e[rows, t] -= c``, one exponential and one product instead of a zero
+fill, a scatter, a row sum, an exponential, a product and a difference. Bit for bit the same
+when ``c`` is a positive normal number in the dtype (checked on the host): a zero ``c`` gives
+signed zeros of their own in the composition (``-0.0 - 0.0``), a negative one ``-0.0`` where
+``exp(y) * c`` underflows (``0 + -0.0`` is ``+0.0``), a NaN takes the general path. Ignored
+targets, 1-D input, half precision and other devices take the general path too.
+
 Note [Backward kernel fast paths]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 A training step calls these kernels on one floating dtype computed natively, on one device, with
@@ -162,6 +180,16 @@ def _softmax_parts(
     return g, y, (ax if ndim else None)
 
 
+def _softmax_general(kit: Kit, name: str, formula: Any) -> Kernel:
+    """A softmax backward kernel's general path, its errors not converted."""
+
+    def general(grad_output: Tensor, output: Tensor, dim: int, input_dtype: _dt.dtype) -> Tensor:
+        g, y, ax = _softmax_parts(kit, name, grad_output, output, dim, input_dtype)
+        return kit.wrap(formula(g, y, ax), input_dtype, output._device)
+
+    return general
+
+
 def _softmax_kernel(kit: Kit, name: str, formula: Any, fast_formula: Any) -> Kernel:
     """A softmax backward kernel ``(grad_output, output, dim, input_dtype)``: ``formula(g, y,
     ax)`` in general, ``fast_formula(g, y, ax)`` on Note [Backward kernel fast paths] (one
@@ -169,12 +197,7 @@ def _softmax_kernel(kit: Kit, name: str, formula: Any, fast_formula: Any) -> Ker
     fast = fast_floats(kit)
     new = kit.new
     ks = kit.keyset
-
-    def general(grad_output: Tensor, output: Tensor, dim: int, input_dtype: _dt.dtype) -> Tensor:
-        g, y, ax = _softmax_parts(kit, name, grad_output, output, dim, input_dtype)
-        return kit.wrap(formula(g, y, ax), input_dtype, output._device)
-
-    slow = guard(name, general, kit.key_name)
+    slow = guard(name, _softmax_general(kit, name, formula), kit.key_name)
 
     @guarded  # Note [Backward kernel fast paths]
     def kernel(grad_output: Tensor, output: Tensor, dim: int, input_dtype: _dt.dtype) -> Tensor:
@@ -221,6 +244,13 @@ def softmax_backward_data(kit: Kit) -> Kernel:
 
 def log_softmax_backward_data(kit: Kit) -> Kernel:
     """``g - exp(y) * sum(g, dim)``."""
+    formula, fast_formula = _log_softmax_formulas(kit)
+    return _softmax_kernel(kit, "_log_softmax_backward_data", formula, fast_formula)
+
+
+def _log_softmax_formulas(kit: Kit) -> tuple[Any, Any]:
+    """``_log_softmax_backward_data``'s formulas ``(g, y, ax)``: general, and for Note
+    [Backward kernel fast paths]."""
     xp = kit.xp
     add_reduce = getattr(xp.add, "reduce", None)
     exp = xp.exp
@@ -236,25 +266,18 @@ def log_softmax_backward_data(kit: Kit) -> Kernel:
         e = exp(y)
         return subtract(g, multiply(e, add_reduce(g, ax, None, None, True), out=e), out=e)  # type: ignore[misc]
 
-    return _softmax_kernel(kit, "_log_softmax_backward_data", formula, fast_formula)
+    return formula, fast_formula
 
 
 # --- nll_loss_backward --------------------------------------------------------------------
 
 
-def nll_loss_backward(kit: Kit) -> Kernel:
-    """``-weight[target] * g`` (over the total weight for ``"mean"``) scattered into zeros
-    shaped like ``self``."""
+def _nll_loss_backward_general(kit: Kit) -> Kernel:
+    """``nll_loss_backward``'s general path, its errors not converted (its kernel's guard, or
+    ``cross_entropy_loss_backward``'s, names the op)."""
     xp = kit.xp
     min_ = _min(xp)
-    fast = fast_floats(kit)
-    new = kit.new
-    ks = kit.keyset
     zeros = xp.zeros
-    # host arrays: the fast path scales the 0-d gradient as a Python float, a tenth of the cost
-    # of numpy's 0-d arithmetic; the same value once stored (a quotient rounded to float64,
-    # then to a float32 element, is the quotient rounded to float32: 53 >= 2 * 24 + 2 bits)
-    host = kit.device_type == "cpu"
 
     def general(
         grad_output: Tensor,
@@ -312,7 +335,23 @@ def nll_loss_backward(kit: Kit) -> Kernel:
             out = xp.where(hit, xp.expand_dims(coef, axis=1), out)
         return kit.wrap(out, d, device)
 
-    slow = guard("nll_loss_backward", general, kit.key_name)
+    return general
+
+
+def nll_loss_backward(kit: Kit) -> Kernel:
+    """``-weight[target] * g`` (over the total weight for ``"mean"``) scattered into zeros
+    shaped like ``self``."""
+    xp = kit.xp
+    min_ = _min(xp)
+    fast = fast_floats(kit)
+    new = kit.new
+    ks = kit.keyset
+    zeros = xp.zeros
+    # host arrays: the fast path scales the 0-d gradient as a Python float, a tenth of the cost
+    # of numpy's 0-d arithmetic; the same value once stored (a quotient rounded to float64,
+    # then to a float32 element, is the quotient rounded to float32: 53 >= 2 * 24 + 2 bits)
+    host = kit.device_type == "cpu"
+    slow = guard("nll_loss_backward", _nll_loss_backward_general(kit), kit.key_name)
 
     @guarded  # Note [Backward kernel fast paths]
     def nll_loss_backward(
@@ -359,11 +398,97 @@ def nll_loss_backward(kit: Kit) -> Kernel:
     return nll_loss_backward
 
 
+# --- tensorplug::cross_entropy_loss_backward ----------------------------------------------
+
+_CE = "tensorplug::cross_entropy_loss_backward"
+
+
+def cross_entropy_loss_backward(kit: Kit) -> Kernel:
+    """``exp(log_probs) * c`` less ``c`` at the targets (Note [Fused cross-entropy backward]);
+    elsewhere ``nll_loss_backward`` then ``_log_softmax_backward_data``, as their kernels."""
+    xp = kit.xp
+    min_ = _min(xp)
+    # host arrays with numpy's indexing: the fast path compares the scale as a Python float
+    host = kit.device_type == "cpu" and kit.fancy_setitem
+    fast = fast_floats(kit) if host else frozenset()
+    tiny = {d: float(xp.finfo(kit.storage[d]).smallest_normal) for d in fast}
+    new = kit.new
+    ks = kit.keyset
+    exp, multiply = xp.exp, xp.multiply
+    nll = _nll_loss_backward_general(kit)
+    lsm = _softmax_general(kit, "_log_softmax_backward_data", _log_softmax_formulas(kit)[0])
+
+    def general(
+        grad_output: Tensor,
+        log_probs: Tensor,
+        target: Tensor,
+        reduction: str = "mean",
+        ignore_index: int = -100,
+    ) -> Tensor:
+        check_reduction(reduction)
+        nd = log_probs._data.ndim
+        if nd not in (1, 2):
+            raise OpError(f"log_probs must be 1-D (classes) or 2-D (batch, classes), got {nd}-D")
+        gl = nll(grad_output, log_probs, target, None, reduction, ignore_index)
+        return lsm(gl, log_probs, 0 if nd == 1 else 1, log_probs._dtype)  # type: ignore[no-any-return]
+
+    slow = guard(_CE, general, kit.key_name)
+
+    @guarded  # Note [Backward kernel fast paths]
+    def cross_entropy_loss_backward(
+        grad_output: Tensor,
+        log_probs: Tensor,
+        target: Tensor,
+        reduction: str = "mean",
+        ignore_index: int = -100,
+    ) -> Tensor:
+        # (batch, classes), no target ignored, every row's scale c a normal positive number
+        d = log_probs._dtype
+        device = log_probs._device
+        if (
+            d in fast
+            and grad_output._dtype is d
+            and target._dtype is _dt.int64
+            and grad_output._device is device
+            and target._device is device
+            and type(ignore_index) is int
+            and ignore_index < 0
+        ):
+            y, t, g = log_probs._data, target._data, grad_output._data
+            shape = y.shape
+            n = shape[0] if len(shape) == 2 else 0
+            if n and t.shape == shape[:1] and min_(t) >= 0:
+                c: Any = None
+                if reduction == "none":
+                    if g.shape == t.shape and min_(g) >= tiny[d]:
+                        c = g
+                        scale: Any = g[:, None]
+                elif (reduction == "mean" or reduction == "sum") and not g.ndim:
+                    v = float(g)
+                    v = v / n if reduction == "mean" else v
+                    if v >= tiny[d]:
+                        c = scale = v
+                if c is not None:
+                    e = exp(y)
+                    multiply(e, scale, out=e)
+                    rows = kit.row_numbers(n, device)
+                    try:
+                        e[rows, t] -= c
+                    except IndexError:  # a target past the last class: the general message
+                        pass
+                    else:
+                        return new(e, d, device, ks)
+        return slow(grad_output, log_probs, target, reduction, ignore_index)  # type: ignore[no-any-return]
+
+    return cross_entropy_loss_backward
+
+
 BUILDERS = {
     "threshold_backward": threshold_backward,
     "_softmax_backward_data": softmax_backward_data,
     "_log_softmax_backward_data": log_softmax_backward_data,
     "nll_loss_backward": nll_loss_backward,
+    _CE: cross_entropy_loss_backward,
 }
 
 

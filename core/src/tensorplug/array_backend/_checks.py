@@ -96,13 +96,19 @@ def convert_error(qual: str, e: BaseException, key: str = "") -> BaseException:
     return out
 
 
+def qualified(name: str) -> str:
+    """The operator a kit kernel name means: ``"add.Tensor"`` is aten's, a name with its
+    namespace (``"tensorplug::cross_entropy_loss_backward"``) is that namespace's."""
+    return name if "::" in name else "aten::" + name
+
+
 def guard(name: str, fn: Kernel, key: str = "") -> Kernel:
     """``fn`` with its errors converted (Note [Kernel errors]); hot kernels opt out. An
     internal failure (an AttributeError or KeyError: a namespace without a function a kernel
     calls) becomes a RuntimeError naming the op and the backend ``key``."""
     if getattr(fn, "_tp_guarded", False):
         return fn
-    qual = "aten::" + name
+    qual = qualified(name)
 
     @functools.wraps(fn)
     def kernel(*args: Any, **kwargs: Any) -> Any:

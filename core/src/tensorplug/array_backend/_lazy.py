@@ -27,6 +27,7 @@ from .. import dispatcher as _dispatcher
 from ..device import device as Device
 from ..errors import RegistrationError
 from . import _MODULES, ArrayBackend, ArrayStorage, Registry, _default_storage, register
+from ._checks import qualified
 from ._kit import Kernel, Kit
 
 __all__ = ["LazyArrayBackend", "LazyStorage", "kernel_names", "register_lazy"]
@@ -118,7 +119,7 @@ class LazyArrayBackend:
         lib = self._registry.library("aten", "IMPL")
         for name in sorted(kernel_names()):
             try:
-                _dispatcher.find_op("aten::" + name)
+                _dispatcher.find_op(qualified(name))
             except RegistrationError:
                 continue
             lib.impl(name, self._stub(name), self.key, override=override)

@@ -102,6 +102,28 @@ def cross_entropy(
     )
 
 
+def cross_entropy_loss_backward(
+    grad_output: Any, log_probs: Any, target: Any, reduction: str = "mean", ignore_index: int = -100
+) -> Any:
+    """``tensorplug::cross_entropy_loss_backward`` (Note [tensorplug operators] in _own_ops.py):
+    the two backward operators of ``cross_entropy``'s parts."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(
+            f"tensorplug::cross_entropy_loss_backward: {reduction} is not a valid value for "
+            "reduction (none, mean, sum)"
+        )
+    if log_probs.ndim not in (1, 2):
+        raise RuntimeError(
+            "tensorplug::cross_entropy_loss_backward: log_probs must be 1-D (classes) or 2-D "
+            f"(batch, classes), got {log_probs.ndim}-D"
+        )
+    g = aten.nll_loss_backward.default(
+        grad_output, log_probs, target, None, reduction, ignore_index
+    )
+    dim = 0 if log_probs.ndim == 1 else 1
+    return aten._log_softmax_backward_data.default(g, log_probs, dim, log_probs.dtype)
+
+
 def _class_shaped(weight: Any, ndim: int, class_dim: int) -> Any:
     if ndim <= 1:
         return weight

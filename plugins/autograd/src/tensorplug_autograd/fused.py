@@ -16,15 +16,19 @@ bookkeeping costs as much as the arithmetic, so this plugin records each of them
   whose ``output_mask`` asks only for those its edges need (PyTorch's
   ``should_compute_output``); a bias that is not a vector still takes the formula.
 * ``CrossEntropyLossBackward0`` (class indices, no label smoothing) saves the log-softmax
-  it computed; its formula runs the two single-kernel backward ops
-  (``nll_loss_backward``, ``_log_softmax_backward_data``) in one node.
+  it computed; while the backward pass records nothing it runs
+  ``tensorplug::cross_entropy_loss_backward`` (tensorplug's own operator, Note [tensorplug
+  operators] in the core: ``exp(log_probs)`` scaled, less the scale at the targets, in one
+  kernel), with ``create_graph`` the two differentiable backward ops it equals bit for bit
+  (``nll_loss_backward``, ``_log_softmax_backward_data``).
 
 Both gradients are the composite's, computed by the same kernels (gradcheck says so), and
 they are differentiable again (``create_graph=True``): the formulas call operators. While
 nothing records, both nodes call the backend's kernels of their backward ops directly where
-those promise not to dispatch (``_Below.parts``; not under dispatch tracing): the dispatcher's
-entry would cost more than the call (for ``linear_backward`` it checks the ``bool[3]`` list
-element by element, about 1.5 µs).
+those promise not to dispatch (``_Below.parts``; not under dispatch tracing, where
+cross-entropy's node runs the two ops through the dispatcher as the trace has always shown
+them): the dispatcher's entry would cost more than the call (for ``linear_backward`` it checks
+the ``bool[3]`` list element by element, about 1.5 µs).
 
 The kernels are registered on each backend's ``Autograd<B>`` key directly: a kernel of the
 runtime key comes first in the dispatch table (DESIGN §4 step 1), before the composite that
@@ -194,6 +198,8 @@ _log_softmax = _aten.log_softmax.int
 _nll_loss = _aten.nll_loss.default
 _nll_loss_backward = _aten.nll_loss_backward.default
 _log_softmax_backward = _aten._log_softmax_backward_data.default
+# Note [tensorplug operators] in the core: PyTorch has no such operator
+_ce_fused = tp.ops.tensorplug.cross_entropy_loss_backward.default
 _REDUCTIONS = ("mean", "sum", "none")
 
 
@@ -214,20 +220,18 @@ def _ce_recorded(g: Tensor, x: Tensor, target: Tensor, reduction: str, ignore_in
 
 
 def _ce_plain(g: Tensor, logp: Tensor, target: Tensor, reduction: str, ignore_index: int) -> Tensor:
-    """:func:`_ce_backward` while the backward pass records nothing: the backend's two kernels
-    called directly where neither dispatches (the same kernels, two dispatcher entries less)."""
+    """:func:`_ce_backward` while the backward pass records nothing: one
+    ``tensorplug::cross_entropy_loss_backward`` (the same bits as the two operators), its
+    backend kernel called directly where it does not dispatch, else through the dispatcher;
+    under dispatch tracing the two operators, so the trace shows them as before."""
+    if _trace.enabled:
+        return _ce_backward(g, logp, target, reduction, ignore_index)
     st = local_state.masks
     ks = (g.tp_keyset | logp.tp_keyset | target.tp_keyset | st.inc) & st.nexc
-    parts = (
-        None
-        if _trace.enabled
-        else _CE_BACKWARD.parts(ks, "", (_nll_loss_backward, -1), (_log_softmax_backward, -1))
-    )
+    parts = _CE_BACKWARD.parts(ks, "", (_ce_fused, -1))
     if parts is None:
-        return _ce_backward(g, logp, target, reduction, ignore_index)
-    nll_loss_backward, log_softmax_backward = parts
-    gl = nll_loss_backward(g, logp, target, None, reduction, ignore_index)
-    return log_softmax_backward(gl, logp, 0 if logp.tp_data.ndim == 1 else 1, logp.tp_dtype)
+        return _ce_fused(g, logp, target, reduction, ignore_index)
+    return parts[0](g, logp, target, reduction, ignore_index)
 
 
 CROSS_ENTROPY = {
@@ -391,7 +395,7 @@ class _Below:
 
 # the backward kernels per key set
 _LINEAR_BACKWARD = _Below(_linear_backward)
-_CE_BACKWARD = _Below(_nll_loss_backward)
+_CE_BACKWARD = _Below(_ce_fused)
 
 
 # --- registration -------------------------------------------------------------------------------

@@ -388,11 +388,14 @@ def lowered_function(
             ns[f"f{i}"] = kernel
             call = f"f{i}({', '.join([*pos, *kws])})"
         # a write bumps the version counter once, as a dispatched call does (Note [Generated
-        # call functions] in the core's _callgen.py): unless the kernel bumped it itself
+        # call functions] in the core's _callgen.py): unless the kernel bumped it itself. The
+        # counter is read again after the call, not held across it: a kernel may tell a tensor
+        # with views by its counter's reference count (the autograd plugin's in-place kernels)
         for j, v in enumerate(written or ()):
-            body.append(f"        _c{j} = {names.of[v]}.tp_version; _b{j} = _c{j}.value")
+            body.append(f"        _b{j} = {names.of[v]}.tp_version.value")
         body.append(f"        {_targets(n, names)}{call}")
-        for j, _ in enumerate(written or ()):
+        for j, v in enumerate(written or ()):
+            body.append(f"        _c{j} = {names.of[v]}.tp_version")
             body.append(f"        if _c{j}.value == _b{j}: _c{j}.value = _b{j} + 1")
     if body[-1] == "    try:":
         body.append("        pass")

@@ -378,18 +378,23 @@ def _run_all(
                         # of accumulate_into_grad (Note [Stealing gradients]), when nothing
                         # observes the order (no hooks); else from the ready queue
                         var = child._variable()
-                        m = var.tp_autograd if var is not None else None
                         if (
-                            m is not None
+                            var is not None
+                            and (m := var.tp_autograd) is not None
                             and m.grad is None
                             and m.hooks is None
                             and m.post_accumulate_hooks is None
                             and g.tp_autograd is None
                             and getrefcount(g) <= _HAND_ON_REFS
-                            and _owns_layout(g)
                         ):
-                            m.grad = g
-                            continue
+                            try:  # _owns_layout(g), inline for numpy's flags
+                                f = g.tp_data.flags
+                                owns = (f.c_contiguous or f.f_contiguous) and f.writeable
+                            except AttributeError:
+                                owns = _owns_layout(g)
+                            if owns:
+                                m.grad = g
+                                continue
                     buf = buffers.get(child)
                     if buf is None:
                         if child._n_out == 1:  # the common case: a one-output node's first
@@ -433,17 +438,15 @@ def _dependencies(starts: list[Node]) -> dict[Node, int]:
         # one start (loss.backward()): it is reached from no node, so a node is seen exactly
         # when it has a count
         stack = list(starts)
-        pop, push, get = stack.pop, stack.append, deps.get
+        pop, push = stack.pop, stack.append
         while stack:
             for child, _ in pop().next_functions:
-                if child is not None:
-                    c = get(child)
-                    if c is None:
-                        deps[child] = 1
-                        if child.next_functions:  # not a leaf's accumulator
-                            push(child)
-                    else:
-                        deps[child] = c + 1
+                if child in deps:  # None never is
+                    deps[child] += 1
+                elif child is not None:
+                    deps[child] = 1
+                    if child.next_functions:  # not a leaf's accumulator
+                        push(child)
         return deps
     seen = set(starts)
     stack = list(seen)

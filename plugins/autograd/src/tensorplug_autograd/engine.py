@@ -323,7 +323,9 @@ def _run_all(
     each node, the edges ``deps`` not yet run into each."""
     pop, push = heapq.heappop, heapq.heappush
     steal_inline = not create_graph
-    st, saved_mode = _grad_mode_for(create_graph)
+    st = local_state.masks  # _grad_mode_for, inline
+    saved_mode = st.nexc
+    st.nexc = (saved_mode | M.ag) if create_graph else (saved_mode & M.nag)
     try:
         while ready:
             node = pop(ready)[1]

@@ -151,9 +151,7 @@ def backward(
             else:
                 _add_to_buffer(buffers, root, m.output_nr, one, False)
             del one
-            _run_all(
-                [(-root._seq, root)], buffers, _dependencies([root]), bool(retain_graph), False
-            )
+            _run_all(root, [], buffers, _dependencies([root]), bool(retain_graph), False)
             return
     outputs = _as_tuple(tensors)
     keep = create_graph if retain_graph is None else retain_graph
@@ -247,7 +245,8 @@ def _execute(
             _add_to_buffer(buffers, n, nr, root_grad, create_graph)
         ready = [(-n._seq, n) for n in {n for n, _ in roots} if not deps.get(n)]
         heapq.heapify(ready)
-        _run_all(ready, buffers, deps, keep_graph, create_graph)
+        if ready:
+            _run_all(heapq.heappop(ready)[1], ready, buffers, deps, keep_graph, create_graph)
         return []
     capture: dict[tuple[Node, int], list[int]] = {}
     needed, deps = _needed(roots, targets, capture)
@@ -312,6 +311,7 @@ def _grad_mode_for(create_graph: bool) -> tuple[Any, int]:
 
 
 def _run_all(
+    node: Node | None,
     ready: list[tuple[int, Node]],
     buffers: dict[Node, list[Tensor | None]],
     deps: dict[Node, int],
@@ -319,16 +319,20 @@ def _run_all(
     create_graph: bool,
 ) -> None:
     """:func:`_execute`'s loop where every node reachable runs and leaves accumulate into
-    ``.grad`` (no ``inputs``): the ready queue ``ready``, the gradients ``buffers`` waiting at
-    each node, the edges ``deps`` not yet run into each."""
-    pop, push = heapq.heappop, heapq.heappush
+    ``.grad`` (no ``inputs``): ``node`` the first to run, the ready queue ``ready`` of the
+    others ready, the gradients ``buffers`` waiting at each node, the edges ``deps`` not yet
+    run into each.
+
+    A node that becomes ready while the queue is empty, the only one its parent made ready
+    (a chain of layers), runs next without a trip through the queue: it is the one the queue
+    would give (Note [Engine order])."""
+    pop, push, pushpop = heapq.heappop, heapq.heappush, heapq.heappushpop
     steal_inline = not create_graph
     st = local_state.masks  # _grad_mode_for, inline
     saved_mode = st.nexc
     st.nexc = (saved_mode | M.ag) if create_graph else (saved_mode & M.nag)
     try:
-        while ready:
-            node = pop(ready)[1]
+        while node is not None:
             grads = buffers.pop(node, None)
             if grads is None:
                 grads = [None] * node._n_out
@@ -356,6 +360,7 @@ def _run_all(
                 if node._post_hooks:
                     for fn in list(node._post_hooks):
                         fn((), (g0,))
+                node = pop(ready)[1] if ready else None
                 continue
             if node._validates_grads and not node._post_hooks:
                 outs = node.apply(grads)
@@ -364,6 +369,7 @@ def _run_all(
             del grads
             if not keep_graph and node._saves:
                 node._release()
+            nxt = None  # the last child made ready, not yet in the queue
             for (child, nr), g in zip(node.next_functions, outs, strict=False):
                 if child is None:
                     continue
@@ -409,13 +415,21 @@ def _run_all(
                         buf[nr] = g if old is None else old + g
                 left = deps[child]
                 if left == 1:  # the last edge into it: ready (its count is not read again)
-                    push(ready, (-child._seq, child))
+                    if nxt is not None:
+                        push(ready, (-nxt._seq, nxt))
+                    nxt = child
                 else:
                     deps[child] = left - 1
             del outs
             # the last buffer and gradient must not outlive their loop (Note [Stealing
             # gradients]: a reference left here keeps an accumulator from taking a gradient)
             buf = g = old = None
+            if not ready:
+                node = nxt
+            elif nxt is None:
+                node = pop(ready)[1]
+            else:
+                node = pushpop(ready, (-nxt._seq, nxt))[1]
     finally:
         st.nexc = saved_mode
 

@@ -11,7 +11,9 @@ number is raised by ``ACCUMULATOR_PRIORITY``. So a hook of a node that runs late
 ``.grad`` of a leaf whose gradient is complete. When nothing can observe the difference (the
 leaf has no hooks and no ``.grad`` yet, no ``create_graph``, no ``inputs``), the accumulator
 of a leaf that just got its last gradient runs right in the loop that hands a node's
-gradients on, without a trip through the queue (in :func:`_run_all`). ``autograd.grad`` only
+gradients on, without a trip through the queue (in :func:`_run_all`); so does a node made
+ready while the queue is empty, the only one its parent made ready (the next layer of a
+chain): the queue would give it next. ``autograd.grad`` only
 runs nodes on a path to the requested inputs and captures the gradient arriving there instead
 of accumulating it into ``.grad``.
 

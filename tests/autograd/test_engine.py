@@ -494,6 +494,29 @@ def test_leaf_accumulates_before_other_ready_nodes(hooked: bool) -> None:
     assert x.grad.item() == 2.0
 
 
+def test_nodes_run_newest_first_through_chains_and_branches() -> None:
+    # Note [Engine order]: among ready nodes the most recently created runs first (PyTorch's
+    # CPU ready queue, torch 2.13 runs the hooks below in this order); a node made ready
+    # while the queue is empty runs next without a trip through it (_run_all), one made
+    # ready while older ones wait goes through the queue
+    x = tp.tensor([0.5], requires_grad=True)
+    a = x.exp()  # oldest
+    b = x.sin()
+    b2 = b.cos()  # a chain below d
+    c = a * 2
+    d = b2 * 3  # newest of the four muls' inputs
+    seen: list[str] = []
+    for name, t in (("a", a), ("b", b), ("b2", b2), ("c", c), ("d", d)):
+        t.register_hook(lambda g, name=name: seen.append(name))
+    (c + d).sum().backward()
+    # the add makes c's and d's nodes ready at once: d's (newer) first; then b2's node
+    # (made ready by d's) is older than c's, which runs next, then b2, b, a
+    assert seen == ["d", "c", "b2", "b", "a"]
+    xn = 0.5
+    want = 2 * np.exp(xn) - 3 * np.sin(np.sin(xn)) * np.cos(xn)
+    np.testing.assert_allclose(x.grad.numpy(), [want], rtol=1e-6)
+
+
 def test_gradient_made_for_one_leaf_is_stolen() -> None:
     # Note [Stealing gradients]: a gradient nothing else holds becomes the leaf's .grad as is
     made: list[Any] = []

@@ -84,6 +84,59 @@ def test_linear_saved_weight_checks_its_version() -> None:
         y.sum().backward()
 
 
+def test_linear_saved_values_are_checked_on_the_direct_kernel_path() -> None:
+    # Note [Saved values for a backend kernel]: the node hands the saved tensors to the
+    # backend's kernel as saved, after the version check an unpack makes
+    x, w = leaf(4, 3), leaf(5, 3, seed=1)
+    y = tp.linear(x, w)
+    with tp.no_grad():
+        w.mul_(2)
+    with pytest.raises(RuntimeError, match=r"\[CPU float64 \[5, 3\]\], which is saved by Linear"):
+        y.sum().backward()
+    # both changed: the input is read first, as the formulas' node reads it
+    x2 = x * 1
+    y = tp.linear(x2, w)
+    with tp.no_grad():
+        x2.mul_(2)
+        w.mul_(2)
+    with pytest.raises(RuntimeError, match=r"\[CPU float64 \[4, 3\]\].*is at version 1; expected"):
+        y.sum().backward()
+    # changed by a hook that runs before the node: the check is made when the node runs
+    y = tp.linear(x, w)
+
+    def change_weight(g: tp.Tensor) -> None:
+        w.detach().mul_(3)
+
+    y.register_hook(change_weight)
+    with pytest.raises(RuntimeError, match="saved by LinearBackward0"):
+        y.sum().backward()
+
+
+def test_linear_freed_graph_raises_on_the_direct_kernel_path() -> None:
+    x, w, b = leaf(4, 3), leaf(5, 3, seed=1), leaf(5, seed=2)
+    loss = tp.linear(x, w, b).sum()
+    loss.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        loss.backward()
+
+
+def test_linear_direct_kernel_path_gives_the_dispatched_paths_bits() -> None:
+    # dispatch tracing takes the node through the dispatcher with the plain values
+    rng = np.random.default_rng(5)
+    xn, wn, bn = (rng.standard_normal(s, dtype=np.float32) for s in ((2, 6, 7), (5, 7), (5,)))
+    grads = []
+    for traced in (False, True):
+        x, w, b = (tp.tensor(a, requires_grad=True) for a in (xn, wn, bn))
+        y = tp.linear(x, w, b)
+        if traced:
+            with dispatcher.tracing(lambda line: None):
+                y.backward(tp.ones_like(y))
+        else:
+            y.backward(tp.ones_like(y))
+        grads.append([t.grad.numpy().tobytes() for t in (x, w, b)])
+    assert grads[0] == grads[1]
+
+
 def test_linear_hooks_see_its_gradients() -> None:
     x, w, b = leaf(4, 3), leaf(5, 3, seed=1), leaf(5, seed=2)
     h = tp.linear(x, w, b)
@@ -247,6 +300,33 @@ def test_cross_entropy_keeps_the_composites_errors() -> None:
         tp.cross_entropy(z, tp.tensor([0, 1, 2, 3, 1, 2]), reduction="bad")
     with pytest.raises(IndexError, match="aten::nll_loss: Target 7 is out of bounds"):
         tp.cross_entropy(z, tp.tensor([0, 1, 2, 3, 1, 7]))
+
+
+def test_cross_entropy_saved_target_checks_its_version() -> None:
+    # the node hands the saved target to the backend's kernel after the version check
+    z, y = leaf(6, 4), tp.tensor([0, 1, 2, 3, 1, 2])
+    loss = tp.cross_entropy(z, y)
+    y.zero_()
+    with pytest.raises(
+        RuntimeError, match=r"\[CPU int64 \[6\]\], which is saved by CrossEntropyLossBackward0"
+    ):
+        loss.backward()
+
+
+def test_cross_entropy_direct_kernel_path_gives_the_dispatched_paths_bits() -> None:
+    rng = np.random.default_rng(6)
+    zn, yn = rng.standard_normal((7, 5), dtype=np.float32), rng.integers(0, 5, 7)
+    grads = []
+    for traced in (False, True):
+        z = tp.tensor(zn, requires_grad=True)
+        loss = tp.cross_entropy(z, tp.tensor(yn), ignore_index=1)
+        if traced:
+            with dispatcher.tracing(lambda line: None):
+                loss.backward()
+        else:
+            loss.backward()
+        grads.append(z.grad.numpy().tobytes())
+    assert grads[0] == grads[1]
 
 
 def test_cross_entropy_frees_what_it_saved() -> None:

@@ -11,7 +11,9 @@ number is raised by ``ACCUMULATOR_PRIORITY``. So a hook of a node that runs late
 ``.grad`` of a leaf whose gradient is complete. When nothing can observe the difference (the
 leaf has no hooks and no ``.grad`` yet, no ``create_graph``, no ``inputs``), the accumulator
 of a leaf that just got its last gradient runs right in the loop that hands a node's
-gradients on, without a trip through the queue (in :func:`_run_all`). ``autograd.grad`` only
+gradients on, without a trip through the queue (in :func:`_run_all`); so does a node made
+ready while the queue is empty, the only one its parent made ready (the next layer of a
+chain): the queue would give it next. ``autograd.grad`` only
 runs nodes on a path to the requested inputs and captures the gradient arriving there instead
 of accumulating it into ``.grad``.
 
@@ -151,9 +153,7 @@ def backward(
             else:
                 _add_to_buffer(buffers, root, m.output_nr, one, False)
             del one
-            _run_all(
-                [(-root._seq, root)], buffers, _dependencies([root]), bool(retain_graph), False
-            )
+            _run_all(root, [], buffers, _dependencies([root]), bool(retain_graph), False)
             return
     outputs = _as_tuple(tensors)
     keep = create_graph if retain_graph is None else retain_graph
@@ -247,7 +247,8 @@ def _execute(
             _add_to_buffer(buffers, n, nr, root_grad, create_graph)
         ready = [(-n._seq, n) for n in {n for n, _ in roots} if not deps.get(n)]
         heapq.heapify(ready)
-        _run_all(ready, buffers, deps, keep_graph, create_graph)
+        if ready:
+            _run_all(heapq.heappop(ready)[1], ready, buffers, deps, keep_graph, create_graph)
         return []
     capture: dict[tuple[Node, int], list[int]] = {}
     needed, deps = _needed(roots, targets, capture)
@@ -312,6 +313,7 @@ def _grad_mode_for(create_graph: bool) -> tuple[Any, int]:
 
 
 def _run_all(
+    node: Node | None,
     ready: list[tuple[int, Node]],
     buffers: dict[Node, list[Tensor | None]],
     deps: dict[Node, int],
@@ -319,14 +321,20 @@ def _run_all(
     create_graph: bool,
 ) -> None:
     """:func:`_execute`'s loop where every node reachable runs and leaves accumulate into
-    ``.grad`` (no ``inputs``): the ready queue ``ready``, the gradients ``buffers`` waiting at
-    each node, the edges ``deps`` not yet run into each."""
-    pop, push = heapq.heappop, heapq.heappush
+    ``.grad`` (no ``inputs``): ``node`` the first to run, the ready queue ``ready`` of the
+    others ready, the gradients ``buffers`` waiting at each node, the edges ``deps`` not yet
+    run into each.
+
+    A node that becomes ready while the queue is empty, the only one its parent made ready
+    (a chain of layers), runs next without a trip through the queue: it is the one the queue
+    would give (Note [Engine order])."""
+    pop, push, pushpop = heapq.heappop, heapq.heappush, heapq.heappushpop
     steal_inline = not create_graph
-    st, saved_mode = _grad_mode_for(create_graph)
+    st = local_state.masks  # _grad_mode_for, inline
+    saved_mode = st.nexc
+    st.nexc = (saved_mode | M.ag) if create_graph else (saved_mode & M.nag)
     try:
-        while ready:
-            node = pop(ready)[1]
+        while node is not None:
             grads = buffers.pop(node, None)
             if grads is None:
                 grads = [None] * node._n_out
@@ -354,6 +362,7 @@ def _run_all(
                 if node._post_hooks:
                     for fn in list(node._post_hooks):
                         fn((), (g0,))
+                node = pop(ready)[1] if ready else None
                 continue
             if node._validates_grads and not node._post_hooks:
                 outs = node.apply(grads)
@@ -362,6 +371,7 @@ def _run_all(
             del grads
             if not keep_graph and node._saves:
                 node._release()
+            nxt = None  # the last child made ready, not yet in the queue
             for (child, nr), g in zip(node.next_functions, outs, strict=False):
                 if child is None:
                     continue
@@ -378,18 +388,23 @@ def _run_all(
                         # of accumulate_into_grad (Note [Stealing gradients]), when nothing
                         # observes the order (no hooks); else from the ready queue
                         var = child._variable()
-                        m = var.tp_autograd if var is not None else None
                         if (
-                            m is not None
+                            var is not None
+                            and (m := var.tp_autograd) is not None
                             and m.grad is None
                             and m.hooks is None
                             and m.post_accumulate_hooks is None
                             and g.tp_autograd is None
                             and getrefcount(g) <= _HAND_ON_REFS
-                            and _owns_layout(g)
                         ):
-                            m.grad = g
-                            continue
+                            try:  # _owns_layout(g), inline for numpy's flags
+                                f = g.tp_data.flags
+                                owns = (f.c_contiguous or f.f_contiguous) and f.writeable
+                            except AttributeError:
+                                owns = _owns_layout(g)
+                            if owns:
+                                m.grad = g
+                                continue
                     buf = buffers.get(child)
                     if buf is None:
                         if child._n_out == 1:  # the common case: a one-output node's first
@@ -402,13 +417,21 @@ def _run_all(
                         buf[nr] = g if old is None else old + g
                 left = deps[child]
                 if left == 1:  # the last edge into it: ready (its count is not read again)
-                    push(ready, (-child._seq, child))
+                    if nxt is not None:
+                        push(ready, (-nxt._seq, nxt))
+                    nxt = child
                 else:
                     deps[child] = left - 1
             del outs
             # the last buffer and gradient must not outlive their loop (Note [Stealing
             # gradients]: a reference left here keeps an accumulator from taking a gradient)
             buf = g = old = None
+            if not ready:
+                node = nxt
+            elif nxt is None:
+                node = pop(ready)[1]
+            else:
+                node = pushpop(ready, (-nxt._seq, nxt))[1]
     finally:
         st.nexc = saved_mode
 
@@ -433,17 +456,15 @@ def _dependencies(starts: list[Node]) -> dict[Node, int]:
         # one start (loss.backward()): it is reached from no node, so a node is seen exactly
         # when it has a count
         stack = list(starts)
-        pop, push, get = stack.pop, stack.append, deps.get
+        pop, push = stack.pop, stack.append
         while stack:
             for child, _ in pop().next_functions:
-                if child is not None:
-                    c = get(child)
-                    if c is None:
-                        deps[child] = 1
-                        if child.next_functions:  # not a leaf's accumulator
-                            push(child)
-                    else:
-                        deps[child] = c + 1
+                if child in deps:  # None never is
+                    deps[child] += 1
+                elif child is not None:
+                    deps[child] = 1
+                    if child.next_functions:  # not a leaf's accumulator
+                        push(child)
         return deps
     seen = set(starts)
     stack = list(seen)

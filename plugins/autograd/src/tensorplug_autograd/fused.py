@@ -121,10 +121,83 @@ def _linear_apply(node: Any, grads: list[Tensor | None]) -> list[Tensor | None]:
     """``LinearBackward0.apply``: while the backward pass records nothing, the three gradients
     from one ``linear_backward`` call, each only where its edge needs it (PyTorch's
     ``should_compute_output``); else (``create_graph``) the formulas of ``LINEAR``, which are
-    differentiable."""
+    differentiable.
+
+    The saved input and weight go to the backend's kernel as they were saved (Note [Saved
+    values for a backend kernel]), checked as an unpack checks them."""
     g = grads[0]
-    if g is None or grad_recording():
+    if g is None or local_state.masks.nexc & M.ag:  # nothing to do, or create_graph
         return OpNode.apply(node, grads)  # type: ignore[return-value]
+    args = node._args
+    sx = args[0]
+    sw = args[1]
+    if sx.vc.value != sx.version:
+        sx.check(node)  # freed, or modified in place: raises
+    if sw.vc.value != sw.version:
+        sw.check(node)
+    x: Tensor = sx.t
+    w: Tensor = sw.t
+    d = g.tp_dtype
+    if x.tp_dtype is not d or w.tp_dtype is not d or _trace.enabled:
+        return _linear_dispatched(node, grads)
+    st = local_state.masks
+    # the key set the plain values would give (their autograd and ADInplaceOrView keys gone)
+    ks = ((x.tp_keyset | w.tp_keyset) & ~M.strip | g.tp_keyset | st.inc) & st.nexc
+    hit = _LINEAR_BACKWARD_FOUND.get(ks)
+    if hit is not None and hit[0] == _generation():
+        kernel = hit[1]
+    else:
+        kernel = _backward_kernel(_LINEAR_BACKWARD_FOUND, _linear_backward, ks)
+    if kernel is None:  # the backend's kernel may dispatch: through the dispatcher
+        return _linear_dispatched(node, grads)
+    nexts = node.next_functions
+    metas = node._input_meta
+    need_bias = nexts[2][0] is not None
+    bias_meta = metas[2]
+    gs = g.tp_data.shape
+    # a vector bias (the common one) sums in the kernel; any other shape as in _linear_bias
+    sum_bias = need_bias and len(gs) > 1 and bias_meta[0] == gs[-1:]
+    gi, gw, gb = kernel(x, g, w, [nexts[0][0] is not None, nexts[1][0] is not None, sum_bias])
+    if need_bias and not sum_bias:
+        gb = _linear_bias(g, bias_meta[0])
+    # each in its input's shape, dtype and device (what OpNode.apply promises the engine)
+    if gi is not None:
+        m = metas[0]
+        if not (gi.tp_data.shape == m[0] and gi.tp_dtype is m[1] and gi.tp_device is m[2]):
+            gi = fit_gradient(gi, m, node, 0)
+    if gw is not None:
+        m = metas[1]
+        if not (gw.tp_data.shape == m[0] and gw.tp_dtype is m[1] and gw.tp_device is m[2]):
+            gw = fit_gradient(gw, m, node, 1)
+    if gb is not None:
+        m = bias_meta
+        if not (gb.tp_data.shape == m[0] and gb.tp_dtype is m[1] and gb.tp_device is m[2]):
+            gb = fit_gradient(gb, m, node, 2)
+    return [gi, gw, gb]
+
+
+# the backend kernel of LinearBackward0 (and CrossEntropyLossBackward0) per key set, as
+# (generation, kernel or None): Note [Registry generation] in the core says when it holds
+_LINEAR_BACKWARD_FOUND: dict[int, tuple[int, Any]] = {}
+_CE_BACKWARD_FOUND: dict[int, tuple[int, Any]] = {}
+
+
+def _backward_kernel(found: dict[int, tuple[int, Any]], op: OpOverload, ks: int) -> Any:
+    """The backend's kernel of ``op`` for key set ``ks``, or None when it may dispatch (Note
+    [Kernels that do not dispatch] in array_backend); kept in ``found``."""
+    gen = _generation()
+    parts = _find_parts(ks, (op, -1))
+    kernel = None if parts is None else parts[0]
+    found[ks] = (gen, kernel)
+    return kernel
+
+
+def _linear_dispatched(node: Any, grads: list[Tensor | None]) -> list[Tensor | None]:
+    """:func:`_linear_apply` through the dispatcher (dispatch tracing, operands of several
+    dtypes, a backend kernel that may dispatch): the plain values (autograd keys gone) and
+    ``linear_backward`` as an operator; the formulas where its dtypes differ."""
+    g = grads[0]
+    assert g is not None
     nexts = node.next_functions
     metas = node._input_meta
     need_input = nexts[0][0] is not None
@@ -138,16 +211,7 @@ def _linear_apply(node: Any, grads: list[Tensor | None]) -> list[Tensor | None]:
     d = g.tp_dtype
     if x.tp_dtype is not d or w.tp_dtype is not d:
         return OpNode.apply(node, grads)  # type: ignore[return-value]
-    mask = [need_input, need_weight, sum_bias]
-    st = local_state.masks
-    ks = (x.tp_keyset | g.tp_keyset | w.tp_keyset | st.inc) & st.nexc
-    # the backend's kernel itself where it does not dispatch: the dispatcher's entry would
-    # check the list argument element by element (about 1.5 µs)
-    parts = None if _trace.enabled else _LINEAR_BACKWARD.parts(ks, "", (_linear_backward, -1))
-    if parts is not None:
-        res = list(parts[0](x, g, w, mask))
-    else:
-        res = list(_linear_backward(x, g, w, mask))
+    res = list(_linear_backward(x, g, w, [need_input, need_weight, sum_bias]))
     if need_bias and not sum_bias:
         res[2] = _linear_bias(g, metas[2][0])
     for i in range(3):
@@ -249,7 +313,9 @@ def _cross_entropy_kernel(rule: Rule) -> Callable[..., Any]:
     # the node keeps the log-softmax it computed (a value of neither the call nor its result)
     base = rule.node_cls
     rule.node_cls = type(
-        base.__name__, (base,), {"__slots__": ("_log_probs",), "_release": _release_log_probs}
+        base.__name__,
+        (base,),
+        {"__slots__": ("_log_probs",), "_release": _release_log_probs, "apply": _ce_apply},
     )
     view = rule.view_cls
     rule.view_cls = type(
@@ -287,6 +353,43 @@ def _cross_entropy_kernel(rule: Rule) -> Callable[..., Any]:
         return loss
 
     return kernel
+
+
+def _ce_apply(node: Any, grads: list[Tensor | None]) -> list[Tensor | None]:
+    """``CrossEntropyLossBackward0.apply``: while the backward pass records nothing, the input
+    gradient from the backend's ``tensorplug::cross_entropy_loss_backward`` kernel called
+    directly with the saved log-softmax and target as they were saved (Note [Saved values for
+    a backend kernel] in graph.py); else (``create_graph``, dispatch tracing, a kernel that
+    may dispatch) the formula of ``CROSS_ENTROPY``."""
+    g = grads[0]
+    nexts = node.next_functions
+    if g is None or local_state.masks.nexc & M.ag or _trace.enabled or nexts[0][0] is None:
+        return OpNode.apply(node, grads)  # type: ignore[return-value]
+    sl = node._log_probs
+    args = node._args  # self, target, weight, reduction, ignore_index, label_smoothing
+    st = args[1]
+    if sl.vc.value != sl.version:  # read in the formula's order: log_probs, then target
+        sl.check(node)
+    if st.vc.value != st.version:
+        st.check(node)
+    logp: Tensor = sl.t
+    target: Tensor = st.t
+    masks = local_state.masks
+    ks = ((logp.tp_keyset | target.tp_keyset) & ~M.strip | g.tp_keyset | masks.inc) & masks.nexc
+    hit = _CE_BACKWARD_FOUND.get(ks)
+    if hit is not None and hit[0] == _generation():
+        kernel = hit[1]
+    else:
+        kernel = _backward_kernel(_CE_BACKWARD_FOUND, _ce_fused, ks)
+    if kernel is None:  # the backend's kernel may dispatch: the formula, through it
+        return OpNode.apply(node, grads)  # type: ignore[return-value]
+    v = kernel(g, logp, target, args[3], args[4])
+    m = node._input_meta[0]
+    if not (v.tp_data.shape == m[0] and v.tp_dtype is m[1] and v.tp_device is m[2]):
+        v = fit_gradient(v, m, node, 0)
+    res: list[Tensor | None] = [None] * len(nexts)
+    res[0] = v
+    return res
 
 
 def _read_log_probs(view: Any) -> Tensor:
@@ -393,8 +496,7 @@ class _Below:
             st.nexc = old
 
 
-# the backward kernels per key set
-_LINEAR_BACKWARD = _Below(_linear_backward)
+# the backward kernel per key set (the plain path of CrossEntropyLossBackward0's formula)
 _CE_BACKWARD = _Below(_ce_fused)
 
 

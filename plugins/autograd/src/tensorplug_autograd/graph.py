@@ -28,6 +28,16 @@ graph holds no reference cycle (output -> grad_fn -> output); when a backward pa
 graph (``create_graph=True``) the alias is given the node back as its ``grad_fn``. Freeing a
 graph (``retain_graph=False``) drops the saved tensors; reading one afterwards raises
 "Trying to backward through the graph a second time".
+
+Note [Saved values for a backend kernel]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A formula reads a saved value through :meth:`SavedTensor.unpack_plain`, which gives an alias
+without the autograd keys, so the formula's ops go straight to the backend. A node that hands
+its saved values to a backend's kernel itself (fused.py's linear and cross-entropy nodes,
+while the backward pass records nothing) needs no alias: the kernel never reads key sets. It
+makes the one check an unpack makes (the counter's value against ``version``; a mismatch,
+freed or modified, is raised by :meth:`SavedTensor.check`), reads ``saved.t`` and looks the
+kernel up for the key set the plain values would give (without ``M.strip``).
 """
 
 from __future__ import annotations
@@ -405,9 +415,16 @@ _FREED = (
 
 
 class SavedTensor:
-    """Note [Saved tensors]."""
+    """Note [Saved tensors].
 
-    __slots__ = ("t", "vc", "version", "output_nr", "freed", "plain")
+    Note [Freed saved tensors]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~
+    A released node holds :data:`FREED` in place of each saved value: its counter reads a
+    value no version equals, so the one version check of an unpack also catches a freed
+    value, and :meth:`check` tells the two errors apart.
+    """
+
+    __slots__ = ("t", "vc", "version", "output_nr", "plain")
 
     def __init__(self, t: Tensor, output_nr: int = -1) -> None:
         if output_nr >= 0:
@@ -418,15 +435,20 @@ class SavedTensor:
         self.vc = vc = t.tp_version  # the counter itself: reading it later costs no property
         self.version = vc.value
         self.output_nr = output_nr
-        self.freed = False
         self.plain: Tensor | None = None
 
-    def unpack(self, node: Node | None) -> Tensor:
-        if self.freed:
+    def check(self, node: Node | None) -> None:
+        """Raise what reading this value now must raise (Note [Freed saved tensors]): the
+        graph was freed, or the tensor was modified in place since it was saved."""
+        if self is FREED:
             raise RuntimeError(_FREED)
+        if self.vc.value != self.version:
+            raise RuntimeError(modified_message(self.t, node, self))
+
+    def unpack(self, node: Node | None) -> Tensor:
         t = self.t
         if self.vc.value != self.version:
-            raise RuntimeError(modified_message(t, node, self))
+            self.check(node)
         if (
             self.output_nr >= 0
             and node is not None
@@ -447,11 +469,9 @@ class SavedTensor:
         if local_state.masks.nexc & M.ag:
             return self.unpack(node)
         # :meth:`unpack` inline: nothing records, so an output comes back as it was saved
-        if self.freed:
-            raise RuntimeError(_FREED)
-        p = self.plain
         if self.vc.value != self.version:
-            raise RuntimeError(modified_message(self.t, node, self))
+            self.check(node)
+        p = self.plain
         if p is None:
             t = self.t
             ks = t.tp_keyset
@@ -459,9 +479,18 @@ class SavedTensor:
         return p
 
 
+class _FreedCounter:
+    """The counter of :data:`FREED`: its value is no version (Note [Freed saved tensors])."""
+
+    __slots__ = ()
+    value = -1
+
+
 def _freed_saved_tensor() -> SavedTensor:
     s: SavedTensor = object.__new__(SavedTensor)
-    s.freed = True
+    s.t = None  # type: ignore[assignment]
+    s.vc = _FreedCounter()  # type: ignore[assignment]
+    s.version = -2
     s.plain = None
     s.output_nr = -1
     return s

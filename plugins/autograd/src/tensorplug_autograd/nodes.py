@@ -12,10 +12,12 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tensorplug.dispatch import local_state
+from tensorplug.storage import alias
 from tensorplug.tensor import Tensor
 
 from .engine import fit_gradient
-from .graph import FREED, FREED_ARGS, FreedArgs, Node, SavedTensor, zeros_for
+from .graph import FREED, FREED_ARGS, FreedArgs, M, Node, SavedTensor, zeros_for
 
 if TYPE_CHECKING:
     from .kernels import Rule
@@ -154,7 +156,15 @@ def _arg_reader(i: int, name: str) -> Callable[[SavedView], Any]:
         node = view._node
         v = node._args[i]
         if type(v) is SavedTensor:
-            return v.unpack_plain(node)
+            if local_state.masks.nexc & M.ag or v.vc.value != v.version:
+                return v.unpack_plain(node)  # the backward records, or it raises
+            # SavedTensor.unpack_plain inline (one call less per saved value a formula reads)
+            p = v.plain
+            if p is None:
+                t = v.t
+                ks = t.tp_keyset
+                p = v.plain = alias(t, ks & ~M.strip) if ks & M.strip else t
+            return p
         if v is NOT_SAVED:
             return _read(node, name)  # raises the explanation
         return v
@@ -178,7 +188,15 @@ def _read_result(view: SavedView) -> Any:
     node = view._node
     r = node._result
     if type(r) is SavedTensor:
-        return r.unpack_plain(node)
+        if local_state.masks.nexc & M.ag or r.vc.value != r.version:
+            return r.unpack_plain(node)  # the backward records, or it raises
+        # SavedTensor.unpack_plain inline, as in _arg_reader
+        p = r.plain
+        if p is None:
+            t = r.t
+            ks = t.tp_keyset
+            p = r.plain = alias(t, ks & ~M.strip) if ks & M.strip else t
+        return p
     return _read(node, "result")  # not saved, or freed: raises the explanation
 
 

@@ -46,13 +46,19 @@ def test_plain_tensors_carry_no_autograd_key_and_record_nothing():
     x = tp.ones([2], requires_grad=True)
     assert "AutogradCPU" in tp.keys.DispatchKeySet(x._tp_keyset).names()
     assert tp.dispatcher.dispatch_table("aten::mul.Tensor")["AutogradCPU"] == "Autograd"
-    # views and in-place ops of tensors that require grad pass through ADInplaceOrView
+    # views of tensors that require grad pass through ADInplaceOrView; in-place ops on the
+    # views recorded there pass through ADView (Note [The ADView key])
     assert "ADInplaceOrView" in tp.keys.DispatchKeySet(x._tp_keyset).names()
     assert "ADInplaceOrView" not in tp.keys.DispatchKeySet(a._tp_keyset).names()
+    assert "ADView" not in tp.keys.DispatchKeySet(x._tp_keyset).names()
+    assert {"ADInplaceOrView", "ADView"} <= set(tp.keys.DispatchKeySet(x[0:1]._tp_keyset).names())
     assert (
         tp.dispatcher.dispatch_table("aten::transpose.int")["ADInplaceOrView"] == "ADInplaceOrView"
     )
-    assert tp.dispatcher.dispatch_table("aten::add_.Tensor")["ADInplaceOrView"] == "ADInplaceOrView"
+    assert tp.dispatcher.dispatch_table("aten::transpose.int")["ADView"] == "fallthrough"
+    assert tp.dispatcher.dispatch_table("aten::add_.Tensor")["ADInplaceOrView"] == "fallthrough"
+    assert tp.dispatcher.dispatch_table("aten::add_.Tensor")["ADView"] == "ADView"
+    assert tp.dispatcher.dispatch_table("aten::add.out")["ADView"] == "fallthrough"
     assert tp.dispatcher.dispatch_table("aten::add.Tensor")["ADInplaceOrView"] == "fallthrough"
     x.requires_grad_(False)
     assert x._tp_keyset == a._tp_keyset

@@ -377,6 +377,31 @@ def test_one_grad_mode_object_nests_and_refuses_arguments():
         tp.set_grad_enabled()
 
 
+def test_one_grad_mode_object_restores_each_mode_it_replaced():
+    # an instance remembers the modes of its open entries: three deep, left by an exception,
+    # then entered again
+    off, on = tp.no_grad(), tp.enable_grad()
+    seen = []
+    with pytest.raises(ValueError, match="inside"):
+        with off:
+            with on:
+                with off:
+                    with on:
+                        with off:
+                            seen.append(tp.is_grad_enabled())
+                        seen.append(tp.is_grad_enabled())
+                    seen.append(tp.is_grad_enabled())
+                    raise ValueError("inside")
+    assert seen == [False, True, False] and tp.is_grad_enabled()
+    with tp.no_grad():
+        with on:
+            with off:
+                assert not tp.is_grad_enabled()
+            assert tp.is_grad_enabled()
+        assert not tp.is_grad_enabled()
+    assert tp.is_grad_enabled()
+
+
 def test_grad_mode_is_per_thread():
     x = t64([1.0])
     result = {}

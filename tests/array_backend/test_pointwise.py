@@ -143,6 +143,38 @@ def test_inplace_writes_through_views_and_checks_cast():
         aten.mul_.Tensor(tp.ones([3]), tp.ones([2, 3]))
 
 
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float16, tp.float64, tp.int32])
+def test_inplace_fast_path_broadcasts_other_as_the_general_path(name, dtype):
+    # Note [Binary fast path]: same dtype, other broadcast to self's shape; the oracle is the
+    # out-of-place op (and numpy) on the same operands
+    if name == "div" and dtype is tp.int32:
+        return  # true division of integers is refused in place (a float result)
+    rng = np.random.default_rng(0)
+    a = tp.tensor(rng.integers(1, 9, (2, 3)), dtype=dtype)
+    alphas = [1, 2] if dtype is tp.int32 else [1, 0.5, 2]
+    for shape in [(2, 3), (3,), (1, 3), (2, 1), ()]:
+        b = tp.tensor(rng.integers(1, 9, shape), dtype=dtype)
+        for alpha in alphas if name in ("add", "sub") else [1]:
+            kw = {"alpha": alpha} if alpha != 1 else {}
+            got = getattr(aten, f"{name}_").Tensor(a.clone(), b, **kw)
+            want = getattr(aten, name).Tensor(a, b, **kw)
+            assert got.dtype is dtype and got.shape == (2, 3)
+            np.testing.assert_array_equal(arr(got), arr(want))
+            if dtype is not tp.float16:
+                f = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
+                other = arr(b) * alpha if alpha != 1 else arr(b)
+                np.testing.assert_array_equal(arr(got), f[name](arr(a), other).astype(arr(a).dtype))
+    # operands that overlap: as if the other one were a copy
+    x = tp.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=dtype)
+    aten.sub_.Tensor(x, aten.select.int(x, 0, 1))
+    np.testing.assert_array_equal(arr(x), [[-3, -3, -3], [0, 0, 0]])
+    with pytest.raises(
+        RuntimeError, match=r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"
+    ):
+        aten.sub_.Tensor(tp.ones([3], dtype=dtype), tp.ones([2, 3], dtype=dtype), alpha=2)
+
+
 def test_out_variant_resizes_and_casts():
     out = tp.zeros([1], dtype=tp.float64)
     r = aten.add.out(t([1.0, 2.0]), t([1.0, 1.0]), out=out)

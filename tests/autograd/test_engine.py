@@ -46,13 +46,19 @@ def test_plain_tensors_carry_no_autograd_key_and_record_nothing():
     x = tp.ones([2], requires_grad=True)
     assert "AutogradCPU" in tp.keys.DispatchKeySet(x._tp_keyset).names()
     assert tp.dispatcher.dispatch_table("aten::mul.Tensor")["AutogradCPU"] == "Autograd"
-    # views and in-place ops of tensors that require grad pass through ADInplaceOrView
+    # views of tensors that require grad pass through ADInplaceOrView; in-place ops on the
+    # views recorded there pass through ADView (Note [The ADView key])
     assert "ADInplaceOrView" in tp.keys.DispatchKeySet(x._tp_keyset).names()
     assert "ADInplaceOrView" not in tp.keys.DispatchKeySet(a._tp_keyset).names()
+    assert "ADView" not in tp.keys.DispatchKeySet(x._tp_keyset).names()
+    assert {"ADInplaceOrView", "ADView"} <= set(tp.keys.DispatchKeySet(x[0:1]._tp_keyset).names())
     assert (
         tp.dispatcher.dispatch_table("aten::transpose.int")["ADInplaceOrView"] == "ADInplaceOrView"
     )
-    assert tp.dispatcher.dispatch_table("aten::add_.Tensor")["ADInplaceOrView"] == "ADInplaceOrView"
+    assert tp.dispatcher.dispatch_table("aten::transpose.int")["ADView"] == "fallthrough"
+    assert tp.dispatcher.dispatch_table("aten::add_.Tensor")["ADInplaceOrView"] == "fallthrough"
+    assert tp.dispatcher.dispatch_table("aten::add_.Tensor")["ADView"] == "ADView"
+    assert tp.dispatcher.dispatch_table("aten::add.out")["ADView"] == "fallthrough"
     assert tp.dispatcher.dispatch_table("aten::add.Tensor")["ADInplaceOrView"] == "fallthrough"
     x.requires_grad_(False)
     assert x._tp_keyset == a._tp_keyset
@@ -369,6 +375,31 @@ def test_one_grad_mode_object_nests_and_refuses_arguments():
             mode(fn=len)
     with pytest.raises(TypeError):
         tp.set_grad_enabled()
+
+
+def test_one_grad_mode_object_restores_each_mode_it_replaced():
+    # an instance remembers the modes of its open entries: three deep, left by an exception,
+    # then entered again
+    off, on = tp.no_grad(), tp.enable_grad()
+    seen = []
+    with pytest.raises(ValueError, match="inside"):
+        with off:
+            with on:
+                with off:
+                    with on:
+                        with off:
+                            seen.append(tp.is_grad_enabled())
+                        seen.append(tp.is_grad_enabled())
+                    seen.append(tp.is_grad_enabled())
+                    raise ValueError("inside")
+    assert seen == [False, True, False] and tp.is_grad_enabled()
+    with tp.no_grad():
+        with on:
+            with off:
+                assert not tp.is_grad_enabled()
+            assert tp.is_grad_enabled()
+        assert not tp.is_grad_enabled()
+    assert tp.is_grad_enabled()
 
 
 def test_grad_mode_is_per_thread():

@@ -317,3 +317,144 @@ def test_a_view_kept_across_optimizer_steps_stays_correct() -> None:
         np.testing.assert_array_equal(w.grad.numpy(), np.ones((2, 2)))
         w.grad = None
     np.testing.assert_array_equal(wt.detach().numpy(), [[0.0, 2.0], [1.0, 3.0]])  # w.t(), updated
+
+
+# --- Note [The ADView key] --------------------------------------------------------------------
+
+
+def _has_adview(t) -> bool:
+    return "ADView" in tp.keys.DispatchKeySet(t._tp_keyset).names()
+
+
+def test_exactly_the_tensors_with_view_information_carry_adview():
+    w = t64([1.0, 2.0, 3.0, 4.0])
+    assert not _has_adview(w) and not _has_adview(w * 1)  # a parameter, a result
+    assert _has_adview(w[1:3]) and _has_adview(w[1:3][0:1])  # views, views of views
+    assert all(_has_adview(p) for p in (w * 1).split(2))
+    with tp.no_grad():
+        v = w.view([2, 2])  # recorded under no_grad, refused later
+        plain = tp.zeros([2, 2], dtype=tp.float64)
+    assert _has_adview(v) and not v.requires_grad
+    assert not _has_adview(plain[0])  # a view of a plain tensor records nothing
+    row = plain[1]
+    row.copy_(w[0:2] * 2)  # until it is written with a value that requires grad
+    assert _has_adview(row) and row.grad_fn is not None
+    v.requires_grad_(False)  # a leaf: drops its autograd keys, ADView with them
+    assert v._tp_keyset == tp.keys.tensor_keyset("CPU")
+    assert not _has_adview(w[1:3].detach())
+
+    class Same(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    assert _has_adview(Same.apply(w * 1))  # an input returned as is: a view (as PyTorch's)
+
+
+def test_an_in_place_op_on_a_parameter_under_no_grad_calls_the_backend_kernel():
+    from tensorplug.dispatch import local_state
+
+    op = tp.ops.aten.sub_.Tensor
+    w = t64([1.0, 2.0])
+    backend = op.kernel_for(tp.keys.tensor_keyset("CPU") & local_state.masks.nexc)
+    with tp.no_grad():
+        m = local_state.masks
+        assert op.kernel_for((w._tp_keyset | m.inc) & m.nexc) is backend
+        assert op.kernel_for((w[0:1]._tp_keyset | m.inc) & m.nexc) is not backend  # a view
+
+
+def _sgd(p, g):
+    with tp.no_grad():
+        p.sub_(g, alpha=0.5)
+
+
+def _no_grad_view(p, g):
+    with tp.no_grad():
+        p[0:2].sub_(g[0:2], alpha=0.5)
+
+
+def _view_as_other(p, g):
+    with tp.no_grad():
+        p.sub_(g.view([4]), alpha=0.5)  # only the other argument carries ADView
+
+
+def _out_into_a_view(p, g):
+    with tp.no_grad():
+        tp.sub(p, g, alpha=0.5, out=p.view([2, 2]).view([4]))
+
+
+def _redispatch(p, g):
+    with tp.no_grad():
+        tp.ops.aten.sub_.Tensor.redispatch(tp.keys.tensor_keyset("CPU"), p, g, alpha=0.5)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [_sgd, _no_grad_view, _view_as_other, _out_into_a_view, _redispatch],
+)
+def test_version_counters_bump_once_per_call_through_every_path(path):
+    p = t64([1.0, 2.0, 3.0, 4.0])
+    g = t64([2.0, 2.0, 2.0, 2.0])
+    view = p[1:2]  # shares the counter
+    v0, g0 = p._version, g._version
+    path(p, g)
+    assert (p._version, view._version, g._version) == (v0 + 1, v0 + 1, g0)
+    expected = [0.0, 1.0, 3.0, 4.0] if path is _no_grad_view else [0.0, 1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(p.detach().numpy(), expected)
+
+
+@pytest.mark.parametrize("what", ["non_leaf", "view_of_non_leaf"])
+def test_an_in_place_op_with_grad_bumps_the_written_tensor_once(what):
+    x = t64([1.0, 2.0, 3.0, 4.0])
+    y = x * 1
+    target = y if what == "non_leaf" else y[0:2]
+    v0 = y._version
+    target.sub_(t64([1.0] * target.numel()), alpha=0.5)  # with a value that requires grad
+    assert y._version == target._version == v0 + 1
+    assert y.grad_fn.name() == ("SubBackward0" if what == "non_leaf" else "CopySlices")
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0, 1.0, 1.0])
+
+
+def test_a_function_alias_refuses_in_place_changes_under_no_grad_too():
+    class Same(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 5
+
+    y = Same.apply(t64([1.0, 2.0]) * 1)
+    with tp.no_grad():
+        with pytest.raises(
+            RuntimeError,
+            match="aten::add_.Scalar: an output of Same is a view and is being modified inplace",
+        ):
+            y.add_(1)
+
+
+def test_copy_slices_after_sgd_steps_against_finite_differences():
+    # views and in-place ops of a parameter updated under no_grad, through every kind of path
+    def f(w, u):
+        y = w * 1
+        y[1:3].mul_(u[0:2])  # CopySlices
+        z = (w * 2).reshape([2, 2])
+        z[:, 0].add_(u[0:2])  # a strided view
+        z.t()[1].mul_(u[2:4])  # a view of a view
+        return (y * y).sum() + (z**3).sum()
+
+    w, u = t64([0.5, -1.0, 2.0, 1.5]), t64([1.5, 0.3, -0.7, 2.0])
+    for _ in range(2):
+        f(w, u).backward()
+        with tp.no_grad():
+            w.sub_(w.grad, alpha=0.01)
+            u[0:2].sub_(u.grad[0:2], alpha=0.01)  # a view of a leaf, written under no_grad
+        w.grad = u.grad = None
+        assert tp.autograd.gradcheck(f, (w, u))
+        assert tp.autograd.gradgradcheck(f, (w, u))

@@ -24,10 +24,11 @@ would make the same array call on the same operands:
   function as it is (numpy >= 2 and the array API treat Python scalars as weak), so the fast
   path passes it straight through; a float with an integer tensor, a bool, a complex, or an
   int out of range (PyTorch wraps it) takes the general path;
-* in place (``p.sub_(g, alpha=lr)``, ``p.mul_(0.5)``): same dtype, same shape (no broadcast of
-  ``self``), then ``f(a, b, out=a)`` with ``b`` scaled by alpha first as the general path does;
-  if the array library refuses (a read-only broadcast view), the general path runs and raises
-  PyTorch's error;
+* in place (``p.sub_(g, alpha=lr)``, ``p.mul_(0.5)``): same dtype, then ``f(a, b, out=a)``
+  with ``b`` scaled by alpha first as the general path does. ``b`` may broadcast to ``a``'s
+  shape (the array library computes as if the operands did not overlap, as the general path's
+  copy does); where the array library refuses (an operand that would broadcast ``self``, a
+  read-only broadcast view), the general path runs and raises PyTorch's error;
 * ops that can make inf or nan (division, powers) run between ``kit.hush()`` and
   ``kit.unhush()`` (Note [Quiet arithmetic] in _kit.py) instead of leaving the fast path.
 """
@@ -432,37 +433,34 @@ def binary(
 
             def binary_inplace(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
                 d = self._dtype
-                if d is other._dtype and d in ipfast and self._device is other._device:
-                    a = self._data
-                    b = other._data
-                    if a.shape == b.shape:
-                        if alpha == 1:
-                            if write(a, b, a):
-                                return self
-                        elif d in ipalpha and (type(alpha) is float or type(alpha) is int):
-                            if write(a, b * alpha, a):
-                                return self
+                if d is other._dtype and self._device is other._device:
+                    if alpha == 1:
+                        if d in ipfast and write(self._data, other._data, self._data):
+                            return self
+                    elif d in ipalpha and (type(alpha) is float or type(alpha) is int):
+                        if write(self._data, other._data * alpha, self._data):
+                            return self
                 return ip_t(self, other, alpha)
 
         else:  # the same, with ``write`` inline (SGD's ``p.sub_(g, alpha=lr)``)
 
             def binary_inplace(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
                 d = self._dtype
-                if d is other._dtype and d in ipfast and self._device is other._device:
-                    a = self._data
-                    b = other._data
-                    if a.shape == b.shape:
-                        if alpha == 1:
-                            pass
-                        elif d in ipalpha and (type(alpha) is float or type(alpha) is int):
-                            b = b * alpha
-                        else:
+                if d is other._dtype and self._device is other._device:
+                    if alpha == 1:
+                        if d not in ipfast:
                             return ip_t(self, other, alpha)
-                        try:
-                            g(a, b, out=a)  # type: ignore[misc]
-                            return self
-                        except _CONVERTED:
-                            pass
+                        b = other._data
+                    elif d in ipalpha and (type(alpha) is float or type(alpha) is int):
+                        b = other._data * alpha
+                    else:
+                        return ip_t(self, other, alpha)
+                    a = self._data
+                    try:
+                        g(a, b, out=a)  # type: ignore[misc]
+                        return self
+                    except _CONVERTED:
+                        pass
                 return ip_t(self, other, alpha)
 
         def binary_inplace_scalar(self: Tensor, other: Scalar, alpha: Scalar = 1) -> Tensor:

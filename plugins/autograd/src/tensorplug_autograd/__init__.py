@@ -1,9 +1,9 @@
 """tensorplug-autograd: reverse-mode automatic differentiation (DESIGN §8).
 
 The plugin owns the ``Autograd<B>`` keys (through the ``Autograd`` alias) and
-``ADInplaceOrView``. It registers one Autograd kernel per standard operator, generated from the
-formula table (formulas/, kernels.py), ADInplaceOrView kernels for view and in-place ops
-(views.py), a fallback for operators without a derivative, the
+``ADInplaceOrView``, and adds the ``ADView`` key just below it. It registers one Autograd kernel
+per standard operator, generated from the formula table (formulas/, kernels.py),
+ADInplaceOrView kernels for view ops and ADView kernels for in-place ops (views.py), a fallback for operators without a derivative, the
 Tensor attributes of autograd (tensor_api.py), and the names ``tp.autograd``, ``tp.no_grad``,
 ``tp.enable_grad``, ``tp.set_grad_enabled``, ``tp.is_grad_enabled`` and ``tp.inference_mode``.
 A tensor carries its ``Autograd<B>`` key only while it requires grad, so calls on plain tensors
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import tensorplug as tp
 from tensorplug.hookspecs import hookimpl
 
 from . import autograd as _autograd_api
@@ -29,6 +30,7 @@ PLUGIN_API_VERSION = "1.0"  # the tensorplug.PLUGIN_API_VERSION it is written fo
 
 __all__ = [
     "PLUGIN_API_VERSION",
+    "tensorplug_add_keys",
     "tensorplug_add_names",
     "tensorplug_add_tensor_methods",
     "tensorplug_register_kernels",
@@ -41,12 +43,19 @@ def _refresh(*_: Any) -> None:
 
 
 @hookimpl
+def tensorplug_add_keys(keys: Any) -> None:
+    # Note [The ADView key] in views.py
+    keys.register_functionality("ADView", after="ADInplaceOrView", before="BackendSelect")
+
+
+@hookimpl
 def tensorplug_register_kernels(registry: Any) -> None:
     M.refresh()
     registry.add_key_listener(_refresh)  # a backend added later gets Autograd<B>
     registry.add_repr_suffix(_tensor_api.repr_suffix)
     lib = registry.library("_", "IMPL")
     lib.fallback(_kernels.not_implemented_kernel, "Autograd")
+    lib.fallback(tp.library.fallthrough_kernel, "ADView")  # kernels for in-place ops only
     aten = registry.library("aten", "IMPL")
     _kernels.register_all(aten)
     _fused.register_fused(aten)

@@ -312,6 +312,7 @@ def _alias_of_input(t: Tensor) -> Tensor:
     base = m.view if m is not None else None
     root, chain = (base.base, base.chain) if base is not None else (t, ())
     meta_of(out).view = ViewInfo(root, (*chain, (_DETACH, (), {})), out.tp_version.value)
+    out.tp_keyset |= M.adview  # its in-place ops meet the check (Note [The ADView key])
     return out
 
 

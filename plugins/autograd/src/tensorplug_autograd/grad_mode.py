@@ -42,11 +42,15 @@ class _GradMode:
 
     _enabled: bool = True
 
-    _prev: list[int]
+    # The thread's mode this instance replaced on its innermost open entry (None while it is
+    # not entered), and those of its outer open entries: one object may be entered again
+    # inside itself (``with off: ... with on: ... with off:``), rarely.
+    _prev: int | None = None
+    _outer: list[int] | None = None
 
     # ``with tp.no_grad():`` runs once per training step: the instance is made by ``__new__``
-    # alone (the subclasses' own ``__init__`` set their mode), and ``__exit__`` takes its
-    # three arguments without packing them
+    # alone (the subclasses' own ``__init__`` set their mode), its state is the class defaults
+    # until it is entered, and ``__exit__`` takes its three arguments without packing them
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # @no_grad without parentheses: the class is called with the function to decorate
         if args or kwargs:
@@ -54,18 +58,30 @@ class _GradMode:
                 return cls()(args[0])
             if cls.__init__ is _object_init:  # object's would accept them silently
                 raise TypeError(f"{cls.__name__}() takes no arguments")
-        self = _object_new(cls)
-        self._prev = []
-        return self
+        return _object_new(cls)
 
     def __enter__(self) -> None:
         st = local_state.masks
         nexc = st.nexc
-        self._prev.append(nexc)
+        if self._prev is not None:
+            self._nest()
+        self._prev = nexc
         st.nexc = (nexc | M.ag) if self._enabled else (nexc & M.nag)
 
     def __exit__(self, typ: object, value: object, tb: object) -> None:
-        local_state.masks.nexc = self._prev.pop()
+        local_state.masks.nexc = self._prev  # type: ignore[assignment]
+        self._prev = None if self._outer is None else self._unnest()
+
+    def _nest(self) -> None:
+        """Entered inside itself: keep the outer entry's mode."""
+        if self._outer is None:
+            self._outer = []
+        self._outer.append(self._prev)  # type: ignore[arg-type]
+
+    def _unnest(self) -> int | None:
+        """The mode of the enclosing entry of this object, or None when this was the last."""
+        outer = self._outer
+        return outer.pop() if outer else None
 
     def __call__(self, fn: F) -> F:
         if inspect.isgeneratorfunction(fn):
@@ -117,6 +133,14 @@ class no_grad(_GradMode):  # noqa: N801 - PyTorch's name
 
     _enabled = False
 
+    def __enter__(self) -> None:  # _GradMode's, for one mode (an optimizer's step)
+        st = local_state.masks
+        nexc = st.nexc
+        if self._prev is not None:
+            self._nest()
+        self._prev = nexc
+        st.nexc = nexc & M.nag
+
 
 class enable_grad(_GradMode):  # noqa: N801
     """Enable gradient recording in this thread for the block (or decorated function)."""
@@ -151,6 +175,8 @@ class set_grad_enabled(_GradMode):  # noqa: N801
 
 class inference_mode(no_grad):  # noqa: N801
     """``no_grad`` (tensorplug has no separate inference tensors); ``mode=False`` is a no-op."""
+
+    __enter__ = _GradMode.__enter__  # either mode
 
     def __init__(self, mode: bool = True) -> None:
         super().__init__()

@@ -69,10 +69,13 @@ class _Masks:
     ag: int = 0  # every Autograd<B> bit
     nag: int = -1  # ~ag, for the thread's not-excluded mask
     adiov: int = 0  # the ADInplaceOrView bit
-    strip: int = 0  # ag | adiov: what a plain alias of a tensor that requires grad drops
+    adview: int = 0  # the ADView bit (Note [The ADView key] in views.py)
+    view_bits: int = 0  # adiov | adview: what a recorded view carries
+    strip: int = 0  # ag | adiov | adview: what a plain alias of a tensor that requires grad drops
     below: int = -1  # keys strictly below every Autograd<B> key
     above: int = 0  # keys above the Autograd<B> keys (Autocast<B>, Tracer, Batched, ...)
     below_view: int = -1  # keys strictly below ADInplaceOrView
+    below_adview: int = -1  # keys strictly below ADView
     ag_of: dict[int, int] = {}  # a plain tensor key set -> its Autograd<B> | ADInplaceOrView bits
     with_ag: dict[int, int] = {}  # a key set -> itself with those bits (a recorded output's)
 
@@ -81,12 +84,15 @@ class _Masks:
         cls.ag = int(_keys.keyset("Autograd"))
         cls.nag = ~cls.ag
         cls.adiov = _keys.get("ADInplaceOrView").mask
-        cls.strip = cls.ag | cls.adiov
+        cls.adview = _keys.get("ADView").mask
+        cls.view_bits = cls.adiov | cls.adview
+        cls.strip = cls.ag | cls.view_bits
         everything = _keys.DispatchKeySet(_keys.all_runtime_mask())
         lowest = [k for k in _keys.priority_order() if k.family == "Autograd"][-1]
         cls.below = int(everything.below(lowest))
         cls.above = int(everything) & ~cls.below & ~cls.ag
         cls.below_view = int(everything.below("ADInplaceOrView"))
+        cls.below_adview = int(everything.below("ADView"))
         cls.ag_of = {}
         cls.with_ag = {}
 

@@ -47,7 +47,7 @@ def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
             )
         self.tp_keyset |= autograd_bit(self)
     else:
-        self.tp_keyset &= ~(M.ag | M.adiov)
+        self.tp_keyset &= ~M.strip
     return self
 
 

@@ -3,12 +3,13 @@
 Note [Views under autograd]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~
 A tensor that requires grad also carries ``ADInplaceOrView``, which sits below the autograd
-keys. Its kernels do PyTorch's bookkeeping: a view op records on its outputs how to re-create
-them from their root base (the chain of view ops, a :class:`ViewInfo`), and an in-place op
-refuses the views no history could serve (below). The version counter of what an in-place op
-writes is bumped by its caller as the kernel returns (the dispatcher's call; the in-place
-autograd kernel, before it saves anything). Plain tensors carry neither key, so their views
-and in-place ops pay nothing.
+keys. Its kernels do PyTorch's bookkeeping for view ops: a view op records on its outputs how
+to re-create them from their root base (the chain of view ops, a :class:`ViewInfo`), and gives
+them ``ADInplaceOrView`` and ``ADView``. An in-place op on such a view reaches the ``ADView``
+kernel, which refuses the views no history could serve (below; Note [The ADView key]). The
+version counter of what an in-place op writes is bumped by its caller as the kernel returns
+(the dispatcher's call; the in-place autograd kernel, before it saves anything). Plain tensors
+carry none of these keys, so their views and in-place ops pay nothing.
 
 When an in-place op writes into a view of a tensor that takes part in autograd, the base's
 history changes too: the base gets a :class:`CopySlices` node (its gradient is the incoming
@@ -39,6 +40,25 @@ no history would give them correct gradients:
 
 PyTorch also refuses in-place changes of the outputs of ``split``, ``chunk`` and ``unbind``;
 here they work (each output replays its own piece of the view op) and give correct gradients.
+
+Note [The ADView key]
+~~~~~~~~~~~~~~~~~~~~
+In PyTorch every tensor carries ``ADInplaceOrView``, whose in-place kernels bump the version
+counter (C++, a few nanoseconds) and whose view kernels record views; the refusals above are
+made in the autograd kernels (a view made under ``no_grad`` reports ``requires_grad=True``
+there, so its in-place op reaches them). Here version counters are bumped by the callers, so
+an in-place kernel's only work is the check of Note [Views that refuse in-place changes], and
+that check can refuse only a tensor with view information. It therefore lives on a key of this
+plugin's own, ``ADView``, just below ``ADInplaceOrView``, which exactly the tensors with view
+information carry: the outputs of the view ops recorded here (:func:`record_view`), the views
+of plain tensors given a history when written (Note [Views of plain tensors]), and what a custom
+``Function`` gives for an input it returned as is. ``ADInplaceOrView`` keeps its place, on
+every tensor that requires grad (a view of one must be recorded even under ``no_grad``, where
+the autograd keys are excluded), with kernels for view ops only, and falls through for in-place
+ops. So an optimizer's ``p.sub_(p.grad, alpha=lr)`` under ``no_grad``, on a parameter that is
+not a view, goes from the dispatcher straight to the backend kernel, and with grad mode on the
+in-place autograd kernel calls the backend's directly too; a view of a parameter still meets
+the check. Aliases that drop the autograd keys (``M.strip``) drop ``ADView`` with them.
 
 Note [Views of plain tensors]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -123,8 +143,8 @@ def record_view(rule: Rule, out: Any, args: tuple[Any, ...]) -> None:
         out_meta.view = ViewInfo(root, (*chain, step), out.tp_version.value, function)
         # without autograd keys (under no_grad) the view still reaches this plugin's in-place
         # kernels, which refuse to write it with grad mode on (Note [Views that refuse
-        # in-place changes]); with them, this bit is among those they bring
-        out.tp_keyset |= M.adiov
+        # in-place changes]): they are ADView's (Note [The ADView key])
+        out.tp_keyset |= M.view_bits
         return
     outs = _outputs(out)
     for nr, t in enumerate(outs):
@@ -134,7 +154,7 @@ def record_view(rule: Rule, out: Any, args: tuple[Any, ...]) -> None:
         if rule.returns_list:  # split/chunk: select the nr-th piece
             s = (_ListItem(rule.op, nr), s[1], s[2])
         meta_of(t).view = ViewInfo(root, (*chain, s), t.tp_version.value, function)
-        t.tp_keyset |= M.adiov
+        t.tp_keyset |= M.view_bits
 
 
 _DETACH = tp.ops.aten.detach.default
@@ -233,6 +253,7 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     # the view's history from the base's new one (and its view information, when it is a
     # view of a plain tensor: Note [Views of plain tensors])
     set_view_history(self, meta_of(self), view)
+    self.tp_keyset |= M.adview  # (a view of a plain tensor had none: Note [The ADView key])
     if plain_base is not None:
         follow(plain_base, self)
     return out
@@ -264,6 +285,7 @@ def follow(base: Tensor, written: Tensor) -> None:
         if pos is None:
             continue  # its place is not known (a dtype reinterpretation): it stays out
         set_view_history(v, meta_of(v), _gather_view(v, base, pos))
+        v.tp_keyset |= M.adview
 
 
 def plain_view(rule: Rule, view: Tensor, base: Tensor) -> ViewInfo:
@@ -404,50 +426,54 @@ def _fast_view_kernel(rule: Rule) -> Any:
     return _fast_source(rule, "", f"    _record_view(_rule, _out, ({source_parts(rule)[2]}))\n")
 
 
-def _fast_source(rule: Rule, before: str, after: str, names: dict[str, Any] | None = None) -> Any:
+def _fast_source(
+    rule: Rule,
+    before: str,
+    after: str,
+    names: dict[str, Any] | None = None,
+    below: str = "below_view",
+    what: str = "inplace_or_view",
+) -> Any:
     """A kernel with the schema's signature that runs ``before``, calls the kernel below
-    ADInplaceOrView (looked up in the op's dispatch cache, as the Autograd fast kernel does),
-    then runs ``after``; ``None`` where the argument names do not allow it."""
+    ADInplaceOrView (``below="below_adview"``: below ADView), looked up in the op's dispatch
+    cache as the Autograd fast kernel does, then runs ``after``; ``None`` where the argument
+    names do not allow it."""
     if not _usable_names(list(rule.arg_names)):
         return None
     params, call, _ = source_parts(rule)
-    body = before + below_call_source("below_view", call, "    ") + after + "    return _out\n"
+    body = before + below_call_source(below, call, "    ") + after + "    return _out\n"
     return compile_kernel(
-        rule,
-        params,
-        body,
-        {"_record_view": record_view, **(names or {})},
-        "inplace_or_view",
-        __name__,
+        rule, params, body, {"_record_view": record_view, **(names or {})}, what, __name__
     )
 
 
 def _fast_inplace_kernel(rule: Rule) -> Any:
-    """:func:`_inplace_body` as a generated kernel, for ops that write plain ``Tensor``s."""
-    args = rule.schema.arguments
-    written = [i for i, a in enumerate(args) if a.is_write and a.tensor_kind is not None]
-    if any(args[i].tensor_kind != "Tensor" for i in written):
+    """:func:`_inplace_body` as a generated kernel, for ops whose ``self`` is a plain
+    ``Tensor`` they write."""
+    if rule.schema.arguments[0].tensor_kind != "Tensor":
         return None
-    names = rule.arg_names
     # No version bump here: every caller of this kernel bumps what the op wrote once it
     # returns, and nothing runs in between (the dispatcher's generated call and redispatch,
     # the in-place autograd kernel, a compiled graph's replay; ``kernel_for`` promises no bump)
-    before = ""
-    if written and written[0] == 0:  # Note [Views that refuse in-place changes]
-        self = names[0]
-        before = (
-            f"    _m = {self}.tp_autograd\n"
-            "    if _m is not None and _m.view is not None:\n"
-            f"        _check(_rule, {self}, _m.view, _recording())\n"
-        )
+    self = rule.arg_names[0]
+    before = (  # Note [Views that refuse in-place changes]
+        f"    _m = {self}.tp_autograd\n"
+        "    if _m is not None and _m.view is not None:\n"
+        f"        _check(_rule, {self}, _m.view, _recording())\n"
+    )
     return _fast_source(
-        rule, before, "", {"_check": check_view_write, "_recording": grad_recording}
+        rule,
+        before,
+        "",
+        {"_check": check_view_write, "_recording": grad_recording},
+        "below_adview",
+        "adview",
     )
 
 
 def _inplace_body(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     kw = {n: args[rule.npos + j] for j, n in enumerate(rule.kw_names)}
-    if rule.schema.arguments[0].is_write and isinstance(args[0], Tensor):
+    if isinstance(args[0], Tensor):
         m = args[0].tp_autograd
         if m is not None and m.view is not None:
             check_view_write(rule, args[0], m.view, grad_recording())
@@ -457,7 +483,7 @@ def _inplace_body(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
         if a.is_write and isinstance(args[i], Tensor)
     ]
     before = [t.tp_version.value for t in written]
-    out = rule.op.redispatch(M.below_view & int(ks), *args[: rule.npos], **kw)
+    out = rule.op.redispatch(M.below_adview & int(ks), *args[: rule.npos], **kw)
     for t, v in zip(written, before, strict=True):
         vc = t.tp_version
         if vc.value == v:
@@ -466,7 +492,9 @@ def _inplace_body(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
 
 
 def register_inplace_or_view(lib: Any) -> int:
-    """ADInplaceOrView kernels for the standard view and in-place ops; returns the count."""
+    """ADInplaceOrView kernels for the standard view ops, ADView kernels for the in-place ops
+    that write their ``self`` (Note [The ADView key]); returns the count. Other ops that write
+    (``out=``) have neither: the check concerns ``self`` only, and callers bump versions."""
     from tensorplug import dispatcher
 
     count = 0
@@ -487,9 +515,9 @@ def register_inplace_or_view(lib: Any) -> int:
             and not first.annotation.is_write
             and not writes
         ):
-            body = _view_body
-        elif writes:
-            body = _inplace_body
+            body, key = _view_body, "ADInplaceOrView"
+        elif args and args[0].is_write and args[0].tensor_kind in ("Tensor", "Tensor?"):
+            body, key = _inplace_body, "ADView"
         else:
             continue
 
@@ -498,6 +526,6 @@ def register_inplace_or_view(lib: Any) -> int:
             fast = _fast_view_kernel(rule) if body is _view_body else _fast_inplace_kernel(rule)
             return fast if fast is not None else _generated(rule, body)
 
-        register_lazily(lib, op, "ADInplaceOrView", build, "inplace_or_view")
+        register_lazily(lib, op, key, build, "inplace_or_view" if body is _view_body else "adview")
         count += 1
     return count

@@ -153,20 +153,7 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
             return "\n".join(lines)
         # a written Tensor's version bookkeeping inline (what _versions and _bump do, without
         # two calls per argument); Tensor? and lists through them
-        for j, (n, kind) in enumerate(written):
-            if kind == "Tensor":
-                lines.append(f"    _v{j} = {n}._tp_version.value")
-            else:
-                lines.append(f"    _v{j} = _op._versions({n}, {kind!r})")
-        lines.append(f"    _r = _k({call_args})")
-        for j, (n, kind) in enumerate(written):
-            if kind == "Tensor":
-                lines.append(f"    _c{j} = {n}._tp_version")
-                lines.append(f"    if _c{j}.value == _v{j}:")
-                lines.append(f"        _c{j}.value = _v{j} + 1")
-            else:
-                lines.append(f"    _op._bump({n}, {kind!r}, _v{j})")
-        lines.append("    return _r")
+        lines.extend(_written_lines(written, call_args))
         return "\n".join(lines)
 
     qual = op._name
@@ -184,6 +171,202 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
     redispatch.__qualname__ = qual + ".redispatch"
     call.__source__ = src
     return call, redispatch
+
+
+def _written_lines(written: list[tuple[str, str | None]], call_args: str) -> list[str]:
+    """The kernel call of an operator that writes arguments, with their version bookkeeping:
+    the counter bumped once unless the kernel bumped it (nested dispatch of one in-place call).
+
+    A written Tensor's counter is read twice, its value before the kernel and the counter
+    after it, rather than held across the call: the autograd plugin tells whether a tensor
+    has views from its counter's reference count (``_shared`` in its views.py), which a
+    reference held here would raise (tests/autograd/test_inplace.py,
+    test_views_are_looked_for_only_when_the_base_has_others)."""
+    lines = []
+    for j, (n, kind) in enumerate(written):
+        if kind == "Tensor":
+            lines.append(f"    _v{j} = {n}._tp_version.value")
+        else:
+            lines.append(f"    _v{j} = _op._versions({n}, {kind!r})")
+    lines.append(f"    _r = _k({call_args})")
+    for j, (n, kind) in enumerate(written):
+        if kind == "Tensor":
+            lines.append(f"    _c{j} = {n}._tp_version")
+            lines.append(f"    if _c{j}.value == _v{j}:")
+            lines.append(f"        _c{j}.value = _v{j} + 1")
+        else:
+            lines.append(f"    _op._bump({n}, {kind!r}, _v{j})")
+    lines.append("    return _r")
+    return lines
+
+
+def specialize(op: Any, sig: tuple[Any, ...]) -> Callable[..., Any] | None:
+    """The call function of ``op`` for calls whose arguments have the types ``sig``; ``None``
+    when there is none for that signature.
+
+    Note [Specialized calls]
+    ~~~~~~~~~~~~~~~~~~~~~~~~
+    A public function caches, per signature of argument types, what to call (Note [Public
+    function fast path] in _functions.py). A signature is the types of the positional
+    arguments, then the keywords' names, then their values' types, and a public function
+    caches one only after the overload's generated ``__call__`` accepted such a call (every
+    argument bound, no tensor taken for a number). For such a call most of what
+    ``__call__`` checks is known from the types alone: no extra positional arguments, no
+    argument missing, a tensor where a tensor belongs, a ``None`` for a ``Tensor?`` (no key
+    set to read), a float for a ``Scalar`` (it fits as it is). So the public function caches
+    this function instead: its parameters are the arguments the signature names, and it only
+
+    1. ORs the key sets of the tensors given with the thread's masks;
+    2. keeps the checks the types do not settle: an int for a ``Scalar`` gets its range
+       test, an int list its element check, a type outside the argument's fast types its
+       normalization (which raises the schema's TypeError, or converts);
+    3. looks the key set up in the dispatch cache (a miss: ``op._resolve``, which raises the
+       dispatcher's DispatchError for a missing kernel) and calls the kernel with the
+       schema's defaults for the arguments not given, as ``__call__`` does;
+    4. does the version bookkeeping of written tensors.
+
+    It reads the same dispatch cache as ``__call__``, so registration changes need nothing
+    here; tracing does: a traced call must run ``_traced_call``, so no specialization is
+    handed out while tracing is on, and switching tracing drops the public functions' caches
+    (``dispatcher._set_tracing``). ``OpOverload._specialization`` makes one per signature, once;
+    ``OpOverload._call_for`` hands it out.
+    """
+    names = _given_names(op._schema, sig)
+    if names is None:
+        return None
+    made = specialized_body(op, sig, names, "")
+    if made is None:
+        return None
+    lines, ns = made
+    src = f"def call({', '.join(names)}):\n" + "\n".join(lines) + "\n"
+    exec(compiled(src, "<tensorplug specialized call>"), ns)
+    call: Callable[..., Any] = ns["call"]
+    call.__qualname__ = f"{op._name}.specialized"
+    call.specialized_for = op  # type: ignore[attr-defined]
+    call.__source__ = src  # type: ignore[attr-defined]
+    return call
+
+
+def compiled(src: str, filename: str) -> Any:
+    """``compile(src, filename, "exec")``, once per source text: the specialized calls and
+    public functions of operators with schemas of one shape (``relu``, ``neg``, ``exp``...)
+    are one text, their operators' values being in the namespaces they run in."""
+    code = _compiled.get(src)
+    if code is None:
+        if len(_compiled) > 4096:  # schemas defined at run time: keep the cache bounded
+            _compiled.clear()
+        code = _compiled[src] = compile(src, filename, "exec")
+    return code
+
+
+_compiled: dict[str, Any] = {}
+
+
+def _given_names(schema: _schema.FunctionSchema, sig: tuple[Any, ...]) -> list[str] | None:
+    """The names of the arguments a call with signature ``sig`` gives, in its order; ``None``
+    when such a call cannot bind (too many positional arguments, an unknown or repeated
+    keyword)."""
+    nkw = sum(1 for x in sig if type(x) is str)
+    npos = len(sig) - 2 * nkw
+    if npos > len(schema.positional):
+        return None
+    names = [a.name for a in schema.positional[:npos]]
+    known = {a.name for a in schema.arguments}
+    for name in sig[npos : npos + nkw]:
+        if name in names or name not in known:
+            return None
+        names.append(name)
+    return names
+
+
+def specialized_body(
+    op: Any, sig: tuple[Any, ...], given: list[str], tag: str, indent: str = "    "
+) -> tuple[list[str], dict[str, Any]] | None:
+    """The lines of ``op``'s call specialized to signature ``sig`` (Note [Specialized calls]),
+    ending in a ``return``, with the values of the arguments the signature gives in the
+    variables ``given`` (in ``sig``'s order), indented by ``indent``; and the names these
+    lines read, each ending in ``tag`` (so that the bodies of several operators can share one
+    function). ``None`` when there is no specialized call for that signature."""
+    schema: _schema.FunctionSchema = op._schema
+    names = _given_names(schema, sig)
+    if names is None or len(names) != len(given):
+        return None
+    nkw = sum(1 for x in sig if type(x) is str)
+    npos = len(sig) - 2 * nkw
+    types = [*sig[:npos], *sig[npos + nkw :]]
+    var = dict(zip(names, given, strict=True))  # argument name -> variable holding it
+    of_type = dict(zip(names, types, strict=True))  # argument name -> its value's type
+    ns: dict[str, Any] = {
+        "_tls": local_state,
+        f"_get{tag}": op._cache.get,
+        f"_op{tag}": op,
+        "_ints": ints,
+    }
+    ks_terms: list[str] = []
+    checks: list[str] = []
+    written: list[tuple[str, str | None]] = []
+    values: dict[str, str] = {}  # argument name -> what the kernel gets for it
+    for i, a in enumerate(schema.arguments):
+        if a.name not in var:
+            if not a.has_default:
+                return None
+            try:
+                dv = _schema.normalize_argument(a.default_value, a.type)
+            except Exception:
+                dv = a.default_value
+            ns[f"_D{i}{tag}"] = dv
+            values[a.name] = f"_D{i}{tag}"
+            continue
+        v = values[a.name] = var[a.name]
+        t = of_type[a.name]
+        kind = a.tensor_kind
+        if kind in ("Tensor[]", "Tensor?[]"):
+            return None  # lists of tensors are never in cached signatures
+        if kind is not None:
+            if t is type(None) and kind == "Tensor?":
+                continue
+            if not hasattr(t, "_tp_keyset"):
+                return None  # not a tensor type: the generated call's _bad_call answers
+            ks_terms.append(f"{v}._tp_keyset")
+            if a.is_write:
+                written.append((v, "Tensor"))
+            continue
+        normalize = f"{v} = _op{tag}._normalize({i}, {v})"
+        if _scalar(a.type) and t is int:  # Note [Scalar ints] in _binding.py
+            lo, hi = _binding.SCALAR_INT_MIN, _binding.SCALAR_INT_MAX
+            checks += [f"if not {lo} <= {v} <= {hi}:", f"    {normalize}"]
+        elif t in _schema.fast_types(a.type):
+            pass
+        elif _int_list(a.type) and t in (list, tuple):
+            checks += [
+                f"if type({v}) is not tuple or not _ints({v}):",
+                f"    if type({v}) is list and _ints({v}):",
+                f"        {v} = tuple({v})",
+                "    else:",
+                f"        {normalize}",
+            ]
+        elif not (t is type(None) and isinstance(a.type, _schema.OptionalType)):
+            checks.append(normalize)
+    call_args = ", ".join(
+        [
+            *(values[a.name] for a in schema.positional),
+            *(f"{a.name}={values[a.name]}" for a in schema.kwarg_only),
+        ]
+    )
+    ks_expr = " | ".join([*ks_terms, "_m.inc"])
+    lines = [
+        "_m = _tls.masks",
+        f"_ks = ({ks_expr}) & _m.nexc",
+        *checks,
+        f"_k = _get{tag}(_ks)",
+        "if _k is None:",
+        f"    _k = _op{tag}._resolve(_ks)",
+    ]
+    if written:
+        lines += [x[4:] for x in _written_lines(written, call_args)]
+    else:
+        lines.append(f"return _k({call_args})")
+    return [indent + x for x in lines], ns
 
 
 def _scalar(t: Any) -> bool:

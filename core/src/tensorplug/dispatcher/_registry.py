@@ -61,6 +61,8 @@ class OpOverload:
         self.allow_mixed_devices = False
         # generated on first use (Note [Generated call functions]); import stays cheap
         self._fast: tuple[Callable[..., Any], Callable[..., Any]] | None = None
+        # argument-type signature -> its specialized call, or None (Note [Specialized calls])
+        self._specialized: dict[tuple[Any, ...], Callable[..., Any] | None] = {}
         self._use_fast(not _trace.enabled)
 
     def _use_fast(self, fast: bool) -> None:
@@ -82,6 +84,28 @@ class OpOverload:
                 else:
                     self._fast = (_generic_call, _generic_redispatch)
             self._use_fast(not _trace.enabled)
+
+    def _call_for(self, sig: tuple[Any, ...]) -> Callable[..., Any]:
+        """What a caller that checked its arguments' types to be ``sig`` may call instead of
+        ``self``: the specialized call (Note [Specialized calls] in _callgen.py), or the
+        bound ``__call__`` (while tracing, or for a signature without one). The caller holds
+        the registry lock, so that tracing is not switched on between this answer and its
+        caching (``_set_tracing`` drops the callers' caches under that lock)."""
+        with _lock:
+            fn = self._specialization(sig)
+            if fn is None or _trace.enabled:
+                self._generate()
+                return self.__call__
+            return fn
+
+    def _specialization(self, sig: tuple[Any, ...]) -> Callable[..., Any] | None:
+        """The call specialized to signature ``sig`` (tracing or not), made once; ``None``
+        when there is none (an operator on the generic path, a signature that cannot bind)."""
+        with _lock:
+            if sig not in self._specialized:
+                usable = _callgen.usable_names(self._schema)
+                self._specialized[sig] = _callgen.specialize(self, sig) if usable else None
+            return self._specialized[sig]
 
     # The generated functions replace these on the per-op class.
     def __call__(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover

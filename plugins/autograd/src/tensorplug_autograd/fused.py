@@ -40,9 +40,13 @@ tracer: a trace, a replay and ``tp.compile`` then hold the same operators and ba
 without these kernels, so a compiled forward still returns a loss to differentiate; autocast,
 for which ``cross_entropy_loss`` is a fallthrough as in PyTorch: its parts meet their policies,
 ``log_softmax`` in float32 on CUDA) or while dispatch
-tracing is on (so the trace shows every step). The forward runs the backend's kernels of the
-parts directly when they promise not to dispatch (Note [Kernels that do not dispatch] in
-array_backend), else the composite below autograd.
+tracing is on (so the trace shows every step). ``linear``'s forward is one
+``tensorplug::linear_forward`` (Note [tensorplug operators] in the core), whose array-kit
+kernel computes ``input @ weight.T + bias`` from the weight itself with the decomposition's
+bits (Note [Linear forward] in array_backend/_linalg.py): no transposed weight tensor, one
+kernel's checks. ``cross_entropy``'s runs the backend's kernels of its parts. Both call the
+kernels directly when they promise not to dispatch (Note [Kernels that do not dispatch] in
+array_backend), else below autograd with the autograd keys excluded.
 
 The tracer's ``decompose=True`` looks past an ``Autograd<B>`` kernel of a composite op to the
 backend's entry (``composite_entry`` in its recorder), so these kernels do not turn ``linear``
@@ -65,7 +69,7 @@ from tensorplug.tensor import Tensor
 from .engine import fit_gradient
 from .formulas._table import _mm, _t
 from .graph import FREED, M, SavedTensor, grad_recording
-from .kernels import RULES, Rule, record_function, register_lazily
+from .kernels import RULES, Rule, below_kernel, record_function, register_lazily
 from .nodes import OpNode
 
 __all__ = ["register_fused"]
@@ -75,9 +79,9 @@ _sum_dims = _aten.sum.dim_IntList
 _trace = dispatcher.trace_state
 _reshape = _aten.reshape.default
 _matmul = _aten.matmul.default
-_transpose = _aten.transpose.int
-_mm_op = _aten.mm.default
-_addmm = _aten.addmm.default
+# Note [tensorplug operators] in the core: linear's value in one backend kernel
+_linear_forward = tp.ops.tensorplug.linear_forward.default
+_forward_of = _linear_forward.kernel_cache.get
 _generation = dispatcher.generation
 
 
@@ -168,24 +172,28 @@ def _linear_rule(rule: Rule) -> Callable[..., Any]:
 
 def _linear_kernel(rule: Rule) -> Callable[..., Any]:
     op = rule.op
-    below = _Below(op)
     record = record_function(rule)
 
     def kernel(_ks: int, input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Any:
         key = int(_ks)
         if (
             weight.tp_data.ndim != 2
-            or local_state.masks.inc & ~M.below
-            or key & M.above
+            or (local_state.masks.inc | key & M.above) & ~M.below
             or _trace.enabled
         ):
             # the decomposition, recording its parts (Note [Fused nodes of composite ops])
             return op.kernel_for(M.below & key)(input, weight, bias)
-        out = below.linear(key, input, weight, bias)
-        ks = input.tp_keyset | weight.tp_keyset
-        if bias is not None:
-            ks |= bias.tp_keyset
-        if ks & M.ag:
+        # the forward: tensorplug::linear_forward's kernel below autograd, kept in that op's
+        # dispatch cache under -key (below_kernel, Note [Derived cache entries] in the core)
+        forward = _forward_of(-key)
+        if forward is None:
+            forward = below_kernel(_linear_forward, key)
+        out = forward(input, weight, bias)
+        if (
+            input.tp_keyset & M.ag
+            or weight.tp_keyset & M.ag
+            or (bias is not None and bias.tp_keyset & M.ag)
+        ):
             record(out, input, weight, bias)
         return out
 
@@ -320,8 +328,6 @@ class _Below:
         self.found: dict[tuple[int, str], tuple[int, Any]] = {}
         # the forward's parts per key set, as (generation, parts): a call looks its own up
         # without building a tuple key and the (op, mask) pairs
-        self.found_mm: dict[int, tuple[int, Any]] = {}
-        self.found_addmm: dict[int, tuple[int, Any]] = {}
         self.found_ce: dict[int, tuple[int, Any]] = {}
 
     def parts(self, ks: int, form: str, *ops_and_masks: tuple[OpOverload, int]) -> Any:
@@ -344,26 +350,6 @@ class _Below:
             return self.op.redispatch(M.below & int(ks), *args)
         finally:
             st.nexc = old
-
-    def linear(self, key: int, input: Tensor, weight: Tensor, bias: Tensor | None) -> Any:
-        """``key``: the call's key set, as an ``int``."""
-        # the parts: transpose below ADInplaceOrView (the transposed weight never leaves this
-        # function, so it needs no view record), addmm (2-D input with a bias) or mm
-        if input.tp_data.ndim != 2:
-            return self.composite(key, input, weight, bias)
-        found, product = (self.found_mm, _mm_op) if bias is None else (self.found_addmm, _addmm)
-        gen = _generation()
-        hit = found.get(key)
-        if hit is not None and hit[0] == gen:
-            parts = hit[1]
-        else:
-            parts = _find_parts(key, (_transpose, M.below_view), (product, M.below))
-            found[key] = (gen, parts)
-        if parts is None:
-            return self.composite(key, input, weight, bias)
-        transpose, kernel = parts
-        wt = transpose(weight, 0, 1)
-        return kernel(input, wt) if bias is None else kernel(bias, input, wt)
 
     def cross_entropy(
         self, ks: int, x: Tensor, target: Tensor, reduction: str, ignore_index: int

@@ -372,16 +372,15 @@ def test_a_training_step_matches_numpy() -> None:
 
 @pytest.mark.parametrize("bias", [True, False])
 def test_the_fused_forwards_follow_kernels_registered_later(bias) -> None:
-    # the kernels of the parts are kept per key set until a registration changes
-    # (tp.dispatcher.generation()): a CPU kernel registered later runs, and after its removal
-    # the one before runs again
+    # the kernels of the forwards are kept per key set until a registration changes (in the
+    # ops' dispatch caches, Note [Derived cache entries]): a CPU kernel registered later runs,
+    # and after its removal the one before runs again
     x, w, b = leaf(4, 3), leaf(2, 3, seed=1), leaf(2, seed=2) if bias else None
     z, y = leaf(4, 5, seed=3), tp.tensor([0, 4, 1, 2])
-    tp.linear(x, w, b), tp.cross_entropy(z, y)  # the parts are found and kept
+    tp.linear(x, w, b), tp.cross_entropy(z, y)  # the kernels are found and kept
     cpu = tp.keys.keyset("CPU")
-    # without a bias: mm, or the composite's matmul once the part may dispatch
-    names = ("addmm",) if bias else ("mm", "matmul")
-    real = {n: getattr(tp.ops.aten, n).default.kernel_for(cpu) for n in (*names, "nll_loss")}
+    ops = {"linear_forward": tp.ops.tensorplug.linear_forward, "nll_loss": tp.ops.aten.nll_loss}
+    real = {n: op.default.kernel_for(cpu) for n, op in ops.items()}
     calls = []
 
     def counted(n):
@@ -389,14 +388,14 @@ def test_the_fused_forwards_follow_kernels_registered_later(bias) -> None:
             calls.append(n)
             return real[n](*args, **kwargs)
 
-        return kernel
+        return tp.library.mark_no_dispatch(kernel)
 
-    with tp.Library("aten", "IMPL") as lib:
-        for n in real:
-            lib.impl(n, counted(n), "CPU", override=True)
+    with tp.Library("aten", "IMPL") as lib, tp.Library("tensorplug", "IMPL") as own:
+        lib.impl("nll_loss", counted("nll_loss"), "CPU", override=True)
+        own.impl("linear_forward", counted("linear_forward"), "CPU", override=True)
         out, loss = tp.linear(x, w, b), tp.cross_entropy(z, y)
-    assert len(calls) == 2 and calls[0] in names and calls[1] == "nll_loss"
-    seen = list(calls)
+    assert calls == ["linear_forward", "nll_loss"]
+    assert out.grad_fn.name() == "LinearBackward0"
     xn, wn, zn = (t.detach().numpy() for t in (x, w, z))
     want = xn @ wn.T + (b.detach().numpy() if bias else 0)
     np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-12)
@@ -404,4 +403,61 @@ def test_the_fused_forwards_follow_kernels_registered_later(bias) -> None:
     logp -= np.log(np.exp(logp).sum(1, keepdims=True))
     np.testing.assert_allclose(loss.item(), -logp[np.arange(4), [0, 4, 1, 2]].mean(), rtol=1e-12)
     tp.linear(x, w, b), tp.cross_entropy(z, y)
-    assert calls == seen
+    assert calls == ["linear_forward", "nll_loss"]
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_forward_that_may_dispatch_runs_with_autograd_excluded(bias) -> None:
+    # a kernel of tensorplug::linear_forward without the promise not to dispatch runs with the
+    # autograd keys excluded in the thread: here it calls aten::linear again, whose parts
+    # then record nothing (else this kernel would run again, without end); the node is one
+    x, w, b = leaf(4, 3), leaf(2, 3, seed=1), leaf(2, seed=2) if bias else None
+    want = tp.linear(x, w, b).detach().numpy()
+    calls = []
+
+    def forward(input, weight, bias=None):
+        calls.append(1)
+        return tp.linear(input, weight, bias)
+
+    with tp.Library("tensorplug", "IMPL") as own:
+        own.impl("linear_forward", forward, "CPU", override=True)
+        out = tp.linear(x, w, b)
+    assert len(calls) == 1
+    assert out.grad_fn.name() == "LinearBackward0"
+    assert [type(n).__name__ for n, _ in out.grad_fn.next_functions[:2]] == ["AccumulateGrad"] * 2
+    assert out.detach().numpy().tobytes() == want.tobytes()
+    out.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.ones((4, 2)).T @ x.detach().numpy())
+
+
+def test_tracer_and_autocast_see_linear_as_before() -> None:
+    # tensorplug::linear_forward is the node's forward only: a trace records aten::linear (or,
+    # with decompose=True, its parts) and never runs it (Note [Fused nodes of composite ops]);
+    # autocast casts linear's inputs by its policy, and the node runs on the casts
+    x, w, b = tp.randn([4, 3]), tp.randn([2, 3], requires_grad=True), tp.randn([2]).requires_grad_()
+    real = tp.ops.tensorplug.linear_forward.default.kernel_for(tp.keys.keyset("CPU"))
+    calls = []
+
+    def forward(*args):
+        calls.append(args[0].dtype)
+        return real(*args)
+
+    with tp.Library("tensorplug", "IMPL") as own:
+        own.impl("linear_forward", tp.library.mark_no_dispatch(forward), "CPU", override=True)
+        tp.linear(x, w, b)
+        assert calls == [tp.float32]  # eager: the node's forward
+        if needs.HAS_TRACER:
+            g = tp.tracer.trace(tp.linear, x, w, b)
+            assert [n.op.name for n in g.nodes] == ["aten::linear.default"]
+            d = tp.tracer.trace(tp.linear, x, w, b, decompose=True)
+            names = [n.op.name for n in d.nodes]
+            assert "aten::addmm.default" in names and not any("linear" in n for n in names)
+            assert calls == [tp.float32]
+        if needs.HAS_AUTOCAST:
+            with tp.autocast("cpu"):
+                y = tp.linear(x, w, b)
+            assert calls[1:] == [tp.bfloat16] and y.dtype is tp.bfloat16
+            assert y.grad_fn.name() == "LinearBackward0"
+            bf = tp.bfloat16
+            want = tp.addmm(b.detach().to(bf), x.to(bf), w.detach().to(bf).t())
+            assert y.detach().numpy().tobytes() == want.numpy().tobytes()

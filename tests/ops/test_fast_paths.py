@@ -492,3 +492,26 @@ def test_quiet_leaves_the_error_state() -> None:
     assert np.geterr() == before
     with pytest.warns(RuntimeWarning):
         np.divide(np.ones(1), np.zeros(1))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64"])
+def test_linear_forward(paths: tuple[Kernels, Kernels], dtype: str) -> None:
+    # Note [Linear forward]: the fast path's bits are the decomposition's (the general path)
+    name = "tensorplug::linear_forward"
+    x, w = make(dtype, (5, 3), 1, special=True), make(dtype, (4, 3), 2)
+    for bias in (make(dtype, (4,), 3), make(dtype, (5, 4), 4), make(dtype, (1,), 5), None):
+        check(paths, name, x, w, bias)
+    check(paths, name, x, w, make(dtype, (), 6))  # a 0-d bias: the general path
+    for shape in ((2, 5, 3), (3,), (0, 3), (2, 0, 3)):  # batched, a vector, empty
+        check(paths, name, make(dtype, shape, 7), w, make(dtype, (4,), 3))
+        check(paths, name, make(dtype, shape, 7), w)
+    check(paths, name, make(dtype, (3, 5), 8).t(), make(dtype, (3, 4), 9).t())  # not contiguous
+    check(paths, name, x, make(dtype, (3,), 10))  # a vector weight
+    # errors: shapes, dtypes, a weight of 3 dimensions, a bias that does not broadcast
+    check(paths, name, x, make(dtype, (4, 2)), make(dtype, (4,)))
+    check(paths, name, x, make(dtype, (4, 2)))
+    check(paths, name, make(dtype, (2, 5, 3)), make(dtype, (4, 2)))
+    check(paths, name, x, make("float64" if dtype != "float64" else "float32", (4, 3)))
+    check(paths, name, x, w, make("float64" if dtype != "float64" else "float32", (4,)))
+    check(paths, name, make(dtype, (2, 5, 3)), w, make(dtype, (5,)))
+    check(paths, name, x, make(dtype, (2, 4, 3)))

@@ -19,20 +19,34 @@ included, stays correct) and backend kernels where they pay; none has a public f
   array_backend/_backward.py). The autograd plugin's ``CrossEntropyLossBackward0`` calls it
   while the backward pass records nothing; it has no derivative formula (with
   ``create_graph`` the node runs the two differentiable operators instead).
+* ``linear_forward(input, weight, bias=None)``: ``aten::linear``'s value; its composite is
+  ``linear``'s own decomposition (``t``, then ``addmm``, or ``matmul`` and ``add``). The array
+  kit computes it from the weight itself, without a transposed weight tensor, with the same
+  bits (Note [Linear forward] in array_backend/_linalg.py). The autograd plugin's ``linear``
+  kernel computes its forward with it below autograd; ``aten::linear`` stays
+  CompositeImplicitAutograd, so vmap, the tracer and autocast see it as before. It has no
+  derivative formula.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 from . import composites
 from .library import Library
 
 __all__ = ["install"]
 
-SCHEMAS = {
+SCHEMAS: dict[str, tuple[str, Callable[..., Any]]] = {
     "cross_entropy_loss_backward": (
         "cross_entropy_loss_backward(Tensor grad_output, Tensor log_probs, Tensor target, "
         'str reduction="mean", int ignore_index=-100) -> Tensor',
         composites.cross_entropy_loss_backward,
+    ),
+    "linear_forward": (
+        "linear_forward(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+        composites.linear,
     ),
 }
 

@@ -1,5 +1,6 @@
-"""Matrix products: mm, bmm, matmul, addmm, dot; and linear_backward, linear's three gradients
-(Note [Backward kernel fast paths] in _backward.py).
+"""Matrix products: mm, bmm, matmul, addmm, dot; linear_backward, linear's three gradients
+(Note [Backward kernel fast paths] in _backward.py); and ``tensorplug::linear_forward``,
+linear's value in one kernel (Note [Linear forward]).
 
 PyTorch does not promote here: both operands must have the same dtype, and the shape checks
 name the operands the way ATen does ("mat1 and mat2 shapes cannot be multiplied (2x3 and
@@ -24,6 +25,7 @@ from typing import Any
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._backward import fast_floats
+from ._elementwise import binary
 from ._kit import (
     Kernel,
     Kernels,
@@ -360,6 +362,86 @@ def linear_backward(kit: Kit) -> Kernel:
     return linear_backward
 
 
+# --- tensorplug::linear_forward -----------------------------------------------------------
+
+_LINEAR = "tensorplug::linear_forward"
+
+
+def linear_forward(kit: Kit) -> Kernel:
+    """``tensorplug::linear_forward(input, weight, bias)``: ``aten::linear``'s value.
+
+    Note [Linear forward]
+    ~~~~~~~~~~~~~~~~~~~~~
+    ``aten::linear`` decomposes into ``weight.t()`` and ``addmm`` (2-D input with a bias) or
+    ``matmul`` (and ``add``); the autograd plugin's ``linear`` node (fused.py) computes its
+    forward below autograd through this operator instead, so no transposed weight tensor is
+    made and one kernel checks the operands once. The fast path takes operands of one native
+    float dtype on one device, a matrix weight whose columns match the input's last dimension
+    and a bias that is a row (or, for a 2-D input, shaped like the result, as ``addmm``'s fast
+    path): ``matmul(input, weight.T)`` with the bias added into the fresh product in place,
+    the arrays and the arithmetic of ``addmm``'s fast path (Note [Matrix product fast path])
+    and of ``matmul`` then ``add``, so the bits are the decomposition's. Everything else, and
+    every error, takes the decomposition's own kernels of this kit (``t``'s check, ``addmm``,
+    ``mm`` for a 2-D input without a bias as the autograd node always called, ``matmul``,
+    ``add.Tensor``), whose errors name them.
+    """
+    xp = kit.xp
+    fast = fast_floats(kit)
+    new = kit.new
+    ks = kit.keyset
+    matmul_fn = xp.matmul
+    add = xp.add
+    permute_dims = getattr(xp, "permute_dims", None) or xp.transpose
+    adds: Kernels = {}
+    binary(kit, adds, "add", xp.add, alpha=True, out=True, ufunc=xp.add)  # as _arithmetic's
+    add_tensor = adds["add.Tensor"]
+    slow_mm, slow_matmul = guard("mm", bind(kit, mm)), guard("matmul", bind(kit, matmul))
+    slow_addmm = guard("addmm", bind(kit, addmm))
+
+    def transposed(weight: Tensor) -> Tensor:
+        """``weight.t()``: ``t``'s check, and the transposed alias of a matrix."""
+        nd = weight._data.ndim
+        if nd > 2:
+            raise OpError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
+        return weight._alias(permute_dims(weight._data, (1, 0))) if nd == 2 else weight
+
+    t_of = guard("t.default", transposed)
+
+    def general(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+        wt = t_of(weight)
+        if input._data.ndim == 2 and wt._data.ndim == 2:
+            return slow_mm(input, wt) if bias is None else slow_addmm(bias, input, wt)  # type: ignore[no-any-return]
+        out = slow_matmul(input, wt)
+        return out if bias is None else add_tensor(out, bias)  # type: ignore[no-any-return]
+
+    slow = guard(_LINEAR, general, kit.key_name)
+
+    @guarded  # the fast path raises nothing (Note [Kernel errors] in _checks.py)
+    def linear_forward(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+        d = input._dtype
+        dev = input._device
+        if d in fast and weight._dtype is d and weight._device is dev:
+            x, w = input._data, weight._data
+            if w.ndim == 2 and x.ndim and x.shape[-1] == w.shape[1]:
+                if bias is None:
+                    return new(matmul_fn(x, w.T), d, dev, ks)
+                b = bias._data
+                if (
+                    bias._dtype is d
+                    and bias._device is dev
+                    and (
+                        b.shape == w.shape[:1]
+                        or (x.ndim == 2 and b.shape == (x.shape[0], w.shape[0]))
+                    )
+                ):
+                    r = matmul_fn(x, w.T)
+                    add(r, b, out=r)  # fast_floats: the library writes out=
+                    return new(r, d, dev, ks)
+        return slow(input, weight, bias)  # type: ignore[no-any-return]
+
+    return linear_forward
+
+
 def _mask3(output_mask: Any) -> tuple[bool, bool, bool]:
     mask = tuple(bool(m) for m in output_mask)
     if len(mask) != 3:
@@ -373,4 +455,5 @@ def build(kit: Kit) -> Kernels:
         "bmm": bind(kit, bmm),
         "dot": bind(kit, dot),
         "linear_backward": linear_backward(kit),
+        _LINEAR: linear_forward(kit),
     }

@@ -40,9 +40,13 @@ tracer: a trace, a replay and ``tp.compile`` then hold the same operators and ba
 without these kernels, so a compiled forward still returns a loss to differentiate; autocast,
 for which ``cross_entropy_loss`` is a fallthrough as in PyTorch: its parts meet their policies,
 ``log_softmax`` in float32 on CUDA) or while dispatch
-tracing is on (so the trace shows every step). The forward runs the backend's kernels of the
-parts directly when they promise not to dispatch (Note [Kernels that do not dispatch] in
-array_backend), else the composite below autograd.
+tracing is on (so the trace shows every step). ``linear``'s forward is one
+``tensorplug::linear_forward`` (Note [tensorplug operators] in the core), whose array-kit
+kernel computes ``input @ weight.T + bias`` from the weight itself with the decomposition's
+bits (Note [Linear forward] in array_backend/_linalg.py): no transposed weight tensor, one
+kernel's checks. ``cross_entropy``'s runs the backend's kernels of its parts. Both call the
+kernels directly when they promise not to dispatch (Note [Kernels that do not dispatch] in
+array_backend), else below autograd with the autograd keys excluded.
 
 The tracer's ``decompose=True`` looks past an ``Autograd<B>`` kernel of a composite op to the
 backend's entry (``composite_entry`` in its recorder), so these kernels do not turn ``linear``
@@ -65,7 +69,7 @@ from tensorplug.tensor import Tensor
 from .engine import fit_gradient
 from .formulas._table import _mm, _t
 from .graph import FREED, M, SavedTensor, grad_recording
-from .kernels import RULES, Rule, record_function, register_lazily
+from .kernels import RULES, Rule, below_kernel, record_function, register_lazily
 from .nodes import OpNode
 
 __all__ = ["register_fused"]
@@ -75,9 +79,9 @@ _sum_dims = _aten.sum.dim_IntList
 _trace = dispatcher.trace_state
 _reshape = _aten.reshape.default
 _matmul = _aten.matmul.default
-_transpose = _aten.transpose.int
-_mm_op = _aten.mm.default
-_addmm = _aten.addmm.default
+# Note [tensorplug operators] in the core: linear's value in one backend kernel
+_linear_forward = tp.ops.tensorplug.linear_forward.default
+_forward_of = _linear_forward.kernel_cache.get
 _generation = dispatcher.generation
 
 
@@ -232,25 +236,24 @@ def _linear_rule(rule: Rule) -> Callable[..., Any]:
 
 def _linear_kernel(rule: Rule) -> Callable[..., Any]:
     op = rule.op
-    below = _Below(op)
     record = record_function(rule)
 
     def kernel(_ks: int, input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Any:
         key = int(_ks)
         if (
             weight.tp_data.ndim != 2
-            or local_state.masks.inc & ~M.below
-            or key & M.above
+            or (local_state.masks.inc | key & M.above) & ~M.below
             or _trace.enabled
         ):
             # the decomposition, recording its parts (Note [Fused nodes of composite ops])
             return op.kernel_for(M.below & key)(input, weight, bias)
-        out = below.linear(key, input, weight, bias)
-        ks = input.tp_keyset | weight.tp_keyset
-        if bias is not None:
-            ks |= bias.tp_keyset
-        if ks & M.ag:
-            record(out, input, weight, bias)
+        # the forward: tensorplug::linear_forward's kernel below autograd, kept in that op's
+        # dispatch cache under -key (below_kernel, Note [Derived cache entries] in the core)
+        forward = _forward_of(-key)
+        if forward is None:
+            forward = below_kernel(_linear_forward, key)
+        out = forward(input, weight, bias)
+        record(out, input, weight, bias)  # a node if an input requires grad
         return out
 
     return kernel
@@ -309,7 +312,6 @@ CROSS_ENTROPY = {
 
 def _cross_entropy_kernel(rule: Rule) -> Callable[..., Any]:
     op = rule.op
-    below = _Below(op)
     # the node keeps the log-softmax it computed (a value of neither the call nor its result)
     base = rule.node_cls
     rule.node_cls = type(
@@ -323,6 +325,8 @@ def _cross_entropy_kernel(rule: Rule) -> Callable[..., Any]:
     )
     record = record_function(rule)  # after the classes change: it makes rule.node_cls
 
+    found: dict[int, tuple[int, Any]] = {}  # key set -> (generation, its forward)
+
     def kernel(
         _ks: int,
         self: Tensor,
@@ -332,23 +336,28 @@ def _cross_entropy_kernel(rule: Rule) -> Callable[..., Any]:
         ignore_index: int = -100,
         label_smoothing: float = 0.0,
     ) -> Any:
+        key = int(_ks)
+        x = self.tp_data
+        nd = x.ndim
         if (
             weight is not None
             or label_smoothing > 0
             or reduction not in _REDUCTIONS
-            or self.tp_data.ndim not in (1, 2)
-            or target.tp_data.shape == self.tp_data.shape  # class probabilities
-            or local_state.masks.inc & ~M.below
-            or int(_ks) & M.above
+            or (nd != 2 and nd != 1)
+            or target.tp_data.shape == x.shape  # class probabilities
+            or (local_state.masks.inc | key & M.above) & ~M.below
             or _trace.enabled
         ):
             # the decomposition, recording its parts (Note [Fused nodes of composite ops])
-            return op.kernel_for(M.below & int(_ks))(
+            return op.kernel_for(M.below & key)(
                 self, target, weight, reduction, ignore_index, label_smoothing
             )
-        loss, logp = below.cross_entropy(_ks, self, target, reduction, ignore_index)
-        if self.tp_keyset & M.ag:
-            node = record(loss, self, target, None, reduction, ignore_index, label_smoothing)
+        hit = found.get(key)
+        if hit is None or hit[0] != _generation():
+            hit = found[key] = (_generation(), _ce_forward(key))
+        loss, logp = hit[1](self, target, nd - 1, reduction, ignore_index)
+        node = record(loss, self, target, None, reduction, ignore_index, label_smoothing)
+        if node is not None:  # self requires grad
             node._log_probs = SavedTensor(logp)
         return loss
 
@@ -392,6 +401,38 @@ def _ce_apply(node: Any, grads: list[Tensor | None]) -> list[Tensor | None]:
     return res
 
 
+def _ce_forward(key: int) -> Callable[..., tuple[Tensor, Tensor]]:
+    """``forward(x, target, dim, reduction, ignore_index) -> (loss, log-softmax)`` below
+    autograd for key set ``key``: the backends' kernels of ``log_softmax`` and ``nll_loss``
+    called directly when neither dispatches, else the two ops through the dispatcher with the
+    autograd keys excluded. Valid while ``tp.dispatcher.generation()`` is unchanged."""
+    parts = _find_parts(key, (_log_softmax, M.below), (_nll_loss, M.below))
+    if parts is not None:
+        log_softmax, nll_loss = parts
+
+        def forward(
+            x: Tensor, target: Tensor, dim: int, reduction: str, ignore_index: int
+        ) -> tuple[Tensor, Tensor]:
+            logp = log_softmax(x, dim)
+            return nll_loss(logp, target, None, reduction, ignore_index), logp
+
+        return forward
+
+    def dispatching(
+        x: Tensor, target: Tensor, dim: int, reduction: str, ignore_index: int
+    ) -> tuple[Tensor, Tensor]:
+        st = local_state.masks
+        old = st.nexc
+        st.nexc = old & M.nag
+        try:
+            logp = _log_softmax(x, dim)
+            return _nll_loss(logp, target, None, reduction, ignore_index), logp
+        finally:
+            st.nexc = old
+
+    return dispatching
+
+
 def _read_log_probs(view: Any) -> Tensor:
     node = view._node
     saved: SavedTensor = node._log_probs
@@ -403,7 +444,7 @@ def _release_log_probs(node: Any) -> None:
     node._log_probs = FREED
 
 
-# --- the forward below autograd -----------------------------------------------------------------
+# --- the kernels below autograd -----------------------------------------------------------------
 
 
 def _find_parts(ks: int, *ops_and_masks: tuple[OpOverload, int]) -> Any:
@@ -414,18 +455,13 @@ def _find_parts(ks: int, *ops_and_masks: tuple[OpOverload, int]) -> Any:
 
 
 class _Below:
-    """The forward of a fused op below autograd, per key set: the backend kernels of its parts
-    called directly when none dispatches, else the composite with the autograd keys excluded.
-    The kernels found are valid while ``tp.dispatcher.generation()`` is unchanged."""
+    """The kernels a fused node calls below autograd, per key set: the backend's kernels when
+    none dispatches, else None (the node then calls the ops). The kernels found are valid while
+    ``tp.dispatcher.generation()`` is unchanged."""
 
     def __init__(self, op: OpOverload) -> None:
         self.op = op
         self.found: dict[tuple[int, str], tuple[int, Any]] = {}
-        # the forward's parts per key set, as (generation, parts): a call looks its own up
-        # without building a tuple key and the (op, mask) pairs
-        self.found_mm: dict[int, tuple[int, Any]] = {}
-        self.found_addmm: dict[int, tuple[int, Any]] = {}
-        self.found_ce: dict[int, tuple[int, Any]] = {}
 
     def parts(self, ks: int, form: str, *ops_and_masks: tuple[OpOverload, int]) -> Any:
         """The kernels of ``ops_and_masks`` for key set ``ks`` (each op's below its mask),
@@ -438,62 +474,6 @@ class _Below:
         parts = _find_parts(key[0], *ops_and_masks)
         self.found[key] = (gen, parts)
         return parts
-
-    def composite(self, ks: int, *args: Any) -> Any:
-        st = local_state.masks
-        old = st.nexc
-        st.nexc = old & M.nag
-        try:
-            return self.op.redispatch(M.below & int(ks), *args)
-        finally:
-            st.nexc = old
-
-    def linear(self, key: int, input: Tensor, weight: Tensor, bias: Tensor | None) -> Any:
-        """``key``: the call's key set, as an ``int``."""
-        # the parts: transpose below ADInplaceOrView (the transposed weight never leaves this
-        # function, so it needs no view record), addmm (2-D input with a bias) or mm
-        if input.tp_data.ndim != 2:
-            return self.composite(key, input, weight, bias)
-        found, product = (self.found_mm, _mm_op) if bias is None else (self.found_addmm, _addmm)
-        gen = _generation()
-        hit = found.get(key)
-        if hit is not None and hit[0] == gen:
-            parts = hit[1]
-        else:
-            parts = _find_parts(key, (_transpose, M.below_view), (product, M.below))
-            found[key] = (gen, parts)
-        if parts is None:
-            return self.composite(key, input, weight, bias)
-        transpose, kernel = parts
-        wt = transpose(weight, 0, 1)
-        return kernel(input, wt) if bias is None else kernel(bias, input, wt)
-
-    def cross_entropy(
-        self, ks: int, x: Tensor, target: Tensor, reduction: str, ignore_index: int
-    ) -> tuple[Tensor, Tensor]:
-        """The loss and the log-softmax it was computed from."""
-        dim = 0 if x.tp_data.ndim == 1 else 1
-        key = int(ks)
-        gen = _generation()
-        hit = self.found_ce.get(key)
-        if hit is not None and hit[0] == gen:
-            parts = hit[1]
-        else:
-            parts = _find_parts(key, (_log_softmax, M.below), (_nll_loss, M.below))
-            self.found_ce[key] = (gen, parts)
-        if parts is not None:
-            log_softmax, nll_loss = parts
-            logp = log_softmax(x, dim)
-            return nll_loss(logp, target, None, reduction, ignore_index), logp
-        # kernels that may dispatch: the parts through the dispatcher, autograd keys excluded
-        st = local_state.masks
-        old = st.nexc
-        st.nexc = old & M.nag
-        try:
-            logp = _log_softmax(x, dim)
-            return _nll_loss(logp, target, None, reduction, ignore_index), logp
-        finally:
-            st.nexc = old
 
 
 # the backward kernel per key set (the plain path of CrossEntropyLossBackward0's formula)

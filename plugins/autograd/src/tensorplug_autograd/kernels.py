@@ -452,12 +452,16 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
 def record_function(rule: Rule) -> Callable[..., Any]:
     """``record(out, <the op's arguments>) -> node``: the recording of the fast kernel
     (:func:`_record_source`) as a function, for hand-written kernels that compute their
-    output another way (fused.py); call it only when a differentiable input requires grad."""
+    output another way (fused.py); it records nothing and returns None when no differentiable
+    input requires grad."""
     names = rule.arg_names
-    src = textwrap.indent(textwrap.dedent(_record_source(rule)), "    ")
+    test = f"    if not ({' or '.join(f'_a{j}' for j in range(len(rule.diff_idx))) or '0'}):\n"
+    src = textwrap.indent(textwrap.dedent(_record_source(rule, tested=True)), "    ")
     return compile_kernel(
-        rule, ", ".join(["_out", *names]), src + "    return _n\n", _record_names(rule),
-        "record", __name__,
+        rule, ", ".join(["_out", *names]),
+        _requires_grad_source(rule, "    ") + test + "        return None\n" + src
+        + "    return _n\n",
+        _record_names(rule), "record", __name__,
     )  # fmt: skip
 
 
@@ -471,7 +475,6 @@ def _record_names(rule: Rule) -> dict[str, Any]:
         "_NS": NOT_SAVED,
         "_NO": _NO_EDGE,
         "_acc": accumulator,
-        "_edge": edge,
         "_with_ag": with_autograd_bits,
         "_refresh": refresh_view,
         "_FLOATING": _FLOATING,
@@ -483,18 +486,15 @@ def _record_names(rule: Rule) -> dict[str, Any]:
 _FLOATING = frozenset(d for d in _dtypes.all_dtypes() if d.is_floating_point)
 
 
-def _requires_grad_source(rule: Rule, indent: str, optional_too: bool = True) -> str:
+def _requires_grad_source(rule: Rule, indent: str) -> str:
     """Source setting ``_a<j>`` to the ``Autograd<B>`` bits of the j-th differentiable input
-    (0 for ``None``): the fast kernel records when one is set, and the edges of plain
-    ``Tensor`` inputs read them again (each key set is ``&``-ed once: key sets are ints of
-    three digits, Note [Autocast bits]); ``Tensor?`` inputs take the general edge, so without
-    ``optional_too`` they get none."""
+    (0 for ``None``): the fast kernel records when one is set, and the edges read them again
+    (each key set is ``&``-ed once: key sets are ints of three digits, Note [Autocast
+    bits])."""
     optional = {i for i, k in rule.tensor_args if k == "Tensor?"}
     lines = ["_ag = _M.ag"]
     for j, i in enumerate(rule.diff_idx):
         t = rule.arg_names[i]
-        if i in optional and not optional_too:
-            continue
         none = f" if {t} is not None else 0" if i in optional else ""
         lines.append(f"_a{j} = {t}.tp_keyset & _ag{none}")
     return "".join(f"{indent}{line}\n" for line in lines)
@@ -508,45 +508,50 @@ def _record_source(rule: Rule, tested: bool = False) -> str:
     it."""
     names = rule.arg_names
     optional = {i for i, k in rule.tensor_args if k == "Tensor?"}
-    lines = [] if tested else _requires_grad_source(rule, "        ", False).splitlines()
+    lines = [] if tested else _requires_grad_source(rule, "        ").splitlines()
     edges, metas = [], []
     for j, i in enumerate(rule.diff_idx):
         t = names[i]
-        if i in optional:  # None, or a tensor: the general edge (rarer than plain ones)
-            lines.append(f"        _e{j} = _NO if {t} is None else _edge({t})")
-            edges.append(f"_e{j}")
-            metas.append(
-                f"({t}.tp_data.shape, {t}.tp_dtype, {t}.tp_device) if {t} is not None else None"
-            )
-            continue
         meta = f"({t}.tp_data.shape, {t}.tp_dtype, {t}.tp_device)"
-        if any(f"{t}{suffix}" in rule.used for suffix in ("_shape", "_dtype", "_device")):
-            metas.append(meta)  # the formulas read it: kept for every input
-            given, none = [], []
+        kept = any(f"{t}{suffix}" in rule.used for suffix in ("_shape", "_dtype", "_device"))
+        if kept:  # the formulas read it: kept for every input
+            given: list[str] = []
+            none: list[str] = []
+            metas.append(meta if i not in optional else f"_i{j}")
         else:  # read for a gradient to give only: set where the edge is known
-            metas.append(f"_i{j}")
             given, none = [f"_i{j} = {meta}"], [f"_i{j} = None"]
-        lines += [
-            f"        _m = {t}.tp_autograd",
-            "        if _m is None:",
-            f"            if _a{j}:",
-            f"                _e{j} = (_acc({t}), 0)",
-            *(f"                {x}" for x in given),
-            "            else:",
-            f"                _e{j} = _NO",
-            *(f"                {x}" for x in none),
-            "        elif _m.grad_fn is not None:",
-            f"            if _m.view is not None and {t}.tp_version.value != _m.view.version:",
-            f"                _refresh({t}, _m)  # Note [Stale views] in views.py",
-            f"            _e{j} = (_m.grad_fn, _m.output_nr)",
-            *(f"            {x}" for x in given),
-            f"        elif _a{j}:",
-            f"            _e{j} = (_m.acc or _acc({t}), 0)",
-            *(f"            {x}" for x in given),
-            "        else:",
-            f"            _e{j} = _NO",
-            *(f"            {x}" for x in none),
+            metas.append(f"_i{j}")
+        block = [
+            f"_m = {t}.tp_autograd",
+            "if _m is None:",
+            f"    if _a{j}:",
+            f"        _e{j} = (_acc({t}), 0)",
+            *(f"        {x}" for x in given),
+            "    else:",
+            f"        _e{j} = _NO",
+            *(f"        {x}" for x in none),
+            "elif _m.grad_fn is not None:",
+            f"    if _m.view is not None and {t}.tp_version.value != _m.view.version:",
+            f"        _refresh({t}, _m)  # Note [Stale views] in views.py",
+            f"    _e{j} = (_m.grad_fn, _m.output_nr)",
+            *(f"    {x}" for x in given),
+            f"elif _a{j}:",
+            f"    _e{j} = (_m.acc or _acc({t}), 0)",
+            *(f"    {x}" for x in given),
+            "else:",
+            f"    _e{j} = _NO",
+            *(f"    {x}" for x in none),
         ]
+        if i in optional:  # None, or a tensor: the same edge inline
+            block = [
+                f"if {t} is None:",
+                f"    _e{j} = _NO",
+                f"    _i{j} = None",
+                "else:",
+                *([f"    _i{j} = {meta}"] if kept else []),
+                *(f"    {x}" for x in block),
+            ]
+        lines += [f"        {x}" for x in block]
         edges.append(f"_e{j}")
     saved = []
     for i, n in enumerate(names):

@@ -101,6 +101,46 @@ def test_recorded_output_key_set_and_edges_of_mixed_inputs():
     assert tp.add(z, z).grad_fn.next_functions[0] == tp.add(z, z).grad_fn.next_functions[1]
 
 
+def test_fast_kernel_per_key_set_follows_tracing_and_registrations():
+    # Note [Per-key-set kernels]: the Autograd kernel of add binds the CPU kernel for its key
+    # set; tracing and a registration below autograd each make it again
+    from tensorplug import dispatcher
+
+    rng = np.random.default_rng(3)
+    an, bn = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    results = []
+    for traced in (False, True, False):
+        a, b = t64(an), t64(bn, requires_grad=False)
+        lines: list[str] = []
+        if traced:
+            with dispatcher.tracing(lines.append):
+                y = tp.mul(a, b)
+            # the trace shows the redispatch below autograd, as before the kernel was bound
+            assert "-> AutogradCPU" in lines[0] and "redispatch aten::mul.Tensor" in lines[1]
+            assert "-> CPU" in lines[1]
+        else:
+            y = tp.mul(a, b)
+        y.sum().backward()
+        results.append((y.detach().numpy().tobytes(), a.grad.numpy().tobytes()))
+    assert results[0] == results[1] == results[2]
+    np.testing.assert_array_equal(np.frombuffer(results[0][1]).reshape(2, 3), bn)
+    cpu = tp.ops.aten.mul.Tensor.kernel_for(tp.keys.keyset("CPU"))
+    seen = []
+
+    def counting(self, other):
+        seen.append(1)
+        return cpu(self, other)
+
+    a = t64(an)
+    tp.mul(a, t64(bn, requires_grad=False))  # the entry of a's key set is made
+    with tp.Library("aten", "IMPL") as lib:
+        lib.impl("mul.Tensor", counting, "CPU", override=True)
+        y = tp.mul(a, t64(bn, requires_grad=False))
+        assert seen == [1] and y.grad_fn is not None  # the new kernel, below autograd
+    tp.mul(a, t64(bn, requires_grad=False))
+    assert seen == [1]  # closed: the old kernel again
+
+
 def test_backward_matches_finite_differences():
     xn = np.array([[0.3, -1.2, 2.0], [0.5, 0.1, -0.7]])
     wn = np.array([0.2, -0.4, 1.5])

@@ -164,6 +164,106 @@ def test_lazy_kernel_is_built_on_its_first_call(ns):
     assert built == [kernel]
 
 
+def test_per_keyset_factory_is_called_once_per_key_set(ns):
+    made = []
+
+    def factory(op, ks):  # Note [Per-key-set kernels]: the kernel of ks, ks bound by it
+        made.append(int(ks))
+        traced = dispatcher.trace_state.enabled
+        return lambda x: ("made", int(ks), traced)
+
+    factory.__qualname__ = "my_factory[f]"
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", factory, "CPU", per_keyset=True)
+        op = getattr(tp.ops, ns).f.default
+        ks = int(tp.keys.keyset("CPU", "BackendSelect"))  # BackendSelect: always included
+        assert made == [] and dispatcher.dispatch_table(op)["CPU"] == "CPU"
+        assert op(FakeTensor("CPU")) == ("made", ks, False)
+        assert op(FakeTensor("CPU")) == ("made", ks, False) and made == [ks]
+        assert op.kernel_for(ks) is op.kernel_cache[ks]  # the factory's kernel, unwrapped
+        assert op.kernel_for(ks)(None) == ("made", ks, False) and made == [ks]
+        other = int(tp.keys.keyset("CPU"))
+        assert op.kernel_for(other)(None) == ("made", other, False) and made == [ks, other]
+        # explain and traces name the factory
+        text = dispatcher.explain(op, FakeTensor("CPU"))
+        assert f"chosen key: CPU (entry from CPU) -> {__name__}.my_factory[f], registered" in text
+        assert f"-> CPU (skipped fallthrough BackendSelect): {__name__}.my_factory[f]" in text
+        # switching tracing drops every entry: the factory makes the traced mode's kernel
+        lines: list[str] = []
+        with dispatcher.tracing(lines.append):
+            assert op(FakeTensor("CPU")) == ("made", ks, True)
+        assert f"{__name__}.my_factory[f]" in lines[0]
+        assert op(FakeTensor("CPU")) == ("made", ks, False)
+        # explain's traced run, the traced call, this call: made again for each mode
+        assert made == [ks, other, ks, ks, ks]
+        # a registration change drops the factory's entries with the rest
+        lib.impl("f", lambda x: "plain", "AutogradCPU")
+        assert op.kernel_cache == {}
+        assert op(FakeTensor("CPU")) == ("made", ks, False) and made[5:] == [ks]
+
+
+def test_per_keyset_factory_answer_is_not_kept_across_a_registration(ns):
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        op = getattr(tp.ops, ns).f.default
+
+        def factory(op, ks):  # a registration happens while the factory runs
+            lib.impl("f", lambda x: "plain", "AutogradCPU")
+            return lambda x: "made"
+
+        lib.impl("f", factory, "CPU", per_keyset=True)
+        ks = int(tp.keys.keyset("CPU", "BackendSelect"))
+        assert op(FakeTensor("CPU")) == "made"  # it serves this call ...
+        assert ks not in op.kernel_cache  # ... but an entry from the older table is not kept
+
+
+def test_per_keyset_factory_errors_name_the_op_key_and_plugin(ns):
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        op = getattr(tp.ops, ns).f.default
+        lib.impl("f", lambda op, ks: None, "CPU", per_keyset=True)
+        with pytest.raises(
+            tp.RegistrationError,
+            match=rf"{ns}::f.default: the kernel factory for key 'CPU' \(.*registered by "
+            r".*\) returned NoneType None for key set .*; a per_keyset factory must return",
+        ):
+            op(FakeTensor("CPU"))
+        for flag in ("with_keyset", "boxed"):
+            with pytest.raises(
+                tp.RegistrationError,
+                match=rf"{ns}::f.default: the kernel factory for key 'CPU' .* per_keyset=True "
+                rf"with {flag}=True",
+            ):
+                lib.impl("f", lambda op, ks: None, "CPU", per_keyset=True, **{flag: True})
+        # what a factory raises reaches the caller, and nothing is cached
+        lib.impl("f", _raising_factory, "CPU", override=True, per_keyset=True)
+        with pytest.raises(ValueError, match="no kernel for this key set"):
+            op(FakeTensor("CPU"))
+        assert op.kernel_cache == {}
+
+
+def _raising_factory(op, ks):
+    raise ValueError("no kernel for this key set")
+
+
+def test_per_keyset_factory_can_be_built_lazily(ns):
+    built = []
+
+    def build():
+        built.append(1)
+        return lambda op, ks: lambda x: ("made", int(ks))
+
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", build, "CPU", per_keyset=True, lazy=True)
+        op = getattr(tp.ops, ns).f.default
+        ks = int(tp.keys.keyset("CPU", "BackendSelect"))
+        assert built == []
+        assert op(FakeTensor("CPU")) == ("made", ks) and built == [1]
+        assert op(FakeTensor("CPU")) == ("made", ks) and built == [1]
+
+
 def test_mark_boxed_makes_impl_call_the_kernel_boxed(ns):
     @tp.library.mark_boxed
     def boxed(op, ks, *args, **kwargs):

@@ -177,6 +177,7 @@ class Library:
         boxed: bool | None = None,
         override: bool = False,
         lazy: bool = False,
+        per_keyset: bool = False,
     ) -> None:
         """Register ``fn`` as the kernel of operator ``name`` (in this namespace) for ``key``.
 
@@ -186,7 +187,10 @@ class Library:
         to whether ``fn`` was marked with :func:`mark_boxed` (as kernel factories such as the
         autograd plugin's ``autograd_not_implemented_fallback()`` do). ``lazy=True``: ``fn`` is
         a function of no arguments that builds the kernel, called on the first call that
-        reaches it (Note [Lazy kernels]).
+        reaches it (Note [Lazy kernels]). ``per_keyset=True``: ``fn`` is a factory
+        ``fn(op, keyset) -> kernel``, called once per key set that reaches it, whose kernel is
+        cached and called with the op's arguments alone (Note [Per-key-set kernels] in
+        dispatcher/); with ``lazy=True``, ``build()`` returns that factory.
         """
         self._check_open()
         op = self._find(name)
@@ -197,8 +201,23 @@ class Library:
                 f"{type(fn).__name__} {fn!r} (from {self.owner}); pass the kernel function itself"
             )
         if boxed is None:
-            boxed = bool(getattr(fn, "_tp_boxed", False))
-        kern = Kernel(fn, k, self.owner, with_keyset=with_keyset, boxed=boxed, owner=self)
+            boxed = bool(getattr(fn, "_tp_boxed", False)) and not per_keyset
+        if per_keyset and (with_keyset or boxed):
+            raise RegistrationError(
+                f"{op.name}: the kernel factory for key {k.name!r} (from {self.owner}) was "
+                f"registered per_keyset=True with {'with_keyset' if with_keyset else 'boxed'}"
+                "=True; a factory is given (op, keyset) itself and binds what its kernel "
+                "needs: drop one of the two"
+            )
+        kern = Kernel(
+            fn,
+            k,
+            self.owner,
+            with_keyset=with_keyset,
+            boxed=boxed,
+            per_keyset=per_keyset,
+            owner=self,
+        )
         if lazy:
             kern.fn = _lazy_kernel(op, kern, fn)
         with _dispatcher._lock:

@@ -33,6 +33,18 @@ drops it with the rest. Plugins read the cache through ``op.kernel_cache`` (docs
 entries are written only in ``derived_kernel`` and ``_resolve`` (``_registry.py``), under the registry lock (Note [Registration
 is atomic]).
 
+Note [Per-key-set kernels]
+~~~~~~~~~~~~~~~~~~~~~~~~~~
+A kernel registered ``per_keyset=True`` is a factory: on a cache miss for key set ``ks`` the
+dispatcher calls ``factory(op, keyset)`` and keeps what it returns as the entry for ``ks``, like
+any other (no key set prepended: what the kernel needs of the key set, the factory bound). The
+autograd plugin binds the kernel below autograd this way, so its hot kernel neither looks it up
+nor tests it on each call. A factory runs outside the registry lock (plugin code, it may
+dispatch); its answer is cached only if :func:`generation` did not change meanwhile (Note
+[Registration is atomic]). Switching dispatch tracing empties every cache, so a factory may read
+``trace_state.enabled`` once and make the kernel of that mode (taking ``redispatch``, which the
+trace shows, while tracing). ``explain`` and traces name the factory.
+
 Note [Registration is atomic]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 Calls read the dispatch cache without a lock (one dict ``get``, the hot path); everything else

@@ -32,6 +32,7 @@ class Kernel:
     registrant: str  # plugin name or module:function
     with_keyset: bool = False
     boxed: bool = False  # fallbacks: fn(op, keyset, *args, **kwargs)
+    per_keyset: bool = False  # fn(op, keyset) makes the kernel of each key set (a factory)
     owner: object = None  # the Library that made it
     removed: bool = False
 

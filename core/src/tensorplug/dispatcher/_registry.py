@@ -308,18 +308,41 @@ class OpOverload:
                     "define it again before calling it"
                 )
             key, kernel = self._select(ks)
-            fn = kernel.fn
-            full = DispatchKeySet(ks)
-            if kernel.boxed:
-                ready = functools.partial(fn, self, full)
-            elif kernel.with_keyset:
-                ready = functools.partial(fn, full)
+            if kernel.per_keyset:
+                seen = _generation
             else:
-                ready = fn
-            if (ks & _keys.backend_mask()).bit_count() > 1 and not self.allow_mixed_devices:
-                ready = _same_device_guard(self, ready)
-            self._cache[ks] = ready
-            return ready
+                self._cache[ks] = ready = self._ready(ks, kernel, kernel.fn)
+                return ready
+        # Note [Per-key-set kernels]: the factory runs outside the registry lock (it is plugin
+        # code, and may dispatch); its kernel is kept only if no registration (and no switch of
+        # tracing) happened meanwhile, as for derived entries; otherwise it serves this call only
+        made = kernel.fn(self, DispatchKeySet(ks))
+        if not callable(made):
+            raise RegistrationError(
+                f"{self._name}: the kernel factory for key {key.name!r} ({kernel.where}, "
+                f"registered by {kernel.registrant}) returned {type(made).__name__} {made!r} "
+                f"for key set {DispatchKeySet(ks)!r}; a per_keyset factory must return the "
+                "kernel to run, a callable taking the op's arguments"
+            )
+        ready = self._ready(ks, kernel, made)
+        with _lock:
+            if _generation == seen:
+                self._cache[ks] = ready
+        return ready
+
+    def _ready(self, ks: int, kernel: Kernel, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """The cache entry of key set ``ks`` whose kernel is ``kernel``: ``fn`` with what the
+        kind of registration passes first bound, guarded when ``ks`` names two backends."""
+        ready: Callable[..., Any]
+        if kernel.boxed:
+            ready = functools.partial(fn, self, DispatchKeySet(ks))
+        elif kernel.with_keyset:
+            ready = functools.partial(fn, DispatchKeySet(ks))
+        else:
+            ready = fn
+        if (ks & _keys.backend_mask()).bit_count() > 1 and not self.allow_mixed_devices:
+            ready = _same_device_guard(self, ready)
+        return ready
 
     def _select(self, ks: int) -> tuple[DispatchKey, Kernel]:
         with _lock:
@@ -618,6 +641,9 @@ def _set_tracing(enabled: bool) -> None:
         _trace.enabled = enabled
         for op in _ops.values():
             op._use_fast(not enabled)
+            # per-key-set kernels may have been made for the other mode (Note [Per-key-set
+            # kernels]): every entry is made again, by the factories, for this one
+            op._cache.clear()
         _changed()  # callers holding bound __call__s (public functions) drop them
 
 

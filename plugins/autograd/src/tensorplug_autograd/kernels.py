@@ -23,15 +23,18 @@ inputs without a formula (:func:`check_no_requires_grad`). Ops with no formula g
 :func:`not_implemented_kernel`: the call works, and backward through it raises an error naming
 the op.
 
-Ops with plain ``Tensor`` (or ``Tensor?``) arguments and one output get a leaner kernel
-(:func:`_fast_kernel`): it looks the kernel below autograd up in the op's dispatch cache
-itself, under ``-keyset``, and calls it without the guard of step 1 when it promises not to
-dispatch (Note [Kernels that do not dispatch] in array_backend, :func:`below_kernel`); and it
-records inline, unrolled over the op's arguments (:func:`_record_source`).
+Every op's kernel is registered ``per_keyset=True`` (Note [Per-key-set kernels] in
+tensorplug's dispatcher): a factory makes the kernel of each key set. Ops with plain ``Tensor``
+(or ``Tensor?``) arguments and one output get a leaner kernel (:func:`_fast_factory`): the
+kernel below autograd for its key set is bound when it is made, as the dispatch cache gives it,
+without the guard of step 1 when it promises not to dispatch (Note [Kernels that do not
+dispatch] in array_backend, :func:`_below_for`); and it records inline, unrolled over the op's
+arguments (:func:`_record_source`). The other kernels get their key set bound.
 """
 
 from __future__ import annotations
 
+import functools
 import keyword
 import textwrap
 import types
@@ -42,6 +45,7 @@ from tensorplug import dispatcher
 from tensorplug import dtypes as _dtypes
 from tensorplug.dispatch import local_state
 from tensorplug.dispatcher import OpOverload
+from tensorplug.errors import DispatchError, RegistrationError
 from tensorplug.library import fallthrough_kernel, is_no_dispatch, mark_boxed
 from tensorplug.tensor import Tensor
 
@@ -409,11 +413,12 @@ def _generated(rule: Rule, body: Callable[[Rule, int, tuple[Any, ...]], Any]) ->
     )
 
 
-def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
-    """A leaner kernel for the common shape: plain ``Tensor`` or ``Tensor?`` arguments, one output (views
-    included: their ADInplaceOrView kernel, below, records the view). It finds the kernel
-    below autograd itself (:func:`below_call_source`) and records inline (:func:`_record_source`).
-    """
+def _fast_factory(rule: Rule) -> Callable[..., Any] | None:
+    """A leaner kernel for the common shape: plain ``Tensor`` or ``Tensor?`` arguments, one
+    output (views included: their ADInplaceOrView kernel, below, records the view), made per
+    key set (Note [Per-key-set kernels] in tensorplug's dispatcher): the factory binds the
+    kernel below autograd (:func:`_below_for`), and the kernel records inline
+    (:func:`_record_source`)."""
     if rule.inplace or rule.out or rule.returns_list or rule.n_out != 1:
         return None
     names = rule.arg_names
@@ -429,24 +434,49 @@ def _fast_kernel(rule: Rule) -> Callable[..., Any] | None:
         for i in rule.no_grad_args
     )
     body = (
-        check + "    if _trace.enabled:  # the general path, whose redispatch the trace shows\n"
-        f"        _out = _rule.call_below(_ks, ({args}))\n"
-        "    else:\n"
-        "        _k = _get(-_ks)\n"
-        "        if _k is None:\n"
-        "            _k = _below(_op, _ks)\n"
-        f"        _out = _k({call})\n"
+        check
+        + f"    _out = _k({call})\n"
         + _requires_grad_source(rule, "    ")
         + f"    if {' or '.join(f'_a{j}' for j in range(len(rule.diff_idx))) or '0'}:\n"
         + _record_source(rule, tested=True)
         + "    return _out\n"
     )
+    inner = params.removeprefix("_ks").removeprefix(", ")
+    factory = (
+        "    _k = _below_for(_rule, _int(_keyset))\n"
+        f"    def kernel({inner}):\n"
+        + textwrap.indent(body, "    ")
+        + "    kernel.__qualname__ = kernel.__name__ = _name\n"
+        "    return kernel\n"
+    )
     names_used: dict[str, Any] = {
-        "_below": below_kernel,
+        "_below_for": _below_for,
         "_check": check_no_requires_grad,
+        "_name": f"autograd_kernel[{rule.name}]",
         **_record_names(rule),
     }
-    return compile_kernel(rule, params, body, names_used, "autograd", __name__)
+    return compile_kernel(rule, "_op_, _keyset", factory, names_used, "autograd", __name__)
+
+
+def _below_for(rule: Rule, ks: int) -> Callable[..., Any]:
+    """What the fast kernel of key set ``ks`` calls below autograd: the kernel the dispatch
+    cache gives for the keys below autograd, as it is when it does not dispatch (Note [Kernels
+    that do not dispatch] in array_backend), else under the guard that excludes the autograd
+    keys in this thread. While dispatch tracing is on, and when no kernel is there (the call
+    then raises the dispatcher's error), it redispatches instead, which the trace shows."""
+    if not dispatcher.trace_state.enabled:
+        try:
+            k = rule.op.kernel_for(M.below & ks)
+        except (DispatchError, RegistrationError):
+            k = None
+        if k is not None:
+            return k if is_no_dispatch(k) else _excluding(k)
+    kw_names = rule.kw_names
+
+    def redispatch(*args: Any, **kwargs: Any) -> Any:
+        return rule.call_below(ks, (*args, *(kwargs[n] for n in kw_names)))
+
+    return redispatch
 
 
 def record_function(rule: Rule) -> Callable[..., Any]:
@@ -611,10 +641,21 @@ def kernel_for(rule: Rule) -> Callable[..., Any]:
         from .views import run_inplace
 
         return _generated(rule, run_inplace)
-    fast = _fast_kernel(rule)
+    return _generated(rule, run)
+
+
+def factory_for(rule: Rule) -> Callable[..., Any]:
+    """The ``per_keyset`` factory of the op's Autograd kernel: the fast kernel's
+    (:func:`_fast_factory`), else the kernel of :func:`kernel_for` with the key set bound."""
+    fast = _fast_factory(rule)
     if fast is not None:
         return fast
-    return _generated(rule, run)
+    kernel = kernel_for(rule)
+
+    def factory(op: OpOverload, ks: int) -> Callable[..., Any]:
+        return functools.partial(kernel, ks)
+
+    return factory
 
 
 # --- ops without a formula ----------------------------------------------------------------------
@@ -756,9 +797,9 @@ def register_all(lib: Any) -> int:
             if functional is not None and not rule.inplace:
                 rule.out = True
             RULES[op.name] = rule
-            return kernel_for(rule)
+            return factory_for(rule)
 
-        register_lazily(lib, op, "Autograd", build, "autograd")
+        register_lazily(lib, op, "Autograd", build, "autograd", per_keyset=True)
         count += 1
     return count
 
@@ -773,12 +814,18 @@ def core_composite(op: OpOverload) -> bool:
 
 
 def register_lazily(
-    lib: Any, op: OpOverload, key: str, build: Callable[[], Callable[..., Any]], what: str
+    lib: Any,
+    op: OpOverload,
+    key: str,
+    build: Callable[[], Callable[..., Any]],
+    what: str,
+    per_keyset: bool = False,
 ) -> None:
     """Register the kernel ``build()`` makes for ``op`` on ``key``, built on its first call:
     building a Rule and compiling a kernel for every op costs about 30 ms, which ``import
     tensorplug`` would pay although most programs call a few dozen ops (Note [Lazy kernels] in
-    tensorplug's library)."""
+    tensorplug's library). ``per_keyset``: ``build()`` makes a factory of the kernel of each key
+    set (Note [Per-key-set kernels] in tensorplug's dispatcher), else a ``with_keyset`` kernel."""
     build.__qualname__ = f"{what}_kernel[{op.name}]"
     build.__module__ = __name__
-    lib.impl(op, build, key, with_keyset=True, lazy=True)
+    lib.impl(op, build, key, with_keyset=not per_keyset, lazy=True, per_keyset=per_keyset)

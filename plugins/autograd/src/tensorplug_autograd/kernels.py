@@ -436,14 +436,16 @@ def _fast_factory(rule: Rule) -> Callable[..., Any] | None:
     body = (
         check
         + f"    _out = _k({call})\n"
-        + _requires_grad_source(rule, "    ")
+        + _requires_grad_source(rule, "    ", bound=True)
         + f"    if {' or '.join(f'_a{j}' for j in range(len(rule.diff_idx))) or '0'}:\n"
-        + _record_source(rule, tested=True)
+        + _record_source(rule, tested=True, bound=True)
         + "    return _out\n"
     )
     inner = params.removeprefix("_ks").removeprefix(", ")
     factory = (
         "    _k = _below_for(_rule, _int(_keyset))\n"
+        # the masks change with the keys only, which empties every cache (Note [Masks are ints])
+        "    _ag, _wag = _M.ag, _M.with_ag.get\n"
         f"    def kernel({inner}):\n"
         + textwrap.indent(body, "    ")
         + "    kernel.__qualname__ = kernel.__name__ = _name\n"
@@ -516,13 +518,13 @@ def _record_names(rule: Rule) -> dict[str, Any]:
 _FLOATING = frozenset(d for d in _dtypes.all_dtypes() if d.is_floating_point)
 
 
-def _requires_grad_source(rule: Rule, indent: str) -> str:
+def _requires_grad_source(rule: Rule, indent: str, bound: bool = False) -> str:
     """Source setting ``_a<j>`` to the ``Autograd<B>`` bits of the j-th differentiable input
     (0 for ``None``): the fast kernel records when one is set, and the edges read them again
     (each key set is ``&``-ed once: key sets are ints of three digits, Note [Autocast
-    bits])."""
+    bits]). ``bound``: ``_ag`` is bound already (a per-key-set kernel's closure)."""
     optional = {i for i, k in rule.tensor_args if k == "Tensor?"}
-    lines = ["_ag = _M.ag"]
+    lines = [] if bound else ["_ag = _M.ag"]
     for j, i in enumerate(rule.diff_idx):
         t = rule.arg_names[i]
         none = f" if {t} is not None else 0" if i in optional else ""
@@ -530,15 +532,16 @@ def _requires_grad_source(rule: Rule, indent: str) -> str:
     return "".join(f"{indent}{line}\n" for line in lines)
 
 
-def _record_source(rule: Rule, tested: bool = False) -> str:
+def _record_source(rule: Rule, tested: bool = False, bound: bool = False) -> str:
     """What :func:`record` does for an op with plain ``Tensor`` (or ``Tensor?``) arguments and
     one output, as source unrolled over its arguments: the fast kernel inlines it (no call, no
     loops, no lists turned into tuples). ``tested``: the source of
     :func:`_requires_grad_source` ran before it (the fast kernel's test), else it starts with
-    it."""
+    it. ``bound``: ``_wag`` is ``M.with_ag.get``, bound (a per-key-set kernel's closure)."""
     names = rule.arg_names
     optional = {i for i, k in rule.tensor_args if k == "Tensor?"}
     lines = [] if tested else _requires_grad_source(rule, "        ").splitlines()
+    wag = "_wag" if bound else "_M.with_ag.get"
     edges, metas = [], []
     for j, i in enumerate(rule.diff_idx):
         t = names[i]
@@ -616,7 +619,7 @@ def _record_source(rule: Rule, tested: bool = False) -> str:
         ),
         "            _m.grad_fn = _n",
         "            _m.output_nr = 0",
-        "            _out.tp_keyset = _M.with_ag.get(_out.tp_keyset) or _with_ag(_out)",
+        f"            _out.tp_keyset = {wag}(_out.tp_keyset) or _with_ag(_out)",
     ]
     if rule.saves_result:
         lines.append("        _n._result = _Saved(_out, 0)")

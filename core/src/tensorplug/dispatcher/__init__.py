@@ -20,7 +20,8 @@ priority (Note [Bits and priority] in keys.py), so that answer is a walk over th
 order. Each operator keeps a dict ``ks -> ready callable`` filled on the first call with a given
 key set and emptied whenever its table is recomputed: a table lookup is one dict ``get``. The
 ready callable is the kernel itself, or a ``functools.partial`` that prepends the key set
-(``with_keyset=True`` kernels) or ``(op, keyset)`` (boxed fallbacks).
+(``with_keyset=True`` kernels) or ``(op, keyset)`` (boxed fallbacks), or what a
+``per_keyset=True`` factory made for ``ks`` (Note [Per-key-set kernels]).
 
 Note [Derived cache entries]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~

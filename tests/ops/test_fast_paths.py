@@ -96,13 +96,33 @@ def outcome(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
     return result, [(w.category, str(w.message)) for w in caught], args
 
 
-def same_tensor(a: Any, b: Any, what: str) -> None:
+def same_tensor(a: Any, b: Any, what: str, result: bool = True) -> None:
+    """``result``: ``a`` and ``b`` are what the kernels returned (not an argument they wrote)."""
     assert isinstance(a, Tensor) and isinstance(b, Tensor), what
     assert a.dtype == b.dtype, f"{what}: dtype {a.dtype} != {b.dtype}"
     assert tuple(a.shape) == tuple(b.shape), f"{what}: shape {a.shape} != {b.shape}"
     x, y = np.ascontiguousarray(a._data), np.ascontiguousarray(b._data)
     assert x.dtype == y.dtype, f"{what}: storage {x.dtype} != {y.dtype}"
     assert x.tobytes() == y.tobytes(), f"{what}: values differ: {x} != {y}"
+    # the fast paths build their tensor inline (Note [Cheap tensors] in tensor.py): every
+    # slot set as the general path sets it
+    assert not result or state(a) == state(b), f"{what}: tensor state {state(a)} != {state(b)}"
+
+
+SLOTS = [n for n in Tensor.__slots__ if n not in ("__weakref__", "__dict__")]
+
+
+def state(t: Tensor) -> dict[str, Any]:
+    """A tensor's class, slots (arrays and version counters by kind) and ``__dict__``."""
+    got: dict[str, Any] = {"class": type(t), "dict": dict(t.__dict__)}
+    for name in SLOTS:
+        v = getattr(t, name, AttributeError)
+        if name == "_data":
+            v = type(v)
+        elif name == "_vc":
+            v = None if v is None else type(v)
+        got[name] = v
+    return got
 
 
 def check(paths: tuple[Kernels, Kernels], name: str, *args: Any, **kwargs: Any) -> None:
@@ -129,10 +149,30 @@ def check(paths: tuple[Kernels, Kernels], name: str, *args: Any, **kwargs: Any) 
     assert wf == ws, f"{what}: warnings {wf} != {ws}"
     for x, y in zip(af, as_, strict=True):  # in-place ops: the written tensor
         if isinstance(x, Tensor):
-            same_tensor(x, y, f"{what} (argument after the call)")
+            same_tensor(x, y, f"{what} (argument after the call)", result=False)
 
 
 SCALARS = [0.5, 2, -3, 0, 1.0, 1e39, 2**70, True, 1 + 2j, float("nan"), float("inf"), -0.0, 300]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "op", ["add", "sub", "mul", "eq", "lt", "maximum", "logical_and", "bitwise_and", "atan2"]
+)
+def test_binary(paths: tuple[Kernels, Kernels], op: str, dtype: str) -> None:
+    """``op.Tensor`` (``tp.add(a, b)``) for every pair of dtypes, broadcast and 0-dim shapes,
+    mismatched shapes (PyTorch's message), and alpha where the op takes one."""
+    name = op if op in ("maximum", "logical_and", "atan2") else f"{op}.Tensor"
+    alphas: list[tuple[Any, ...]] = [(), (1,), (2,), (0.5,), (True,), (1.0,)]
+    for other_dtype in DTYPES:
+        a = make(dtype, (3, 4), 1, special=True)
+        for shape in ((3, 4), (4,), (), (2, 3)):
+            b = make(other_dtype, shape, 2, special=True)
+            for alpha in alphas if op in ("add", "sub") else [()]:
+                kw = {"alpha": alpha[0]} if alpha else {}
+                check(paths, name, a, b, **kw)
+    check(paths, name, make(dtype, ()), make(dtype, ()))  # the array call gives a scalar
+    check(paths, name, make(dtype, (0, 2)), make(dtype, (2,)))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

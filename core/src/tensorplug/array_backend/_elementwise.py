@@ -258,7 +258,7 @@ def binary(
     path computes anything: for refusals that depend on more than the promoted dtype; the
     fast paths must not admit what it refuses.
     """
-    new = kit.new
+    alloc = object.__new__
     ks = kit.keyset
     arr_t = kit.array_type
     asarray = kit.xp.asarray
@@ -310,7 +310,13 @@ def binary(
                     raise shape_error(qual_t, e, self, other, key=key_name) from e
                 if type(r) is not arr_t:
                     r = asarray(r)
-                return new(r, d if keeps_dtype else fast[d], dev, ks)
+                t = alloc(Tensor)  # new_tensor inline (Note [Cheap tensors] in tensor.py)
+                t._data = r
+                t._dtype = d if keeps_dtype else fast[d]
+                t._device = dev
+                t._tp_keyset = ks
+                t._vc = None
+                return t
             return slow(self, other, alpha, qual_t)
 
     elif not quiet:
@@ -325,7 +331,13 @@ def binary(
                     raise shape_error(qual_t, e, self, other, key=key_name) from e
                 if type(r) is not arr_t:
                     r = asarray(r)
-                return new(r, d if keeps_dtype else fast[d], dev, ks)
+                t = alloc(Tensor)  # new_tensor inline (Note [Cheap tensors] in tensor.py)
+                t._data = r
+                t._dtype = d if keeps_dtype else fast[d]
+                t._device = dev
+                t._tp_keyset = ks
+                t._vc = None
+                return t
             return slow(self, other, 1, qual_t)
 
     else:
@@ -336,7 +348,13 @@ def binary(
             dev = self._device
             if d is other._dtype and dev is other._device and d in fast:
                 r = call(self._data, other._data, qual_t, self, other)
-                return new(r, d if keeps_dtype else fast[d], dev, ks)
+                t = alloc(Tensor)  # new_tensor inline (Note [Cheap tensors] in tensor.py)
+                t._data = r
+                t._dtype = d if keeps_dtype else fast[d]
+                t._device = dev
+                t._tp_keyset = ks
+                t._vc = None
+                return t
             return slow(self, other, 1, qual_t)
 
     key = f"{name}.{overload}" if overload else name
@@ -350,8 +368,22 @@ def binary(
             if spec is not None and alpha == 1:
                 t = type(other)
                 if (t is float and spec[1]) or (type(other) is int and spec[2] <= other <= spec[3]):
-                    r = call(self._data, other, qual_s, self, other)
-                    return new(r, spec[0], self._device, ks)
+                    if quiet:
+                        r = call(self._data, other, qual_s, self, other)
+                    else:  # call() inline
+                        try:
+                            r = f(self._data, other)
+                        except _CONVERTED as e:
+                            raise shape_error(qual_s, e, self, other, key=key_name) from e
+                        if type(r) is not arr_t:
+                            r = asarray(r)
+                    out = alloc(Tensor)  # new_tensor inline (Note [Cheap tensors] in tensor.py)
+                    out._data = r
+                    out._dtype = spec[0]
+                    out._device = self._device
+                    out._tp_keyset = ks
+                    out._vc = None
+                    return out
             return slow(self, other, alpha, qual_s)
 
         k[f"{name}.Scalar"] = guarded(binary_scalar)
@@ -574,7 +606,7 @@ def unary(
     """Register ``name``: ``f`` on the data, in the dtype ``rule`` gives (``out_rule``: the
     result's); a native dtype ``rule`` keeps takes the fast path of Note [Binary fast path];
     ``reject``: kinds refused by name; ``quiet``: Note [Quiet arithmetic]."""
-    new = kit.new
+    alloc = object.__new__
     ks = kit.keyset
     arr_t = kit.array_type
     asarray = kit.xp.asarray
@@ -598,7 +630,13 @@ def unary(
                 r = f(self._data)
             if type(r) is not arr_t:
                 r = asarray(r)
-            return new(r, od, self._device, ks)
+            t = alloc(Tensor)  # new_tensor inline (Note [Cheap tensors] in tensor.py)
+            t._data = r
+            t._dtype = od
+            t._device = self._device
+            t._tp_keyset = ks
+            t._vc = None
+            return t
         if d.kind in reject:
             raise OpError(f"\"{name}\" not implemented for '{torch_name(d)}'")
         cd = rule(d)

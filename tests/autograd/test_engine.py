@@ -101,6 +101,27 @@ def test_recorded_output_key_set_and_edges_of_mixed_inputs():
     assert tp.add(z, z).grad_fn.next_functions[0] == tp.add(z, z).grad_fn.next_functions[1]
 
 
+def test_autograd_meta_is_made_without_python_code_and_defaults_every_field():
+    # Note [Autograd state of a tensor]: the recording makes an output's meta with
+    # AutogradMeta() and stores grad_fn alone
+    from tensorplug_autograd.graph import AutogradMeta, set_history
+
+    assert AutogradMeta.__init__ is object.__init__ and AutogradMeta.__new__ is object.__new__
+    m = AutogradMeta()
+    assert m.grad_fn is None and m.output_nr == 0 and m.grad is None and m.acc is None
+    assert m.hooks is None and m.view is None
+    assert not m.retains_grad
+    x = tp.ones([2], requires_grad=True)
+    y = x * 2.0
+    assert x.tp_autograd is None or x.tp_autograd.grad_fn is None
+    assert y.tp_autograd.grad_fn is y.grad_fn and y.tp_autograd.output_nr == 0
+    t = tp.ones([2])
+    set_history(t, y.grad_fn, 1)  # a fresh meta, then one that exists
+    assert (t.tp_autograd.grad_fn, t.tp_autograd.output_nr) == (y.grad_fn, 1) and t.requires_grad
+    set_history(t, x.grad_fn or y.grad_fn, 0)
+    assert t.tp_autograd.output_nr == 0
+
+
 def test_fast_kernel_per_key_set_follows_tracing_and_registrations():
     # Note [Per-key-set kernels]: the Autograd kernel of add binds the CPU kernel for its key
     # set; tracing and a registration below autograd each make it again

@@ -612,13 +612,16 @@ def _record_source(rule: Rule, tested: bool = False, bound: bool = False) -> str
             [
                 "            _m = _out.tp_autograd",
                 "            if _m is None:",
-                "                _m = _out.tp_autograd = _new(_Meta)",
+                "                _m = _out.tp_autograd = _Meta()",
+                "            _m.grad_fn = _n",
+                "            _m.output_nr = 0",
             ]
             if rule.view  # a view's ADInplaceOrView kernel may have given it its view state
-            else ["            _m = _out.tp_autograd = _new(_Meta)  # a new tensor: no state yet"]
+            else [  # a new tensor: no state yet, and output_nr's default is 0
+                "            _m = _out.tp_autograd = _Meta()  # Note [Autograd state of a tensor]",
+                "            _m.grad_fn = _n",
+            ]
         ),
-        "            _m.grad_fn = _n",
-        "            _m.output_nr = 0",
         f"            _out.tp_keyset = {wag}(_out.tp_keyset) or _with_ag(_out)",
     ]
     if rule.saves_result:

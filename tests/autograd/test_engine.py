@@ -122,6 +122,42 @@ def test_autograd_meta_is_made_without_python_code_and_defaults_every_field():
     assert t.tp_autograd.output_nr == 0
 
 
+def test_a_leaf_adds_one_edge_tuple_to_every_node_that_uses_it():
+    # Note [Graph edges]: the (accumulator, 0) edge is made once per leaf, with the
+    # accumulator, by the fast kernels (add, mul) and the generic recording (cat) alike
+    from tensorplug_autograd.graph import leaf_edge
+
+    x = tp.ones([2], requires_grad=True)
+    e = tp.add(x, 1.0).grad_fn.next_functions[0]
+    assert isinstance(e[0], AccumulateGrad) and e[1] == 0
+    assert tp.mul(x, x).grad_fn.next_functions == (e, e)
+    assert tp.cat([x, x]).grad_fn.next_functions == (e, e)
+    assert leaf_edge(x) is e and x.tp_autograd.acc is e[0]
+    y = tp.ones([2], requires_grad=True)  # no meta yet: leaf_edge makes it
+    assert y.tp_autograd is None or y.tp_autograd.acc is None
+    assert tp.mul(x, y).grad_fn.next_functions[1] is leaf_edge(y)
+    (tp.add(x, y) * tp.mul(x, y)).sum().backward()  # d/dx (x+y)xy = 2xy + y^2
+    assert x.grad.tolist() == [3.0, 3.0] and y.grad.tolist() == [3.0, 3.0]
+
+
+def test_a_node_that_saves_only_default_arguments_shares_one_args_tuple():
+    # add and sub save no tensor: with alpha at its default their nodes take one tuple made
+    # once; another alpha gets its own, and each gradient follows its node's alpha
+    x = tp.ones([2], requires_grad=True)
+    b = tp.ones([2])
+    n1, n2 = tp.add(x, b).grad_fn, tp.add(b, x).grad_fn
+    assert n1._args is n2._args
+    n3 = tp.add(b, x, alpha=3).grad_fn
+    assert n3._args is not n1._args and n3._args[2] == 3
+    for alpha, want in ((1, 1.0), (3, 3.0), (0.5, 0.5), (-2, -2.0)):
+        x.grad = None
+        tp.sub(b, x, alpha=alpha).sum().backward()
+        assert x.grad.tolist() == [-want, -want]
+        x.grad = None
+        tp.add(b, x, alpha=alpha).sum().backward()
+        assert x.grad.tolist() == [want, want]
+
+
 def test_fast_kernel_per_key_set_follows_tracing_and_registrations():
     # Note [Per-key-set kernels]: the Autograd kernel of add binds the CPU kernel for its key
     # set; tracing and a registration below autograd each make it again

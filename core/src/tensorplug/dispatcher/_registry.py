@@ -130,10 +130,11 @@ class OpOverload:
 
         This is the dispatcher's own answer (Note [Dispatch cache]): fallthrough keys are
         skipped, a ``with_keyset`` kernel comes with the key set bound, a boxed fallback with
-        ``(op, keyset)`` bound, a ``per_keyset`` factory's kernel as it made it. Calling it runs that kernel directly, without binding the
-        arguments or bumping version counters; ``tp.compile`` uses it to call, at run time, the
-        kernels the table chose at trace time. A missing kernel raises ``DispatchError``.
-        The answer is valid until :func:`generation` changes.
+        ``(op, keyset)`` bound, a ``per_keyset`` factory's kernel as it made it. Calling it
+        runs that kernel directly, without binding the arguments or bumping version counters;
+        ``tp.compile`` uses it to call, at run time, the kernels the table chose at trace time.
+        A missing kernel raises ``DispatchError``. The answer is valid until
+        :func:`generation` changes.
         """
         ks = int(keyset)
         fn = self._cache.get(ks)

@@ -14,9 +14,10 @@ Note [Graph edges]
 A node's ``next_functions`` has one ``(node, output_nr)`` edge per differentiable tensor input,
 in schema order (a ``Tensor[]`` argument contributes one edge per element). The edge of a
 non-leaf is its ``grad_fn``; the edge of a leaf that requires grad is its
-:class:`AccumulateGrad` node, created once per leaf and kept weakly by the leaf, so every use of
-the leaf in one graph reaches the same node; inputs that do not require grad have
-``(None, 0)``. Each edge also records the input's shape, dtype and device: the engine reduces a
+:class:`AccumulateGrad` node, created once per leaf and kept by the leaf (the node refers to
+the leaf weakly), so every use of the leaf in one graph reaches the same node. The leaf keeps
+the edge tuple ``(acc, 0)`` with it (``leaf_edge``): recording a use builds no tuple. Inputs
+that do not require grad have ``(None, 0)``. Each edge also records the input's shape, dtype and device: the engine reduces a
 broadcast gradient to that shape and casts it, as PyTorch's ``validate_outputs`` does.
 
 Note [Saved tensors]
@@ -221,6 +222,7 @@ class AutogradMeta:
     output_nr: int = 0
     grad: Tensor | None = None
     acc: AccumulateGrad | None = None  # a leaf's accumulator (Note [Graph edges])
+    acc_edge: tuple[AccumulateGrad, int] | None = None  # (acc, 0), the edge a use of the leaf adds
     hooks: list[Callable[[Tensor], Tensor | None]] | None = None  # leaves only
     post_accumulate_hooks: list[Callable[[Tensor], None]] | None = None  # leaves only
     retains_grad = False
@@ -342,7 +344,18 @@ def accumulator(t: Tensor) -> AccumulateGrad:
     acc = m.acc
     if acc is None:
         acc = m.acc = AccumulateGrad(t)
+        m.acc_edge = (acc, 0)
     return acc
+
+
+def leaf_edge(t: Tensor) -> tuple[AccumulateGrad, int]:
+    """The edge a use of leaf ``t`` adds to a node: ``(accumulator(t), 0)``, one tuple kept
+    with the accumulator, so recording builds none (Note [Graph edges])."""
+    m: AutogradMeta | None = t.tp_autograd
+    if m is None or m.acc_edge is None:
+        accumulator(t)
+        m = t.tp_autograd
+    return m.acc_edge  # type: ignore[return-value]
 
 
 def input_meta(t: Tensor) -> tuple[tuple[int, ...], Any, Any]:
@@ -357,7 +370,7 @@ def edge(t: Tensor) -> tuple[Node | None, int]:
             refresh_view(t, m)
         return (m.grad_fn, m.output_nr)
     if t.tp_keyset & M.ag:
-        return (accumulator(t), 0)
+        return leaf_edge(t)
     return (None, 0)
 
 

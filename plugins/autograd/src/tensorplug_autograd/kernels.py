@@ -56,9 +56,9 @@ from .graph import (
     Node,
     SavedTensor,
     _sequence,
-    accumulator,
     edge,
     input_meta,
+    leaf_edge,
     refresh_view,
     set_history,
     tensors_in,
@@ -497,16 +497,48 @@ def record_function(rule: Rule) -> Callable[..., Any]:
     )  # fmt: skip
 
 
+def _args_source(rule: Rule, saved: list[str]) -> str:
+    """The expression of a node's ``_args`` (what :func:`_record_source` saves, one entry per
+    argument). When it saves no tensor and its other arguments have their defaults (``add``
+    without ``alpha``), the node takes the tuple ``_ARGS`` made once (:func:`_default_args`), each default
+    bound as ``_DARG<i>``."""
+    built = f"({', '.join(saved)}{',' if len(saved) == 1 else ''})"
+    const = _default_args(rule)
+    if const is None:
+        return built
+    given = [n for i, n in enumerate(rule.arg_names) if i not in rule.tensor_idx]
+    if not given:
+        return "_ARGS"
+    test = " and ".join(f"{n} is _DARG{rule.index[n]}" for n in given)
+    return f"_ARGS if {test} else {built}"
+
+
+def _default_args(rule: Rule) -> tuple[Any, ...] | None:
+    """The ``_args`` of a node whose op saves no tensor and whose other arguments (two at most)
+    all have their schema defaults; ``None`` where an op saves a tensor (or a ``Tensor?``,
+    saved as ``None`` or not), or has other arguments without a default."""
+    if rule.saved or any(k == "Tensor?" for _, k in rule.tensor_args):
+        return None
+    args = rule.schema.arguments
+    others = [a for i, a in enumerate(args) if i not in rule.tensor_idx]
+    if len(others) > 2 or not all(a.has_default for a in others):
+        return None
+    return tuple(NOT_SAVED if i in rule.tensor_idx else a.default_value for i, a in enumerate(args))
+
+
 def _record_names(rule: Rule) -> dict[str, Any]:
     """The globals of the recording source (:func:`_record_source`)."""
+    args = _default_args(rule)
     return {
+        "_ARGS": args,
+        **{f"_DARG{i}": v for i, v in enumerate(args or ()) if i not in rule.tensor_idx},
         "_new": object.__new__,
         "_Node": rule.node_cls,
         "_Meta": AutogradMeta,
         "_Saved": SavedTensor,
         "_NS": NOT_SAVED,
         "_NO": _NO_EDGE,
-        "_acc": accumulator,
+        "_leaf": leaf_edge,
         "_with_ag": with_autograd_bits,
         "_refresh": refresh_view,
         "_FLOATING": _FLOATING,
@@ -558,7 +590,7 @@ def _record_source(rule: Rule, tested: bool = False, bound: bool = False) -> str
             f"_m = {t}.tp_autograd",
             "if _m is None:",
             f"    if _a{j}:",
-            f"        _e{j} = (_acc({t}), 0)",
+            f"        _e{j} = _leaf({t})",
             *(f"        {x}" for x in given),
             "    else:",
             f"        _e{j} = _NO",
@@ -569,7 +601,7 @@ def _record_source(rule: Rule, tested: bool = False, bound: bool = False) -> str
             f"    _e{j} = (_m.grad_fn, _m.output_nr)",
             *(f"    {x}" for x in given),
             f"elif _a{j}:",
-            f"    _e{j} = (_m.acc or _acc({t}), 0)",
+            f"    _e{j} = _m.acc_edge or _leaf({t})",
             *(f"    {x}" for x in given),
             "else:",
             f"    _e{j} = _NO",
@@ -606,7 +638,7 @@ def _record_source(rule: Rule, tested: bool = False, bound: bool = False) -> str
         f"        _n.next_functions = ({', '.join(edges)}{one})",
         f"        _n._input_meta = ({', '.join(metas)}{one})",
         "        _n._seq = _next(_seqs)",
-        f"        _n._args = ({', '.join(saved)}{',' if len(saved) == 1 else ''})",
+        f"        _n._args = {_args_source(rule, saved)}",
         "        if _out.tp_dtype in _FLOATING:",
         *(
             [

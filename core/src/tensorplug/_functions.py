@@ -399,14 +399,7 @@ def method(self, b=_NO, /, *rest, **kwargs):
                     return nt(*r) if nt is not None and type(r) is tuple else r
         return general(_pack(self, b, rest), kwargs)
     if type(self) is T:
-        if b is _NO:
-{inline1}
-            op = choice.t1
-        elif type(b) is T:
-{inline2}
-            op = choice.t2
-        else:
-            op = get((T, type(b)))
+{pick}
         if op is not None:
             r = op(self) if b is _NO else op(self, b)
             return nt(*r) if nt is not None and type(r) is tuple else r
@@ -430,19 +423,24 @@ def method(self, b=_NO, /, *rest, alpha=_NO, **kwargs):
         return plain(self, b, *rest, **kwargs)
     if rest or kwargs or type(self) is not T:
         return plain(self, b, *rest, **kwargs)
-    if b is _NO:
-{inline1}
-        op = choice.t1
-    elif type(b) is T:
-{inline2}
-        op = choice.t2
-    else:
-        op = get((T, type(b)))
+{pick}
     if op is None:
         return plain(self, b)
     r = op(self) if b is _NO else op(self, b)
     return nt(*r) if nt is not None and type(r) is tuple else r
 """
+
+# the choice of a method's specialized call by the type of ``b``, in both templates above: the
+# calls of one and two tensors inline (``inline1`` and ``inline2`` indented by ``pad`` + 4)
+_PICK = """\
+{pad}if b is _NO:
+{inline1}
+{pad}    op = choice.t1
+{pad}elif type(b) is T:
+{inline2}
+{pad}    op = choice.t2
+{pad}else:
+{pad}    op = get((T, type(b)))"""
 
 
 def _tensor_varargs_at(es: list[OpEntry]) -> int | None:
@@ -528,6 +526,7 @@ def _make_method(
     if nt is None:
         inline["inline1"] = _inlined(es, _T1, ["self"], 12, ns, "_1")
         inline["inline2"] = _inlined(es, _T2, ["self", "b"], 12, ns, "_2")
+    inline["pick"] = _PICK.format(pad=" " * 8, **inline)
     method = _exec(_METHOD, inline, choice, ns, "method")
 
     if not pack and _takes_alpha(es):
@@ -585,6 +584,7 @@ def _with_alpha(
         inline["inline1"] = _inlined(es, _T1, ["self"], 8, ns, "_1")
         inline["inline2"] = _inlined(es, _T2, ["self", "b"], 8, ns, "_2")
         inline["inline_alpha"] = _inlined(es, _T2A, ["self", "b", "alpha"], 16, ns, "_2a")
+    inline["pick"] = _PICK.format(pad=" " * 4, **inline)
     return _exec(_WITH_ALPHA, inline, choice, ns, "method")
 
 

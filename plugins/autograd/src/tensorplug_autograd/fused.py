@@ -25,7 +25,7 @@ bookkeeping costs as much as the arithmetic, so this plugin records each of them
 Both gradients are the composite's, computed by the same kernels (gradcheck says so), and
 they are differentiable again (``create_graph=True``): the formulas call operators. While
 nothing records, both nodes call the backend's kernels of their backward ops directly where
-those promise not to dispatch (``_Below.parts``; not under dispatch tracing, where
+those promise not to dispatch (``_backward_kernel``; not under dispatch tracing, where
 cross-entropy's node runs the two ops through the dispatcher as the trace has always shown
 them): the dispatcher's entry would cost more than the call (for ``linear_backward`` it checks
 the ``bool[3]`` list element by element, about 1.5 µs).
@@ -147,11 +147,7 @@ def _linear_apply(node: Any, grads: list[Tensor | None]) -> list[Tensor | None]:
     st = local_state.masks
     # the key set the plain values would give (their autograd and ADInplaceOrView keys gone)
     ks = ((x.tp_keyset | w.tp_keyset) & ~M.strip | g.tp_keyset | st.inc) & st.nexc
-    hit = _LINEAR_BACKWARD_FOUND.get(ks)
-    if hit is not None and hit[0] == _generation():
-        kernel = hit[1]
-    else:
-        kernel = _backward_kernel(_LINEAR_BACKWARD_FOUND, _linear_backward, ks)
+    kernel = _backward_kernel(_LINEAR_BACKWARD_FOUND, _linear_backward, ks)
     if kernel is None:  # the backend's kernel may dispatch: through the dispatcher
         return _linear_dispatched(node, grads)
     nexts = node.next_functions
@@ -188,8 +184,12 @@ _CE_BACKWARD_FOUND: dict[int, tuple[int, Any]] = {}
 
 def _backward_kernel(found: dict[int, tuple[int, Any]], op: OpOverload, ks: int) -> Any:
     """The backend's kernel of ``op`` for key set ``ks``, or None when it may dispatch (Note
-    [Kernels that do not dispatch] in array_backend); kept in ``found``."""
+    [Kernels that do not dispatch] in array_backend); kept in ``found`` until the registry's
+    generation changes."""
     gen = _generation()
+    hit = found.get(ks)
+    if hit is not None and hit[0] == gen:
+        return hit[1]
     parts = _find_parts(ks, (op, -1))
     kernel = None if parts is None else parts[0]
     found[ks] = (gen, kernel)
@@ -295,10 +295,10 @@ def _ce_plain(g: Tensor, logp: Tensor, target: Tensor, reduction: str, ignore_in
         return _ce_backward(g, logp, target, reduction, ignore_index)
     st = local_state.masks
     ks = (g.tp_keyset | logp.tp_keyset | target.tp_keyset | st.inc) & st.nexc
-    parts = _CE_BACKWARD.parts(ks, "", (_ce_fused, -1))
-    if parts is None:
+    kernel = _backward_kernel(_CE_BACKWARD_FOUND, _ce_fused, ks)
+    if kernel is None:
         return _ce_fused(g, logp, target, reduction, ignore_index)
-    return parts[0](g, logp, target, reduction, ignore_index)
+    return kernel(g, logp, target, reduction, ignore_index)
 
 
 CROSS_ENTROPY = {
@@ -385,11 +385,7 @@ def _ce_apply(node: Any, grads: list[Tensor | None]) -> list[Tensor | None]:
     target: Tensor = st.t
     masks = local_state.masks
     ks = ((logp.tp_keyset | target.tp_keyset) & ~M.strip | g.tp_keyset | masks.inc) & masks.nexc
-    hit = _CE_BACKWARD_FOUND.get(ks)
-    if hit is not None and hit[0] == _generation():
-        kernel = hit[1]
-    else:
-        kernel = _backward_kernel(_CE_BACKWARD_FOUND, _ce_fused, ks)
+    kernel = _backward_kernel(_CE_BACKWARD_FOUND, _ce_fused, ks)
     if kernel is None:  # the backend's kernel may dispatch: the formula, through it
         return OpNode.apply(node, grads)  # type: ignore[return-value]
     v = kernel(g, logp, target, args[3], args[4])
@@ -452,32 +448,6 @@ def _find_parts(ks: int, *ops_and_masks: tuple[OpOverload, int]) -> Any:
     when one may dispatch (Note [Kernels that do not dispatch] in array_backend)."""
     kernels = [op.kernel_for(mask & ks) for op, mask in ops_and_masks]
     return tuple(kernels) if all(is_no_dispatch(k) for k in kernels) else None
-
-
-class _Below:
-    """The kernels a fused node calls below autograd, per key set: the backend's kernels when
-    none dispatches, else None (the node then calls the ops). The kernels found are valid while
-    ``tp.dispatcher.generation()`` is unchanged."""
-
-    def __init__(self, op: OpOverload) -> None:
-        self.op = op
-        self.found: dict[tuple[int, str], tuple[int, Any]] = {}
-
-    def parts(self, ks: int, form: str, *ops_and_masks: tuple[OpOverload, int]) -> Any:
-        """The kernels of ``ops_and_masks`` for key set ``ks`` (each op's below its mask),
-        or None when one may dispatch; ``form`` names the choice of parts."""
-        key = (int(ks), form)
-        hit = self.found.get(key)
-        gen = dispatcher.generation()
-        if hit is not None and hit[0] == gen:
-            return hit[1]
-        parts = _find_parts(key[0], *ops_and_masks)
-        self.found[key] = (gen, parts)
-        return parts
-
-
-# the backward kernel per key set (the plain path of CrossEntropyLossBackward0's formula)
-_CE_BACKWARD = _Below(_ce_fused)
 
 
 # --- registration -------------------------------------------------------------------------------

@@ -140,6 +140,35 @@ def test_a_leaf_adds_one_edge_tuple_to_every_node_that_uses_it():
     assert x.grad.tolist() == [3.0, 3.0] and y.grad.tolist() == [3.0, 3.0]
 
 
+def test_a_leaf_keeps_its_input_metadata_while_its_data_is_the_same_array():
+    # Note [Graph edges]: the (shape, dtype, device) of a leaf is made once per array; an
+    # in-place update keeps it, new data (x.data = ...) makes it again, and the engine
+    # reduces each gradient to the shape recorded when its node was made
+    x = tp.ones([3], requires_grad=True)
+    b = tp.ones([2, 3])
+    n1 = tp.add(x, b).grad_fn
+    n2 = tp.add(x, b).grad_fn
+    assert n1._input_meta[0] == ((3,), x.dtype, x.device)
+    assert n2._input_meta[0] is n1._input_meta[0]
+    with tp.no_grad():
+        x.mul_(2.0)  # the same array
+    assert tp.add(x, b).grad_fn._input_meta[0] is n1._input_meta[0]
+    tp.add(x, b).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+    x.data = tp.ones([2, 1])
+    y = tp.add(x, b)
+    assert y.grad_fn._input_meta[0] == ((2, 1), x.dtype, x.device)
+    x.grad = None
+    y.sum().backward()
+    assert x.grad.tolist() == [[3.0], [3.0]]
+    x.data = tp.ones([2, 1], dtype=tp.float64)
+    z = tp.add(x, b)
+    assert z.grad_fn._input_meta[0] == ((2, 1), tp.float64, x.device)
+    x.grad = None
+    z.sum().backward()
+    assert x.grad.dtype == tp.float64 and x.grad.tolist() == [[3.0], [3.0]]
+
+
 def test_a_node_that_saves_only_default_arguments_shares_one_args_tuple():
     # add and sub save no tensor: with alpha at its default their nodes take one tuple made
     # once; another alpha gets its own, and each gradient follows its node's alpha

@@ -16,8 +16,9 @@ in schema order (a ``Tensor[]`` argument contributes one edge per element). The 
 non-leaf is its ``grad_fn``; the edge of a leaf that requires grad is its
 :class:`AccumulateGrad` node, created once per leaf and kept by the leaf (the node refers to
 the leaf weakly), so every use of the leaf in one graph reaches the same node. The leaf keeps
-the edge tuple ``(acc, 0)`` with it (``leaf_edge``): recording a use builds no tuple. Inputs
-that do not require grad have ``(None, 0)``. Each edge also records the input's shape, dtype and device: the engine reduces a
+the edge tuple ``(acc, 0)`` with it (``leaf_edge``): recording a use builds no tuple, and
+its input metadata too, for as long as its data is the same array (``leaf_input_meta``: a
+weak reference to the array tells). Inputs that do not require grad have ``(None, 0)``. Each edge also records the input's shape, dtype and device: the engine reduces a
 broadcast gradient to that shape and casts it, as PyTorch's ``validate_outputs`` does.
 
 Note [Saved tensors]
@@ -208,6 +209,13 @@ class Gather:
         tp.ops.aten.index_put_.default(target, self.index, piece, False)
 
 
+class _Gone:
+    pass
+
+
+_DEAD_REF = weakref.ref(_Gone())  # dead at once: calling it gives None
+
+
 class AutogradMeta:
     """Note [Autograd state of a tensor].
 
@@ -223,6 +231,10 @@ class AutogradMeta:
     grad: Tensor | None = None
     acc: AccumulateGrad | None = None  # a leaf's accumulator (Note [Graph edges])
     acc_edge: tuple[AccumulateGrad, int] | None = None  # (acc, 0), the edge a use of the leaf adds
+    # a leaf's input metadata, kept for the nodes that use it while its data is the same array
+    # (Note [Graph edges]): valid when ``data_ref()`` is the leaf's ``tp_data``
+    leaf_meta: tuple[tuple[int, ...], Any, Any] | None = None
+    data_ref: Callable[[], Any] = _DEAD_REF
     hooks: list[Callable[[Tensor], Tensor | None]] | None = None  # leaves only
     post_accumulate_hooks: list[Callable[[Tensor], None]] | None = None  # leaves only
     retains_grad = False
@@ -360,6 +372,22 @@ def leaf_edge(t: Tensor) -> tuple[AccumulateGrad, int]:
 
 def input_meta(t: Tensor) -> tuple[tuple[int, ...], Any, Any]:
     return (t.tp_data.shape, t.tp_dtype, t.tp_device)
+
+
+def leaf_input_meta(t: Tensor) -> tuple[tuple[int, ...], Any, Any]:
+    """:func:`input_meta` of leaf ``t`` (whose meta :func:`leaf_edge` made), kept in its meta
+    with a weak reference to its data: the next use reads it while ``t.tp_data`` is the same
+    array (a new array, ``t.data = ...``, makes it again; an array type without weak
+    references is not kept)."""
+    data = t.tp_data
+    meta = (data.shape, t.tp_dtype, t.tp_device)
+    m: AutogradMeta = t.tp_autograd
+    try:
+        m.data_ref = weakref.ref(data)
+    except TypeError:
+        return meta
+    m.leaf_meta = meta
+    return meta
 
 
 def edge(t: Tensor) -> tuple[Node | None, int]:

@@ -59,6 +59,7 @@ from .graph import (
     edge,
     input_meta,
     leaf_edge,
+    leaf_input_meta,
     refresh_view,
     set_history,
     tensors_in,
@@ -539,6 +540,7 @@ def _record_names(rule: Rule) -> dict[str, Any]:
         "_NS": NOT_SAVED,
         "_NO": _NO_EDGE,
         "_leaf": leaf_edge,
+        "_leaf_meta": leaf_input_meta,
         "_with_ag": with_autograd_bits,
         "_refresh": refresh_view,
         "_FLOATING": _FLOATING,
@@ -581,17 +583,20 @@ def _record_source(rule: Rule, tested: bool = False, bound: bool = False) -> str
         kept = any(f"{t}{suffix}" in rule.used for suffix in ("_shape", "_dtype", "_device"))
         if kept:  # the formulas read it: kept for every input
             given: list[str] = []
+            leaf: list[str] = []
             none: list[str] = []
             metas.append(meta if i not in optional else f"_i{j}")
         else:  # read for a gradient to give only: set where the edge is known
             given, none = [f"_i{j} = {meta}"], [f"_i{j} = None"]
+            # a leaf's is kept while its data is the same array (Note [Graph edges])
+            leaf = [f"_i{j} = _m.leaf_meta if _m.data_ref() is {t}.tp_data else _leaf_meta({t})"]
             metas.append(f"_i{j}")
         block = [
             f"_m = {t}.tp_autograd",
             "if _m is None:",
             f"    if _a{j}:",
             f"        _e{j} = _leaf({t})",
-            *(f"        {x}" for x in given),
+            *(f"        _i{j} = _leaf_meta({t})" for _ in leaf),
             "    else:",
             f"        _e{j} = _NO",
             *(f"        {x}" for x in none),
@@ -602,7 +607,7 @@ def _record_source(rule: Rule, tested: bool = False, bound: bool = False) -> str
             *(f"    {x}" for x in given),
             f"elif _a{j}:",
             f"    _e{j} = _m.acc_edge or _leaf({t})",
-            *(f"    {x}" for x in given),
+            *(f"    {x}" for x in leaf),
             "else:",
             f"    _e{j} = _NO",
             *(f"    {x}" for x in none),

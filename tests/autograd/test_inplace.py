@@ -458,3 +458,54 @@ def test_copy_slices_after_sgd_steps_against_finite_differences():
         w.grad = u.grad = None
         assert tp.autograd.gradcheck(f, (w, u))
         assert tp.autograd.gradgradcheck(f, (w, u))
+
+
+def test_in_place_fast_kernel_on_a_non_view_with_history_against_numpy():
+    # Note [In-place fast kernel]: add_, relu_ (saves its result) and addcmul_ (saves its
+    # other arguments) on a non-leaf that is no view; one version bump per call; the gradient
+    # against numpy's derivative of the same chain
+    xs = np.array([-1.5, -0.25, 0.5, 2.0])
+    zs = np.array([0.5, -2.0, 1.5, 3.0])
+    x, z = t64(xs), t64(zs)
+    y = x * 2.0
+    v = y._version
+    y.add_(1.0)
+    y.addcmul_(z, z, value=0.5)
+    y.relu_()
+    assert y._version == v + 3
+    assert y.grad_fn.name() == "ReluBackward0"
+    assert y.grad_fn.next_functions[0][0].name() == "AddcmulBackward0"
+    (y * y).sum().backward()
+    pre = 2 * xs + 1 + 0.5 * zs * zs
+    out = np.maximum(pre, 0)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * out * (pre > 0) * 2)
+    np.testing.assert_allclose(z.grad.numpy(), 2 * out * (pre > 0) * zs)
+
+
+def test_in_place_fast_kernel_keeps_the_saved_value_checks():
+    # a saved result written again, and an argument that is the written tensor itself, are
+    # caught as the generic kernel catches them (PyTorch's "modified by an inplace operation")
+    x = t64([1.0, -2.0, 3.0])
+    y = x * 1.0
+    y.relu_()  # saves its result, at version 1
+    y.add_(1.0)  # writes it: version 2
+    with pytest.raises(RuntimeError, match=r"which is output 0 of ReluBackward0, is at version 2"):
+        y.sum().backward()
+    y = x * 1.0
+    w = t64([1.0, 1.0, 1.0])
+    y.addcmul_(y, w)  # tensor1 is y, read before the write
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*expected version 0"):
+        y.sum().backward()
+
+
+def test_in_place_fast_kernel_leaves_leaves_and_views_to_the_generic_kernel():
+    x = t64([1.0, 2.0])
+    with pytest.raises(
+        RuntimeError, match=r"aten::add_.Scalar: a leaf Variable that requires grad"
+    ):
+        x.add_(1.0)
+    y = x * 1.0
+    y[0:1].mul_(3.0)  # a view of y: CopySlices
+    assert y.grad_fn.name() == "CopySlices"
+    y.sum().backward()
+    assert x.grad.tolist() == [3.0, 1.0]

@@ -419,14 +419,16 @@ def _fast_factory(rule: Rule) -> Callable[..., Any] | None:
     output (views included: their ADInplaceOrView kernel, below, records the view), made per
     key set (Note [Per-key-set kernels] in tensorplug's dispatcher): the factory binds the
     kernel below autograd (:func:`_below_for`), and the kernel records inline
-    (:func:`_record_source`)."""
-    if rule.inplace or rule.out or rule.returns_list or rule.n_out != 1:
+    (:func:`_record_source`). In-place ops: Note [In-place fast kernel]."""
+    if rule.out or rule.returns_list or rule.n_out != 1:
         return None
     names = rule.arg_names
     if not _usable_names(list(names)):
         return None
     if any(k not in ("Tensor", "Tensor?") for _, k in rule.tensor_args):
         return None
+    if rule.inplace:
+        return _inplace_fast_factory(rule)
     params, call, args = source_parts(rule)
     optional = {i for i, k in rule.tensor_args if k == "Tensor?"}
     check = "".join(
@@ -455,6 +457,60 @@ def _fast_factory(rule: Rule) -> Callable[..., Any] | None:
     names_used: dict[str, Any] = {
         "_below_for": _below_for,
         "_check": check_no_requires_grad,
+        "_name": f"autograd_kernel[{rule.name}]",
+        **_record_names(rule),
+    }
+    return compile_kernel(rule, "_op_, _keyset", factory, names_used, "autograd", __name__)
+
+
+def _inplace_fast_factory(rule: Rule) -> Callable[..., Any] | None:
+    """Note [In-place fast kernel]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    An in-place op (``y.add_(1)``, ``y.relu_()``) on a tensor that has a history and is no
+    view (neither of a tensor with history nor of a plain one) needs none of what
+    ``views.run_inplace`` does besides the call and the recording: no leaf or view checks, no
+    ``CopySlices``, no views to follow. Its kernel, made per key set like the out-of-place fast
+    kernel, tests exactly that (``grad_fn`` set, no ``view``, no ``tp_base``) and otherwise
+    calls the generic kernel. It calls the kernel below autograd, bumps the version counter (as
+    ``run_inplace`` does, before saving the result), records inline (the written tensor keeps
+    its meta, which takes the new ``grad_fn``), and has the arguments it saved that share the
+    written tensor's version counter remember the version from before the write, as
+    ``run_inplace`` does. Ops that save ``self`` as it was before the write (a clone), or refuse
+    arguments that require grad, keep the generic kernel."""
+    if rule.saves_self_before or rule.no_grad_args or rule.arg_names[0] != "self":
+        return None
+    params, call, args = source_parts(rule)
+    fix = "        _before(_n, _c, _v0)\n" if rule.saved else ""
+    body = (
+        "    _m = self.tp_autograd\n"
+        "    if _m is None or _m.grad_fn is None or _m.view is not None or self.tp_base is not None:\n"
+        f"        return _generic(_keyset, {call})\n"
+        "    _c = self.tp_version\n"
+        "    _v0 = _c.value\n"
+        f"    _out = _k({call})\n"
+        "    if _c.value == _v0:\n"
+        "        _c.value = _v0 + 1\n"
+        + _requires_grad_source(rule, "    ", bound=True)
+        + f"    if {' or '.join(f'_a{j}' for j in range(len(rule.diff_idx))) or '0'}:\n"
+        + _record_source(rule, tested=True, bound=True)
+        + fix
+        + "    return _out\n"
+    )
+    inner = params.removeprefix("_ks").removeprefix(", ")
+    factory = (
+        "    _k = _below_for(_rule, _int(_keyset))\n"
+        "    _ag, _wag = _M.ag, _M.with_ag.get\n"
+        f"    def kernel({inner}):\n"
+        + textwrap.indent(body, "    ")
+        + "    kernel.__qualname__ = kernel.__name__ = _name\n"
+        "    return kernel\n"
+    )
+    from .views import run_inplace, saved_before_write
+
+    names_used: dict[str, Any] = {
+        "_below_for": _below_for,
+        "_generic": _generated(rule, run_inplace),
+        "_before": saved_before_write,
         "_name": f"autograd_kernel[{rule.name}]",
         **_record_names(rule),
     }
@@ -501,8 +557,8 @@ def record_function(rule: Rule) -> Callable[..., Any]:
 def _args_source(rule: Rule, saved: list[str]) -> str:
     """The expression of a node's ``_args`` (what :func:`_record_source` saves, one entry per
     argument). When it saves no tensor and its other arguments have their defaults (``add``
-    without ``alpha``), the node takes the tuple ``_ARGS`` made once (:func:`_default_args`), each default
-    bound as ``_DARG<i>``."""
+    without ``alpha``), the node takes the tuple ``_ARGS`` made once (:func:`_default_args`),
+    each default bound as ``_DARG<i>``."""
     built = f"({', '.join(saved)}{',' if len(saved) == 1 else ''})"
     const = _default_args(rule)
     if const is None:
@@ -653,7 +709,9 @@ def _record_source(rule: Rule, tested: bool = False, bound: bool = False) -> str
                 "            _m.grad_fn = _n",
                 "            _m.output_nr = 0",
             ]
-            if rule.view  # a view's ADInplaceOrView kernel may have given it its view state
+            # a view's ADInplaceOrView kernel may have given it its view state; an in-place
+            # op's output is its input, whose meta stays
+            if rule.view or rule.inplace
             else [  # a new tensor: no state yet, and output_nr's default is 0
                 "            _m = _out.tp_autograd = _Meta()  # Note [Autograd state of a tensor]",
                 "            _m.grad_fn = _n",

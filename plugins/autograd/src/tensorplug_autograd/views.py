@@ -238,7 +238,7 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     if view is None:
         fn = record(rule, out, args, before)
         if fn is not None:
-            _saved_before_write(fn, version, v0)
+            saved_before_write(fn, version, v0)
         if plain_base is not None and plain_base.tp_keyset & M.ag:
             follow(plain_base, self)
         return out
@@ -246,7 +246,7 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     fn = record(rule, out, args, before)  # self's history is replaced below
     if fn is None:
         return out
-    _saved_before_write(fn, version, v0)
+    saved_before_write(fn, version, v0)
     base = view.base
     copy = CopySlices(base, view, fn)
     set_history(base, copy, 0)
@@ -259,7 +259,7 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     return out
 
 
-def _saved_before_write(fn: Node, version: Any, v0: int) -> None:
+def saved_before_write(fn: Node, version: Any, v0: int) -> None:
     """Arguments the op saved that share the written tensor's version counter (``y.mul_(y)``,
     or a view of ``y``) were read before the write, so they remember the version from before
     it: a backward pass that needs them raises PyTorch's "modified by an inplace operation"

@@ -436,14 +436,28 @@ def _fast_factory(rule: Rule) -> Callable[..., Any] | None:
         f"{names[i]}.tp_keyset & _M.ag:\n        _check(_rule, ({args}))\n"
         for i in rule.no_grad_args
     )
-    body = (
-        check
-        + f"    _out = _k({call})\n"
-        + _requires_grad_source(rule, "    ", bound=True)
+    body = check + f"    _out = _k({call})\n" + _recording_tail(rule, "")
+    return _per_keyset_factory(rule, params, body, {"_check": check_no_requires_grad})
+
+
+def _recording_tail(rule: Rule, after: str) -> str:
+    """The fast kernels' end: the requires-grad test, the inline recording, ``after`` (lines
+    run when it recorded), and ``return _out``."""
+    return (
+        _requires_grad_source(rule, "    ", bound=True)
         + f"    if {' or '.join(f'_a{j}' for j in range(len(rule.diff_idx))) or '0'}:\n"
         + _record_source(rule, tested=True, bound=True)
+        + after
         + "    return _out\n"
     )
+
+
+def _per_keyset_factory(
+    rule: Rule, params: str, body: str, names: dict[str, Any]
+) -> Callable[..., Any]:
+    """The ``per_keyset`` factory (Note [Per-key-set kernels] in tensorplug's dispatcher) of a
+    fast kernel: it binds the kernel below autograd (``_k``) and the masks (``_ag``, ``_wag``)
+    for the key set, and defines ``kernel(<the schema's parameters>): <body>``."""
     inner = params.removeprefix("_ks").removeprefix(", ")
     factory = (
         "    _k = _below_for(_rule, _int(_keyset))\n"
@@ -456,8 +470,8 @@ def _fast_factory(rule: Rule) -> Callable[..., Any] | None:
     )
     names_used: dict[str, Any] = {
         "_below_for": _below_for,
-        "_check": check_no_requires_grad,
         "_name": f"autograd_kernel[{rule.name}]",
+        **names,
         **_record_names(rule),
     }
     return compile_kernel(rule, "_op_, _keyset", factory, names_used, "autograd", __name__)
@@ -479,8 +493,7 @@ def _inplace_fast_factory(rule: Rule) -> Callable[..., Any] | None:
     arguments that require grad, keep the generic kernel."""
     if rule.saves_self_before or rule.no_grad_args or rule.arg_names[0] != "self":
         return None
-    params, call, args = source_parts(rule)
-    fix = "        _before(_n, _c, _v0)\n" if rule.saved else ""
+    params, call, _ = source_parts(rule)
     body = (
         "    _m = self.tp_autograd\n"
         "    if _m is None or _m.grad_fn is None or _m.view is not None or self.tp_base is not None:\n"
@@ -490,31 +503,14 @@ def _inplace_fast_factory(rule: Rule) -> Callable[..., Any] | None:
         f"    _out = _k({call})\n"
         "    if _c.value == _v0:\n"
         "        _c.value = _v0 + 1\n"
-        + _requires_grad_source(rule, "    ", bound=True)
-        + f"    if {' or '.join(f'_a{j}' for j in range(len(rule.diff_idx))) or '0'}:\n"
-        + _record_source(rule, tested=True, bound=True)
-        + fix
-        + "    return _out\n"
-    )
-    inner = params.removeprefix("_ks").removeprefix(", ")
-    factory = (
-        "    _k = _below_for(_rule, _int(_keyset))\n"
-        "    _ag, _wag = _M.ag, _M.with_ag.get\n"
-        f"    def kernel({inner}):\n"
-        + textwrap.indent(body, "    ")
-        + "    kernel.__qualname__ = kernel.__name__ = _name\n"
-        "    return kernel\n"
+        + _recording_tail(rule, "        _before(_n, _c, _v0)\n" if rule.saved else "")
     )
     from .views import run_inplace, saved_before_write
 
-    names_used: dict[str, Any] = {
-        "_below_for": _below_for,
-        "_generic": _generated(rule, run_inplace),
-        "_before": saved_before_write,
-        "_name": f"autograd_kernel[{rule.name}]",
-        **_record_names(rule),
-    }
-    return compile_kernel(rule, "_op_, _keyset", factory, names_used, "autograd", __name__)
+    generic = _generated(rule, run_inplace)
+    return _per_keyset_factory(
+        rule, params, body, {"_generic": generic, "_before": saved_before_write}
+    )
 
 
 def _below_for(rule: Rule, ks: int) -> Callable[..., Any]:

@@ -146,7 +146,8 @@ class OpOverload:
         generated kernels of plugins that look a kernel up on every call: ``get`` from it and,
         on a miss, call :meth:`kernel_for` (or :meth:`derived_kernel`), which fills it. It is
         one dict for the op's whole life (``op.kernel_cache.get`` may be bound once), emptied
-        whenever a registration changes; plugins only read it."""
+        when the op's own kernels change, and for every op when a fallback or the set of keys
+        changes and when dispatch tracing is switched; plugins only read it."""
         return self._cache
 
     def derived_kernel(

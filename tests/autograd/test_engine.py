@@ -348,6 +348,32 @@ def test_autograd_grad_of_non_leaf_and_several_inputs():
     np.testing.assert_allclose(gx.numpy(), [18.0, 36.0])
 
 
+def test_autograd_grad_does_not_run_the_node_of_a_target_it_need_not_pass():
+    # as PyTorch: the gradient of h is captured where it arrives; h's own node does not run,
+    # unless another input is reached through it
+    ran = []
+
+    class Tracked(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 3.0
+
+        @staticmethod
+        def backward(ctx, g):
+            ran.append(1)
+            return g * 3.0
+
+    x = t64([1.0, 2.0])
+    h = Tracked.apply(x)
+    y = (h * h).sum()
+    (gh,) = tp.autograd.grad(y, [h], retain_graph=True)
+    np.testing.assert_allclose(gh.numpy(), [6.0, 12.0])
+    assert ran == []
+    gh, gx = tp.autograd.grad(y, [h, x])
+    np.testing.assert_allclose(gx.numpy(), [18.0, 36.0])
+    assert ran == [1]
+
+
 def test_autograd_grad_unused_inputs():
     x, z = t64([1.0]), t64([2.0])
     y = (x * 2).sum()

@@ -261,12 +261,17 @@ def _execute(
     ready = [(-n._seq, n) for n in {n for n, _ in roots} if n in needed and not deps.get(n)]
     heapq.heapify(ready)
     pop, push = heapq.heappop, heapq.heappush
+    targeted = {n for n, _ in capture}  # the nodes whose gradients are captured
     st, saved_mode = _grad_mode_for(create_graph)
     try:
         while ready:
             node = pop(ready)[1]
-            grads = _run_pre_hooks(node, buffers.pop(node, []) or [None] * node._n_out)
-            if capture:
+            grads = buffers.pop(node, None)
+            if grads is None:
+                grads = [None] * node._n_out
+            if node._pre_hooks:
+                grads = _run_pre_hooks(node, grads)
+            if node in targeted:
                 if type(node) is AccumulateGrad and grads[0] is not None:
                     var = node._variable()  # a leaf among the inputs: its hooks see its gradient
                     if var is not None and var.tp_autograd is not None and var.tp_autograd.hooks:
@@ -276,28 +281,40 @@ def _execute(
                         before = captured[i]
                         if cg is not None:
                             captured[i] = cg if before is None else before + cg
+                if type(node) is not AccumulateGrad:
+                    for c, _ in node.next_functions:
+                        if c in needed:
+                            break
+                    else:  # a target no other target is reached through: nothing to run
+                        continue
             if type(node) is AccumulateGrad:  # captured above; .grad is left alone
                 if node._post_hooks:
                     g0 = grads[0]
                     for fn in list(node._post_hooks):
                         fn((), (g0,))
                 continue
-            if not any(c in needed for c, _ in node.next_functions):
-                continue
-            plain = node._validates_grads and not node._post_hooks
-            outs = node.apply(grads) if plain else _apply(node, grads)
+            if node._validates_grads and not node._post_hooks:
+                outs = node.apply(grads)
+            else:
+                outs = _apply(node, grads)
             del grads
             if not keep_graph and node._saves:
                 node._release()
             for (child, nr), g in zip(node.next_functions, outs, strict=False):
                 if child is None or child not in needed:
                     continue
-                if g is not None:
-                    _add_to_buffer(buffers, child, nr, g, create_graph)
-                deps[child] -= 1
-                if not deps[child]:
+                if g is not None:  # _add_to_buffer, inline
+                    buf = buffers.get(child)
+                    if buf is None:
+                        buf = buffers[child] = [None] * child._n_out
+                    old = buf[nr]
+                    buf[nr] = g if old is None else old + g
+                left = deps[child] - 1
+                deps[child] = left
+                if not left:
                     push(ready, (-child._seq, child))
             del outs
+            buf = g = old = None  # no reference outlives the loop (Note [Stealing gradients])
     finally:
         st.nexc = saved_mode
     return captured

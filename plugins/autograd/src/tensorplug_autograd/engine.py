@@ -303,18 +303,13 @@ def _execute(
             for (child, nr), g in zip(node.next_functions, outs, strict=False):
                 if child is None or child not in needed:
                     continue
-                if g is not None:  # _add_to_buffer, inline
-                    buf = buffers.get(child)
-                    if buf is None:
-                        buf = buffers[child] = [None] * child._n_out
-                    old = buf[nr]
-                    buf[nr] = g if old is None else old + g
+                if g is not None:
+                    _add_to_buffer(buffers, child, nr, g, create_graph)
                 left = deps[child] - 1
                 deps[child] = left
                 if not left:
                     push(ready, (-child._seq, child))
             del outs
-            buf = g = old = None  # no reference outlives the loop (Note [Stealing gradients])
     finally:
         st.nexc = saved_mode
     return captured

@@ -18,8 +18,9 @@ non-leaf is its ``grad_fn``; the edge of a leaf that requires grad is its
 the leaf weakly), so every use of the leaf in one graph reaches the same node. The leaf keeps
 the edge tuple ``(acc, 0)`` with it (``leaf_edge``): recording a use builds no tuple, and
 its input metadata too, for as long as its data is the same array (``leaf_input_meta``: a
-weak reference to the array tells). Inputs that do not require grad have ``(None, 0)``. Each edge also records the input's shape, dtype and device: the engine reduces a
-broadcast gradient to that shape and casts it, as PyTorch's ``validate_outputs`` does.
+weak reference to the array tells). Inputs that do not require grad have ``(None, 0)``. Each
+edge also records the input's shape, dtype and device: the engine reduces a broadcast gradient
+to that shape and casts it, as PyTorch's ``validate_outputs`` does.
 
 Note [Saved tensors]
 ~~~~~~~~~~~~~~~~~~~~

@@ -636,19 +636,22 @@ def _record_source(rule: Rule, tested: bool = False, bound: bool = False) -> str
         if kept:  # the formulas read it: kept for every input
             given: list[str] = []
             leaf: list[str] = []
+            first: list[str] = []
             none: list[str] = []
             metas.append(meta if i not in optional else f"_i{j}")
         else:  # read for a gradient to give only: set where the edge is known
             given, none = [f"_i{j} = {meta}"], [f"_i{j} = None"]
-            # a leaf's is kept while its data is the same array (Note [Graph edges])
+            # a leaf's is kept while its data is the same array (Note [Graph edges]); made
+            # and kept on the leaf's first use
             leaf = [f"_i{j} = _m.leaf_meta if _m.data_ref() is {t}.tp_data else _leaf_meta({t})"]
+            first = [f"_i{j} = _leaf_meta({t})"]
             metas.append(f"_i{j}")
         block = [
             f"_m = {t}.tp_autograd",
             "if _m is None:",
             f"    if _a{j}:",
             f"        _e{j} = _leaf({t})",
-            *(f"        _i{j} = _leaf_meta({t})" for _ in leaf),
+            *(f"        {x}" for x in first),
             "    else:",
             f"        _e{j} = _NO",
             *(f"        {x}" for x in none),

@@ -5,6 +5,7 @@ Gradients are checked against closed forms or central finite differences in floa
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import weakref
@@ -19,6 +20,7 @@ from tests import needs
 needs.autograd()
 
 from tensorplug_autograd.graph import AccumulateGrad  # noqa: E402
+from tensorplug_autograd.kernels import takes_positionally  # noqa: E402
 
 
 def t64(values, requires_grad=True):
@@ -225,6 +227,45 @@ def test_fast_kernel_per_key_set_follows_tracing_and_registrations():
         assert seen == [1] and y.grad_fn is not None  # the new kernel, below autograd
     tp.mul(a, t64(bn, requires_grad=False))
     assert seen == [1]  # closed: the old kernel again
+
+
+def test_kernel_below_autograd_gets_keyword_only_arguments_by_position_if_it_takes_them():
+    # Note [Positional calls below autograd]: the fast kernel passes alpha by position to a
+    # kernel whose positional parameters are the schema's arguments, else by keyword
+    names = ("self", "other", "alpha")
+    cpu = tp.ops.aten.add.Tensor.kernel_for(tp.keys.keyset("CPU"))
+    assert takes_positionally(cpu, names)  # the array kit's binary kernel
+
+    # calling the CPU kernel, they dispatch nothing: bound as they are, with no guard around
+    @tp.library.mark_no_dispatch
+    def by_position(self, other, alpha=1, /):  # a keyword call raises TypeError
+        seen.append(("position", alpha))
+        return cpu(self, other, alpha)
+
+    @tp.library.mark_no_dispatch
+    def by_keyword(self, other, *, alpha=1):  # a positional call raises TypeError
+        seen.append(("keyword", alpha))
+        return cpu(self, other, alpha=alpha)
+
+    def longer(self, other, alpha=1, beta=0):
+        return cpu(self, other, alpha)
+
+    assert takes_positionally(by_position, names)
+    assert not takes_positionally(by_keyword, names)
+    assert not takes_positionally(longer, names)  # more parameters than the schema's
+    assert not takes_positionally(functools.partial(by_position), names)  # not a function
+    an, bn = np.array([1.0, -2.0, 3.5]), np.array([0.5, 4.0, -1.0])
+    for kernel, how in ((by_position, "position"), (by_keyword, "keyword")):
+        seen: list[tuple[str, Any]] = []
+        with tp.Library("aten", "IMPL") as lib:
+            lib.impl("add.Tensor", kernel, "CPU", override=True)
+            a, b = t64(an), t64(bn)
+            y = tp.add(a, b, alpha=2.5)
+            y.sum().backward()
+        assert seen == [(how, 2.5)] and y.grad_fn is not None
+        np.testing.assert_array_equal(y.detach().numpy(), an + 2.5 * bn)
+        np.testing.assert_array_equal(a.grad.numpy(), np.ones(3))
+        np.testing.assert_array_equal(b.grad.numpy(), np.full(3, 2.5))
 
 
 def test_backward_matches_finite_differences():

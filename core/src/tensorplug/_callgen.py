@@ -22,7 +22,9 @@ argument 'x'`` (a ``**kwargs`` catch-all would cost a dict per call). The genera
    passes as it is when it is already what it binds to, a tuple of ints, and a list of ints
    becomes that tuple without the binder;
 3. looks the key set up in the operator's dispatch cache (Note [Dispatch cache]) and calls the
-   callable found there with the bound arguments;
+   callable found there with the bound arguments. The lookup is a subscript inside ``try``,
+   not a call of the dict's ``get`` (about 30 ns less per call in ``tp.add``): only the first
+   call with a key set misses, and its ``KeyError`` sends it to ``op._resolve``;
 4. for arguments the schema marks written ``(a!)``, bumps the version counter when the kernel
    left it unchanged, so nested dispatch of one in-place call bumps it exactly once.
 
@@ -42,7 +44,7 @@ from .dispatch import local_state
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 
-_RESERVED = {"_op", "_ks", "_extra", "_k", "_r", "_v", "_tls", "_get", "_M", "_ints", "_m"}
+_RESERVED = {"_op", "_ks", "_extra", "_k", "_r", "_v", "_tls", "_cache", "_M", "_ints", "_m"}
 
 
 def usable_names(schema: _schema.FunctionSchema) -> bool:
@@ -57,7 +59,7 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
     schema: _schema.FunctionSchema = op._schema
     ns: dict[str, Any] = {
         "_tls": local_state,
-        "_get": cache.get,
+        "_cache": cache,
         "_M": MISSING,
         "_ks_list": ks_list,
         "_ks_optlist": ks_optlist,
@@ -144,8 +146,9 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
             "    except AttributeError:",
             f"        return {bad}",
             *checks,
-            "    _k = _get(_ks)",
-            "    if _k is None:",
+            "    try:",  # Note [Generated call functions], 3.
+            "        _k = _cache[_ks]",
+            "    except KeyError:",
             "        _k = _op._resolve(_ks)",
         ]
         if not written:
@@ -298,7 +301,7 @@ def specialized_body(
     of_type = dict(zip(names, types, strict=True))  # argument name -> its value's type
     ns: dict[str, Any] = {
         "_tls": local_state,
-        f"_get{tag}": op._cache.get,
+        f"_cache{tag}": op._cache,
         f"_op{tag}": op,
         "_ints": ints,
     }
@@ -358,8 +361,9 @@ def specialized_body(
         "_m = _tls.masks",
         f"_ks = ({ks_expr}) & _m.nexc",
         *checks,
-        f"_k = _get{tag}(_ks)",
-        "if _k is None:",
+        "try:",  # Note [Generated call functions], 3.
+        f"    _k = _cache{tag}[_ks]",
+        "except KeyError:",
         f"    _k = _op{tag}._resolve(_ks)",
     ]
     if written:

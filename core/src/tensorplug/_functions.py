@@ -293,6 +293,12 @@ def _make_function(name: str, es: list[OpEntry], module: str = "tensorplug") -> 
 # _callgen.py), run when the cache holds that very call, or nothing.
 _FUNCTION = """
 def function(a=_NO, b=_NO, /, *rest, **kwargs):
+    if not rest and type(b) is T and type(a) is T and not kwargs:  # two tensors: tested first
+{inline2}
+        op = choice.t2
+        if op is None:
+            return general((a, b), kwargs)
+        return op(a, b)
     if rest or kwargs or a is _NO:
         if not kwargs and len(rest) == 1 and type(a) is T and type(b) is T:
             c = rest[0]
@@ -311,11 +317,7 @@ def function(a=_NO, b=_NO, /, *rest, **kwargs):
         if op is None:
             return general((a,), kwargs)
         return op(a)
-    if type(a) is T and type(b) is T:
-{inline2}
-        op = choice.t2
-    else:
-        op = get((type(a), type(b)))
+    op = get((type(a), type(b)))
     if op is None:
         return general((a, b), kwargs)
     return op(a, b)

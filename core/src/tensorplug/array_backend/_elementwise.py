@@ -299,8 +299,9 @@ def binary(
         return r if type(r) is arr_t else asarray(r)
 
     if alpha and not quiet:
-
-        def binary(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
+        # alpha is not keyword-only: a caller may pass it by position, which is cheaper (Note
+        # [Positional calls below autograd] in tensorplug_autograd/kernels.py)
+        def binary(self: Tensor, other: Tensor, alpha: Scalar = 1) -> Tensor:
             d = self._dtype
             dev = self._device
             if d is other._dtype and dev is other._device and d in fast and alpha == 1:
@@ -461,9 +462,10 @@ def binary(
         # the dtypes whose fast path takes a Python alpha: ``b * alpha`` keeps b's float dtype
         ipalpha = frozenset(d for d in ipfast if d.kind == "f")
 
+        # alpha by position too, as ``binary``'s
         if quiet:
 
-            def binary_inplace(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
+            def binary_inplace(self: Tensor, other: Tensor, alpha: Scalar = 1) -> Tensor:
                 d = self._dtype
                 if d is other._dtype and self._device is other._device:
                     if alpha == 1:
@@ -476,7 +478,7 @@ def binary(
 
         else:  # the same, with ``write`` inline (SGD's ``p.sub_(g, alpha=lr)``)
 
-            def binary_inplace(self: Tensor, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
+            def binary_inplace(self: Tensor, other: Tensor, alpha: Scalar = 1) -> Tensor:
                 d = self._dtype
                 if d is other._dtype and self._device is other._device:
                     if alpha == 1:

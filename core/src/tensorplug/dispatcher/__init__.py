@@ -18,7 +18,7 @@ A call computes its key set ``ks`` (Note [Generated call functions] in _callgen.
 the kernel of the highest key of ``ks`` whose entry is not a fallthrough. Bits do not follow
 priority (Note [Bits and priority] in keys.py), so that answer is a walk over the priority
 order. Each operator keeps a dict ``ks -> ready callable`` filled on the first call with a given
-key set and emptied whenever its table is recomputed: a table lookup is one dict ``get``. The
+key set and emptied whenever its table is recomputed: a table lookup is one dict subscript. The
 ready callable is the kernel itself, or a ``functools.partial`` that prepends the key set
 (``with_keyset=True`` kernels) or ``(op, keyset)`` (boxed fallbacks), or what a
 ``per_keyset=True`` factory made for ``ks`` (Note [Per-key-set kernels]).

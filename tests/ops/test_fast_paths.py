@@ -209,6 +209,42 @@ def test_inplace(paths: tuple[Kernels, Kernels], op: str, dtype: str) -> None:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_relu_inplace(paths: tuple[Kernels, Kernels], dtype: str) -> None:
+    """``relu_``'s fast path (``maximum(a, 0, out=a)``, Note [relu's zero]) against the general
+    path's copy back, with nan, infinities and -0.0."""
+    for shape in ((3, 4), (), (0,), (2, 3, 4)):
+        check(paths, "relu_", make(dtype, shape, special=True))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "uint8"])
+def test_relu_inplace_views(paths: tuple[Kernels, Kernels], dtype: str) -> None:
+    """``relu_`` on a strided view writes through to its base, on both paths; on a read-only
+    broadcast view both raise PyTorch's error and write nothing."""
+    results = []
+    for kernels in paths:
+        base = make(dtype, (4, 6), 5, special=True)
+        before = base.numpy().copy()
+        view = base[:, ::2]
+        assert view.tp_data.base is not None and not view.tp_data.flags.c_contiguous
+        assert kernels["relu_"](view) is view
+        want = before.copy()
+        want[:, ::2] = np.maximum(want[:, ::2], 0)
+        np.testing.assert_array_equal(base.numpy(), want)
+        row = make(dtype, (4,), 3)
+        row_before = row.numpy().copy()
+        expanded = tp.ops.aten.expand.default(row, [3, 4])
+        with pytest.raises(Exception) as e:
+            kernels["relu_"](expanded)
+        np.testing.assert_array_equal(row.numpy(), row_before)
+        results.append((base.numpy().tobytes(), type(e.value), str(e.value)))
+    assert results[0] == results[1]
+    assert results[0][1] is RuntimeError
+    assert (
+        "more than one element of the written-to tensor refers to a single memory" in results[0][2]
+    )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
 def test_out(paths: tuple[Kernels, Kernels], op: str, dtype: str) -> None:
     a = make(dtype, (3, 4), 1, special=True)

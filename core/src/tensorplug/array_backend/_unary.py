@@ -39,13 +39,28 @@ from ._kit import (
 )
 
 
+def _zeros(kit: Kit, dtypes: frozenset[Any]) -> dict[Any, Any]:
+    """Note [relu's zero]
+    ~~~~~~~~~~~~~~~~~~~~
+    ``relu`` is ``maximum(a, 0)``. numpy takes a Python ``0`` as a weak scalar, which costs it
+    about 300 ns a call (64 float32 elements: 645 ns, against 348 ns with a 0-d array of a's
+    dtype; 8192 elements: 3.78 against 3.46 µs), and the result is the same: the weak scalar
+    becomes a zero of a's dtype. So the fast paths pass a 0-d zero of the dtype, made once per
+    dtype. Only for array libraries of one device (no ``device_context``): a CuPy zero lives on
+    one GPU, and the tensor may be on another, so CuPy keeps the Python 0."""
+    if kit.device_context is not None:
+        return {d: 0 for d in dtypes}
+    return {d: kit.xp.zeros((), dtype=kit.storage[d]) for d in dtypes}
+
+
 def relu_fast_path(kit: Kit, general: Kernel) -> Kernel:
     """``relu`` with unary's fast path in front of its guard (as Note [Backward kernel fast
     paths] in _backward.py: the forward of every MLP layer): a native dtype that is neither
-    bool nor complex runs ``maximum(a, 0)``, the general kernel's own array call for it, and
-    only the general path pays for the error conversion."""
+    bool nor complex runs ``maximum(a, 0)``, the general kernel's own array call for it (with
+    the zero of Note [relu's zero]), and only the general path pays for the error conversion."""
     slow = guard("relu", general, kit.key_name)
     fast = frozenset(d for d in kit.native if d.kind not in "bc")
+    zeros = _zeros(kit, fast)
     maximum = kit.xp.maximum
     arr_t = kit.array_type
     asarray = kit.xp.asarray
@@ -57,7 +72,7 @@ def relu_fast_path(kit: Kit, general: Kernel) -> Kernel:
         d = self._dtype
         if d in fast:
             try:
-                r = maximum(self._data, 0)
+                r = maximum(self._data, zeros[d])
             except _CONVERTED:
                 return slow(self)  # type: ignore[no-any-return]
             if type(r) is not arr_t:
@@ -72,6 +87,34 @@ def relu_fast_path(kit: Kit, general: Kernel) -> Kernel:
         return slow(self)  # type: ignore[no-any-return]
 
     return relu
+
+
+def relu_inplace_fast_path(kit: Kit, general: Kernel) -> Kernel:
+    """``relu_`` (``nn.ReLU(inplace=True)``) where the array library writes ``out=``: a native
+    dtype that is neither bool nor complex runs ``maximum(a, 0, out=a)``, which is what the
+    general kernel computes and writes back (its casts are identities for a native dtype), in
+    one call and no copy. An array the library refuses to write (a broadcast view) takes the
+    general path, which raises PyTorch's error."""
+    if not kit.writes_out:
+        return general
+    slow = guard("relu_", general, kit.key_name)
+    fast = frozenset(d for d in kit.native if d.kind not in "bc")
+    zeros = _zeros(kit, fast)
+    maximum = kit.xp.maximum
+
+    @guarded
+    def relu_(self: Tensor) -> Tensor:
+        d = self._dtype
+        if d in fast:
+            a = self._data
+            try:
+                maximum(a, zeros[d], out=a)
+            except _CONVERTED:
+                return slow(self)  # type: ignore[no-any-return]
+            return self
+        return slow(self)  # type: ignore[no-any-return]
+
+    return relu_
 
 
 def relu_(kit: Kit, self: Tensor) -> Tensor:
@@ -294,6 +337,7 @@ def build(kit: Kit) -> Kernels:
 
     unary(kit, k, "relu", relu, reject="bc")
     k["relu"] = relu_fast_path(kit, k["relu"])
+    k["relu_"] = relu_inplace_fast_path(kit, k["relu_"])
 
     # --- rounding, powers, logarithms, erf, float classes ----------------------------------
 

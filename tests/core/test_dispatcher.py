@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 
+import numpy as np
 import pytest
 
 import tensorplug as tp
@@ -480,3 +481,32 @@ def test_int_list_arguments_reach_kernels_as_tuples_of_ints(ns):
         assert seen[-1] == ((3, 4), (5,)) and all(type(v) is int for v in seen[-1][0])
         with pytest.raises(TypeError, match="dims"):
             op(a, [1, "x"])
+
+
+def test_factory_backend_select_calls_the_backend_kernel_and_traces_it():
+    # BackendSelect calls the backend's cache entry directly, and redispatches while tracing
+    # so the trace shows the step
+    z = tp.zeros([2, 3], dtype=tp.float64)
+    assert z.dtype is tp.float64 and z.device.type == "cpu"
+    np.testing.assert_array_equal(z.numpy(), np.zeros((2, 3)))
+    lines: list[str] = []
+    with tp.dispatcher.tracing(lines.append):
+        traced = tp.zeros([2, 3], dtype=tp.float64)
+    np.testing.assert_array_equal(traced.numpy(), np.zeros((2, 3)))
+    assert lines[0].startswith("[dispatch] call aten::zeros.default keyset=DispatchKeySet(")
+    assert "-> BackendSelect" in lines[0]
+    assert lines[1].startswith("  [dispatch] redispatch aten::zeros.default keyset=")
+    assert lines[1].split(" -> ")[1].startswith("CPU: ")
+    cpu = tp.ops.aten.zeros.default.kernel_for(tp.keys.keyset("CPU"))
+    seen = []
+
+    def counting(*args, **kwargs):
+        seen.append(kwargs["device"])
+        return cpu(*args, **kwargs)
+
+    with tp.Library("aten", "IMPL") as lib:
+        lib.impl("zeros", counting, "CPU", override=True)
+        assert tp.zeros([4]).shape == (4,)
+        assert seen == [tp.device("cpu")]  # the canonical device, passed on as it is
+    tp.zeros([4])
+    assert seen == [tp.device("cpu")]  # closed: the CPU plugin's kernel again

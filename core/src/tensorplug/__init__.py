@@ -49,7 +49,7 @@ bool = _dtypes_module.bool  # noqa: A001 - tensorplug.bool is the dtype, as torc
 float = _dtypes_module.float  # noqa: A001
 int = _dtypes_module.int  # noqa: A001
 
-__version__ = "0.1.1"
+__version__ = "0.1.2"
 
 # Keys every call may pass through without a kernel of their own (Note [BackendSelect is
 # always included]; ADInplaceOrView has kernels only where the autograd plugin adds them).

@@ -38,7 +38,7 @@ import keyword
 from collections.abc import Callable
 from typing import Any
 
-from . import _binding
+from . import _binding, codegen
 from . import schema as _schema
 from .dispatch import local_state
 
@@ -167,9 +167,7 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
         + body("_ks = _ks & -1" if not ks_terms else "pass")
         + "\n"
     )
-    code = compile(src, f"<tensorplug dispatch {qual}>", "exec")
-    exec(code, ns)
-    call, redispatch = ns["__call__"], ns["redispatch"]
+    call, redispatch = codegen.define_all(src, ns, f"dispatch {qual}", ("__call__", "redispatch"))
     call.__qualname__ = qual
     redispatch.__qualname__ = qual + ".redispatch"
     call.__source__ = src
@@ -242,27 +240,11 @@ def specialize(op: Any, sig: tuple[Any, ...]) -> Callable[..., Any] | None:
         return None
     lines, ns = made
     src = f"def call({', '.join(names)}):\n" + "\n".join(lines) + "\n"
-    exec(compiled(src, "<tensorplug specialized call>"), ns)
-    call: Callable[..., Any] = ns["call"]
+    call = codegen.define(src, ns, "specialized call", "call")
     call.__qualname__ = f"{op._name}.specialized"
     call.specialized_for = op  # type: ignore[attr-defined]
     call.__source__ = src  # type: ignore[attr-defined]
     return call
-
-
-def compiled(src: str, filename: str) -> Any:
-    """``compile(src, filename, "exec")``, once per source text: the specialized calls and
-    public functions of operators with schemas of one shape (``relu``, ``neg``, ``exp``...)
-    are one text, their operators' values being in the namespaces they run in."""
-    code = _compiled.get(src)
-    if code is None:
-        if len(_compiled) > 4096:  # schemas defined at run time: keep the cache bounded
-            _compiled.clear()
-        code = _compiled[src] = compile(src, filename, "exec")
-    return code
-
-
-_compiled: dict[str, Any] = {}
 
 
 def _given_names(schema: _schema.FunctionSchema, sig: tuple[Any, ...]) -> list[str] | None:

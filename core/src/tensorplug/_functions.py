@@ -10,7 +10,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from . import _callgen, _python_args, overrides
+from . import _callgen, _python_args, codegen, overrides
 from . import dtypes as _dtypes
 from ._native_functions import OpEntry
 from .device import device as _Device
@@ -344,8 +344,7 @@ def _exec(
     ns.update(T=Tensor, _NO=_NO, _pack=_pack, choice=choice, get=choice.get)
     ns["__name__"] = __name__  # the functions' __module__, as for the closures they replace
     src = template.format(**inline)
-    exec(_callgen.compiled(src, f"<tensorplug public {name}>"), ns)
-    fn: Callable[..., Any] = ns[name]
+    fn = codegen.define(src, ns, f"public {name}", name)
     fn.__source__ = src  # type: ignore[attr-defined]
     return fn
 

@@ -105,7 +105,7 @@ ENTRY_POINT_GROUP: Final = "tensorplug"
 # A plugin sets PLUGIN_API_VERSION in its module to the version it was written for, and loads
 # when MAJOR is the same and its MINOR is at most the core's; one that sets none was written
 # before versions were declared, for 1.0. docs/plugins.md, "Versions", is the policy.
-PLUGIN_API_VERSION: Final = "1.1"
+PLUGIN_API_VERSION: Final = "1.2"
 
 # --- state ----------------------------------------------------------------------------------
 

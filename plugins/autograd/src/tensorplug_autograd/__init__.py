@@ -26,7 +26,7 @@ from . import tensor_api as _tensor_api
 from . import views as _views
 from .graph import M
 
-PLUGIN_API_VERSION = "1.0"  # the tensorplug.PLUGIN_API_VERSION it is written for
+PLUGIN_API_VERSION = "1.2"  # the tensorplug.PLUGIN_API_VERSION it is written for (codegen)
 
 __all__ = [
     "PLUGIN_API_VERSION",

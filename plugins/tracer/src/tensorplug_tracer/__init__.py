@@ -17,7 +17,7 @@ from .recorder import M, tracer_fallback, value_read_hook
 
 __all__ = ["PLUGIN_API_VERSION", "tensorplug_add_names", "tensorplug_register_kernels"]
 
-PLUGIN_API_VERSION = "1.0"  # the tensorplug.PLUGIN_API_VERSION it is written for
+PLUGIN_API_VERSION = "1.2"  # the tensorplug.PLUGIN_API_VERSION it is written for (codegen)
 
 
 def _refresh(*_: Any) -> None:

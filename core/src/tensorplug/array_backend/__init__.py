@@ -57,10 +57,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .. import _backends
 from .. import dtypes as _dt
 from .. import keys as _keys
+from .._library import mark_no_dispatch
 from ..device import canonical
 from ..device import device as Device
 from ..errors import RegistrationError
-from ..library import mark_no_dispatch
 from ..tensor import Tensor
 from . import (
     _amp,

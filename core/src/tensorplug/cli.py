@@ -32,6 +32,7 @@ from typing import Any, TextIO
 
 import tensorplug
 
+from . import _manifest
 from . import dispatcher as _dispatcher
 from . import keys as _keys
 from . import plugins as _plugins
@@ -484,16 +485,19 @@ def _backends_runtime_reason(device_type: str) -> str | None:
     return None if rt is None else rt.unavailable_reason()
 
 
-_FIRST_PARTY = {"cpu", "cuda", "autograd", "autocast", "tracer", "batched"}
+def _section(title: str, plugin: str, run: Callable[[TextIO], None]) -> Section:
+    """The demo section of first-party plugin ``plugin`` (Note [First-party manifest])."""
+    return Section(title, plugin, _manifest.BY_NAME[plugin].distribution, run)
+
 
 SECTIONS: list[Section] = [
     Section("core", None, "tensorplug", _demo_core),
-    Section("CPU backend", "cpu", "tensorplug-cpu", _demo_cpu),
-    Section("autograd", "autograd", "tensorplug-autograd", _demo_autograd),
-    Section("autocast", "autocast", "tensorplug-autocast", _demo_autocast),
-    Section("tracer", "tracer", "tensorplug-tracer", _demo_tracer),
-    Section("batched (vmap)", "batched", "tensorplug-batched", _demo_batched),
-    Section("CUDA backend", "cuda", "tensorplug-cuda", _demo_cuda),
+    _section("CPU backend", "cpu", _demo_cpu),
+    _section("autograd", "autograd", _demo_autograd),
+    _section("autocast", "autocast", _demo_autocast),
+    _section("tracer", "tracer", _demo_tracer),
+    _section("batched (vmap)", "batched", _demo_batched),
+    _section("CUDA backend", "cuda", _demo_cuda),
 ]
 
 
@@ -521,7 +525,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     loaded = _plugins.loaded_names()
     sections = list(SECTIONS)
     for info in _plugins.list():
-        if info.name not in _FIRST_PARTY and info.status == "loaded":
+        if info.name not in _manifest.BY_NAME and info.status == "loaded":
             sections.append(_third_party_section(info))
     failures = 0
     for s in sections:

@@ -11,6 +11,9 @@ Subcommands::
     tensorplug table OP                     the computed dispatch table of OP (DESIGN §4)
     tensorplug explain OP ARG...            dispatcher.explain on described inputs, e.g.
                                             explain aten::add.Tensor "f32[2,3]" "f32[3] cpu"
+    tensorplug source OP [--keys KEY,...]   the code a call of OP runs, frame by frame: the
+                                            public function, the generated dispatch call and
+                                            the kernel of each key (dispatcher.source)
     tensorplug demo                         an end-to-end run of whatever plugins are installed
     tensorplug new-plugin NAME --backend|--functionality [--xp MODULE] [--dir DIR]
                                             write a ready plugin package (tensorplug-NAME/)
@@ -296,6 +299,11 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     print(text, file=out)
     # a call that fails is explained up to its failure; the exit status still says it failed
     return 1 if "\n  -> error: " in text else 0
+
+
+def cmd_source(args: argparse.Namespace, out: TextIO) -> int:
+    print(_dispatcher.source(args.op, args.keys), end="", file=out)
+    return 0
 
 
 # --- demo -----------------------------------------------------------------------------------
@@ -585,6 +593,22 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("op", help="ns::op.overload or ns::op")
     explain.add_argument("args", nargs="*")
     explain.set_defaults(fn=cmd_explain)
+    source = sub.add_parser(
+        "source",
+        help="the code a call of an operator runs, frame by frame",
+        description="Prints the frames a call of OP runs, top down: its public function, the "
+        "dispatch call generated from its schema, and the kernel of the call's highest key, "
+        "then those of the keys below a functionality key, down to a backend's kernel; each "
+        "with its key, where its entry comes from, who registered it, its file and line.",
+    )
+    source.add_argument("op", help="ns::op.overload, e.g. aten::add.Tensor (ns::op: .default)")
+    source.add_argument(
+        "--keys",
+        metavar="KEY,...",
+        help="the dispatch key set, e.g. AutogradCPU,CPU (aliases expand; default: what a call "
+        "with plain CPU tensors dispatches on)",
+    )
+    source.set_defaults(fn=cmd_source)
     sub.add_parser("demo", help="an end-to-end run of the installed plugins").set_defaults(
         fn=cmd_demo
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Protocol
 
+from . import _manifest
 from .errors import MissingPluginError
 
 __all__ = [
@@ -103,7 +104,8 @@ def runtime(device_type: str) -> Any | None:
 
 
 # device type -> (plugin, distribution) that provides it, for errors when none is loaded
-FIRST_PARTY_DEVICES = {"cpu": ("cpu", "tensorplug-cpu"), "cuda": ("cuda", "tensorplug-cuda")}
+# (Note [First-party manifest] in _manifest.py)
+FIRST_PARTY_DEVICES = {d: (p.name, p.distribution) for p in _manifest.MANIFEST for d in p.devices}
 
 
 def _missing_backend(key_name: str | None, device_type: str) -> Exception:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Protocol
 
+from .. import _manifest
 from ..keys import DispatchKey
 
 
@@ -17,21 +18,11 @@ class _Named(Protocol):
     overload_name: str
 
 
-# Distributions that provide first-party keys, for the remedy of a DispatchError.
-_PROVIDERS = {
-    "CPU": ("cpu", "tensorplug-cpu"),
-    "CUDA": ("cuda", "tensorplug-cuda"),
-    "Batched": ("batched", "tensorplug-batched"),
-    "Tracer": ("tracer", "tensorplug-tracer"),
-    "Autograd": ("autograd", "tensorplug-autograd"),
-    "ADInplaceOrView": ("autograd", "tensorplug-autograd"),
-    "Autocast": ("autocast", "tensorplug-autocast"),
-}
-
-
 def provider_of(key: DispatchKey) -> tuple[str, str] | None:
-    """``(plugin name, distribution)`` of the first-party plugin that serves ``key``."""
-    return _PROVIDERS.get(key.family or key.name)
+    """``(plugin name, distribution)`` of the first-party plugin that serves ``key`` (Note
+    [First-party manifest] in _manifest.py)."""
+    p = _manifest.provider_of_key(key.family or key.name)
+    return None if p is None else (p.name, p.distribution)
 
 
 def _remedy(op: _Named, key: DispatchKey) -> str:

@@ -20,6 +20,7 @@ layer may read).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -171,3 +172,28 @@ def provider_of_name(name: str) -> FirstPartyPlugin | None:
 def provider_of_attribute(name: str) -> FirstPartyPlugin | None:
     """The plugin that adds ``Tensor.<name>`` where the core has none (a placeholder's)."""
     return _BY_ATTRIBUTE.get(name)
+
+
+# Note [Loader state for remedies]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Errors raised below the plugin loader (a missing kernel's DispatchError, a device with no
+# backend) say whether the plugin that would serve them is installed and left out, failed, or
+# absent. Only the loader (``plugins.py``, a layer above) knows, so it registers two answers
+# here when it is imported; until then no plugin is loaded and none is known to be left out.
+_loader_answers: list[tuple[Callable[[], set[str]], Callable[[str, str], str | None]]] = []
+
+
+def register_loader(
+    loaded_names: Callable[[], set[str]], absent_remedy: Callable[[str, str], str | None]
+) -> None:
+    """The plugin loader's answers: the names of the loaded plugins, and why an installed
+    first-party plugin is not loaded (``absent_remedy(plugin, distribution)``, None if it is)."""
+    _loader_answers[:] = [(loaded_names, absent_remedy)]
+
+
+def loaded_plugins() -> set[str]:
+    return _loader_answers[0][0]() if _loader_answers else set()
+
+
+def absent_plugin_remedy(plugin: str, distribution: str) -> str | None:
+    return _loader_answers[0][1](plugin, distribution) if _loader_answers else None

@@ -619,3 +619,6 @@ def absent_plugin_remedy(plugin: str, distribution: str) -> str | None:
             "or run `tensorplug plugins`"
         )
     return None
+
+
+_manifest.register_loader(loaded_names, absent_plugin_remedy)  # Note [Loader state for remedies]

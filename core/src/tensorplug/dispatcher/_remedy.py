@@ -3,7 +3,6 @@ register a kernel or a fallback for it."""
 
 from __future__ import annotations
 
-import sys
 from typing import Protocol
 
 from .. import _manifest
@@ -29,8 +28,7 @@ def _remedy(op: _Named, key: DispatchKey) -> str:
     prov = provider_of(key)
     loaded = _loaded_plugins()
     if prov is not None and prov[0] not in loaded:
-        plugins = sys.modules.get("tensorplug.plugins")
-        why = None if plugins is None else plugins.absent_plugin_remedy(*prov)
+        why = _manifest.absent_plugin_remedy(*prov)
         if why is not None:  # installed, and left out by a setting or failed
             return f"The '{key.name}' key is served by {why}."
         return (
@@ -47,8 +45,4 @@ def _remedy(op: _Named, key: DispatchKey) -> str:
 
 
 def _loaded_plugins() -> set[str]:
-    mod = sys.modules.get("tensorplug.plugins")
-    if mod is None:
-        return set()
-    names: set[str] = getattr(mod, "loaded_names", lambda: set())()
-    return names
+    return _manifest.loaded_plugins()  # Note [Loader state for remedies]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import tensorplug as tp
+import tensorplug._opset.repr
 
 HAS_AUTOGRAD = "autograd" in tp.plugins.loaded_names()
 _WHY = "needs the tensorplug-autograd plugin loaded (installed, and not left out by TENSORPLUG_PLUGINS)"
@@ -36,7 +37,10 @@ def unloaded(name: str) -> Iterator[None]:
         yield
         return
     order = list(state.records)
-    hooks = (tp.keys._state.listeners, tp._repr.suffix_hooks)  # plugins append to these
+    hooks = (
+        tp.keys._state.listeners,
+        tensorplug._opset.repr.suffix_hooks,
+    )  # plugins append to these
     hook_order = [list(h) for h in hooks]
     if record.status == "loaded":
         tp.plugins.unregister(name)

@@ -1,4 +1,4 @@
-"""The standard operator set (tensorplug._api): the parsed-yaml cache (more in
+"""The standard operator set (tensorplug._opset.api): the parsed-yaml cache (more in
 test_schema_cache.py), and public functions
 and Tensor methods made on first use."""
 
@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 import tensorplug as tp
-from tensorplug import _api
+from tensorplug._opset import api as _api
 from tensorplug.schema import parse
 from tensorplug.tensor import Tensor
 
@@ -85,7 +85,8 @@ FRESH = textwrap.dedent(
     """
     import threading
     import tensorplug as tp
-    from tensorplug import _api, overrides
+    from tensorplug import overrides
+    from tensorplug._opset import api as _api
     from tensorplug.tensor import Tensor
 
     # nothing made yet, but every name is listed and return_types is complete

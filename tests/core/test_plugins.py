@@ -19,7 +19,9 @@ import pytest
 
 import tensorplug as tp
 from fakes import FakeTensor
-from tensorplug import _api, _backends, _repr, dispatcher, plugins
+from tensorplug import _backends, dispatcher, plugins
+from tensorplug._opset import api as _api
+from tensorplug._opset import repr as _repr
 from tensorplug.errors import MissingPluginError
 from tensorplug.hookspecs import hookimpl
 from tensorplug.plugins import PluginError

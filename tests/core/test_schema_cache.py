@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 import tensorplug as tp
-from tensorplug import _api, _schema_cache, schema
+from tensorplug import _schema_cache, schema
+from tensorplug._opset import api as _api
 
 CORE_SRC = Path(tp.__file__).resolve().parents[1]
-RAW = (Path(_api.__file__).parent / "native_functions.yaml").read_bytes()
+RAW = (Path(_api.__file__).parents[1] / "native_functions.yaml").read_bytes()
 TAG = "tests-tag"
 
 
@@ -146,7 +147,9 @@ def test_import_never_unpickles_a_cache(tmp_path):
         "PYTHONPATH": str(CORE_SRC),
         "TENSORPLUG_AUTOLOAD": "0",
     }
-    code = "import tensorplug, sys; print(len(tensorplug._api.entries), 'yaml' in sys.modules)"
+    code = (
+        "import tensorplug, sys; print(len(tensorplug._opset.api.entries), 'yaml' in sys.modules)"
+    )
     for expected in ("True", "False"):  # parsed and cached, then read from the cache
         r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 import tensorplug as tp
-from tensorplug import _api, codegen, dispatcher, plugins
+from tensorplug import codegen, dispatcher, plugins
+from tensorplug._opset import api as _api
 from tensorplug.cli import main
 from tensorplug.errors import DispatchError, RegistrationError
 from tensorplug.keys import DispatchKeyError

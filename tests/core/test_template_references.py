@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
-from tensorplug import _api, _callgen
-from tensorplug._native_functions import OpEntry
-from tensorplug._public_reference import reference_function, reference_method
+from tensorplug import _callgen
+from tensorplug._opset import api as _api
+from tensorplug._opset.native import OpEntry
+from tensorplug._opset.reference import reference_function, reference_method
 from tensorplug.dispatcher import OpOverload, find_op
 from tensorplug.dispatcher._reference import (
     reference_call,

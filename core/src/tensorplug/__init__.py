@@ -11,23 +11,13 @@ from __future__ import annotations
 import sys as _sys
 from typing import TYPE_CHECKING, Any
 
-from . import (
-    _api,
-    dispatch,
-    dispatcher,
-    keys,
-    library,
-    plugins,
-    random,
-    schema,
-    serialization,
-    storage,
-)
 from . import array_backend as array_backend  # for backend plugins
+from . import dispatch, dispatcher, keys, library, plugins, random, schema, serialization, storage
 from . import dtypes as _dtypes_module
-from ._api import return_types
-from ._construct import as_tensor, tensor
-from ._functional import unique as unique
+from ._opset import api as _api
+from ._opset.api import return_types
+from ._opset.construct import as_tensor, tensor
+from ._opset.unique import unique as unique
 from ._version import __version__ as __version__
 from .device import device, get_default_device, set_default_device
 from .dispatcher import OpOverload

@@ -208,7 +208,7 @@ def specialize(op: Any, sig: tuple[Any, ...]) -> Callable[..., Any] | None:
     Note [Specialized calls]
     ~~~~~~~~~~~~~~~~~~~~~~~~
     A public function caches, per signature of argument types, what to call (Note [Public
-    function fast path] in _functions.py). A signature is the types of the positional
+    function fast path] in _opset/functions.py). A signature is the types of the positional
     arguments, then the keywords' names, then their values' types, and a public function
     caches one only after the overload's generated ``__call__`` accepted such a call (every
     argument bound, no tensor taken for a number). For such a call most of what

@@ -10,9 +10,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from . import _backends, _entry_points, _repr, _values
+from . import _backends, _entry_points
 from . import keys as _keys
 from ._library import Library, LibraryKind
+from ._opset import repr as _repr
+from ._opset import values as _values
 from .keys import DispatchKey, KeyLike
 
 Status = Literal["loaded", "failed", "disabled"]

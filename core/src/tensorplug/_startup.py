@@ -9,7 +9,7 @@ these steps run, each once:
    may pass through without a kernel (Note [BackendSelect is always included]);
 2. the Python types of schema arguments (``ScalarType``, ``Device``, ``Generator``);
 3. the standard operators (native_functions.yaml) and their public functions, made on first
-   use (Note [Lazy public functions] in _api.py), and the ``tensorplug`` namespace's
+   use (Note [Lazy public functions] in _opset/api.py), and the ``tensorplug`` namespace's
    operators (Note [tensorplug operators]);
 4. Tensor's Python operators, constructor and methods written in Python (``_operators``,
    ``unique``), and its ``repr``;
@@ -29,19 +29,12 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from . import (
-    _api,
-    _functional,
-    _library,
-    _meta,
-    _missing_attributes,
-    _operators,
-    _own_ops,
-    _repr,
-    overrides,
-    plugins,
-    schema,
-)
+from . import _library, _meta, _missing_attributes, overrides, plugins, schema
+from ._opset import api as _api
+from ._opset import operators as _operators
+from ._opset import own_ops as _own_ops
+from ._opset import repr as _repr
+from ._opset import unique as _unique
 from .device import device
 from .dtypes import dtype
 from .random import Generator
@@ -76,7 +69,7 @@ def start(package: ModuleType) -> None:
 
     # 4. Tensor's Python operators and methods, and its repr
     _operators.install()
-    Tensor.unique = _functional.unique  # type: ignore[method-assign, assignment]
+    Tensor.unique = _unique.unique  # type: ignore[method-assign, assignment]
     Tensor.__repr__ = _repr.tensor_repr  # type: ignore[method-assign]
 
     # 5. the Meta backend

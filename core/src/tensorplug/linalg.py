@@ -1,7 +1,7 @@
 """``tensorplug.linalg``: the linear-algebra functions, as ``torch.linalg``.
 
 Its functions are made from the entries of native_functions.yaml marked ``python_module:
-linalg``, named without the ``linalg_`` prefix (Note [Python modules] in _api.py)::
+linalg``, named without the ``linalg_`` prefix (Note [Python modules] in _opset/api.py)::
 
     tp.linalg.vector_norm(x, 2, dim=[1])       # the operator aten::linalg_vector_norm
     tp.linalg.vecdot(x, y, dim=-1)
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _api
+from ._opset import api as _api
 
 
 def __getattr__(name: str) -> Any:

@@ -56,7 +56,7 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# Filled by _api.py as it makes the public functions, on first use (Note [Lazy public
+# Filled by _opset/api.py as it makes the public functions, on first use (Note [Lazy public
 # functions]): the listings below have it make them all first.
 _overridable: dict[Any, list[Callable[..., Any]]] = {}
 _ignored: set[Callable[..., Any]] = set()

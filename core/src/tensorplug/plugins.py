@@ -54,9 +54,12 @@ from typing import Any, Final
 
 import pluggy
 
-from . import _api, _backends, _entry_points, _manifest, _repr, _values
+from . import _backends, _entry_points, _manifest
 from . import hookspecs as _hookspecs
 from . import keys as _keys
+from ._opset import api as _api
+from ._opset import repr as _repr
+from ._opset import values as _values
 from ._plugin import (
     _ABSENT,
     KernelRegistry,

@@ -1,7 +1,7 @@
 """``tensorplug.special``: special functions, as ``torch.special``.
 
 Its functions are made from the entries of native_functions.yaml marked ``python_module:
-special``, named without the ``special_`` prefix (Note [Python modules] in _api.py)::
+special``, named without the ``special_`` prefix (Note [Python modules] in _opset/api.py)::
 
     tp.special.expit(x)                        # the operator aten::special_expit
     tp.special.logsumexp(x, [1])
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _api
+from ._opset import api as _api
 
 
 def __getattr__(name: str) -> Any:

@@ -5,7 +5,7 @@ CUDA), its tensorplug ``dtype`` and ``device``, its key set ``_tp_keyset`` and t
 counter ``_tp_version`` it shares with its views (Note [Tensor protocol] in _protocol.py).
 Kernels build tensors with :func:`new_tensor` (or :meth:`Tensor._new`) and views with
 :meth:`Tensor._alias`; everything a user calls goes through the dispatcher (the operators of
-native_functions.yaml become methods in ``_api.py``).
+native_functions.yaml become methods in ``_opset/api.py``).
 
 Plugins reach these fields through public names, the tensor protocol of docs/plugins.md
 (Note [Tensor protocol for plugins]): ``tp_data``, ``tp_dtype``, ``tp_device``, ``tp_keyset``,

@@ -3,7 +3,7 @@
 Note [Dispatch source]
 ~~~~~~~~~~~~~~~~~~~~~~
 A call of ``tp.add(x, y)`` runs three kinds of frame, top down: the public function (generated
-by the op-set layer, Note [Public function fast path] in _functions.py), the operator's
+by the op-set layer, Note [Public function fast path] in _opset/functions.py), the operator's
 dispatch call (``OpOverload.__call__``, generated from the schema, Note [Generated call
 functions] in _callgen.py) and the kernel that the dispatch cache holds for the call's key set
 (Note [Dispatch cache]); a functionality kernel (autograd, autocast, a tracer) runs the kernel

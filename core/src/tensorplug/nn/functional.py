@@ -517,8 +517,8 @@ del _name
 
 def __getattr__(name: str) -> Any:
     """The functions of yaml entries marked ``python_module: nn`` (Note [Python modules] in
-    _api.py), made on first use, beside the hand-written ones above."""
-    from .. import _api
+    _opset/api.py), made on first use, beside the hand-written ones above."""
+    from .._opset import api as _api
 
     fn = _api.generated_function(name, "nn")
     if fn is None:
@@ -528,6 +528,6 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    from .. import _api
+    from .._opset import api as _api
 
     return sorted({*globals(), *_api.module_function_names("nn")})

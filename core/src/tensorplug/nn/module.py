@@ -32,8 +32,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple, TypeVar
 
-from .. import _construct
 from .. import dtypes as _dtypes
+from .._opset import construct as _construct
 from ..device import canonical as _canonical_device
 from ..device import device as _Device
 from ..ops import ops

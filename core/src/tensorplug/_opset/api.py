@@ -13,7 +13,7 @@ At ``import tensorplug`` this module
    arguments; it honours ``__tensorplug_function__`` (overrides.py).
 
 Backends provide all other kernels; the core provides none. The yaml is read by
-_native_functions.py; the functions and methods are made by _functions.py.
+_opset/native.py; the functions and methods are made by _opset/functions.py.
 """
 
 from __future__ import annotations
@@ -23,23 +23,17 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from . import _backends, composites, overrides
-from . import keys as _keys
-from ._functions import (
-    _make_function,
-    _make_method,
-    _named_tuple,
-    _named_tuples,
-    return_types,
-)
-from ._library import Library
-from ._native_functions import PYTHON_MODULES, OpEntry, _load_yaml
-from .device import canonical as _canonical_device
-from .dispatch import local_state
-from .dispatcher import OpOverload, trace_state
-from .dispatcher import _source_callers as _dispatcher_source_callers
-from .ops import OpPacket
-from .tensor import Tensor
+from .. import _backends, composites, overrides
+from .. import keys as _keys
+from .._library import Library
+from ..device import canonical as _canonical_device
+from ..dispatch import local_state
+from ..dispatcher import OpOverload, trace_state
+from ..dispatcher import _source_callers as _dispatcher_source_callers
+from ..ops import OpPacket
+from ..tensor import Tensor
+from .functions import _make_function, _make_method, _named_tuple, _named_tuples, return_types
+from .native import PYTHON_MODULES, OpEntry, _load_yaml
 
 __all__ = [
     "OpEntry",

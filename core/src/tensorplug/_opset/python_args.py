@@ -14,7 +14,7 @@ PyTorch's Python argument parser instead, which also accepts
   below dimensioned tensors of its category, as PyTorch's wrapped numbers.
 
 Both apply only when a call fits no overload as given, so a call that fits stays on the fast
-path (Note [Public function fast path] in _functions.py) and is never converted; a converted call is
+path (Note [Public function fast path] in _opset/functions.py) and is never converted; a converted call is
 never cached, so every call is checked afresh.
 """
 
@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import dtypes as _dtypes
-from ._protocol import is_tensor
-from .device import canonical as _canonical_device
-from .ops import ops
-from .schema import Argument, BaseType, FunctionSchema, OptionalType
-from .tensor import Tensor
+from .. import dtypes as _dtypes
+from .._protocol import is_tensor
+from ..device import canonical as _canonical_device
+from ..ops import ops
+from ..schema import Argument, BaseType, FunctionSchema, OptionalType
+from ..tensor import Tensor
 
 __all__ = ["NUMBERS_AS_TENSORS", "convert"]
 
@@ -108,7 +108,7 @@ def _scalar_tensor(value: Any, like: Tensor) -> Tensor:
 
 def wrapped_number(value: Any, like: Tensor | None) -> Tensor:
     """A Python number as a 0-dim tensor on ``like``'s device (the default device without
-    one): Note [Python argument conversions] in _python_args.py."""
+    one): Note [Python argument conversions] in _opset/python_args.py."""
     if like is None:
         dtype = _dtypes.result_type(value)
         t: Tensor = ops.aten.full.default([], value, dtype=dtype, device=_canonical_device(None))

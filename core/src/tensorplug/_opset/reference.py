@@ -1,4 +1,4 @@
-"""Plain-Python references of the public function and method templates of ``_functions.py``
+"""Plain-Python references of the public function and method templates of ``_opset/functions.py``
 (Note [Template references] in dispatcher/_reference.py): what ``tensorplug.<name>`` and
 ``Tensor.<name>`` do, without the per-signature cache, the inlined specialized calls or any
 generated code. Every call takes what ``general`` takes on a signature's first call: the
@@ -13,8 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _python_args, overrides
-from ._functions import (
+from .. import overrides
+from ..dispatcher._reference import reference_call
+from ..ops import OpPacket
+from . import python_args as _python_args
+from .functions import (
     _named_tuples,
     _packs_int_varargs,
     _takes_options,
@@ -24,9 +27,7 @@ from ._functions import (
     _with_requires_grad,
     _with_tensor_varargs,
 )
-from ._native_functions import OpEntry
-from .dispatcher._reference import reference_call
-from .ops import OpPacket
+from .native import OpEntry
 
 __all__ = ["reference_function", "reference_method"]
 

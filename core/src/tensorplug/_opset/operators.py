@@ -12,14 +12,14 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from . import dtypes as _dtypes
-from . import overrides
-from ._construct import _as_subclass, _converter, _cuda, _new_factory, _new_tensor, _tensor_new, to
-from ._python_args import _scalar_tensor
-from ._tensor_indexing import _iter, getitem, setitem
-from ._values import _array, _index, _one_value, item, numpy, tolist
-from .ops import ops
-from .tensor import Tensor
+from .. import dtypes as _dtypes
+from .. import overrides
+from ..ops import ops
+from ..tensor import Tensor
+from .construct import _as_subclass, _converter, _cuda, _new_factory, _new_tensor, _tensor_new, to
+from .indexing import _iter, getitem, setitem
+from .python_args import _scalar_tensor
+from .values import _array, _index, _one_value, item, numpy, tolist
 
 _SCALARS = frozenset({builtins.int, builtins.float, builtins.bool, builtins.complex})
 # indices and values that never take part in __tensorplug_function__

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .ops import ops
-from .tensor import Tensor
+from ..ops import ops
+from ..tensor import Tensor
 
 __all__ = ["unique"]
 

@@ -33,8 +33,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import composites
-from ._library import Library
+from .. import composites
+from .._library import Library
 
 __all__ = ["install"]
 

@@ -7,10 +7,10 @@ import builtins
 from collections.abc import Iterator
 from typing import Any
 
-from . import dtypes as _dtypes
-from ._construct import tensor
-from .ops import ops
-from .tensor import Tensor
+from .. import dtypes as _dtypes
+from ..ops import ops
+from ..tensor import Tensor
+from .construct import tensor
 
 _SCALARS = frozenset({builtins.int, builtins.float, builtins.bool, builtins.complex})
 

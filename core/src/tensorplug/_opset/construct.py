@@ -8,12 +8,13 @@ import builtins
 from collections.abc import Callable
 from typing import Any
 
-from . import _api, _backends
-from . import dtypes as _dtypes
-from .device import canonical as _canonical_device
-from .device import device as _Device
-from .ops import ops
-from .tensor import Tensor
+from .. import _backends
+from .. import dtypes as _dtypes
+from ..device import canonical as _canonical_device
+from ..device import device as _Device
+from ..ops import ops
+from ..tensor import Tensor
+from . import api as _api
 
 
 def parse_to(

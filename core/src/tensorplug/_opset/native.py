@@ -7,11 +7,11 @@ import os
 import sys
 from typing import Any
 
-from . import _schema_cache
-from .dispatcher import OpOverload
-from .schema import FunctionSchema, parse
+from .. import _schema_cache
+from ..dispatcher import OpOverload
+from ..schema import FunctionSchema, parse
 
-# the modules of yaml entries with ``python_module:`` (Note [Python modules] in _api.py)
+# the modules of yaml entries with ``python_module:`` (Note [Python modules] in _opset/api.py)
 PYTHON_MODULES = {"linalg": "tensorplug.linalg", "special": "tensorplug.special",
                   "nn": "tensorplug.nn.functional"}  # fmt: skip
 
@@ -68,7 +68,7 @@ def _load_yaml() -> list[tuple[dict[str, Any], FunctionSchema]]:
     the load itself.
     """
     try:
-        with open(os.path.join(os.path.dirname(__file__), _YAML), "rb") as f:
+        with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), _YAML), "rb") as f:
             raw = f.read()
     except OSError:  # not installed as plain files (a zip): importlib.resources reads those
         from importlib import resources
@@ -92,6 +92,6 @@ _YAML = "native_functions.yaml"
 
 def _schema_mtime() -> int:
     # a cache written by another version of the parser may hold other schemas
-    from . import schema
+    from .. import schema
 
     return int(os.stat(schema.__file__ or "").st_mtime)

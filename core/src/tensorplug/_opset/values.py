@@ -7,10 +7,10 @@ import builtins
 from collections.abc import Callable
 from typing import Any
 
-from . import _backends
-from . import dtypes as _dtypes
-from .ops import ops
-from .tensor import LogicalShape, Tensor, no_storage_error
+from .. import _backends
+from .. import dtypes as _dtypes
+from ..ops import ops
+from ..tensor import LogicalShape, Tensor, no_storage_error
 
 # Functions ``fn(tensor, method)`` called before ``tolist()`` / ``numpy()`` hand a tensor's values
 # to Python outside the dispatcher (plugins add them: KernelRegistry.add_value_read_hook).
@@ -50,7 +50,7 @@ def _host(self: Tensor) -> Any:
 
 
 def _backend_name(self: Tensor) -> str:
-    from . import keys
+    from .. import keys
 
     k = keys.backend_for_device_type(self.device.type)
     return k.name if k is not None else self.device.type.upper()

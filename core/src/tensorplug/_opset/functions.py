@@ -1,6 +1,6 @@
 """The public functions (``tensorplug.<name>``) and Tensor methods made from the yaml entries of
 one name: the packet that picks an overload, the per-signature fast path (Note [Public
-function fast path]), argument packing, signatures and docs. _api.py decides which names
+function fast path]), argument packing, signatures and docs. _opset/api.py decides which names
 exist and makes each on first use (Note [Lazy public functions])."""
 
 from __future__ import annotations
@@ -10,15 +10,16 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from . import _callgen, _python_args, codegen, overrides
-from . import dtypes as _dtypes
-from ._native_functions import OpEntry
-from .device import device as _Device
-from .dispatcher import _change_listeners as _dispatcher_change_listeners
-from .dispatcher import _lock as _dispatcher_lock
-from .ops import OpPacket, _types_decide, ops
-from .schema import type_name
-from .tensor import Tensor
+from .. import _callgen, codegen, overrides
+from .. import dtypes as _dtypes
+from ..device import device as _Device
+from ..dispatcher import _change_listeners as _dispatcher_change_listeners
+from ..dispatcher import _lock as _dispatcher_lock
+from ..ops import OpPacket, _types_decide, ops
+from ..schema import type_name
+from ..tensor import Tensor
+from . import python_args as _python_args
+from .native import OpEntry
 
 # --- public functions and methods -----------------------------------------------------------
 
@@ -196,7 +197,7 @@ def _converted_call(
     public: Callable[..., Any], target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     """In an ``except TypeError``: the call with Note [Python argument conversions] applied
-    (in _python_args.py), when it fits no overload as given; else the TypeError again."""
+    (in _opset/python_args.py), when it fits no overload as given; else the TypeError again."""
     overloads = target._packet_overloads() if isinstance(target, OpPacket) else [target]
     if not any(op.schema.try_bind(args, kwargs) is not None for op in overloads):
         converted = _python_args.convert(public.__name__, overloads, args, kwargs)

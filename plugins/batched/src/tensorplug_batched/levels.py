@@ -86,8 +86,9 @@ _vmap_mode = [0]
 
 
 def vmap_mode_mask() -> int:
-    """The bit of ``VmapMode``, included while a vmap runs (Note [Random operators]). Kept
-    once read: a key registered again gets its old bit back (Note [Bits and priority])."""
+    """The bit of ``VmapMode``, included while a vmap runs (Note [Random operators] in
+    rules/random.py). Kept once read: a key registered again gets its old bit back (Note [Bits
+    and priority])."""
     m = _vmap_mode[0]
     if not m:
         m = _vmap_mode[0] = tp.keys.get("VmapMode").mask

@@ -92,10 +92,12 @@ def defrule(*names: str) -> Callable[[Maker], Maker]:
 
 
 def positions(op: Any, kinds: tuple[str, ...] = ("Tensor", "Tensor?")) -> tuple[int, ...]:
+    """Where ``op``'s positional arguments of these tensor kinds are."""
     return tuple(i for i, a in enumerate(op.schema.positional) if a.tensor_kind in kinds)
 
 
 def is_inplace(op: Any) -> bool:
+    """Whether ``op`` writes its first argument (``add_``, ``copy_``)."""
     args = op.schema.positional
     return bool(args) and args[0].is_write
 
@@ -125,6 +127,7 @@ def wrap_out(out: Any, lvl: int, bdim: int = 0) -> Any:
 
 
 def map_out(out: Any, fn: Callable[[Any], Any]) -> Any:
+    """``fn`` of a tensor, or of each tensor of a (named) tuple or list."""
     if isinstance(out, tp.Tensor):
         return fn(out)
     items = [fn(o) for o in out]

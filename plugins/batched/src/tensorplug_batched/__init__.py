@@ -1,13 +1,13 @@
 """tensorplug-batched: ``tp.vmap`` and the ``tp.func`` transforms (DESIGN §8).
 
-The plugin owns the ``Batched`` key, where batched tensors dispatch first (batched.py): a rule
-per standard operator from one table (rules.py, filled by standard.py, views.py, linalg.py,
-indexing.py and randomness.py), and a boxed fallback for every other operator that decomposes
-composites and loops over the batch otherwise (fallback.py). It adds the ``VmapMode`` key, just
-below ``Batched``, for random operators inside vmap (randomness.py), and the names
-``tp.vmap`` and ``tp.func`` (``vmap``, ``grad``, ``grad_and_value``, ``vjp``, ``jacrev``,
-``hessian``, ``functional_call``: func.py). ``tp.library.register_vmap`` gives a custom
-operator its own rule (custom.py).
+The plugin owns the ``Batched`` key, where batched tensors dispatch first (batched.py; the
+stack of vmap levels: levels.py): a rule per standard operator from one table (rules/table.py,
+filled by one module per op family in rules/), and a boxed fallback for every other operator
+that decomposes composites and loops over the batch otherwise (fallback.py). It adds the
+``VmapMode`` key, just below ``Batched``, for random operators inside vmap (rules/random.py),
+and the names ``tp.vmap`` and ``tp.func`` (``vmap``, ``grad``, ``grad_and_value``, ``vjp``,
+``jacrev``, ``hessian``, ``functional_call``: func.py). ``tp.library.register_vmap`` gives a
+custom operator its own rule (custom.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from tensorplug.hookspecs import hookimpl
 
-from . import fallback, func, indexing, linalg, randomness, rules, standard, views
+from . import fallback, func, rules
 from .vmap import vmap
 
 __all__ = [
@@ -27,8 +27,6 @@ __all__ = [
 ]
 
 PLUGIN_API_VERSION = "1.1"  # the tensorplug.PLUGIN_API_VERSION it is written for (wrappers)
-
-_RULE_MODULES = (standard, views, linalg, indexing, randomness)  # they fill rules.RULES
 
 
 @hookimpl
@@ -42,7 +40,7 @@ def tensorplug_register_kernels(registry: Any) -> None:
     fallbacks.fallback(fallback.batched_fallback, "Batched")
     aten = registry.library("aten", "IMPL")
     rules.register_all(aten)
-    randomness.register_vmap_mode(aten, fallbacks)
+    rules.register_vmap_mode(aten, fallbacks)
 
 
 @hookimpl

@@ -1,4 +1,4 @@
-"""The batched tensor, a wrapper that hides one batch dimension, and the stack of vmap levels.
+"""The batched tensor: a wrapper that hides one batch dimension (the level stack: levels.py).
 
 Note [Levels]
 ~~~~~~~~~~~~~
@@ -17,17 +17,13 @@ are the same for every slice.
 
 Usage::
 
-    with push(size=3, randomness="error") as level:
+    with levels.push(size=3, randomness="error") as level:
         x = wrap(tp.randn(3, 4), 0, level.id)      # x.shape == (4,)
         front(x).shape                              # (3, 4)
 """
 
 from __future__ import annotations
 
-import itertools
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import tensorplug as tp
@@ -35,22 +31,13 @@ from tensorplug.tensor import Tensor, no_storage_error, wrapper_factory
 
 __all__ = [
     "BatchedTensor",
-    "Level",
-    "active_levels",
-    "enter",
-    "leave",
-    "vmap_mode_mask",
     "batch_size",
-    "find_level",
     "front",
-    "hide_from",
     "level_of",
     "materialize",
-    "push",
     "physical",
     "slice_of",
     "unbatched",
-    "visible_levels",
     "wrap",
 ]
 
@@ -61,101 +48,6 @@ _expand = _aten.expand.default
 _select = _aten.select.int
 
 BATCHED_MASK = tp.keys.get("Batched").mask
-
-
-class Level:
-    """One active vmap: its number, batch size and randomness mode (Note [Levels])."""
-
-    __slots__ = ("id", "size", "randomness")
-
-    def __init__(self, id: int, size: int, randomness: str) -> None:
-        self.id = id
-        self.size = size
-        self.randomness = randomness
-
-    def __repr__(self) -> str:
-        return f"Level({self.id}, size={self.size}, randomness={self.randomness!r})"
-
-
-class _State(threading.local):
-    def __init__(self) -> None:
-        self.levels: list[Level] = []  # active levels, outermost first
-        self.hidden_from = 0  # levels with this id or higher are hidden (0: none is)
-
-
-_state = _State()
-_ids = itertools.count(1)
-
-
-def enter(size: int, randomness: str) -> Level:
-    """Make a new innermost level active; :func:`leave` ends it."""
-    level = Level(next(_ids), size, randomness)
-    _state.levels.append(level)
-    return level
-
-
-def leave(level: Level) -> None:
-    levels = _state.levels
-    if levels and levels[-1] is level:  # levels end innermost first
-        levels.pop()
-    else:
-        levels.remove(level)
-
-
-@contextmanager
-def push(size: int, randomness: str) -> Iterator[Level]:
-    """Make a new innermost level active for the duration of the block."""
-    level = enter(size, randomness)
-    try:
-        yield level
-    finally:
-        leave(level)
-
-
-_vmap_mode = [0]
-
-
-def vmap_mode_mask() -> int:
-    """The bit of ``VmapMode``, included while a vmap runs (Note [Random operators]). Kept
-    once read: a key registered again gets its old bit back (Note [Bits and priority])."""
-    m = _vmap_mode[0]
-    if not m:
-        m = _vmap_mode[0] = tp.keys.get("VmapMode").mask
-    return m
-
-
-def active_levels() -> list[Level]:
-    """The active levels of this thread, outermost first."""
-    return _state.levels
-
-
-def visible_levels() -> list[Level]:
-    """The active levels a random operator must still handle (Note [Random operators] in
-    randomness.py): all of them, except while a level's rule calls the operator for the
-    levels below it."""
-    h = _state.hidden_from
-    levels = _state.levels
-    if h == 0:
-        return levels
-    return [lv for lv in levels if lv.id < h]
-
-
-@contextmanager
-def hide_from(level_id: int) -> Iterator[None]:
-    """Hide ``level_id`` and the levels above it from random operators in the block."""
-    old = _state.hidden_from
-    _state.hidden_from = level_id if old == 0 else min(old, level_id)
-    try:
-        yield
-    finally:
-        _state.hidden_from = old
-
-
-def find_level(level_id: int) -> Level | None:
-    for lv in _state.levels:
-        if lv.id == level_id:
-            return lv
-    return None
 
 
 class BatchedTensor(Tensor):

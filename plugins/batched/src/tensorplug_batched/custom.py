@@ -25,8 +25,9 @@ from typing import Any
 import tensorplug as tp
 
 from . import pytree
-from .batched import BatchedTensor, find_level, wrap
-from .rules import passdown, top_level, wrap_dim
+from .batched import BatchedTensor, wrap
+from .calls import passdown, top_level, wrap_dim
+from .levels import find_level
 
 __all__ = ["VmapInfo", "register_vmap"]
 

@@ -2,7 +2,7 @@
 
 Note [Batched fallback]
 ~~~~~~~~~~~~~~~~~~~~~~~
-An operator of any namespace reaches this fallback when it has no rule (rules.py) and a batched
+An operator of any namespace reaches this fallback when it has no rule (rules/) and a batched
 argument. Then:
 
 1. a ``CompositeImplicitAutograd`` operator runs its decomposition on the batched arguments
@@ -25,8 +25,9 @@ from typing import Any
 
 import tensorplug as tp
 
-from .batched import BatchedTensor, find_level, slice_of, wrap
-from .rules import inplace_error, passdown, top_level
+from .batched import BatchedTensor, slice_of, wrap
+from .calls import inplace_error, passdown, top_level
+from .levels import find_level
 
 __all__ = ["batched_fallback", "loop"]
 

@@ -36,7 +36,8 @@ from tensorplug.errors import MissingPluginError
 from tensorplug.tensor import Tensor
 
 from . import pytree
-from .batched import BatchedTensor, Level, active_levels, find_level, materialize, slice_of, wrap
+from .batched import BatchedTensor, materialize, slice_of, wrap
+from .levels import Level, active_levels, find_level
 
 __all__ = ["grad", "grad_and_value", "hessian", "jacrev", "vjp"]
 

@@ -5,9 +5,9 @@ optree), pushes a new level (Note [Levels] in batched.py), wraps each mapped inp
 :class:`~tensorplug_batched.batched.BatchedTensor` of that level, calls ``func`` once, and
 turns each output back into a plain tensor with the batch dimension at its ``out_dims``
 (an output that does not depend on the batch is expanded along it). Every operator ``func``
-calls on a batched tensor runs its batching rule (rules.py) or the loop fallback (fallback.py).
+calls on a batched tensor runs its batching rule (rules/) or the loop fallback (fallback.py).
 While a vmap runs, the ``VmapMode`` key is included so that random operators see the
-randomness mode even when no argument is batched (randomness.py).
+randomness mode even when no argument is batched (rules/random.py).
 
 Argument checks and their messages are PyTorch 2.13's (``torch/_functorch/vmap.py``); a pytree
 structure prints as optree's ``PyTreeSpec``.
@@ -31,8 +31,9 @@ import tensorplug as tp
 from tensorplug.tensor import Tensor
 
 from . import pytree
-from .batched import BatchedTensor, enter, leave, vmap_mode_mask, wrap
-from .rules import wrap_dim
+from .batched import BatchedTensor, wrap
+from .calls import wrap_dim
+from .levels import enter, leave, vmap_mode_mask
 
 __all__ = ["vmap"]
 

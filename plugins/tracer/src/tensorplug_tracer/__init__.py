@@ -12,12 +12,20 @@ from typing import Any
 
 from tensorplug.hookspecs import hookimpl
 
-from . import api
+from . import api, codegen, replay, serialize
+from .graph import hooks
 from .recorder import M, tracer_fallback, value_read_hook
 
 __all__ = ["PLUGIN_API_VERSION", "tensorplug_add_names", "tensorplug_register_kernels"]
 
 PLUGIN_API_VERSION = "1.2"  # the tensorplug.PLUGIN_API_VERSION it is written for (codegen)
+
+# what a Graph does that the modules above graph.py provide (Note [What a graph does,
+# registered from above] in graph.py)
+hooks.source = codegen.source
+hooks.namespace = codegen.namespace
+hooks.replay = replay.replay_function
+hooks.save = serialize.save
 
 
 def _refresh(*_: Any) -> None:

@@ -1,5 +1,9 @@
 """Python source from a graph: ``graph.code`` (what a replay runs) and the lowered form.
 
+Both are compiled through the core's ``tensorplug.codegen`` (Note [Visible generated code]
+there) under the labels ``graph <fn_name>`` and ``lowered <fn_name>``, so a traceback through a
+replayed or compiled graph shows the line of the node that raised, and pdb can list it.
+
 Note [Replay and lowering]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~
 ``graph.code`` is a function with the traced function's parameters whose body calls
@@ -18,43 +22,25 @@ required grad when traced keep the autograd kernel (a compiled forward whose los
 backpropagates). A call that writes a tensor bumps its version counter once after the kernel,
 unless the kernel did, as the dispatcher does, so version counters move as in eager mode (a
 write into a list of tensors goes through ``op.redispatch`` to the same kernel instead).
-
-Note [Replay plans]
-~~~~~~~~~~~~~~~~~~~
-Dispatching ``graph.code`` costs what an eager call costs per operator, minus the Python of the
-public functions. A replay goes faster where dispatch can only give one answer: the first call
-with a new key (the same key as ``tp.compile``'s, Note [Compile guards]) runs ``graph.code``
-under the tracer with composites decomposed, and later calls with that key run the lowered
-form of that trace (``compile.ReplayPlans``, a ``tp.compile`` without the confirming second
-trace, since the graph holds no Python state). A plan is made only for calls whose dispatch
-it cannot get wrong: the thread's masks are those of a fresh thread (``tp.dispatch.Masks()``)
-up to grad mode, so no vmap level, autocast region or other included key; every tensor carries
-backend and autograd keys only; and no autograd history would be recorded (grad mode is off,
-or no input or constant requires grad, and the traced plan has no node that needs its
-autograd kernel). Other calls dispatch ``graph.code`` as before, and a call inside a trace
-records it inline. The guards re-check ``tp.dispatcher.generation()``, the masks and each
-tensor's key set, shape, dtype, device and ``requires_grad``: a registration made after a
-plan was traced (a kernel override) drops the plans that bound the kernel it changed.
 """
 
 from __future__ import annotations
 
-import inspect
 import keyword
 import math
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import optree
 
 import tensorplug as tp
+from tensorplug.codegen import define
 from tensorplug.dispatch import local_state
-from tensorplug.tensor import Tensor
 
 from .graph import Graph, Node, Value, _Keyword, _Shown, _shown_args, _shown_tree, op_label
 from .recorder import M, path_text
 
-__all__ = ["lowered_function", "namespace", "replay_function", "source"]
+__all__ = ["graph_function", "lowered_function", "namespace", "source"]
 
 
 class _Names:
@@ -240,82 +226,11 @@ def namespace(graph: Graph) -> dict[str, Any]:
     return _build(graph)[1]
 
 
-def _compile(src: str, ns: dict[str, Any], name: str, filename: str) -> Callable[..., Any]:
-    code = compile(src, filename, "exec")
-    exec(code, ns)  # the source is generated here, from the graph; nothing from a file
-    fn: Callable[..., Any] = ns[name]
-    return fn
-
-
-def replay_function(graph: Graph) -> Callable[..., Any]:
-    """``graph(*args, **kwargs)``: check the arguments' structure, then run a lowered plan
-    where one applies, else ``graph.code`` (Note [Replay plans])."""
-    from .compile import ReplayPlans
-
+def graph_function(graph: Graph) -> Callable[..., Any]:
+    """``graph.code`` compiled as the function a replay runs: each operator is read from a
+    name bound once (``_op3``) instead of through ``tp.ops`` on every call."""
     src, ns = _build(graph, bind_ops=True)
-    fwd = _compile(src, ns, graph.fn_name, f"<tensorplug graph {graph.fn_name}>")
-    spec = graph.in_spec
-    fixed = [(i, x) for i, x in enumerate(graph.in_leaves) if not isinstance(x, Value)]
-    tensor_at = [i for i, x in enumerate(graph.in_leaves) if isinstance(x, Value)]
-    kw_names = graph.kwarg_names
-    label = graph.fn_name
-    # traced with positional tensors only: a call of as many tensors has the same structure
-    n_plain = len(graph.in_leaves) if not kw_names and not fixed and optree.tree_flatten(
-        cast(Any, (tuple(range(len(graph.arg_names))), {})))[1] == spec else -1  # fmt: skip
-
-    def run(*args: Any, **kwargs: Any) -> Any:
-        if kw_names:
-            kwargs = {kw_names[k]: v for k, v in kwargs.items()}
-        return fwd(*args, **kwargs)
-
-    run.__name__ = graph.fn_name
-    run.__signature__ = inspect.signature(fwd)  # type: ignore[attr-defined]
-    plans = ReplayPlans(run, [c.tensor for c in graph.constants])
-
-    def replay(*args: Any, **kwargs: Any) -> Any:
-        if not kwargs and len(args) == n_plain:
-            e = plans._last  # the plan that ran last: its guards check each argument is a Tensor
-            if e is not None and e.plain and e.nargs == n_plain:
-                assert e.run is not None
-                r = e.run(*args)
-                if r is not MISS:
-                    return r if e.unflatten is None else optree.tree_unflatten(e.unflatten, r)
-        if kwargs or len(args) != n_plain or not all(type(a) is Tensor for a in args):
-            leaves, got = optree.tree_flatten(cast(Any, (args, kwargs)))
-            if got != spec:
-                raise TypeError(
-                    f"graph {label} was traced with arguments structured as {_spec_text(spec)}, "
-                    f"and was called with {_spec_text(got)}; trace it again for that structure"
-                )
-            for i, x in fixed:
-                if not _same_constant(leaves[i], x):
-                    raise ValueError(
-                        f"graph {label} was traced with {x!r} at argument leaf {i} and keeps it "
-                        f"as a constant; it was called with {leaves[i]!r}: trace it again (or "
-                        "use tp.compile, which retraces)"
-                    )
-            for i in tensor_at:
-                if not isinstance(leaves[i], tp.Tensor):
-                    raise TypeError(
-                        f"graph {label} expects a Tensor at argument leaf {i}, got "
-                        f"{type(leaves[i]).__name__}"
-                    )
-        return plans(*args, **kwargs)
-
-    replay.plans = plans  # type: ignore[attr-defined]
-    return replay
-
-
-def _spec_text(spec: Any) -> str:
-    text = str(spec)
-    return text[len("PyTreeSpec(") : -1] if text.startswith("PyTreeSpec(") else text
-
-
-def _same_constant(a: Any, b: Any) -> bool:
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:  # noqa: BLE001 - objects without a plain ==: compare identity
-        return a is b
+    return define(src, ns, f"graph {graph.fn_name}", graph.fn_name)
 
 
 # --- the lowered form ----------------------------------------------------------------------------
@@ -409,7 +324,7 @@ def lowered_function(
         body.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     params = [v.name for v in graph.inputs]
     src = f"def lowered({', '.join(params)}):\n" + "\n".join(body) + "\n"
-    fn = _compile(src, ns, "lowered", f"<tensorplug lowered {graph.fn_name}>")
+    fn = define(src, ns, f"lowered {graph.fn_name}", "lowered")
     fn.__source__ = src  # type: ignore[attr-defined]
     return fn, bound
 

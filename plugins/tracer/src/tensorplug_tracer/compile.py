@@ -253,7 +253,7 @@ class CompiledFunction:
 
 
 class ReplayPlans(CompiledFunction):
-    """The lowered plans of a graph's replay (Note [Replay plans] in codegen.py): ``fn`` is
+    """The lowered plans of a graph's replay (Note [Replay plans] in replay.py): ``fn`` is
     the replay through the dispatcher, run under the tracer once per new call key with
     composites decomposed, and lowered when nothing in it needs dispatch at run time."""
 

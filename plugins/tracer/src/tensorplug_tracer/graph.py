@@ -36,7 +36,7 @@ import optree
 import tensorplug as tp
 from tensorplug.dispatcher import OpOverload
 
-__all__ = ["Effect", "Graph", "Node", "TensorMeta", "Value"]
+__all__ = ["Effect", "Graph", "GraphHooks", "Node", "TensorMeta", "Value", "hooks"]
 
 
 class TensorMeta(NamedTuple):
@@ -165,6 +165,28 @@ def _leaves(x: Any) -> Iterator[Any]:
         yield x
 
 
+# Note [What a graph does, registered from above]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A Graph is data and its printing (this module, the floor of the plugin). Turning it into
+# Python (``graph.code``, ``graph.globals()``: codegen.py), replaying it (``graph(*args)``:
+# replay.py) and writing it to a file (``graph.save``: serialize.py) live in modules that import
+# this one. They reach the Graph through :data:`hooks`, which the package's ``__init__`` fills
+# once those modules are imported, so that no import runs back up from here.
+
+
+class GraphHooks:
+    """What a :class:`Graph` does that modules above this one provide (Note [What a graph does,
+    registered from above])."""
+
+    source: Callable[[Graph], str]  # graph.code (codegen.source)
+    namespace: Callable[[Graph], dict[str, Any]]  # graph.globals() (codegen.namespace)
+    replay: Callable[[Graph], Callable[..., Any]]  # graph(*args) (replay.replay_function)
+    save: Callable[[Graph, Path], None]  # graph.save(path) (serialize.save)
+
+
+hooks = GraphHooks()
+
+
 class Graph:
     """A traced program (module docstring). Made by :func:`tensorplug_tracer.trace`."""
 
@@ -273,24 +295,19 @@ class Graph:
     def code(self) -> str:
         """Python source of a function equivalent to the graph, calling ``tp.ops`` (run it
         with :meth:`globals` as its namespace: ``tp`` and the constants)."""
-        from . import codegen
-
-        return codegen.source(self)
+        return hooks.source(self)
 
     def globals(self) -> dict[str, Any]:
         """The names :attr:`code` reads besides its arguments: ``tp`` and the constants."""
-        from . import codegen
-
-        return codegen.namespace(self)
+        return hooks.namespace(self)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Replay through the dispatcher: each node calls its operator, so the replay runs on
         the backend of the given inputs and under autograd, vmap and autocast."""
-        from . import codegen
-
-        if self._replay is None:
-            self._replay = codegen.replay_function(self)
-        return self._replay(*args, **kwargs)
+        replay = self._replay
+        if replay is None:
+            replay = self._replay = hooks.replay(self)
+        return replay(*args, **kwargs)
 
     # --- changing it ---------------------------------------------------------------------------
 
@@ -320,9 +337,7 @@ class Graph:
     def save(self, path: str | Path) -> None:
         """Write the graph to ``path`` (JSON) and its tensor constants beside it (``.npz``);
         :func:`tensorplug_tracer.load` reads them back without executing anything."""
-        from . import serialize
-
-        serialize.save(self, Path(path))
+        hooks.save(self, Path(path))
 
     def to_dot(self) -> str:
         """The graph as Graphviz DOT text: inputs and constants as ellipses, one box per node."""

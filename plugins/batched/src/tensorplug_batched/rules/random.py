@@ -13,7 +13,7 @@ the draw across the level's samples. Two kernels do it:
   the innermost level (``tp.rand(3)`` inside vmap has no argument to be batched).
 
 Each handles its level, then calls the operator for the levels below with the levels from L up
-hidden (``batched.hide_from``), so ``VmapMode`` sees the next one. "Same" with a batched
+hidden (``levels.hide_from``), so ``VmapMode`` sees the next one. "Same" with a batched
 argument whose values matter (``bernoulli(p)``, ``normal(mean, std)``, ``multinomial``) draws
 noise of the logical shape once and applies it to every sample: ``rand < p``, ``mean + std *
 randn``, and for multinomial the inverse CDF (with replacement) or Gumbel top-k (without), which
@@ -32,16 +32,10 @@ from typing import Any
 
 import tensorplug as tp
 
-from .batched import (
-    BatchedTensor,
-    find_level,
-    front,
-    hide_from,
-    materialize,
-    visible_levels,
-    wrap,
-)
-from .rules import defrule, passdown, top_level
+from ..batched import BatchedTensor, front, materialize, wrap
+from ..calls import passdown, top_level
+from ..levels import find_level, hide_from, visible_levels
+from .table import defrule, is_inplace, positions
 
 __all__ = ["register_vmap_mode", "random_error"]
 
@@ -170,14 +164,6 @@ for _name in ("bernoulli.p", "bernoulli_.float", "uniform_.default", "normal_.de
     _SAME[_name] = _value_free_same
 
 
-def _tensor_positions(op: Any) -> tuple[int, ...]:
-    return tuple(i for i, a in enumerate(op.schema.positional) if a.tensor_kind == "Tensor")
-
-
-def _is_inplace(op: Any) -> bool:
-    return bool(op.schema.positional) and op.schema.positional[0].is_write
-
-
 def _physical_args(
     args: tuple[Any, ...], tensors: tuple[int, ...], lvl: int, size: int
 ) -> list[Any]:
@@ -200,8 +186,8 @@ def _batched_rule(op: Any) -> Callable[..., Any]:
     name = op.name.split("::", 1)[1]
     different = _DIFFERENT[name]
     same = _SAME[name]
-    tensors = _tensor_positions(op)
-    inplace = _is_inplace(op)
+    tensors = positions(op, ("Tensor",))
+    inplace = is_inplace(op)
 
     def rule(*args: Any, **kwargs: Any) -> Any:
         lvl = top_level(args)
@@ -247,8 +233,8 @@ def register_vmap_mode(lib: tp.Library, fallbacks: tp.Library) -> None:
 
 
 def _mode_kernel(op: Any, name: str) -> Callable[..., Any]:
-    inplace = _is_inplace(op)
-    tensors = _tensor_positions(op)
+    inplace = is_inplace(op)
+    tensors = positions(op, ("Tensor",))
     size_index = next((i for i, a in enumerate(op.schema.positional) if a.name == "size"), -1)
 
     def kernel(*args: Any, **kwargs: Any) -> Any:

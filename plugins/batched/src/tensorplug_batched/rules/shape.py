@@ -1,4 +1,4 @@
-"""Batching rules of the shape and view operators, and of cat and stack.
+"""Batching rules of the shape and view operators, of cat and stack, and of ``flip``.
 
 A view of a batched tensor is a batched view: each rule calls the view operator on the value, so
 the result shares its memory (writes through it reach the base, and autograd sees a view).
@@ -16,9 +16,10 @@ from typing import Any
 
 import tensorplug as tp
 
-from .batched import BatchedTensor, front, materialize, wrap
-from .fallback import loop
-from .rules import Kernel, defrule, passdown, top_level, wrap_dim
+from ..batched import BatchedTensor, front, materialize, wrap
+from ..calls import passdown, top_level, wrap_dim
+from ..fallback import loop
+from .table import Kernel, defdim, defdynamic, defrule
 
 aten = tp.ops.aten
 _unsqueeze = aten.unsqueeze.default
@@ -287,3 +288,7 @@ def _stack_maker(op: Any) -> Kernel:
         return wrap(op(_batched_list(tensors, lvl), wrap_dim(dim, rank + 1, op) + 1), 0, lvl)
 
     return kernel
+
+
+defdim("flip.default", dim="dims")
+defdynamic("repeat_interleave.Tensor")  # the repeats are values

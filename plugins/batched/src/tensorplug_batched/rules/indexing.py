@@ -1,6 +1,7 @@
 """Batching rules of indexing: ``index``/``index_put_``, ``index_select``/``index_add``/
-``index_fill``, ``take``, tensor-valued ``masked_fill``, ``searchsorted``/``bucketize``, and
-``.item()`` (refused, with PyTorch's message).
+``index_fill``, ``gather``/``scatter``, ``take``, ``searchsorted``/``bucketize``, the operators
+whose result shape depends on values (``nonzero``, ``masked_select``: refused, as PyTorch
+refuses them), and ``.item()`` (refused, with PyTorch's message).
 
 Note [Batched advanced indexing]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -22,17 +23,10 @@ from typing import Any
 
 import tensorplug as tp
 
-from .batched import BatchedTensor, front, materialize, wrap
-from .fallback import loop
-from .rules import (
-    Kernel,
-    broadcasting_kernel,
-    defrule,
-    inplace_error,
-    passdown,
-    top_level,
-    wrap_dim,
-)
+from ..batched import BatchedTensor, front, materialize, wrap
+from ..calls import inplace_error, passdown, top_level, wrap_dim
+from ..fallback import loop
+from .table import Kernel, defdim, defdynamic, defrule
 
 aten = tp.ops.aten
 _unsqueeze = aten.unsqueeze.default
@@ -249,24 +243,16 @@ def _take_maker(op: Any) -> Kernel:
     return kernel
 
 
-@defrule("masked_fill.Tensor", "masked_fill_.Tensor")
-def _masked_fill_maker(op: Any) -> Kernel:
-    inplace = op.schema.positional[0].is_write
-    plain = broadcasting_kernel(op, promote=())
+# --- along a dimension, keeping the rank ----------------------------------------------------------
 
-    def kernel(self: Any, mask: Any, value: Any) -> Any:
-        lvl = top_level((self, mask, value))
-        if lvl == 0 or not _batched_at(value, lvl) or value.ndim != 0:
-            return plain(self, mask, value)
-        filled = aten.where.self(mask, aten._to_copy.default(value, dtype=self.dtype), self)
-        if not inplace:
-            return filled
-        if not _batched_at(self, lvl):
-            raise inplace_error(op)
-        aten.copy_.default(self, filled)
-        return self
+defdim(
+    "gather.default", "scatter.src", "scatter.value", "scatter_.src", "scatter_.value",
+    "scatter_add.default",
+)  # fmt: skip
 
-    return kernel
+# --- shapes that depend on values ---------------------------------------------------------------
+
+defdynamic("nonzero.default", "masked_select.default", "where.default")
 
 
 # --- searchsorted and bucketize -------------------------------------------------------------

@@ -1,0 +1,125 @@
+"""Batching rules of the matmul family: ``matmul``, ``mm``, ``bmm``, ``dot`` and ``addmm``.
+
+Note [Batched matmul]
+~~~~~~~~~~~~~~~~~~~~~
+``matmul`` broadcasts the leading dimensions of its operands, so a batched operand with its
+batch dimension first is already a stack of matrices, as long as (1) a vector operand becomes a
+matrix (a row on the left, a column on the right, squeezed out of the result afterwards) and (2)
+a batched operand has at least the other's rank, so that the batch dimension does not meet one
+of the other's dimensions (it gets size-1 dimensions after the batch). The common case --
+a batched vector or matrix times an unbatched matrix -- is one physical matmul of the batched
+value: ``(B, n) @ (n, m)``, the fast path of ``vmap(lambda x: x @ W)``. ``mm``, ``bmm`` and
+``dot`` are matmul on operands of the rank they require (checked on the logical shapes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorplug as tp
+from tensorplug.tensor import Tensor
+
+from ..batched import BatchedTensor, front, wrap
+from ..calls import passdown, top_level
+from ..fallback import loop
+from .table import Kernel, defrule
+
+aten = tp.ops.aten
+_matmul = aten.matmul.default
+_unsqueeze = aten.unsqueeze.default
+_squeeze_dim = aten.squeeze.dim
+_tls = tp.dispatch.local_state
+_trace = tp.dispatcher.trace_state
+
+
+def _batched_at(x: Any, lvl: int) -> bool:
+    return type(x) is BatchedTensor and x.level == lvl
+
+
+def batched_matmul(op: Any, a: Any, b: Any, lvl: int) -> Any:
+    """``a @ b`` for logical tensors, one of them batched at ``lvl`` (Note [Batched matmul])."""
+    ba, bb = _batched_at(a, lvl), _batched_at(b, lvl)
+    ra, rb = a.ndim, b.ndim
+    if ra == 0 or rb == 0:
+        return loop(op, (a, b), {}, lvl)  # the logical call's error, on the first sample
+    if ba and not bb and ra <= 2 and rb <= 2:  # (B, [n,] k) @ (k[, m]): one physical matmul
+        return wrap(_matmul(front(a), b), 0, lvl)
+    pa = front(a) if ba else a
+    pb = front(b) if bb else b
+    if ra == 1:  # a row
+        pa = _unsqueeze(pa, -2)
+    if rb == 1:  # a column
+        pb = _unsqueeze(pb, -1)
+    rank = max(ra, rb, 2)
+    if ba:
+        for _ in range(rank - max(ra, 2)):
+            pa = _unsqueeze(pa, 1)
+    if bb:
+        for _ in range(rank - max(rb, 2)):
+            pb = _unsqueeze(pb, 1)
+    out = _matmul(pa, pb)
+    if rb == 1:
+        out = _squeeze_dim(out, -1)
+    if ra == 1:
+        out = _squeeze_dim(out, -1 if rb == 1 else -2)
+    return wrap(out, 0, lvl)
+
+
+def _fits(name: str, a: Any, b: Any) -> bool:
+    """Whether ``mm``/``bmm``/``dot`` accept the logical shapes (else the loop raises their error)."""
+    sa, sb = a.shape, b.shape
+    if name == "mm":
+        return len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0]
+    if name == "bmm":
+        return len(sa) == 3 and len(sb) == 3 and sa[0] == sb[0] and sa[2] == sb[1]
+    if name == "dot":
+        return len(sa) == 1 and sa == sb and a.dtype is b.dtype
+    return True
+
+
+def _binary_maker(op: Any) -> Kernel:
+    name = op.name.split("::")[1].split(".")[0]
+    is_matmul = name == "matmul"
+    get = op.kernel_cache.get
+    kernel_for = op.kernel_for
+
+    def kernel(self: Any, other: Any) -> Any:
+        # the common case first: a batched vector or matrix times a plain matrix
+        if is_matmul and type(self) is BatchedTensor and type(other) is Tensor:
+            if 1 <= self.tp_data.ndim <= 2 and 1 <= other.tp_data.ndim <= 2:
+                if self.bdim or _trace.enabled:
+                    return wrap(_matmul(front(self), other), 0, self.level)
+                v = self.value
+                m = _tls.masks  # Note [Rules call kernels directly] in pointwise.py
+                ks = (v.tp_keyset | other.tp_keyset | m.inc) & m.nexc
+                return wrap((get(ks) or kernel_for(ks))(v, other), 0, self.level)
+        lvl = top_level((self, other))
+        if lvl == 0:
+            return passdown(op, (self, other), {})
+        if not _fits(name, self, other):
+            return loop(op, (self, other), {}, lvl)  # the logical call's error, on a sample
+        return batched_matmul(op, self, other, lvl)
+
+    return kernel
+
+
+defrule("matmul.default", "mm.default", "bmm.default", "dot.default")(_binary_maker)
+
+
+@defrule("addmm.default")
+def _addmm_maker(op: Any) -> Kernel:
+    def kernel(self: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        lvl = top_level((self, mat1, mat2))
+        if lvl == 0:
+            return passdown(op, (self, mat1, mat2), {"beta": beta, "alpha": alpha})
+        if mat1.ndim != 2 or mat2.ndim != 2:
+            return loop(op, (self, mat1, mat2), {"beta": beta, "alpha": alpha}, lvl)
+        # beta * self + alpha * (mat1 @ mat2), self ignored when beta is 0 (PyTorch's rule)
+        out = aten.mm.default(mat1, mat2)
+        if alpha != 1:
+            out = aten.mul.Scalar(out, alpha)
+        if beta == 0:
+            return out
+        return aten.add.Tensor(out, self, alpha=beta)
+
+    return kernel

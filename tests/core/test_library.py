@@ -37,6 +37,10 @@ def test_decorator_forms_with_global_libraries(ns):
 
     try:
         assert getattr(tp.ops, ns).g(FakeTensor("CPU")) == 7
+        # the registrant is the caller of the decorator forms, not a module of tensorplug's
+        assert tp.dispatcher.registrations(f"{ns}::g") == {
+            "CPU": "test_library:test_decorator_forms_with_global_libraries"
+        }
     finally:
         for kind in ("IMPL", "FRAGMENT"):
             tp.library._decorator_libraries.pop((ns, kind)).close()

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 import tensorplug as tp
-from tensorplug import _backends, _manifest, _missing_attributes, cli, plugins
+from tensorplug import _backends, _manifest, cli, plugins
 from tensorplug._manifest import MANIFEST, FirstPartyPlugin
-from tensorplug._plugin import _ABSENT
 from tensorplug.dispatcher import provider_of
+from tensorplug.plugins import _missing as _missing_attributes
+from tensorplug.plugins._plugin import _ABSENT
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = [pytest.param(p, id=p.name) for p in MANIFEST]

@@ -13,7 +13,8 @@ import sys
 import pytest
 
 import tensorplug as tp
-from tensorplug import _missing_attributes, plugins
+from tensorplug import plugins
+from tensorplug.plugins import _missing as _missing_attributes
 from tests import needs
 
 _NOT_INSTALLED = (

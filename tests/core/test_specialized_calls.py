@@ -1,4 +1,4 @@
-"""Specialized calls (Note [Specialized calls] in _callgen.py) and the public functions and
+"""Specialized calls (Note [Specialized calls] in dispatcher/_callgen.py) and the public functions and
 methods that run them inline (Note [Public function fast path] in _functions.py).
 
 The oracle of each test is the general path: the same call with the public function's cache
@@ -270,7 +270,7 @@ def test_a_kernel_that_assigns_data_is_bumped_once(ns):
 
 def test_no_reference_to_the_written_counter_is_held_during_the_kernel(ns):
     # the autograd plugin counts a counter's references to tell whether a tensor has views
-    # (_written_lines in _callgen.py): the dispatcher's calls hold none while the kernel runs
+    # (_written_lines in dispatcher/_callgen.py): the dispatcher's calls hold none while the kernel runs
     import sys
 
     seen = []

@@ -15,11 +15,10 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
-from tensorplug import _callgen
 from tensorplug._opset import api as _api
 from tensorplug._opset.native import OpEntry
 from tensorplug._opset.reference import reference_function, reference_method
-from tensorplug.dispatcher import OpOverload, find_op
+from tensorplug.dispatcher import OpOverload, _callgen, find_op
 from tensorplug.dispatcher._reference import (
     reference_call,
     reference_redispatch,

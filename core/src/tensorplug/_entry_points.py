@@ -2,7 +2,7 @@
 
 Note [Light entry point scan]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-``import tensorplug`` reads the entry point group ``tensorplug`` (plugins.py). Importing
+``import tensorplug`` reads the entry point group ``tensorplug`` (plugins/__init__.py). Importing
 ``importlib.metadata`` for that costs about 12 ms -- it pulls in ``email``, ``zipfile``,
 ``csv``, ``pathlib``, ``tempfile``, ``socket``, ... -- a fifth of the import budget of
 issue 3, to read a handful of small text files. In a plain environment the scan is simple, so

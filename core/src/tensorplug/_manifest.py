@@ -6,7 +6,7 @@ Note [First-party manifest]
 The core knows the plugins of this repository by name, for three reasons: to say what to
 install when a key, a device, a ``tensorplug.<name>`` or a ``Tensor`` attribute is missing
 (``pip install tensorplug-batched`` for ``tp.vmap``; Note [Missing plugin attributes] in
-_missing_attributes.py); to prefer the first-party distribution when two offer one plugin name
+plugins/_missing.py); to prefer the first-party distribution when two offer one plugin name
 (``_plugin_selection``); and to tell first-party sections of ``tensorplug demo`` from
 third-party ones (``cli``). Each of those places reads :data:`MANIFEST`, never a list of its
 own, and ``tests/core/test_manifest.py`` loads every first-party plugin and checks that what its
@@ -178,7 +178,7 @@ def provider_of_attribute(name: str) -> FirstPartyPlugin | None:
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # Errors raised below the plugin loader (a missing kernel's DispatchError, a device with no
 # backend) say whether the plugin that would serve them is installed and left out, failed, or
-# absent. Only the loader (``plugins.py``, a layer above) knows, so it registers two answers
+# absent. Only the loader (``plugins/__init__.py``, a layer above) knows, so it registers two answers
 # here when it is imported; until then no plugin is loaded and none is known to be left out.
 _loader_answers: list[tuple[Callable[[], set[str]], Callable[[str, str], str | None]]] = []
 

@@ -29,14 +29,16 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from . import _library, _meta, _missing_attributes, overrides, plugins, schema
+from . import _meta, overrides, plugins, schema
 from ._opset import api as _api
 from ._opset import operators as _operators
 from ._opset import own_ops as _own_ops
 from ._opset import repr as _repr
 from ._opset import unique as _unique
 from .device import device
+from .dispatcher import _library
 from .dtypes import dtype
+from .plugins import _missing as _missing_attributes
 from .random import Generator
 from .tensor import Tensor
 

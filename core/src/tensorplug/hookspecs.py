@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from ._plugin import KernelRegistry, KeyRegistrar
+    from .plugins._plugin import KernelRegistry, KeyRegistrar
 
 __all__ = ["PROJECT", "hookimpl", "hookspec"]
 

@@ -25,11 +25,11 @@ from typing import Any
 
 from .. import _backends, composites, overrides
 from .. import keys as _keys
-from .._library import Library
 from ..device import canonical as _canonical_device
 from ..dispatch import local_state
 from ..dispatcher import OpOverload, trace_state
 from ..dispatcher import _source_callers as _dispatcher_source_callers
+from ..dispatcher._library import Library
 from ..ops import OpPacket
 from ..tensor import Tensor
 from .functions import _make_function, _make_method, _named_tuple, _named_tuples, return_types

@@ -10,9 +10,10 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from .. import _callgen, codegen, overrides
+from .. import codegen, overrides
 from .. import dtypes as _dtypes
 from ..device import device as _Device
+from ..dispatcher import _callgen
 from ..dispatcher import _change_listeners as _dispatcher_change_listeners
 from ..dispatcher import _lock as _dispatcher_lock
 from ..ops import OpPacket, _types_decide, ops
@@ -75,7 +76,7 @@ def _named_tuple(entries_: list[OpEntry]) -> type | None:
 # * anything else (keywords, three or more arguments, other types) takes ``general``, the
 #   dict lookup by the full signature.
 # What the cache holds is the overload's call specialized to the signature (Note [Specialized
-# calls] in _callgen.py; the bound generated ``__call__`` while tracing). And the functions and
+# calls] in dispatcher/_callgen.py; the bound generated ``__call__`` while tracing). And the functions and
 # methods are generated from source (_FUNCTION, _METHOD, _WITH_ALPHA), so that the
 # specialized calls of the overloads that ``(Tensor,)``, ``(Tensor, Tensor)``, ``(Tensor,
 # Tensor, Tensor)`` and ``(Tensor, Tensor, alpha=float)`` pick when types decide are written
@@ -184,7 +185,7 @@ def _first_call(
             if isinstance(t, type)
         ) and _types_decide(op, args, kwargs):
             # cache the call specialized to these types (Note [Specialized calls] in
-            # _callgen.py), or the bound generated __call__: one lookup less per call. Tracing
+            # dispatcher/_callgen.py), or the bound generated __call__: one lookup less per call. Tracing
             # swaps the class's __call__, and clears these caches when it does
             # (dispatcher._set_tracing); the lock keeps a callable chosen before that from
             # landing after it.
@@ -291,7 +292,7 @@ def _make_function(name: str, es: list[OpEntry], module: str = "tensorplug") -> 
 
 # Note [Public function fast path]: the public function's source; each ``{inlineN}`` is the
 # specialized call of the overload that ``N`` tensors pick (Note [Specialized calls] in
-# _callgen.py), run when the cache holds that very call, or nothing.
+# dispatcher/_callgen.py), run when the cache holds that very call, or nothing.
 _FUNCTION = """
 def function(a=_NO, b=_NO, /, *rest, **kwargs):
     if not rest and type(b) is T and type(a) is T and not kwargs:  # two tensors: tested first

@@ -57,9 +57,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .. import _backends
 from .. import dtypes as _dt
 from .. import keys as _keys
-from .._library import mark_no_dispatch
 from ..device import canonical
 from ..device import device as Device
+from ..dispatcher._library import mark_no_dispatch
 from ..errors import RegistrationError
 from ..tensor import Tensor
 from . import (

@@ -15,7 +15,7 @@ recomputed whenever a registration or the set of keys changes, never per call.
 
 Note [Dispatch cache]
 ~~~~~~~~~~~~~~~~~~~~~
-A call computes its key set ``ks`` (Note [Generated call functions] in _callgen.py) and needs
+A call computes its key set ``ks`` (Note [Generated call functions] in dispatcher/_callgen.py) and needs
 the kernel of the highest key of ``ks`` whose entry is not a fallthrough. Bits do not follow
 priority (Note [Bits and priority] in keys.py), so that answer is a walk over the priority
 order. Each operator keeps a dict ``ks -> ready callable`` filled on the first call with a given

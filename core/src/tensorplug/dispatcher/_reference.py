@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .. import _callgen
+from . import _callgen
 from ._registry import OpOverload, _generic_call, _generic_redispatch
 
 __all__ = ["reference_call", "reference_redispatch", "reference_specialized"]

@@ -12,12 +12,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .. import _callgen
 from .. import keys as _keys
 from .. import schema as _sch
 from ..dispatch import local_state
 from ..errors import DispatchError, RegistrationError
 from ..keys import DispatchKey, DispatchKeySet, KeyKind
+from . import _callgen
 from ._kernel import _CEA, _CEANF, _CIA, _COMPOSITES, Entry, Kernel
 from ._remedy import _remedy
 
@@ -87,7 +87,7 @@ class OpOverload:
 
     def _call_for(self, sig: tuple[Any, ...]) -> Callable[..., Any]:
         """What a caller that checked its arguments' types to be ``sig`` may call instead of
-        ``self``: the specialized call (Note [Specialized calls] in _callgen.py), or the
+        ``self``: the specialized call (Note [Specialized calls] in dispatcher/_callgen.py), or the
         bound ``__call__`` (while tracing, or for a signature without one). The caller holds
         the registry lock, so that tracing is not switched on between this answer and its
         caching (``_set_tracing`` drops the callers' caches under that lock)."""

@@ -5,7 +5,7 @@ Note [Dispatch source]
 A call of ``tp.add(x, y)`` runs three kinds of frame, top down: the public function (generated
 by the op-set layer, Note [Public function fast path] in _opset/functions.py), the operator's
 dispatch call (``OpOverload.__call__``, generated from the schema, Note [Generated call
-functions] in _callgen.py) and the kernel that the dispatch cache holds for the call's key set
+functions] in dispatcher/_callgen.py) and the kernel that the dispatch cache holds for the call's key set
 (Note [Dispatch cache]); a functionality kernel (autograd, autocast, a tracer) runs the kernel
 of the keys below its own, and so on down to a backend's. :func:`source` prints each of them
 with its filename and first line: the text that ``codegen`` entered in linecache for generated

@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
-from . import _manifest, plugins
-from .errors import MissingPluginError
-from .tensor import Tensor
+from .. import _manifest, plugins
+from ..errors import MissingPluginError
+from ..tensor import Tensor
 
 if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec

@@ -34,12 +34,12 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import dispatcher as _dispatcher
-from . import keys as _keys
-from .dispatcher import OpOverload
-from .ops import OpPacket
-from .schema import Argument, FunctionSchema, Return
-from .tensor import Tensor
+from .. import dispatcher as _dispatcher
+from .. import keys as _keys
+from ..dispatcher import OpOverload
+from ..ops import OpPacket
+from ..schema import Argument, FunctionSchema, Return
+from ..tensor import Tensor
 
 __all__ = ["DEFAULT_TEST_UTILS", "OpCheckError", "opcheck"]
 

@@ -42,17 +42,17 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from . import _torch_library
-from . import dispatcher as _dispatcher
-from . import keys as _keys
-from ._library import Library
-from .device import canonical as _canonical_device
-from .device import device as _Device
-from .dispatch import local_state
-from .dispatcher import OpOverload
-from .dtypes import dtype as _Dtype
-from .errors import RegistrationError
-from .tensor import Tensor
+from .. import dispatcher as _dispatcher
+from .. import keys as _keys
+from ..device import canonical as _canonical_device
+from ..device import device as _Device
+from ..dispatch import local_state
+from ..dispatcher import OpOverload
+from ..dispatcher._library import Library
+from ..dtypes import dtype as _Dtype
+from ..errors import RegistrationError
+from ..tensor import Tensor
+from . import _registration as _torch_library
 
 __all__ = [
     "CustomOpDef",

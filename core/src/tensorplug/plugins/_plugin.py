@@ -1,5 +1,5 @@
 """One plugin as the loader keeps it (:class:`_Plugin`, what it registered: Note [Plugin rollback]
-in plugins.py), what :func:`tensorplug.plugins.list` reports of it (:class:`PluginInfo`), the
+in plugins/__init__.py), what :func:`tensorplug.plugins.list` reports of it (:class:`PluginInfo`), the
 errors and warning that name it, and what its hooks are handed (:class:`KeyRegistrar`,
 :class:`KernelRegistry`)."""
 
@@ -10,12 +10,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from . import _backends, _entry_points
-from . import keys as _keys
-from ._library import Library, LibraryKind
-from ._opset import repr as _repr
-from ._opset import values as _values
-from .keys import DispatchKey, KeyLike
+from .. import _backends, _entry_points
+from .. import keys as _keys
+from .._opset import repr as _repr
+from .._opset import values as _values
+from ..dispatcher._library import Library, LibraryKind
+from ..keys import DispatchKey, KeyLike
 
 Status = Literal["loaded", "failed", "disabled"]
 

@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Iterable
 from typing import Final
 
-from . import _entry_points, _manifest
+from .. import _entry_points, _manifest
 from ._plugin import PluginLoadWarning
 
 # --- discovery ------------------------------------------------------------------------------

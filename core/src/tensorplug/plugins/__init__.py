@@ -54,12 +54,14 @@ from typing import Any, Final
 
 import pluggy
 
-from . import _backends, _entry_points, _manifest
-from . import hookspecs as _hookspecs
-from . import keys as _keys
-from ._opset import api as _api
-from ._opset import repr as _repr
-from ._opset import values as _values
+from .. import _backends, _entry_points, _manifest
+from .. import hookspecs as _hookspecs
+from .. import keys as _keys
+from .._opset import api as _api
+from .._opset import repr as _repr
+from .._opset import values as _values
+from .._version import __version__
+from ..errors import MissingPluginError
 from ._plugin import (
     _ABSENT,
     KernelRegistry,
@@ -70,14 +72,12 @@ from ._plugin import (
     _describe,
     _Plugin,
 )
-from ._plugin_selection import (
+from ._selection import (
     FIRST_PARTY_PLUGINS,
     _check_environment,
     _choose_entry_point,
     _disabled_reason,
 )
-from ._version import __version__
-from .errors import MissingPluginError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -143,7 +143,7 @@ def _tensorplug_module() -> ModuleType:
 
 
 def _tensor_class() -> type:
-    from .tensor import Tensor
+    from ..tensor import Tensor
 
     return Tensor
 

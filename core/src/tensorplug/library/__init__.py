@@ -1,5 +1,5 @@
 """Libraries: the one way to define operators and register kernels and fallbacks, and
-PyTorch's torch.library API on top (a front end over ``_library.py``'s :class:`Library`).
+PyTorch's torch.library API on top (a front end over ``dispatcher/_library.py``'s :class:`Library`).
 
 A :class:`Library` owns everything it registers, so ``close()`` (or leaving its ``with``
 block) removes all of it again: definitions, kernels and fallbacks. Plugins get their libraries
@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._library import (
+from ..dispatcher._library import (
     Library,
     _def_libraries,
     fallthrough_kernel,
@@ -55,7 +55,7 @@ from ._library import (
     mark_no_dispatch,
 )
 from ._opcheck import OpCheckError, opcheck
-from ._torch_library import (
+from ._registration import (
     _decorator_libraries,
     define,
     impl,

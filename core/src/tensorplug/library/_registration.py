@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import plugins
-from ._library import F, Library, LibraryKind, _caller
-from .dispatcher import OpOverload
-from .errors import RegistrationError
+from .. import plugins
+from ..dispatcher import OpOverload
+from ..dispatcher._library import F, Library, LibraryKind, _caller
+from ..errors import RegistrationError
 
 # --- decorator forms (as torch.library.define / torch.library.impl) -------------------------
 

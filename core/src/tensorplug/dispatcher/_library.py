@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
-from . import dispatcher as _dispatcher
-from . import keys as _keys
-from . import schema as _schema
-from .dispatcher import Kernel, OpOverload, fallthrough_kernel
-from .errors import RegistrationError
+from .. import dispatcher as _dispatcher
+from .. import keys as _keys
+from .. import schema as _schema
+from ..errors import RegistrationError
+from . import Kernel, OpOverload, fallthrough_kernel
 
 __all__ = [
     "Library",
@@ -337,4 +337,11 @@ def _caller() -> str:
     return f"{f.f_globals.get('__name__', '?')}:{f.f_code.co_name}"
 
 
-_INTERNAL = {__name__, "tensorplug.library", "tensorplug.plugins", "tensorplug._plugins"}
+# the registration modules a registrant is looked for outside of (the user's frame names it)
+_INTERNAL = {
+    __name__,
+    "tensorplug.library",
+    "tensorplug.library._registration",
+    "tensorplug.library._custom_ops",
+    "tensorplug.plugins",
+}

@@ -38,9 +38,9 @@ import keyword
 from collections.abc import Callable
 from typing import Any
 
-from . import _binding, codegen
-from . import schema as _schema
-from .dispatch import local_state
+from .. import _binding, codegen
+from .. import schema as _schema
+from ..dispatch import local_state
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 

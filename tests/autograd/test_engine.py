@@ -19,8 +19,8 @@ from tests import needs
 
 needs.autograd()
 
-from tensorplug_autograd.graph import AccumulateGrad  # noqa: E402
-from tensorplug_autograd.kernels import takes_positionally  # noqa: E402
+from tensorplug_autograd.accumulate import AccumulateGrad  # noqa: E402
+from tensorplug_autograd.codegen import takes_positionally  # noqa: E402
 
 
 def t64(values, requires_grad=True):
@@ -106,7 +106,7 @@ def test_recorded_output_key_set_and_edges_of_mixed_inputs():
 def test_autograd_meta_is_made_without_python_code_and_defaults_every_field():
     # Note [Autograd state of a tensor]: the recording makes an output's meta with
     # AutogradMeta() and stores grad_fn alone
-    from tensorplug_autograd.graph import AutogradMeta, set_history
+    from tensorplug_autograd.meta import AutogradMeta, set_history
 
     assert AutogradMeta.__init__ is object.__init__ and AutogradMeta.__new__ is object.__new__
     m = AutogradMeta()
@@ -127,7 +127,7 @@ def test_autograd_meta_is_made_without_python_code_and_defaults_every_field():
 def test_a_leaf_adds_one_edge_tuple_to_every_node_that_uses_it():
     # Note [Graph edges]: the (accumulator, 0) edge is made once per leaf, with the
     # accumulator, by the fast kernels (add, mul) and the generic recording (cat) alike
-    from tensorplug_autograd.graph import leaf_edge
+    from tensorplug_autograd.accumulate import leaf_edge
 
     x = tp.ones([2], requires_grad=True)
     e = tp.add(x, 1.0).grad_fn.next_functions[0]

@@ -24,7 +24,7 @@ from . import grad_mode as _grad_mode
 from . import kernels as _kernels
 from . import tensor_api as _tensor_api
 from . import views as _views
-from .graph import M
+from .masks import M
 
 PLUGIN_API_VERSION = "1.2"  # the tensorplug.PLUGIN_API_VERSION it is written for (codegen)
 

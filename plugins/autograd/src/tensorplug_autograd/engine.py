@@ -17,20 +17,11 @@ chain): the queue would give it next. ``autograd.grad`` only
 runs nodes on a path to the requested inputs and captures the gradient arriving there instead
 of accumulating it into ``.grad``.
 
-Note [Stealing gradients]
-~~~~~~~~~~~~~~~~~~~~~~~~~
-The first gradient accumulated into a leaf is stored as ``leaf.grad`` without a copy when
-nothing else refers to it (CPython's reference count says so) and it is not a view, as
-PyTorch's AccumulateGrad does; otherwise a clone is stored, so that in-place updates of one
-``.grad`` never show up in another tensor. Later gradients are added in place, or out of
-place when the backward pass records a graph (``create_graph=True``).
 """
 
 from __future__ import annotations
 
 import heapq
-import sys
-from collections.abc import Sequence
 from sys import getrefcount
 from typing import Any
 
@@ -38,20 +29,12 @@ import tensorplug as tp
 from tensorplug.dispatch import local_state
 from tensorplug.tensor import Tensor
 
-from .graph import (
-    AccumulateGrad,
-    AutogradMeta,
-    M,
-    Node,
-    check_hook_values,
-    edge,
-    grad_recording,
-    meta_of,
-    requires_grad,
-    run_tensor_hook,
-)
+from .accumulate import AccumulateGrad, accumulate_into_grad, edge, owns_layout, run_leaf_hooks
+from .graph import Node, apply_node, check_hook_values, run_tensor_hook
+from .masks import M
+from .meta import requires_grad
 
-__all__ = ["backward", "grad", "accumulate_into_grad"]
+__all__ = ["backward", "grad"]
 
 
 def _as_tuple(x: Any) -> tuple[Any, ...]:
@@ -296,7 +279,7 @@ def _execute(
             if node._validates_grads and not node._post_hooks:
                 outs = node.apply(grads)
             else:
-                outs = _apply(node, grads)
+                outs = apply_node(node, grads)
             del grads
             if not keep_graph and node._saves:
                 node._release()
@@ -366,7 +349,7 @@ def _run_all(
                         and m.post_accumulate_hooks is None
                         and g0.tp_autograd is None
                         and getrefcount(g0) <= 2  # g0 and the call's own reference
-                        and _owns_layout(g0)
+                        and owns_layout(g0)
                     ):
                         m.grad = g0  # Note [Stealing gradients]
                     else:
@@ -379,7 +362,7 @@ def _run_all(
             if node._validates_grads and not node._post_hooks:
                 outs = node.apply(grads)
             else:
-                outs = _apply(node, grads)
+                outs = apply_node(node, grads)
             del grads
             if not keep_graph and node._saves:
                 node._release()
@@ -409,11 +392,11 @@ def _run_all(
                             and g.tp_autograd is None
                             and getrefcount(g) <= _HAND_ON_REFS
                         ):
-                            try:  # _owns_layout(g), inline for numpy's flags
+                            try:  # owns_layout(g), inline for numpy's flags
                                 f = g.tp_data.flags
                                 owns = (f.c_contiguous or f.f_contiguous) and f.writeable
                             except AttributeError:
-                                owns = _owns_layout(g)
+                                owns = owns_layout(g)
                             if owns:
                                 m.grad = g
                                 continue
@@ -564,133 +547,3 @@ def _run_pre_hooks(node: Node, grads: list[Tensor | None]) -> list[Tensor | None
         if new is not None:
             grads = list(check_hook_values(fn, grads, new))
     return grads
-
-
-def _apply(node: Node, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
-    outs = node.apply(grads)
-    n = len(node.next_functions)
-    if len(outs) != n:
-        raise RuntimeError(
-            f"function {node.name()} returned an incorrect number of gradients (expected {n}, "
-            f"got {len(outs)})"
-        )
-    metas = node._input_meta
-    nm = len(metas)
-    fixed: list[Tensor | None] | None = None
-    for i, g in enumerate(outs):
-        if g is None:
-            continue
-        if not isinstance(g, Tensor):
-            raise TypeError(
-                f"function {node.name()} returned a gradient at index {i}: expected Variable or "
-                f"None (got {type(g).__name__}); return a Tensor, or None, for each input"
-            )
-        meta = metas[i] if i < nm else None
-        if meta is None:
-            continue
-        new = fit_gradient(g, meta, node, i)
-        if new is not g:
-            if fixed is None:
-                fixed = list(outs)
-            fixed[i] = new
-    if node._post_hooks:
-        result = tuple(outs if fixed is None else fixed)
-        for fn in list(node._post_hooks):
-            new_result = fn(result, tuple(grads))
-            if new_result is not None:
-                result = check_hook_values(fn, result, new_result)
-        return result
-    return outs if fixed is None else fixed
-
-
-_sum_dims = tp.ops.aten.sum.dim_IntList
-
-
-def fit_gradient(g: Tensor, meta: tuple[Any, Any, Any], node: Node, i: int) -> Tensor:
-    """``g`` as the gradient of input ``i`` of ``node``: broadcast dimensions summed away, in
-    the input's dtype and on its device (``meta``), as PyTorch's ``validate_outputs``."""
-    shape, dtype, device = meta
-    if g.tp_data.shape != shape:
-        g = _reduce_to(g, shape, node, i)
-    if g.tp_dtype is not dtype:
-        g = g.to(dtype)
-    if g.tp_device != device:
-        g = g.to(device)
-    return g
-
-
-def _reduce_to(g: Tensor, shape: tuple[int, ...], node: Node, i: int) -> Tensor:
-    """Sum the broadcast dimensions of ``g`` away so it has ``shape`` (or raise)."""
-    gs = tuple(g.tp_data.shape)
-    lead = len(gs) - len(shape)
-    ok = lead >= 0 and all(s in (1, d) for s, d in zip(shape, gs[lead:], strict=True))
-    if not ok:
-        raise RuntimeError(
-            f"Function {node.name()} returned an invalid gradient at index {i} - got "
-            f"{list(gs)} but expected shape compatible with {list(shape)}; return a gradient "
-            "of the input's shape"
-        )
-    keep = tuple(lead + j for j, s in enumerate(shape) if s == 1 and gs[lead + j] != 1)
-    # dims as tuples of ints: what int[] binds to, so the call skips normalizing them
-    if not keep:  # only leading dimensions: one sum gives the shape
-        return _sum_dims(g, tuple(range(lead)))
-    g = _sum_dims(g, tuple(range(lead)) + keep, True)
-    if lead:
-        g = g.reshape(list(shape))
-    return g
-
-
-def run_leaf_hooks(t: Tensor, g: Tensor) -> Tensor:
-    """``g`` after the hooks registered on leaf ``t`` (in order, each given the last's result)."""
-    m: AutogradMeta | None = t.tp_autograd
-    if m is not None and m.hooks:
-        for fn in list(m.hooks):
-            g = run_tensor_hook(fn, g)
-    return g
-
-
-def accumulate_into_grad(t: Tensor, g: Tensor, _steal_refs: int = 2, hooked: bool = False) -> None:
-    """Add ``g`` into ``t.grad`` (Note [Stealing gradients]); runs the leaf's hooks first,
-    unless ``hooked`` says they already ran."""
-    m = meta_of(t)
-    if m.hooks and not hooked:
-        new = run_leaf_hooks(t, g)
-        if new is not g:
-            g = new
-            _steal_refs = 0  # a hook's result may be referenced by the hook: copy it
-    recording = grad_recording()
-    old = m.grad
-    if old is None:
-        if recording:
-            m.grad = g
-        elif g.tp_autograd is None and sys.getrefcount(g) <= _steal_refs + 1 and _owns_layout(g):
-            m.grad = g
-        else:
-            m.grad = g.detach().clone()
-    elif recording:
-        m.grad = old + g
-    else:
-        old.add_(g)
-    if m.post_accumulate_hooks:
-        for post in list(m.post_accumulate_hooks):
-            post(t)
-
-
-def _owns_layout(g: Tensor) -> bool:
-    """Whether ``g``'s array can become a ``.grad`` as is: dense (row- or column-major) and
-    writable. A transposed gradient (a weight used as ``w.t()``) is kept as it is: copying it
-    into the parameter's layout would cost more than every later use of it.
-
-    Array libraries with numpy's ``flags`` (numpy, cupy) say so; for others, only a tensor
-    that is not a view qualifies.
-    """
-    try:
-        flags = g.tp_data.flags
-    except AttributeError:
-        return g.tp_base is None
-    if not (flags.c_contiguous or flags.f_contiguous):
-        return False
-    try:
-        return bool(flags.writeable)
-    except AttributeError:  # CuPy's flags have no writeable: its arrays always are
-        return True

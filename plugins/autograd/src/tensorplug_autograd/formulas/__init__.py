@@ -14,7 +14,7 @@ order (for formulas that share work, like ``layer_norm``).
   the shape and dtype of a tensor argument, readable without saving the tensor.
   A tensor argument (or the result) is saved for backward only when the formula's code names it
   (``s.self`` saves ``self``; ``s.self_shape`` does not). Saved tensors are checked against
-  their version counter when read (Note [Saved tensors] in graph.py), so write the formula to
+  their version counter when read (Note [Saved tensors] in saved.py), so write the formula to
   read them directly as ``s.<name>`` in its own body.
 * The returned gradient may be ``None`` (zero), and may have a shape that broadcasts to the
   input's: the engine sums broadcast dimensions away and casts to the input's dtype, as

@@ -721,7 +721,7 @@ def test_leaf_accumulates_before_other_ready_nodes(hooked: bool) -> None:
 def test_nodes_run_newest_first_through_chains_and_branches() -> None:
     # Note [Engine order]: among ready nodes the most recently created runs first (PyTorch's
     # CPU ready queue, torch 2.13 runs the hooks below in this order); a node made ready
-    # while the queue is empty runs next without a trip through it (_run_all), one made
+    # while the queue is empty runs next without a trip through it (_run), one made
     # ready while older ones wait goes through the queue
     x = tp.tensor([0.5], requires_grad=True)
     a = x.exp()  # oldest

@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import tensorplug as tp
+from tensorplug import dispatcher
 from tensorplug.dispatch import local_state
 from tensorplug.tensor import Tensor
 
@@ -329,8 +330,6 @@ def register_autograd(
     arguments in schema order; ``backward`` returns one gradient per argument (``None`` for
     arguments that are not tensors or need none).
     """
-    from tensorplug import dispatcher
-
     overload = dispatcher.find_op(op) if not isinstance(op, tp.OpOverload) else op
     s = overload.schema
     names = [a.name for a in s.arguments]

@@ -11,7 +11,8 @@ without the guard of Note [Autograd kernel]'s step 1 when it promises not to dis
 [Kernels that do not dispatch] in array_backend, :func:`_below_for`); and it records inline,
 unrolled over the op's arguments (:func:`record_source`). The other kernels (:func:`generated`)
 take the schema's signature and hand the argument tuple to a plain Python body
-(``recording.run``, ``inplace.run_inplace``).
+(``recording.run``, ``inplace.run_inplace``). reference.py holds the per-key-set kernel written
+as plain Python, which the tests run beside the generated one.
 """
 
 from __future__ import annotations

@@ -26,8 +26,9 @@ the op.
 Every op's kernel is registered ``per_keyset=True`` (Note [Per-key-set kernels] in
 tensorplug's dispatcher): a factory makes the kernel of each key set, from source generated in
 codegen.py (ops with plain ``Tensor`` arguments and one output get a lean kernel that records
-inline). The rule of each op (rules.py) says what its kernel and node need to know;
-recording.py records a call; inplace.py holds the body of in-place ops.
+inline); reference.py holds the same kernel as plain Python. The rule of each op (rules.py)
+says what its kernel and node need to know; recording.py records a call; inplace.py holds the
+body of in-place ops.
 """
 
 from __future__ import annotations

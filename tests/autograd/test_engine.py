@@ -19,8 +19,8 @@ from tests import needs
 
 needs.autograd()
 
-from tensorplug_autograd.graph import AccumulateGrad  # noqa: E402
-from tensorplug_autograd.kernels import takes_positionally  # noqa: E402
+from tensorplug_autograd.accumulate import AccumulateGrad  # noqa: E402
+from tensorplug_autograd.codegen import takes_positionally  # noqa: E402
 
 
 def t64(values, requires_grad=True):
@@ -106,7 +106,7 @@ def test_recorded_output_key_set_and_edges_of_mixed_inputs():
 def test_autograd_meta_is_made_without_python_code_and_defaults_every_field():
     # Note [Autograd state of a tensor]: the recording makes an output's meta with
     # AutogradMeta() and stores grad_fn alone
-    from tensorplug_autograd.graph import AutogradMeta, set_history
+    from tensorplug_autograd.meta import AutogradMeta, set_history
 
     assert AutogradMeta.__init__ is object.__init__ and AutogradMeta.__new__ is object.__new__
     m = AutogradMeta()
@@ -127,7 +127,7 @@ def test_autograd_meta_is_made_without_python_code_and_defaults_every_field():
 def test_a_leaf_adds_one_edge_tuple_to_every_node_that_uses_it():
     # Note [Graph edges]: the (accumulator, 0) edge is made once per leaf, with the
     # accumulator, by the fast kernels (add, mul) and the generic recording (cat) alike
-    from tensorplug_autograd.graph import leaf_edge
+    from tensorplug_autograd.accumulate import leaf_edge
 
     x = tp.ones([2], requires_grad=True)
     e = tp.add(x, 1.0).grad_fn.next_functions[0]
@@ -721,7 +721,7 @@ def test_leaf_accumulates_before_other_ready_nodes(hooked: bool) -> None:
 def test_nodes_run_newest_first_through_chains_and_branches() -> None:
     # Note [Engine order]: among ready nodes the most recently created runs first (PyTorch's
     # CPU ready queue, torch 2.13 runs the hooks below in this order); a node made ready
-    # while the queue is empty runs next without a trip through it (_run_all), one made
+    # while the queue is empty runs next without a trip through it (_run), one made
     # ready while older ones wait goes through the queue
     x = tp.tensor([0.5], requires_grad=True)
     a = x.exp()  # oldest

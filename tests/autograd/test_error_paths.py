@@ -13,7 +13,8 @@ from tests import needs
 needs.autograd()
 
 from tensorplug_autograd.gradcheck import _checked, _Failed  # noqa: E402
-from tensorplug_autograd.kernels import Rule, kernel_for  # noqa: E402
+from tensorplug_autograd.kernels import kernel_for  # noqa: E402
+from tensorplug_autograd.rules import Rule  # noqa: E402
 
 
 def t64(values, requires_grad=True):

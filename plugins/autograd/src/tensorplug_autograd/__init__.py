@@ -3,11 +3,22 @@
 The plugin owns the ``Autograd<B>`` keys (through the ``Autograd`` alias) and
 ``ADInplaceOrView``, and adds the ``ADView`` key just below it. It registers one Autograd kernel
 per standard operator, generated from the formula table (formulas/, kernels.py),
-ADInplaceOrView kernels for view ops and ADView kernels for in-place ops (views.py), a fallback for operators without a derivative, the
-Tensor attributes of autograd (tensor_api.py), and the names ``tp.autograd``, ``tp.no_grad``,
-``tp.enable_grad``, ``tp.set_grad_enabled``, ``tp.is_grad_enabled`` and ``tp.inference_mode``.
-A tensor carries its ``Autograd<B>`` key only while it requires grad, so calls on plain tensors
-never reach this plugin.
+ADInplaceOrView kernels for view ops and ADView kernels for in-place ops (views.py), a fallback
+for operators without a derivative, the Tensor attributes of autograd (tensor_api.py), and the
+names ``tp.autograd``, ``tp.no_grad``, ``tp.enable_grad``, ``tp.set_grad_enabled``,
+``tp.is_grad_enabled`` and ``tp.inference_mode``. A tensor carries its ``Autograd<B>`` key only
+while it requires grad, so calls on plain tensors never reach this plugin.
+
+Its modules, one noun each, every one importing only modules listed before it (annotations under
+``TYPE_CHECKING`` aside; no cycle, deferred imports included: ``tools/import_graph.py``):
+``masks`` (the key-set masks), ``grad_mode``, ``meta`` (a tensor's autograd state), ``saved``
+(saved tensors), ``graph`` (nodes, edges, hooks), ``accumulate`` (leaves and
+``AccumulateGrad``), ``engine`` (backward, ``autograd.grad``), ``nodes`` (the node of an op with
+a formula), ``formulas/`` (the derivative table, one module per op family), ``rules`` (what each
+op's kernel needs), ``recording``, ``inplace`` (in-place autograd, ``CopySlices``), ``codegen``
+(the kernels' generated source), ``kernels``, ``views``, ``fused``, ``function``
+(``tp.autograd.Function``), ``reference`` (the kernels as plain Python), ``tensor_api``,
+``gradcheck`` and ``autograd`` (``tp.autograd``).
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ from . import grad_mode as _grad_mode
 from . import kernels as _kernels
 from . import tensor_api as _tensor_api
 from . import views as _views
-from .graph import M
+from .masks import M
 
 PLUGIN_API_VERSION = "1.2"  # the tensorplug.PLUGIN_API_VERSION it is written for (codegen)
 

@@ -11,26 +11,17 @@ number is raised by ``ACCUMULATOR_PRIORITY``. So a hook of a node that runs late
 ``.grad`` of a leaf whose gradient is complete. When nothing can observe the difference (the
 leaf has no hooks and no ``.grad`` yet, no ``create_graph``, no ``inputs``), the accumulator
 of a leaf that just got its last gradient runs right in the loop that hands a node's
-gradients on, without a trip through the queue (in :func:`_run_all`); so does a node made
+gradients on, without a trip through the queue (in :func:`_run`); so does a node made
 ready while the queue is empty, the only one its parent made ready (the next layer of a
 chain): the queue would give it next. ``autograd.grad`` only
 runs nodes on a path to the requested inputs and captures the gradient arriving there instead
 of accumulating it into ``.grad``.
 
-Note [Stealing gradients]
-~~~~~~~~~~~~~~~~~~~~~~~~~
-The first gradient accumulated into a leaf is stored as ``leaf.grad`` without a copy when
-nothing else refers to it (CPython's reference count says so) and it is not a view, as
-PyTorch's AccumulateGrad does; otherwise a clone is stored, so that in-place updates of one
-``.grad`` never show up in another tensor. Later gradients are added in place, or out of
-place when the backward pass records a graph (``create_graph=True``).
 """
 
 from __future__ import annotations
 
 import heapq
-import sys
-from collections.abc import Sequence
 from sys import getrefcount
 from typing import Any
 
@@ -38,20 +29,12 @@ import tensorplug as tp
 from tensorplug.dispatch import local_state
 from tensorplug.tensor import Tensor
 
-from .graph import (
-    AccumulateGrad,
-    AutogradMeta,
-    M,
-    Node,
-    check_hook_values,
-    edge,
-    grad_recording,
-    meta_of,
-    requires_grad,
-    run_tensor_hook,
-)
+from .accumulate import AccumulateGrad, accumulate_into_grad, edge, owns_layout, run_leaf_hooks
+from .graph import Node, apply_node, check_hook_values, run_tensor_hook
+from .masks import M
+from .meta import requires_grad
 
-__all__ = ["backward", "grad", "accumulate_into_grad"]
+__all__ = ["backward", "grad"]
 
 
 def _as_tuple(x: Any) -> tuple[Any, ...]:
@@ -153,7 +136,7 @@ def backward(
             else:
                 _add_to_buffer(buffers, root, m.output_nr, one, False)
             del one
-            _run_all(root, [], buffers, _dependencies([root]), bool(retain_graph), False)
+            _run(root, [], buffers, _dependencies([root]), bool(retain_graph), False)
             return
     outputs = _as_tuple(tensors)
     keep = create_graph if retain_graph is None else retain_graph
@@ -239,110 +222,61 @@ def _execute(
     targets: list[tuple[Node | None, int]] | None,
 ) -> list[Tensor | None]:
     """Run the graph (Note [Engine order]); with ``targets``, capture what reaches them."""
-    # 1. which nodes run, and for each how many edges from running nodes lead to it
-    buffers: dict[Node, list[Tensor | None]] = {}
+    # 1. which nodes run, and for each how many edges from running nodes lead to it: every
+    # node reachable, or (targets) those on a path to a target
+    capture: dict[tuple[Node, int], list[int]] | None = None
+    needed: set[Node] | None = None
     if targets is None:
         deps = _dependencies([n for n, _ in roots])
-        for (n, nr), root_grad in zip(roots, root_grads, strict=True):
-            _add_to_buffer(buffers, n, nr, root_grad, create_graph)
-        ready = [(-n._seq, n) for n in {n for n, _ in roots} if not deps.get(n)]
-        heapq.heapify(ready)
-        if ready:
-            _run_all(heapq.heappop(ready)[1], ready, buffers, deps, keep_graph, create_graph)
-        return []
-    capture: dict[tuple[Node, int], list[int]] = {}
-    needed, deps = _needed(roots, targets, capture)
-
-    # 2. run the nodes on a path to a target
-    captured: list[Tensor | None] = [None] * len(targets)
+    else:
+        capture = {}
+        needed, deps = _needed(roots, targets, capture)
+    # 2. the roots' gradients, and the roots ready to run
+    buffers: dict[Node, list[Tensor | None]] = {}
     for (n, nr), root_grad in zip(roots, root_grads, strict=True):
-        if n in needed:
+        if needed is None or n in needed:
             _add_to_buffer(buffers, n, nr, root_grad, create_graph)
-    ready = [(-n._seq, n) for n in {n for n, _ in roots} if n in needed and not deps.get(n)]
+    ready = [
+        (-n._seq, n)
+        for n in {n for n, _ in roots}
+        if (needed is None or n in needed) and not deps.get(n)
+    ]
     heapq.heapify(ready)
-    pop, push = heapq.heappop, heapq.heappush
-    targeted = {n for n, _ in capture}  # the nodes whose gradients are captured
-    st, saved_mode = _grad_mode_for(create_graph)
-    try:
-        while ready:
-            node = pop(ready)[1]
-            grads = buffers.pop(node, None)
-            if grads is None:
-                grads = [None] * node._n_out
-            if node._pre_hooks:
-                grads = _run_pre_hooks(node, grads)
-            if node in targeted:
-                if type(node) is AccumulateGrad and grads[0] is not None:
-                    var = node._variable()  # a leaf among the inputs: its hooks see its gradient
-                    if var is not None and var.tp_autograd is not None and var.tp_autograd.hooks:
-                        grads[0] = run_leaf_hooks(var, grads[0])
-                for nr, cg in enumerate(grads):
-                    for i in capture.get((node, nr), ()):
-                        before = captured[i]
-                        if cg is not None:
-                            captured[i] = cg if before is None else before + cg
-                if type(node) is not AccumulateGrad:
-                    for c, _ in node.next_functions:
-                        if c in needed:
-                            break
-                    else:  # a target no other target is reached through: nothing to run
-                        continue
-            if type(node) is AccumulateGrad:  # captured above; .grad is left alone
-                if node._post_hooks:
-                    g0 = grads[0]
-                    for fn in list(node._post_hooks):
-                        fn((), (g0,))
-                continue
-            if node._validates_grads and not node._post_hooks:
-                outs = node.apply(grads)
-            else:
-                outs = _apply(node, grads)
-            del grads
-            if not keep_graph and node._saves:
-                node._release()
-            for (child, nr), g in zip(node.next_functions, outs, strict=False):
-                if child is None or child not in needed:
-                    continue
-                if g is not None:
-                    _add_to_buffer(buffers, child, nr, g, create_graph)
-                left = deps[child] - 1
-                deps[child] = left
-                if not left:
-                    push(ready, (-child._seq, child))
-            del outs
-    finally:
-        st.nexc = saved_mode
+    # 3. run them
+    captured: list[Tensor | None] = [None] * len(targets) if targets is not None else []
+    if ready:
+        first = heapq.heappop(ready)[1]
+        _run(first, ready, buffers, deps, keep_graph, create_graph, capture, captured)
     return captured
 
 
-def _grad_mode_for(create_graph: bool) -> tuple[Any, int]:
-    """Record the backward pass (``create_graph``) or not: this thread's masks set so, and
-    the state to restore afterwards."""
-    st = local_state.masks
-    saved_mode = st.nexc
-    st.nexc = (saved_mode | M.ag) if create_graph else (saved_mode & M.nag)
-    return st, saved_mode
-
-
-def _run_all(
+def _run(
     node: Node | None,
     ready: list[tuple[int, Node]],
     buffers: dict[Node, list[Tensor | None]],
     deps: dict[Node, int],
     keep_graph: bool,
     create_graph: bool,
+    capture: dict[tuple[Node, int], list[int]] | None = None,
+    captured: list[Tensor | None] | None = None,
 ) -> None:
-    """:func:`_execute`'s loop where every node reachable runs and leaves accumulate into
-    ``.grad`` (no ``inputs``): ``node`` the first to run, the ready queue ``ready`` of the
-    others ready, the gradients ``buffers`` waiting at each node, the edges ``deps`` not yet
-    run into each.
+    """The engine's loop, for ``backward()`` and ``autograd.grad`` alike: ``node`` the first
+    to run, the ready queue ``ready`` of the others ready, the gradients ``buffers`` waiting at
+    each node, the edges ``deps`` not yet run into each (the nodes that run are exactly those
+    with a count, and the roots). Without ``capture`` leaves accumulate into ``.grad``; with
+    it (``autograd.grad``, ``backward(inputs=...)``) the gradients reaching the targets are
+    captured into ``captured`` (``capture``: (node, output_nr) -> their indices) and ``.grad``
+    is left alone.
 
+    One loop serves both because it is the hot path: each node step is written once, inline.
     A node that becomes ready while the queue is empty, the only one its parent made ready
     (a chain of layers), runs next without a trip through the queue: it is the one the queue
     would give (Note [Engine order])."""
     pop, push, pushpop = heapq.heappop, heapq.heappush, heapq.heappushpop
-    steal_inline = not create_graph
-    st = local_state.masks  # _grad_mode_for, inline
+    steal_inline = not create_graph and capture is None
+    # the nodes whose incoming gradients are captured
+    targeted = None if capture is None else {n for n, _ in capture}
+    st = local_state.masks  # record the backward pass (create_graph) or not
     saved_mode = st.nexc
     st.nexc = (saved_mode | M.ag) if create_graph else (saved_mode & M.nag)
     try:
@@ -352,6 +286,24 @@ def _run_all(
                 grads = [None] * node._n_out
             if node._pre_hooks:
                 grads = _run_pre_hooks(node, grads)
+            if targeted is not None:  # autograd.grad
+                if node in targeted:
+                    assert capture is not None and captured is not None
+                    _capture(node, grads, capture, captured)
+                    if type(node) is not AccumulateGrad:
+                        for c, _ in node.next_functions:
+                            if c in deps:  # on a path to a target: it runs (it has a count)
+                                break
+                        else:  # a target no other target is reached through: nothing to run
+                            node = pop(ready)[1] if ready else None
+                            continue
+                if type(node) is AccumulateGrad:  # captured above; .grad is left alone
+                    if node._post_hooks:
+                        g0 = grads[0]
+                        for fn in list(node._post_hooks):
+                            fn((), (g0,))
+                    node = pop(ready)[1] if ready else None
+                    continue
             if type(node) is AccumulateGrad:
                 g0 = grads[0]
                 del grads
@@ -366,7 +318,7 @@ def _run_all(
                         and m.post_accumulate_hooks is None
                         and g0.tp_autograd is None
                         and getrefcount(g0) <= 2  # g0 and the call's own reference
-                        and _owns_layout(g0)
+                        and owns_layout(g0)
                     ):
                         m.grad = g0  # Note [Stealing gradients]
                     else:
@@ -379,7 +331,7 @@ def _run_all(
             if node._validates_grads and not node._post_hooks:
                 outs = node.apply(grads)
             else:
-                outs = _apply(node, grads)
+                outs = apply_node(node, grads)
             del grads
             if not keep_graph and node._saves:
                 node._release()
@@ -387,11 +339,15 @@ def _run_all(
             for (child, nr), g in zip(node.next_functions, outs, strict=False):
                 if child is None:
                     continue
+                try:
+                    left = deps[child]
+                except KeyError:  # (autograd.grad) on no path to a target: it does not run
+                    continue
                 if g is not None:
                     if (
                         steal_inline
                         and type(child) is AccumulateGrad
-                        and deps[child] == 1
+                        and left == 1
                         and child not in buffers
                         and not child._pre_hooks
                         and not child._post_hooks
@@ -409,11 +365,11 @@ def _run_all(
                             and g.tp_autograd is None
                             and getrefcount(g) <= _HAND_ON_REFS
                         ):
-                            try:  # _owns_layout(g), inline for numpy's flags
+                            try:  # owns_layout(g), inline for numpy's flags
                                 f = g.tp_data.flags
                                 owns = (f.c_contiguous or f.f_contiguous) and f.writeable
                             except AttributeError:
-                                owns = _owns_layout(g)
+                                owns = owns_layout(g)
                             if owns:
                                 m.grad = g
                                 continue
@@ -427,7 +383,6 @@ def _run_all(
                     else:
                         old = buf[nr]
                         buf[nr] = g if old is None else old + g
-                left = deps[child]
                 if left == 1:  # the last edge into it: ready (its count is not read again)
                     if nxt is not None:
                         push(ready, (-nxt._seq, nxt))
@@ -448,8 +403,27 @@ def _run_all(
         st.nexc = saved_mode
 
 
+def _capture(
+    node: Node,
+    grads: list[Tensor | None],
+    capture: dict[tuple[Node, int], list[int]],
+    captured: list[Tensor | None],
+) -> None:
+    """Add the gradients reaching ``node``, a target, into ``captured``; a leaf's (its
+    accumulator's) after its hooks, which see it as ``backward()`` would show it."""
+    if type(node) is AccumulateGrad and grads[0] is not None:
+        var = node._variable()  # a leaf among the inputs: its hooks see its gradient
+        if var is not None and var.tp_autograd is not None and var.tp_autograd.hooks:
+            grads[0] = run_leaf_hooks(var, grads[0])
+    for nr, cg in enumerate(grads):
+        for i in capture.get((node, nr), ()):
+            before = captured[i]
+            if cg is not None:
+                captured[i] = cg if before is None else before + cg
+
+
 def _hand_on_refs() -> int:
-    """The references a gradient has in :func:`_run_all`'s loop over a node's outputs when
+    """The references a gradient has in :func:`_run`'s loop over a node's outputs when
     nothing else holds it, as that loop counts them: the output list's, the loop variable's,
     zip's result tuple's (CPython keeps the last one) and ``getrefcount``'s own. Measured on
     the same loop, so it holds on any interpreter."""
@@ -564,133 +538,3 @@ def _run_pre_hooks(node: Node, grads: list[Tensor | None]) -> list[Tensor | None
         if new is not None:
             grads = list(check_hook_values(fn, grads, new))
     return grads
-
-
-def _apply(node: Node, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
-    outs = node.apply(grads)
-    n = len(node.next_functions)
-    if len(outs) != n:
-        raise RuntimeError(
-            f"function {node.name()} returned an incorrect number of gradients (expected {n}, "
-            f"got {len(outs)})"
-        )
-    metas = node._input_meta
-    nm = len(metas)
-    fixed: list[Tensor | None] | None = None
-    for i, g in enumerate(outs):
-        if g is None:
-            continue
-        if not isinstance(g, Tensor):
-            raise TypeError(
-                f"function {node.name()} returned a gradient at index {i}: expected Variable or "
-                f"None (got {type(g).__name__}); return a Tensor, or None, for each input"
-            )
-        meta = metas[i] if i < nm else None
-        if meta is None:
-            continue
-        new = fit_gradient(g, meta, node, i)
-        if new is not g:
-            if fixed is None:
-                fixed = list(outs)
-            fixed[i] = new
-    if node._post_hooks:
-        result = tuple(outs if fixed is None else fixed)
-        for fn in list(node._post_hooks):
-            new_result = fn(result, tuple(grads))
-            if new_result is not None:
-                result = check_hook_values(fn, result, new_result)
-        return result
-    return outs if fixed is None else fixed
-
-
-_sum_dims = tp.ops.aten.sum.dim_IntList
-
-
-def fit_gradient(g: Tensor, meta: tuple[Any, Any, Any], node: Node, i: int) -> Tensor:
-    """``g`` as the gradient of input ``i`` of ``node``: broadcast dimensions summed away, in
-    the input's dtype and on its device (``meta``), as PyTorch's ``validate_outputs``."""
-    shape, dtype, device = meta
-    if g.tp_data.shape != shape:
-        g = _reduce_to(g, shape, node, i)
-    if g.tp_dtype is not dtype:
-        g = g.to(dtype)
-    if g.tp_device != device:
-        g = g.to(device)
-    return g
-
-
-def _reduce_to(g: Tensor, shape: tuple[int, ...], node: Node, i: int) -> Tensor:
-    """Sum the broadcast dimensions of ``g`` away so it has ``shape`` (or raise)."""
-    gs = tuple(g.tp_data.shape)
-    lead = len(gs) - len(shape)
-    ok = lead >= 0 and all(s in (1, d) for s, d in zip(shape, gs[lead:], strict=True))
-    if not ok:
-        raise RuntimeError(
-            f"Function {node.name()} returned an invalid gradient at index {i} - got "
-            f"{list(gs)} but expected shape compatible with {list(shape)}; return a gradient "
-            "of the input's shape"
-        )
-    keep = tuple(lead + j for j, s in enumerate(shape) if s == 1 and gs[lead + j] != 1)
-    # dims as tuples of ints: what int[] binds to, so the call skips normalizing them
-    if not keep:  # only leading dimensions: one sum gives the shape
-        return _sum_dims(g, tuple(range(lead)))
-    g = _sum_dims(g, tuple(range(lead)) + keep, True)
-    if lead:
-        g = g.reshape(list(shape))
-    return g
-
-
-def run_leaf_hooks(t: Tensor, g: Tensor) -> Tensor:
-    """``g`` after the hooks registered on leaf ``t`` (in order, each given the last's result)."""
-    m: AutogradMeta | None = t.tp_autograd
-    if m is not None and m.hooks:
-        for fn in list(m.hooks):
-            g = run_tensor_hook(fn, g)
-    return g
-
-
-def accumulate_into_grad(t: Tensor, g: Tensor, _steal_refs: int = 2, hooked: bool = False) -> None:
-    """Add ``g`` into ``t.grad`` (Note [Stealing gradients]); runs the leaf's hooks first,
-    unless ``hooked`` says they already ran."""
-    m = meta_of(t)
-    if m.hooks and not hooked:
-        new = run_leaf_hooks(t, g)
-        if new is not g:
-            g = new
-            _steal_refs = 0  # a hook's result may be referenced by the hook: copy it
-    recording = grad_recording()
-    old = m.grad
-    if old is None:
-        if recording:
-            m.grad = g
-        elif g.tp_autograd is None and sys.getrefcount(g) <= _steal_refs + 1 and _owns_layout(g):
-            m.grad = g
-        else:
-            m.grad = g.detach().clone()
-    elif recording:
-        m.grad = old + g
-    else:
-        old.add_(g)
-    if m.post_accumulate_hooks:
-        for post in list(m.post_accumulate_hooks):
-            post(t)
-
-
-def _owns_layout(g: Tensor) -> bool:
-    """Whether ``g``'s array can become a ``.grad`` as is: dense (row- or column-major) and
-    writable. A transposed gradient (a weight used as ``w.t()``) is kept as it is: copying it
-    into the parameter's layout would cost more than every later use of it.
-
-    Array libraries with numpy's ``flags`` (numpy, cupy) say so; for others, only a tensor
-    that is not a view qualifies.
-    """
-    try:
-        flags = g.tp_data.flags
-    except AttributeError:
-        return g.tp_base is None
-    if not (flags.c_contiguous or flags.f_contiguous):
-        return False
-    try:
-        return bool(flags.writeable)
-    except AttributeError:  # CuPy's flags have no writeable: its arrays always are
-        return True

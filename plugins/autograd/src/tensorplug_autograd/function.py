@@ -35,23 +35,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import tensorplug as tp
+from tensorplug import dispatcher
 from tensorplug.dispatch import local_state
 from tensorplug.tensor import Tensor
 
-from .graph import (
-    FREED,
-    M,
-    Node,
-    SavedTensor,
-    ViewInfo,
-    edge,
-    grad_recording,
-    input_meta,
-    is_leaf,
-    meta_of,
-    set_history,
-    zeros_for,
-)
+from .accumulate import edge
+from .graph import Node, input_meta, zeros_for
+from .masks import M, grad_recording
+from .meta import ViewInfo, is_leaf, meta_of, set_history
+from .saved import FREED, SavedTensor
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "register_autograd"]
 
@@ -282,7 +274,7 @@ def run_function(
         set_history(t, ctx, nr)
         view = t.tp_autograd.view if t.tp_autograd is not None else None
         if view is not None and not any(t is d for d in dirty):
-            # Note [Views that refuse in-place changes] in views.py
+            # Note [Views that refuse in-place changes] in inplace.py
             view.function = node_cls._fn_name
     ctx.next_functions = tuple(edges)
     ctx._input_meta = tuple(metas)
@@ -338,8 +330,6 @@ def register_autograd(
     arguments in schema order; ``backward`` returns one gradient per argument (``None`` for
     arguments that are not tensors or need none).
     """
-    from tensorplug import dispatcher
-
     overload = dispatcher.find_op(op) if not isinstance(op, tp.OpOverload) else op
     s = overload.schema
     names = [a.name for a in s.arguments]

@@ -66,11 +66,13 @@ from tensorplug.dispatcher import OpOverload
 from tensorplug.library import is_no_dispatch
 from tensorplug.tensor import Tensor
 
-from .engine import fit_gradient
+from .codegen import below_kernel, record_function
 from .formulas._table import _mm, _t
-from .graph import FREED, M, SavedTensor, grad_recording
-from .kernels import RULES, Rule, below_kernel, record_function, register_lazily
+from .graph import fit_gradient
+from .masks import M, grad_recording
 from .nodes import OpNode
+from .rules import RULES, Rule, register_lazily
+from .saved import FREED, SavedTensor
 
 __all__ = ["register_fused"]
 
@@ -368,7 +370,7 @@ def _ce_apply(node: Any, grads: list[Tensor | None]) -> list[Tensor | None]:
     """``CrossEntropyLossBackward0.apply``: while the backward pass records nothing, the input
     gradient from the backend's ``tensorplug::cross_entropy_loss_backward`` kernel called
     directly with the saved log-softmax and target as they were saved (Note [Saved values for
-    a backend kernel] in graph.py); else (``create_graph``, dispatch tracing, a kernel that
+    a backend kernel] in saved.py); else (``create_graph``, dispatch tracing, a kernel that
     may dispatch) the formula of ``CROSS_ENTROPY``."""
     g = grads[0]
     nexts = node.next_functions

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from tensorplug.dispatch import local_state
 
-from .graph import M, grad_recording
+from .masks import M, grad_recording
 
 __all__ = ["enable_grad", "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]
 

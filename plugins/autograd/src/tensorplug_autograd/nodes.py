@@ -1,9 +1,9 @@
 """The backward node of an op with a formula, and the ``s`` its formulas read.
 
-An :class:`OpNode` subclass is made per op (``MulBackward0``) by its :class:`~.kernels.Rule`;
+An :class:`OpNode` subclass is made per op (``MulBackward0``) by its :class:`~.rules.Rule`;
 one instance per recorded call holds the saved arguments and output (Note [Saved tensors] in
-graph.py). Its ``apply`` runs the op's formulas (Note [Formula table] in formulas/__init__.py) for the
-inputs that need a gradient, handing each formula a :class:`SavedView` of the call.
+saved.py). Its ``apply`` runs the op's formulas (Note [Formula table] in formulas/__init__.py)
+for the inputs that need a gradient, handing each formula a :class:`SavedView` of the call.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from tensorplug.dispatch import local_state
 from tensorplug.storage import alias
 from tensorplug.tensor import Tensor
 
-from .engine import fit_gradient
-from .graph import FREED, FREED_ARGS, FreedArgs, M, Node, SavedTensor, zeros_for
+from .graph import Node, fit_gradient, zeros_for
+from .masks import M
+from .saved import FREED, FREED_ARGS, FreedArgs, SavedTensor
 
 if TYPE_CHECKING:
-    from .kernels import Rule
+    from .rules import Rule
 
 __all__ = ["OpNode", "SavedView", "NOT_SAVED", "saved_view_class"]
 

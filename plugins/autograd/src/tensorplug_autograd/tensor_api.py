@@ -3,7 +3,7 @@
 ``requires_grad``, ``grad``, ``grad_fn``, ``is_leaf``, ``retains_grad`` and ``data`` are
 properties; ``requires_grad_``, ``detach_``, ``backward``, ``retain_grad``, ``register_hook`` and
 ``register_post_accumulate_grad_hook`` methods,
-with PyTorch's signatures and error messages (Note [Autograd state of a tensor] in graph.py).
+with PyTorch's signatures and error messages (Note [Autograd state of a tensor] in meta.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from typing import Any
 from tensorplug.tensor import Tensor, new_tensor
 
 from . import engine
-from .graph import AutogradMeta, M, RemovableHandle, autograd_bit, is_leaf, meta_of, refresh_view
+from .graph import RemovableHandle
+from .masks import M, autograd_bit
+from .meta import AutogradMeta, is_leaf, meta_of, refresh_view
 
 __all__ = ["METHODS", "repr_suffix"]
 
@@ -105,7 +107,7 @@ def _grad_fn(self: Tensor) -> Any:
     if m is None:
         return None
     if m.grad_fn is not None and m.view is not None and self.tp_version.value != m.view.version:
-        refresh_view(self, m)  # Note [Stale views] in views.py
+        refresh_view(self, m)  # Note [Stale views] in inplace.py
     return m.grad_fn
 
 
@@ -247,6 +249,6 @@ METHODS: dict[str, Any] = {
     "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     "data": property(_data, _set_data),
     # not a method: the class default of the plugin's per-tensor state, an AutogradMeta once a
-    # tensor takes part in a graph (Note [Autograd state of a tensor] in graph.py)
+    # tensor takes part in a graph (Note [Autograd state of a tensor] in meta.py)
     "tp_autograd": None,
 }

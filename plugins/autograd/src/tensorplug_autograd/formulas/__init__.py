@@ -14,7 +14,7 @@ order (for formulas that share work, like ``layer_norm``).
   the shape and dtype of a tensor argument, readable without saving the tensor.
   A tensor argument (or the result) is saved for backward only when the formula's code names it
   (``s.self`` saves ``self``; ``s.self_shape`` does not). Saved tensors are checked against
-  their version counter when read (Note [Saved tensors] in graph.py), so write the formula to
+  their version counter when read (Note [Saved tensors] in saved.py), so write the formula to
   read them directly as ``s.<name>`` in its own body.
 * The returned gradient may be ``None`` (zero), and may have a shape that broadcasts to the
   input's: the engine sums broadcast dimensions away and casts to the input's dtype, as
@@ -44,14 +44,26 @@ not differentiable (``floor_divide``, comparisons) it is in ``NON_DIFFERENTIABLE
 Note [Reading s in the formula body]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 The kernel decides what to save from the names a formula's own code reads, so every formula
-(in ``arithmetic``, ``layout`` and ``nn``, which fill the table when this package is imported;
-``_table`` holds the table and the helpers they share) reads the ``s.<name>`` it needs in its lambda and passes the values on to the ``_helper``
-that does the work; a helper never receives ``s``.
+(in the family modules ``pointwise``, ``reductions``, ``shape``, ``indexing``, ``linalg``,
+``nn``, ``random`` and ``factories``, which fill the table when this package is imported;
+``_table`` holds the table and the helpers they share) reads the ``s.<name>`` it needs in its
+lambda and passes the values on to the ``_helper`` that does the work; a helper never
+receives ``s``.
 """
 
 from __future__ import annotations
 
-from . import arithmetic, layout, nn  # noqa: F401 - they fill the table
+# one module per op family (the layout of every place an op lives), each filling the table
+from . import (  # noqa: F401
+    factories,
+    indexing,
+    linalg,
+    nn,
+    pointwise,
+    random,
+    reductions,
+    shape,
+)
 from ._table import FORMULAS, NON_DIFFERENTIABLE, OUTPUT_DIFFERENTIABILITY
 
 __all__ = ["FORMULAS", "NON_DIFFERENTIABLE", "OUTPUT_DIFFERENTIABILITY"]

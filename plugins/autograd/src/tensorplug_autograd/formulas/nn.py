@@ -1,4 +1,5 @@
-"""Formulas of the neural network functions and losses (Note [Formula table])."""
+"""Formulas of the neural network functions: losses, softmax, and the mixed precision
+bookkeeping (Note [Formula table])."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from ._table import (
     _aten,
     _zeros,
     defderiv,
+    nondifferentiable,
 )
 
 # --- neural network functions --------------------------------------------------------------------
@@ -54,49 +56,38 @@ defderiv(
 )
 
 
-# linear_backward's outputs are linear in grad_output and in each of self and weight: with
-# ``gi = g @ w``, ``gw = g^T @ x`` and ``gb = sum(g)`` over the rows, the gradients below; an
-# output the mask left out (None) has no gradient and contributes nothing
+# --- softmax -------------------------------------------------------------------------------------
+
+defderiv(
+    "softmax.int",
+    self=lambda g, s: _aten._softmax_backward_data.default(g, s.result, s.dim, s.self_dtype),
+)
+defderiv(
+    "log_softmax.int",
+    self=lambda g, s: _aten._log_softmax_backward_data.default(g, s.result, s.dim, s.self_dtype),
+)
 
 
-def _rows(t: Tensor) -> Tensor:
-    """``t`` as a matrix of its rows (its last dimension the columns)."""
-    return t if t.ndim == 2 else t.reshape(-1, t.shape[-1])
-
-
-def _lb_self(g: tuple[Tensor | None, ...], grad_output: Tensor) -> Tensor | None:
-    ggw = g[1]
-    return None if ggw is None else tp.matmul(grad_output, ggw)
-
-
-def _lb_grad_output(g: tuple[Tensor | None, ...], x: Tensor, w: Tensor) -> Tensor | None:
-    ggi, ggw, ggb = g
-    parts = []
-    if ggi is not None:
-        parts.append(tp.matmul(ggi, w.t()))
-    if ggw is not None:
-        parts.append(tp.matmul(x, ggw.t()))
-    if ggb is not None:
-        shape = list(x.shape[:-1]) + [w.shape[0]]
-        parts.append(ggb.expand(shape))
-    if not parts:
-        return None
-    total = parts[0]
-    for p in parts[1:]:
-        total = total + p
-    return total
-
-
-def _lb_weight(g: tuple[Tensor | None, ...], grad_output: Tensor) -> Tensor | None:
-    ggi = g[0]
-    if ggi is None:
-        return None
-    return tp.mm(_rows(grad_output).t(), _rows(ggi))
+def _softmax_backward_output(g: Tensor, gg: Tensor, y: Tensor, dim: int) -> Tensor:
+    # d/dy of y * (g - sum(g * y)), applied to gg
+    return gg * (g - (g * y).sum([dim], True)) - g * (gg * y).sum([dim], True)
 
 
 defderiv(
-    "linear_backward",
-    self=lambda g, s: _lb_self(g, s.grad_output),
-    grad_output=lambda g, s: _lb_grad_output(g, s.self, s.weight),
-    weight=lambda g, s: _lb_weight(g, s.grad_output),
+    "_softmax_backward_data",
+    grad_output=lambda g, s: _aten._softmax_backward_data.default(
+        g, s.output, s.dim, s.input_dtype
+    ),
+    output=lambda g, s: _softmax_backward_output(s.grad_output, g, s.output, s.dim),
 )
+defderiv(
+    "_log_softmax_backward_data",
+    # its Jacobian in grad_output is I - exp(y) 1^T along dim: not symmetric
+    grad_output=lambda g, s: g - (g * s.output.exp()).sum([s.dim], True),
+    output=lambda g, s: -g * s.output.exp() * s.grad_output.sum([s.dim], True),
+)
+
+
+# --- mixed precision training: GradScaler's bookkeeping, never part of a graph -------------------
+
+nondifferentiable("_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_")

@@ -1,0 +1,158 @@
+"""Leaves: their accumulator node, the edge a use of a tensor adds, and accumulation into ``.grad``.
+
+Note [Stealing gradients]
+~~~~~~~~~~~~~~~~~~~~~~~~~
+The first gradient accumulated into a leaf is stored as ``leaf.grad`` without a copy when
+nothing else refers to it (CPython's reference count says so) and it is not a view, as
+PyTorch's AccumulateGrad does; otherwise a clone is stored, so that in-place updates of one
+``.grad`` never show up in another tensor. Later gradients are added in place, or out of
+place when the backward pass records a graph (``create_graph=True``).
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from tensorplug.tensor import Tensor
+
+from .graph import ACCUMULATOR_PRIORITY, Node, run_tensor_hook
+from .masks import M, grad_recording
+from .meta import AutogradMeta, meta_of, refresh_view
+
+__all__ = ["AccumulateGrad", "accumulate_into_grad", "edge", "leaf_edge", "leaf_input_meta"]
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf: adds the incoming gradient into ``variable.grad``.
+
+    The leaf keeps its accumulator (so every graph that uses the leaf reaches the same node,
+    and a training loop does not build a new one per step); the accumulator refers to the leaf
+    weakly, so there is no reference cycle. A gradient reaching the accumulator of a leaf that
+    no longer exists has nowhere to go and is dropped.
+    """
+
+    __slots__ = ("_variable",)
+
+    def __init__(self, variable: Tensor) -> None:
+        super().__init__()
+        self._variable = weakref.ref(variable)
+        self._seq += ACCUMULATOR_PRIORITY  # Note [Engine order]: runs as soon as it is ready
+
+    @property
+    def variable(self) -> Tensor | None:
+        return self._variable()
+
+    def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
+        g = grads[0]
+        t = self._variable()
+        if g is not None and t is not None:
+            accumulate_into_grad(t, g)
+        return ()
+
+
+def accumulator(t: Tensor) -> AccumulateGrad:
+    m: AutogradMeta | None = t.tp_autograd
+    if m is None:
+        m = t.tp_autograd = AutogradMeta()
+    acc = m.acc
+    if acc is None:
+        acc = m.acc = AccumulateGrad(t)
+        m.acc_edge = (acc, 0)
+    return acc
+
+
+def leaf_edge(t: Tensor) -> tuple[AccumulateGrad, int]:
+    """The edge a use of leaf ``t`` adds to a node: ``(accumulator(t), 0)``, one tuple kept
+    with the accumulator, so recording builds none (Note [Graph edges])."""
+    m: AutogradMeta | None = t.tp_autograd
+    if m is None or m.acc_edge is None:
+        accumulator(t)
+        m = t.tp_autograd
+    return m.acc_edge  # type: ignore[return-value]
+
+
+def leaf_input_meta(t: Tensor) -> tuple[tuple[int, ...], Any, Any]:
+    """:func:`input_meta` of leaf ``t`` (whose meta :func:`leaf_edge` made), kept in its meta
+    with a weak reference to its data: the next use reads it while ``t.tp_data`` is the same
+    array (a new array, ``t.data = ...``, makes it again; an array type without weak
+    references is not kept)."""
+    data = t.tp_data
+    meta = (data.shape, t.tp_dtype, t.tp_device)
+    m: AutogradMeta = t.tp_autograd
+    try:
+        m.data_ref = weakref.ref(data)
+    except TypeError:
+        return meta
+    m.leaf_meta = meta
+    return meta
+
+
+def edge(t: Tensor) -> tuple[Node | None, int]:
+    """The edge a use of ``t`` adds to a node (Note [Graph edges])."""
+    m: AutogradMeta | None = t.tp_autograd
+    if m is not None and m.grad_fn is not None:
+        if m.view is not None and t.tp_version.value != m.view.version:
+            refresh_view(t, m)
+        return (m.grad_fn, m.output_nr)
+    if t.tp_keyset & M.ag:
+        return leaf_edge(t)
+    return (None, 0)
+
+
+def run_leaf_hooks(t: Tensor, g: Tensor) -> Tensor:
+    """``g`` after the hooks registered on leaf ``t`` (in order, each given the last's result)."""
+    m: AutogradMeta | None = t.tp_autograd
+    if m is not None and m.hooks:
+        for fn in list(m.hooks):
+            g = run_tensor_hook(fn, g)
+    return g
+
+
+def accumulate_into_grad(t: Tensor, g: Tensor, _steal_refs: int = 2, hooked: bool = False) -> None:
+    """Add ``g`` into ``t.grad`` (Note [Stealing gradients]); runs the leaf's hooks first,
+    unless ``hooked`` says they already ran."""
+    m = meta_of(t)
+    if m.hooks and not hooked:
+        new = run_leaf_hooks(t, g)
+        if new is not g:
+            g = new
+            _steal_refs = 0  # a hook's result may be referenced by the hook: copy it
+    recording = grad_recording()
+    old = m.grad
+    if old is None:
+        if recording:
+            m.grad = g
+        elif g.tp_autograd is None and sys.getrefcount(g) <= _steal_refs + 1 and owns_layout(g):
+            m.grad = g
+        else:
+            m.grad = g.detach().clone()
+    elif recording:
+        m.grad = old + g
+    else:
+        old.add_(g)
+    if m.post_accumulate_hooks:
+        for post in list(m.post_accumulate_hooks):
+            post(t)
+
+
+def owns_layout(g: Tensor) -> bool:
+    """Whether ``g``'s array can become a ``.grad`` as is: dense (row- or column-major) and
+    writable. A transposed gradient (a weight used as ``w.t()``) is kept as it is: copying it
+    into the parameter's layout would cost more than every later use of it.
+
+    Array libraries with numpy's ``flags`` (numpy, cupy) say so; for others, only a tensor
+    that is not a view qualifies.
+    """
+    try:
+        flags = g.tp_data.flags
+    except AttributeError:
+        return g.tp_base is None
+    if not (flags.c_contiguous or flags.f_contiguous):
+        return False
+    try:
+        return bool(flags.writeable)
+    except AttributeError:  # CuPy's flags have no writeable: its arrays always are
+        return True

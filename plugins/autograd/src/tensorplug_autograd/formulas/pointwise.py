@@ -1,0 +1,363 @@
+"""Formulas of the pointwise ops: arithmetic, unary functions, comparisons and logic (Note [Formula table])."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import tensorplug as tp
+from tensorplug import Tensor
+
+from ._table import (
+    _aten,
+    _scale,
+    _where_zero,
+    _zeros,
+    defderiv,
+    nondifferentiable,
+)
+
+# --- pointwise binary arithmetic -----------------------------------------------------------------
+
+defderiv(
+    "add.Tensor",
+    self=lambda g, s: g,
+    other=lambda g, s: _scale(g, s.alpha),
+)
+defderiv("add.Scalar", self=lambda g, s: g)
+defderiv(
+    "sub.Tensor",
+    self=lambda g, s: g,
+    other=lambda g, s: -g if s.alpha == 1 else g * -s.alpha,
+)
+defderiv("sub.Scalar", self=lambda g, s: g)
+defderiv("rsub.Scalar", self=lambda g, s: -g if s.alpha == 1 else g * -s.alpha)
+defderiv(
+    "mul.Tensor",
+    self=lambda g, s: g * s.other,
+    other=lambda g, s: g * s.self,
+)
+defderiv("mul.Scalar", self=lambda g, s: g * s.other)
+
+
+def _div_other(g: Tensor, self: Tensor, other: Tensor) -> Tensor:
+    # PyTorch's order, -g * ((self / other) / other), is the stable one for higher derivatives
+    return -g * ((self / other) / other)
+
+
+defderiv(
+    "div.Tensor",
+    self=lambda g, s: g / s.other,
+    other=lambda g, s: _div_other(g, s.self, s.other),
+)
+defderiv("div.Scalar", self=lambda g, s: g / s.other)
+# a rounding division is piecewise constant: zero gradient, as PyTorch (Note [Zero gradients])
+defderiv(
+    "div.Tensor_mode",
+    self=lambda g, s: g / s.other if s.rounding_mode is None else _zeros(g, s.self_shape),
+    other=lambda g, s: (
+        _div_other(g, s.self, s.other) if s.rounding_mode is None else _zeros(g, s.other_shape)
+    ),
+)
+defderiv("rdiv.Scalar", self=lambda g, s: _div_other(g, s.other, s.self))  # other / self
+defderiv(
+    "remainder.Tensor",
+    self=lambda g, s: g,
+    other=lambda g, s: -g * s.self.div(s.other, rounding_mode="floor"),
+)
+defderiv("remainder.Scalar", self=lambda g, s: g)
+defderiv(
+    "fmod.Tensor",
+    self=lambda g, s: g,
+    other=lambda g, s: -g * s.self.div(s.other, rounding_mode="trunc"),
+)
+defderiv("fmod.Scalar", self=lambda g, s: g)
+nondifferentiable("floor_divide", "floor_divide.Scalar")
+
+
+def _pow_self_scalar(g: Tensor, self: Tensor, exponent: Any) -> Tensor:
+    if exponent == 0:
+        return _zeros(g, self.shape)
+    if exponent == 2:
+        return g * (self * 2)
+    return g * (self.pow(exponent - 1) * exponent)
+
+
+def _pow_self(g: Tensor, self: Tensor, exponent: Tensor) -> Tensor:
+    return _where_zero(exponent != 0, g * (exponent * self.pow(exponent - 1)))
+
+
+def _pow_exponent(g: Tensor, self: Tensor, exponent: Tensor, result: Tensor) -> Tensor:
+    # 0 ** e has derivative 0 in e for e >= 0 (PyTorch's pow_backward_exponent)
+    return g * _where_zero((self != 0).logical_or(exponent < 0), result * self.log())
+
+
+def _scalar_log(x: float) -> float:
+    return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+
+
+def _pow_scalar_exponent(g: Tensor, base: Any, exponent: Tensor, result: Tensor) -> Tensor:
+    if base == 0:
+        return g * _where_zero(exponent < 0, result * -math.inf)
+    return g * (result * _scalar_log(base))
+
+
+defderiv("pow.Tensor_Scalar", self=lambda g, s: _pow_self_scalar(g, s.self, s.exponent))
+defderiv(
+    "pow.Tensor_Tensor",
+    self=lambda g, s: _pow_self(g, s.self, s.exponent),
+    exponent=lambda g, s: _pow_exponent(g, s.self, s.exponent, s.result),
+)
+defderiv("pow.Scalar", exponent=lambda g, s: _pow_scalar_exponent(g, s.self, s.exponent, s.result))
+
+
+def _addcdiv_tensor2(g: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any) -> Tensor:
+    # -g * value * tensor1 / tensor2^2, dividing twice as div's formula does
+    return -_scale(g, value) * ((tensor1 / tensor2) / tensor2)
+
+
+def _maximum_backward(g: Tensor, x: Tensor, y: Tensor) -> Tensor:
+    """d max(x, y) / dx: ``g`` where x wins, ``g / 2`` on ties (as PyTorch), else 0."""
+    return tp.where(x == y, g / 2, g).masked_fill(x < y, 0)
+
+
+def _minimum_backward(g: Tensor, x: Tensor, y: Tensor) -> Tensor:
+    return tp.where(x == y, g / 2, g).masked_fill(x > y, 0)
+
+
+defderiv(
+    "maximum",
+    self=lambda g, s: _maximum_backward(g, s.self, s.other),
+    other=lambda g, s: _maximum_backward(g, s.other, s.self),
+)
+defderiv(
+    "minimum",
+    self=lambda g, s: _minimum_backward(g, s.self, s.other),
+    other=lambda g, s: _minimum_backward(g, s.other, s.self),
+)
+
+
+def _fmax_self(g: Tensor, x: Tensor, y: Tensor) -> Tensor:
+    """fmax's choice, as PyTorch's formula: ``x`` where ``x >= y`` or ``y`` is NaN (ties
+    go to self, unlike maximum); fmin's with ``x <= y``, ``less`` set."""
+    return _where_zero((x >= y).logical_or(y.isnan()), g)
+
+
+def _fmin_self(g: Tensor, x: Tensor, y: Tensor) -> Tensor:
+    return _where_zero((x <= y).logical_or(y.isnan()), g)
+
+
+defderiv(
+    "fmax",
+    self=lambda g, s: _fmax_self(g, s.self, s.other),
+    other=lambda g, s: g.masked_fill((s.self >= s.other).logical_or(s.other.isnan()), 0),
+)
+defderiv(
+    "fmin",
+    self=lambda g, s: _fmin_self(g, s.self, s.other),
+    other=lambda g, s: g.masked_fill((s.self <= s.other).logical_or(s.other.isnan()), 0),
+)
+
+
+def _atan2_recip(self: Tensor, other: Tensor) -> Tensor:
+    return (self * self + other * other).reciprocal()
+
+
+defderiv(
+    "atan2",
+    self=lambda g, s: g * (s.other * _atan2_recip(s.self, s.other)),
+    other=lambda g, s: g * (-s.self * _atan2_recip(s.self, s.other)),
+)
+defderiv(
+    "hypot",
+    self=lambda g, s: g * s.self / s.result,
+    other=lambda g, s: g * s.other / s.result,
+)
+defderiv(
+    "lerp.Scalar",
+    self=lambda g, s: g * (1 - s.weight),
+    end=lambda g, s: g * s.weight,
+)
+defderiv(
+    "lerp.Tensor",
+    self=lambda g, s: g * (1 - s.weight),
+    end=lambda g, s: g * s.weight,
+    weight=lambda g, s: g * (s.end - s.self),
+)
+defderiv(
+    "addcmul",
+    self=lambda g, s: g,
+    tensor1=lambda g, s: _scale(g * s.tensor2, s.value),
+    tensor2=lambda g, s: _scale(g * s.tensor1, s.value),
+)
+defderiv(
+    "addcdiv",
+    self=lambda g, s: g,
+    tensor1=lambda g, s: _scale(g, s.value) / s.tensor2,
+    tensor2=lambda g, s: _addcdiv_tensor2(g, s.tensor1, s.tensor2, s.value),
+)
+
+# --- pointwise unary -----------------------------------------------------------------------------
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_C = 0.044715
+_LN2 = math.log(2.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_LN10 = math.log(10.0)
+
+
+def _gelu_backward(g: Tensor, x: Tensor, result: Tensor, approximate: str) -> Tensor:
+    if approximate == "tanh":
+        x2 = x * x
+        t = tp.tanh((x + x2 * x * _GELU_C) * _SQRT_2_OVER_PI)
+        d_inner = (1 - t * t) * ((x2 * (3 * _GELU_C) + 1) * _SQRT_2_OVER_PI)
+        return g * ((t + 1) * 0.5 + x * 0.5 * d_inner)
+    # exact: d/dx x*Phi(x) = Phi(x) + x*phi(x). The op set has no erf, so Phi(x) is read off the
+    # result (result / x); at x = 0 it is 1/2 + x*phi(0), right in value and slope, so second
+    # derivatives hold there too. phi(x) = exp(-x^2/2) / sqrt(2 pi).
+    is_zero = x == 0
+    cdf = tp.where(is_zero, x * _INV_SQRT_2PI + 0.5, result / tp.where(is_zero, 1.0, x))
+    pdf = tp.exp(x * x * -0.5) * _INV_SQRT_2PI
+    return g * (cdf + x * pdf)
+
+
+def _logit_backward(g: Tensor, x: Tensor, eps: float | None) -> Tensor:
+    """PyTorch's logit_backward: ``g / (x (1 - x))``; NaN outside [0, 1] without eps, and 0
+    where eps clamped ``x`` (outside [eps, 1 - eps])."""
+    d = g / (x * (1 - x))
+    if eps is None or eps < 0:
+        return tp.where((x < 0).logical_or(x > 1), math.nan, d)
+    return _where_zero((x >= eps).logical_and(x <= 1 - eps), d)
+
+
+def _tanh_backward(g: Tensor, y: Tensor) -> Tensor:
+    return g * (1 - y * y)
+
+
+def _sigmoid_backward(g: Tensor, y: Tensor) -> Tensor:
+    return g * (y * (1 - y))
+
+
+def _silu_backward(g: Tensor, x: Tensor) -> Tensor:
+    sig = tp.sigmoid(x)
+    return g * (sig * (x * (1 - sig) + 1))
+
+
+defderiv("neg", self=lambda g, s: -g)
+defderiv("abs", self=lambda g, s: g * s.self.sign())
+defderiv("sign", self=lambda g, s: _zeros(g, s.self_shape))
+defderiv("sgn", self=lambda g, s: _zeros(g, s.self_shape))  # real: sign's (complex: no autograd)
+defderiv("exp", self=lambda g, s: g * s.result)
+defderiv("log", self=lambda g, s: g / s.self)
+defderiv("log1p", self=lambda g, s: g / (s.self + 1))
+defderiv("sqrt", self=lambda g, s: g / (s.result * 2))
+defderiv("rsqrt", self=lambda g, s: g * (s.result.pow(3) * -0.5))
+defderiv("sin", self=lambda g, s: g * s.self.cos())
+defderiv("cos", self=lambda g, s: -g * s.self.sin())
+defderiv("tan", self=lambda g, s: g * (s.result * s.result + 1))
+defderiv("asin", self=lambda g, s: g * (-s.self * s.self + 1).rsqrt())
+defderiv("acos", self=lambda g, s: g * -((-s.self * s.self + 1).rsqrt()))
+defderiv("atan", self=lambda g, s: g / (s.self * s.self + 1))
+defderiv("sinh", self=lambda g, s: g * s.self.cosh())
+defderiv("cosh", self=lambda g, s: g * s.self.sinh())
+defderiv("asinh", self=lambda g, s: g * (s.self * s.self + 1).rsqrt())
+defderiv("acosh", self=lambda g, s: g * (s.self * s.self - 1).rsqrt())
+defderiv("atanh", self=lambda g, s: g / (1 - s.self * s.self))
+defderiv("tanh", self=lambda g, s: _tanh_backward(g, s.result))
+defderiv("sigmoid", self=lambda g, s: _sigmoid_backward(g, s.result))
+defderiv("logit", self=lambda g, s: _logit_backward(g, s.self, s.eps))
+defderiv("relu", self=lambda g, s: _aten.threshold_backward.default(g, s.result, 0))
+defderiv("gelu", self=lambda g, s: _gelu_backward(g, s.self, s.result, s.approximate))
+defderiv("silu", self=lambda g, s: _silu_backward(g, s.self))
+# rounding is piecewise constant: zero gradients, as PyTorch (Note [Zero gradients])
+for _name in ("floor", "ceil", "trunc", "round", "round.decimals"):
+    defderiv(_name, self=lambda g, s: _zeros(g, s.self_shape))
+defderiv("frac", self=lambda g, s: g)
+defderiv("square", self=lambda g, s: g * (s.self * 2))
+defderiv("reciprocal", self=lambda g, s: -g * (s.result * s.result))
+defderiv("log2", self=lambda g, s: g / (s.self * _LN2))
+defderiv("log10", self=lambda g, s: g / (s.self * _LN10))
+defderiv("exp2", self=lambda g, s: g * (s.result * _LN2))
+defderiv("expm1", self=lambda g, s: g * (s.result + 1))
+defderiv("erf", self=lambda g, s: g * (tp.exp(-(s.self * s.self)) * _TWO_OVER_SQRT_PI))
+defderiv(
+    "threshold_backward",
+    grad_output=lambda g, s: tp.threshold_backward(g, s.self, s.threshold),
+    self=lambda g, s: _zeros(g, s.self_shape),
+)
+
+
+def _clamp_self(g: Tensor, x: Tensor, lo: Any, hi: Any) -> Tensor:
+    """The gradient passes where ``lo <= x <= hi`` (the subgradient 1 on the bounds)."""
+    if lo is None and hi is None:
+        return g
+    if lo is None:
+        return _where_zero(x <= hi, g)
+    if hi is None:
+        return _where_zero(x >= lo, g)
+    return _where_zero((x >= lo).logical_and(x <= hi), g)
+
+
+def _clamp_min(g: Tensor, x: Tensor, lo: Tensor, hi: Tensor | None) -> Tensor:
+    below = x < lo
+    return _where_zero(below if hi is None else below.logical_and(lo < hi), g)
+
+
+def _clamp_max(g: Tensor, x: Tensor, lo: Tensor | None, hi: Tensor) -> Tensor:
+    above = x > hi
+    return _where_zero(above if lo is None else above.logical_or(hi < lo), g)
+
+
+defderiv("clamp", self=lambda g, s: _clamp_self(g, s.self, s.min, s.max))
+defderiv(
+    "clamp.Tensor",
+    self=lambda g, s: _clamp_self(g, s.self, s.min, s.max),
+    min=lambda g, s: _clamp_min(g, s.self, s.min, s.max),
+    max=lambda g, s: _clamp_max(g, s.self, s.min, s.max),
+)
+# NaN and infinities are replaced by constants: no gradient there
+defderiv("nan_to_num", self=lambda g, s: g * s.self.isfinite())
+defderiv("clamp_min", self=lambda g, s: _where_zero(s.self >= s.min, g))
+defderiv(
+    "clamp_min.Tensor",
+    self=lambda g, s: _where_zero(s.self >= s.min, g),
+    min=lambda g, s: _where_zero(s.self < s.min, g),
+)
+defderiv("clamp_max", self=lambda g, s: _where_zero(s.self <= s.max, g))
+defderiv(
+    "clamp_max.Tensor",
+    self=lambda g, s: _where_zero(s.self <= s.max, g),
+    max=lambda g, s: _where_zero(s.self > s.max, g),
+)
+defderiv(
+    "where.self",
+    self=lambda g, s: _where_zero(s.condition, g),
+    other=lambda g, s: tp.where(s.condition, 0.0, g),
+)
+defderiv("where.ScalarOther", self=lambda g, s: _where_zero(s.condition, g))
+defderiv("where.ScalarSelf", other=lambda g, s: tp.where(s.condition, 0.0, g))
+
+# --- comparisons and logic -----------------------------------------------------------------------
+
+nondifferentiable(
+    *(
+        f"{op}.{kind}"
+        for op in ("eq", "ne", "lt", "le", "gt", "ge")
+        for kind in ("Tensor", "Scalar")
+    ),
+    "isnan",
+    "isinf",
+    "isfinite",
+    "signbit",
+    # a step; PyTorch has no derivative for it (its backward raises "not implemented")
+    "heaviside",
+    "logical_and",
+    "logical_or",
+    "logical_not",
+    "bitwise_not",
+    "bitwise_and.Tensor",
+    "bitwise_or.Tensor",
+    "bitwise_xor.Tensor",
+    "isclose",  # a closeness mask
+)

@@ -1,0 +1,161 @@
+"""Saved tensors: the values a node keeps for its backward, checked when read.
+
+Note [Saved tensors]
+~~~~~~~~~~~~~~~~~~~~
+A tensor saved for backward remembers its version counter's value (DESIGN §5). Reading it
+back after an in-place change raises PyTorch's "modified by an inplace operation" error.
+An op's own outputs are saved as detached aliases sharing data and version counter, so the
+graph holds no reference cycle (output -> grad_fn -> output); when a backward pass builds a
+graph (``create_graph=True``) the alias is given the node back as its ``grad_fn``. Freeing a
+graph (``retain_graph=False``) drops the saved tensors; reading one afterwards raises
+"Trying to backward through the graph a second time".
+
+Note [Saved values for a backend kernel]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A formula reads a saved value through :meth:`SavedTensor.unpack_plain`, which gives an alias
+without the autograd keys, so the formula's ops go straight to the backend. A node that hands
+its saved values to a backend's kernel itself (fused.py's linear and cross-entropy nodes,
+while the backward pass records nothing) needs no alias: the kernel never reads key sets. It
+makes the one check an unpack makes (the counter's value against ``version``; a mismatch,
+freed or modified, is raised by :meth:`SavedTensor.check`), reads ``saved.t`` and looks the
+kernel up for the key set the plain values would give (without ``M.strip``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tensorplug.dispatch import local_state
+from tensorplug.storage import alias
+from tensorplug.tensor import Tensor
+
+from .masks import M, grad_recording
+from .meta import set_history
+
+if TYPE_CHECKING:
+    from .graph import Node
+
+__all__ = ["FREED", "FREED_ARGS", "FreedArgs", "SavedTensor", "modified_message"]
+
+_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+class SavedTensor:
+    """Note [Saved tensors].
+
+    Note [Freed saved tensors]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~
+    A released node holds :data:`FREED` in place of each saved value: its counter reads a
+    value no version equals, so the one version check of an unpack also catches a freed
+    value, and :meth:`check` tells the two errors apart.
+    """
+
+    __slots__ = ("t", "vc", "version", "output_nr", "plain")
+
+    def __init__(self, t: Tensor, output_nr: int = -1) -> None:
+        if output_nr >= 0:
+            # an output of the node that saves it: keep a detached alias, no reference cycle,
+            # without ADInplaceOrView either (what unpack_plain gives without another alias)
+            t = alias(t, t.tp_keyset & ~M.strip)
+        self.t = t
+        self.vc = vc = t.tp_version  # the counter itself: reading it later costs no property
+        self.version = vc.value
+        self.output_nr = output_nr
+        self.plain: Tensor | None = None
+
+    def check(self, node: Node | None) -> None:
+        """Raise what reading this value now must raise (Note [Freed saved tensors]): the
+        graph was freed, or the tensor was modified in place since it was saved."""
+        if self is FREED:
+            raise RuntimeError(_FREED)
+        if self.vc.value != self.version:
+            raise RuntimeError(modified_message(self.t, node, self))
+
+    def unpack(self, node: Node | None) -> Tensor:
+        t = self.t
+        if self.vc.value != self.version:
+            self.check(node)
+        if (
+            self.output_nr >= 0
+            and node is not None
+            and t.tp_dtype.is_floating_point  # indices (max.dim) never require grad
+            and grad_recording()
+        ):
+            # create_graph: the output is differentiable again, through this node
+            out = alias(t, t.tp_keyset)
+            set_history(out, node, self.output_nr)
+            return out
+        return t
+
+    def unpack_plain(self, node: Node | None) -> Tensor:
+        """:meth:`unpack` for a derivative formula. While the backward pass records nothing
+        (no ``create_graph``) the value comes without its autograd and ADInplaceOrView keys,
+        so the formula's ops (``s.mat2.t()``) go straight to the backend. The alias is kept,
+        which also keeps a formula that returns it from being stolen as a ``.grad``."""
+        if local_state.masks.nexc & M.ag:
+            return self.unpack(node)
+        # :meth:`unpack` inline: nothing records, so an output comes back as it was saved
+        if self.vc.value != self.version:
+            self.check(node)
+        p = self.plain
+        if p is None:
+            t = self.t
+            ks = t.tp_keyset
+            p = self.plain = alias(t, ks & ~M.strip) if ks & M.strip else t
+        return p
+
+
+class _FreedCounter:
+    """The counter of :data:`FREED`: its value is no version (Note [Freed saved tensors])."""
+
+    __slots__ = ()
+    value = -1
+
+
+def _freed_saved_tensor() -> SavedTensor:
+    s: SavedTensor = object.__new__(SavedTensor)
+    s.t = None  # type: ignore[assignment]
+    s.vc = _FreedCounter()  # type: ignore[assignment]
+    s.version = -2
+    s.plain = None
+    s.output_nr = -1
+    return s
+
+
+FREED = _freed_saved_tensor()  # what a released node holds in place of each saved value
+
+
+class FreedArgs:
+    """The saved arguments of a released node (:meth:`OpNode._release`): every one reads
+    as :data:`FREED`, whose unpacking raises the "backward through the graph a second time"
+    error."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i: int) -> SavedTensor:
+        return FREED
+
+
+FREED_ARGS = FreedArgs()
+
+
+def modified_message(t: Tensor, node: Node | None, saved: SavedTensor) -> str:
+    what = f"[{t.device.type.upper()} {str(t.dtype).rsplit('.', 1)[-1]} {list(t.shape)}]"
+    if node is not None:
+        if saved.output_nr >= 0:
+            what += f", which is output {saved.output_nr} of {node.name()},"
+        else:
+            what += f", which is saved by {node.name()} (an input of it),"
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: {what} is at version {t.tp_version.value}; expected version "
+        f"{saved.version} instead. Hint: the tensor was changed in place (an op ending in _, "
+        "out=, or item assignment) after it was used; clone() it before changing it, or "
+        "change it out of place."
+    )

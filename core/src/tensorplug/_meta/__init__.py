@@ -26,7 +26,7 @@ from typing import Any
 
 from .. import _backends
 from .. import dtypes as _dt
-from ..array_backend._checks import OpError, torch_name
+from .._op_errors import OpError, torch_name
 from ..device import canonical
 from ..device import device as Device
 from ..library import Library, is_no_dispatch, mark_no_dispatch

@@ -36,18 +36,20 @@ from ._kit import (
     bind,
     check_broadcast,
     check_fits,
+    cpp_name,
     guarded,
     optional,
     torch_name,
 )
-from ._linalg import _cname
 
 # --- lerp, addcmul, addcdiv --------------------------------------------------------
 
 
 def same_dtype(self: Tensor, other: Tensor, arg: str) -> None:
     if other._dtype is not self._dtype:
-        raise OpError(f"expected dtype {_cname(self)} for `{arg}` but got dtype {_cname(other)}")
+        raise OpError(
+            f"expected dtype {cpp_name(self._dtype)} for `{arg}` but got dtype {cpp_name(other._dtype)}"
+        )
 
 
 def scalar_in(kit: Kit, value: Scalar, d: _dt.dtype, math_t: Any) -> Any:

@@ -36,15 +36,12 @@ from ._kit import (
     bind,
     check_broadcast,
     check_fits,
+    fmt_shape,
     torch_name,
     wrap_dim,
 )
 
 _INT_INDEX = (_dt.int64, _dt.int32)
-
-
-def _fmt(shape: Sequence[int]) -> str:
-    return "[" + ", ".join(str(n) for n in shape) + "]"
 
 
 def out_of_range(kit: Kit, i: Any, n: int) -> int | None:
@@ -91,8 +88,8 @@ def translate(
             for j, n in enumerate(ms):
                 if n != shape[at + j]:
                     raise IndexError(
-                        f"The shape of the mask {_fmt(ms)} at index {j} does not match the "
-                        f"shape of the indexed tensor {_fmt(shape)} at index {at + j}"
+                        f"The shape of the mask {fmt_shape(ms)} at index {j} does not match the "
+                        f"shape of the indexed tensor {fmt_shape(shape)} at index {at + j}"
                     )
             out.append(kit.cast(m, bool_t))
             at += max(len(ms), 1)
@@ -209,8 +206,8 @@ def index_put_(
         if "read-only" in str(e) or tuple(v.shape) == target:
             raise
         raise OpError(
-            f"shape mismatch: value tensor of shape {_fmt(v.shape)} cannot be broadcast to "
-            f"indexing result of shape {_fmt(target)}"
+            f"shape mismatch: value tensor of shape {fmt_shape(v.shape)} cannot be broadcast to "
+            f"indexing result of shape {fmt_shape(target)}"
         ) from e
     return self
 
@@ -267,7 +264,7 @@ def index_add(
         raise IndexError(
             "index_add_(): Index is supposed to be a vector, but got dim: "
             f"{index._data.ndim} with type: {torch_name(index._dtype)} and size: "
-            f"{_fmt(index._data.shape)}"
+            f"{fmt_shape(index._data.shape)}"
         )
     i = index_vector(kit, "index_add_", index, self._device)
     if source._dtype is not self._dtype:
@@ -288,7 +285,7 @@ def index_add(
     if not same and (sa or ss):
         raise OpError(
             "source tensor shape must match self tensor shape, excluding the specified "
-            f"dimension. Got self.shape = {_fmt(sa)} source.shape = {_fmt(ss)}"
+            f"dimension. Got self.shape = {fmt_shape(sa)} source.shape = {fmt_shape(ss)}"
         )
     n = int(sa[d]) if sa else 1
     check_range(kit, i, d, n)
@@ -394,8 +391,8 @@ def check_index(
     for j in range(len(si)):
         if j != d and si[j] > sa[j]:
             raise OpError(
-                f"Size does not match at dimension {j} expected index {_fmt(si)} to be no "
-                f"larger than self {_fmt(sa)} apart from dimension {d}"
+                f"Size does not match at dimension {j} expected index {fmt_shape(si)} to be no "
+                f"larger than self {fmt_shape(sa)} apart from dimension {d}"
             )
     i = kit.operand(index, index._dtype, self._device)
     n = int(sa[d]) if sa else 1
@@ -490,7 +487,7 @@ def scatter_add_general(kit: Kit, self: Tensor, dim: int, index: Tensor, src: Te
     for j in range(len(si)):
         if si[j] > ss[j]:
             raise OpError(
-                f"Expected index {_fmt(si)} to be no larger than src {_fmt(ss)} apart from "
+                f"Expected index {fmt_shape(si)} to be no larger than src {fmt_shape(ss)} apart from "
                 f"dimension {d}"
             )
     dt = self._dtype
@@ -537,8 +534,8 @@ def scatter_src(kit: Kit, self: Tensor, dim: int, index: Tensor, src: Tensor) ->
     if any(si[j] > ss[j] for j in range(min(len(si), len(ss)))):
         sa = tuple(self._data.shape)
         raise OpError(
-            f"Expected index {_fmt(si)} to be no larger than self {_fmt(sa)} apart from "
-            f"dimension {d} and to be no larger size than src {_fmt(ss)}"
+            f"Expected index {fmt_shape(si)} to be no larger than self {fmt_shape(sa)} apart from "
+            f"dimension {d} and to be no larger size than src {fmt_shape(ss)}"
         )
     i = check_index(kit, "scatter", self, index, d, int32_ok=True)
     s = src._data[tuple(slice(0, n) for n in si)] if si else src._data
@@ -609,8 +606,8 @@ def written_back(functional: Kernel) -> Kernel:
         r = functional(self, *args, **kwargs)
         if tuple(r._data.shape) != tuple(self._data.shape):
             raise OpError(
-                f"output with shape {_fmt(self._data.shape)} doesn't match the broadcast "
-                f"shape {_fmt(r._data.shape)}"
+                f"output with shape {fmt_shape(self._data.shape)} doesn't match the broadcast "
+                f"shape {fmt_shape(r._data.shape)}"
             )
         self._data[...] = r._data
         return self

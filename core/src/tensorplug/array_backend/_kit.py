@@ -61,6 +61,7 @@ from typing import Any
 
 from .. import dtypes as _dt
 from .. import keys as _keys
+from .._op_errors import OpError, OpTypeError, cpp_name, fmt_shape, infer_size, torch_name
 from ..device import device as Device
 from ..tensor import Tensor, new_tensor
 from . import _standard
@@ -68,8 +69,6 @@ from ._checks import (  # re-exported (__all__): the kernel modules import them 
     _CONVERTED,
     Kernel,
     Kernels,
-    OpError,
-    OpTypeError,
     Scalar,
     check_broadcast,
     check_fits,
@@ -80,7 +79,6 @@ from ._checks import (  # re-exported (__all__): the kernel modules import them 
     guarded,
     optional,
     scalar_dtype,
-    torch_name,
     wrap_dim,
     wrap_dims,
     wrap_int,
@@ -99,9 +97,12 @@ __all__ = [
     "check_fits",
     "check_sizes",
     "convert_error",
+    "cpp_name",
+    "fmt_shape",
     "full_index",
     "guard",
     "guarded",
+    "infer_size",
     "optional",
     "scalar_dtype",
     "torch_name",

@@ -23,11 +23,7 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._kit import Kernel, Kernels, Kit, OpError, guard, guarded, torch_name
-
-
-def _fmt(shape: Any) -> str:
-    return "[" + ", ".join(str(n) for n in shape) + "]"
+from ._kit import Kernel, Kernels, Kit, OpError, fmt_shape, guard, guarded, torch_name
 
 
 def floating(name: str, d: _dt.dtype) -> _dt.dtype:
@@ -60,8 +56,8 @@ def nll_target(kit: Kit, shape: tuple[int, ...], target: Tensor, device: Any) ->
                 f"({tshape[0]})."
             )
         raise OpError(
-            f"Expected target of shape {_fmt(expected)} for input of shape {_fmt(shape)}, "
-            f"got {_fmt(tshape)}"
+            f"Expected target of shape {fmt_shape(expected)} for input of shape {fmt_shape(shape)}, "
+            f"got {fmt_shape(tshape)}"
         )
     if target._dtype is not _dt.int64 and target._dtype is not _dt.uint8:
         raise OpError(
@@ -74,7 +70,7 @@ def check_nll_weight(weight: Tensor, n_classes: int) -> None:
     if tuple(weight._data.shape) != (n_classes,):
         raise OpError(
             f"weight tensor should be defined either for all {n_classes} classes or no "
-            f"classes but got weight tensor of shape: {_fmt(weight._data.shape)}"
+            f"classes but got weight tensor of shape: {fmt_shape(weight._data.shape)}"
         )
 
 
@@ -201,8 +197,8 @@ def binary_cross_entropy(kit: Kit) -> Kernel:
         device = self._device
         if tuple(target._data.shape) != tuple(self._data.shape):
             raise OpError(
-                f"Using a target size ({_fmt(target._data.shape)}) that is different to the "
-                f"input size ({_fmt(self._data.shape)}) is deprecated. Please ensure they have "
+                f"Using a target size ({fmt_shape(target._data.shape)}) that is different to the "
+                f"input size ({fmt_shape(self._data.shape)}) is deprecated. Please ensure they have "
                 "the same size."
             )
         x = kit.cast(self._data, kit.accumulate[d])

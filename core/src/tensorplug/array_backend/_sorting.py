@@ -23,17 +23,13 @@ from typing import Any
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from . import _standard
-from ._kit import Kernels, Kit, OpError, Scalar, bind, torch_name, wrap_dim
+from ._kit import Kernels, Kit, OpError, Scalar, bind, fmt_shape, torch_name, wrap_dim
 
 # what PyTorch's median of an empty tensor holds: NaN converted to the dtype by the C++ cast
 _NAN_AS = {"bool": True, "uint8": 0, "int8": 0, "int16": 0, "int32": -(2**31), "int64": -(2**63)}
 
 # the dtype of PyTorch's scalar_to_tensor: a Python float is a double, whatever the default
 _SCALAR_TENSOR = {bool: _dt.bool, int: _dt.int64, float: _dt.float64, complex: _dt.complex128}
-
-
-def _fmt(shape: Any) -> str:
-    return "[" + ", ".join(str(n) for n in shape) + "]"
 
 
 def check(name: str, d: _dt.dtype, *, bool_ok: bool = True) -> None:
@@ -238,8 +234,8 @@ def search_checks(
         if tuple(sorter._data.shape) != b_shape:
             raise OpError(
                 "torch.searchsorted(): boundary and sorter must have the same size, but got "
-                f"boundary tensor {_fmt(b_shape)}and got sorter tensor "
-                f"{_fmt(sorter._data.shape)}"
+                f"boundary tensor {fmt_shape(b_shape)}and got sorter tensor "
+                f"{fmt_shape(sorter._data.shape)}"
             )
         if sorter._dtype is not _dt.int64:
             raise OpError(
@@ -264,7 +260,7 @@ def search_checks(
         raise OpError(
             "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
             "dimensions of boundaries tensor and input value tensor must match, but we got "
-            f"boundaries tensor {_fmt(b_shape)} and input value tensor {_fmt(v_shape)}"
+            f"boundaries tensor {fmt_shape(b_shape)} and input value tensor {fmt_shape(v_shape)}"
         )
 
 

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from .. import dtypes as _dt
+from .._op_errors import infer_size
 from ..ops import ops
 from ..tensor import _wrap_dim
 
@@ -51,8 +52,6 @@ def unflatten(self: Any, dim: int, sizes: Any) -> Any:
             f"aten::unflatten.int: unflatten: Provided sizes {sizes} don't multiply up to "
             f"the size of dim {dim} ({n}) in the input tensor"
         )
-    from ..array_backend._shape import infer_size  # the -1, with view's messages
-
     try:
         sizes = list(infer_size(sizes, n))
     except RuntimeError as e:

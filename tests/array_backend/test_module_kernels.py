@@ -11,20 +11,10 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import _backends
-from tensorplug.array_backend import (
-    _amp,
-    _arithmetic,
-    _copy,
-    _factories,
-    _indexing,
-    _linalg,
-    _sampling,
-    _shape,
-    _sorting,
-    _unary,
-    _where,
-)
+from tensorplug.array_backend import _factories, _indexing, _linalg, _nn, _random, _shape
 from tensorplug.array_backend._kit import bind
+from tensorplug.array_backend._pointwise import _binary, _unary, _where
+from tensorplug.array_backend._reductions import _sorting
 
 
 @pytest.fixture
@@ -32,9 +22,13 @@ def kit():
     return _backends.for_device_type("cpu").kit
 
 
-@pytest.mark.parametrize(("module", "name"), [(m, n) for m in (_copy, _amp) for n in m.KERNELS])
-def test_the_registered_kernel_is_named_after_its_function(module, name):
-    fn = module.KERNELS[name]
+@pytest.mark.parametrize(
+    ("module", "table", "name"),
+    [(_factories, "COPIES", n) for n in _factories.COPIES]
+    + [(_nn, "KERNELS", n) for n in _nn.KERNELS],
+)
+def test_the_registered_kernel_is_named_after_its_function(module, table, name):
+    fn = getattr(module, table)[name]
     assert fn.__qualname__ == fn.__name__, fn.__qualname__  # module level, no <locals>
     text = tp.dispatcher.explain(tp.dispatcher.find_op(f"aten::{name}"), *_sample(name), run=False)
     assert f"-> {module.__name__}.{fn.__name__}, registered by cpu" in text, text
@@ -63,29 +57,29 @@ def _sample(name):
 
 def test_a_module_kernel_runs_on_its_own(kit):
     t = tp.tensor([1.5, -2.0, 3.0])
-    c = _copy.clone(kit, t)
+    c = _factories.clone(kit, t)
     assert c is not t and c._data is not t._data
     np.testing.assert_array_equal(c.numpy(), np.array([1.5, -2.0, 3.0], dtype=np.float32))
-    h = _copy.to_copy(kit, t, dtype=tp.float16)
+    h = _factories.to_copy(kit, t, dtype=tp.float16)
     assert h.dtype is tp.float16
     np.testing.assert_array_equal(h.numpy(), np.array([1.5, -2.0, 3.0], dtype=np.float16))
-    assert _copy.local_scalar_dense(kit, tp.tensor([4.0])) == 4.0
+    assert _factories.local_scalar_dense(kit, tp.tensor([4.0])) == 4.0
     with pytest.raises(tp.array_backend.OpError, match="a Tensor with 3 elements cannot"):
-        _copy.local_scalar_dense(kit, t)
+        _factories.local_scalar_dense(kit, t)
 
 
 def test_unscale_on_its_own_matches_numpy(kit):
     g = tp.tensor([2.0, np.inf, 4.0])
     found = tp.zeros(1)
-    _amp.non_finite_check_and_unscale_(kit, [g], found, tp.tensor([0.5]))
+    _nn.non_finite_check_and_unscale_(kit, [g], found, tp.tensor([0.5]))
     np.testing.assert_array_equal(g.numpy(), np.array([2.0, np.inf, 4.0]) * 0.5)
     assert found.item() == 1.0
 
 
 def test_bind_keeps_the_function_name(kit):
-    kernel = bind(kit, _copy.clone)
+    kernel = bind(kit, _factories.clone)
     assert (kernel.__module__, kernel.__name__, kernel.__qualname__) == (
-        "tensorplug.array_backend._copy",
+        "tensorplug.array_backend._factories",
         "clone",
         "clone",
     )
@@ -110,16 +104,12 @@ def test_the_general_matrix_products_run_on_their_own(kit):
         assert f"-> tensorplug.array_backend._linalg.{name}, registered by cpu" in text, text
 
 
-# --- the modules restructured second: _where, _sorting, _sampling, _factories, _indexing, _shape
+# --- the modules restructured second: _where, _sorting, _random, _factories, _indexing, _shape
 
 
 @pytest.mark.parametrize(
     ("module", "name"),
-    [
-        (m, n)
-        for m in (_where, _sorting, _sampling, _factories, _indexing, _shape)
-        for n in m.KERNELS
-    ],
+    [(m, n) for m in (_where, _sorting, _random, _factories, _indexing, _shape) for n in m.KERNELS],
 )
 def test_each_module_kernel_is_registered_under_its_name(module, name):
     fn = module.KERNELS[name]
@@ -162,12 +152,12 @@ def test_sampling_kernels_on_their_own(kit):
     draws = []
     for _ in range(2):
         g = tp.Generator().manual_seed(3)
-        draws.append(_sampling.randn(kit, (4, 2), generator=g).numpy())
+        draws.append(_random.randn(kit, (4, 2), generator=g).numpy())
     assert draws[0].shape == (4, 2) and draws[0].dtype == np.float32
     np.testing.assert_array_equal(draws[0], draws[1])
     g = tp.Generator().manual_seed(3)
     np.testing.assert_array_equal(draws[0], tp.randn(4, 2, generator=g).numpy())
-    ints = _sampling.randint_low(kit, -3, 4, (1000,), generator=tp.Generator().manual_seed(0))
+    ints = _random.randint_low(kit, -3, 4, (1000,), generator=tp.Generator().manual_seed(0))
     assert ints.dtype is tp.int64 and set(ints.numpy().tolist()) <= set(range(-3, 4))
 
 
@@ -237,16 +227,16 @@ def test_arithmetic_kernels_on_their_own(kit):
     a, b, w = (rng.standard_normal(5).astype(np.float32) for _ in range(3))
     ta, tb, tw = tp.tensor(a), tp.tensor(b), tp.tensor(w)
     np.testing.assert_allclose(
-        _arithmetic.lerp_scalar(kit, ta, tb, 0.25).numpy(), a + 0.25 * (b - a), rtol=1e-6
+        _binary.lerp_scalar(kit, ta, tb, 0.25).numpy(), a + 0.25 * (b - a), rtol=1e-6
     )
     np.testing.assert_allclose(
-        _arithmetic.lerp_tensor(kit, ta, tb, tw).numpy(), a + w * (b - a), rtol=1e-5, atol=1e-6
+        _binary.lerp_tensor(kit, ta, tb, tw).numpy(), a + w * (b - a), rtol=1e-5, atol=1e-6
     )
     np.testing.assert_allclose(
-        _arithmetic.addcmul(kit, ta, tb, tw, value=2).numpy(), a + 2 * b * w, rtol=1e-6
+        _binary.addcmul(kit, ta, tb, tw, value=2).numpy(), a + 2 * b * w, rtol=1e-6
     )
     np.testing.assert_allclose(
-        _arithmetic.addcdiv(kit, ta, tb, tw, value=0.5).numpy(), a + 0.5 * b / w, rtol=1e-5
+        _binary.addcdiv(kit, ta, tb, tw, value=0.5).numpy(), a + 0.5 * b / w, rtol=1e-5
     )
     with pytest.raises(tp.array_backend.OpError, match="Integer division with addcdiv"):
-        _arithmetic.addcdiv(kit, ta, tp.tensor([1]), tp.tensor([2]))
+        _binary.addcdiv(kit, ta, tp.tensor([1]), tp.tensor([2]))

@@ -10,7 +10,7 @@ Errors leave a kernel as ``RuntimeError`` or ``IndexError`` whose message starts
 checks (broadcasting, dims, sizes) are done explicitly with PyTorch's wording; anything else the
 array library raises is converted by :func:`guard` at registration time, so a user never sees a
 bare numpy traceback. Hot kernels (binary pointwise) catch errors themselves and skip the
-wrapper, which would cost a call level (Note [Binary fast path] in _elementwise.py).
+wrapper, which would cost a call level (Note [Binary fast path] in _pointwise/_elementwise.py).
 """
 
 from __future__ import annotations

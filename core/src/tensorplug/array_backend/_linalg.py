@@ -24,7 +24,6 @@ from typing import Any
 
 from ..tensor import Tensor
 from ._backward import fast_floats
-from ._elementwise import binary
 from ._kit import (
     Kernel,
     Kernels,
@@ -38,6 +37,7 @@ from ._kit import (
     guarded,
     torch_name,
 )
+from ._pointwise._elementwise import binary
 
 
 def _shape(t: Tensor) -> tuple[int, ...]:
@@ -375,7 +375,7 @@ def linear_forward(kit: Kit) -> Kernel:
     add = xp.add
     permute_dims = getattr(xp, "permute_dims", None) or xp.transpose
     adds: Kernels = {}
-    binary(kit, adds, "add", xp.add, alpha=True, out=True, ufunc=xp.add)  # as _arithmetic's
+    binary(kit, adds, "add", xp.add, alpha=True, out=True, ufunc=xp.add)  # as _binary's
     add_tensor = adds["add.Tensor"]
     slow_mm, slow_matmul = guard("mm", bind(kit, mm)), guard("matmul", bind(kit, matmul))
     slow_addmm = guard("addmm", bind(kit, addmm))

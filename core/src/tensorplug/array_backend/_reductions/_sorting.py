@@ -20,10 +20,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .. import dtypes as _dt
-from ..tensor import Tensor
-from . import _standard
-from ._kit import Kernels, Kit, OpError, Scalar, bind, fmt_shape, torch_name, wrap_dim
+from ... import dtypes as _dt
+from ...tensor import Tensor
+from .. import _standard
+from .._kit import Kernels, Kit, OpError, Scalar, bind, fmt_shape, torch_name, wrap_dim
 
 # what PyTorch's median of an empty tensor holds: NaN converted to the dtype by the C++ cast
 _NAN_AS = {"bool": True, "uint8": 0, "int8": 0, "int16": 0, "int32": -(2**31), "int64": -(2**63)}

@@ -9,25 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .. import dtypes as _dt
-from ..tensor import Tensor
-from ._elementwise import (
-    binary,
-    check_inplace_shape,
-    general,
-    inplace,
-    integral_only,
-    no_bool_pow,
-    real_float,
-    real_floating_only,
-    real_no_bool,
-    same,
-    shape_error,
-    to_bool,
-    to_float,
-    write_result,
-)
-from ._kit import (
+from ... import dtypes as _dt
+from ...tensor import Tensor
+from .._kit import (
     _CONVERTED,
     Kernels,
     Kit,
@@ -40,6 +24,24 @@ from ._kit import (
     guarded,
     optional,
     torch_name,
+)
+from ._elementwise import (
+    binary,
+    check_inplace_shape,
+    general,
+    inplace,
+    write_result,
+)
+from ._rules import (
+    integral_only,
+    no_bool_pow,
+    real_float,
+    real_floating_only,
+    real_no_bool,
+    same,
+    shape_error,
+    to_bool,
+    to_float,
 )
 
 # --- lerp, addcmul, addcdiv --------------------------------------------------------

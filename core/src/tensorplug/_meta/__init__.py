@@ -9,7 +9,7 @@ No array library is imported: the core has no dependency for it.
 
 Kernels whose result depends on values (``nonzero``, ``masked_select``, ``unique``, ``item()``,
 a boolean mask index, ...) refuse with :class:`MetaDataError` naming the op
-(Note [Meta arrays] in ``_namespace``); reading a meta tensor's values (``tolist()``,
+(Note [Meta arrays] in ``_array``); reading a meta tensor's values (``tolist()``,
 ``numpy()``, ``.to("cpu")``) refuses with PyTorch's messages.
 
 Usage::

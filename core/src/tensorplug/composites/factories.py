@@ -1,4 +1,5 @@
-"""The ``*_like`` factories and the copies (contiguous, zero_, index_put)."""
+"""The ``factories`` family of the composites: the ``*_like`` factories (zeros, ones, empty,
+full; the random ones are the ``random`` family's) and the copies contiguous and zero_."""
 
 from __future__ import annotations
 
@@ -65,30 +66,6 @@ def full_like(
     return aten.full.default(list(self.shape), fill_value, **_like(self, dtype, device))
 
 
-def rand_like(
-    self: Any,
-    *,
-    dtype: Any = None,
-    layout: Any = None,
-    device: Any = None,
-    pin_memory: Any = None,
-    memory_format: Any = None,
-) -> Any:
-    return aten.rand.default(list(self.shape), **_like(self, dtype, device))
-
-
-def randn_like(
-    self: Any,
-    *,
-    dtype: Any = None,
-    layout: Any = None,
-    device: Any = None,
-    pin_memory: Any = None,
-    memory_format: Any = None,
-) -> Any:
-    return aten.randn.default(list(self.shape), **_like(self, dtype, device))
-
-
 # --- copies ---------------------------------------------------------------------------------
 
 
@@ -102,7 +79,3 @@ def contiguous(self: Any, *, memory_format: Any = "contiguous_format") -> Any:
 
 def zero_(self: Any) -> Any:
     return aten.fill_.Scalar(self, 0)
-
-
-def index_put(self: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:
-    return aten.index_put_.default(aten.clone.default(self), indices, values, accumulate)

@@ -1,4 +1,4 @@
-"""Neural-network functions: the losses (mse_loss, cross_entropy, l1_loss, smooth_l1_loss,
+"""The ``nn`` family of the composites: the losses (mse_loss, cross_entropy, l1_loss, smooth_l1_loss,
 huber_loss, kl_div, binary_cross_entropy_with_logits), dropout, embedding, layer_norm and the
 activations mish, softplus, cosine_similarity."""
 

@@ -1,4 +1,4 @@
-"""Shape and layout composites: flatten and friends, view_as, movedim, broadcasting, narrow,
+"""The ``shape`` family of the composites: flatten and friends, view_as, movedim, broadcasting, narrow,
 split and chunk, stacking, flips, diff, tile and repeat_interleave."""
 
 from __future__ import annotations
@@ -336,13 +336,6 @@ def diff(self: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any 
         # bools differ where they are not equal (PyTorch's logical_xor)
         out = aten.ne.Tensor(hi, lo) if out.dtype is _dt.bool else aten.sub.Tensor(hi, lo)
     return out if n else aten.clone.default(out)
-
-
-def where_condition(condition: Any) -> Any:
-    """``nonzero(condition, as_tuple=True)``: one index tensor per dim (PyTorch's
-    nonzero_numpy; a 0-d condition counts as 1-d)."""
-    c = aten.reshape.default(condition, [1]) if condition.ndim == 0 else condition
-    return aten.unbind.int(aten.nonzero.default(c), 1)
 
 
 def tile(self: Any, dims: Any) -> Any:

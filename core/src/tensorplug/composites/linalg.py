@@ -1,5 +1,6 @@
-"""Products and contractions written with matmul, bmm, mul and sum: linear, baddbmm, addbmm,
-outer, kron, tensordot, einsum, trace and t."""
+"""The ``linalg`` family of the composites: products and contractions written with matmul,
+bmm, mul and sum (linear, baddbmm, addbmm, outer, kron, tensordot, einsum, trace and t), and
+``tensorplug.linalg.matmul``, PyTorch's alias of matmul (Note [Python modules] in _api.py)."""
 
 from __future__ import annotations
 
@@ -297,3 +298,7 @@ def t(self: Any) -> Any:
             f"aten::t.default: t() expects a tensor with <= 2 dimensions, but self is {nd}D"
         )
     return aten.view.default(self, list(self.shape))  # a view with the same shape, as torch
+
+
+def linalg_matmul(self: Any, other: Any) -> Any:
+    return aten.matmul.default(self, other)

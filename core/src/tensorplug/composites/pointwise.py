@@ -1,0 +1,26 @@
+"""The ``pointwise`` family of the composites: clip, clamp under numpy's name, as in PyTorch
+(grad_fn ClampBackward1, clamp's messages)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ops import ops
+
+aten = ops.aten
+
+
+def clip(self: Any, min: Any = None, max: Any = None) -> Any:
+    return aten.clamp.default(self, min, max)
+
+
+def clip_tensor(self: Any, min: Any = None, max: Any = None) -> Any:
+    return aten.clamp.Tensor(self, min, max)
+
+
+def clip_(self: Any, min: Any = None, max: Any = None) -> Any:
+    return aten.clamp_.default(self, min, max)
+
+
+def clip_tensor_(self: Any, min: Any = None, max: Any = None) -> Any:
+    return aten.clamp_.Tensor(self, min, max)

@@ -1,0 +1,978 @@
+"""Samples and oracles of the ``shape`` family: views, the shape ops that copy, and the
+composites of the shape ops (repeat_interleave included)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ._core import (
+    ALL,
+    BOOL,
+    FLOATS,
+    INTS,
+    NUMERIC,
+    OpInfo,
+    S,
+    SampleInput,
+    add,
+    add_inplace,
+    fixed,
+    fn,
+    make,
+    meth,
+    promoted,
+    result_type,
+)
+
+# --- views and shape --------------------------------------------------------------------------
+# Oracles of view ops return numpy views of their input, so the harness can write through
+# both and compare the bases.
+
+VIEW_DTYPES = FLOATS + INTS + BOOL
+
+
+def _view_op(
+    name: str,
+    samples: Any,
+    ref: Callable[..., Any],
+    *,
+    function: bool = True,
+    method: bool = True,
+    view_write: str = "view",
+    dtypes: tuple[str, ...] = VIEW_DTYPES,
+) -> None:
+    add(
+        OpInfo(
+            name,
+            op=fn(name.split(".")[0]) if function else meth(name.split(".")[0]),
+            method=meth(name.split(".")[0]) if (function and method) else None,
+            sample_inputs=samples,
+            ref=ref,
+            dtypes=dtypes,
+            kind="view",
+            view_write=view_write,
+        )
+    )
+
+
+def _t_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((2, 3), d, rng))
+    yield S("1d", make((4,), d, rng))
+    yield S("0dim", make((), d, rng))
+    yield S("empty", make((0, 3), d, rng))
+
+
+_view_op("t", _t_samples, lambda x: x.T)
+
+
+def _transpose_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("0_1", make((2, 3), d, rng), 0, 1)
+    yield S("3d_0_2", make((2, 3, 4), d, rng), 0, 2)
+    yield S("neg_dims", make((2, 3, 4), d, rng), -1, 0)
+    yield S("same_dim", make((2, 3), d, rng), 1, 1)
+    yield S("0dim", make((), d, rng), 0, -1)
+
+
+_view_op(
+    "transpose.int",
+    _transpose_samples,
+    lambda x, d0, d1: np.swapaxes(x, d0, d1) if x.ndim else x[...],
+)
+_view_op(
+    "swapaxes",
+    _transpose_samples,
+    lambda x, d0, d1: np.swapaxes(x, d0, d1) if x.ndim else x[...],
+)
+
+
+def _permute_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("3d", make((2, 3, 4), d, rng), [2, 0, 1])
+    yield S("neg_dims", make((2, 3, 4), d, rng), [-1, 0, 1])
+    yield S("identity", make((2, 3), d, rng), [0, 1])
+    yield S("0dim", make((), d, rng), [])
+    yield S("empty", make((2, 0), d, rng), [1, 0])
+
+
+_view_op("permute", _permute_samples, lambda x, dims: np.transpose(x, dims))
+
+
+def _movedim_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("two", make((2, 3, 4), d, rng), [0, 1], [2, 0])
+    yield S("neg_dims", make((2, 3, 4), d, rng), [-1], [0])
+    yield S("all_reversed", make((2, 3, 4), d, rng), [0, 1, 2], [2, 1, 0])
+    yield S("none", make((2, 3), d, rng), [], [])
+    yield S("0dim", make((), d, rng), [0], [-1])
+    yield S("tuples", make((2, 0, 3), d, rng), (1,), (2,))
+
+
+_view_op(
+    "movedim.intlist",
+    _movedim_samples,
+    lambda x, src, dst: np.moveaxis(x, src, dst) if x.ndim else x[...],
+)
+
+
+def _movedim_int_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("first_to_last", make((2, 3, 4), d, rng), 0, -1)
+    yield S("last_to_first", make((2, 3, 4), d, rng), 2, 0)
+    yield S("same", make((2, 3), d, rng), 1, 1)
+    yield S("kw", make((2, 3, 4), d, rng), source=1, destination=0)
+    yield S("0dim", make((), d, rng), 0, 0)
+
+
+_view_op(
+    "movedim.int",
+    _movedim_int_samples,
+    lambda x, source, destination: np.moveaxis(x, source, destination) if x.ndim else x[...],
+)
+
+
+def _reshape_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d_to_2d", make((2, 3), d, rng), [3, 2])
+    yield S("infer", make((2, 3, 4), d, rng), [-1, 4])
+    yield S("flat", make((2, 3), d, rng), [-1])
+    yield S("0dim_to_1", make((), d, rng), [1])
+    yield S("1_to_0dim", make((1,), d, rng), [])
+    yield S("empty", make((2, 0), d, rng), [0, 5])
+    yield S("tuple_shape", make((6,), d, rng), (2, 3))
+
+
+_view_op("view", _reshape_samples, lambda x, size: np.reshape(x, size), function=False)
+_view_op("reshape", _reshape_samples, lambda x, shape: np.reshape(x, shape))
+
+
+def _as_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d_to_2d", make((2, 3), d, rng), make((3, 2), d, rng))
+    yield S("flat", make((2, 3), d, rng), make((6,), "int64", rng))
+    yield S("0dim_to_1", make((), d, rng), make((1,), d, rng))
+    yield S("1_to_0dim", make((1,), d, rng), make((), d, rng))
+    yield S("empty", make((2, 0), d, rng), make((0, 5), d, rng))
+
+
+_view_op("view_as", _as_samples, lambda x, other: np.reshape(x, other.shape), function=False)
+_view_op("reshape_as", _as_samples, lambda x, other: np.reshape(x, other.shape), function=False)
+
+
+def _unsqueeze_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", make((2, 3), d, rng), 0)
+    yield S("dim_last", make((2, 3), d, rng), 2)
+    yield S("neg_dim", make((2, 3), d, rng), -1)
+    yield S("neg_dim_first", make((2, 3), d, rng), -3)
+    yield S("0dim", make((), d, rng), 0)
+    yield S("empty", make((0,), d, rng), 1)
+
+
+_view_op(
+    "unsqueeze",
+    _unsqueeze_samples,
+    lambda x, dim: np.expand_dims(x, dim if dim >= 0 else dim + x.ndim + 1),
+)
+
+
+def _squeeze_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("middle", make((3, 1, 2), d, rng))
+    yield S("all_ones", make((1, 1), d, rng))
+    yield S("none_to_squeeze", make((2, 3), d, rng))
+    yield S("0dim", make((), d, rng))
+    yield S("empty", make((1, 0), d, rng))
+
+
+_view_op("squeeze", _squeeze_samples, lambda x: np.squeeze(x))
+
+
+def _squeeze_dim_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("size1", make((3, 1, 2), d, rng), 1)
+    yield S("not_size1_noop", make((3, 1, 2), d, rng), 0)
+    yield S("neg_dim", make((3, 2, 1), d, rng), -1)
+    yield S("0dim", make((), d, rng), 0)
+
+
+def _ref_squeeze_dim(x: Any, dim: int) -> Any:
+    if x.ndim == 0:
+        return x[...]
+    return np.squeeze(x, axis=dim) if x.shape[dim] == 1 else x[...]
+
+
+_view_op("squeeze.dim", _squeeze_dim_samples, _ref_squeeze_dim)
+
+
+def _expand_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("column", make((3, 1), d, rng), [3, 4])
+    yield S("keep_minus1", make((3, 1), d, rng), [-1, 4])
+    yield S("new_leading", make((3,), d, rng), [2, 3])
+    yield S("0dim", make((), d, rng), [2, 2])
+    yield S("same", make((2, 3), d, rng), [2, 3])
+    yield S("to_empty", make((1, 3), d, rng), [0, 3])
+
+
+def _ref_expand(x: Any, size: list[int], implicit: bool = False) -> Any:
+    lead = len(size) - x.ndim
+    shape = [x.shape[i - lead] if s == -1 else s for i, s in enumerate(size)]
+    return np.broadcast_to(x, shape)
+
+
+_view_op("expand", _expand_samples, _ref_expand, function=False, view_write="base")
+
+
+def _expand_as_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("column", make((3, 1), d, rng), make((3, 4), d, rng))
+    yield S("new_leading", make((3,), d, rng), make((2, 3), "float64", rng))
+    yield S("0dim", make((), d, rng), make((2, 2), d, rng))
+    yield S("same", make((2, 3), d, rng), make((2, 3), d, rng))
+    yield S("to_empty", make((1, 3), d, rng), make((0, 3), d, rng))
+
+
+_view_op(
+    "expand_as",
+    _expand_as_samples,
+    lambda x, other: np.broadcast_to(x, other.shape),
+    function=False,
+    view_write="base",
+)
+
+
+def _flatten_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((2, 3, 4), d, rng))
+    yield S("start1", make((2, 3, 4), d, rng), 1)
+    yield S("start0_end1", make((2, 3, 4), d, rng), 0, 1)
+    yield S("neg_dims_kw", make((2, 3, 4, 5), d, rng), start_dim=-3, end_dim=-2)
+    yield S("0dim", make((), d, rng))
+    yield S("1d", make((5,), d, rng))
+
+
+def _ref_flatten(x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
+    if x.ndim == 0:
+        return x.reshape(1)
+    s, e = start_dim % x.ndim, end_dim % x.ndim
+    return (
+        x.reshape(x.shape[:s] + (-1,) + x.shape[e + 1 :])
+        if x.size
+        else x.reshape(x.shape[:s] + (int(np.prod(x.shape[s : e + 1])),) + x.shape[e + 1 :])
+    )
+
+
+_view_op("flatten.using_ints", _flatten_samples, _ref_flatten)
+
+
+def _unflatten_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim1", make((2, 12), d, rng), 1, [3, 4])
+    yield S("infer", make((2, 12), d, rng), 1, (3, -1))
+    yield S("neg_dim", make((6, 2), d, rng), -2, [1, 2, 3])
+    yield S("single", make((4,), d, rng), 0, [4])
+    yield S("empty", make((0, 3), d, rng), 0, [0, 5])
+    yield S("kw", make((2, 6), d, rng), dim=1, sizes=[-1, 2])
+
+
+def _ref_unflatten(x: Any, dim: int, sizes: Any) -> Any:
+    dim %= x.ndim
+    sizes = list(sizes)
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = x.shape[dim] // int(np.prod([n for n in sizes if n != -1]))
+    return x.reshape(x.shape[:dim] + tuple(sizes) + x.shape[dim + 1 :])
+
+
+_view_op("unflatten.int", _unflatten_samples, _ref_unflatten)
+
+
+def _select_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", make((2, 3), d, rng), 0, 1)
+    yield S("dim1_neg_index", make((2, 3), d, rng), 1, -1)
+    yield S("neg_dim", make((2, 3, 4), d, rng), -1, 2)
+    yield S("to_0dim", make((4,), d, rng), 0, 3)
+
+
+def _ref_select(x: Any, dim: int, index: int) -> Any:
+    dim = dim % x.ndim
+    return x[(slice(None),) * dim + (index, Ellipsis)]  # Ellipsis keeps a 0-dim view
+
+
+_view_op("select.int", _select_samples, _ref_select)
+
+
+def _unbind_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((3, 2), d, rng))
+    yield S("dim1", make((2, 3), d, rng), 1)
+    yield S("neg_dim_kw", make((2, 3, 4), d, rng), dim=-1)
+    yield S("to_0dim", make((4,), d, rng))
+    yield S("empty_other_dim", make((0, 3), d, rng), 1)
+    yield S("empty", make((0, 3), d, rng), 0)
+
+
+def _ref_unbind(x: Any, dim: int = 0) -> list[Any]:
+    dim %= x.ndim
+    return [x[(slice(None),) * dim + (i, Ellipsis)] for i in range(x.shape[dim])]
+
+
+_view_op("unbind.int", _unbind_samples, _ref_unbind)
+
+
+def _slice_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", make((5, 3), d, rng), 0, 1, 3)
+    yield S("step2", make((3, 6), d, rng), 1, None, None, 2)
+    yield S("end_beyond", make((5,), d, rng), 0, 2, 100)
+    yield S("neg_start", make((5, 2), d, rng), 0, -2)
+    yield S("start_gt_end_empty", make((5,), d, rng), 0, 4, 2)
+    yield S("kw", make((4, 5), d, rng), dim=-1, start=1, end=4, step=2)
+    yield S("defaults", make((3,), d, rng))
+
+
+def _ref_slice(x: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Any:
+    dim = dim % x.ndim
+    return x[(slice(None),) * dim + (slice(start, end, step),)]
+
+
+_view_op("slice.Tensor", _slice_samples, _ref_slice, method=False)
+
+
+def _narrow_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim1", make((2, 5), d, rng), 1, 1, 3)
+    yield S("neg_start", make((5, 2), d, rng), 0, -3, 2)
+    yield S("neg_dim", make((2, 3, 4), d, rng), -1, 0, 4)
+    yield S("empty_at_end", make((4,), d, rng), 0, 4, 0)
+
+
+def _ref_narrow(x: Any, dim: int, start: Any, length: int) -> Any:
+    dim %= x.ndim
+    start = int(start) % x.shape[dim] if int(start) < 0 else int(start)
+    return x[(slice(None),) * dim + (slice(start, start + length),)]
+
+
+_view_op("narrow", _narrow_samples, _ref_narrow)
+
+
+def _narrow_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim1", make((2, 5), d, rng), 1, np.array(1), 3)
+    yield S("neg_start", make((5, 2), d, rng), 0, np.array(-3), 2)
+    yield S("int32_start", make((4,), d, rng), 0, np.array(2, np.int32), 1)
+
+
+_view_op("narrow.Tensor", _narrow_tensor_samples, _ref_narrow)
+
+
+def _split_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("uneven", make((5, 2), d, rng), 2)
+    yield S("even_dim1", make((2, 6), d, rng), 3, 1)
+    yield S("larger_than_dim", make((3,), d, rng), 5)
+    yield S("neg_dim_kw", make((2, 5), d, rng), 2, dim=-1)
+
+
+def _ref_split(x: Any, split_size: int, dim: int = 0) -> list[Any]:
+    n = x.shape[dim]
+    cuts = list(range(split_size, n, split_size))
+    return np.split(x, cuts, axis=dim)
+
+
+_view_op("split.Tensor", _split_samples, _ref_split)
+
+
+def _split_sizes_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("1_4", make((5, 2), d, rng), [1, 4])
+    yield S("with_zero", make((5,), d, rng), [2, 0, 3])
+    yield S("neg_dim", make((2, 6), d, rng), [3, 1, 2], -1)
+    yield S("single", make((3,), d, rng), [3])
+
+
+def _ref_split_sizes(x: Any, split_sizes: list[int], dim: int = 0) -> list[Any]:
+    return np.split(x, list(np.cumsum(split_sizes)[:-1]), axis=dim)
+
+
+_view_op("split_with_sizes", _split_sizes_samples, _ref_split_sizes)
+
+
+def _chunk_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("5_into_3", make((5,), d, rng), 3)
+    yield S("6_into_4_gives_3", make((6,), d, rng), 4)
+    yield S("dim1", make((2, 6), d, rng), 2, 1)
+    yield S("neg_dim", make((2, 3), d, rng), 3, -1)
+    yield S("more_chunks_than_elements", make((2,), d, rng), 5)
+
+
+def _ref_chunk(x: Any, chunks: int, dim: int = 0) -> list[Any]:
+    n = x.shape[dim]
+    size = -(-n // chunks)  # ceil: chunk may return fewer than `chunks` pieces
+    return _ref_split(x, max(size, 1), dim)
+
+
+_view_op("chunk", _chunk_samples, _ref_chunk)
+
+
+def _flip_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", make((3, 2), d, rng), [0])
+    yield S("two_dims", make((2, 3, 4), d, rng), [0, -1])
+    yield S("no_dims", make((2, 3), d, rng), [])
+    yield S("0dim", make((), d, rng), [0])
+    yield S("empty", make((0, 3), d, rng), (1,))
+
+
+add(
+    OpInfo(
+        "flip",
+        op=fn("flip"),
+        method=meth("flip"),
+        sample_inputs=_flip_samples,
+        ref=lambda x, dims: np.flip(x, tuple(dims)) if x.ndim and len(dims) else x,
+        dtypes=ALL,
+    )
+)
+
+
+def _roll_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("flat", make((2, 3), d, rng), 1)
+    yield S("flat_neg_big", make((2, 3), d, rng), [-8])
+    yield S("one_dim", make((2, 3), d, rng), 2, 1)
+    yield S("two_dims", make((2, 3, 4), d, rng), [1, -5], [0, -1])
+    yield S("same_dim_twice", make((5,), d, rng), (1, 2), (0, 0))
+    yield S("0dim", make((), d, rng), 3)
+    yield S("empty", make((0, 3), d, rng), 1, 0)
+    yield S("kw", make((4,), d, rng), shifts=-1, dims=0)
+
+
+def _ref_roll(x: Any, shifts: Any, dims: Any = ()) -> Any:
+    if isinstance(dims, int) or len(dims):
+        return np.roll(x, shifts, dims)
+    return np.roll(x, shifts if isinstance(shifts, int) else shifts[0])
+
+
+add(
+    OpInfo(
+        "roll",
+        op=fn("roll"),
+        method=meth("roll"),
+        sample_inputs=_roll_samples,
+        ref=_ref_roll,
+        dtypes=ALL,
+    )
+)
+
+
+def _repeat_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((2, 3), d, rng), [2, 3])
+    yield S("new_dims", make((2, 3), d, rng), [2, 1, 2])
+    yield S("ones", make((2, 3), d, rng), [1, 1])
+    yield S("zero", make((2, 3), d, rng), (0, 2))
+    yield S("0dim", make((), d, rng), [2, 3])
+    yield S("0dim_none", make((), d, rng), [])
+    yield S("empty", make((0, 2), d, rng), [3, 2])
+
+
+add(
+    OpInfo(
+        "repeat",
+        op=meth("repeat"),
+        sample_inputs=_repeat_samples,
+        ref=lambda x, repeats: np.tile(x, repeats),
+        dtypes=ALL,
+    )
+)
+
+
+def _triangle_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("square", make((3, 3), d, rng))
+    yield S("wide_k1", make((3, 5), d, rng), 1)
+    yield S("tall_kneg", make((5, 3), d, rng), -2)
+    yield S("batched_kw", make((2, 3, 4), d, rng), diagonal=-1)
+    yield S("k_beyond", make((2, 3), d, rng), 7)
+    yield S("k_below", make((2, 3), d, rng), -7)
+    yield S("empty", make((0, 3), d, rng))
+
+
+for _name, _ref_tri in (("tril", np.tril), ("triu", np.triu)):
+    add_inplace(
+        add(
+            OpInfo(
+                _name,
+                op=fn(_name),
+                method=meth(_name),
+                sample_inputs=_triangle_samples,
+                ref=lambda x, diagonal=0, _f=_ref_tri: _f(x, diagonal),
+                dtypes=ALL,
+            )
+        ),
+        f"{_name}_",
+        f"{_name}_",
+    )
+
+
+def _diag_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("vector", make((3,), d, rng))
+    yield S("vector_k1", make((3,), d, rng), 1)
+    yield S("vector_kneg", make((2,), d, rng), -2)
+    yield S("square", make((3, 3), d, rng))
+    yield S("wide_k1", make((2, 4), d, rng), 1)
+    yield S("tall_kneg_kw", make((4, 2), d, rng), diagonal=-1)
+    yield S("matrix_k_beyond", make((2, 3), d, rng), 5)
+    yield S("empty_vector", make((0,), d, rng), 2)
+
+
+add(
+    OpInfo(
+        "diag",
+        op=fn("diag"),
+        method=meth("diag"),
+        sample_inputs=_diag_samples,
+        ref=lambda x, diagonal=0: np.diag(x, diagonal).copy(),
+        dtypes=ALL,
+    )
+)
+
+
+def _diagonal_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("square", make((3, 3), d, rng))
+    yield S("wide_k1", make((2, 4), d, rng), 1)
+    yield S("tall_kneg", make((4, 2), d, rng), -1)
+    yield S("batched_dims", make((2, 3, 4), d, rng), 0, 0, 2)
+    yield S("neg_dims_swapped_kw", make((2, 3, 4), d, rng), offset=1, dim1=-1, dim2=0)
+    yield S("k_beyond", make((2, 3), d, rng), 5)
+    yield S("empty", make((0, 3), d, rng))
+
+
+def _ref_diagonal(x: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+    r = np.diagonal(x, offset, dim1 % x.ndim, dim2 % x.ndim)
+    r.flags.writeable = x.flags.writeable  # numpy's diagonal is read-only only by caution
+    return r
+
+
+_view_op("diagonal", _diagonal_samples, _ref_diagonal)
+
+
+def _cat_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", [make((2, 3), d, rng), make((1, 3), d, rng)])
+    yield S("dim1", [make((2, 3), d, rng), make((2, 2), d, rng)], 1)
+    yield S("neg_dim_three", [make((2, 1), d, rng), make((2, 2), d, rng), make((2, 3), d, rng)], -1)
+    yield S("with_empty", [make((0, 3), d, rng), make((2, 3), d, rng)], dim=0)
+    yield S("single", [make((4,), d, rng)])
+    if d == "float32":
+        yield S("promote_int64_float32", [make((2,), "int64", rng), make((3,), d, rng)])
+
+
+add(
+    OpInfo(
+        "cat",
+        op=fn("cat"),
+        sample_inputs=_cat_samples,
+        ref=lambda ts, dim=0: np.concatenate(ts, axis=dim),
+        dtypes=ALL,
+        result_dtype=lambda s, d: result_type(*s.args[0]),
+    )
+)
+
+
+def _stack_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", [make((2, 3), d, rng), make((2, 3), d, rng)])
+    yield S("dim1", [make((2, 3), d, rng), make((2, 3), d, rng), make((2, 3), d, rng)], 1)
+    yield S("neg_dim", [make((2, 3), d, rng), make((2, 3), d, rng)], dim=-1)
+    yield S("0dim", [make((), d, rng), make((), d, rng)])
+    yield S("empty", [make((0,), d, rng), make((0,), d, rng)], 1)
+
+
+add(
+    OpInfo(
+        "stack",
+        op=fn("stack"),
+        sample_inputs=_stack_samples,
+        ref=lambda ts, dim=0: np.stack(ts, axis=dim),
+        dtypes=ALL,
+        result_dtype=lambda s, d: result_type(*s.args[0]),
+    )
+)
+
+
+# --- group G: composites of the shape ops ------------------------------------------------------
+
+
+def _moveaxis_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("int", make((2, 3, 4), d, rng), 0, -1)
+    yield S("lists", make((2, 3, 4), d, rng), [0, 1], [2, 0])
+    yield S("0dim", make((), d, rng), 0, 0)
+
+
+_view_op(
+    "moveaxis.int",
+    lambda d, rng: (s for s in _moveaxis_samples(d, rng) if not isinstance(s.args[1], list)),
+    lambda x, s, t: np.moveaxis(x, s, t) if x.ndim else x[...],
+)
+_view_op(
+    "moveaxis.intlist",
+    lambda d, rng: (s for s in _moveaxis_samples(d, rng) if isinstance(s.args[1], list)),
+    lambda x, s, t: np.moveaxis(x, s, t),
+)
+
+
+def _ravel_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((2, 3), d, rng))
+    yield S("0dim", make((), d, rng))
+    yield S("empty", make((0, 3), d, rng))
+
+
+_view_op("ravel", _ravel_samples, lambda x: np.reshape(x, -1))
+
+
+def _broadcast_to_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("column", make((3, 1), d, rng), [3, 4])
+    yield S("new_leading", make((3,), d, rng), (2, 3))
+    yield S("0dim", make((), d, rng), [2, 2])
+    yield S("keep", make((2, 3), d, rng), [-1, 3])
+
+
+_view_op(
+    "broadcast_to",
+    _broadcast_to_samples,
+    lambda x, size: np.broadcast_to(
+        x, [x.shape[i - len(size) + x.ndim] if n == -1 else n for i, n in enumerate(size)]
+    ),
+    view_write="base",
+)
+
+
+def _split_sizes_list_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("1_2", make((3, 2), d, rng), [1, 2])
+    yield S("dim1", make((2, 5), d, rng), [4, 0, 1], 1)
+
+
+_view_op(
+    "split.sizes",
+    _split_sizes_list_samples,
+    lambda x, sizes, dim=0: np.split(x, np.cumsum(sizes)[:-1], axis=dim),
+)
+
+
+def _tensors_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("two", [make((2, 1), d, rng), make((3,), d, rng)])
+    yield S("three", [make((), d, rng), make((4, 1, 2), d, rng), make((1, 2), d, rng)])
+    yield S("one", [make((2,), d, rng)])
+
+
+add(
+    OpInfo(
+        "broadcast_tensors",
+        op=fn("broadcast_tensors"),
+        sample_inputs=_tensors_samples,
+        ref=lambda ts: [np.array(t) for t in np.broadcast_arrays(*ts)],
+        dtypes=ALL,
+    )
+)
+
+
+def _meshgrid_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("ij", [make((2,), d, rng), make((3,), d, rng)], indexing="ij")
+    yield S("xy", [make((2,), d, rng), make((3,), d, rng), make((4,), d, rng)], indexing="xy")
+    yield S("0dim_xy", [make((), d, rng), make((3,), d, rng)], indexing="xy")
+    yield S("one_xy", [make((2,), d, rng)], indexing="xy")
+
+
+add(
+    OpInfo(
+        "meshgrid.indexing",
+        op=fn("meshgrid"),
+        sample_inputs=_meshgrid_samples,
+        ref=lambda ts, indexing: [
+            np.array(m) for m in np.meshgrid(*[np.ravel(t) for t in ts], indexing=indexing)
+        ],
+        dtypes=ALL,
+    )
+)
+
+
+def _meshgrid_default_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("two", [make((2,), d, rng), make((3,), d, rng)])
+
+
+add(
+    OpInfo(
+        "meshgrid",
+        op=fn("meshgrid"),
+        sample_inputs=_meshgrid_default_samples,
+        ref=lambda ts: [np.array(m) for m in np.meshgrid(*ts, indexing="ij")],
+        dtypes=FLOATS,
+    )
+)
+
+
+def _tile_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("fewer_dims", make((2, 3), d, rng), [2])
+    yield S("more_dims", make((2, 3), d, rng), (2, 1, 2))
+    yield S("0dim", make((), d, rng), [3])
+    yield S("empty", make((0, 2), d, rng), [2, 2])
+
+
+add(
+    OpInfo(
+        "tile",
+        op=fn("tile"),
+        method=meth("tile"),
+        sample_inputs=_tile_samples,
+        ref=lambda x, dims: np.tile(x, dims),
+        dtypes=ALL,
+    )
+)
+
+
+def _repeat_interleave_int_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("flat", make((2, 3), d, rng), 2)
+    yield S("dim1", make((2, 3), d, rng), 3, 1)
+    yield S("neg_dim_output_size", make((2, 3), d, rng), 2, dim=-2, output_size=4)
+    yield S("zero", make((2, 3), d, rng), 0, 0)
+    yield S("0dim", make((), d, rng), 3)
+
+
+def _ref_repeat_interleave(x: Any, repeats: Any, dim: Any = None, output_size: Any = None) -> Any:
+    return np.repeat(x, repeats, axis=dim)
+
+
+add(
+    OpInfo(
+        "repeat_interleave.self_int",
+        op=fn("repeat_interleave"),
+        method=meth("repeat_interleave"),
+        sample_inputs=_repeat_interleave_int_samples,
+        ref=_ref_repeat_interleave,
+        dtypes=ALL,
+    )
+)
+
+
+def _repeat_interleave_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", make((3, 2), d, rng), np.array([1, 0, 2]), 0)
+    yield S("flat", make((2, 2), d, rng), np.array([1, 2, 0, 1]))
+    yield S("one_count", make((2, 3), d, rng), np.array([2]), 1)
+    yield S("0dim_count", make((2, 3), d, rng), np.array(2), dim=1, output_size=6)
+
+
+add(
+    OpInfo(
+        "repeat_interleave.self_Tensor",
+        op=fn("repeat_interleave"),
+        method=meth("repeat_interleave"),
+        sample_inputs=_repeat_interleave_tensor_samples,
+        ref=_ref_repeat_interleave,
+        dtypes=ALL,
+    )
+)
+
+
+def _flip2_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((2, 3), d, rng))
+    yield S("3d", make((2, 3, 4), d, rng))
+    yield S("empty", make((0, 3), d, rng))
+
+
+for _name, _np_flip in (("fliplr", np.fliplr), ("flipud", np.flipud)):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_flip2_samples,
+            ref=lambda x, _f=_np_flip: _f(x).copy(),
+            dtypes=ALL,
+        )
+    )
+
+
+def _diff_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((2, 5), d, rng))
+    yield S("n2_dim0", make((4, 3), d, rng), 2, 0)
+    yield S("n_beyond", make((3,), d, rng), 5)
+    yield S("n0", make((3,), d, rng), 0)
+    yield S(
+        "prepend_append", make((2, 3), d, rng), 1, -1, make((2, 1), d, rng), make((2, 2), d, rng)
+    )
+    yield S("append_kw", make((3,), d, rng), n=2, append=make((2,), d, rng))
+
+
+def _ref_diff(x: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None) -> Any:
+    kw = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+    return np.diff(x, n, axis=dim, **kw)
+
+
+add(
+    OpInfo(
+        "diff",
+        op=fn("diff"),
+        method=meth("diff"),
+        sample_inputs=_diff_samples,
+        ref=_ref_diff,
+        dtypes=ALL,
+    )
+)
+
+
+def _trace_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("square", make((3, 3), d, rng))
+    yield S("wide", make((2, 4), d, rng))
+    yield S("empty", make((0, 3), d, rng))
+
+
+add(
+    OpInfo(
+        "trace",
+        op=fn("trace"),
+        method=meth("trace"),
+        sample_inputs=_trace_samples,
+        ref=lambda x: np.asarray(np.trace(x)),
+        dtypes=NUMERIC,
+        result_dtype=lambda s, d: d if d in FLOATS else "int64",
+    )
+)
+
+
+def _stack_list_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("1d", [make((3,), d, rng), make((3,), d, rng)])
+    yield S("2d", [make((2, 3), d, rng), make((2, 3), d, rng)])
+    yield S("0dim", [make((), d, rng), make((), d, rng)])
+    yield S("3d", [make((2, 3, 1), d, rng), make((2, 3, 2), d, rng)])
+
+
+def _stack_op(name: str, ref: Callable[..., Any], ok: Callable[[SampleInput], bool]) -> None:
+    add(
+        OpInfo(
+            name,
+            op=fn(name),
+            sample_inputs=lambda d, rng: (s for s in _stack_list_samples(d, rng) if ok(s)),
+            ref=ref,
+            dtypes=ALL,
+            result_dtype=lambda s, d: result_type(*s.args[0]),
+        )
+    )
+
+
+_stack_op("vstack", lambda ts: np.vstack(ts), lambda s: s.name != "3d")
+_stack_op("hstack", lambda ts: np.hstack(ts), lambda s: s.name != "3d")
+_stack_op("dstack", lambda ts: np.dstack(ts), lambda s: True)
+_stack_op("column_stack", lambda ts: np.column_stack(ts), lambda s: s.name != "3d")
+
+
+def _atleast_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    for shape in ((), (3,), (2, 3), (2, 3, 1), (1, 2, 1, 2)):
+        yield S(f"{len(shape)}d", make(shape, d, rng))
+
+
+def _atleast_seq_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("mixed", [make((), d, rng), make((3,), d, rng), make((2, 3), d, rng)])
+    yield S("one", [make((2,), d, rng)])
+
+
+for _n, _np_at in ((1, np.atleast_1d), (2, np.atleast_2d), (3, np.atleast_3d)):
+    add(
+        OpInfo(
+            f"atleast_{_n}d",
+            op=fn(f"atleast_{_n}d"),
+            sample_inputs=_atleast_samples,
+            ref=lambda x, _f=_np_at: np.array(_f(x)),
+            dtypes=ALL,
+        )
+    )
+    add(
+        OpInfo(
+            f"atleast_{_n}d.Sequence",
+            op=fn(f"atleast_{_n}d"),
+            sample_inputs=_atleast_seq_samples,
+            ref=lambda ts, _f=_np_at: [np.array(_f(t)) for t in ts],
+            dtypes=ALL,
+        )
+    )
+
+
+def _kron_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d_2d", make((2, 3), d, rng), make((3, 2), d, rng))
+    yield S("2d_1d", make((2, 3), d, rng), make((4,), d, rng))
+    yield S("0dim", make((), d, rng), make((2,), d, rng))
+    yield S("empty", make((0, 2), d, rng), make((2, 2), d, rng))
+
+
+add(
+    OpInfo(
+        "kron",
+        op=fn("kron"),
+        method=meth("kron"),
+        sample_inputs=_kron_samples,
+        ref=lambda a, b: np.kron(a, b),
+        dtypes=ALL,
+        result_dtype=promoted(0, 1),
+    )
+)
+
+
+def _tensordot_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("one_pair", make((2, 3), d, rng), make((3, 4), d, rng), [1], [0])
+    yield S("two_pairs", make((2, 3, 4), d, rng), make((4, 3, 5), d, rng), [1, 2], [1, 0])
+    yield S("none", make((2,), d, rng), make((3,), d, rng), [], [])
+    yield S("neg", make((2, 3), d, rng), make((2, 4), d, rng), [-2], [0])
+
+
+add(
+    OpInfo(
+        "tensordot",
+        op=fn("tensordot"),
+        sample_inputs=_tensordot_samples,
+        ref=lambda a, b, da, db: np.tensordot(a, b, (da, db)),
+        dtypes=NUMERIC,
+    )
+)
+
+
+def _tensordot_int_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((2, 3, 4), d, rng), make((3, 4, 5), d, rng))
+    yield S("dims1", make((2, 3), d, rng), make((3, 4), d, rng), dims=1)
+    yield S("dims0", make((2,), d, rng), make((3,), d, rng), 0)
+
+
+add(
+    OpInfo(
+        "tensordot.int",
+        op=fn("tensordot"),
+        sample_inputs=_tensordot_int_samples,
+        ref=lambda a, b, dims=2: np.tensordot(a, b, dims),
+        dtypes=NUMERIC,
+    )
+)
+
+
+def _einsum_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("matmul", "ij,jk->ik", [make((2, 3), d, rng), make((3, 4), d, rng)])
+    yield S("implicit", "ij,jk", [make((2, 3), d, rng), make((3, 4), d, rng)])
+    yield S("batched", "bij,bjk->bik", [make((2, 2, 3), d, rng), make((2, 3, 4), d, rng)])
+    yield S("transpose", "ij->ji", [make((2, 3), d, rng)])
+    yield S("sum_all", "ij->", [make((2, 3), d, rng)])
+    yield S("outer", "i,j", [make((3,), d, rng), make((2,), d, rng)])
+    yield S("trace", "ii", [make((3, 3), d, rng)])
+    yield S("diagonal", "ii->i", [make((3, 3), d, rng)])
+    yield S("ellipsis", "...ij,...jk", [make((2, 2, 3), d, rng), make((3, 4), d, rng)])
+    yield S("ellipsis_out", "i...->...", [make((2, 3, 4), d, rng)])
+    yield S(
+        "three", "ij,jk,kl->il", [make((2, 3), d, rng), make((3, 4), d, rng), make((4, 2), d, rng)]
+    )
+    yield S("upper_case", "Ba,a", [make((2, 3), d, rng), make((3,), d, rng)])
+    yield S("spaces_broadcast", "i j , j", [make((2, 1), d, rng), make((3,), d, rng)])
+
+
+add(
+    OpInfo(
+        "einsum",
+        op=fn("einsum"),
+        sample_inputs=_einsum_samples,
+        ref=lambda eq, ts, path=None: np.asarray(np.einsum(eq.replace(" ", ""), *ts)),
+        dtypes=NUMERIC,
+    )
+)
+
+
+def _repeat_interleave_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("counts", np.array([1, 0, 3, 2], np.int64))
+    yield S("empty", np.zeros((0,), np.int64))
+    yield S("output_size", np.array([2, 1], np.int64), output_size=3)
+
+
+add(
+    OpInfo(
+        "repeat_interleave.Tensor",
+        op=fn("repeat_interleave"),
+        sample_inputs=_repeat_interleave_tensor_samples,
+        ref=lambda r, output_size=None: np.repeat(np.arange(len(r)), r).astype(np.int64),
+        dtypes=INTS,
+        result_dtype=fixed("int64"),
+    )
+)

@@ -11,9 +11,10 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import _backends
-from tensorplug.array_backend import _factories, _indexing, _linalg, _nn, _random, _shape
+from tensorplug.array_backend import _factories, _linalg, _nn, _random, _shape
+from tensorplug.array_backend._indexing import _index, _scatter, _search
 from tensorplug.array_backend._kit import bind
-from tensorplug.array_backend._pointwise import _binary, _unary, _where
+from tensorplug.array_backend._pointwise import _binary, _copy, _unary, _where
 from tensorplug.array_backend._reductions import _sorting
 
 
@@ -22,13 +23,9 @@ def kit():
     return _backends.for_device_type("cpu").kit
 
 
-@pytest.mark.parametrize(
-    ("module", "table", "name"),
-    [(_factories, "COPIES", n) for n in _factories.COPIES]
-    + [(_nn, "KERNELS", n) for n in _nn.KERNELS],
-)
-def test_the_registered_kernel_is_named_after_its_function(module, table, name):
-    fn = getattr(module, table)[name]
+@pytest.mark.parametrize(("module", "name"), [(m, n) for m in (_copy, _nn) for n in m.KERNELS])
+def test_the_registered_kernel_is_named_after_its_function(module, name):
+    fn = module.KERNELS[name]
     assert fn.__qualname__ == fn.__name__, fn.__qualname__  # module level, no <locals>
     text = tp.dispatcher.explain(tp.dispatcher.find_op(f"aten::{name}"), *_sample(name), run=False)
     assert f"-> {module.__name__}.{fn.__name__}, registered by cpu" in text, text
@@ -57,15 +54,15 @@ def _sample(name):
 
 def test_a_module_kernel_runs_on_its_own(kit):
     t = tp.tensor([1.5, -2.0, 3.0])
-    c = _factories.clone(kit, t)
+    c = _copy.clone(kit, t)
     assert c is not t and c._data is not t._data
     np.testing.assert_array_equal(c.numpy(), np.array([1.5, -2.0, 3.0], dtype=np.float32))
-    h = _factories.to_copy(kit, t, dtype=tp.float16)
+    h = _copy.to_copy(kit, t, dtype=tp.float16)
     assert h.dtype is tp.float16
     np.testing.assert_array_equal(h.numpy(), np.array([1.5, -2.0, 3.0], dtype=np.float16))
-    assert _factories.local_scalar_dense(kit, tp.tensor([4.0])) == 4.0
+    assert _copy.local_scalar_dense(kit, tp.tensor([4.0])) == 4.0
     with pytest.raises(tp.array_backend.OpError, match="a Tensor with 3 elements cannot"):
-        _factories.local_scalar_dense(kit, t)
+        _copy.local_scalar_dense(kit, t)
 
 
 def test_unscale_on_its_own_matches_numpy(kit):
@@ -77,9 +74,9 @@ def test_unscale_on_its_own_matches_numpy(kit):
 
 
 def test_bind_keeps_the_function_name(kit):
-    kernel = bind(kit, _factories.clone)
+    kernel = bind(kit, _copy.clone)
     assert (kernel.__module__, kernel.__name__, kernel.__qualname__) == (
-        "tensorplug.array_backend._factories",
+        "tensorplug.array_backend._pointwise._copy",
         "clone",
         "clone",
     )
@@ -109,7 +106,11 @@ def test_the_general_matrix_products_run_on_their_own(kit):
 
 @pytest.mark.parametrize(
     ("module", "name"),
-    [(m, n) for m in (_where, _sorting, _random, _factories, _indexing, _shape) for n in m.KERNELS],
+    [
+        (m, n)
+        for m in (_where, _sorting, _search, _random, _factories, _index, _scatter, _shape)
+        for n in m.KERNELS
+    ],
 )
 def test_each_module_kernel_is_registered_under_its_name(module, name):
     fn = module.KERNELS[name]
@@ -144,7 +145,7 @@ def test_sorting_kernels_on_their_own(kit):
     running, _ = _sorting.cummax(kit, tp.tensor(a), 1)
     np.testing.assert_array_equal(running.numpy(), np.maximum.accumulate(a, axis=1))
     bounds = np.array([1.0, 2.0, 4.0], dtype=np.float32)
-    got = _sorting.searchsorted(kit, tp.tensor(bounds), tp.tensor(a[0]))
+    got = _search.searchsorted(kit, tp.tensor(bounds), tp.tensor(a[0]))
     np.testing.assert_array_equal(got.numpy(), np.searchsorted(bounds, a[0]))
 
 
@@ -177,16 +178,16 @@ def test_indexing_kernels_on_their_own(kit):
     a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
     i = np.array([[0, 2], [1, 1], [3, 0]])
     np.testing.assert_array_equal(
-        _indexing.gather(kit, tp.tensor(a), 1, tp.tensor(i)).numpy(),
+        _scatter.gather(kit, tp.tensor(a), 1, tp.tensor(i)).numpy(),
         np.take_along_axis(a, i, axis=1),
     )
     np.testing.assert_array_equal(
-        _indexing.index_select(kit, tp.tensor(a), 0, tp.tensor([2, 0])).numpy(), a[[2, 0]]
+        _index.index_select(kit, tp.tensor(a), 0, tp.tensor([2, 0])).numpy(), a[[2, 0]]
     )
-    index = _indexing.index(kit)
+    index = _index.index(kit)
     np.testing.assert_array_equal(index(tp.tensor(a), [tp.tensor([1, 1])]).numpy(), a[[1, 1]])
     with pytest.raises(tp.array_backend.OpError, match=r"take\(\): Expected a long tensor"):
-        _indexing.take(kit, tp.tensor(a), tp.tensor([0], dtype=tp.int32))
+        _index.take(kit, tp.tensor(a), tp.tensor([0], dtype=tp.int32))
 
 
 def test_shape_kernels_on_their_own(kit):

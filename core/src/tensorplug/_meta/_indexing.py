@@ -1,16 +1,20 @@
-"""The ``indexing`` family of the meta namespace: take, take_along_axis, and nonzero, whose
-shape depends on values and so reads them (Note [Meta arrays] in _array.py). Integer-array
-indexing itself is ``MetaArray.__getitem__`` (``_index_shape`` in _array.py).
+"""The ``indexing`` family of the meta namespace: take, take_along_axis, searchsorted, and
+nonzero, whose shape depends on values and so reads them (Note [Meta arrays] in _array.py).
+Integer-array indexing itself is ``MetaArray.__getitem__`` (``_index_shape`` in _array.py).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ._array import (
     MetaArray,
     _api,
     _axis,
     _broadcast,
+    _i64,
     _reads,
+    _shp,
     xp,
 )
 
@@ -38,6 +42,11 @@ def take_along_axis(x: MetaArray, indices: MetaArray, /, *, axis: int = -1) -> M
     shape = list(_broadcast(bx, bi))
     shape[ax] = indices.shape[ax]
     return MetaArray(tuple(shape), x.dtype)
+
+
+@_api
+def searchsorted(x1: MetaArray, x2: Any, /, *, side: str = "left", sorter: Any = None) -> MetaArray:
+    return MetaArray(_shp(x2), _i64)
 
 
 xp.nonzero = _reads("nonzero")

@@ -1,6 +1,6 @@
 """The ``reductions`` family of the meta namespace: the reductions (sum, max, any, ...), argmax
 and argmin, the running sums and products, and, as the kit files sorting with the reductions,
-sort, argsort, searchsorted and the ``unique_*`` functions, whose shapes depend on values and
+sort, argsort and the ``unique_*`` functions, whose shapes depend on values and
 so read them (Note [Meta arrays] in _array.py).
 """
 
@@ -18,7 +18,6 @@ from ._array import (
     _f64,
     _i64,
     _reads,
-    _shp,
     xp,
 )
 
@@ -131,11 +130,6 @@ def argsort(
 ) -> MetaArray:
     _axis(axis, x.ndim)
     return MetaArray(x.shape, _i64)
-
-
-@_api
-def searchsorted(x1: MetaArray, x2: Any, /, *, side: str = "left", sorter: Any = None) -> MetaArray:
-    return MetaArray(_shp(x2), _i64)
 
 
 for _n in ("unique_all", "unique_counts", "unique_inverse", "unique_values"):

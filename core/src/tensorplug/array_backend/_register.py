@@ -11,7 +11,7 @@ Note [Kernels that do not dispatch]
 A kernel above a backend (autograd's) excludes its own keys in the thread while the backend
 kernel runs, so that a backend kernel calling operators again does not reach it twice. These
 kernels work on arrays and call no operator, except the copies across backends
-(``_factories.DISPATCHING``, Note [Copies across backends]); so each registered kernel but
+(``_pointwise._copy.DISPATCHING``, Note [Copies across backends]); so each registered kernel but
 those (and but ``overrides``, which are not known) is marked with
 ``tp.library.mark_no_dispatch``, and a kernel above that finds it so
 (``tp.library.is_no_dispatch``) may call it without the guard (about 0.1 µs per call).
@@ -76,7 +76,7 @@ __all__ = [
 # The modules whose ``build(kit)`` makes the kernels, one op family each (docs/extending.md);
 # a family that is a package contributes its parts. ``_backward`` holds the backward kernels.
 _MODULES: tuple[ModuleType, ...] = (
-    *_pointwise.PARTS, *_reductions.PARTS, _shape, _indexing, _linalg, _nn, _random, _factories,
+    *_pointwise.PARTS, *_reductions.PARTS, _shape, *_indexing.PARTS, _linalg, _nn, _random, _factories,
     _backward,
 )  # fmt: skip
 

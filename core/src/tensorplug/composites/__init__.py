@@ -12,11 +12,9 @@ it.
 """
 
 from .factories import (
-    contiguous,
     empty_like,
     full_like,
     ones_like,
-    zero_,
     zeros_like,
 )
 from .indexing import (
@@ -57,6 +55,8 @@ from .pointwise import (
     clip_,
     clip_tensor,
     clip_tensor_,
+    contiguous,
+    zero_,
 )
 from .random import (
     rand_like,

@@ -1,5 +1,6 @@
 """The ``factories`` family of the composites: the ``*_like`` factories (zeros, ones, empty,
-full; the random ones are the ``random`` family's) and the copies contiguous and zero_."""
+full; the random ones are the ``random`` family's; the copies contiguous and zero_ are the
+``pointwise`` family's)."""
 
 from __future__ import annotations
 
@@ -64,18 +65,3 @@ def full_like(
     memory_format: Any = None,
 ) -> Any:
     return aten.full.default(list(self.shape), fill_value, **_like(self, dtype, device))
-
-
-# --- copies ---------------------------------------------------------------------------------
-
-
-def contiguous(self: Any, *, memory_format: Any = "contiguous_format") -> Any:
-    data = self._data
-    flags = getattr(data, "flags", None)
-    if flags is not None and flags["C_CONTIGUOUS"]:
-        return self
-    return aten.clone.default(self)
-
-
-def zero_(self: Any) -> Any:
-    return aten.fill_.Scalar(self, 0)

@@ -1,5 +1,5 @@
 """The ``pointwise`` family of the composites: clip, clamp under numpy's name, as in PyTorch
-(grad_fn ClampBackward1, clamp's messages)."""
+(grad_fn ClampBackward1, clamp's messages), and the copies contiguous and zero_."""
 
 from __future__ import annotations
 
@@ -24,3 +24,18 @@ def clip_(self: Any, min: Any = None, max: Any = None) -> Any:
 
 def clip_tensor_(self: Any, min: Any = None, max: Any = None) -> Any:
     return aten.clamp_.Tensor(self, min, max)
+
+
+# --- copies ---------------------------------------------------------------------------------
+
+
+def contiguous(self: Any, *, memory_format: Any = "contiguous_format") -> Any:
+    data = self._data
+    flags = getattr(data, "flags", None)
+    if flags is not None and flags["C_CONTIGUOUS"]:
+        return self
+    return aten.clone.default(self)
+
+
+def zero_(self: Any) -> Any:
+    return aten.fill_.Scalar(self, 0)

@@ -5,6 +5,8 @@ elements at the same position of their (broadcast) operands.
 * ``_unary``: neg, abs, exponentials, logarithms, trigonometric functions, activations,
   rounding, predicates (isnan, ...);
 * ``_where``: clamp, where, masked_fill;
+* ``_copy``: the copies and conversions _to_copy, clone, copy_, fill_ (and _local_scalar_dense,
+  ``item()``);
 
 each with its in-place and ``out=`` forms, made by the builders of ``_elementwise`` (Note
 [Binary fast path] there) from the dtype rules of ``_rules``. :data:`PARTS` are the modules
@@ -13,6 +15,6 @@ each with its in-place and ``out=`` forms, made by the builders of ``_elementwis
 
 from __future__ import annotations
 
-from . import _binary, _unary, _where
+from . import _binary, _copy, _unary, _where
 
-PARTS = (_binary, _unary, _where)
+PARTS = (_binary, _unary, _where, _copy)

@@ -3,7 +3,6 @@
 * ``_sums``: sum, prod, mean, var, std, logsumexp, any/all, count_nonzero, linalg_vector_norm,
   cumsum/cumprod;
 * ``_extrema``: amax/amin, max/min, argmax/argmin, aminmax; isclose/allclose/equal;
-* ``_softmax``: softmax and log_softmax;
 * ``_sorting``: sort, topk, median, kthvalue, cummax/cummin, searchsorted/bucketize, unique.
 
 Sorting is here because its ops order or search the elements along a dim, as the reductions
@@ -14,6 +13,6 @@ general path. :data:`PARTS` are the modules ``register`` builds (one ``build(kit
 
 from __future__ import annotations
 
-from . import _extrema, _softmax, _sorting, _sums
+from . import _extrema, _sorting, _sums
 
-PARTS = (_sums, _extrema, _softmax, _sorting)
+PARTS = (_sums, _extrema, _sorting)

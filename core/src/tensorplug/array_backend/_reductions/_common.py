@@ -5,7 +5,7 @@ Note [Reduction fast path]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~
 ``x.sum([1], True)`` on a 64x10 float32 tensor costs numpy about 2 us; the general path adds
 dtype rules, dim lists, a cast and ``np.errstate``, several times that. So sum, mean, amax,
-softmax and log_softmax first try the common case: a dtype computed and accumulated natively
+softmax and log_softmax (``_nn``) first try the common case: a dtype computed and accumulated natively
 (float32, float64; not half precision, not integers, whose sums are int64), no ``dtype=``, one
 dim in range, a non-empty input. That case calls the array library's ufunc reductions
 (``np.add.reduce``: the function ``np.sum`` ends in, without its Python layers) on the data as it

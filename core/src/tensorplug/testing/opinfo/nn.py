@@ -1,5 +1,6 @@
-"""Samples and oracles of the ``nn`` family: neural network functions, the backward functions,
-the mixed precision training ops (what tp.amp.GradScaler runs) and mish."""
+"""Samples and oracles of the ``nn`` family: softmax and log_softmax, neural network functions,
+the backward functions, the mixed precision training ops (what tp.amp.GradScaler runs) and
+mish."""
 
 from __future__ import annotations
 
@@ -18,17 +19,64 @@ from ._core import (
     S,
     SampleInput,
     add,
+    dtype_kwarg,
     dtype_name,
     fn,
     make,
+    meth,
     np_dtype,
+    same,
     unary_float,
     unary_samples,
 )
 from .indexing import _idx
-from .reductions import _ref_log_softmax, _ref_softmax
 
 # --- neural network functions -----------------------------------------------------------------
+
+
+def _ref_softmax(x: Any, dim: int, dtype: Any = None) -> Any:
+    x = np.asarray(x, np.float64)
+    if x.ndim == 0:
+        return np.ones_like(x)
+    e = np.exp(x - np.max(x, axis=dim, keepdims=True)) if x.size else x
+    return e / np.sum(e, axis=dim, keepdims=True) if x.size else x
+
+
+def _ref_log_softmax(x: Any, dim: int, dtype: Any = None) -> Any:
+    x = np.asarray(x, np.float64)
+    if x.ndim == 0:
+        return np.zeros_like(x)
+    if not x.size:
+        return x
+    s = x - np.max(x, axis=dim, keepdims=True)
+    return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
+
+
+def _softmax_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim1", make((3, 4), d, rng), 1)
+    yield S("dim0", make((3, 4), d, rng), 0)
+    yield S("neg_dim", make((2, 3, 4), d, rng), -1)
+    yield S("large_values", make((2, 5), d, rng, 80, 90), 1)
+    yield S("0dim", make((), d, rng), 0)
+    yield S("empty", make((0, 4), d, rng), 1)
+    if d == "float32":
+        yield S("dtype_float64", make((3, 4), d, rng), -1, dtype=DT("float64"))
+        yield S("dtype_float64_kw", make((3, 4), d, rng), dim=0, dtype=DT("float64"))
+
+
+for _name, _ref in (("softmax", _ref_softmax), ("log_softmax", _ref_log_softmax)):
+    add(
+        OpInfo(
+            f"{_name}.int",
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_softmax_samples,
+            ref=_ref,
+            dtypes=FLOATS + LOWP,
+            result_dtype=dtype_kwarg(same),
+        )
+    )
+
 
 LOSS_TOL = {"float32": (1e-5, 1e-5)}
 

@@ -1,5 +1,5 @@
 """Samples and oracles of the ``pointwise`` family: binary arithmetic, unary functions,
-clamp and where, comparisons and logic."""
+clamp and where, comparisons and logic, and the copies and conversions."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 from ._core import (
     ALL,
     BOOL,
+    DT,
     FLOATS,
     INTS,
     LOWP,
@@ -25,6 +26,7 @@ from ._core import (
     add_inplace,
     add_out,
     binary_samples,
+    dtype_kwarg,
     fixed,
     fn,
     is_float,
@@ -1255,3 +1257,154 @@ for _name, _np in (
             result_dtype=promoted(0, 1),
         )
     )
+
+
+# --- copies and conversion --------------------------------------------------------------------
+
+
+def _to_copy_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    for target in ("float32", "float64", "int64", "bool"):
+        yield S(f"to_{target}", make((3, 4), d, rng, -2.7, 2.7), dtype=DT(target))
+    yield S("no_dtype", make((2, 3), d, rng))
+    yield S("0dim_to_float64", make((), d, rng), dtype=DT("float64"))
+    yield S("empty_to_int64", make((0, 2), d, rng), dtype=DT("int64"))
+    if is_float(d):
+        yield S("to_float16", make((3,), d, rng), dtype=DT("float16"))
+
+
+def _ref_to_copy(x: Any, *, dtype: Any = None) -> Any:
+    x = np.asarray(x)
+    if dtype is None:
+        return x.copy()
+    return x.astype(dtype)  # float -> int truncates toward zero, nonzero -> True
+
+
+add(
+    OpInfo(
+        "_to_copy",
+        op=fn("_to_copy"),
+        sample_inputs=_to_copy_samples,
+        ref=_ref_to_copy,
+        dtypes=ALL + LOWP,
+        result_dtype=dtype_kwarg(same),
+    )
+)
+add(
+    OpInfo(
+        "clone",
+        op=fn("clone"),
+        method=meth("clone"),
+        sample_inputs=unary_samples(),
+        ref=lambda x: np.array(x, copy=True),
+        dtypes=ALL + LOWP,
+    )
+)
+add(
+    OpInfo(
+        "contiguous",
+        op=meth("contiguous"),
+        sample_inputs=unary_samples(),
+        ref=lambda x: x,
+        dtypes=ALL,
+    )
+)
+add(
+    OpInfo(
+        "detach",
+        op=fn("detach"),
+        method=meth("detach"),
+        sample_inputs=unary_samples(),
+        ref=lambda x: x,
+        dtypes=ALL,
+        kind="view",
+    )
+)
+
+
+def _copy_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("same_shape", make((2, 3), d, rng), make((2, 3), d, rng))
+    yield S("broadcast_src", make((2, 3), d, rng), make((1, 3), d, rng))
+    yield S("0dim_src", make((2, 3), d, rng), make((), d, rng))
+    yield S("0dim", make((), d, rng), make((), d, rng))
+    yield S("empty", make((0, 3), d, rng), make((0, 3), d, rng))
+    other = "int64" if d != "int64" else "float64"
+    yield S(f"from_{other}", make((2, 3), d, rng), make((2, 3), other, rng, -2.7, 2.7))
+    yield S("non_blocking_kw", make((2,), d, rng), make((2,), d, rng), non_blocking=False)
+
+
+add(
+    OpInfo(
+        "copy_",
+        op=meth("copy_"),
+        sample_inputs=_copy_samples,
+        ref=lambda x, src, non_blocking=False: np.broadcast_to(
+            np.asarray(src).astype(x.dtype), x.shape
+        ),
+        dtypes=ALL,
+        kind="inplace",
+    )
+)
+
+
+def _fill_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    v = scalar_for(d)
+    yield S("2d", make((2, 3), d, rng), v)
+    yield S("0dim", make((), d, rng), v)
+    yield S("empty", make((0,), d, rng), v)
+    if is_float(d):
+        yield S("int_value", make((3,), d, rng), 7)
+    if is_int(d):
+        yield S("negative", make((3,), d, rng), -4)
+
+
+add(
+    OpInfo(
+        "fill_.Scalar",
+        op=fn("fill_"),
+        method=meth("fill_"),
+        sample_inputs=_fill_samples,
+        ref=lambda x, v: np.full(x.shape, v, x.dtype),
+        dtypes=ALL + LOWP,
+        kind="inplace",
+    )
+)
+add(
+    OpInfo(
+        "zero_",
+        op=fn("zero_"),
+        method=meth("zero_"),
+        sample_inputs=unary_samples(),
+        ref=lambda x: np.zeros(x.shape, x.dtype),
+        dtypes=ALL,
+        kind="inplace",
+    )
+)
+
+
+def _local_scalar_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("0dim", make((), d, rng))
+    yield S("1d_one_element", make((1,), d, rng))
+    yield S("2d_one_element", make((1, 1), d, rng))
+
+
+def _compare_local_scalar(got: Any, expected: Any, s: SampleInput, d: str) -> None:
+    want_type = bool if d == "bool" else int if is_int(d) else float
+    assert type(got) is want_type, (
+        f"expected a Python {want_type.__name__}, got {type(got).__name__}"
+    )
+    if want_type is float:
+        assert math.isclose(got, float(expected), rel_tol=1e-6), (got, expected)
+    else:
+        assert got == expected.item(), (got, expected)
+
+
+add(
+    OpInfo(
+        "_local_scalar_dense",
+        op=fn("_local_scalar_dense"),
+        sample_inputs=_local_scalar_samples,
+        ref=lambda x: np.asarray(x).reshape(()),
+        dtypes=ALL,
+        compare=_compare_local_scalar,
+    )
+)

@@ -4,7 +4,7 @@ own names."""
 
 from __future__ import annotations
 
-from . import pointwise, reductions  # noqa: F401 - the OpInfos aliased below
+from . import nn, pointwise, reductions  # noqa: F401 - the OpInfos aliased below
 from ._core import (
     alias,
 )

@@ -1,0 +1,140 @@
+"""Copies and conversions: _to_copy, clone, copy_, fill_, _local_scalar_dense (the
+``pointwise`` family: each output element is the input element at its position).
+
+Note [Copies across backends]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Moving data between backends goes through the host: the source backend's storage backend
+gives a host (numpy) array and the target's builds its array from it
+(``tensorplug._backends``), so any two array backends can exchange tensors without knowing
+each other. The copies are the kit's only kernels that call operators (the other backend's),
+so they are listed in :data:`DISPATCHING` (Note [Kernels that do not dispatch] in
+_register.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ... import _backends
+from ... import dtypes as _dt
+from ...device import canonical
+from ...device import device as Device
+from ...tensor import Tensor
+from .._kit import Kernel, Kernels, Kit, OpError, Scalar, bind, check_broadcast, check_fits
+
+
+def convert(kit: Kit, a: Any, src: _dt.dtype, d: _dt.dtype) -> Any:
+    """``a`` (of dtype ``src``) as a new array of storage dtype ``d``."""
+    if src.kind == "c" and d.kind != "c":
+        a = kit.xp.real(a)  # PyTorch discards the imaginary part (with a warning)
+    if src is d:
+        return kit.copy(a)
+    out = kit.cast(a, kit.storage[d])
+    return kit.copy(out) if out is a else out
+
+
+def to_copy(
+    kit: Kit,
+    self: Tensor,
+    *,
+    dtype: _dt.dtype | None = None,
+    layout: Any = None,
+    device: str | Device | None = None,
+    pin_memory: bool | None = None,
+    non_blocking: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
+    d = self._dtype if dtype is None else dtype
+    dev = self._device if device is None else canonical(device)
+    if dev.type == kit.device_type:
+        dev = kit.device(dev)  # "cuda" is the current device
+    if dev == self._device:
+        kit.check_dtype(d)
+        return kit.new(convert(kit, self._data, self._dtype, d), d, self._device, kit.keyset)
+    # another device: through the host (Note in the module docstring)
+    target = _backends.for_device_type(dev.type)
+    if d in kit.storage:
+        arr = convert(kit, self._data, self._dtype, d) if d is not self._dtype else self._data
+        host = kit.to_host(arr)
+        if host is self._data:
+            host = host.copy()  # the target may keep host memory (CPU does)
+        out: Tensor = target.from_host(host, dev)
+        return out
+    host = kit.to_host(self._data)
+    moved: Tensor = target.from_host(host.copy() if host is self._data else host, dev)
+    from ...ops import ops
+
+    res: Tensor = ops.aten._to_copy.default(moved, dtype=d)
+    return res
+
+
+def clone(kit: Kit, self: Tensor, *, memory_format: Any = None) -> Tensor:
+    return kit.new(kit.copy(self._data), self._dtype, self._device, kit.keyset)
+
+
+def copy_(kit: Kit, self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    if self._device.type != kit.device_type:
+        # We are the source's backend (it ranks higher): hand the data to self's backend.
+        here = _backends.for_device_type(self._device.type).from_host(
+            kit.to_host(src._data), self._device
+        )
+        from ...ops import ops
+
+        ops.aten.copy_.default(self, here)
+        return self
+    v = src._data
+    if src._device != self._device and src._device.type != kit.device_type:
+        v = kit.from_host_array(
+            _backends.for_device_type(src._device.type).to_host(v), self._device
+        )
+    elif src._device != self._device:
+        v = kit.from_host_array(kit.to_host(v), self._device)
+    check_broadcast(tuple(self._data.shape), tuple(v.shape))
+    if tuple(kit.xp.broadcast_shapes(tuple(self._data.shape), tuple(v.shape))) != tuple(
+        self._data.shape
+    ):
+        raise OpError(
+            f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+            f"{list(kit.xp.broadcast_shapes(tuple(self._data.shape), tuple(v.shape)))}"
+        )
+    if src._dtype.kind == "c" and self._dtype.kind != "c":
+        v = kit.xp.real(v)
+    self._data[...] = kit.cast(v, kit.storage[self._dtype])
+    return self
+
+
+def fill_(kit: Kit, self: Tensor, value: Scalar) -> Tensor:
+    d = self._dtype
+    if d.kind == "f" and d.itemsize == 2 and not isinstance(value, complex):
+        with kit.quiet():  # PyTorch's float16 and bfloat16 fills round to inf, unchecked
+            self._data[...] = kit.scalar(value, d)
+        return self
+    check_fits(value, d)
+    if d.kind in "ui" and isinstance(value, float):
+        value = int(value)
+    self._data[...] = bool(value) if d.kind == "b" else kit.scalar(value, d)
+    return self
+
+
+def local_scalar_dense(kit: Kit, self: Tensor) -> Scalar:
+    a = self._data
+    n = int(a.size)
+    if n != 1:
+        raise OpError(f"a Tensor with {n} elements cannot be converted to Scalar")
+    return kit.item(a, self._dtype)
+
+
+KERNELS: dict[str, Kernel] = {
+    "_to_copy": to_copy,
+    "clone": clone,
+    "copy_": copy_,
+    "fill_.Scalar": fill_,
+    "_local_scalar_dense": local_scalar_dense,
+}
+
+# the kernels that call operators (Note [Copies across backends])
+DISPATCHING = frozenset(KERNELS)
+
+
+def build(kit: Kit) -> Kernels:
+    return {name: bind(kit, fn) for name, fn in KERNELS.items()}

@@ -1,17 +1,34 @@
 """tensorplug: an operator dispatcher in the spirit of PyTorch's c10 dispatcher.
 
 The public API is what this module re-exports; see docs/ (docs/design.md is the contract).
-Importing it defines the standard operators (native_functions.yaml), then discovers and loads
-the plugins installed under the ``tensorplug`` entry-point group, which add keys, kernels and
-names.
+Importing it runs the start-up (``_startup.py``, Note [Start-up]): it defines the standard
+operators (native_functions.yaml), then discovers and loads the plugins installed under the
+``tensorplug`` entry-point group, which add keys, kernels and names.
 """
 
 from __future__ import annotations
 
+import sys as _sys
 from typing import TYPE_CHECKING, Any
 
-from . import dispatch, dispatcher, keys, library, schema
+from . import (
+    _api,
+    dispatch,
+    dispatcher,
+    keys,
+    library,
+    plugins,
+    random,
+    schema,
+    serialization,
+    storage,
+)
+from . import array_backend as array_backend  # for backend plugins
 from . import dtypes as _dtypes_module
+from ._api import return_types
+from ._construct import as_tensor, tensor
+from ._functional import unique as unique
+from ._version import __version__ as __version__
 from .device import device, get_default_device, set_default_device
 from .dispatcher import OpOverload
 from .dtypes import (
@@ -40,57 +57,22 @@ from .dtypes import (
     uint8,
 )
 from .errors import DispatchError, MissingPluginError, RegistrationError
+from .hookspecs import hookimpl
 from .library import Library
 from .ops import OpPacket, ops
+from .plugins import PLUGIN_API_VERSION
+from .random import Generator, manual_seed
 from .schema import SchemaError
+from .serialization import load, save
 from .tensor import Tensor
 
 bool = _dtypes_module.bool  # noqa: A001 - tensorplug.bool is the dtype, as torch.bool
 float = _dtypes_module.float  # noqa: A001
 int = _dtypes_module.int  # noqa: A001
 
-__version__ = "0.1.2"
+from . import _startup  # noqa: E402
 
-# Keys every call may pass through without a kernel of their own (Note [BackendSelect is
-# always included]; ADInplaceOrView has kernels only where the autograd plugin adds them).
-_core_library = Library("_", "IMPL", owner="tensorplug")
-_core_library.fallback(library.fallthrough_kernel, "BackendSelect")
-_core_library.fallback(library.fallthrough_kernel, "ADInplaceOrView")
-
-from . import random  # noqa: E402
-from .random import Generator, manual_seed  # noqa: E402
-
-schema.register_python_type("ScalarType", dtype)
-schema.register_python_type("Device", device)
-schema.register_python_type("Generator", Generator)
-
-# The standard operators, their functions (tensorplug.add, ...) and Tensor methods; functions
-# and methods are made on first use (Note [Lazy public functions] in _api.py).
-from . import _api, _operators, _own_ops, _repr, overrides  # noqa: E402
-
-_api.install(globals())
-_operators.install()
-_own_ops.install()  # the tensorplug namespace's operators (Note [tensorplug operators])
-Tensor.__repr__ = _repr.tensor_repr  # type: ignore[method-assign]
-return_types = _api.return_types
-tensor = _operators.tensor
-as_tensor = _operators.as_tensor
-
-from . import _functional  # noqa: E402
-from .serialization import load, save  # noqa: E402
-
-unique = _functional.unique
-Tensor.unique = _functional.unique  # type: ignore[method-assign, assignment]
-
-from . import _missing_attributes, array_backend, plugins, storage  # noqa: E402  (array_backend: for backend plugins)
-from ._meta import install as _install_meta  # noqa: E402
-from .hookspecs import hookimpl  # noqa: E402
-from .plugins import PLUGIN_API_VERSION  # noqa: E402
-
-_install_meta()  # the Meta backend comes with the core (docs/meta.md)
-_missing_attributes.install()  # Note [Missing plugin attributes]; loaded plugins replace them
-
-plugins.load_entry_points()
+_startup.start(_sys.modules[__name__])  # Note [Start-up]: operators, Meta, then the plugins
 
 _LAZY_SUBMODULES = frozenset({"cuda", "linalg", "nn", "optim", "special"})
 if TYPE_CHECKING:

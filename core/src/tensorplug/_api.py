@@ -32,11 +32,11 @@ from ._functions import (
     _named_tuples,
     return_types,
 )
+from ._library import Library
 from ._native_functions import PYTHON_MODULES, OpEntry, _load_yaml
 from .device import canonical as _canonical_device
 from .dispatch import local_state
 from .dispatcher import OpOverload, trace_state
-from .library import Library
 from .ops import OpPacket
 from .tensor import Tensor
 

@@ -170,7 +170,7 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
     call, redispatch = codegen.define_all(src, ns, f"dispatch {qual}", ("__call__", "redispatch"))
     call.__qualname__ = qual
     redispatch.__qualname__ = qual + ".redispatch"
-    call.__source__ = src
+    call.__source__ = src  # type: ignore[attr-defined]
     return call, redispatch
 
 

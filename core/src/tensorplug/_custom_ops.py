@@ -42,9 +42,10 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from . import _torch_library
 from . import dispatcher as _dispatcher
 from . import keys as _keys
-from . import library as _library
+from ._library import Library
 from .device import canonical as _canonical_device
 from .device import device as _Device
 from .dispatch import local_state
@@ -64,13 +65,13 @@ __all__ = [
 
 DeviceTypes = str | Sequence[str] | None
 
-_libraries: list[_library.Library] = []  # the FRAGMENT libraries custom_op made: kept alive
+_libraries: list[Library] = []  # the FRAGMENT libraries custom_op made: kept alive
 
 
 class CustomOpDef:
     """A custom operator made by :func:`custom_op`: call it like the function it wraps."""
 
-    def __init__(self, op: OpOverload, lib: _library.Library, fn: Callable[..., Any]) -> None:
+    def __init__(self, op: OpOverload, lib: Library, fn: Callable[..., Any]) -> None:
         self.op = op  # the operator overload ("ns::name.default")
         self.lib = lib  # the library that owns its registrations
         self.name = f"{op.namespace}::{op.op_name}"
@@ -113,7 +114,9 @@ class CustomOpDef:
     ) -> None:
         """``tp.library.register_autograd`` for this operator, in its library (the
         tensorplug-autograd plugin provides it)."""
-        _library.register_autograd(self.op, backward, setup_context=setup_context, lib=self.lib)
+        _torch_library.register_autograd(
+            self.op, backward, setup_context=setup_context, lib=self.lib
+        )
 
 
 CustomOpDef.__module__ = "tensorplug.library"  # where users find it
@@ -128,7 +131,7 @@ def custom_op(
     device_types: DeviceTypes = None,
     schema: str | None = None,
     tags: str | Iterable[str] = (),
-    lib: _library.Library | None = None,
+    lib: Library | None = None,
 ) -> Any:
     """Turn ``fn`` into the operator ``ns::name`` (PyTorch's ``torch.library.custom_op``).
 
@@ -148,7 +151,7 @@ def custom_op(
             )
         target = lib
         if target is None:
-            target = _library.Library(ns, "FRAGMENT", owner=_owner(f))
+            target = Library(ns, "FRAGMENT", owner=_owner(f))
             _libraries.append(target)
         op = target.define(op_name + text, tags=tags)
         op_def = CustomOpDef(op, target, f)
@@ -168,7 +171,7 @@ def register_fake(
     func: Callable[..., Any] | None = None,
     /,
     *,
-    lib: _library.Library | None = None,
+    lib: Library | None = None,
     allow_override: bool = True,
 ) -> Any:
     """Register ``func`` as the fake kernel of ``op`` (Note [Fake kernels]): the ``Meta``
@@ -187,7 +190,9 @@ def register_fake(
                 f"{_dispatcher.registrations(overload)['Meta']}; pass allow_override=True to "
                 "replace it"
             )
-        target = lib if lib is not None else _library._global_library(overload.namespace, "IMPL")
+        target = (
+            lib if lib is not None else _torch_library._global_library(overload.namespace, "IMPL")
+        )
         target.impl(overload, f, "Meta", override=True)
         return f
 
@@ -195,7 +200,7 @@ def register_fake(
 
 
 def impl_abstract(
-    qualname: str, func: Callable[..., Any] | None = None, *, lib: _library.Library | None = None
+    qualname: str, func: Callable[..., Any] | None = None, *, lib: Library | None = None
 ) -> Any:
     """The former name of :func:`register_fake` (deprecated, as in PyTorch)."""
     warnings.warn(
@@ -216,7 +221,7 @@ def register_kernel(
     func: Callable[..., Any] | None = None,
     /,
     *,
-    lib: _library.Library | None = None,
+    lib: Library | None = None,
 ) -> Any:
     """Register ``func`` as the kernel of ``op`` for ``device_types`` (``"cpu"``,
     ``["cpu", "cuda"]``; ``None``: every backend, through ``CompositeExplicitAutograd``).
@@ -226,7 +231,9 @@ def register_kernel(
     overload = _find(op, "register_kernel")
 
     def register(f: Callable[..., Any]) -> Callable[..., Any]:
-        target = lib if lib is not None else _library._global_library(overload.namespace, "IMPL")
+        target = (
+            lib if lib is not None else _torch_library._global_library(overload.namespace, "IMPL")
+        )
         for key in _keys_for(overload.name, device_types):
             target.impl(overload, f, key)
         return f

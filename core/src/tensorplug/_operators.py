@@ -9,23 +9,21 @@ from __future__ import annotations
 
 import builtins
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-from . import _backends, overrides
 from . import dtypes as _dtypes
-from .device import canonical as _canonical_device
-from .device import device as _Device
+from . import overrides
+from ._construct import _as_subclass, _converter, _cuda, _new_factory, _new_tensor, _tensor_new, to
+from ._python_args import _scalar_tensor
+from ._tensor_indexing import _iter, getitem, setitem
+from ._values import _array, _index, _one_value, item, numpy, tolist
 from .ops import ops
-from .tensor import LogicalShape, Tensor, no_storage_error
+from .tensor import Tensor
 
 _SCALARS = frozenset({builtins.int, builtins.float, builtins.bool, builtins.complex})
 # indices and values that never take part in __tensorplug_function__
 _PLAIN = _SCALARS | {Tensor, slice, type(None), type(Ellipsis)}
-
-# Functions ``fn(tensor, method)`` called before ``tolist()`` / ``numpy()`` hand a tensor's values
-# to Python outside the dispatcher (plugins add them: KernelRegistry.add_value_read_hook).
-value_read_hooks: list[Callable[[Tensor, str], None]] = []
 
 
 # Note [Operators and the protocol]
@@ -109,22 +107,6 @@ def _unary(fn: Callable[[Tensor], Any]) -> Callable[[Tensor], Any]:
     return op
 
 
-def _scalar_tensor(value: Any, like: Tensor) -> Tensor:
-    dtype = _dtypes.result_type(value)
-    t: Tensor = ops.aten.full.default([], value, dtype=dtype, device=like.device)
-    return t
-
-
-def wrapped_number(value: Any, like: Tensor | None) -> Tensor:
-    """A Python number as a 0-dim tensor on ``like``'s device (the default device without
-    one): Note [Python argument conversions] in _python_args.py."""
-    if like is None:
-        dtype = _dtypes.result_type(value)
-        t: Tensor = ops.aten.full.default([], value, dtype=dtype, device=_canonical_device(None))
-        return t
-    return _scalar_tensor(value, like)
-
-
 def _inplace(tensor_op: Any, scalar_op: Any) -> Callable[[Tensor, Any], Any]:
     def op(self: Tensor, other: Any) -> Any:
         if (type(self) is not Tensor or type(other) not in _PLAIN) and _takes_part(self, other):
@@ -141,6 +123,8 @@ def _inplace(tensor_op: Any, scalar_op: Any) -> Callable[[Tensor, Any], Any]:
 def install() -> None:
     a = ops.aten
     T: Any = Tensor  # methods are attached below (typed as Any: mypy cannot see setattr)
+    T.__new__ = _tensor_new  # type.__setattr__ updates the constructor slot
+    T.as_subclass = _as_subclass
     for name, top, sop in (
         ("add", a.add.Tensor, a.add.Scalar),
         ("sub", a.sub.Tensor, a.sub.Scalar),
@@ -225,17 +209,6 @@ def install() -> None:
     T.new_tensor = _new_tensor
 
 
-def _cuda(self: Tensor, device: Any = None, non_blocking: bool = False) -> Tensor:
-    """``to(device)`` for a CUDA device: None is the current one, an int its index."""
-    if device is None:
-        device = "cuda"
-    elif type(device) is builtins.int:
-        device = _Device("cuda", device)
-    elif _canonical_device(device).type != "cuda":
-        raise RuntimeError(f"Invalid device, must be cuda device, got {device}")
-    return to(self, device, non_blocking=non_blocking)
-
-
 def _binary_tensor_only(fn: Any) -> Callable[[Tensor, Any], Any]:
     def op(self: Tensor, other: Any) -> Any:
         if (type(self) is not Tensor or type(other) not in _PLAIN) and _takes_part(self, other):
@@ -289,313 +262,3 @@ def _invert(self: Tensor) -> Any:
             f"boolean tensors, got {self.dtype}"
         )
     return ops.aten.bitwise_not.default(self)
-
-
-def _converter(dt: _dtypes.dtype) -> Callable[[Tensor], Tensor]:
-    def convert(self: Tensor) -> Tensor:
-        return to(self, dt)
-
-    convert.__name__ = dt.name
-    return convert
-
-
-def _new_factory(name: str) -> Callable[..., Tensor]:
-    def new(
-        self: Tensor, *args: Any, dtype: Any = None, device: Any = None, **kwargs: Any
-    ) -> Tensor:
-        import tensorplug
-
-        fn = getattr(tensorplug, name)
-        if len(args) >= 1 and type(args[0]) is builtins.int and name != "full":
-            args = (list(args),)
-        r: Tensor = fn(*args, dtype=dtype or self.dtype, device=device or self.device, **kwargs)
-        return r
-
-    new.__name__ = f"new_{name}"
-    return new
-
-
-def _new_tensor(self: Tensor, data: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    return tensor(data, dtype=dtype or self.dtype, device=device or self.device)
-
-
-# --- values ---------------------------------------------------------------------------------
-
-
-def _one_value(self: Tensor, what: str) -> Any:
-    if self.numel() != 1:
-        if what == "Boolean":
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        raise RuntimeError(
-            f"only one element tensors can be converted to Python scalars ({what}())"
-        )
-    return item(self)
-
-
-def _index(self: Tensor) -> int:
-    if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
-        raise TypeError("only integer tensors of a single element can be converted to an index")
-    return builtins.int(item(self))
-
-
-def item(self: Tensor) -> Any:
-    if self.numel() != 1:
-        raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-    return ops.aten._local_scalar_dense.default(self)
-
-
-def _host(self: Tensor) -> Any:
-    data = self._data
-    if type(data) is LogicalShape:  # Note [Wrapper tensors] in tensor.py
-        raise no_storage_error()
-    return _backends.for_key(_backend_name(self)).to_host(data)
-
-
-def _backend_name(self: Tensor) -> str:
-    from . import keys
-
-    k = keys.backend_for_device_type(self.device.type)
-    return k.name if k is not None else self.device.type.upper()
-
-
-def tolist(self: Tensor) -> Any:
-    for hook in value_read_hooks:
-        hook(self, "tolist")
-    return host_list(self)
-
-
-def host_list(self: Tensor) -> Any:
-    """The values of ``self`` as nested Python lists (``tolist()`` without the read hooks)."""
-    host = _host(self)
-    if self.dtype is _dtypes.bfloat16:
-        host = host.astype("float32")
-    return host.tolist()
-
-
-def numpy(self: Tensor, *, force: bool = False) -> Any:
-    for hook in value_read_hooks:
-        hook(self, "numpy")
-    if self.requires_grad and not force:
-        raise RuntimeError(
-            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
-        )
-    if self.device.type != "cpu":
-        if not force:
-            raise TypeError(
-                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
-                "copy the tensor to host memory first."
-            )
-        return _host(self)
-    data = self._data
-    if type(data) is LogicalShape:
-        raise no_storage_error()
-    return data
-
-
-def _array(self: Tensor, dtype: Any = None, copy: Any = None) -> Any:
-    host = numpy(self, force=True)
-    return host.astype(dtype) if dtype is not None else host
-
-
-def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; ``copy=``."""
-    dtype = kwargs.pop("dtype", None)
-    dev = kwargs.pop("device", None)
-    copy = kwargs.pop("copy", False)
-    non_blocking = kwargs.pop("non_blocking", False)
-    kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    for a in args:
-        if isinstance(a, _dtypes.dtype):
-            dtype = a
-        elif isinstance(a, Tensor):
-            dtype, dev = a.dtype, a.device
-        elif isinstance(a, str | _Device):
-            dev = a
-        elif type(a) is builtins.bool:
-            non_blocking = a
-        else:
-            raise TypeError(
-                f"to() received an invalid combination of arguments - got {type(a).__name__}; "
-                "expected a dtype, a device (or its string), or a Tensor"
-            )
-    target_dev = _canonical_device(dev) if dev is not None else self.device
-    if target_dev.index is None and target_dev.type == self.device.type != "cpu":
-        target_dev = _backends.resolve_device(target_dev)  # "cuda": the current device
-    target_dtype = dtype if dtype is not None else self.dtype
-    if target_dev == self.device and target_dtype is self.dtype and not copy:
-        return self
-    r: Tensor = ops.aten._to_copy.default(
-        self, dtype=target_dtype, device=target_dev, non_blocking=non_blocking
-    )
-    return r
-
-
-def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A new tensor holding a copy of ``data`` (nested lists, scalars, arrays, tensors)."""
-    if dtype is not None and not isinstance(dtype, _dtypes.dtype):
-        raise TypeError(
-            f"tensor(): argument 'dtype' must be tensorplug.dtype, not {type(dtype).__name__}"
-        )
-    if isinstance(data, Tensor):
-        t = to(
-            ops.aten.clone.default(data),
-            dtype=dtype or data.dtype,
-            device=device if device is not None else data.device,
-        )
-        t = ops.aten.detach.default(t)
-    else:
-        dev = _canonical_device(device)
-        t = _backends.for_device_type(dev.type).from_python(data, dtype, dev)
-    if requires_grad:
-        t.requires_grad_()
-    result: Tensor = t
-    return result
-
-
-def legacy_new(args: tuple[Any, ...], device: Any) -> Tensor:
-    """``Tensor(*args, device=None)``, as PyTorch's legacy constructor (``Tensor.__new__``)."""
-    if not args:
-        return _new_empty([0], device)
-    if all(type(a) is builtins.int for a in args):
-        return _new_empty(list(args), device)
-    if len(args) == 1:
-        (data,) = args
-        if isinstance(data, Tensor):
-            if device is not None and _canonical_device(device) != data.device:
-                raise RuntimeError(
-                    f"Tensor(other, device=...): other is on {data.device}, not {device}; use "
-                    "other.to(device)"
-                )
-            r: Tensor = ops.aten.view.default(data, list(data.shape))  # shares data
-            return r
-        if not isinstance(data, str | bytes) and hasattr(data, "__len__"):
-            return tensor(data, dtype=_dtypes.get_default_dtype(), device=device)
-        raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
-    got = ", ".join(type(a).__name__ for a in args)
-    raise TypeError(
-        f"new(): expected a size of ints (Tensor(2, 3)) or one sequence of data "
-        f"(Tensor([1, 2])), got ({got})"
-    )
-
-
-def _new_empty(size: list[int], device: Any) -> Tensor:
-    r: Tensor = ops.aten.empty.memory_format(size, dtype=_dtypes.get_default_dtype(),
-                                             device=_canonical_device(device))  # fmt: skip
-    return r
-
-
-def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """``data`` itself when it is a Tensor of that dtype and device, else ``tensor(data)``."""
-    if isinstance(data, Tensor):
-        return to(data, dtype=dtype or data.dtype, device=device or data.device)
-    return tensor(data, dtype=dtype, device=device)
-
-
-# --- indexing -------------------------------------------------------------------------------
-
-
-def _iter(self: Tensor) -> Iterator[Tensor]:
-    if self.ndim == 0:
-        raise TypeError("iteration over a 0-d tensor")
-    # as PyTorch's Tensor.__iter__: the rows are the views of one unbind
-    yield from ops.aten.unbind.int(self, 0)
-
-
-def _parse_index(self: Tensor, index: Any) -> tuple[Tensor, list[Any]]:
-    """Apply the basic parts of ``index`` (ints, slices, None, ...) as views.
-
-    Returns the view and, per dimension of the view, the advanced index (a tensor) or None.
-    """
-    a = ops.aten
-    if not isinstance(index, tuple):
-        index = (index,)
-    # expand Ellipsis
-    consumed = sum(
-        0 if i is None or i is Ellipsis else (i.ndim if _is_bool_tensor(i) else 1) for i in index
-    )
-    n_ell = sum(1 for i in index if i is Ellipsis)
-    if n_ell > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    if consumed > self.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
-    out = self
-    dim = 0
-    advanced: list[Any] = []
-    for i in index:
-        if i is Ellipsis:
-            fill = self.ndim - consumed
-            advanced.extend([None] * fill)
-            dim += fill
-        elif i is None:
-            out = a.unsqueeze.default(out, dim)
-            advanced.append(None)
-            dim += 1
-        elif type(i) is builtins.int or (
-            hasattr(i, "__index__") and not isinstance(i, Tensor | list)
-        ):
-            size = out.shape[dim]
-            ii = builtins.int(i.__index__())
-            if not -size <= ii < size:
-                raise IndexError(
-                    f"index {ii} is out of bounds for dimension {dim} with size {size}"
-                )
-            out = a.select.int(out, dim, ii)
-        elif type(i) is slice:
-            if i.step is not None and i.step <= 0:
-                raise ValueError("step must be greater than zero")
-            if not (i.start is None and i.stop is None and i.step is None):
-                out = a.slice.Tensor(out, dim, i.start, i.stop, 1 if i.step is None else i.step)
-            advanced.append(None)
-            dim += 1
-        elif isinstance(i, Tensor | list | tuple) or type(i) is builtins.bool:
-            t = i if isinstance(i, Tensor) else tensor(i, device=self.device)
-            if t.dtype.is_floating_point or t.dtype.is_complex:
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            advanced.append(t)
-            dim += t.ndim if t.dtype is _dtypes.bool else 1
-        else:
-            raise IndexError(
-                "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
-                f"Variables are valid indices (got {type(i).__name__})"
-            )
-    return out, advanced
-
-
-def _is_bool_tensor(i: Any) -> bool:
-    return isinstance(i, Tensor) and i.dtype is _dtypes.bool
-
-
-def getitem(self: Tensor, index: Any) -> Tensor:
-    if type(index) is builtins.int:  # the common case, without parsing
-        size = self.shape[0] if self.ndim else 0
-        if self.ndim == 0:
-            raise IndexError(
-                "invalid index of a 0-dim tensor. Use `tensor.item()` to convert a 0-dim tensor to a number"
-            )
-        if not -size <= index < size:
-            raise IndexError(f"index {index} is out of bounds for dimension 0 with size {size}")
-        r: Tensor = ops.aten.select.int(self, 0, index)
-        return r
-    view, advanced = _parse_index(self, index)
-    if any(x is not None for x in advanced):
-        r = ops.aten.index.Tensor(view, advanced)
-        return r
-    return view
-
-
-def setitem(self: Tensor, index: Any, value: Any) -> None:
-    view, advanced = _parse_index(self, index)
-    a = ops.aten
-    if any(x is not None for x in advanced):
-        if not isinstance(value, Tensor):
-            value = tensor(value, dtype=self.dtype, device=self.device)
-        a.index_put_.default(view, advanced, value, False)
-        return
-    if isinstance(value, Tensor):
-        a.copy_.default(view, value)
-    elif type(value) in _SCALARS:
-        a.fill_.Scalar(view, value)
-    else:
-        a.copy_.default(view, tensor(value, dtype=self.dtype, device=self.device))

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import composites
-from .library import Library
+from ._library import Library
 
 __all__ = ["install"]
 

@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from . import _backends, _entry_points, _operators, _repr
+from . import _backends, _entry_points, _repr, _values
 from . import keys as _keys
+from ._library import Library, LibraryKind
 from .keys import DispatchKey, KeyLike
-from .library import Library, LibraryKind
 
 Status = Literal["loaded", "failed", "disabled"]
 
@@ -229,7 +229,7 @@ class KernelRegistry:
         values to Python outside the dispatcher (``item()``, ``bool()``, ``int()`` and
         ``float()`` go through ``aten::_local_scalar_dense``, which fallbacks see); the
         tracer warns there. Removed with the plugin."""
-        _operators.value_read_hooks.append(fn)
+        _values.value_read_hooks.append(fn)
         self._plugin.value_read_hooks.append(fn)
 
 

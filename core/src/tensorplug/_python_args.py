@@ -22,8 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import dtypes as _dtypes
 from ._protocol import is_tensor
+from .device import canonical as _canonical_device
+from .ops import ops
 from .schema import Argument, BaseType, FunctionSchema, OptionalType
+from .tensor import Tensor
 
 __all__ = ["NUMBERS_AS_TENSORS", "convert"]
 
@@ -92,7 +96,21 @@ def _value(argument: Argument, value: Any, numbers: bool, like: Any) -> Any:
         if is_tensor(value) and value.ndim == 0 and not value.requires_grad:
             return value.item()
     elif type_.name == "Tensor" and numbers and type(value) in _NUMBERS:
-        from ._operators import wrapped_number
-
         return wrapped_number(value, like)
     return _MISSING
+
+
+def _scalar_tensor(value: Any, like: Tensor) -> Tensor:
+    dtype = _dtypes.result_type(value)
+    t: Tensor = ops.aten.full.default([], value, dtype=dtype, device=like.device)
+    return t
+
+
+def wrapped_number(value: Any, like: Tensor | None) -> Tensor:
+    """A Python number as a 0-dim tensor on ``like``'s device (the default device without
+    one): Note [Python argument conversions] in _python_args.py."""
+    if like is None:
+        dtype = _dtypes.result_type(value)
+        t: Tensor = ops.aten.full.default([], value, dtype=dtype, device=_canonical_device(None))
+        return t
+    return _scalar_tensor(value, like)

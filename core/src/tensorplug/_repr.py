@@ -26,7 +26,7 @@ suffix_hooks: list[Callable[[Any], list[str]]] = []
 
 
 def tensor_repr(t: Any) -> str:
-    from ._operators import host_list  # no value-read hooks: printing is not a data read
+    from ._values import host_list  # no value-read hooks: printing is not a data read
 
     if t.device.type == "meta":  # no values: the size instead, as PyTorch prints it
         meta = ["device='meta'", f"size={tuple(t.shape)}"]

@@ -234,14 +234,14 @@ def get_testing_overrides() -> dict[Callable[..., Any], Callable[..., Any]]:
     return out
 
 
-# What makes every public function not made yet (``_api.generate_all``, which registers itself
-# here when it is imported: this module stays below it, Note [Lazy public functions]).
+# What makes every public function not made yet: ``_api.generate_all``, which registers itself
+# here when it is imported, and the start-up's loading of the lazy front ends whose functions
+# are listed (``tensorplug.nn.functional``): this module stays below both (Note [Lazy public
+# functions], Note [Layers] in docs/architecture.md).
 _make_all_hooks: list[Callable[[], None]] = []
 
 
 def _make_all() -> None:
-    from .nn import functional  # noqa: F401 - lists its functions on import
-
     for make in _make_all_hooks:
         make()
 

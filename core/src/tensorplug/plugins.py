@@ -54,7 +54,7 @@ from typing import Any, Final
 
 import pluggy
 
-from . import _api, _backends, _entry_points, _operators, _repr
+from . import _api, _backends, _entry_points, _repr, _values
 from . import hookspecs as _hookspecs
 from . import keys as _keys
 from ._plugin import (
@@ -73,6 +73,7 @@ from ._plugin_selection import (
     _choose_entry_point,
     _disabled_reason,
 )
+from ._version import __version__
 from .errors import MissingPluginError
 
 __all__ = [
@@ -124,8 +125,18 @@ class _State:
 _state = _State()
 
 
+# The module plugins add names to: ``tensorplug`` itself, which binds itself here at start-up
+# (this module stays below the package face, Note [Layers] in docs/architecture.md).
+_namespace: builtins.list[ModuleType] = []
+
+
+def bind_namespace(module: ModuleType) -> None:
+    """Make ``module`` the one ``tensorplug_add_names`` adds to (the start-up's step)."""
+    _namespace[:] = [module]
+
+
 def _tensorplug_module() -> ModuleType:
-    return sys.modules["tensorplug"]
+    return _namespace[0]
 
 
 def _tensor_class() -> type:
@@ -225,8 +236,6 @@ def _check_api_version(p: _Plugin) -> None:
     assert have is not None
     if wanted[0] == have[0] and wanted[1] <= have[1]:
         return
-    from . import __version__
-
     dist = p.distribution or "the plugin"
     if wanted > have:
         remedy = (
@@ -423,9 +432,9 @@ def _rollback(p: _Plugin) -> builtins.list[str]:
             attempt(f"repr suffix {_what(fn)}", lambda f=fn: _repr.suffix_hooks.remove(f))  # type: ignore[misc]
     p.repr_suffixes.clear()
     for fn in reversed(p.value_read_hooks):
-        if fn in _operators.value_read_hooks:
+        if fn in _values.value_read_hooks:
             what = f"value read hook {_what(fn)}"
-            attempt(what, lambda f=fn: _operators.value_read_hooks.remove(f))  # type: ignore[misc]
+            attempt(what, lambda f=fn: _values.value_read_hooks.remove(f))  # type: ignore[misc]
     p.value_read_hooks.clear()
     for lib in reversed(p.libraries):
         attempt(repr(lib), lib.close)
@@ -579,6 +588,18 @@ _FIRST_PARTY_NAMES: Final = {
     "is_grad_enabled": ("autograd", "tensorplug-autograd"),
     "inference_mode": ("autograd", "tensorplug-autograd"),
 }
+
+
+def added_name(name: str) -> Any:
+    """What a loaded plugin added as ``tensorplug.<name>`` (``tp.autograd``); the
+    :func:`missing_name` error when only an absent plugin provides it, else AttributeError."""
+    value = vars(_tensorplug_module()).get(name) if _namespace else None
+    if value is not None:
+        return value
+    err = missing_name(name)
+    if err is not None:
+        raise err
+    raise AttributeError(f"module 'tensorplug' has no attribute '{name}'")
 
 
 def missing_name(name: str) -> Exception | None:

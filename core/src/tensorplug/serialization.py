@@ -28,14 +28,17 @@ Usage::
 from __future__ import annotations
 
 import collections
+import importlib
 import os
 import pickle
 import re
+from collections.abc import Callable
 from typing import IO, Any
 
 from . import _backends
 from . import dtypes as _dtypes
 from .device import canonical as _canonical_device
+from .device import device as _Device
 from .errors import MissingPluginError
 from .tensor import Tensor
 
@@ -86,6 +89,16 @@ class _HostBuffer:
             "data": data,
             "version": 3,
         }
+
+
+def _reduce_ex(self: Tensor, protocol: Any) -> tuple[Any, ...]:
+    """Pickle (and copy) by device type, dtype and data, never key bits (Note [Tensor
+    pickles])."""
+    return reduce_tensor(self)
+
+
+_reduce_ex.__qualname__ = "Tensor.__reduce_ex__"
+Tensor.__reduce_ex__ = _reduce_ex  # type: ignore[method-assign, assignment]
 
 
 def rebuild_tensor(
@@ -144,11 +157,21 @@ def rebuild_tensor(
     return t
 
 
-def _as_class(t: Tensor, cls: Any, requires_grad: bool) -> Tensor:
-    from .nn.parameter import Parameter
+# Tensor subclasses that rebuild themselves (``nn.Parameter``): class -> build(t, requires_grad).
+# A layer above registers its class here (serialization never imports nn).
+_rebuilders: dict[type, Callable[[Tensor, bool], Tensor]] = {}
 
-    if cls is Parameter:
-        return Parameter(t, requires_grad)
+
+def register_tensor_class(cls: type, build: Callable[[Tensor, bool], Tensor]) -> None:
+    """``build(tensor, requires_grad)`` makes the ``cls`` a checkpoint recorded (``nn.Parameter``
+    registers itself)."""
+    _rebuilders[cls] = build
+
+
+def _as_class(t: Tensor, cls: Any, requires_grad: bool) -> Tensor:
+    build = _rebuilders.get(cls)
+    if build is not None:
+        return build(t, requires_grad)
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise pickle.UnpicklingError(f"{cls!r} is not a Tensor subclass")
     if requires_grad:
@@ -224,19 +247,21 @@ def _allowed(module: str, name: str) -> Any:
     if module == "tensorplug.dtypes" and name in _DTYPES:
         return _DTYPES[name]
     if module == "tensorplug.device" and name == "device":
-        from .device import device
-
-        return device
-    if module == "tensorplug.nn.parameter" and name == "Parameter":
-        from .nn.parameter import Parameter
-
-        return Parameter
+        return _Device
+    if (module, name) in _SAFE_CLASSES:
+        # a class of a layer above, found by the name the file records, as pickle finds
+        # any class: importing its module registers its rebuilder (_rebuilders)
+        cls = getattr(importlib.import_module(module), name)
+        return cls if cls in _rebuilders else None
     if module == "collections" and name == "OrderedDict":
         return collections.OrderedDict
     if module in ("builtins", "__builtin__") and name in _BUILTINS:
         return _BUILTINS[name]
     return None
 
+
+# Tensor subclasses of tensorplug that weights-only loading builds, by the name files record
+_SAFE_CLASSES = frozenset({("tensorplug.nn.parameter", "Parameter")})
 
 # what older pickle protocols name as globals (protocol 4+ has opcodes for sets)
 _BUILTINS: dict[str, Any] = {

@@ -74,31 +74,13 @@ class Tensor(_Declared):
     tp_keyset: int
     tp_version: VersionCounter
 
-    def __new__(cls, *args: Any, device: Any = None) -> Tensor:
-        """PyTorch's legacy constructor: ``Tensor(2, 3)`` is an uninitialized tensor of that
-        shape, ``Tensor([1, 2])`` a copy of the data, both of the default dtype;
-        ``Tensor(t)`` shares ``t``'s data; ``Tensor()`` is empty. A subclass ``S([1, 2])``
-        gives an ``S``. Prefer the factories (``tp.tensor``, ``tp.empty``)."""
-        from ._operators import legacy_new
-
-        t = legacy_new(args, device)
-        return t if cls is Tensor else t._retyped(cls)
+    # ``Tensor(...)`` (PyTorch's legacy constructor, ``__new__``), ``as_subclass`` and
+    # ``__reduce_ex__`` call operators and the checkpoint format, layers above this one: the
+    # op-set layer installs the first two (``_operators.install``), ``serialization`` the
+    # third (Note [Layers] in docs/architecture.md).
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass  # built by __new__ (kernels build tensors with new_tensor, which skips both)
-
-    def as_subclass(self, cls: type[T]) -> T:
-        """This tensor as an instance of the Tensor subclass ``cls``: a view sharing its data
-        and version counter, attached to its autograd graph (PyTorch's ``as_subclass``)."""
-        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
-            raise TypeError(
-                "Creating a Tensor subclass from a class that does not inherit from Tensor is "
-                f"not possible (got {cls!r}). Make sure your class inherits from Tensor."
-            )
-        from .ops import ops
-
-        view: Tensor = ops.aten.view.default(self, list(self.shape))
-        return view._retyped(cls)
 
     def _retyped(self, cls: type[T]) -> T:
         """This very tensor object's state, in a new object of class ``cls``."""
@@ -224,13 +206,6 @@ class Tensor(_Declared):
 
     def element_size(self) -> int:
         return self._dtype.itemsize
-
-    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
-        """Pickle (and copy) by device type, dtype and data, never key bits (Note [Tensor
-        pickles] in serialization.py)."""
-        from .serialization import reduce_tensor
-
-        return reduce_tensor(self)
 
 
 # Note [Tensor protocol for plugins]

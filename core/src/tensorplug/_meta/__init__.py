@@ -26,10 +26,10 @@ from typing import Any
 
 from .. import _backends
 from .. import dtypes as _dt
+from .._library import Library, is_no_dispatch, mark_no_dispatch
 from .._op_errors import OpError, torch_name
 from ..device import canonical
 from ..device import device as Device
-from ..library import Library, is_no_dispatch, mark_no_dispatch
 from ..tensor import Tensor, new_tensor
 from ._namespace import MetaArray, MetaValueRead, xp
 

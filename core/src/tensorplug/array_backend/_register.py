@@ -41,9 +41,9 @@ from typing import Any, Protocol
 from .. import _backends
 from .. import dtypes as _dt
 from .. import keys as _keys
+from .._library import mark_no_dispatch
 from ..device import device as Device
 from ..errors import RegistrationError
-from ..library import mark_no_dispatch
 from . import (
     _backward,
     _factories,

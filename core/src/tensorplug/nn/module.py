@@ -32,6 +32,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple, TypeVar
 
+from .. import _construct
 from .. import dtypes as _dtypes
 from ..device import canonical as _canonical_device
 from ..device import device as _Device
@@ -418,23 +419,7 @@ class Module:
 
         Parameters that change are replaced by new ones: build optimizers after ``to()``.
         """
-        dtype: _dtypes.dtype | None = kwargs.pop("dtype", None)
-        device: Any = kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)  # PyTorch's; every copy here is synchronous
-        if kwargs:
-            raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-        for a in args:
-            if isinstance(a, _dtypes.dtype):
-                dtype = a
-            elif isinstance(a, Tensor):
-                dtype, device = a.dtype, a.device
-            elif isinstance(a, str | _Device):
-                device = a
-            else:
-                raise TypeError(
-                    f"to() received an invalid argument of type {type(a).__name__}; expected "
-                    "a dtype, a device (or its string), or a Tensor"
-                )
+        device, dtype, _, _ = _construct.parse_to(args, kwargs, copy_allowed=False)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError(
                 f"nn.Module.to only accepts floating point or complex dtypes, but got desired "

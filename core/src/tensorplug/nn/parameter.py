@@ -21,6 +21,7 @@ import tensorplug
 
 from .. import dtypes as _dtypes
 from .. import keys as _keys
+from .. import serialization
 from ..tensor import Tensor
 from ._autograd import set_requires_grad
 
@@ -71,3 +72,6 @@ class Parameter(Tensor):
         result = Parameter(_tp.ops.aten.clone.default(_tp.detach(self)), self.requires_grad)
         memo[id(self)] = result
         return result
+
+
+serialization.register_tensor_class(Parameter, Parameter)  # tp.load rebuilds parameters

@@ -1,0 +1,96 @@
+"""What ``import tensorplug`` does, in order (internal).
+
+Note [Start-up]
+~~~~~~~~~~~~~~~
+``tensorplug/__init__.py`` only re-exports; at its end it calls :func:`start` with itself, and
+these steps run, each once:
+
+1. the core's own fallthroughs: ``BackendSelect`` and ``ADInplaceOrView`` are keys every call
+   may pass through without a kernel (Note [BackendSelect is always included]);
+2. the Python types of schema arguments (``ScalarType``, ``Device``, ``Generator``);
+3. the standard operators (native_functions.yaml) and their public functions, made on first
+   use (Note [Lazy public functions] in _api.py), and the ``tensorplug`` namespace's
+   operators (Note [tensorplug operators]);
+4. Tensor's Python operators, constructor and methods written in Python (``_operators``,
+   ``unique``), and its ``repr``;
+5. the Meta backend, which comes with the core (docs/meta.md);
+6. the lazy front ends whose functions the override protocol lists (``nn.functional``), found
+   by name when a listing asks, as ``tp.nn`` is (PEP 562);
+7. the placeholders of names only an absent plugin provides (Note [Missing plugin
+   attributes]), then the plugins: the package binds itself as the namespace their
+   ``tensorplug_add_names`` fill, and the entry points are loaded.
+
+Each step registers into a lower layer (a library, a table, a hook), so no module below the
+package face imports it (Note [Layers] in docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from . import (
+    _api,
+    _functional,
+    _library,
+    _meta,
+    _missing_attributes,
+    _operators,
+    _own_ops,
+    _repr,
+    overrides,
+    plugins,
+    schema,
+)
+from .device import device
+from .dtypes import dtype
+from .random import Generator
+from .tensor import Tensor
+
+# the front ends whose public functions overrides.get_overridable_functions() lists
+LISTED_FRONT_ENDS = ("tensorplug.nn.functional",)
+
+_started: list[ModuleType] = []
+
+
+def start(package: ModuleType) -> None:
+    """Run the start-up steps for ``package`` (``tensorplug``), once."""
+    if _started:
+        return
+    _started.append(package)
+    namespace = vars(package)
+
+    # 1. keys every call may pass through
+    core = _library.Library("_", "IMPL", owner="tensorplug")
+    core.fallback(_library.fallthrough_kernel, "BackendSelect")
+    core.fallback(_library.fallthrough_kernel, "ADInplaceOrView")
+
+    # 2. Python types of schema arguments
+    schema.register_python_type("ScalarType", dtype)
+    schema.register_python_type("Device", device)
+    schema.register_python_type("Generator", Generator)
+
+    # 3. the operators and their public functions
+    _api.install(namespace)
+    _own_ops.install()
+
+    # 4. Tensor's Python operators and methods, and its repr
+    _operators.install()
+    Tensor.unique = _functional.unique  # type: ignore[method-assign, assignment]
+    Tensor.__repr__ = _repr.tensor_repr  # type: ignore[method-assign]
+
+    # 5. the Meta backend
+    _meta.install()
+
+    # 6. front ends the override listings load by name
+    overrides._make_all_hooks.append(_load_listed_front_ends)
+
+    # 7. names of absent plugins, then the plugins
+    _missing_attributes.install()
+    plugins.bind_namespace(package)
+    plugins.load_entry_points()
+
+
+def _load_listed_front_ends() -> None:
+    for name in LISTED_FRONT_ENDS:
+        importlib.import_module(name)  # lists its functions on import

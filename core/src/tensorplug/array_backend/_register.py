@@ -73,11 +73,11 @@ __all__ = [
     "ArrayBackend", "Registry", "backend_key", "override_name", "register", "standard_namespace",
 ]  # fmt: skip
 
-# The modules whose ``build(kit)`` makes the kernels, one op family each (docs/extending.md);
-# a family that is a package contributes its parts. ``_backward`` holds the backward kernels.
+# The modules whose ``build(kit)`` makes the kernels: one per op family (docs/extending.md),
+# the parts of a family that is a package, and ``_backward`` (the backward kernels).
 _MODULES: tuple[ModuleType, ...] = (
-    *_pointwise.PARTS, *_reductions.PARTS, _shape, *_indexing.PARTS, _linalg, _nn, _random, _factories,
-    _backward,
+    *_pointwise.PARTS, *_reductions.PARTS, _shape, *_indexing.PARTS, _linalg, _nn, _random,
+    _factories, _backward,
 )  # fmt: skip
 
 

@@ -37,6 +37,7 @@ from ._native_functions import PYTHON_MODULES, OpEntry, _load_yaml
 from .device import canonical as _canonical_device
 from .dispatch import local_state
 from .dispatcher import OpOverload, trace_state
+from .dispatcher import _source_callers as _dispatcher_source_callers
 from .ops import OpPacket
 from .tensor import Tensor
 
@@ -218,6 +219,21 @@ def _yaml_position(f: Callable[..., Any]) -> int:
 
 
 overrides._make_all_hooks.append(generate_all)  # the listings of tensorplug.overrides
+
+
+def _public_callers(op: OpOverload) -> list[tuple[str, Callable[..., Any]]]:
+    """The public function of ``op``'s yaml entry (made now if it was not yet), which calls it:
+    ``tp.dispatcher.source`` shows it above the dispatch call (Note [Dispatch source] in
+    dispatcher/_source.py)."""
+    for e in entries:
+        if e.op is op and (e.python_module is not None or "function" in e.variants):
+            fn = generated_function(e.public_name, e.python_module)
+            where = "tensorplug" if e.python_module is None else PYTHON_MODULES[e.python_module]
+            return [] if fn is None else [(f"{where}.{e.public_name}", fn)]
+    return []
+
+
+_dispatcher_source_callers.append(_public_callers)  # a table filled from above
 
 
 # --- BackendSelect for factories ------------------------------------------------------------

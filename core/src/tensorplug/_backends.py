@@ -13,9 +13,9 @@ also registers a *device runtime* for its device type (``registry.add_device_run
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Protocol
 
+from . import _manifest
 from .errors import MissingPluginError
 
 __all__ = [
@@ -103,7 +103,8 @@ def runtime(device_type: str) -> Any | None:
 
 
 # device type -> (plugin, distribution) that provides it, for errors when none is loaded
-FIRST_PARTY_DEVICES = {"cpu": ("cpu", "tensorplug-cpu"), "cuda": ("cuda", "tensorplug-cuda")}
+# (Note [First-party manifest] in _manifest.py)
+FIRST_PARTY_DEVICES = {d: (p.name, p.distribution) for p in _manifest.MANIFEST for d in p.devices}
 
 
 def _missing_backend(key_name: str | None, device_type: str) -> Exception:
@@ -113,8 +114,7 @@ def _missing_backend(key_name: str | None, device_type: str) -> Exception:
     if provider is not None:
         plugin, dist = provider
         # installed and left out by a setting, failed, or not installed: say which
-        plugins = sys.modules.get("tensorplug.plugins")
-        why = None if plugins is None else plugins.absent_plugin_remedy(plugin, dist)
+        why = _manifest.absent_plugin_remedy(plugin, dist)  # Note [Loader state for remedies]
         if why is not None:
             return MissingPluginError(
                 f"No backend is loaded for device type '{device_type}': it is provided by {why}.",

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
-from . import plugins
+from . import _manifest, plugins
 from .errors import MissingPluginError
 from .tensor import Tensor
 
@@ -42,18 +42,14 @@ __all__ = [
     "install",
 ]
 
-_AUTOGRAD: Final = ("autograd", "tensorplug-autograd")
+_AUTOGRAD: Final = (
+    _manifest.BY_NAME["autograd"].name,
+    _manifest.BY_NAME["autograd"].distribution,
+)
 
-# Tensor attribute -> (plugin, distribution); the autograd plugin's tensor_api.METHODS
+# Tensor attribute -> (plugin, distribution) (Note [First-party manifest] in _manifest.py)
 TENSOR_ATTRIBUTES: Final[dict[str, tuple[str, str]]] = {
-    "grad": _AUTOGRAD,
-    "grad_fn": _AUTOGRAD,
-    "backward": _AUTOGRAD,
-    "retain_grad": _AUTOGRAD,
-    "retains_grad": _AUTOGRAD,
-    "register_hook": _AUTOGRAD,
-    "register_post_accumulate_grad_hook": _AUTOGRAD,
-    "data": _AUTOGRAD,
+    name: (p.name, p.distribution) for p in _manifest.MANIFEST for name in p.tensor_attributes
 }
 
 

@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Iterable
 from typing import Final
 
-from . import _entry_points
+from . import _entry_points, _manifest
 from ._plugin import PluginLoadWarning
 
 # --- discovery ------------------------------------------------------------------------------
@@ -65,14 +65,8 @@ def _check_environment(installed: Iterable[str]) -> None:
 
 
 # first-party plugin name -> its distribution: preferred when two distributions offer the name
-FIRST_PARTY_PLUGINS: Final = {
-    "cpu": "tensorplug-cpu",
-    "cuda": "tensorplug-cuda",
-    "autograd": "tensorplug-autograd",
-    "autocast": "tensorplug-autocast",
-    "tracer": "tensorplug-tracer",
-    "batched": "tensorplug-batched",
-}
+# (Note [First-party manifest] in _manifest.py)
+FIRST_PARTY_PLUGINS: Final = {p.name: p.distribution for p in _manifest.MANIFEST}
 
 
 def _choose_entry_point(

@@ -11,6 +11,9 @@ Subcommands::
     tensorplug table OP                     the computed dispatch table of OP (DESIGN §4)
     tensorplug explain OP ARG...            dispatcher.explain on described inputs, e.g.
                                             explain aten::add.Tensor "f32[2,3]" "f32[3] cpu"
+    tensorplug source OP [--keys KEY,...]   the code a call of OP runs, frame by frame: the
+                                            public function, the generated dispatch call and
+                                            the kernel of each key (dispatcher.source)
     tensorplug demo                         an end-to-end run of whatever plugins are installed
     tensorplug new-plugin NAME --backend|--functionality [--xp MODULE] [--dir DIR]
                                             write a ready plugin package (tensorplug-NAME/)
@@ -32,6 +35,7 @@ from typing import Any, TextIO
 
 import tensorplug
 
+from . import _manifest
 from . import dispatcher as _dispatcher
 from . import keys as _keys
 from . import plugins as _plugins
@@ -297,6 +301,11 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     return 1 if "\n  -> error: " in text else 0
 
 
+def cmd_source(args: argparse.Namespace, out: TextIO) -> int:
+    print(_dispatcher.source(args.op, args.keys), end="", file=out)
+    return 0
+
+
 # --- demo -----------------------------------------------------------------------------------
 
 
@@ -484,16 +493,19 @@ def _backends_runtime_reason(device_type: str) -> str | None:
     return None if rt is None else rt.unavailable_reason()
 
 
-_FIRST_PARTY = {"cpu", "cuda", "autograd", "autocast", "tracer", "batched"}
+def _section(title: str, plugin: str, run: Callable[[TextIO], None]) -> Section:
+    """The demo section of first-party plugin ``plugin`` (Note [First-party manifest])."""
+    return Section(title, plugin, _manifest.BY_NAME[plugin].distribution, run)
+
 
 SECTIONS: list[Section] = [
     Section("core", None, "tensorplug", _demo_core),
-    Section("CPU backend", "cpu", "tensorplug-cpu", _demo_cpu),
-    Section("autograd", "autograd", "tensorplug-autograd", _demo_autograd),
-    Section("autocast", "autocast", "tensorplug-autocast", _demo_autocast),
-    Section("tracer", "tracer", "tensorplug-tracer", _demo_tracer),
-    Section("batched (vmap)", "batched", "tensorplug-batched", _demo_batched),
-    Section("CUDA backend", "cuda", "tensorplug-cuda", _demo_cuda),
+    _section("CPU backend", "cpu", _demo_cpu),
+    _section("autograd", "autograd", _demo_autograd),
+    _section("autocast", "autocast", _demo_autocast),
+    _section("tracer", "tracer", _demo_tracer),
+    _section("batched (vmap)", "batched", _demo_batched),
+    _section("CUDA backend", "cuda", _demo_cuda),
 ]
 
 
@@ -521,7 +533,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     loaded = _plugins.loaded_names()
     sections = list(SECTIONS)
     for info in _plugins.list():
-        if info.name not in _FIRST_PARTY and info.status == "loaded":
+        if info.name not in _manifest.BY_NAME and info.status == "loaded":
             sections.append(_third_party_section(info))
     failures = 0
     for s in sections:
@@ -581,6 +593,22 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("op", help="ns::op.overload or ns::op")
     explain.add_argument("args", nargs="*")
     explain.set_defaults(fn=cmd_explain)
+    source = sub.add_parser(
+        "source",
+        help="the code a call of an operator runs, frame by frame",
+        description="Prints the frames a call of OP runs, top down: its public function, the "
+        "dispatch call generated from its schema, and the kernel of the call's highest key, "
+        "then those of the keys below a functionality key, down to a backend's kernel; each "
+        "with its key, where its entry comes from, who registered it, its file and line.",
+    )
+    source.add_argument("op", help="ns::op.overload, e.g. aten::add.Tensor (ns::op: .default)")
+    source.add_argument(
+        "--keys",
+        metavar="KEY,...",
+        help="the dispatch key set, e.g. AutogradCPU,CPU (aliases expand; default: what a call "
+        "with plain CPU tensors dispatches on)",
+    )
+    source.set_defaults(fn=cmd_source)
     sub.add_parser("demo", help="an end-to-end run of the installed plugins").set_defaults(
         fn=cmd_demo
     )

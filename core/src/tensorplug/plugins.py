@@ -54,7 +54,7 @@ from typing import Any, Final
 
 import pluggy
 
-from . import _api, _backends, _entry_points, _repr, _values
+from . import _api, _backends, _entry_points, _manifest, _repr, _values
 from . import hookspecs as _hookspecs
 from . import keys as _keys
 from ._plugin import (
@@ -566,27 +566,9 @@ def _unknown(name: str) -> PluginError:
 
 # --- names only an absent first-party plugin provides --------------------------------------
 
-# public name -> (plugin name, distribution)
+# public name -> (plugin name, distribution) (Note [First-party manifest] in _manifest.py)
 _FIRST_PARTY_NAMES: Final = {
-    "vmap": ("batched", "tensorplug-batched"),
-    "func": ("batched", "tensorplug-batched"),
-    "autocast": ("autocast", "tensorplug-autocast"),
-    "tracer": ("tracer", "tensorplug-tracer"),
-    "compile": ("tracer", "tensorplug-tracer"),
-    "amp": ("autocast", "tensorplug-autocast"),
-    "is_autocast_enabled": ("autocast", "tensorplug-autocast"),
-    "set_autocast_enabled": ("autocast", "tensorplug-autocast"),
-    "get_autocast_dtype": ("autocast", "tensorplug-autocast"),
-    "set_autocast_dtype": ("autocast", "tensorplug-autocast"),
-    "is_autocast_cache_enabled": ("autocast", "tensorplug-autocast"),
-    "set_autocast_cache_enabled": ("autocast", "tensorplug-autocast"),
-    "clear_autocast_cache": ("autocast", "tensorplug-autocast"),
-    "autograd": ("autograd", "tensorplug-autograd"),
-    "no_grad": ("autograd", "tensorplug-autograd"),
-    "enable_grad": ("autograd", "tensorplug-autograd"),
-    "set_grad_enabled": ("autograd", "tensorplug-autograd"),
-    "is_grad_enabled": ("autograd", "tensorplug-autograd"),
-    "inference_mode": ("autograd", "tensorplug-autograd"),
+    name: (p.name, p.distribution) for p in _manifest.MANIFEST for name in p.names
 }
 
 
@@ -637,3 +619,6 @@ def absent_plugin_remedy(plugin: str, distribution: str) -> str | None:
             "or run `tensorplug plugins`"
         )
     return None
+
+
+_manifest.register_loader(loaded_names, absent_plugin_remedy)  # Note [Loader state for remedies]

@@ -2,7 +2,8 @@
 
 The package's modules: ``_kernel`` (registrations), ``_registry`` (operators, their tables and
 caches, the registry, the call paths and the dispatch trace), ``_remedy`` (what a missing
-kernel's error advises) and ``_explain`` (questions about the registry). This module is the
+kernel's error advises), ``_explain`` (questions about the registry) and ``_source`` (the code
+a call runs, frame by frame). This module is the
 face: every public name, and the private ones the rest of the core uses.
 
 Every operator overload (``ns::op.overload``) has registrations: kernels keyed by the
@@ -74,6 +75,7 @@ Usage::
         tp.dispatcher.dispatch_table("myops::myadd")["CPU"]        # 'CPU'
         tp.dispatcher.registrations("myops::myadd")                # {'CPU': 'mymodule:test'}
         print(tp.dispatcher.explain(tp.ops.myops.myadd, a, b))
+        print(tp.dispatcher.source("myops::myadd", ["CPU"]))       # the code that runs
 """
 
 from __future__ import annotations
@@ -105,6 +107,8 @@ from ._registry import _set_tracing as _set_tracing
 from ._registry import _trace as _trace
 from ._registry import _traced_call as _traced_call
 from ._remedy import provider_of
+from ._source import _source_callers as _source_callers  # filled from above
+from ._source import source
 
 OpOverload.__module__ = Kernel.__module__ = __name__  # where users find them
 
@@ -122,6 +126,7 @@ __all__ = [
     "ops_in",
     "provider_of",
     "registrations",
+    "source",
     "trace_state",
     "tracing",
 ]

@@ -3,9 +3,9 @@ register a kernel or a fallback for it."""
 
 from __future__ import annotations
 
-import sys
 from typing import Protocol
 
+from .. import _manifest
 from ..keys import DispatchKey
 
 
@@ -17,29 +17,18 @@ class _Named(Protocol):
     overload_name: str
 
 
-# Distributions that provide first-party keys, for the remedy of a DispatchError.
-_PROVIDERS = {
-    "CPU": ("cpu", "tensorplug-cpu"),
-    "CUDA": ("cuda", "tensorplug-cuda"),
-    "Batched": ("batched", "tensorplug-batched"),
-    "Tracer": ("tracer", "tensorplug-tracer"),
-    "Autograd": ("autograd", "tensorplug-autograd"),
-    "ADInplaceOrView": ("autograd", "tensorplug-autograd"),
-    "Autocast": ("autocast", "tensorplug-autocast"),
-}
-
-
 def provider_of(key: DispatchKey) -> tuple[str, str] | None:
-    """``(plugin name, distribution)`` of the first-party plugin that serves ``key``."""
-    return _PROVIDERS.get(key.family or key.name)
+    """``(plugin name, distribution)`` of the first-party plugin that serves ``key`` (Note
+    [First-party manifest] in _manifest.py)."""
+    p = _manifest.provider_of_key(key.family or key.name)
+    return None if p is None else (p.name, p.distribution)
 
 
 def _remedy(op: _Named, key: DispatchKey) -> str:
     prov = provider_of(key)
     loaded = _loaded_plugins()
     if prov is not None and prov[0] not in loaded:
-        plugins = sys.modules.get("tensorplug.plugins")
-        why = None if plugins is None else plugins.absent_plugin_remedy(*prov)
+        why = _manifest.absent_plugin_remedy(*prov)
         if why is not None:  # installed, and left out by a setting or failed
             return f"The '{key.name}' key is served by {why}."
         return (
@@ -56,8 +45,4 @@ def _remedy(op: _Named, key: DispatchKey) -> str:
 
 
 def _loaded_plugins() -> set[str]:
-    mod = sys.modules.get("tensorplug.plugins")
-    if mod is None:
-        return set()
-    names: set[str] = getattr(mod, "loaded_names", lambda: set())()
-    return names
+    return _manifest.loaded_plugins()  # Note [Loader state for remedies]

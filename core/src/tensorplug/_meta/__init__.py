@@ -31,7 +31,7 @@ from .._op_errors import OpError, torch_name
 from ..device import canonical
 from ..device import device as Device
 from ..tensor import Tensor, new_tensor
-from ._namespace import MetaArray, MetaValueRead, xp
+from ._array import MetaArray, MetaValueRead, xp
 
 __all__ = ["MetaDataError", "MetaStorage", "install", "is_meta", "kernel_names", "kernels"]
 
@@ -243,6 +243,7 @@ def kernels() -> dict[str, Callable[..., Any]]:
         with _lock:
             if not _built:
                 from .. import array_backend
+                from . import _namespace  # noqa: F401 - every family's functions, into xp
 
                 into = _Kernels()
                 backend = array_backend.register(

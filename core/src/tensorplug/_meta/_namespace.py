@@ -2,7 +2,9 @@
 every family module (internal; see ``_array`` for Note [Meta arrays]).
 
 Importing a family module adds its functions to :data:`xp`; this module imports them all, so
-``from ._namespace import xp`` gives the whole namespace.
+``from ._namespace import xp`` gives the whole namespace. The Meta backend imports it when it
+builds its kernels, on the first call with Meta tensors, so that ``import tensorplug`` does not
+pay for the families.
 """
 
 from __future__ import annotations

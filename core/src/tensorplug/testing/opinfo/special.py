@@ -5,9 +5,7 @@ own names."""
 from __future__ import annotations
 
 from . import nn, pointwise, reductions  # noqa: F401 - the OpInfos aliased below
-from ._core import (
-    alias,
-)
+from ._core import alias
 
 for _name in ("expm1", "exp2", "log1p", "erf", "logit", "logsumexp"):
     alias(f"special_{_name}", _name, f"special.{_name}")

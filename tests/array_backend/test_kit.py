@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tensorplug.array_backend import _kit
-from tensorplug.array_backend._unary import erfc
+from tensorplug.array_backend._pointwise._unary import erfc
 
 
 def test_erfc_relative_accuracy():

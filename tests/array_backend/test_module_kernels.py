@@ -11,20 +11,11 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import _backends
-from tensorplug.array_backend import (
-    _amp,
-    _arithmetic,
-    _copy,
-    _factories,
-    _indexing,
-    _linalg,
-    _sampling,
-    _shape,
-    _sorting,
-    _unary,
-    _where,
-)
+from tensorplug.array_backend import _factories, _linalg, _nn, _random, _shape
+from tensorplug.array_backend._indexing import _index, _scatter, _search
 from tensorplug.array_backend._kit import bind
+from tensorplug.array_backend._pointwise import _binary, _copy, _unary, _where
+from tensorplug.array_backend._reductions import _sorting
 
 
 @pytest.fixture
@@ -32,7 +23,7 @@ def kit():
     return _backends.for_device_type("cpu").kit
 
 
-@pytest.mark.parametrize(("module", "name"), [(m, n) for m in (_copy, _amp) for n in m.KERNELS])
+@pytest.mark.parametrize(("module", "name"), [(m, n) for m in (_copy, _nn) for n in m.KERNELS])
 def test_the_registered_kernel_is_named_after_its_function(module, name):
     fn = module.KERNELS[name]
     assert fn.__qualname__ == fn.__name__, fn.__qualname__  # module level, no <locals>
@@ -77,7 +68,7 @@ def test_a_module_kernel_runs_on_its_own(kit):
 def test_unscale_on_its_own_matches_numpy(kit):
     g = tp.tensor([2.0, np.inf, 4.0])
     found = tp.zeros(1)
-    _amp.non_finite_check_and_unscale_(kit, [g], found, tp.tensor([0.5]))
+    _nn.non_finite_check_and_unscale_(kit, [g], found, tp.tensor([0.5]))
     np.testing.assert_array_equal(g.numpy(), np.array([2.0, np.inf, 4.0]) * 0.5)
     assert found.item() == 1.0
 
@@ -85,7 +76,7 @@ def test_unscale_on_its_own_matches_numpy(kit):
 def test_bind_keeps_the_function_name(kit):
     kernel = bind(kit, _copy.clone)
     assert (kernel.__module__, kernel.__name__, kernel.__qualname__) == (
-        "tensorplug.array_backend._copy",
+        "tensorplug.array_backend._pointwise._copy",
         "clone",
         "clone",
     )
@@ -110,14 +101,14 @@ def test_the_general_matrix_products_run_on_their_own(kit):
         assert f"-> tensorplug.array_backend._linalg.{name}, registered by cpu" in text, text
 
 
-# --- the modules restructured second: _where, _sorting, _sampling, _factories, _indexing, _shape
+# --- the modules restructured second: _where, _sorting, _random, _factories, _indexing, _shape
 
 
 @pytest.mark.parametrize(
     ("module", "name"),
     [
         (m, n)
-        for m in (_where, _sorting, _sampling, _factories, _indexing, _shape)
+        for m in (_where, _sorting, _search, _random, _factories, _index, _scatter, _shape)
         for n in m.KERNELS
     ],
 )
@@ -154,7 +145,7 @@ def test_sorting_kernels_on_their_own(kit):
     running, _ = _sorting.cummax(kit, tp.tensor(a), 1)
     np.testing.assert_array_equal(running.numpy(), np.maximum.accumulate(a, axis=1))
     bounds = np.array([1.0, 2.0, 4.0], dtype=np.float32)
-    got = _sorting.searchsorted(kit, tp.tensor(bounds), tp.tensor(a[0]))
+    got = _search.searchsorted(kit, tp.tensor(bounds), tp.tensor(a[0]))
     np.testing.assert_array_equal(got.numpy(), np.searchsorted(bounds, a[0]))
 
 
@@ -162,12 +153,12 @@ def test_sampling_kernels_on_their_own(kit):
     draws = []
     for _ in range(2):
         g = tp.Generator().manual_seed(3)
-        draws.append(_sampling.randn(kit, (4, 2), generator=g).numpy())
+        draws.append(_random.randn(kit, (4, 2), generator=g).numpy())
     assert draws[0].shape == (4, 2) and draws[0].dtype == np.float32
     np.testing.assert_array_equal(draws[0], draws[1])
     g = tp.Generator().manual_seed(3)
     np.testing.assert_array_equal(draws[0], tp.randn(4, 2, generator=g).numpy())
-    ints = _sampling.randint_low(kit, -3, 4, (1000,), generator=tp.Generator().manual_seed(0))
+    ints = _random.randint_low(kit, -3, 4, (1000,), generator=tp.Generator().manual_seed(0))
     assert ints.dtype is tp.int64 and set(ints.numpy().tolist()) <= set(range(-3, 4))
 
 
@@ -187,16 +178,16 @@ def test_indexing_kernels_on_their_own(kit):
     a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
     i = np.array([[0, 2], [1, 1], [3, 0]])
     np.testing.assert_array_equal(
-        _indexing.gather(kit, tp.tensor(a), 1, tp.tensor(i)).numpy(),
+        _scatter.gather(kit, tp.tensor(a), 1, tp.tensor(i)).numpy(),
         np.take_along_axis(a, i, axis=1),
     )
     np.testing.assert_array_equal(
-        _indexing.index_select(kit, tp.tensor(a), 0, tp.tensor([2, 0])).numpy(), a[[2, 0]]
+        _index.index_select(kit, tp.tensor(a), 0, tp.tensor([2, 0])).numpy(), a[[2, 0]]
     )
-    index = _indexing.index(kit)
+    index = _index.index(kit)
     np.testing.assert_array_equal(index(tp.tensor(a), [tp.tensor([1, 1])]).numpy(), a[[1, 1]])
     with pytest.raises(tp.array_backend.OpError, match=r"take\(\): Expected a long tensor"):
-        _indexing.take(kit, tp.tensor(a), tp.tensor([0], dtype=tp.int32))
+        _index.take(kit, tp.tensor(a), tp.tensor([0], dtype=tp.int32))
 
 
 def test_shape_kernels_on_their_own(kit):
@@ -237,16 +228,16 @@ def test_arithmetic_kernels_on_their_own(kit):
     a, b, w = (rng.standard_normal(5).astype(np.float32) for _ in range(3))
     ta, tb, tw = tp.tensor(a), tp.tensor(b), tp.tensor(w)
     np.testing.assert_allclose(
-        _arithmetic.lerp_scalar(kit, ta, tb, 0.25).numpy(), a + 0.25 * (b - a), rtol=1e-6
+        _binary.lerp_scalar(kit, ta, tb, 0.25).numpy(), a + 0.25 * (b - a), rtol=1e-6
     )
     np.testing.assert_allclose(
-        _arithmetic.lerp_tensor(kit, ta, tb, tw).numpy(), a + w * (b - a), rtol=1e-5, atol=1e-6
+        _binary.lerp_tensor(kit, ta, tb, tw).numpy(), a + w * (b - a), rtol=1e-5, atol=1e-6
     )
     np.testing.assert_allclose(
-        _arithmetic.addcmul(kit, ta, tb, tw, value=2).numpy(), a + 2 * b * w, rtol=1e-6
+        _binary.addcmul(kit, ta, tb, tw, value=2).numpy(), a + 2 * b * w, rtol=1e-6
     )
     np.testing.assert_allclose(
-        _arithmetic.addcdiv(kit, ta, tb, tw, value=0.5).numpy(), a + 0.5 * b / w, rtol=1e-5
+        _binary.addcdiv(kit, ta, tb, tw, value=0.5).numpy(), a + 0.5 * b / w, rtol=1e-5
     )
     with pytest.raises(tp.array_backend.OpError, match="Integer division with addcdiv"):
-        _arithmetic.addcdiv(kit, ta, tp.tensor([1]), tp.tensor([2]))
+        _binary.addcdiv(kit, ta, tp.tensor([1]), tp.tensor([2]))

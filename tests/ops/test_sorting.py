@@ -1,7 +1,7 @@
 """Sorting, selection and the reductions that return indices, bools or norms: the behaviours
 PyTorch 2.13 shows on CPU, pinned with hard-coded answers (PyTorch is not a test dependency).
 
-Tie orders (Note [Tie order of sort and topk] in array_backend/_sorting.py): every sort, topk
+Tie orders (Note [Tie order of sort and topk] in array_backend/_reductions/_sorting.py): every sort, topk
 and median keep ties in their original order (PyTorch promises an order only for stable=True).
 """
 

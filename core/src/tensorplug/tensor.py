@@ -234,7 +234,7 @@ del _public, _private
 # binding (about 20 ns less), with ``object.__new__`` read from a global. It builds exactly what
 # ``Tensor._new`` builds; the version counter is created on first use (``_tp_version``).
 # The fast paths of the elementwise kernels (Note [Binary fast path] in
-# array_backend/_elementwise.py, relu's in _unary.py) make the same five stores inline, without
+# array_backend/_pointwise/_elementwise.py, relu's in _pointwise/_unary.py) make the same five stores inline, without
 # the call: about 40 ns less on ``tp.add``. tests/ops/test_fast_paths.py checks that what they
 # build equals the general path's tensor slot for slot, so a new slot must be added there too.
 

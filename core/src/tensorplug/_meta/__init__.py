@@ -9,7 +9,7 @@ No array library is imported: the core has no dependency for it.
 
 Kernels whose result depends on values (``nonzero``, ``masked_select``, ``unique``, ``item()``,
 a boolean mask index, ...) refuse with :class:`MetaDataError` naming the op
-(Note [Meta arrays] in ``_namespace``); reading a meta tensor's values (``tolist()``,
+(Note [Meta arrays] in ``_array``); reading a meta tensor's values (``tolist()``,
 ``numpy()``, ``.to("cpu")``) refuses with PyTorch's messages.
 
 Usage::
@@ -26,12 +26,12 @@ from typing import Any
 
 from .. import _backends
 from .. import dtypes as _dt
-from ..array_backend._checks import OpError, torch_name
+from .._op_errors import OpError, torch_name
 from ..device import canonical
 from ..device import device as Device
 from ..dispatcher._library import Library, is_no_dispatch, mark_no_dispatch
 from ..tensor import Tensor, new_tensor
-from ._namespace import MetaArray, MetaValueRead, xp
+from ._array import MetaArray, MetaValueRead, xp
 
 __all__ = ["MetaDataError", "MetaStorage", "install", "is_meta", "kernel_names", "kernels"]
 
@@ -243,6 +243,7 @@ def kernels() -> dict[str, Callable[..., Any]]:
         with _lock:
             if not _built:
                 from .. import array_backend
+                from . import _namespace  # noqa: F401 - every family's functions, into xp
 
                 into = _Kernels()
                 backend = array_backend.register(

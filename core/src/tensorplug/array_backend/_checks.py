@@ -10,7 +10,7 @@ Errors leave a kernel as ``RuntimeError`` or ``IndexError`` whose message starts
 checks (broadcasting, dims, sizes) are done explicitly with PyTorch's wording; anything else the
 array library raises is converted by :func:`guard` at registration time, so a user never sees a
 bare numpy traceback. Hot kernels (binary pointwise) catch errors themselves and skip the
-wrapper, which would cost a call level (Note [Binary fast path] in _elementwise.py).
+wrapper, which would cost a call level (Note [Binary fast path] in _pointwise/_elementwise.py).
 """
 
 from __future__ import annotations
@@ -22,39 +22,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import dtypes as _dt
+from .._op_errors import OpError, OpTypeError
 
 Kernel = Callable[..., Any]
 Kernels = dict[str, Kernel]
 Scalar = bool | int | float | complex
-
-
-class OpError(RuntimeError):
-    """An error a kernel raises with PyTorch's wording; :func:`guard` adds the op name."""
-
-
-class OpTypeError(TypeError):
-    """A wrong argument type a kernel detects itself; it stays a ``TypeError``."""
-
-
-# PyTorch's names for dtypes in error messages ("Got: Long").
-_TORCH_NAMES = {
-    "bool": "Bool",
-    "uint8": "Byte",
-    "int8": "Char",
-    "int16": "Short",
-    "int32": "Int",
-    "int64": "Long",
-    "float16": "Half",
-    "bfloat16": "BFloat16",
-    "float32": "Float",
-    "float64": "Double",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
-
-
-def torch_name(d: _dt.dtype) -> str:
-    return _TORCH_NAMES[d.name]
 
 
 # --- errors ---------------------------------------------------------------------------------

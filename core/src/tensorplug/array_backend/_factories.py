@@ -1,5 +1,7 @@
-"""Factory kernels: zeros, ones, empty, full, arange, linspace, logspace, eye, tril_indices,
-triu_indices. The random factories (rand, randn, randint, randperm, ...) are in ``_sampling``.
+"""The ``factories`` family of the array kit: the kernels that make tensors from sizes (zeros,
+ones, empty, full, arange, linspace, logspace, eye, tril_indices, triu_indices). The random
+factories (rand, randn, randint, randperm, ...) are the ``random`` family's (``_random``), the
+copies of tensors (clone, _to_copy, ...) the ``pointwise`` family's (``_pointwise._copy``).
 
 Factories reach a backend through ``BackendSelect`` with ``device=`` already naming it. Default
 dtypes follow PyTorch: the default floating dtype, except ``arange`` with integer arguments

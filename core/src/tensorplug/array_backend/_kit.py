@@ -6,7 +6,7 @@ key set of the tensors it makes, the array type, and the helpers that cast, wrap
 Kernels are closures over a kit, or module-level functions that take the kit first and are
 bound to it by :func:`bind`, so the per-call cost is attribute reads, never a dict built or a
 dtype looked up by name. A module-level kernel can be imported, read and called on its own
-(``_copy.clone(kit, t)``), and keeps its name in ``explain`` and in errors.
+(``_factories.clone(kit, t)``), and keeps its name in ``explain`` and in errors.
 
 Note [Storage and compute dtypes]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -34,7 +34,7 @@ Python scalar operands of elementwise functions as 2024.12 allows. Where a names
 more, the kit uses it, each time with a fallback written in standard functions, found once at
 registration (:func:`optional`, ``getattr``): ``a.astype`` (numpy, cupy: no Python layer),
 ufunc ``out=`` (in-place fast paths), ufunc ``.reduce`` (Note [Reduction fast path] in
-_reductions.py), ``.accumulate`` (cummax), ``add.at`` and integer-array ``__setitem__``
+_reductions/_common.py), ``.accumulate`` (cummax), ``add.at`` and integer-array ``__setitem__``
 (index_put, scatter), ``fmax``/``fmin``, ``fmod``, ``exp2``, ``lexsort``, ``errstate``,
 ``take_along_axis`` and ``cumulative_prod`` (2024.12). numpy and cupy take the fast side;
 array_api_strict the standard one, and ``tests`` run the OpInfo kit on both.
@@ -61,6 +61,7 @@ from typing import Any
 
 from .. import dtypes as _dt
 from .. import keys as _keys
+from .._op_errors import OpError, OpTypeError, cpp_name, fmt_shape, infer_size, torch_name
 from ..device import device as Device
 from ..tensor import Tensor, new_tensor
 from . import _standard
@@ -68,8 +69,6 @@ from ._checks import (  # re-exported (__all__): the kernel modules import them 
     _CONVERTED,
     Kernel,
     Kernels,
-    OpError,
-    OpTypeError,
     Scalar,
     check_broadcast,
     check_fits,
@@ -80,7 +79,6 @@ from ._checks import (  # re-exported (__all__): the kernel modules import them 
     guarded,
     optional,
     scalar_dtype,
-    torch_name,
     wrap_dim,
     wrap_dims,
     wrap_int,
@@ -99,9 +97,12 @@ __all__ = [
     "check_fits",
     "check_sizes",
     "convert_error",
+    "cpp_name",
+    "fmt_shape",
     "full_index",
     "guard",
     "guarded",
+    "infer_size",
     "optional",
     "scalar_dtype",
     "torch_name",

@@ -26,9 +26,10 @@ from typing import Any
 from .. import dispatcher as _dispatcher
 from ..device import device as Device
 from ..errors import RegistrationError
-from . import _MODULES, ArrayBackend, ArrayStorage, Registry, _default_storage, register
 from ._checks import qualified
 from ._kit import Kernel, Kit
+from ._register import _MODULES, ArrayBackend, Registry, backend_key, register
+from ._storage import ArrayStorage, _default_storage
 
 __all__ = ["LazyArrayBackend", "LazyStorage", "kernel_names", "register_lazy"]
 
@@ -215,15 +216,5 @@ def register_lazy(
     used (no library, no device); it runs on the first kernel call or storage use, and again
     after a failure. See Note [Lazy backends].
     """
-    from .. import keys as _keys
-
-    k = _keys.get(key)
-    if k.kind is not _keys.KeyKind.BACKEND:
-        raise RegistrationError(
-            f"array_backend.register_lazy: {key!r} is a {k.kind.value} key, not a backend key; "
-            "create one with tensorplug.keys.register_backend(name, device_type)"
-        )
-    dev_type = device_type or k.device_type
-    if dev_type is None:
-        raise RegistrationError(f"array_backend.register_lazy: backend {key!r} has no device type")
+    k, dev_type = backend_key("register_lazy", key, device_type)
     return LazyArrayBackend(registry, k.name, load, dev_type)

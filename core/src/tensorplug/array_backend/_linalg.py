@@ -22,10 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._backward import fast_floats
-from ._elementwise import binary
 from ._kit import (
     Kernel,
     Kernels,
@@ -34,10 +32,12 @@ from ._kit import (
     Scalar,
     bind,
     check_broadcast,
+    cpp_name,
     guard,
     guarded,
     torch_name,
 )
+from ._pointwise._elementwise import binary
 
 
 def _shape(t: Tensor) -> tuple[int, ...]:
@@ -52,25 +52,7 @@ def _same_dtype(a: Tensor, b: Tensor) -> None:
 
 
 def _cname(t: Tensor) -> str:
-    return _cpp_name(t._dtype)
-
-
-def _cpp_name(d: _dt.dtype) -> str:
-    # ATen prints C++ type names here ("float != double")
-    return {
-        "Float": "float",
-        "Double": "double",
-        "Long": "long int",
-        "Int": "int",
-        "Half": "c10::Half",
-        "BFloat16": "c10::BFloat16",
-        "Bool": "bool",
-        "Short": "short int",
-        "Char": "signed char",
-        "Byte": "unsigned char",
-        "ComplexFloat": "c10::complex<float>",
-        "ComplexDouble": "c10::complex<double>",
-    }[torch_name(d)]
+    return cpp_name(t._dtype)  # ATen prints C++ type names here ("float != double")
 
 
 # --- the general kernels ---------------------------------------------------------------------
@@ -393,7 +375,7 @@ def linear_forward(kit: Kit) -> Kernel:
     add = xp.add
     permute_dims = getattr(xp, "permute_dims", None) or xp.transpose
     adds: Kernels = {}
-    binary(kit, adds, "add", xp.add, alpha=True, out=True, ufunc=xp.add)  # as _arithmetic's
+    binary(kit, adds, "add", xp.add, alpha=True, out=True, ufunc=xp.add)  # as _binary's
     add_tensor = adds["add.Tensor"]
     slow_mm, slow_matmul = guard("mm", bind(kit, mm)), guard("matmul", bind(kit, matmul))
     slow_addmm = guard("addmm", bind(kit, addmm))

@@ -1,4 +1,21 @@
-"""Loss kernels: nll_loss and binary_cross_entropy, with PyTorch's reductions and checks.
+"""The ``nn`` family of the array kit: softmax and log_softmax (one builder; their fast path is
+Note [Reduction fast path] in _reductions/_common.py), the losses nll_loss and
+binary_cross_entropy, with PyTorch's reductions and checks, and the two mixed precision
+training operators that ``tp.amp.GradScaler`` runs (PyTorch's names):
+
+* ``_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale)`` multiplies every
+  gradient by ``inv_scale`` in place, and sets ``found_inf`` to 1 when any element of any of
+  them was inf or NaN (it never resets it to 0: one flag collects a whole optimizer's checks);
+* ``_amp_update_scale_(scale, growth_tracker, found_inf, growth_factor, backoff_factor,
+  growth_interval)`` is one step of the scale schedule: after a step with an inf or NaN the
+  scale is multiplied by ``backoff_factor`` and the tracker restarts; otherwise the tracker
+  counts the step, and after ``growth_interval`` such steps in a row the scale is multiplied by
+  ``growth_factor`` (unless that overflows float32) and the tracker restarts.
+
+``found_inf``, ``inv_scale`` and the scale are 1-element float32 tensors and the tracker a
+1-element int32 tensor, checked in PyTorch's order and words. Both kernels are array
+expressions that never read a value back to the host, so a device backend (cupy) runs them
+without a synchronization, as PyTorch's CUDA kernels do.
 
 Note [nll_loss fast path]
 ~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -23,11 +40,119 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._kit import Kernel, Kernels, Kit, OpError, guard, guarded, torch_name
+from ._kit import (
+    Kernel,
+    Kernels,
+    Kit,
+    OpError,
+    bind,
+    fmt_shape,
+    guard,
+    guarded,
+    torch_name,
+    wrap_dim,
+)
+from ._reductions._common import Fast
+
+# --- softmax and log_softmax ------------------------------------------------------------
 
 
-def _fmt(shape: Any) -> str:
-    return "[" + ", ".join(str(n) for n in shape) + "]"
+def softmax_dtype(name: str, self: Tensor, dtype: _dt.dtype | None) -> _dt.dtype:
+    od = self._dtype if dtype is None else dtype
+    if od.kind != "f":
+        raise OpError(f"\"{name}_lastdim_kernel_impl\" not implemented for '{torch_name(od)}'")
+    return od
+
+
+def softmax_fast_path(kit: Kit, log: bool) -> Any:
+    """(log_)softmax on the fast path (Note [Reduction fast path]): a function of ``(self, dim,
+    dtype)`` that returns None where it does not apply.
+
+    The general path's array calls, with the last two writing into arrays it made.
+    """
+    xp = kit.xp
+    fast = Fast(kit)
+    floats, add_reduce, max_reduce = fast.floats, fast.add_reduce, fast.max_reduce
+    exp, log_, subtract, divide = xp.exp, xp.log, xp.subtract, xp.divide
+    hush, unhush, new, ks = kit.hush, kit.unhush, kit.new, kit.keyset
+
+    def fast_softmax(self: Tensor, dim: int, dtype: _dt.dtype | None) -> Any:
+        d = self._dtype
+        if d not in floats or (dtype is not None and dtype is not d):
+            return None
+        a = self._data
+        n = a.ndim
+        if not n or not a.size:
+            return None
+        ax = dim if 0 <= dim < n else dim + n if -n <= dim < 0 else None
+        if ax is None:
+            return None
+        token = hush()
+        try:
+            shifted = a - max_reduce(a, ax, None, None, True)  # type: ignore[misc]
+            if log:
+                s = add_reduce(exp(shifted), ax, None, None, True)  # type: ignore[misc]
+                r = subtract(shifted, log_(s, out=s), out=shifted)
+            else:
+                e = exp(shifted, out=shifted)
+                r = divide(e, add_reduce(e, ax, None, None, True), out=e)  # type: ignore[misc]
+        finally:
+            unhush(token)
+        return new(r, d, self._device, ks)
+
+    return fast_softmax
+
+
+def softmax_kernel(kit: Kit, log: bool) -> Kernel:
+    """The kernel of ``aten::log_softmax.int`` (``log``) or ``aten::softmax.int``: the fast
+    path, else the general path in the accumulation dtype."""
+    name = "log_softmax" if log else "softmax"
+    xp = kit.xp
+    fast = softmax_fast_path(kit, log)
+
+    def general(self: Tensor, dim: int, dtype: _dt.dtype | None = None) -> Tensor:
+        od = softmax_dtype(name, self, dtype)
+        ax = wrap_dim(dim, self._data.ndim)
+        a = kit.cast(self._data, kit.accumulate[od])
+        if a.ndim == 0:
+            made = xp.zeros if log else xp.ones
+            return kit.wrap(made((), dtype=a.dtype), od, self._device)
+        with kit.quiet():
+            if log:
+                if a.size:
+                    shifted = a - xp.max(a, axis=ax, keepdims=True)
+                    r = shifted - xp.log(xp.sum(xp.exp(shifted), axis=ax, keepdims=True))
+                else:
+                    r = a
+            else:
+                e = xp.exp(a - xp.max(a, axis=ax, keepdims=True)) if a.size else a
+                r = e / xp.sum(e, axis=ax, keepdims=True)
+        return kit.wrap(r, od, self._device)
+
+    slow = guard(f"{name}.int", general)
+
+    @guarded
+    def kernel(self: Tensor, dim: int, dtype: _dt.dtype | None = None) -> Tensor:
+        r = fast(self, dim, dtype)
+        if r is not None:
+            return r  # type: ignore[no-any-return]
+        return slow(self, dim, dtype)  # type: ignore[no-any-return]
+
+    # named as its builder's kernel (softmax.<locals>.softmax), as before the builders merged
+    kernel.__name__ = name
+    kernel.__qualname__ = f"{name}.<locals>.{name}"
+    return kernel
+
+
+def softmax(kit: Kit) -> Kernel:
+    return softmax_kernel(kit, log=False)
+
+
+def log_softmax(kit: Kit) -> Kernel:
+    return softmax_kernel(kit, log=True)
+
+
+# --- losses ------------------------------------------------------------------------------
 
 
 def floating(name: str, d: _dt.dtype) -> _dt.dtype:
@@ -60,8 +185,8 @@ def nll_target(kit: Kit, shape: tuple[int, ...], target: Tensor, device: Any) ->
                 f"({tshape[0]})."
             )
         raise OpError(
-            f"Expected target of shape {_fmt(expected)} for input of shape {_fmt(shape)}, "
-            f"got {_fmt(tshape)}"
+            f"Expected target of shape {fmt_shape(expected)} for input of shape {fmt_shape(shape)}, "
+            f"got {fmt_shape(tshape)}"
         )
     if target._dtype is not _dt.int64 and target._dtype is not _dt.uint8:
         raise OpError(
@@ -74,7 +199,7 @@ def check_nll_weight(weight: Tensor, n_classes: int) -> None:
     if tuple(weight._data.shape) != (n_classes,):
         raise OpError(
             f"weight tensor should be defined either for all {n_classes} classes or no "
-            f"classes but got weight tensor of shape: {_fmt(weight._data.shape)}"
+            f"classes but got weight tensor of shape: {fmt_shape(weight._data.shape)}"
         )
 
 
@@ -201,8 +326,8 @@ def binary_cross_entropy(kit: Kit) -> Kernel:
         device = self._device
         if tuple(target._data.shape) != tuple(self._data.shape):
             raise OpError(
-                f"Using a target size ({_fmt(target._data.shape)}) that is different to the "
-                f"input size ({_fmt(self._data.shape)}) is deprecated. Please ensure they have "
+                f"Using a target size ({fmt_shape(target._data.shape)}) that is different to the "
+                f"input size ({fmt_shape(self._data.shape)}) is deprecated. Please ensure they have "
                 "the same size."
             )
         x = kit.cast(self._data, kit.accumulate[d])
@@ -224,8 +349,96 @@ def binary_cross_entropy(kit: Kit) -> Kernel:
     return binary_cross_entropy
 
 
-BUILDERS = {"nll_loss": nll_loss, "binary_cross_entropy": binary_cross_entropy}
+# --- mixed precision training --------------------------------------------------------------
+
+
+def _one_element(t: Tensor, what: str) -> None:
+    if int(t._data.size) != 1:
+        raise OpError(f"{what} must be a 1-element tensor.")
+
+
+def _of_dtype(t: Tensor, what: str, d: _dt.dtype, kind: str) -> None:
+    if t._dtype is not d:
+        raise OpError(f"{what} must be {kind} tensor.")
+
+
+def non_finite_check_and_unscale_(
+    kit: Kit, self: list[Tensor], found_inf: Tensor, inv_scale: Tensor
+) -> None:
+    xp = kit.xp
+    _one_element(inv_scale, "inv_scale")
+    _one_element(found_inf, "found_inf")
+    _of_dtype(inv_scale, "inv_scale", _dt.float32, "a float")
+    _of_dtype(found_inf, "found_inf", _dt.float32, "a float")
+    for g in self:
+        if g._dtype.kind != "f":
+            raise NotImplementedError(
+                "aten::_amp_foreach_non_finite_check_and_unscale_: "
+                f'"_amp_foreach_non_finite_check_and_unscale_{kit.device_type}" '
+                f"not implemented for '{torch_name(g._dtype)}'"
+            )
+    inv = xp.reshape(inv_scale._data, ())
+    found: Any = None
+    for g in self:
+        d = g._dtype
+        x = kit.as_compute(g, d)
+        bad = xp.logical_not(xp.all(xp.isfinite(x)))
+        found = bad if found is None else xp.logical_or(found, bad)
+        g._data[...] = kit.cast(x * kit.cast(inv, kit.compute[d]), kit.storage[d])
+    if found is not None:
+        f = found_inf._data
+        f[...] = xp.where(found, xp.ones_like(f), f)
+
+
+def update_scale_(
+    kit: Kit,
+    self: Tensor,
+    growth_tracker: Tensor,
+    found_inf: Tensor,
+    scale_growth_factor: float,
+    scale_backoff_factor: float,
+    growth_interval: int,
+) -> Tensor:
+    xp = kit.xp
+    _one_element(growth_tracker, "growth_tracker")
+    _one_element(self, "current_scale")
+    _one_element(found_inf, "found_inf")
+    _of_dtype(growth_tracker, "growth_tracker", _dt.int32, "an int")
+    _of_dtype(self, "current_scale", _dt.float32, "a float")
+    _of_dtype(found_inf, "found_inf", _dt.float32, "a float")
+    scale, tracker = self._data, growth_tracker._data
+    f32 = kit.storage[_dt.float32]
+    with kit.quiet():  # a grown scale may overflow to inf: then it is not taken
+        inf = found_inf._data != 0
+        steps = tracker + 1
+        grow = xp.logical_and(xp.logical_not(inf), steps == growth_interval)
+        # Python floats are weak operands (array API, numpy >= 2): products stay float32,
+        # so an overflow shows as inf, as in PyTorch's float arithmetic
+        grown = kit.cast(scale * float(scale_growth_factor), f32)
+        backed_off = kit.cast(scale * float(scale_backoff_factor), f32)
+        kept = xp.where(xp.logical_and(grow, xp.isfinite(grown)), grown, scale)
+        new_scale = xp.where(inf, backed_off, kept)
+        new_tracker = xp.where(xp.logical_or(inf, grow), xp.zeros_like(tracker), steps)
+    scale[...] = new_scale
+    tracker[...] = kit.cast(new_tracker, tracker.dtype)
+    return self
+
+
+KERNELS: dict[str, Kernel] = {
+    "_amp_foreach_non_finite_check_and_unscale_": non_finite_check_and_unscale_,
+    "_amp_update_scale_": update_scale_,
+}
+
+
+BUILDERS: dict[str, Any] = {
+    "softmax.int": softmax,
+    "log_softmax.int": log_softmax,
+    "nll_loss": nll_loss,
+    "binary_cross_entropy": binary_cross_entropy,
+}
 
 
 def build(kit: Kit) -> Kernels:
-    return {name: make(kit) for name, make in BUILDERS.items()}
+    k: Kernels = {name: make(kit) for name, make in BUILDERS.items()}
+    k.update((name, bind(kit, fn)) for name, fn in KERNELS.items())
+    return k

@@ -30,46 +30,15 @@ from ._kit import (
     OpError,
     OpTypeError,
     bind,
+    fmt_shape,
     guard,
     guarded,
+    infer_size,
     optional,
     torch_name,
     wrap_dim,
     wrap_dims,
 )
-
-
-def infer_size(shape: Sequence[int], numel: int) -> tuple[int, ...]:
-    """``shape`` with its one ``-1`` filled in; PyTorch's errors otherwise."""
-    infer = -1
-    known = 1
-    for i, n in enumerate(shape):
-        if n == -1:
-            if infer >= 0:
-                raise OpError("only one dimension can be inferred")
-            infer = i
-        elif n < 0:
-            raise OpError(f"invalid shape dimension {n}")
-        else:
-            known *= n
-    out = list(shape)
-    if infer >= 0:
-        if known == 0:
-            raise OpError(
-                f"cannot reshape tensor of 0 elements into shape {_fmt(shape)} because the "
-                "unspecified dimension size -1 can be any value and is ambiguous"
-            )
-        if numel % known == 0:
-            out[infer] = numel // known
-            return tuple(out)
-    elif known == numel:
-        return tuple(out)
-    raise OpError(f"shape '{_fmt(shape)}' is invalid for input of size {numel}")
-
-
-def _fmt(shape: Sequence[int]) -> str:
-    return "[" + ", ".join(str(n) for n in shape) + "]"
-
 
 _IN_PLACE: dict[type, bool] = {}  # array type -> whether it reshapes with copy=False
 
@@ -148,7 +117,7 @@ def expand(kit: Kit, self: Tensor, size: Sequence[int], *, implicit: bool = Fals
             return self._alias(xp.broadcast_to(a, out))
     if len(size) < len(shape):
         raise OpError(
-            f"expand({self._dtype.name} tensor{{{_fmt(shape)}}}, size={_fmt(size)}): the "
+            f"expand({self._dtype.name} tensor{{{fmt_shape(shape)}}}, size={fmt_shape(size)}): the "
             f"number of sizes provided ({len(size)}) must be greater or equal to the number "
             f"of dimensions in the tensor ({len(shape)})"
         )
@@ -169,8 +138,8 @@ def expand(kit: Kit, self: Tensor, size: Sequence[int], *, implicit: bool = Fals
         elif have != n and have != 1:
             raise OpError(
                 f"The expanded size of the tensor ({n}) must match the existing size "
-                f"({have}) at non-singleton dimension {i}.  Target sizes: {_fmt(size)}.  "
-                f"Tensor sizes: {_fmt(shape)}"
+                f"({have}) at non-singleton dimension {i}.  Target sizes: {fmt_shape(size)}.  "
+                f"Tensor sizes: {fmt_shape(shape)}"
             )
         target.append(n)
     out = tuple(target)
@@ -186,7 +155,7 @@ def select(kit: Kit, self: Tensor, dim: int, index: int) -> Tensor:
     if not -n <= index < n:
         raise IndexError(
             f"select(): index {index} out of range for tensor of size "
-            f"{_fmt(a.shape)} at dimension {d}"
+            f"{fmt_shape(a.shape)} at dimension {d}"
         )
     return self._alias(a[(slice(None),) * d + (index, Ellipsis)])
 
@@ -261,12 +230,12 @@ def split_with_sizes(
         if s < 0:
             raise OpError(
                 "split_with_sizes expects split_sizes have only non-negative entries, but got "
-                f"split_sizes={_fmt(split_sizes)}"
+                f"split_sizes={fmt_shape(split_sizes)}"
             )
     if sum(split_sizes) != n:
         raise OpError(
             f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
-            f"at dimension {d}), but got split_sizes={_fmt(split_sizes)}"
+            f"at dimension {d}), but got split_sizes={fmt_shape(split_sizes)}"
         )
     return pieces(self, split_sizes, d)
 
@@ -361,7 +330,7 @@ def repeat(kit: Kit, self: Tensor, repeats: Sequence[int]) -> Tensor:
     out = tuple(n * r for n, r in zip(shape, reps, strict=True))
     for n in out:
         if n < 0:
-            raise OpError(f"Trying to create tensor with negative dimension {n}: {_fmt(out)}")
+            raise OpError(f"Trying to create tensor with negative dimension {n}: {fmt_shape(out)}")
     # each dim n as (1, n), broadcast to (r, n): the row-major order of np.tile
     spread = xp.reshape(a, tuple(x for n in shape for x in (1, n)))
     grown = xp.broadcast_to(

@@ -5,36 +5,34 @@ every backend and, where the backend has no kernel of its own, for ``Autograd<B>
 §4 step 3), so autograd, batching and tracing see the operators they decompose into. They call
 operators through ``tensorplug.ops.aten`` and never touch backend arrays.
 
-One module for each family: products, shape, reductions, factories (and copies), nn and
-aliases. ``_api.py`` registers each function under the name native_functions.yaml gives it.
+One module per op family, the families of every place an op lives (docs/extending.md,
+"Adding an operator"): pointwise, reductions, shape, indexing, linalg, nn, random, factories
+and special. ``_api.py`` registers each function under the name native_functions.yaml gives
+it.
 """
 
-from .aliases import (
-    clip,
-    clip_,
-    clip_tensor,
-    clip_tensor_,
-    linalg_matmul,
-    special_erf,
-    special_exp2,
-    special_expit,
-    special_expm1,
-    special_log1p,
-    special_log_softmax,
-    special_logit,
-    special_logsumexp,
-    special_softmax,
-)
 from .factories import (
-    contiguous,
     empty_like,
     full_like,
-    index_put,
     ones_like,
-    rand_like,
-    randn_like,
-    zero_,
     zeros_like,
+)
+from .indexing import (
+    index_put,
+    where_condition,
+)
+from .linalg import (
+    addbmm,
+    baddbmm,
+    einsum,
+    kron,
+    linalg_matmul,
+    linear,
+    outer,
+    t,
+    tensordot,
+    tensordot_int,
+    trace,
 )
 from .nn import (
     binary_cross_entropy_with_logits,
@@ -52,17 +50,17 @@ from .nn import (
     smooth_l1_loss,
     softplus,
 )
-from .products import (
-    addbmm,
-    baddbmm,
-    einsum,
-    kron,
-    linear,
-    outer,
-    t,
-    tensordot,
-    tensordot_int,
-    trace,
+from .pointwise import (
+    clip,
+    clip_,
+    clip_tensor,
+    clip_tensor_,
+    contiguous,
+    zero_,
+)
+from .random import (
+    rand_like,
+    randn_like,
 )
 from .reductions import (
     argsort,
@@ -113,7 +111,17 @@ from .shape import (
     unflatten,
     view_as,
     vstack,
-    where_condition,
+)
+from .special import (
+    special_erf,
+    special_exp2,
+    special_expit,
+    special_expm1,
+    special_log1p,
+    special_log_softmax,
+    special_logit,
+    special_logsumexp,
+    special_softmax,
 )
 
 __all__ = [

@@ -1,4 +1,6 @@
-"""The ``*_like`` factories and the copies (contiguous, zero_, index_put)."""
+"""The ``factories`` family of the composites: the ``*_like`` factories (zeros, ones, empty,
+full; the random ones are the ``random`` family's; the copies contiguous and zero_ are the
+``pointwise`` family's)."""
 
 from __future__ import annotations
 
@@ -63,46 +65,3 @@ def full_like(
     memory_format: Any = None,
 ) -> Any:
     return aten.full.default(list(self.shape), fill_value, **_like(self, dtype, device))
-
-
-def rand_like(
-    self: Any,
-    *,
-    dtype: Any = None,
-    layout: Any = None,
-    device: Any = None,
-    pin_memory: Any = None,
-    memory_format: Any = None,
-) -> Any:
-    return aten.rand.default(list(self.shape), **_like(self, dtype, device))
-
-
-def randn_like(
-    self: Any,
-    *,
-    dtype: Any = None,
-    layout: Any = None,
-    device: Any = None,
-    pin_memory: Any = None,
-    memory_format: Any = None,
-) -> Any:
-    return aten.randn.default(list(self.shape), **_like(self, dtype, device))
-
-
-# --- copies ---------------------------------------------------------------------------------
-
-
-def contiguous(self: Any, *, memory_format: Any = "contiguous_format") -> Any:
-    data = self._data
-    flags = getattr(data, "flags", None)
-    if flags is not None and flags["C_CONTIGUOUS"]:
-        return self
-    return aten.clone.default(self)
-
-
-def zero_(self: Any) -> Any:
-    return aten.fill_.Scalar(self, 0)
-
-
-def index_put(self: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:
-    return aten.index_put_.default(aten.clone.default(self), indices, values, accumulate)

@@ -1,4 +1,4 @@
-"""Neural-network functions: the losses (mse_loss, cross_entropy, l1_loss, smooth_l1_loss,
+"""The ``nn`` family of the composites: the losses (mse_loss, cross_entropy, l1_loss, smooth_l1_loss,
 huber_loss, kl_div, binary_cross_entropy_with_logits), dropout, embedding, layer_norm and the
 activations mish, softplus, cosine_similarity."""
 
@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from .. import dtypes as _dt
+from .._op_errors import torch_name
 from ..ops import ops
 
 aten = ops.aten
@@ -50,8 +51,6 @@ def cross_entropy(
     # holds class indices (nll_loss checks those, with its messages)
     probabilities = tuple(target.shape) == tuple(self.shape)
     if probabilities and not target.dtype.is_floating_point:
-        from ..array_backend._kit import torch_name
-
         raise RuntimeError(
             "aten::cross_entropy_loss: Expected floating point type for target with class "
             f"probabilities, got {torch_name(target.dtype)}"
@@ -144,8 +143,6 @@ def dropout(input: Any, p: float, train: bool) -> Any:
         return aten.mul.Scalar(input, 0.0) if floating else aten.zeros_like.default(input)
     if not floating:
         # PyTorch scales the kept values in place: a float result into an integer tensor
-        from ..array_backend._kit import torch_name
-
         raise RuntimeError(
             f"aten::dropout: result type Float can't be cast to the desired output type "
             f"{torch_name(input.dtype)}; dropout needs a floating point input"

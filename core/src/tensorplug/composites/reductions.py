@@ -1,4 +1,5 @@
-"""Statistics, norms and argsort written with var, std, linalg_vector_norm and sort."""
+"""The ``reductions`` family of the composites: statistics, norms and argsort (sorting is a
+reduction here, as in the kit) written with var, std, linalg_vector_norm and sort."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Shape and layout composites: flatten and friends, view_as, movedim, broadcasting, narrow,
+"""The ``shape`` family of the composites: flatten and friends, view_as, movedim, broadcasting, narrow,
 split and chunk, stacking, flips, diff, tile and repeat_interleave."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from .. import dtypes as _dt
+from .._op_errors import infer_size
 from ..ops import ops
 from ..tensor import _wrap_dim
 
@@ -51,8 +52,6 @@ def unflatten(self: Any, dim: int, sizes: Any) -> Any:
             f"aten::unflatten.int: unflatten: Provided sizes {sizes} don't multiply up to "
             f"the size of dim {dim} ({n}) in the input tensor"
         )
-    from ..array_backend._shape import infer_size  # the -1, with view's messages
-
     try:
         sizes = list(infer_size(sizes, n))
     except RuntimeError as e:
@@ -337,13 +336,6 @@ def diff(self: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any 
         # bools differ where they are not equal (PyTorch's logical_xor)
         out = aten.ne.Tensor(hi, lo) if out.dtype is _dt.bool else aten.sub.Tensor(hi, lo)
     return out if n else aten.clone.default(out)
-
-
-def where_condition(condition: Any) -> Any:
-    """``nonzero(condition, as_tuple=True)``: one index tensor per dim (PyTorch's
-    nonzero_numpy; a 0-d condition counts as 1-d)."""
-    c = aten.reshape.default(condition, [1]) if condition.ndim == 0 else condition
-    return aten.unbind.int(aten.nonzero.default(c), 1)
 
 
 def tile(self: Any, dims: Any) -> Any:

@@ -24,17 +24,18 @@ Usage::
 
 from __future__ import annotations
 
-# the sections fill OP_DB as they are imported (one module per part of the yaml; _core holds
-# the machinery they share)
+# the family modules fill OP_DB as they are imported (one module per op family, the families
+# of every place an op lives: docs/extending.md; _core holds the machinery they share)
 from . import (  # noqa: F401
-    amp,
-    binary,
-    indexing_factories,
-    linalg_shape,
+    factories,
+    indexing,
+    linalg,
     nn,
-    python_modules,
+    pointwise,
+    random,
     reductions,
-    unary,
+    shape,
+    special,
 )
 from ._core import (
     DT,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -329,6 +329,13 @@ OP_DB: list[OpInfo] = []
 def add(info: OpInfo) -> OpInfo:
     OP_DB.append(info)
     return info
+
+
+def alias(op_name: str, of: str, public: str) -> None:
+    """Add ``op_name``, an alias of the op ``of`` that is public as ``tp.<public>``: ``of``'s
+    samples and oracle under the alias's name (``tensorplug.linalg``/``special`` aliases)."""
+    base = next(info for info in OP_DB if info.name == of)
+    add(replace(base, name=op_name, op=fn(public), method=None))
 
 
 # --- generic sample generators --------------------------------------------------------------

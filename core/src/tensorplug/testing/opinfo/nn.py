@@ -1,15 +1,15 @@
-"""Samples and oracles of copies and conversions, neural network functions and backward functions."""
+"""Samples and oracles of the ``nn`` family: softmax and log_softmax, neural network functions,
+the backward functions, the mixed precision training ops (what tp.amp.GradScaler runs) and
+mish."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from ._core import (
-    ALL,
     DT,
     FLOATS,
     INTS,
@@ -22,174 +22,61 @@ from ._core import (
     dtype_kwarg,
     dtype_name,
     fn,
-    is_float,
-    is_int,
     make,
     meth,
     np_dtype,
     same,
-    scalar_for,
+    unary_float,
     unary_samples,
 )
-from .indexing_factories import (
-    _idx,
-)
-from .reductions import (
-    _ref_log_softmax,
-    _ref_softmax,
-)
-
-# --- copies and conversion --------------------------------------------------------------------
-
-
-def _to_copy_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-    for target in ("float32", "float64", "int64", "bool"):
-        yield S(f"to_{target}", make((3, 4), d, rng, -2.7, 2.7), dtype=DT(target))
-    yield S("no_dtype", make((2, 3), d, rng))
-    yield S("0dim_to_float64", make((), d, rng), dtype=DT("float64"))
-    yield S("empty_to_int64", make((0, 2), d, rng), dtype=DT("int64"))
-    if is_float(d):
-        yield S("to_float16", make((3,), d, rng), dtype=DT("float16"))
-
-
-def _ref_to_copy(x: Any, *, dtype: Any = None) -> Any:
-    x = np.asarray(x)
-    if dtype is None:
-        return x.copy()
-    return x.astype(dtype)  # float -> int truncates toward zero, nonzero -> True
-
-
-add(
-    OpInfo(
-        "_to_copy",
-        op=fn("_to_copy"),
-        sample_inputs=_to_copy_samples,
-        ref=_ref_to_copy,
-        dtypes=ALL + LOWP,
-        result_dtype=dtype_kwarg(same),
-    )
-)
-add(
-    OpInfo(
-        "clone",
-        op=fn("clone"),
-        method=meth("clone"),
-        sample_inputs=unary_samples(),
-        ref=lambda x: np.array(x, copy=True),
-        dtypes=ALL + LOWP,
-    )
-)
-add(
-    OpInfo(
-        "contiguous",
-        op=meth("contiguous"),
-        sample_inputs=unary_samples(),
-        ref=lambda x: x,
-        dtypes=ALL,
-    )
-)
-add(
-    OpInfo(
-        "detach",
-        op=fn("detach"),
-        method=meth("detach"),
-        sample_inputs=unary_samples(),
-        ref=lambda x: x,
-        dtypes=ALL,
-        kind="view",
-    )
-)
-
-
-def _copy_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-    yield S("same_shape", make((2, 3), d, rng), make((2, 3), d, rng))
-    yield S("broadcast_src", make((2, 3), d, rng), make((1, 3), d, rng))
-    yield S("0dim_src", make((2, 3), d, rng), make((), d, rng))
-    yield S("0dim", make((), d, rng), make((), d, rng))
-    yield S("empty", make((0, 3), d, rng), make((0, 3), d, rng))
-    other = "int64" if d != "int64" else "float64"
-    yield S(f"from_{other}", make((2, 3), d, rng), make((2, 3), other, rng, -2.7, 2.7))
-    yield S("non_blocking_kw", make((2,), d, rng), make((2,), d, rng), non_blocking=False)
-
-
-add(
-    OpInfo(
-        "copy_",
-        op=meth("copy_"),
-        sample_inputs=_copy_samples,
-        ref=lambda x, src, non_blocking=False: np.broadcast_to(
-            np.asarray(src).astype(x.dtype), x.shape
-        ),
-        dtypes=ALL,
-        kind="inplace",
-    )
-)
-
-
-def _fill_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-    v = scalar_for(d)
-    yield S("2d", make((2, 3), d, rng), v)
-    yield S("0dim", make((), d, rng), v)
-    yield S("empty", make((0,), d, rng), v)
-    if is_float(d):
-        yield S("int_value", make((3,), d, rng), 7)
-    if is_int(d):
-        yield S("negative", make((3,), d, rng), -4)
-
-
-add(
-    OpInfo(
-        "fill_.Scalar",
-        op=fn("fill_"),
-        method=meth("fill_"),
-        sample_inputs=_fill_samples,
-        ref=lambda x, v: np.full(x.shape, v, x.dtype),
-        dtypes=ALL + LOWP,
-        kind="inplace",
-    )
-)
-add(
-    OpInfo(
-        "zero_",
-        op=fn("zero_"),
-        method=meth("zero_"),
-        sample_inputs=unary_samples(),
-        ref=lambda x: np.zeros(x.shape, x.dtype),
-        dtypes=ALL,
-        kind="inplace",
-    )
-)
-
-
-def _local_scalar_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-    yield S("0dim", make((), d, rng))
-    yield S("1d_one_element", make((1,), d, rng))
-    yield S("2d_one_element", make((1, 1), d, rng))
-
-
-def _compare_local_scalar(got: Any, expected: Any, s: SampleInput, d: str) -> None:
-    want_type = bool if d == "bool" else int if is_int(d) else float
-    assert type(got) is want_type, (
-        f"expected a Python {want_type.__name__}, got {type(got).__name__}"
-    )
-    if want_type is float:
-        assert math.isclose(got, float(expected), rel_tol=1e-6), (got, expected)
-    else:
-        assert got == expected.item(), (got, expected)
-
-
-add(
-    OpInfo(
-        "_local_scalar_dense",
-        op=fn("_local_scalar_dense"),
-        sample_inputs=_local_scalar_samples,
-        ref=lambda x: np.asarray(x).reshape(()),
-        dtypes=ALL,
-        compare=_compare_local_scalar,
-    )
-)
+from .indexing import _idx
 
 # --- neural network functions -----------------------------------------------------------------
+
+
+def _ref_softmax(x: Any, dim: int, dtype: Any = None) -> Any:
+    x = np.asarray(x, np.float64)
+    if x.ndim == 0:
+        return np.ones_like(x)
+    e = np.exp(x - np.max(x, axis=dim, keepdims=True)) if x.size else x
+    return e / np.sum(e, axis=dim, keepdims=True) if x.size else x
+
+
+def _ref_log_softmax(x: Any, dim: int, dtype: Any = None) -> Any:
+    x = np.asarray(x, np.float64)
+    if x.ndim == 0:
+        return np.zeros_like(x)
+    if not x.size:
+        return x
+    s = x - np.max(x, axis=dim, keepdims=True)
+    return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
+
+
+def _softmax_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim1", make((3, 4), d, rng), 1)
+    yield S("dim0", make((3, 4), d, rng), 0)
+    yield S("neg_dim", make((2, 3, 4), d, rng), -1)
+    yield S("large_values", make((2, 5), d, rng, 80, 90), 1)
+    yield S("0dim", make((), d, rng), 0)
+    yield S("empty", make((0, 4), d, rng), 1)
+    if d == "float32":
+        yield S("dtype_float64", make((3, 4), d, rng), -1, dtype=DT("float64"))
+        yield S("dtype_float64_kw", make((3, 4), d, rng), dim=0, dtype=DT("float64"))
+
+
+for _name, _ref in (("softmax", _ref_softmax), ("log_softmax", _ref_log_softmax)):
+    add(
+        OpInfo(
+            f"{_name}.int",
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_softmax_samples,
+            ref=_ref,
+            dtypes=FLOATS + LOWP,
+            result_dtype=dtype_kwarg(same),
+        )
+    )
+
 
 LOSS_TOL = {"float32": (1e-5, 1e-5)}
 
@@ -868,5 +755,107 @@ add(
         ref=_ref_layer_norm,
         dtypes=FLOATS + LOWP,
         tol={"float32": (1e-5, 1e-5)},  # half precision: computed in float32, rounded once
+    )
+)
+
+
+# --- mixed precision training (tp.amp.GradScaler) -----------------------------------------------
+
+INF, NAN = float("inf"), float("nan")
+
+
+def _f32(*values: float) -> np.ndarray:
+    return np.asarray(values, dtype=np.float32)
+
+
+def _unscale_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    grads = [make((2, 3), d, rng), make((4,), d, rng)]
+    yield S("finite", grads, _f32(0.0), _f32(0.25))
+    with_inf = make((3,), d, rng)
+    with_inf[1] = INF
+    yield S("inf", [make((2,), d, rng), with_inf], _f32(0.0), _f32(0.5))
+    with_nan = make((2, 2), d, rng)
+    with_nan[0, 1] = NAN
+    yield S("nan", [with_nan], _f32(0.0), _f32(0.5))
+    yield S("flag_already_set_stays", [make((3,), d, rng)], _f32(1.0), _f32(0.5))
+    yield S("0dim_flag_and_scale", [make((), d, rng)], np.zeros((), np.float32), _f32(2.0))
+    yield S("empty_list", [], _f32(0.0), _f32(0.5))
+    yield S("empty_grad", [make((0, 3), d, rng)], _f32(0.0), _f32(0.5))
+
+
+def _ref_unscale(grads: list[Any], found_inf: Any, inv_scale: Any) -> list[Any]:
+    bad = any(not np.all(np.isfinite(g)) for g in grads)
+    flag = np.where(bad, np.ones_like(found_inf), found_inf)
+    return [g * inv_scale.reshape(()) for g in grads] + [flag]
+
+
+add(
+    OpInfo(
+        "_amp_foreach_non_finite_check_and_unscale_",
+        op=fn("_amp_foreach_non_finite_check_and_unscale_"),
+        sample_inputs=_unscale_samples,
+        ref=_ref_unscale,
+        dtypes=FLOATS + LOWP,
+        kind="mutating",
+    )
+)
+
+
+def _i32(v: int) -> np.ndarray:
+    return np.asarray([v], dtype=np.int32)
+
+
+def _update_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    # (scale, tracker, found_inf, growth, backoff, interval)
+    yield S("counts_a_good_step", _f32(1024.0), _i32(0), _f32(0.0), 2.0, 0.5, 3)
+    yield S("grows_after_interval", _f32(1024.0), _i32(2), _f32(0.0), 2.0, 0.5, 3)
+    yield S("backs_off_on_inf", _f32(1024.0), _i32(2), _f32(1.0), 2.0, 0.5, 3)
+    yield S("interval_one_grows_every_step", _f32(3.0), _i32(0), _f32(0.0), 4.0, 0.25, 1)
+    yield S("overflow_keeps_the_scale", _f32(3e38), _i32(0), _f32(0.0), 2.0, 0.5, 1)
+    yield S("nonzero_flag_is_inf", _f32(8.0), _i32(5), _f32(7.0), 2.0, 0.125, 100)
+    yield S("0dim", np.full((), 6.0, np.float32), np.zeros((), np.int32), _f32(0.0), 2.0, 0.5, 1)
+
+
+def _ref_update(
+    scale: Any, tracker: Any, found_inf: Any, growth: float, backoff: float, interval: int
+) -> list[Any]:
+    s, t = np.float32(scale.reshape(())), int(tracker.reshape(()))
+    if found_inf.reshape(()) != 0:
+        s, t = np.float32(s * np.float32(backoff)), 0
+    elif t + 1 == interval:
+        with np.errstate(over="ignore"):
+            grown = np.float32(float(s) * growth)  # PyTorch multiplies in float: may be inf
+        s, t = (grown if np.isfinite(grown) else s), 0
+    else:
+        t += 1
+    return [np.full(scale.shape, s, np.float32), np.full(tracker.shape, t, np.int32)]
+
+
+add(
+    OpInfo(
+        "_amp_update_scale_",
+        op=fn("_amp_update_scale_"),
+        sample_inputs=_update_samples,
+        ref=_ref_update,
+        dtypes=("float32",),
+        kind="mutating",
+    )
+)
+
+
+def _ref_mish(x: Any) -> Any:
+    """PyTorch's formula, ``x * tanh(softplus(x))``, in float64."""
+    x64 = np.asarray(x, dtype=np.float64)
+    return x64 * np.tanh(np.logaddexp(0.0, x64))
+
+
+add(
+    OpInfo(
+        "mish",
+        op=fn("nn.functional.mish"),
+        sample_inputs=unary_samples(low=-30, high=30),
+        ref=_ref_mish,
+        dtypes=FLOATS + LOWP,
+        result_dtype=unary_float,
     )
 )

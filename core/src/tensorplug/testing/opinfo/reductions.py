@@ -1,4 +1,6 @@
-"""Samples and oracles of the reductions and softmaxes."""
+"""Samples and oracles of the ``reductions`` family: sums, statistics, extrema, norms, the
+whole-tensor comparisons (isclose, allclose, equal), the scans, and sorting (sort, argsort,
+topk, median, kthvalue, cummax/cummin, unique)."""
 
 from __future__ import annotations
 
@@ -425,50 +427,6 @@ add(
 )
 
 
-def _ref_softmax(x: Any, dim: int, dtype: Any = None) -> Any:
-    x = np.asarray(x, np.float64)
-    if x.ndim == 0:
-        return np.ones_like(x)
-    e = np.exp(x - np.max(x, axis=dim, keepdims=True)) if x.size else x
-    return e / np.sum(e, axis=dim, keepdims=True) if x.size else x
-
-
-def _ref_log_softmax(x: Any, dim: int, dtype: Any = None) -> Any:
-    x = np.asarray(x, np.float64)
-    if x.ndim == 0:
-        return np.zeros_like(x)
-    if not x.size:
-        return x
-    s = x - np.max(x, axis=dim, keepdims=True)
-    return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
-
-
-def _softmax_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-    yield S("dim1", make((3, 4), d, rng), 1)
-    yield S("dim0", make((3, 4), d, rng), 0)
-    yield S("neg_dim", make((2, 3, 4), d, rng), -1)
-    yield S("large_values", make((2, 5), d, rng, 80, 90), 1)
-    yield S("0dim", make((), d, rng), 0)
-    yield S("empty", make((0, 4), d, rng), 1)
-    if d == "float32":
-        yield S("dtype_float64", make((3, 4), d, rng), -1, dtype=DT("float64"))
-        yield S("dtype_float64_kw", make((3, 4), d, rng), dim=0, dtype=DT("float64"))
-
-
-for _name, _ref in (("softmax", _ref_softmax), ("log_softmax", _ref_log_softmax)):
-    add(
-        OpInfo(
-            f"{_name}.int",
-            op=fn(_name),
-            method=meth(_name),
-            sample_inputs=_softmax_samples,
-            ref=_ref,
-            dtypes=FLOATS + LOWP,
-            result_dtype=dtype_kwarg(same),
-        )
-    )
-
-
 # --- var_mean / std_mean, median, any / all, count_nonzero ---------------------------------
 
 
@@ -706,128 +664,6 @@ for _name, _pick in (("cummax", np.greater_equal), ("cummin", np.less_equal)):
             returns_names=("values", "indices"),
         )
     )
-
-
-def _ref_search(
-    seq: Any,
-    values: Any,
-    *,
-    out_int32: bool = False,
-    right: bool = False,
-    side: Any = None,
-    sorter: Any = None,
-) -> Any:
-    """A loop of PyTorch's binary search: the first place where ``seq[i] >= v`` (``> v`` with
-    right=) is not false, so NaNs and unsorted rows land where PyTorch's do."""
-    seq, values = np.asarray(seq), np.asarray(values)
-    if sorter is not None:
-        seq = np.take_along_axis(seq, np.asarray(sorter), axis=-1)
-    right = right or side == "right"
-    out = np.zeros(values.shape, np.int32 if out_int32 else np.int64)
-    for pos in np.ndindex(values.shape):
-        row = seq if seq.ndim == 1 else seq[pos[:-1]]
-        v = values[pos]
-        lo, hi = 0, row.shape[-1]
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if not (row[mid] > v if right else row[mid] >= v):
-                lo = mid + 1
-            else:
-                hi = mid
-        out[pos] = lo
-    return out
-
-
-def _searchsorted_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-    seq = np.sort(make((6,), d, rng, -3, 3))
-    yield S("1d", seq, make((2, 3), d, rng, -4, 4))
-    yield S("right", seq, make((5,), d, rng, -4, 4), right=True)
-    yield S("side_right_int32", seq, make((4,), d, rng, -4, 4), side="right", out_int32=True)
-    yield S("side_left", seq, make((4,), d, rng, -4, 4), side="left")
-    yield S("nd", np.sort(make((2, 5), d, rng, -3, 3), axis=-1), make((2, 3), d, rng, -4, 4))
-    order = rng.permutation(6)
-    yield S(
-        "sorter",
-        seq[np.argsort(order)],
-        make((4,), d, rng, -4, 4),
-        sorter=np.argsort(np.argsort(order)),
-    )
-    yield S("0dim_value", seq, np.array(seq[2]))
-    yield S("empty_seq", make((0,), d, rng), make((3,), d, rng))
-    yield S("unsorted", make((5,), d, rng, -3, 3), make((4,), d, rng, -4, 4))
-    if is_float(d) and d not in LOWP:
-        nan = np.array([1.0, np.nan, 2.0], dtype=d)
-        yield S("nan", np.array([1.0, 2.0, np.nan], dtype=d), nan)
-        yield S("other_dtype", seq, make((3,), "int64", rng, -4, 4))
-
-
-def _searchsorted_scalar_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-    seq = np.sort(make((6,), d, rng, -3, 3))
-    yield S("int", seq, 1)
-    yield S("float_right", seq, 0.5, right=True)
-    yield S("int32", seq, -1, out_int32=True, side="right")
-
-
-def _index_rule(s: SampleInput, d: str) -> str:
-    return "int32" if s.kwargs.get("out_int32") else "int64"
-
-
-add(
-    OpInfo(
-        "searchsorted.Tensor",
-        op=fn("searchsorted"),
-        sample_inputs=_searchsorted_samples,
-        ref=_ref_search,
-        dtypes=NUMERIC,
-        result_dtype=_index_rule,
-    )
-)
-add(
-    OpInfo(
-        "searchsorted.Scalar",
-        op=fn("searchsorted"),
-        sample_inputs=_searchsorted_scalar_samples,
-        ref=_ref_search,
-        dtypes=NUMERIC,
-        result_dtype=_index_rule,
-    )
-)
-
-
-def _bucketize_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-    bounds = np.sort(make((5,), d, rng, -3, 3))
-    yield S("2d", make((2, 3), d, rng, -4, 4), bounds)
-    yield S("right_int32", make((4,), d, rng, -4, 4), bounds, right=True, out_int32=True)
-    yield S("0dim", np.array(bounds[1]), bounds)
-    yield S("empty", make((0,), d, rng), bounds)
-
-
-def _bucketize_scalar_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-    bounds = np.sort(make((5,), d, rng, -3, 3))
-    yield S("int", 1, bounds)
-    yield S("float_right", -0.5, bounds, right=True)
-
-
-add(
-    OpInfo(
-        "bucketize.Tensor",
-        op=fn("bucketize"),
-        sample_inputs=_bucketize_samples,
-        ref=lambda v, b, **kw: _ref_search(b, v, **kw),
-        dtypes=NUMERIC,
-        result_dtype=_index_rule,
-    )
-)
-add(
-    OpInfo(
-        "bucketize.Scalar",
-        op=fn("bucketize"),
-        sample_inputs=_bucketize_scalar_samples,
-        ref=lambda v, b, **kw: _ref_search(b, v, **kw),
-        dtypes=NUMERIC,
-        result_dtype=_index_rule,
-    )
-)
 
 
 def _ref_unique2(

@@ -1,5 +1,5 @@
 """The builders of elementwise kernels: binary and unary ops, their in-place and ``out=``
-forms, and the dtype rules they share. ``_arithmetic``, ``_unary`` and ``_where`` call them
+forms, and the dtype rules they share. ``_binary``, ``_unary`` and ``_where`` call them
 once per op at registration; each builder returns nothing and puts its kernels in ``k``.
 
 Note [Binary fast path]
@@ -38,9 +38,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .. import dtypes as _dt
-from ..tensor import Tensor
-from ._kit import (
+from ... import dtypes as _dt
+from ...tensor import Tensor
+from .._kit import (
     _CONVERTED,
     Kernels,
     Kit,
@@ -52,133 +52,7 @@ from ._kit import (
     guarded,
     torch_name,
 )
-
-Rule = Callable[[_dt.dtype], _dt.dtype]
-Check = Callable[[Tensor, Any], None]  # refuses a pair of operands (binary check=)
-
-
-def same(d: _dt.dtype) -> _dt.dtype:
-    return d
-
-
-def to_float(d: _dt.dtype) -> _dt.dtype:
-    """Integer and bool inputs of floating functions give the default dtype (PyTorch)."""
-    return d if d.kind in "fc" else _dt.get_default_dtype()
-
-
-def to_bool(d: _dt.dtype) -> _dt.dtype:
-    return _dt.bool
-
-
-def shape_error(qual: str, e: BaseException, *operands: Any, key: str = "") -> BaseException:
-    """PyTorch's broadcasting message when the shapes are the cause, else the usual one."""
-    shapes = [tuple(x._data.shape) for x in operands if isinstance(x, Tensor)]
-    if len(shapes) > 1:
-        try:
-            check_broadcast(*shapes)
-        except OpError as oe:
-            err = RuntimeError(f"{qual}: {oe}")
-            err.__cause__ = e
-            return err
-    return convert_error(qual, e, key)
-
-
-def keeps(rule: Rule, d: _dt.dtype) -> bool:
-    """Whether ``rule`` maps ``d`` to itself (a rule that rejects ``d`` does not)."""
-    try:
-        return rule(d) is d
-    except OpError:
-        return False
-
-
-def check_alpha(alpha: Scalar, d: _dt.dtype) -> None:
-    if isinstance(alpha, bool):
-        if d is not _dt.bool:
-            raise OpError("Boolean alpha only supported for Boolean results.")
-    elif d.kind in "bui" and isinstance(alpha, (float, complex)):
-        raise OpError(
-            "For integral input tensors, argument alpha must not be a floating point number."
-        )
-    elif d.kind == "f" and isinstance(alpha, complex):
-        raise OpError("For non-complex input tensors, argument alpha must not be a complex number.")
-
-
-def floating_only(name: str) -> Rule:
-    def rule(d: _dt.dtype) -> _dt.dtype:
-        if d.kind not in "fc":
-            raise OpError(f"\"{name}_cpu\" not implemented for '{torch_name(d)}'")
-        return d
-
-    return rule
-
-
-def rounding_rule(name: str, complex_message: str) -> Rule:
-    """floor / ceil / trunc / round: every real dtype but bool (integers keep their dtype)."""
-
-    def rule(d: _dt.dtype) -> _dt.dtype:
-        if d.kind == "c" and complex_message:
-            raise OpError(complex_message)
-        if d.kind in "bc":
-            raise OpError(f"\"{name}_vml_cpu\" not implemented for '{torch_name(d)}'")
-        return d
-
-    return rule
-
-
-def real_floating_only(name: str) -> Rule:
-    def rule(d: _dt.dtype) -> _dt.dtype:
-        if d.kind != "f":
-            raise OpError(f"\"{name}_cpu\" not implemented for '{torch_name(d)}'")
-        return d
-
-    return rule
-
-
-def real_no_bool(kernel_name: str) -> Rule:
-    """Integers and floating types keep their dtype; bool and complex are refused."""
-
-    def rule(d: _dt.dtype) -> _dt.dtype:
-        if d.kind in "bc":
-            raise OpError(f"\"{kernel_name}\" not implemented for '{torch_name(d)}'")
-        return d
-
-    return rule
-
-
-def real_float(kernel_name: str) -> Rule:
-    """Integer and bool inputs give the default dtype; complex ones are refused."""
-
-    def rule(d: _dt.dtype) -> _dt.dtype:
-        if d.kind == "c":
-            raise OpError(f"\"{kernel_name}\" not implemented for '{torch_name(d)}'")
-        return to_float(d)
-
-    return rule
-
-
-def no_bool_pow(d: _dt.dtype) -> _dt.dtype:
-    if d is _dt.bool:
-        raise OpError("\"pow\" not implemented for 'Bool'")
-    return d
-
-
-def no_bool_abs(d: _dt.dtype) -> _dt.dtype:
-    if d is _dt.bool:
-        raise OpError("\"abs_cpu\" not implemented for 'Bool'")
-    return d
-
-
-def bool_to_long(d: _dt.dtype) -> _dt.dtype:
-    return _dt.int64 if d is _dt.bool else d
-
-
-def integral_only(name: str) -> Rule:
-    def rule(d: _dt.dtype) -> _dt.dtype:
-        if d.kind not in "bui":
-            raise OpError(f"\"{name}_cpu\" not implemented for '{torch_name(d)}'")
-        return d
-
-    return rule
+from ._rules import Check, Rule, check_alpha, keeps, same, shape_error
 
 
 def _scalar_bounds(native: frozenset[_dt.dtype]) -> dict[_dt.dtype, tuple[bool, float, float]]:
@@ -300,7 +174,7 @@ def binary(
 
     if alpha and not quiet:
         # alpha is not keyword-only: a caller may pass it by position, which is cheaper (Note
-        # [Positional calls below autograd] in tensorplug_autograd/kernels.py)
+        # [Positional calls below autograd] in tensorplug_autograd/codegen.py)
         def binary(self: Tensor, other: Tensor, alpha: Scalar = 1) -> Tensor:
             d = self._dtype
             dev = self._device

@@ -1,21 +1,26 @@
-"""Copies and conversions: _to_copy, clone, copy_, fill_, _local_scalar_dense.
+"""Copies and conversions: _to_copy, clone, copy_, fill_, _local_scalar_dense (the
+``pointwise`` family: each output element is the input element at its position).
 
+Note [Copies across backends]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 Moving data between backends goes through the host: the source backend's storage backend
 gives a host (numpy) array and the target's builds its array from it
 (``tensorplug._backends``), so any two array backends can exchange tensors without knowing
-each other.
+each other. The copies are the kit's only kernels that call operators (the other backend's),
+so they are listed in :data:`DISPATCHING` (Note [Kernels that do not dispatch] in
+_register.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .. import _backends
-from .. import dtypes as _dt
-from ..device import canonical
-from ..device import device as Device
-from ..tensor import Tensor
-from ._kit import Kernel, Kernels, Kit, OpError, Scalar, bind, check_broadcast, check_fits
+from ... import _backends
+from ... import dtypes as _dt
+from ...device import canonical
+from ...device import device as Device
+from ...tensor import Tensor
+from .._kit import Kernel, Kernels, Kit, OpError, Scalar, bind, check_broadcast, check_fits
 
 
 def convert(kit: Kit, a: Any, src: _dt.dtype, d: _dt.dtype) -> Any:
@@ -57,7 +62,7 @@ def to_copy(
         return out
     host = kit.to_host(self._data)
     moved: Tensor = target.from_host(host.copy() if host is self._data else host, dev)
-    from ..ops import ops
+    from ...ops import ops
 
     res: Tensor = ops.aten._to_copy.default(moved, dtype=d)
     return res
@@ -73,7 +78,7 @@ def copy_(kit: Kit, self: Tensor, src: Tensor, non_blocking: bool = False) -> Te
         here = _backends.for_device_type(self._device.type).from_host(
             kit.to_host(src._data), self._device
         )
-        from ..ops import ops
+        from ...ops import ops
 
         ops.aten.copy_.default(self, here)
         return self
@@ -126,6 +131,9 @@ KERNELS: dict[str, Kernel] = {
     "fill_.Scalar": fill_,
     "_local_scalar_dense": local_scalar_dense,
 }
+
+# the kernels that call operators (Note [Copies across backends])
+DISPATCHING = frozenset(KERNELS)
 
 
 def build(kit: Kit) -> Kernels:

@@ -1,5 +1,6 @@
-"""Products and contractions written with matmul, bmm, mul and sum: linear, baddbmm, addbmm,
-outer, kron, tensordot, einsum, trace and t."""
+"""The ``linalg`` family of the composites: products and contractions written with matmul,
+bmm, mul and sum (linear, baddbmm, addbmm, outer, kron, tensordot, einsum, trace and t), and
+``tensorplug.linalg.matmul``, PyTorch's alias of matmul (Note [Python modules] in _api.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import math
 from typing import Any
 
 from .. import dtypes as _dt
+from .._op_errors import cpp_name, torch_name
 from ..ops import ops
 from ..tensor import _wrap_dim
 
@@ -28,11 +30,9 @@ def _batched_products(name: str, self: Any, batch1: Any, batch2: Any) -> None:
         if x.ndim != 3:
             raise RuntimeError(f"aten::{name}: {what} must be a 3D tensor")
     if not (self.dtype is batch1.dtype is batch2.dtype):
-        from ..array_backend._linalg import _cpp_name as cname  # ATen prints C++ type names
-
         raise RuntimeError(
-            f"aten::{name}: Input dtypes must be the same, got: input {cname(self.dtype)}, "
-            f"batch1: {cname(batch1.dtype)}, batch2: {cname(batch2.dtype)}"
+            f"aten::{name}: Input dtypes must be the same, got: input {cpp_name(self.dtype)}, "
+            f"batch1: {cpp_name(batch1.dtype)}, batch2: {cpp_name(batch2.dtype)}"
         )
 
 
@@ -190,8 +190,6 @@ def einsum(equation: str, tensors: Any, *, path: Any = None) -> Any:
     named: list[tuple[Any, list[str]]] = []  # each operand with one letter per dim
     for k, (x, subs) in enumerate(zip(tensors, ins, strict=True)):
         if x.dtype is not tensors[0].dtype:  # PyTorch's bmm does not promote
-            from ..array_backend._kit import torch_name
-
             raise RuntimeError(
                 f"aten::einsum: expected scalar type {torch_name(tensors[0].dtype)} but found "
                 f"{torch_name(x.dtype)}"
@@ -300,3 +298,7 @@ def t(self: Any) -> Any:
             f"aten::t.default: t() expects a tensor with <= 2 dimensions, but self is {nd}D"
         )
     return aten.view.default(self, list(self.shape))  # a view with the same shape, as torch
+
+
+def linalg_matmul(self: Any, other: Any) -> Any:
+    return aten.matmul.default(self, other)

@@ -1,5 +1,5 @@
 """Elementwise choices: clamp (and clamp_min / clamp_max), where, masked_fill, with their
-in-place forms. ``where`` has a fast path (Note [Binary fast path] in _elementwise.py).
+in-place forms. ``where`` has a fast path (Note [Binary fast path] in _pointwise/_elementwise.py).
 """
 
 from __future__ import annotations
@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .. import dtypes as _dt
-from ..tensor import Tensor
-from ._elementwise import inplace, write_result
-from ._kit import (
+from ... import dtypes as _dt
+from ...tensor import Tensor
+from .._kit import (
     Kernel,
     Kernels,
     Kit,
@@ -21,6 +20,7 @@ from ._kit import (
     check_fits,
     torch_name,
 )
+from ._elementwise import inplace, write_result
 
 
 def clamp(kit: Kit, self: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:
@@ -163,8 +163,10 @@ def where_self(kit: Kit) -> Kernel:
     return where_self
 
 
-def where_scalar_other(kit: Kit) -> Kernel:
-    """The kernel of ``aten::where.ScalarOther``."""
+def where_scalar(kit: Kit, scalar_self: bool) -> Kernel:
+    """The kernel of ``aten::where.ScalarSelf`` (``scalar_self``: ``self`` is the Python scalar)
+    or ``aten::where.ScalarOther`` (``other`` is): one tensor operand and one scalar, the
+    scalar on the side the overload names."""
     xp = kit.xp
     new = kit.new
     ks = kit.keyset
@@ -172,63 +174,45 @@ def where_scalar_other(kit: Kit) -> Kernel:
     where_scalar_fast = frozenset(d for d in kit.native if d.kind == "f")
     where = xp.where
 
-    def where_scalar_other(condition: Tensor, self: Tensor, other: Scalar) -> Tensor:
-        d = self._dtype
-        dev = self._device
+    def kernel(condition: Tensor, self: Any, other: Any) -> Tensor:
+        t, v = (other, self) if scalar_self else (self, other)
+        d = t._dtype
+        dev = t._device
         if (
             condition._dtype is _dt.bool
             and d in where_scalar_fast
             and condition._device is dev
-            and plain_float(other)
+            and plain_float(v)
         ):
-            c, a = condition._data, self._data
+            c, a = condition._data, t._data
             if c.shape == a.shape:
-                return new(where(c, a, other), d, dev, ks)
+                r = where(c, v, a) if scalar_self else where(c, a, v)
+                return new(r, d, dev, ks)
         check_condition(condition)
         od = kit.result_dtype(self, other)
-        device = self._device
-        check_broadcast(tuple(condition._data.shape), tuple(self._data.shape))
-        c = kit.condition(condition, device)
+        check_broadcast(tuple(condition._data.shape), tuple(t._data.shape))
+        c = kit.condition(condition, dev)
         if od.kind in "ui":  # PyTorch checks integer results only
-            check_fits(other, od)
-        b = xp.asarray(kit.scalar(other, od), dtype=compute[od])
-        return kit.wrap(xp.where(c, kit.operand(self, od, device), b), od, device)
+            check_fits(v, od)
+        s = xp.asarray(kit.scalar(v, od), dtype=compute[od])
+        a = kit.operand(t, od, dev)
+        return kit.wrap(xp.where(c, s, a) if scalar_self else xp.where(c, a, s), od, dev)
 
-    return where_scalar_other
+    # named as its builder's kernel was before the two builders merged
+    name = "where_scalar_self" if scalar_self else "where_scalar_other"
+    kernel.__name__ = name
+    kernel.__qualname__ = f"{name}.<locals>.{name}"
+    return kernel
+
+
+def where_scalar_other(kit: Kit) -> Kernel:
+    """The kernel of ``aten::where.ScalarOther``."""
+    return where_scalar(kit, scalar_self=False)
 
 
 def where_scalar_self(kit: Kit) -> Kernel:
     """The kernel of ``aten::where.ScalarSelf``."""
-    xp = kit.xp
-    new = kit.new
-    ks = kit.keyset
-    compute = kit.compute
-    where_scalar_fast = frozenset(d for d in kit.native if d.kind == "f")
-    where = xp.where
-
-    def where_scalar_self(condition: Tensor, self: Scalar, other: Tensor) -> Tensor:
-        d = other._dtype
-        dev = other._device
-        if (
-            condition._dtype is _dt.bool
-            and d in where_scalar_fast
-            and condition._device is dev
-            and plain_float(self)
-        ):
-            c, b = condition._data, other._data
-            if c.shape == b.shape:
-                return new(where(c, self, b), d, dev, ks)
-        check_condition(condition)
-        od = kit.result_dtype(self, other)
-        device = other._device
-        check_broadcast(tuple(condition._data.shape), tuple(other._data.shape))
-        c = kit.condition(condition, device)
-        if od.kind in "ui":
-            check_fits(self, od)
-        a = xp.asarray(kit.scalar(self, od), dtype=compute[od])
-        return kit.wrap(xp.where(c, a, kit.operand(other, od, device)), od, device)
-
-    return where_scalar_self
+    return where_scalar(kit, scalar_self=True)
 
 
 def masked_fill(kit: Kit, self: Tensor, mask: Tensor, value: Scalar) -> Tensor:

@@ -9,13 +9,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .. import dtypes as _dt
-from ..tensor import Tensor
+from ... import dtypes as _dt
+from ...tensor import Tensor
+from .._kit import (
+    _CONVERTED,
+    Kernels,
+    Kit,
+    OpError,
+    Scalar,
+    bind,
+    check_broadcast,
+    check_fits,
+    cpp_name,
+    guarded,
+    optional,
+    torch_name,
+)
 from ._elementwise import (
     binary,
     check_inplace_shape,
     general,
     inplace,
+    write_result,
+)
+from ._rules import (
     integral_only,
     no_bool_pow,
     real_float,
@@ -25,29 +42,16 @@ from ._elementwise import (
     shape_error,
     to_bool,
     to_float,
-    write_result,
 )
-from ._kit import (
-    _CONVERTED,
-    Kernels,
-    Kit,
-    OpError,
-    Scalar,
-    bind,
-    check_broadcast,
-    check_fits,
-    guarded,
-    optional,
-    torch_name,
-)
-from ._linalg import _cname
 
 # --- lerp, addcmul, addcdiv --------------------------------------------------------
 
 
 def same_dtype(self: Tensor, other: Tensor, arg: str) -> None:
     if other._dtype is not self._dtype:
-        raise OpError(f"expected dtype {_cname(self)} for `{arg}` but got dtype {_cname(other)}")
+        raise OpError(
+            f"expected dtype {cpp_name(self._dtype)} for `{arg}` but got dtype {cpp_name(other._dtype)}"
+        )
 
 
 def scalar_in(kit: Kit, value: Scalar, d: _dt.dtype, math_t: Any) -> Any:

@@ -10,22 +10,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .. import dtypes as _dt
-from ..tensor import Tensor
-from ._elementwise import (
-    bool_to_long,
-    floating_only,
-    inplace,
-    integral_only,
-    no_bool_abs,
-    real_float,
-    real_floating_only,
-    rounding_rule,
-    to_bool,
-    to_float,
-    unary,
-)
-from ._kit import (
+from ... import dtypes as _dt
+from ...tensor import Tensor
+from .._kit import (
     _CONVERTED,
     Kernel,
     Kernels,
@@ -36,6 +23,21 @@ from ._kit import (
     guarded,
     optional,
     torch_name,
+)
+from ._elementwise import (
+    inplace,
+    unary,
+)
+from ._rules import (
+    bool_to_long,
+    floating_only,
+    integral_only,
+    no_bool_abs,
+    real_float,
+    real_floating_only,
+    rounding_rule,
+    to_bool,
+    to_float,
 )
 
 

@@ -1,0 +1,241 @@
+"""The storage of an array backend: Python data in, host arrays out (internal).
+
+:class:`ArrayStorage` is the ``tensorplug._backends.StorageBackend`` that :func:`register`
+adds beside the kernels: ``tp.tensor(data)`` (dtype inferred as ``torch.tensor`` does), host
+numpy arrays to and from the backend's arrays, and the memory layout strided backends report.
+The functions after it are the defaults :func:`register` takes where a backend gives none: the
+dtypes ``xp`` names, host copies through DLPack, ``xp.asarray`` from the host, and numpy's
+random state on the host where ``xp`` has none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import _backends
+from .. import dtypes as _dt
+from ..device import canonical
+from ..device import device as Device
+from ..tensor import Tensor
+from ._kit import Kit
+
+__all__ = ["ArrayStorage"]
+
+
+class ArrayStorage:
+    """The storage backend of an array backend (tensorplug._backends.StorageBackend)."""
+
+    def __init__(
+        self, kit: Kit, plugin: str, host_dtypes: dict[_dt.dtype, Any] | None = None
+    ) -> None:
+        self.kit = kit
+        self.key_name = kit.key_name
+        self.device_type = kit.device_type
+        self.plugin = plugin
+        self._host: dict[_dt.dtype, Any] | None = host_dtypes  # numpy's, made on first use
+        self._from_host: dict[Any, _dt.dtype] | None = None
+
+    @property
+    def _host_dtypes(self) -> dict[_dt.dtype, Any]:
+        if self._host is None:
+            self._host = _host_dtypes()
+        return self._host
+
+    @property
+    def _from_host_dtype(self) -> dict[Any, _dt.dtype]:
+        if self._from_host is None:
+            self._from_host = {}
+            for d, x in self._host_dtypes.items():
+                self._from_host.setdefault(x, d)
+        return self._from_host
+
+    def to_host(self, data: Any) -> Any:
+        return self.kit.to_host(data)
+
+    def memory_layout(self, data: Any) -> tuple[int, tuple[int, ...], int] | None:
+        """``(address, strides, itemsize)`` of array ``data``, in bytes, from the array
+        interface numpy and cupy describe their memory with; None for arrays without one."""
+        i = getattr(data, "__array_interface__", None)
+        if i is None:
+            i = getattr(data, "__cuda_array_interface__", None)
+        if i is None:
+            return None
+        shape = tuple(i["shape"])
+        item = int(data.itemsize)
+        strides = i.get("strides")
+        if strides is None:  # row-major
+            acc, out = item, []
+            for n in reversed(shape):
+                out.append(acc)
+                acc *= max(n, 1)
+            strides = tuple(reversed(out))
+        return int(i["data"][0]), tuple(int(x) for x in strides), item
+
+    def device(self, d: Device) -> Device:
+        """The device tensors made for ``d`` live on (``cuda`` is the current device)."""
+        return self.kit.device(d)
+
+    def host_dtype(self, host: Any) -> _dt.dtype:
+        d = self._from_host_dtype.get(host.dtype)
+        if d is None:
+            names = ", ".join(d.name for d in _dt.all_dtypes() if d in self._host_dtypes)
+            raise TypeError(
+                f"can't convert an array of dtype {host.dtype} to a tensor on the "
+                f"{self.key_name} backend. The only supported types are: {names}."
+            )
+        return d
+
+    def from_host(self, host: Any, device: Any) -> Tensor:
+        """A tensor over host array ``host`` (no copy where the backend can share it)."""
+        kit = self.kit
+        dev = kit.device(canonical(device))
+        d = self.host_dtype(host)
+        kit.check_dtype(d)
+        return kit.new(kit.from_host_array(host, dev), d, dev, kit.keyset)
+
+    def from_python(self, data: Any, dtype: _dt.dtype | None, device: Any) -> Tensor:
+        """``tp.tensor(data)``: always a copy; dtype inferred as ``torch.tensor`` does."""
+        import numpy
+
+        kit = self.kit
+        dev = kit.device(canonical(device))
+        host, inferred = self._host_of(data)
+        d = inferred if dtype is None else dtype
+        kit.check_dtype(d)
+        want = self._host_dtypes[d]
+        if inferred.kind == "c" and d.kind != "c":
+            host = numpy.real(host)
+        out = host.astype(want) if host.dtype != want else host.copy()
+        return kit.new(kit.from_host_array(out, dev), d, dev, kit.keyset)
+
+    def _host_of(self, data: Any) -> tuple[Any, _dt.dtype]:
+        import numpy
+
+        if isinstance(data, Tensor):
+            host = _backends.for_device_type(data._device.type).to_host(data._data)
+            return numpy.asarray(host), data._dtype
+        if type(data) is self.kit.array_type and not isinstance(data, numpy.ndarray):
+            host = self.kit.to_host(data)
+            return host, self.host_dtype(host)
+        if isinstance(data, (numpy.ndarray, numpy.generic)) or hasattr(data, "__array_interface__"):
+            host = numpy.asarray(data)  # (the buffers of tp.load, Note [Tensor pickles])
+            return host, self.host_dtype(host)
+        if isinstance(data, (list, tuple)):
+            data = _plain(data)
+        try:
+            host = numpy.asarray(data)
+        except (OverflowError, ValueError) as e:
+            raise TypeError(f"Could not convert {type(data).__name__} to a tensor: {e}") from e
+        kind = host.dtype.kind
+        if kind == "b":
+            return host, _dt.bool
+        if kind in "iu":
+            if kind == "u" or host.dtype.itemsize > 8:
+                raise OverflowError("Overflow when unpacking long")
+            return host.astype(numpy.int64), _dt.int64
+        if kind == "f":
+            return host, _dt.get_default_dtype()
+        if kind == "c":
+            return host, _dt.get_default_dtype().to_complex()
+        if kind == "O" and host.size and all(isinstance(x, int) for x in host.reshape(-1)):
+            raise OverflowError("Overflow when unpacking long")
+        raise _no_dtype(data)
+
+
+def _no_dtype(data: Any) -> Exception:
+    """PyTorch's error for data with an element that is no number: the first such element's
+    type, not the type of the list around it."""
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(reversed(x))
+        elif not isinstance(x, (bool, int, float, complex, Tensor)) and not hasattr(x, "dtype"):
+            name = type(x).__name__
+            if isinstance(x, (str, bytes)):
+                return TypeError(f"tensor(): invalid data type '{name}'")
+            return RuntimeError(f"Could not infer dtype of {name}")
+    return RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _plain(data: Any) -> Any:
+    """Nested sequences with tensors (0-dim or not) replaced by Python values."""
+    if isinstance(data, Tensor):
+        host = _backends.for_device_type(data._device.type).to_host(data._data)
+        return host.tolist() if data._dtype is not _dt.bfloat16 else host.astype("float32").tolist()
+    if isinstance(data, (list, tuple)):
+        return [_plain(x) for x in data]
+    return data
+
+
+def _default_storage(xp: Any) -> tuple[dict[_dt.dtype, Any], dict[_dt.dtype, Any]]:
+    """Every dtype ``xp`` has by name; bfloat16 through ml_dtypes for numpy."""
+    storage: dict[_dt.dtype, Any] = {}
+    for d in _dt.all_dtypes():
+        names = (d.name, "bool_") if d is _dt.bool else (d.name,)
+        for n in names:
+            x = getattr(xp, n, None)
+            if x is not None:
+                storage[d] = x
+                break
+    compute: dict[_dt.dtype, Any] = {}
+    if _dt.bfloat16 not in storage and getattr(xp, "__name__", "") == "numpy":
+        try:
+            import ml_dtypes
+        except ImportError:  # bfloat16 unsupported; the kit says so on use
+            pass
+        else:
+            storage[_dt.bfloat16] = ml_dtypes.bfloat16
+            compute[_dt.bfloat16] = xp.float32
+    return storage, compute
+
+
+def _to_host_by_dlpack(a: Any) -> Any:
+    """A host numpy copy of array ``a``: through DLPack where its library and device export it,
+    else through ``numpy.asarray`` (the ``__array__`` protocol or the buffer)."""
+    import numpy
+
+    try:
+        host = numpy.from_dlpack(a)
+    except (AttributeError, BufferError, RuntimeError, TypeError, ValueError):
+        return numpy.array(a, copy=True)
+    return numpy.array(host, copy=True)
+
+
+def _host_dtypes() -> dict[_dt.dtype, Any]:
+    import numpy
+
+    out: dict[_dt.dtype, Any] = {}
+    for d in _dt.all_dtypes():
+        if d is _dt.bfloat16:
+            try:
+                import ml_dtypes
+            except ImportError:
+                continue
+            out[d] = numpy.dtype(ml_dtypes.bfloat16)
+        else:
+            out[d] = numpy.dtype(d.name)
+    return out
+
+
+def _host_itself(a: Any) -> Any:
+    """``to_host`` of a numpy backend: its arrays are host arrays."""
+    return a
+
+
+def _from_host_by_asarray(kit: Kit, host: Any, device: Device) -> Any:
+    """The default ``from_host``: ``xp.asarray`` with ``device`` current."""
+    with kit.on(device):
+        return kit.xp.asarray(host)
+
+
+def _host_rng(seed: int) -> Any:
+    """The default random state where ``xp`` has none: numpy's PCG64 on the host."""
+    import numpy
+
+    return numpy.random.Generator(numpy.random.PCG64(seed))
+
+
+def _drawn_here(arr: Any, device: Device) -> Any:
+    """``from_rng`` of a backend that draws with its own random state: nothing to move."""
+    return arr

@@ -1,0 +1,41 @@
+"""The ``pointwise`` family of the composites: clip, clamp under numpy's name, as in PyTorch
+(grad_fn ClampBackward1, clamp's messages), and the copies contiguous and zero_."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ops import ops
+
+aten = ops.aten
+
+
+def clip(self: Any, min: Any = None, max: Any = None) -> Any:
+    return aten.clamp.default(self, min, max)
+
+
+def clip_tensor(self: Any, min: Any = None, max: Any = None) -> Any:
+    return aten.clamp.Tensor(self, min, max)
+
+
+def clip_(self: Any, min: Any = None, max: Any = None) -> Any:
+    return aten.clamp_.default(self, min, max)
+
+
+def clip_tensor_(self: Any, min: Any = None, max: Any = None) -> Any:
+    return aten.clamp_.Tensor(self, min, max)
+
+
+# --- copies ---------------------------------------------------------------------------------
+
+
+def contiguous(self: Any, *, memory_format: Any = "contiguous_format") -> Any:
+    data = self._data
+    flags = getattr(data, "flags", None)
+    if flags is not None and flags["C_CONTIGUOUS"]:
+        return self
+    return aten.clone.default(self)
+
+
+def zero_(self: Any) -> Any:
+    return aten.fill_.Scalar(self, 0)

@@ -1,0 +1,35 @@
+"""The ``random`` family of the composites: rand_like and randn_like, the random ``*_like``
+factories (arguments as the other ``*_like``'s, in factories.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ops import ops
+from .factories import _like
+
+aten = ops.aten
+
+
+def rand_like(
+    self: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+    memory_format: Any = None,
+) -> Any:
+    return aten.rand.default(list(self.shape), **_like(self, dtype, device))
+
+
+def randn_like(
+    self: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+    memory_format: Any = None,
+) -> Any:
+    return aten.randn.default(list(self.shape), **_like(self, dtype, device))

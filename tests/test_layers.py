@@ -1,0 +1,120 @@
+"""The house: no import cycle in the core or any plugin, deferred imports included, and no
+import in the core that runs up a layer (docs/architecture.md, Note [Layers])."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORE = ROOT / "core" / "src" / "tensorplug"
+
+
+def _tool():  # tools/ is no package: load the script as a module
+    spec = importlib.util.spec_from_file_location(
+        "import_graph", ROOT / "tools" / "import_graph.py"
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("import_graph", mod)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+graph_tool = _tool()
+
+PACKAGES = [
+    CORE,
+    *sorted(p for p in (ROOT / "plugins").glob("*/src/*") if (p / "__init__.py").exists()),
+    *sorted(p for p in (ROOT / "examples").glob("*/src/*") if (p / "__init__.py").exists()),
+]
+
+# The core's layers, lowest first (docs/architecture.md draws them). A module imports only from
+# its own layer and the layers below, inside functions too. A name ending in "." covers a
+# package and everything in it.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    (
+        "base",
+        (
+            "_types", "_protocol", "_version", "errors", "dtypes", "device", "codegen",
+            "_entry_points", "_manifest",
+        ),
+    ),
+    (
+        "dispatch",
+        (
+            "keys", "schema", "_binding", "_schema_cache", "dispatch", "dispatcher",
+            "dispatcher.", "tensor", "storage", "_backends", "random",
+        ),
+    ),
+    (
+        "op-set",
+        (
+            "_opset", "_opset.", "ops", "overrides", "composites", "composites.",
+            "serialization", "_op_errors",
+        ),
+    ),
+    ("kit", ("array_backend", "array_backend.", "_meta", "_meta.")),
+    ("plugin loading", ("hookspecs", "plugins", "plugins.")),
+    ("torch.library", ("library", "library.")),
+    ("package face", ("", "_startup")),
+    (
+        "front ends",
+        (
+            "nn", "nn.", "optim", "optim.", "utils", "utils.", "cli", "_demo", "_scaffold", "testing",
+            "testing.", "cuda", "linalg", "special", "_source",
+        ),
+    ),
+]  # fmt: skip
+
+
+def layer_of(module: str) -> int | None:
+    rel = module.removeprefix("tensorplug").removeprefix(".")
+    for i, (_, names) in enumerate(LAYERS):
+        for n in names:
+            if rel == n or (n.endswith(".") and rel.startswith(n)):
+                return i
+    return None
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
+def test_no_import_cycle_deferred_imports_included(package: Path) -> None:
+    found = graph_tool.cycles(graph_tool.graph(package))
+    assert not found, f"import cycles in {package.name}: " + "; ".join(
+        " <-> ".join(c) for c in found
+    )
+
+
+def test_every_core_module_has_a_layer() -> None:
+    unplaced = sorted(m for m in graph_tool.graph(CORE) if layer_of(m) is None)
+    assert not unplaced, f"put these modules in a layer of tests/test_layers.py: {unplaced}"
+
+
+def test_no_core_import_runs_up_a_layer() -> None:
+    up = []
+    for module, targets in graph_tool.graph(CORE).items():
+        here = layer_of(module)
+        if here is None:
+            continue
+        for target in sorted(targets):
+            there = layer_of(target)
+            if there is not None and there > here:
+                up.append(f"{module} ({LAYERS[here][0]}) -> {target} ({LAYERS[there][0]})")
+    assert not up, "imports that run up a layer:\n" + "\n".join(up)
+
+
+def test_the_cycle_check_sees_deferred_imports(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from . import b\n")
+    (pkg / "b.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from . import c\n"
+        "def f():\n    from .a import g\n"
+    )
+    (pkg / "c.py").write_text("from .b import f\n")
+    assert graph_tool.cycles(graph_tool.graph(pkg)) == [["pkg.a", "pkg.b"]]

@@ -359,5 +359,16 @@ nondifferentiable(
     "bitwise_and.Tensor",
     "bitwise_or.Tensor",
     "bitwise_xor.Tensor",
-    "isclose",  # a closeness mask
 )
+
+# --- copies and conversion -----------------------------------------------------------------------
+
+defderiv("_to_copy", self=lambda g, s: g.to(dtype=s.self_dtype, device=s.self_device))
+defderiv("clone", self=lambda g, s: g)
+defderiv(
+    "copy_",
+    self=lambda g, s: _zeros(g, s.self_shape),
+    src=lambda g, s: g.to(device=s.src_device),
+)
+defderiv("fill_.Scalar", self=lambda g, s: _zeros(g, s.self_shape))
+nondifferentiable("detach", "_local_scalar_dense")

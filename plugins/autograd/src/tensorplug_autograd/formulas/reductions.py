@@ -254,3 +254,7 @@ defderiv(
     self=lambda g, s: g if not s.self_shape else _reverse_cumsum(g, s.dim % len(s.self_shape)),
 )
 defderiv("cumprod", self=lambda g, s: _cumprod_backward(g, s.self, s.result, s.dim))
+
+# --- closeness (isclose is built with allclose and equal, docs/extending.md) ------------------
+
+nondifferentiable("isclose")  # a closeness mask

@@ -10,7 +10,7 @@ arguments (:func:`defbroadcasting`). The exceptions, each with its reason, are t
 :data:`_OWN_RULE` and :data:`_PROMOTE` below, and one rule: a composite
 (``CompositeImplicitAutograd``: ``clip``, ``mish``, the ``special_*`` aliases) gets no rule,
 since the fallback runs its decomposition on the batched tensors and its parts have rules.
-A few elementwise operators the yaml does not tag (copies, fills, ``isclose``) are listed at
+A few elementwise operators the yaml does not tag (copies, fills) are listed at
 the end.
 
 Usage::
@@ -343,4 +343,3 @@ for _name in ("add", "sub", "mul", "div"):
 # copies and fills keep the shape (the *_like factories: factories.py)
 defunary("_to_copy.default", "clone.default", "detach.default", "fill_.Scalar", "zero_.default")
 defbroadcasting("copy_.default")
-defbroadcasting("isclose.default", promote=())  # compares as given: no promotion to imitate

@@ -19,6 +19,7 @@ import tensorplug as tp
 from ..batched import BatchedTensor, front
 from ..calls import passdown, wrap_dim
 from ..fallback import loop
+from .pointwise import defbroadcasting
 from .table import Kernel, arg_index, defdim, defdynamic, defrule, map_out, wrap_out
 
 __all__ = ["deffull", "defreduction"]
@@ -142,3 +143,7 @@ defdim(
 # --- shapes that depend on values ---------------------------------------------------------------
 
 defdynamic("_unique2.default", "unique_dim.default")
+
+# isclose is elementwise, but its family is reductions, with allclose and equal, which are
+# built on it (docs/extending.md, "Which family")
+defbroadcasting("isclose.default", promote=())  # compares as given: no promotion to imitate

@@ -25,7 +25,6 @@ Usage::
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 import textwrap
@@ -115,6 +114,8 @@ def _close_names(full: str) -> list[str]:
     ns, _, rest = full.partition("::")
     name, _, overload = rest.partition(".")
     ops = [n.partition("::")[2].partition(".") for n in list(_ops) if n.startswith(ns + "::")]
+    import difflib  # only for a bad name: `import tensorplug` does not pay for it
+
     near = difflib.get_close_matches(name, sorted({o[0] for o in ops}), n=3)
     found = [(o[0], o[2]) for o in ops if o[0] in near]
     found.sort(key=lambda o: near.index(o[0]))

@@ -61,7 +61,7 @@ def accumulator(t: Tensor) -> AccumulateGrad:
     if acc is None:
         acc = m.acc = AccumulateGrad(t)
         m.acc_edge = (acc, 0)
-    return acc
+    return acc  # type: ignore[return-value]  # m.acc is set here only: an AccumulateGrad
 
 
 def leaf_edge(t: Tensor) -> tuple[AccumulateGrad, int]:

@@ -23,7 +23,6 @@ from .grad_mode import enable_grad
 from .masks import M, autograd_bit
 
 if TYPE_CHECKING:
-    from .accumulate import AccumulateGrad
     from .graph import Node
 
 __all__ = ["AutogradMeta", "Gather", "ViewInfo", "is_leaf", "meta_of", "set_history"]
@@ -114,8 +113,10 @@ class AutogradMeta:
     grad_fn: Node | None = None
     output_nr: int = 0
     grad: Tensor | None = None
-    acc: AccumulateGrad | None = None  # a leaf's accumulator (Note [Graph edges] in graph.py)
-    acc_edge: tuple[AccumulateGrad, int] | None = None  # (acc, 0), the edge a use of the leaf adds
+    acc: Node | None = (
+        None  # a leaf's accumulator (an AccumulateGrad) (Note [Graph edges] in graph.py)
+    )
+    acc_edge: tuple[Node, int] | None = None  # (acc, 0), the edge a use of the leaf adds
     # a leaf's input metadata, kept for the nodes that use it while its data is the same array
     # (Note [Graph edges]): valid when ``data_ref()`` is the leaf's ``tp_data``
     leaf_meta: tuple[tuple[int, ...], Any, Any] | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from tensorplug.dispatch import local_state
 from tensorplug.storage import alias
@@ -20,20 +20,47 @@ from .graph import Node, fit_gradient, zeros_for
 from .masks import M
 from .saved import FREED, FREED_ARGS, FreedArgs, SavedTensor
 
-if TYPE_CHECKING:
-    from .rules import Rule
-
 __all__ = ["OpNode", "SavedView", "NOT_SAVED", "saved_view_class"]
 
 NOT_SAVED = object()  # a tensor argument the formulas do not read: not kept
 _new = object.__new__
 
 
+class RuleView(Protocol):
+    """What a node and its saved view read of their op's rule (``rules.Rule``, the table above
+    this module, which makes them): declared here so that nothing here imports it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def arg_names(self) -> tuple[str, ...]: ...
+    @property
+    def index(self) -> dict[str, int]: ...
+    @property
+    def return_names(self) -> tuple[str, ...]: ...
+    @property
+    def returns_list(self) -> bool: ...
+    @property
+    def n_out(self) -> int: ...
+    @property
+    def static_spans(self) -> dict[str, tuple[int, int]]: ...
+    @property
+    def list_args(self) -> frozenset[str]: ...
+    @property
+    def plan(self) -> tuple[Any, ...]: ...
+    @property
+    def simple_out(self) -> bool: ...
+    @property
+    def node_cls(self) -> type[OpNode]: ...
+    @property
+    def view_cls(self) -> type[SavedView]: ...
+
+
 class OpNode(Node):
     """The backward node of one call of an op with a formula (its class is per op)."""
 
     __slots__ = ("_args",)
-    _rule: Rule
+    _rule: RuleView
     # the call's arguments, tensors as SavedTensor or NOT_SAVED (FREED_ARGS once released)
     _args: Sequence[Any] | FreedArgs
     # class defaults (set per op class by its Rule) for the common call: plain Tensor
@@ -128,7 +155,7 @@ class SavedView:
         return _read(self._node, name)
 
 
-def saved_view_class(rule: Rule, used: set[str]) -> type[SavedView]:
+def saved_view_class(rule: RuleView, used: set[str]) -> type[SavedView]:
     props: dict[str, Any] = {"__slots__": ()}
     metas = {
         f"{n}{suffix}": (n, k)

@@ -88,6 +88,18 @@ def test_no_import_cycle_deferred_imports_included(package: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("package", PACKAGES[1:], ids=lambda p: p.name)
+def test_no_plugin_import_cycle_even_for_type_checkers(package: Path) -> None:
+    """A plugin's modules form no circle even with the imports under ``if TYPE_CHECKING:``
+    (the core has three such imports that close circles for type checkers only, never at run
+    time: the package face declaring its lazy front ends, the Tensor method stub, and the
+    hooks' registry types; docs/architecture.md)."""
+    found = graph_tool.cycles(graph_tool.graph(package, type_only=True))
+    assert not found, f"import cycles in {package.name}: " + "; ".join(
+        " <-> ".join(c) for c in found
+    )
+
+
 def test_every_core_module_has_a_layer() -> None:
     unplaced = sorted(m for m in graph_tool.graph(CORE) if layer_of(m) is None)
     assert not unplaced, f"put these modules in a layer of tests/test_layers.py: {unplaced}"

@@ -3,7 +3,8 @@
     python tools/import_graph.py core/src/tensorplug plugins/autograd/src/tensorplug_autograd
 
 prints every cycle among each package's modules (an import inside a function counts: it runs
-too) and exits 1 when there is one. ``tests/test_layers.py`` holds the core and every plugin
+too) and exits 1 when there is one; ``--type-only`` counts the imports under
+``if TYPE_CHECKING:`` as well. ``tests/test_layers.py`` holds the core and every plugin
 to it, and the core to its layers (docs/architecture.md).
 
 An import is an edge from the importing module to the module it names: ``from .a.b import c``
@@ -39,13 +40,14 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import statement that can run, at any depth, outside ``if TYPE_CHECKING:``."""
+def _imports(tree: ast.AST, type_only: bool = False) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement that can run, at any depth, outside ``if TYPE_CHECKING:`` (and
+    inside it too when ``type_only``)."""
     stack = [tree]
     while stack:
         node = stack.pop()
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child.test):
+            if not type_only and isinstance(child, ast.If) and _is_type_checking(child.test):
                 stack.extend(child.orelse)  # type: ignore[arg-type]
                 continue
             if isinstance(child, ast.Import | ast.ImportFrom):
@@ -53,8 +55,11 @@ def _imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
             stack.append(child)
 
 
-def imported_modules(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The modules of ``modules`` that module ``name`` (file ``path``) imports."""
+def imported_modules(
+    name: str, path: Path, modules: dict[str, Path], type_only: bool = False
+) -> set[str]:
+    """The modules of ``modules`` that module ``name`` (file ``path``) imports (with
+    ``type_only``, its imports for type checkers too)."""
     is_pkg = path.name == "__init__.py"
     here = name if is_pkg else name.rpartition(".")[0]
     found: set[str] = set()
@@ -65,7 +70,7 @@ def imported_modules(name: str, path: Path, modules: dict[str, Path]) -> set[str
         if target and target != name:
             found.add(target)
 
-    for node in _imports(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in _imports(ast.parse(path.read_text(encoding="utf-8"), str(path)), type_only):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 add(alias.name)
@@ -83,9 +88,12 @@ def imported_modules(name: str, path: Path, modules: dict[str, Path]) -> set[str
     return found
 
 
-def graph(root: Path) -> dict[str, set[str]]:
+def graph(root: Path, type_only: bool = False) -> dict[str, set[str]]:
+    """Module -> the modules it imports; with ``type_only``, type checkers' imports too."""
     modules = module_files(root)
-    return {name: imported_modules(name, path, modules) for name, path in modules.items()}
+    return {
+        name: imported_modules(name, path, modules, type_only) for name, path in modules.items()
+    }
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -135,9 +143,10 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def main(argv: list[str]) -> int:
+    type_only = "--type-only" in argv
     bad = 0
-    for arg in argv:
-        edges = graph(Path(arg))
+    for arg in (a for a in argv if a != "--type-only"):
+        edges = graph(Path(arg), type_only)
         for comp in cycles(edges):
             bad += 1
             print(f"{arg}: a cycle of {len(comp)} modules:")

@@ -46,8 +46,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "dispatch",
         (
-            "keys", "schema", "_binding", "_schema_cache", "dispatch", "dispatcher",
-            "dispatcher.", "tensor", "storage", "_backends", "random",
+            "_dispatch_key", "_key_order", "keys", "_schema_tokens", "schema", "_binding",
+            "_schema_cache", "dispatch", "dispatcher", "dispatcher.", "tensor", "storage",
+            "_backends", "random",
         ),
     ),
     (

@@ -39,17 +39,25 @@ Usage::
     ks = keys.keyset("AutogradXLA", "XLA")
     ks.highest()                                   # DispatchKey('AutogradXLA')
     ks.below("AutogradXLA")                        # DispatchKeySet(XLA)
+
+The key itself is :mod:`tensorplug._dispatch_key` and the sort behind the priority order is
+:mod:`tensorplug._key_order`; this module holds every key and the order, and is where their
+names are imported from.
 """
 
 from __future__ import annotations
 
-import enum
 import threading
 import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
+from . import _key_order
 from . import dtypes as _dtypes
+from ._dispatch_key import PER_BACKEND_FAMILIES as PER_BACKEND_FAMILIES
+from ._dispatch_key import DispatchKey, DispatchKeyError, KeyError_, KeyKind, autocast_dtypes_of
+from ._dispatch_key import KeyLike as KeyLike
+from ._dispatch_key import alias_covers as _alias_covers
 
 __all__ = [
     "DispatchKey",
@@ -76,75 +84,6 @@ __all__ = [
     "tensor_keyset",
     "unregister",
 ]
-
-
-class KeyKind(enum.Enum):
-    BACKEND = "backend"
-    FUNCTIONALITY = "functionality"
-    PER_BACKEND = "per-backend functionality"
-    ALIAS = "alias"
-
-
-class DispatchKeyError(LookupError):
-    """An unknown key name, or a key registration that cannot be honoured."""
-
-
-KeyError_ = DispatchKeyError  # its former name, kept for existing ``except`` clauses
-
-
-# Families of per-backend functionality keys, in the order they are created for a backend.
-PER_BACKEND_FAMILIES: Final = ("Autograd", "Autocast")
-
-
-class DispatchKey:
-    """One dispatch key. Compare by identity; look up by name with :func:`get`."""
-
-    __slots__ = (
-        "name", "kind", "bit", "device_type", "backend", "family", "owner",
-        "autocast_dtype", "autocast_dtypes", "__weakref__",
-    )  # fmt: skip
-
-    def __init__(
-        self,
-        name: str,
-        kind: KeyKind,
-        bit: int,
-        *,
-        device_type: str | None = None,
-        backend: DispatchKey | None = None,
-        family: str | None = None,
-        owner: str = "tensorplug",
-    ) -> None:
-        self.name = name
-        self.kind = kind
-        self.bit = bit  # -1 for alias keys, which are never dispatched to
-        self.device_type = device_type
-        self.backend = backend  # the backend of a per-backend key
-        self.family = family  # "Autograd" / "Autocast" for per-backend keys
-        self.owner = owner
-        # backends: the default autocast dtype and the dtypes autocast may use on this backend
-        # (Note [Autocast dtypes of a backend]); None and () when it declares none
-        self.autocast_dtype: _dtypes.dtype | None = None
-        self.autocast_dtypes: tuple[_dtypes.dtype, ...] = ()
-
-    @property
-    def mask(self) -> int:
-        if self.bit < 0:
-            return expand(self).__int__()
-        return 1 << self.bit
-
-    @property
-    def is_alias(self) -> bool:
-        return self.kind is KeyKind.ALIAS
-
-    def __repr__(self) -> str:
-        return f"DispatchKey({self.name!r})"
-
-    def __str__(self) -> str:
-        return self.name
-
-
-KeyLike = DispatchKey | str
 
 
 class DispatchKeySet(int):
@@ -406,14 +345,7 @@ def expand(key: KeyLike) -> DispatchKeySet:
     return DispatchKeySet(mask)
 
 
-def _alias_covers(alias: str, rk: DispatchKey) -> bool:
-    if alias in PER_BACKEND_FAMILIES:
-        return rk.family == alias
-    if alias in ("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"):
-        return rk.kind is KeyKind.BACKEND
-    if alias == "CompositeImplicitAutograd":
-        return rk.kind is KeyKind.BACKEND or rk.family == "Autograd"
-    return False
+DispatchKey._alias_mask = lambda key: int(expand(key))  # what DispatchKey.mask of an alias is
 
 
 def keyset(*keys: KeyLike) -> DispatchKeySet:
@@ -458,7 +390,7 @@ def register_backend(
         _check_new_name(name)
         for fam in PER_BACKEND_FAMILIES:
             _check_new_name(fam + name)
-        default, supported = _autocast_dtypes(name, autocast_dtype, autocast_dtypes)
+        default, supported = autocast_dtypes_of(name, autocast_dtype, autocast_dtypes)
         if device_type in device_types():
             other = device_types()[device_type]
             raise DispatchKeyError(
@@ -477,40 +409,6 @@ def register_backend(
             _add_key(DispatchKey(n, KeyKind.PER_BACKEND, bit, backend=b, family=fam, owner=owner))
         _recompute()
         return b
-
-
-# Note [Autocast dtypes of a backend]
-# ``tp.autocast(device_type)`` (tensorplug-autocast) needs to know, per backend, the lower
-# precision dtype a region uses when none is given, and which dtypes it may use at all: a
-# region asking for another one warns and is disabled, as in PyTorch. The backend declares both
-# when it creates its key; the built-in ones follow PyTorch (CPU: bfloat16, CUDA: float16, both
-# also allowing the other; Meta: no autocast). Giving only the default allows only it; giving
-# only the list makes its first entry the default. A backend that declares neither cannot be
-# autocast, and ``tp.autocast`` says how to declare them.
-
-
-def _autocast_dtypes(
-    name: str, default: _dtypes.dtype | None, supported: Iterable[_dtypes.dtype] | None
-) -> tuple[_dtypes.dtype | None, tuple[_dtypes.dtype, ...]]:
-    allowed = tuple(supported) if supported is not None else ()
-    if default is None and allowed:
-        default = allowed[0]
-    if default is not None and not allowed:
-        allowed = (default,)
-    for d in (default, *allowed):
-        if d is None:
-            continue
-        if not isinstance(d, _dtypes.dtype) or not d.is_floating_point or d is _dtypes.float64:
-            raise DispatchKeyError(
-                f"register_backend({name!r}): autocast dtypes must be tensorplug floating "
-                f"dtypes narrower than float64 (float16, bfloat16, float32), got {d!r}"
-            )
-    if default is not None and default not in allowed:
-        raise DispatchKeyError(
-            f"register_backend({name!r}): autocast_dtype={default} is not one of "
-            f"autocast_dtypes=({', '.join(map(str, allowed))}); add it to the list"
-        )
-    return default, allowed
 
 
 def register_functionality(
@@ -600,86 +498,10 @@ def _check_new_name(name: str) -> None:
 
 # --- the priority order ---------------------------------------------------------------------
 
-# Built-in order, highest first; groups stand for every key of that family / kind.
-_CHAIN: Final = (
-    "Batched",
-    "<Autocast>",
-    "Tracer",
-    "<Autograd>",
-    "ADInplaceOrView",
-    "BackendSelect",
-    "<third-party>",
-    "Meta",
-    "CUDA",
-    "CPU",
-)
-_BUILTIN_BACKENDS: Final = ("Meta", "CUDA", "CPU")
-
-
-def _group_of(k: DispatchKey) -> str:
-    if k.family is not None:
-        return f"<{k.family}>"
-    if k.kind is KeyKind.BACKEND and k.name not in _BUILTIN_BACKENDS:
-        return "<third-party>"
-    return k.name
-
 
 def _recompute() -> None:
-    """Recompute the priority order: a topological sort of the constraints (highest first)."""
-    runtime = [k for k in _state.by_name.values() if not k.is_alias]
-    # rank: position in the built-in chain (lower = higher priority); plugin keys sit next to
-    # their anchors so that unconstrained neighbours keep a stable, explainable order.
-    chain_pos = {g: float(i) for i, g in enumerate(_CHAIN)}
-    rank: dict[str, float] = {}
-    for k in runtime:
-        g = _group_of(k)
-        if g in chain_pos:
-            rank[k.name] = chain_pos[g]
-    edges: dict[str, set[str]] = {k.name: set() for k in runtime}  # a -> b: a ranks above b
-
-    def members(anchor: str) -> list[str]:
-        a = _state.by_name[anchor]
-        if a.is_alias:
-            return [k.name for k in runtime if _alias_covers(a.name, k)]
-        return [anchor]
-
-    # built-in chain edges between consecutive groups
-    by_group: dict[str, list[str]] = {}
-    for k in runtime:
-        by_group.setdefault(_group_of(k), []).append(k.name)
-    present = [g for g in _CHAIN if by_group.get(g)]
-    for hi, lo in zip(present, present[1:], strict=False):
-        for a in by_group[hi]:
-            for b in by_group[lo]:
-                edges[a].add(b)
-    # plugin constraints, resolved to runtime keys
-    pending = dict(_state.constraints)
-    while pending:
-        progressed = False
-        for name, (bef, aft) in list(pending.items()):
-            anchors = [a for a in (*bef, *aft) if a in _state.by_name]
-            if any(a in pending for a in anchors):
-                continue
-            lows = [rank.get(m, 0.0) for a in bef for m in members(a)]
-            highs = [rank.get(m, 0.0) for a in aft for m in members(a)]
-            if lows and highs:
-                rank[name] = (min(lows) + max(highs)) / 2
-            elif lows:
-                rank[name] = min(lows) - 0.25
-            else:
-                rank[name] = max(highs) + 0.25
-            for a in bef:
-                for m in members(a):
-                    edges[name].add(m)
-            for a in aft:
-                for m in members(a):
-                    edges[m].add(name)
-            del pending[name]
-            progressed = True
-        if not progressed:  # anchors that are themselves constrained in a cycle
-            raise DispatchKeyError(f"dispatch key constraints form a cycle among {sorted(pending)}")
-
-    order = _toposort(runtime, edges, rank)
+    """Recompute the priority order (``_key_order``) and the masks that follow from it."""
+    order = _key_order.sort(_state.by_name, _state.constraints)
     _state.order = order
     below: dict[int, int] = {}
     acc = 0
@@ -711,32 +533,6 @@ def remove_listener(fn: Callable[[], None]) -> None:
     """Stop calling ``fn`` (see :func:`add_listener`); unknown functions are ignored."""
     if fn in _state.listeners:
         _state.listeners.remove(fn)
-
-
-def _toposort(
-    runtime: list[DispatchKey], edges: dict[str, set[str]], rank: dict[str, float]
-) -> list[DispatchKey]:
-    indeg = {k.name: 0 for k in runtime}
-    for bs in edges.values():
-        for b in bs:
-            indeg[b] += 1
-    seq = {k.name: i for i, k in enumerate(runtime)}
-    ready = [n for n, d in indeg.items() if d == 0]
-    out: list[DispatchKey] = []
-    while ready:
-        # most urgent first: lowest rank, then newest (third-party backends added later rank
-        # above earlier ones), so the built-in order is exact
-        ready.sort(key=lambda n: (rank.get(n, 0.0), -seq[n]))
-        n = ready.pop(0)
-        out.append(_state.by_name[n])
-        for b in edges[n]:
-            indeg[b] -= 1
-            if indeg[b] == 0:
-                ready.append(b)
-    if len(out) != len(runtime):
-        stuck = sorted(n for n, d in indeg.items() if d > 0)
-        raise DispatchKeyError(f"dispatch key constraints form a cycle among {stuck}")
-    return out
 
 
 # --- thread-local default exclusion ---------------------------------------------------------

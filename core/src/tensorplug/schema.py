@@ -43,6 +43,10 @@ Whitespace between tokens is free in the input; ``str()`` of a parsed schema pri
 canonical form used in native_functions.yaml, and :func:`parse` checks that this text parses
 back to an equal schema (the torchgen ``model.py`` idea).
 
+This module is the model and the parser; the words they are made of (tokens, the values of
+defaults, type names, and :class:`SchemaError`, which points at a word) are
+:mod:`tensorplug._schema_tokens`. Import every name from here.
+
 Usage::
 
     >>> from tensorplug import schema
@@ -61,10 +65,9 @@ Usage::
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from tensorplug import _binding
 from tensorplug._binding import (
@@ -75,10 +78,16 @@ from tensorplug._binding import (
     type_name,
     unregister_python_type,
 )
+from tensorplug._schema_tokens import (
+    KNOWN_TYPES,
+    MAX_DIGITS,
+    SchemaError,
+    Token,
+    literal_value,
+    tokenize,
+    unknown_type,
+)
 from tensorplug._types import BaseType, ListType, OptionalType, Type
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
 
 __all__ = [
     "Annotation",
@@ -99,25 +108,6 @@ __all__ = [
     "type_name",
     "unregister_python_type",
 ]
-
-
-class SchemaError(ValueError):
-    """A schema text that does not follow the grammar; points at the offending column.
-
-    ``str(err)`` is ``"<reason> at column <N>:"`` followed by the text and a caret under
-    column ``N`` (1-based).
-    """
-
-    def __init__(self, text: str, column: int, reason: str) -> None:
-        self.text = text
-        self.column = column
-        self.reason = reason
-        # Tabs and newlines would break the caret's alignment; show them as spaces.
-        shown = re.sub(r"\s", " ", text)
-        super().__init__(f"{reason} at column {column}:\n    {shown}\n    {' ' * (column - 1)}^")
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.text, self.column, self.reason))
 
 
 # --------------------------------------------------------------------------------------------
@@ -207,7 +197,7 @@ class Argument:
         """The default as a Python value (Note [Default values]); ``None`` without a default."""
         if self.default is None or _is_undefined_tensor_default(self.default, self.type):
             return None
-        return _literal_value(self.default)
+        return literal_value(self.default)
 
     @property
     def is_write(self) -> bool:
@@ -296,179 +286,9 @@ class FunctionSchema:
         return self._binder.try_bind(args, kwargs)
 
 
-# --------------------------------------------------------------------------------------------
-# Default values.
-#
-# Note [Default values]
-# ~~~~~~~~~~~~~~~~~~~~~
-# A default keeps its source text (``Argument.default``) so that str() round-trips exactly;
-# ``Argument.default_value`` reads it as Python: ``None``, ``True``/``False``, ``int``,
-# ``float``, ``str`` for quoted strings, a ``tuple`` for lists. A bare identifier names a
-# constant of the type (``contiguous_format``, ``Mean``, ``strided``) and stays the ``str``
-# of its name: the schema cannot say what value it stands for. Binding fills a missing
-# argument with ``normalize_argument(default_value, type)`` (so ``int[2] stride=1`` gives
-# ``(1, 1)``) or, where that does not fit (``int reduction=Mean``), the raw value: kernels
-# that take such arguments see the constant's name. The parser rejects defaults that are not
-# identifiers and do not fit a type binding knows (``int x="a"``, ``Tensor t=0``).
-
-_TOKEN_RE = re.compile(
-    r"""
-    (?P<space>\s+)
-  | (?P<number>-?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)
-  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
-  | (?P<op>::|->|[()\[\],?!*|=.])
-    """,
-    re.VERBOSE,
-)
-
-
-class _Token:
-    # a plain class: each dataclass costs ~0.5 ms of ``import tensorplug`` to create
-    __slots__ = ("kind", "text", "column")
-
-    def __init__(self, kind: str, text: str, column: int) -> None:
-        self.kind = kind  # "number", "ident", "string", "op" or "end"
-        self.text = text
-        self.column = column  # 1-based
-
-    def describe(self) -> str:
-        return "end of input" if self.kind == "end" else f"'{self.text}'"
-
-
-def _tokenize(text: str) -> Iterator[_Token]:
-    pos = 0
-    while pos < len(text):
-        match = _TOKEN_RE.match(text, pos)
-        if match is None:
-            char = text[pos]
-            reason = "unterminated string" if char in "\"'" else f"unexpected character {char!r}"
-            raise SchemaError(text, pos + 1, reason)
-        kind = match.lastgroup
-        assert kind is not None
-        if kind != "space":
-            yield _Token(kind, match.group(), pos + 1)
-        pos = match.end()
-    yield _Token("end", "", len(text) + 1)
-
-
-def _literal_value(text: str) -> Any:
-    """The Python value of canonical default text (Note [Default values]).
-
-    Raises ``ValueError`` for text the parser accepted as a token but that has no value (an
-    unknown escape in a string, an integer of thousands of digits); the parser turns that into
-    a :class:`SchemaError` pointing at it.
-    """
-    if text.startswith("["):
-        inner = text[1:-1]
-        # Elements are numbers, identifiers or strings; strings may hold commas.
-        return tuple(
-            _literal_value(t.text) for t in _tokenize(inner) if t.kind not in ("op", "end")
-        )
-    if text in ("None", "True", "False"):
-        return {"None": None, "True": True, "False": False}[text]
-    if text[0] in "\"'":
-        return _string_value(text)
-    if re.fullmatch(r"-?\d+", text):
-        if len(text) > _MAX_DIGITS:
-            raise ValueError(f"an integer of more than {_MAX_DIGITS} digits")
-        return int(text)
-    if text[0].isdigit() or text[0] == "-":
-        return float(text)
-    return text
-
-
-_MAX_DIGITS = 100  # far beyond any integer type; int() refuses 4,300 digits with ValueError
-
-# The escapes of a quoted default: Python's, except \N{...} and octal ones, which no schema uses.
-_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t", "r": "\r", "0": "\0"}
-_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
-
-
-def _string_value(text: str) -> str:
-    """The value of a quoted string token, escapes decoded. (Not ``ast.literal_eval``: it
-    compiles its input, and raises SyntaxError or UnicodeEncodeError on NUL characters, lone
-    surrogates, carriage returns, ``\\N{bogus}``, which a schema may hold.)"""
-    body = text[1:-1]
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        c = body[i]
-        if c != "\\":
-            out.append(c)
-            i += 1
-            continue
-        e = body[i + 1 : i + 2]
-        if e in _ESCAPES:
-            out.append(_ESCAPES[e])
-            i += 2
-        elif e in _HEX_ESCAPES:
-            n = _HEX_ESCAPES[e]
-            digits = body[i + 2 : i + 2 + n]
-            if len(digits) != n or any(d not in "0123456789abcdefABCDEF" for d in digits):
-                raise ValueError(f"the escape \\{e} needs {n} hexadecimal digits")
-            code = int(digits, 16)
-            if code > 0x10FFFF:
-                raise ValueError(f"\\{e}{digits} is beyond the last Unicode character")
-            out.append(chr(code))
-            i += 2 + n
-        else:
-            raise ValueError(f"unknown escape \\{e} in a string")
-    return "".join(out)
-
-
 def _is_undefined_tensor_default(default: str, type_: Type) -> bool:
     """``Tensor? x=[]``: the README's spelling of "no tensor", whose value is ``None``."""
     return default == "[]" and _tensor_kind(type_) == "Tensor?"
-
-
-# --------------------------------------------------------------------------------------------
-# Type names.
-#
-# Note [Type names]
-# ~~~~~~~~~~~~~~~~~
-# A base type is one of the names below (the native_functions README's types, TorchScript's
-# ``complex`` and ``Any``, and the Sym* names), or a name some module registered with
-# :func:`register_python_type` before the schema was parsed. Any other name is refused, as
-# c10's schema parser refuses it: ``Tensr`` is a typo, not a type, and accepting it would only
-# move the error to the first call. A plugin that brings a new type (``register_python_type(
-# "Widget", Widget)``) registers it before it defines operators that use it.
-
-KNOWN_TYPES = frozenset(
-    {
-        "Tensor", "int", "SymInt", "float", "SymFloat", "bool", "SymBool", "complex", "str",
-        "Scalar", "ScalarType", "Device", "DeviceIndex", "Layout", "MemoryFormat", "Generator",
-        "Dimname", "Storage", "Stream", "QScheme", "Any",
-    }
-)  # fmt: skip
-
-# Names people write from C++ habit, with what the grammar calls them.
-_TYPE_HINTS = {
-    "double": "float",
-    "int64_t": "int",
-    "Tensor&": "Tensor",
-    "TensorList": "Tensor[]",
-    "IntList": "int[]",
-    "string": "str",
-    "Number": "Scalar",
-    "dtype": "ScalarType",
-}
-
-
-def _unknown_type(name: str) -> str:
-    """Why ``name`` is refused, with the nearest known name (Note [Type names])."""
-    import difflib
-
-    known = sorted(KNOWN_TYPES | set(_binding._PYTHON_TYPES))
-    hint = _TYPE_HINTS.get(name)
-    if hint is None:
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.7)
-        hint = close[0] if close else None
-    suggestion = f" (did you mean '{hint}'?)" if hint else ""
-    return (
-        f"unknown type '{name}'{suggestion}; the types are {', '.join(known)}, or a name "
-        "registered with tensorplug.schema.register_python_type"
-    )
 
 
 def _is_out_name(overload: str) -> bool:
@@ -485,23 +305,23 @@ _MAX_SUFFIXES = 8  # native_functions.yaml uses two at most (``Tensor?[]``, ``in
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
-        self.tokens = list(_tokenize(text))
+        self.tokens = list(tokenize(text))
         self.pos = 0
         self.overload = ""
 
     # -- helpers
 
     @property
-    def peek(self) -> _Token:
+    def peek(self) -> Token:
         return self.tokens[self.pos]
 
-    def next(self) -> _Token:
+    def next(self) -> Token:
         token = self.tokens[self.pos]
         if token.kind != "end":
             self.pos += 1
         return token
 
-    def error(self, reason: str, token: _Token | None = None) -> SchemaError:
+    def error(self, reason: str, token: Token | None = None) -> SchemaError:
         token = self.peek if token is None else token
         return SchemaError(self.text, token.column, reason)
 
@@ -544,7 +364,7 @@ class _Parser:
         positional: list[Argument] = []
         kwarg_only: list[Argument] = []
         seen: set[str] = set()
-        star: _Token | None = None
+        star: Token | None = None
         if self.accept(")"):
             return (), ()
         while True:
@@ -567,7 +387,7 @@ class _Parser:
             if not self.accept(","):
                 raise self.expected("',' or ')'")
 
-    def argument(self, kwarg_only: bool) -> tuple[_Token, Argument]:
+    def argument(self, kwarg_only: bool) -> tuple[Token, Argument]:
         type_token = self.peek
         type_, annotation = self.type()
         name_token = self.peek
@@ -586,7 +406,7 @@ class _Parser:
             start = self.peek
             default, checkable = self.default()
             try:
-                value = _literal_value(default)
+                value = literal_value(default)
             except ValueError as e:
                 raise self.error(f"default value {default} is not valid: {e}", start) from None
             if (
@@ -601,7 +421,7 @@ class _Parser:
         token = self.peek
         name = self.ident("a type")
         if name not in KNOWN_TYPES and name not in _binding._PYTHON_TYPES:
-            raise self.error(_unknown_type(name), token)  # Note [Type names]
+            raise self.error(unknown_type(name), token)  # Note [Type names]
         type_: Type = BaseType(name)
         if self.accept("("):
             annotation: Annotation | None = self.annotation()
@@ -617,8 +437,8 @@ class _Parser:
             elif self.accept("["):
                 size = None
                 if self.peek.kind == "number" and self.peek.text.isdigit():
-                    if len(self.peek.text) > _MAX_DIGITS:
-                        raise self.error(f"a list size of more than {_MAX_DIGITS} digits")
+                    if len(self.peek.text) > MAX_DIGITS:
+                        raise self.error(f"a list size of more than {MAX_DIGITS} digits")
                     size = int(self.next().text)
                 self.expect("]", "a list size or ']'" if size is None else "']'")
                 type_ = ListType(type_, size)

@@ -91,7 +91,8 @@ _YAML = "native_functions.yaml"
 
 
 def _schema_mtime() -> int:
-    # a cache written by another version of the parser may hold other schemas
-    from .. import schema
+    # a cache written by another version of the parser may hold other schemas: the parser and
+    # the words it reads (type names, default values) are two files
+    from .. import _schema_tokens, schema
 
-    return int(os.stat(schema.__file__ or "").st_mtime)
+    return int(max(os.stat(m.__file__ or "").st_mtime for m in (schema, _schema_tokens)))

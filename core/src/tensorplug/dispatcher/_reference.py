@@ -23,7 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _callgen
-from ._registry import OpOverload, _generic_call, _generic_redispatch
+from ._op import OpOverload
+from ._paths import _generic_call, _generic_redispatch
 
 __all__ = ["reference_call", "reference_redispatch", "reference_specialized"]
 

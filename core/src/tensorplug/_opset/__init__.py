@@ -4,7 +4,8 @@
 - ``api.py``: defines the operators and says which public functions and methods exist, each
   made on first use (Note [Lazy public functions]);
 - ``functions.py``: how one public function or method is made (overload choice, the fast
-  path, signatures); ``python_args.py``: what they accept beyond their schemas;
+  path, signatures); ``templates.py``: the source they are generated from;
+  ``python_args.py``: what they accept beyond their schemas;
 - ``operators.py``: Tensor's Python operators, installed on Tensor (``install``), with
   ``construct.py`` (``tp.tensor``, ``Tensor(...)``, ``to``), ``values.py`` (``item``,
   ``tolist``, ``numpy``), ``indexing.py`` (``t[i]``) and ``repr.py``;

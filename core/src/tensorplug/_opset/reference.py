@@ -1,5 +1,5 @@
-"""Plain-Python references of the public function and method templates of ``_opset/functions.py``
-(Note [Template references] in dispatcher/_reference.py): what ``tensorplug.<name>`` and
+"""Plain-Python references of the public function and method templates (``_opset/templates.py``,
+Note [Template references] in dispatcher/_reference.py): what ``tensorplug.<name>`` and
 ``Tensor.<name>`` do, without the per-signature cache, the inlined specialized calls or any
 generated code. Every call takes what ``general`` takes on a signature's first call: the
 ``__tensorplug_function__`` protocol, the overload the packet picks, Note [Python argument

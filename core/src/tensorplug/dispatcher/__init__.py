@@ -1,10 +1,11 @@
 """The operator registry and its computed dispatch tables.
 
-The package's modules: ``_kernel`` (registrations), ``_registry`` (operators, their tables and
-caches, the registry, the call paths and the dispatch trace), ``_remedy`` (what a missing
-kernel's error advises), ``_explain`` (questions about the registry) and ``_source`` (the code
-a call runs, frame by frame). This module is the
-face: every public name, and the private ones the rest of the core uses.
+The package's modules: ``_kernel`` (registrations), ``_registry`` (the registry: operators by
+name, fallbacks, the lock and the generation), ``_op`` (operators: their calls, tables and
+caches), ``_paths`` (the generic and traced call paths, and the dispatch trace), ``_remedy``
+(what a missing kernel's error advises), ``_explain`` (questions about the registry) and
+``_source`` (the code a call runs, frame by frame). This module is the face: every public
+name, and the private ones the rest of the core uses.
 
 Every operator overload (``ns::op.overload``) has registrations: kernels keyed by the
 registration key they were registered for (a runtime key such as ``CPU``, or an alias key such
@@ -32,7 +33,7 @@ it keeps what it derived (that kernel, wrapped or not) in the op's cache too, un
 negative of the key set it was called with (``op.derived_kernel``): the kernel a key set runs
 is unique, so no two kernels write the same entry, and the dispatcher's emptying of the cache
 drops it with the rest. Plugins read the cache through ``op.kernel_cache`` (docs/plugins.md);
-entries are written only in ``derived_kernel`` and ``_resolve`` (``_registry.py``), under the registry lock (Note [Registration
+entries are written only in ``derived_kernel`` and ``_resolve`` (``_op.py``), under the registry lock (Note [Registration
 is atomic]).
 
 Note [Per-key-set kernels]
@@ -80,19 +81,14 @@ Usage::
 
 from __future__ import annotations
 
+# the public names, and the private ones the rest of the core uses (imported ``as`` themselves)
 from ._explain import dispatch_table, explain, fallbacks, registrations
 from ._kernel import Entry, Kernel, fallthrough_kernel
-from ._registry import (
-    OpOverload,
-    all_ops,
-    find_op,
-    generation,
-    ops_in,
-    trace_state,
-    tracing,
-)
-
-# the private names that the rest of the core uses
+from ._op import OpOverload, find_op
+from ._paths import _set_tracing as _set_tracing
+from ._paths import _trace as _trace
+from ._paths import _traced_call as _traced_call
+from ._paths import trace_state, tracing
 from ._registry import _add_fallback as _add_fallback
 from ._registry import _by_namespace as _by_namespace
 from ._registry import _change_listeners as _change_listeners
@@ -103,9 +99,7 @@ from ._registry import _ops as _ops
 from ._registry import _register_op as _register_op
 from ._registry import _remove_fallback as _remove_fallback
 from ._registry import _remove_op as _remove_op
-from ._registry import _set_tracing as _set_tracing
-from ._registry import _trace as _trace
-from ._registry import _traced_call as _traced_call
+from ._registry import all_ops, generation, ops_in
 from ._remedy import provider_of
 from ._source import _source_callers as _source_callers  # filled from above
 from ._source import source

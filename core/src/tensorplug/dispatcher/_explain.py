@@ -10,16 +10,9 @@ from .. import keys as _keys
 from ..dispatch import local_state
 from ..errors import DispatchError
 from ..keys import DispatchKeySet
-from ._registry import (
-    OpOverload,
-    _arg_ks,
-    _Capture,
-    _fallbacks,
-    _keyset_of,
-    _lock,
-    find_op,
-    tracing,
-)
+from ._op import OpOverload, find_op
+from ._paths import _arg_ks, _Capture, _keyset_of, tracing
+from ._registry import _fallbacks, _lock
 
 
 def dispatch_table(name: str | OpOverload) -> dict[str, str]:

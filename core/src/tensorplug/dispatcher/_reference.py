@@ -5,7 +5,7 @@ Note [Template references]
 The hot path runs code generated from string templates: an operator's ``__call__`` and
 ``redispatch`` (``_callgen.generate``, Note [Generated call functions]), the call specialized to
 a signature of argument types (``_callgen.specialize``, Note [Specialized calls]) and the public
-functions and methods (``_opset/functions.py``, Note [Public function fast path]). Each has a
+functions and methods (``_opset/templates.py``, Note [Public function fast path]). Each has a
 reference here or in ``_public_reference.py``: plain Python, no generated code, no cache, that
 binds every call through the schema (``FunctionSchema.bind``) and so does by the book what the
 template does fast. ``tests/core/test_template_references.py`` runs the OpInfo samples through
@@ -23,7 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _callgen
-from ._registry import OpOverload, _generic_call, _generic_redispatch
+from ._op import OpOverload
+from ._paths import _generic_call, _generic_redispatch
 
 __all__ = ["reference_call", "reference_redispatch", "reference_specialized"]
 

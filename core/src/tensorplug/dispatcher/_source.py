@@ -36,7 +36,8 @@ from .. import keys as _keys
 from ..dispatch import local_state
 from ..errors import DispatchError, RegistrationError
 from ..keys import DispatchKeySet, KeyKind, KeyLike
-from ._registry import OpOverload, _ops, find_op
+from ._op import OpOverload, find_op
+from ._registry import _ops
 
 __all__ = ["source"]
 

@@ -39,6 +39,7 @@ from ..device import device as _Device
 from ..ops import ops
 from ..tensor import Tensor
 from ._autograd import no_grad, reset_grad, set_requires_grad
+from ._hooks import RemovableHandle, add_hook, call_with_hooks
 from .parameter import Parameter
 
 __all__ = ["IncompatibleKeys", "Module", "RemovableHandle"]
@@ -88,46 +89,15 @@ class Module:
         setattr_(self, "_non_persistent_buffers", set())
         setattr_(self, "_modules", {})
 
-    # Forward hooks, by handle id in call order; a module gets its own dicts at its first hook,
-    # so calling a module without hooks costs two attribute reads.
+    # Forward hooks, by handle id in call order (_hooks.py); a module gets its own dicts at its
+    # first hook, so calling a module without hooks costs two attribute reads.
     _forward_pre_hooks: dict[int, tuple[Callable[..., Any], bool]] = {}
     _forward_hooks: dict[int, tuple[Callable[..., Any], bool, bool]] = {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._forward_pre_hooks or self._forward_hooks:
-            return self._call_with_hooks(args, kwargs)
+            return call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
-
-    def _call_with_hooks(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        for hook, with_kwargs in list(self._forward_pre_hooks.values()):
-            if with_kwargs:
-                new = hook(self, args, kwargs)
-                if new is not None:
-                    if not (isinstance(new, tuple) and len(new) == 2):
-                        raise RuntimeError(
-                            "forward pre-hook must return None or a tuple of (new_args, "
-                            f"new_kwargs), but got {new!r}."
-                        )
-                    args, kwargs = new
-            else:
-                new = hook(self, args)
-                if new is not None:
-                    args = new if isinstance(new, tuple) else (new,)
-        try:
-            result = self.forward(*args, **kwargs)
-        except BaseException:
-            for hook, with_kwargs, always in list(self._forward_hooks.values()):
-                if always:  # always_call: run even when forward raised, then re-raise
-                    try:
-                        hook(self, args, kwargs, None) if with_kwargs else hook(self, args, None)
-                    except Exception:
-                        pass
-            raise
-        for hook, with_kwargs, _ in list(self._forward_hooks.values()):
-            new = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
-            if new is not None:
-                result = new
-        return result
 
     def register_forward_pre_hook(
         self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
@@ -135,7 +105,7 @@ class Module:
         """``hook(module, args)`` runs before ``forward`` and may return new args (a tuple, or
         one value); with ``with_kwargs=True`` it is ``hook(module, args, kwargs)`` and may
         return ``(args, kwargs)``. Returns a handle whose ``remove()`` takes it out."""
-        return _add_hook(self, "_forward_pre_hooks", (hook, with_kwargs), prepend)
+        return add_hook(self, "_forward_pre_hooks", (hook, with_kwargs), prepend)
 
     def register_forward_hook(
         self,
@@ -148,7 +118,7 @@ class Module:
         """``hook(module, args, output)`` runs after ``forward`` and may return a new output;
         with ``with_kwargs=True`` it is ``hook(module, args, kwargs, output)``. With
         ``always_call=True`` it also runs (with output None) when ``forward`` raises."""
-        return _add_hook(self, "_forward_hooks", (hook, with_kwargs, always_call), prepend)
+        return add_hook(self, "_forward_hooks", (hook, with_kwargs, always_call), prepend)
 
     # --- registration ------------------------------------------------------------------------
 
@@ -561,40 +531,6 @@ class Module:
         if len(extra_lines) == 1 and not child_lines:
             return head + extra_lines[0] + ")"
         return head + "\n  " + "\n  ".join(lines) + "\n)"
-
-
-class RemovableHandle:
-    """What registering a hook returns: ``remove()`` takes the hook out again (also as a
-    context manager, on exit)."""
-
-    _next_id = 0
-
-    def __init__(self, hooks: dict[int, Any]) -> None:
-        self._hooks = hooks
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
-
-    def remove(self) -> None:
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.remove()
-
-
-def _add_hook(module: Module, registry: str, entry: Any, prepend: bool) -> RemovableHandle:
-    hooks: dict[int, Any] | None = module.__dict__.get(registry)
-    if hooks is None:  # the class's empty default is shared: never written
-        hooks = {}
-        object.__setattr__(module, registry, hooks)
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = entry
-    if prepend:
-        for key in [k for k in hooks if k != handle.id]:
-            hooks[key] = hooks.pop(key)  # move the others behind it
-    return handle
 
 
 def _forget(module: Module, name: str, keep: str) -> None:

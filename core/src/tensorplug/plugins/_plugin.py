@@ -1,6 +1,6 @@
 """One plugin as the loader keeps it (:class:`_Plugin`, what it registered: Note [Plugin rollback]
-in plugins/__init__.py), what :func:`tensorplug.plugins.list` reports of it (:class:`PluginInfo`), the
-errors and warning that name it, and what its hooks are handed (:class:`KeyRegistrar`,
+in plugins/_phases.py), what :func:`tensorplug.plugins.list` reports of it (:class:`PluginInfo`),
+the errors and warning that name it, and what its hooks are handed (:class:`KeyRegistrar`,
 :class:`KernelRegistry`)."""
 
 from __future__ import annotations

@@ -21,7 +21,6 @@ layer may read).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Final
 
 __all__ = [
@@ -35,27 +34,87 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class FirstPartyPlugin:
-    """One first-party plugin: where it comes from and what it adds."""
+_FIELDS = (
+    "name",
+    "distribution",
+    "module",
+    "serves",
+    "keys",
+    "devices",
+    "names",
+    "tensor_attributes",
+    "tensor_replaces",
+    "tensor_state",
+)
 
-    name: str  # the entry point's name: TENSORPLUG_PLUGINS / TENSORPLUG_DISABLE_PLUGINS take it
-    distribution: str  # what ``pip install`` takes
-    module: str  # the entry point's module, which holds the hook implementations
-    # keys that the core defines (or key families: "Autograd" is every Autograd<B>) and this
-    # plugin provides the kernels or fallbacks of: a missing kernel for one names this plugin
-    serves: tuple[str, ...] = ()
-    keys: tuple[str, ...] = ()  # keys it creates (``tensorplug_add_keys``)
-    devices: tuple[str, ...] = ()  # device types whose tensors need it (a backend of ``serves``)
-    names: tuple[str, ...] = ()  # ``tensorplug.<name>`` it adds (``tensorplug_add_names``)
-    # Tensor attributes it adds that the core does not have: without the plugin a placeholder
-    # raises MissingPluginError naming the distribution
-    tensor_attributes: tuple[str, ...] = ()
-    # Tensor attributes it replaces, which the core answers itself without it (``is_leaf`` is
-    # True, ``requires_grad`` False, ...: Note [Missing plugin attributes])
-    tensor_replaces: tuple[str, ...] = ()
-    # class defaults of per-tensor state it keeps on Tensor (not user API: no placeholder)
-    tensor_state: tuple[str, ...] = ()
+
+class FirstPartyPlugin:
+    """One first-party plugin: where it comes from and what it adds (immutable; a plain class
+    with slots rather than a dataclass, which would cost ``import tensorplug`` ~0.5 ms).
+
+    - ``name``: the entry point's name: TENSORPLUG_PLUGINS / TENSORPLUG_DISABLE_PLUGINS take it;
+    - ``distribution``: what ``pip install`` takes;
+    - ``module``: the entry point's module, which holds the hook implementations;
+    - ``serves``: keys that the core defines (or key families: "Autograd" is every Autograd<B>)
+      and this plugin provides the kernels or fallbacks of: a missing kernel for one names it;
+    - ``keys``: keys it creates (``tensorplug_add_keys``);
+    - ``devices``: device types whose tensors need it (a backend of ``serves``);
+    - ``names``: ``tensorplug.<name>`` it adds (``tensorplug_add_names``);
+    - ``tensor_attributes``: Tensor attributes it adds that the core does not have: without the
+      plugin a placeholder raises MissingPluginError naming the distribution;
+    - ``tensor_replaces``: Tensor attributes it replaces, which the core answers itself without
+      it (``is_leaf`` is True, ``requires_grad`` False, ...: Note [Missing plugin attributes]);
+    - ``tensor_state``: class defaults of per-tensor state it keeps on Tensor (not user API: no
+      placeholder).
+    """
+
+    __slots__ = _FIELDS
+    name: str
+    distribution: str
+    module: str
+    serves: tuple[str, ...]
+    keys: tuple[str, ...]
+    devices: tuple[str, ...]
+    names: tuple[str, ...]
+    tensor_attributes: tuple[str, ...]
+    tensor_replaces: tuple[str, ...]
+    tensor_state: tuple[str, ...]
+
+    def __init__(
+        self,
+        name: str,
+        distribution: str,
+        module: str,
+        serves: tuple[str, ...] = (),
+        keys: tuple[str, ...] = (),
+        devices: tuple[str, ...] = (),
+        names: tuple[str, ...] = (),
+        tensor_attributes: tuple[str, ...] = (),
+        tensor_replaces: tuple[str, ...] = (),
+        tensor_state: tuple[str, ...] = (),
+    ) -> None:
+        values: tuple[object, ...] = (name, distribution, module, serves, keys, devices, names)
+        values += (tensor_attributes, tensor_replaces, tensor_state)
+        for field, value in zip(_FIELDS, values, strict=True):
+            object.__setattr__(self, field, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"FirstPartyPlugin is immutable: cannot set {name!r}")
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, f) for f in _FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not FirstPartyPlugin:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{f}={getattr(self, f)!r}" for f in _FIELDS)
+        return f"FirstPartyPlugin({args})"
 
     @property
     def tensor_methods(self) -> frozenset[str]:

@@ -30,6 +30,7 @@ from ..dispatch import local_state
 from ..dispatcher import OpOverload, trace_state
 from ..dispatcher import _source_callers as _dispatcher_source_callers
 from ..dispatcher._library import Library
+from ..dispatcher._registry import deferred_changes as _dispatcher_deferred_changes
 from ..ops import OpPacket
 from ..tensor import Tensor
 from .functions import _make_function, _make_method, _named_tuple, _named_tuples, return_types
@@ -74,23 +75,24 @@ def install(namespace: dict[str, Any]) -> None:
     """Define the standard operators; their functions go into ``namespace`` on first use."""
     global _library, _namespace, function_names
     lib = _library = Library("aten", "DEF", owner="tensorplug")
-    for raw, parsed in _load_yaml():
-        variants = tuple(v.strip() for v in str(raw.get("variants", "function")).split(","))
-        e = OpEntry(
-            raw["func"],
-            variants,
-            dict(raw.get("dispatch") or {}),
-            tuple(raw.get("tags") or ()),
-            raw.get("python"),
-            raw.get("python_module"),
-        )
-        e.op = lib.define(parsed, tags=e.tags)
-        e.op.allow_mixed_devices = "mixed_devices" in e.tags
-        for key, fn_name in e.dispatch.items():
-            lib.impl(e.op, getattr(composites, fn_name), key)
-        if "factory" in e.tags:
-            lib.impl(e.op, _backend_select(e.op), "BackendSelect", with_keyset=True)
-        entries.append(e)
+    with _dispatcher_deferred_changes():  # Note [Deferred change listeners]
+        for raw, parsed in _load_yaml():
+            variants = tuple(v.strip() for v in str(raw.get("variants", "function")).split(","))
+            e = OpEntry(
+                raw["func"],
+                variants,
+                dict(raw.get("dispatch") or {}),
+                tuple(raw.get("tags") or ()),
+                raw.get("python"),
+                raw.get("python_module"),
+            )
+            e.op = lib.define(parsed, tags=e.tags)
+            e.op.allow_mixed_devices = "mixed_devices" in e.tags
+            for key, fn_name in e.dispatch.items():
+                lib.impl(e.op, getattr(composites, fn_name), key)
+            if "factory" in e.tags:
+                lib.impl(e.op, _backend_select(e.op), "BackendSelect", with_keyset=True)
+            entries.append(e)
 
     # Note [Lazy public functions]
     by_name: dict[str, list[OpEntry]] = collections.defaultdict(list)

@@ -81,6 +81,10 @@ Usage::
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from ..keys import KeyLike
+
 # the public names, and the private ones the rest of the core uses (imported ``as`` themselves)
 from ._explain import dispatch_table, explain, fallbacks, registrations
 from ._kernel import Entry, Kernel, fallthrough_kernel
@@ -99,10 +103,19 @@ from ._registry import _ops as _ops
 from ._registry import _register_op as _register_op
 from ._registry import _remove_fallback as _remove_fallback
 from ._registry import _remove_op as _remove_op
+from ._registry import _source_callers as _source_callers  # filled from above
 from ._registry import all_ops, generation, ops_in
 from ._remedy import provider_of
-from ._source import _source_callers as _source_callers  # filled from above
-from ._source import source
+
+
+def source(op: str | OpOverload, keyset: int | Iterable[KeyLike] | None = None) -> str:
+    """The frames that run for a call of ``op`` with dispatch key set ``keyset``, top down
+    (``_source.source``; its module is loaded on the first call: ``import tensorplug`` does
+    not pay for it)."""
+    from ._source import source as frames
+
+    return frames(op, keyset)
+
 
 OpOverload.__module__ = Kernel.__module__ = __name__  # where users find them
 

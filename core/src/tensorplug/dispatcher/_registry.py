@@ -6,8 +6,9 @@ The Notes of the dispatcher are in ``dispatcher/__init__.py``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from .. import keys as _keys
 from ..errors import RegistrationError
@@ -72,11 +73,43 @@ def _changed() -> None:
     Called with the registry lock held, so that no cache is refilled from the old state after
     it was dropped (Note [Registration is atomic]).
     """
-    global _generation
+    global _generation, _pending
     with _lock:
         _generation += 1
+        if _deferring:
+            _pending = True
+            return
         for listener in _change_listeners:
             listener()
+
+
+# Note [Deferred change listeners]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Start-up defines ~400 operators, and each definition would run every change listener (each
+# drops every cached choice of the packets and public functions, ~2 ms in all). Inside
+# ``deferred_changes()`` the generation still grows with each change, but the listeners run
+# once, when the block ends. The block holds the registry lock throughout, so no other thread
+# sees, or fills a cache from, the state in between; the code inside reads no cache the
+# listeners drop.
+_deferring = 0
+_pending = False
+
+
+@contextlib.contextmanager
+def deferred_changes() -> Iterator[None]:
+    """Run the change listeners once, at the end of the block (Note [Deferred change
+    listeners])."""
+    global _deferring, _pending
+    with _lock:
+        _deferring += 1
+        try:
+            yield
+        finally:
+            _deferring -= 1
+            if not _deferring and _pending:
+                _pending = False
+                for listener in _change_listeners:
+                    listener()
 
 
 def _register_op(op: OpOverload) -> None:
@@ -162,3 +195,8 @@ def ops_in(namespace: str, op_name: str | None = None) -> list[OpOverload]:
 
 # namespace -> op name -> overloads, kept beside _ops so tp.ops lookups need no scan
 _by_namespace: dict[str, dict[str, list[OpOverload]]] = {}
+
+
+# Filled from above (Note [Dispatch source] in _source.py): op -> [(name, public function that
+# calls it)]; kept here, below ``_source``, which is imported only when ``source`` is called
+_source_callers: list[Callable[[OpOverload], list[tuple[str, Callable[..., Any]]]]] = []

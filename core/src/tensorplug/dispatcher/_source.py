@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import inspect
 import textwrap
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from .. import codegen
@@ -37,12 +37,9 @@ from ..dispatch import local_state
 from ..errors import DispatchError, RegistrationError
 from ..keys import DispatchKeySet, KeyKind, KeyLike
 from ._op import OpOverload, find_op
-from ._registry import _ops
+from ._registry import _ops, _source_callers
 
 __all__ = ["source"]
-
-# Filled from above (Note [Dispatch source]): op -> [(name, public function that calls it)]
-_source_callers: list[Callable[[OpOverload], list[tuple[str, Callable[..., Any]]]]] = []
 
 
 def source(op: str | OpOverload, keyset: int | Iterable[KeyLike] | None = None) -> str:

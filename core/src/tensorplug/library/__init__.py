@@ -54,15 +54,6 @@ from ..dispatcher._library import (
     mark_boxed,
     mark_no_dispatch,
 )
-from ._opcheck import OpCheckError, opcheck
-from ._registration import (
-    _decorator_libraries,
-    define,
-    impl,
-    register_autocast,
-    register_autograd,
-    register_vmap,
-)
 
 __all__ = [
     "CustomOpDef",
@@ -86,20 +77,36 @@ __all__ = [
 ]
 
 # private state tests read through this module (tp.library._def_libraries, ...)
-_ = (_def_libraries, _decorator_libraries)
+_ = (_def_libraries,)
 
-# The modern torch.library API (custom_op, register_fake, register_kernel), built on Library
-# in _custom_ops.py: its names are loaded on first use (import time).
-_CUSTOM_OPS = frozenset(
-    {
-        "CustomOpDef",
-        "custom_op",
-        "impl_abstract",
-        "infer_schema",
-        "register_fake",
-        "register_kernel",
-    }
-)
+# What the functions below Library's methods live in, loaded on first use (import time): the
+# decorator forms and the register_* functions (_registration.py), opcheck (_opcheck.py) and
+# the modern torch.library API built on Library (_custom_ops.py: custom_op, register_fake, ...)
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "_decorator_libraries",
+            "define",
+            "impl",
+            "register_autocast",
+            "register_autograd",
+            "register_vmap",
+        ),
+        "_registration",
+    ),
+    **dict.fromkeys(("OpCheckError", "opcheck"), "_opcheck"),
+    **dict.fromkeys(
+        (
+            "CustomOpDef",
+            "custom_op",
+            "impl_abstract",
+            "infer_schema",
+            "register_fake",
+            "register_kernel",
+        ),
+        "_custom_ops",
+    ),
+}
 
 if TYPE_CHECKING:
     from ._custom_ops import (
@@ -110,13 +117,34 @@ if TYPE_CHECKING:
         register_fake,
         register_kernel,
     )
+    from ._opcheck import OpCheckError, opcheck
+    from ._registration import (
+        _decorator_libraries as _decorator_libraries,
+    )
+    from ._registration import (
+        define,
+        impl,
+        register_autocast,
+        register_autograd,
+        register_vmap,
+    )
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _CUSTOM_OPS:
+    where = _LAZY.get(name)
+    if where is None:
         raise AttributeError(f"module 'tensorplug.library' has no attribute {name!r}")
-    from . import _custom_ops
-
-    value = getattr(_custom_ops, name)
+    module: Any
+    if where == "_registration":
+        from . import _registration as module
+    elif where == "_opcheck":
+        from . import _opcheck as module
+    else:
+        from . import _custom_ops as module
+    value = getattr(module, name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

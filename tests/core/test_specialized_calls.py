@@ -1,5 +1,5 @@
 """Specialized calls (Note [Specialized calls] in dispatcher/_callgen.py) and the public functions and
-methods that run them inline (Note [Public function fast path] in _functions.py).
+methods that run them inline (Note [Public function fast path] in _opset/functions.py).
 
 The oracle of each test is the general path: the same call with the public function's cache
 empty (``_choice.clear()``) goes through ``general`` and the operator's generated ``__call__``;

@@ -1,4 +1,4 @@
-"""``tensorplug::cross_entropy_loss_backward`` (Note [tensorplug operators] in _own_ops.py):
+"""``tensorplug::cross_entropy_loss_backward`` (Note [tensorplug operators] in _opset/own_ops.py):
 tensorplug's own operator, against a float64 numpy oracle and, bit for bit, against the two
 operators it fuses (Note [Fused cross-entropy backward] in array_backend/_backward.py)."""
 

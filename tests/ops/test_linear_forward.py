@@ -1,4 +1,4 @@
-"""``tensorplug::linear_forward`` (Note [tensorplug operators] in _own_ops.py): ``aten::linear``'s
+"""``tensorplug::linear_forward`` (Note [tensorplug operators] in _opset/own_ops.py): ``aten::linear``'s
 value in one kernel, bit for bit against the decomposition (``addmm(b, x, w.t())``, ``mm``,
 ``matmul`` and ``add``) and against a float64 numpy oracle; and ``tp.linear`` with grad, whose
 autograd node computes its forward with it (Note [Linear forward] in array_backend/_linalg.py).

@@ -188,7 +188,7 @@ class MetaStorage:
 # ``import tensorplug`` registers one lazy kernel per operator the array kit serves (the aten
 # operators without a composite kernel: ``tests/meta`` checks that they are the kit's), and the
 # first call of any builds them all: ``array_backend.register`` over the meta namespace, into
-# :class:`_Kernels` instead of a library (Note [Lazy kernels] in library.py). Import pays about
+# :class:`_Kernels` instead of a library (Note [Lazy kernels] in dispatcher/_library.py). Import pays about
 # 2 ms for the registrations, not the 15 ms of building and registering every kernel.
 
 

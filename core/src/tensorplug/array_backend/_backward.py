@@ -18,7 +18,7 @@ Each kernel has its builder, named after it: ``threshold_backward(kit)`` returns
 its own; :func:`build` builds them all.
 
 ``tensorplug::cross_entropy_loss_backward(g, log_probs, target, reduction, ignore_index)`` (Note
-[tensorplug operators] in _own_ops.py) is ``cross_entropy``'s input gradient in one kernel; its
+[tensorplug operators] in _opset/own_ops.py) is ``cross_entropy``'s input gradient in one kernel; its
 general path runs the general paths of ``nll_loss_backward`` and ``_log_softmax_backward_data``.
 
 Note [Fused cross-entropy backward]

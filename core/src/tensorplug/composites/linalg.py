@@ -1,6 +1,6 @@
 """The ``linalg`` family of the composites: products and contractions written with matmul,
 bmm, mul and sum (linear, baddbmm, addbmm, outer, kron, tensordot, einsum, trace and t), and
-``tensorplug.linalg.matmul``, PyTorch's alias of matmul (Note [Python modules] in _api.py)."""
+``tensorplug.linalg.matmul``, PyTorch's alias of matmul (Note [Python modules] in _opset/api.py)."""
 
 from __future__ import annotations
 

@@ -104,7 +104,7 @@ def cross_entropy(
 def cross_entropy_loss_backward(
     grad_output: Any, log_probs: Any, target: Any, reduction: str = "mean", ignore_index: int = -100
 ) -> Any:
-    """``tensorplug::cross_entropy_loss_backward`` (Note [tensorplug operators] in _own_ops.py):
+    """``tensorplug::cross_entropy_loss_backward`` (Note [tensorplug operators] in _opset/own_ops.py):
     the two backward operators of ``cross_entropy``'s parts."""
     if reduction not in _REDUCTIONS:
         raise ValueError(

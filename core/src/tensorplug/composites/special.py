@@ -1,6 +1,6 @@
 """The ``special`` family of the composites: the functions of ``tensorplug.special`` that are
 PyTorch's aliases of standard ops (CompositeImplicitAutograd there too; Note [Python modules]
-in _api.py): expm1, exp2, log1p, erf, expit, logit, logsumexp, softmax and log_softmax."""
+in _opset/api.py): expm1, exp2, log1p, erf, expit, logit, logsumexp, softmax and log_softmax."""
 
 from __future__ import annotations
 

@@ -103,3 +103,35 @@ def test_from_python_names_the_element_that_is_no_number(data, error, message):
     with pytest.raises(error) as e:
         tp.tensor(data)
     assert str(e.value) == message
+
+
+def test_contiguous_gives_row_major_data_that_view_accepts():
+    """``x.t().contiguous().view(-1)`` and the attention idiom ``y.transpose(1, 2)
+    .contiguous().view(B, T, C)``: contiguous() copies into row-major order (clone with
+    contiguous_format), so view() finds the strides it needs."""
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    x = tp.tensor(a)
+    flat = x.t().contiguous().view(-1)
+    np.testing.assert_array_equal(flat.numpy(), a.T.ravel())
+    assert x.t().contiguous().numpy().flags["C_CONTIGUOUS"]
+    y = tp.tensor(np.arange(24.0).reshape(2, 3, 4))  # (B, heads, T) -> (B, T, heads)
+    merged = y.transpose(1, 2).contiguous().view(2, 4, 3)
+    np.testing.assert_array_equal(merged.numpy(), np.arange(24.0).reshape(2, 3, 4).swapaxes(1, 2))
+
+
+def test_clone_keeps_the_memory_order_unless_contiguous_format_is_asked():
+    """PyTorch's clone defaults to preserve_format: a transposed tensor's copy keeps its
+    order; memory_format=contiguous_format gives row-major data."""
+    x = tp.tensor(np.arange(6.0).reshape(2, 3)).t()
+    kept = x.clone()
+    assert kept.numpy().flags["F_CONTIGUOUS"] and not kept.numpy().flags["C_CONTIGUOUS"]
+    made = tp.ops.aten.clone.default(x, memory_format="contiguous_format")
+    assert made.numpy().flags["C_CONTIGUOUS"]
+    np.testing.assert_array_equal(made.numpy(), np.arange(6.0).reshape(2, 3).T)
+
+
+def test_contiguous_view_backward_reaches_the_leaf():
+    a = tp.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    w = tp.tensor(np.arange(6.0))
+    (a.t().contiguous().view(-1) * w).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.arange(6.0).reshape(3, 2).T)

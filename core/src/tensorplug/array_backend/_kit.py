@@ -254,7 +254,16 @@ class Kit:
         return self.astype(arr, xd)
 
     def copy(self, arr: Any) -> Any:
-        """A new contiguous array equal to ``arr``."""
+        """A new array equal to ``arr`` (in its memory order, where the library has one)."""
+        return self.xp.asarray(arr, copy=True)
+
+    def contiguous_copy(self, arr: Any) -> Any:
+        """A new array equal to ``arr`` in row-major (C) order: numpy's and CuPy's ``asarray``
+        keep the source's order, their ``copy()`` gives C order; a library without memory
+        orders (no ``flags``) has nothing to change."""
+        flags = getattr(arr, "flags", None)
+        if flags is not None and not flags["C_CONTIGUOUS"] and hasattr(arr, "copy"):
+            return arr.copy()
         return self.xp.asarray(arr, copy=True)
 
     def as_compute(self, t: Tensor, d: _dt.dtype) -> Any:

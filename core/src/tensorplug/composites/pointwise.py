@@ -34,7 +34,7 @@ def contiguous(self: Any, *, memory_format: Any = "contiguous_format") -> Any:
     flags = getattr(data, "flags", None)
     if flags is not None and flags["C_CONTIGUOUS"]:
         return self
-    return aten.clone.default(self)
+    return aten.clone.default(self, memory_format="contiguous_format")
 
 
 def zero_(self: Any) -> Any:

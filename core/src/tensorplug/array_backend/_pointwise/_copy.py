@@ -69,6 +69,10 @@ def to_copy(
 
 
 def clone(kit: Kit, self: Tensor, *, memory_format: Any = None) -> Tensor:
+    # preserve_format (the default) keeps the source's memory order, as PyTorch's clone keeps
+    # its strides; contiguous_format gives row-major data (what contiguous() asks for)
+    if memory_format == "contiguous_format":
+        return kit.new(kit.contiguous_copy(self._data), self._dtype, self._device, kit.keyset)
     return kit.new(kit.copy(self._data), self._dtype, self._device, kit.keyset)
 
 

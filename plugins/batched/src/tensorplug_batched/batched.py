@@ -32,6 +32,7 @@ from tensorplug.tensor import Tensor, no_storage_error, wrapper_factory
 __all__ = [
     "BatchedTensor",
     "batch_size",
+    "batched_at",
     "front",
     "level_of",
     "materialize",
@@ -200,6 +201,11 @@ def front(x: BatchedTensor) -> Tensor:
 def unbatched(x: Any, level: int) -> bool:
     """Whether ``x`` (a tensor) is the same for every slice of ``level``."""
     return type(x) is not BatchedTensor or x.level != level
+
+
+def batched_at(x: Any, level: int) -> bool:
+    """Whether ``x`` is a tensor batched at ``level`` (``not unbatched(x, level)``)."""
+    return type(x) is BatchedTensor and x.level == level
 
 
 def materialize(x: Tensor, size: int) -> Tensor:

@@ -23,7 +23,7 @@ from typing import Any
 
 import tensorplug as tp
 
-from ..batched import BatchedTensor, front, materialize, wrap
+from ..batched import BatchedTensor, batched_at, front, materialize, wrap
 from ..calls import inplace_error, passdown, top_level, wrap_dim
 from ..fallback import loop
 from .table import Kernel, defdim, defdynamic, defrule
@@ -34,23 +34,19 @@ _reshape = aten.reshape.default
 _permute = aten.permute.default
 
 
-def _batched_at(x: Any, lvl: int) -> bool:
-    return type(x) is BatchedTensor and x.level == lvl
-
-
 def _size(lvl: int, *xs: Any) -> int:
     for x in xs:
         if isinstance(x, list | tuple):
             for y in x:
-                if _batched_at(y, lvl):
+                if batched_at(y, lvl):
                     return int(y.value.shape[y.bdim])
-        elif _batched_at(x, lvl):
+        elif batched_at(x, lvl):
             return int(x.value.shape[x.bdim])
     raise AssertionError("nothing is batched at this level")
 
 
 def _phys(x: Any, lvl: int, size: int) -> Any:
-    return front(x) if _batched_at(x, lvl) else materialize(x, size)
+    return front(x) if batched_at(x, lvl) else materialize(x, size)
 
 
 def _pad(p: Any, rank: int) -> Any:
@@ -75,7 +71,7 @@ def _static_indices(indices: Any, lvl: int) -> list[Any]:
     out: list[Any] = []
     for i in indices:
         if i is not None and i.dtype in (tp.bool, tp.uint8):
-            if _batched_at(i, lvl):
+            if batched_at(i, lvl):
                 raise RuntimeError(
                     "vmap: We do not support batching operators that can support dynamic shape. "
                     "Attempting to batch over indexing with a boolean mask."
@@ -123,7 +119,7 @@ def _index_maker(op: Any) -> Kernel:
         if all(i is None for i in idx) or len(idx) > self.ndim:
             return loop(op, (self, idx), {}, lvl)  # nothing to index, or the logical error
         layout = _Layout(tuple(self.shape), idx)
-        if not any(_batched_at(i, lvl) for i in idx):
+        if not any(batched_at(i, lvl) for i in idx):
             out = op(front(self), [None, *idx])
             return wrap(out, 0 if layout.adjacent else layout.n_index, lvl)
         size = _size(lvl, self, idx)
@@ -146,7 +142,7 @@ def _index_put_maker(op: Any) -> Kernel:
         lvl = top_level((self, indices, values))
         if lvl == 0:
             return passdown(op, args, {})
-        if not _batched_at(self, lvl):
+        if not batched_at(self, lvl):
             raise inplace_error(op)
         idx = _static_indices(indices, lvl)
         if all(i is None for i in idx) or len(idx) > self.ndim:
@@ -157,8 +153,8 @@ def _index_put_maker(op: Any) -> Kernel:
         if values.ndim > rank:
             return loop(op, (self, idx, values, accumulate), {}, lvl)  # the logical error
         p = front(self)
-        if not any(_batched_at(i, lvl) for i in idx):
-            if layout.adjacent and not _batched_at(values, lvl):
+        if not any(batched_at(i, lvl) for i in idx):
+            if layout.adjacent and not batched_at(values, lvl):
                 v = values  # right-aligned against (B, *result)
             else:
                 v = _pad(_phys(values, lvl, size), rank)
@@ -188,7 +184,7 @@ def _index_select_maker(op: Any) -> Kernel:
         if self.ndim == 0 or index.ndim > 1:
             return loop(op, (self, dim, index), {}, lvl)
         d = wrap_dim(dim, self.ndim, op)
-        if not _batched_at(index, lvl):
+        if not batched_at(index, lvl):
             return wrap(op(front(self), d + 1, index), 0, lvl)
         idx = index if index.ndim == 1 else _unsqueeze(index, 0)
         return aten.index.Tensor(self, [None] * d + [idx])
@@ -206,12 +202,12 @@ def _dim_index_maker(op: Any) -> Kernel:
         lvl = top_level(args)
         if lvl == 0:
             return passdown(op, args, kwargs)
-        if inplace and not _batched_at(self, lvl):
+        if inplace and not batched_at(self, lvl):
             raise inplace_error(op)
         if (
             self.ndim == 0
-            or _batched_at(index, lvl)
-            or any(_batched_at(r, lvl) and r.ndim == 0 for r in rest)
+            or batched_at(index, lvl)
+            or any(batched_at(r, lvl) and r.ndim == 0 for r in rest)
         ):
             return loop(op, args, kwargs, lvl)
         size = _size(lvl, self, *rest)
@@ -280,7 +276,7 @@ def _searchsorted_maker(op: Any) -> Kernel:
         lvl = top_level((sorted_sequence, self, kwargs.get("sorter")))
         if lvl == 0:
             return passdown(op, (sorted_sequence, self), kwargs)
-        seq_batched = _batched_at(sorted_sequence, lvl) or _batched_at(kwargs.get("sorter"), lvl)
+        seq_batched = batched_at(sorted_sequence, lvl) or batched_at(kwargs.get("sorter"), lvl)
         if sorted_sequence.ndim == 0 or (
             sorted_sequence.ndim > 1 and self.ndim != sorted_sequence.ndim
         ):
@@ -314,7 +310,7 @@ def _bucketize_maker(op: Any) -> Kernel:
             return passdown(op, (self, boundaries), kwargs)
         if boundaries.ndim != 1:
             return loop(op, (self, boundaries), kwargs, lvl)
-        if not _batched_at(boundaries, lvl):
+        if not batched_at(boundaries, lvl):
             return wrap(op(self.value, boundaries, **kwargs), self.bdim, lvl)
         return _search(boundaries, self, lvl, kwargs)
 

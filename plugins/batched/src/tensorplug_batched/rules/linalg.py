@@ -19,7 +19,7 @@ from typing import Any
 import tensorplug as tp
 from tensorplug.tensor import Tensor
 
-from ..batched import BatchedTensor, front, wrap
+from ..batched import BatchedTensor, batched_at, front, wrap
 from ..calls import passdown, top_level
 from ..fallback import loop
 from .table import Kernel, defrule
@@ -32,13 +32,9 @@ _tls = tp.dispatch.local_state
 _trace = tp.dispatcher.trace_state
 
 
-def _batched_at(x: Any, lvl: int) -> bool:
-    return type(x) is BatchedTensor and x.level == lvl
-
-
 def batched_matmul(op: Any, a: Any, b: Any, lvl: int) -> Any:
     """``a @ b`` for logical tensors, one of them batched at ``lvl`` (Note [Batched matmul])."""
-    ba, bb = _batched_at(a, lvl), _batched_at(b, lvl)
+    ba, bb = batched_at(a, lvl), batched_at(b, lvl)
     ra, rb = a.ndim, b.ndim
     if ra == 0 or rb == 0:
         return loop(op, (a, b), {}, lvl)  # the logical call's error, on the first sample

@@ -10,7 +10,7 @@ from typing import Any
 
 import tensorplug as tp
 
-from ..batched import BatchedTensor, front, materialize, wrap
+from ..batched import batched_at, front, materialize, wrap
 from ..calls import passdown, top_level
 from ..fallback import loop
 from .table import Kernel, defdim, defrule
@@ -18,10 +18,6 @@ from .table import Kernel, defdim, defrule
 aten = tp.ops.aten
 _unsqueeze = aten.unsqueeze.default
 _reshape = aten.reshape.default
-
-
-def _batched_at(x: Any, lvl: int) -> bool:
-    return type(x) is BatchedTensor and x.level == lvl
 
 
 # --- softmax: along a dimension, keeping the rank ------------------------------------------------
@@ -41,7 +37,7 @@ def _embedding_maker(op: Any) -> Kernel:
         lvl = top_level((weight, indices))
         if lvl == 0:
             return passdown(op, (weight, indices, *args), {})
-        if _batched_at(weight, lvl):  # a weight per sample: rows of each
+        if batched_at(weight, lvl):  # a weight per sample: rows of each
             return loop(op, (weight, indices, *args), {}, lvl)
         return wrap(op(weight, indices.value, *args), indices.bdim, lvl)
 
@@ -76,14 +72,14 @@ def _nll_maker(op: Any) -> Kernel:
         if lvl == 0:
             return passdown(op, args, {})
         if (
-            (weight is not None and _batched_at(weight, lvl))
+            (weight is not None and batched_at(weight, lvl))
             or self.ndim == 0
             or reduction not in ("none", "sum", "mean")
         ):
             return loop(op, args, {}, lvl)
-        size = next(int(t.value.shape[t.bdim]) for t in (self, target) if _batched_at(t, lvl))
-        x = front(self) if _batched_at(self, lvl) else materialize(self, size)
-        t = front(target) if _batched_at(target, lvl) else materialize(target, size)
+        size = next(int(t.value.shape[t.bdim]) for t in (self, target) if batched_at(t, lvl))
+        x = front(self) if batched_at(self, lvl) else materialize(self, size)
+        t = front(target) if batched_at(target, lvl) else materialize(target, size)
         if self.ndim == 1:  # one sample of C classes: the vmap batch is N
             losses = op(x, t, weight, "none", ignore_index)
             tf = t
@@ -137,12 +133,12 @@ def _bce_maker(op: Any) -> Kernel:
         if self.shape != target.shape or reduction not in ("none", "sum", "mean"):
             return loop(op, args, {}, lvl)
         size = next(
-            int(t.value.shape[t.bdim]) for t in args[:3] if t is not None and _batched_at(t, lvl)
+            int(t.value.shape[t.bdim]) for t in args[:3] if t is not None and batched_at(t, lvl)
         )
-        x = front(self) if _batched_at(self, lvl) else materialize(self, size)
-        t = front(target) if _batched_at(target, lvl) else materialize(target, size)
+        x = front(self) if batched_at(self, lvl) else materialize(self, size)
+        t = front(target) if batched_at(target, lvl) else materialize(target, size)
         w = weight
-        if weight is not None and _batched_at(weight, lvl):
+        if weight is not None and batched_at(weight, lvl):
             w = front(weight)
             for _ in range(self.ndim - weight.ndim):
                 w = _unsqueeze(w, 1)

@@ -3,28 +3,17 @@ import in the core that runs up a layer (docs/architecture.md, Note [Layers]).""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.tool_scripts import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "core" / "src" / "tensorplug"
 
 
-def _tool():  # tools/ is no package: load the script as a module
-    spec = importlib.util.spec_from_file_location(
-        "import_graph", ROOT / "tools" / "import_graph.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("import_graph", mod)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-graph_tool = _tool()
+graph_tool = load_tool("import_graph")
 
 PACKAGES = [
     CORE,

@@ -13,6 +13,7 @@ import ast
 from pathlib import Path
 
 import tensorplug
+from tests.tool_scripts import load_tool
 
 CORE = Path(tensorplug.__file__).parent
 
@@ -72,39 +73,9 @@ def import_graph(root: Path) -> dict[str, set[str]]:
     return graph
 
 
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components with more than one module (Tarjan's algorithm)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(graph[v]):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return found
+# The strongly connected components of more than one module: tools/import_graph.py's, which
+# holds the core and the plugins to no cycle among all their imports (tests/test_layers.py)
+cycles = load_tool("import_graph").cycles
 
 
 def _describe(graph: dict[str, set[str]], component: list[str]) -> str:

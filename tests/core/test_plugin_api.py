@@ -5,10 +5,7 @@ the storage queries."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,6 +13,7 @@ import tensorplug as tp
 from fakes import FakeTensor
 from tensorplug import dispatcher, storage
 from tensorplug.tensor import data_id, is_wrapper, make_wrapper, new_tensor, wrapper_factory
+from tests.tool_scripts import load_tool
 
 
 def test_kernel_for_is_what_a_call_runs(ns, probe_key):
@@ -367,14 +365,8 @@ def test_views_of_finds_the_live_views_of_a_base():
 # --- plugins use only the public API (tools/plugin_api_check.py) --------------------------------
 
 
-def _checker():  # tools/ is not a package
-    path = Path(__file__).resolve().parents[2] / "tools" / "plugin_api_check.py"
-    spec = importlib.util.spec_from_file_location("plugin_api_check", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("plugin_api_check", module)
-    spec.loader.exec_module(module)
-    return module
+def _checker():
+    return load_tool("plugin_api_check")
 
 
 def test_every_plugin_uses_only_the_public_api():

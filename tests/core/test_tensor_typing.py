@@ -3,24 +3,16 @@ stay in sync with native_functions.yaml and the operators, so mypy sees what use
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import tensorplug as tp
+from tests.tool_scripts import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _generator():  # tools/ is not a package
-    spec = importlib.util.spec_from_file_location(
-        "tensor_typing", ROOT / "tools" / "tensor_typing.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("tensor_typing", module)
-    spec.loader.exec_module(module)
-    return module
+def _generator():
+    return load_tool("tensor_typing")
 
 
 def test_the_stub_is_what_the_generator_writes() -> None:

@@ -6,8 +6,8 @@ The dispatch hot path runs code generated from templates (the operators' call fu
 public functions, the autograd plugin's per-key-set kernels, the tracer's compiled graphs).
 Compiled with ``compile(src, "<tensorplug ...>", "exec")`` alone, a traceback through it shows
 ``File "<tensorplug ...>", line 19`` and no text, and pdb cannot list it. Everything that
-generates code compiles it here instead: :func:`compile_source` gives the text a filename of
-its own and enters it in :mod:`linecache` (an entry with no modification time, which
+generates code defines it here instead: :func:`define` gives the text a filename of its own
+and enters it in :mod:`linecache` (an entry with no modification time, which
 ``linecache.checkcache`` keeps), so tracebacks, ``pdb`` and ``inspect.getsource`` read it as
 they read a file.
 
@@ -17,8 +17,8 @@ text (an operator defined again with another schema, a template instantiated for
 argument list) gets ``<tensorplug: LABEL (2)>``, and so on: a filename never changes its
 text, so an old frame still shows the lines it ran. Identical texts share one code object
 (the public functions of operators whose schemas have one shape are one text, their values
-being in the namespaces they run in). A text made by :func:`define` leaves linecache when the
-last function made from it dies, so operators defined and dropped at run time leave nothing
+being in the namespaces they run in). A text leaves linecache when the last function made from
+it dies, so operators defined and dropped at run time leave nothing
 behind; while any lives, its filename is not given to another text.
 
 This module is public (docs/plugins.md): a plugin that generates code uses it too.
@@ -33,7 +33,7 @@ from collections.abc import Callable
 from types import CodeType, FunctionType
 from typing import Any
 
-__all__ = ["compile_source", "define", "define_all", "filename_of", "source_of"]
+__all__ = ["define", "define_all", "filename_of", "source_of"]
 
 _lock = threading.RLock()
 _codes: dict[tuple[str, str], _Entry] = {}  # (label, text) -> its entry
@@ -41,34 +41,31 @@ _in_use: set[str] = set()  # the filenames of the entries in _codes
 
 
 class _Entry:
-    __slots__ = ("code", "filename", "live", "kept")
+    __slots__ = ("code", "filename", "live")
 
     def __init__(self, code: CodeType, filename: str) -> None:
         self.code = code
         self.filename = filename
         self.live = 0  # functions define() made from it that are alive
-        self.kept = False  # compiled by compile_source(): kept for the process
 
 
 def _entry(source: str, label: str) -> _Entry:
+    """The entry of (label, text), compiled and entered in linecache on its first use; called
+    with ``_lock`` held."""
     key = (label, source)
     e = _codes.get(key)
     if e is not None:
         return e
-    with _lock:
-        e = _codes.get(key)
-        if e is not None:
-            return e
-        filename, n = f"<tensorplug: {label}>", 1
-        while filename in _in_use:
-            n += 1
-            filename = f"<tensorplug: {label} ({n})>"
-        lines = source.splitlines(keepends=True)
-        if lines and not lines[-1].endswith("\n"):
-            lines[-1] += "\n"
-        linecache.cache[filename] = (len(source), None, lines, filename)
-        e = _codes[key] = _Entry(compile(source, filename, "exec"), filename)
-        _in_use.add(filename)
+    filename, n = f"<tensorplug: {label}>", 1
+    while filename in _in_use:
+        n += 1
+        filename = f"<tensorplug: {label} ({n})>"
+    lines = source.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    linecache.cache[filename] = (len(source), None, lines, filename)
+    e = _codes[key] = _Entry(compile(source, filename, "exec"), filename)
+    _in_use.add(filename)
     return e
 
 
@@ -80,19 +77,10 @@ def _release(key: tuple[str, str]) -> None:
         if e is None:
             return
         e.live -= 1
-        if e.live <= 0 and not e.kept:
+        if e.live <= 0:
             del _codes[key]
             _in_use.discard(e.filename)
             linecache.cache.pop(e.filename, None)
-
-
-def compile_source(source: str, label: str) -> CodeType:
-    """``compile(source, <filename for label>, "exec")``, entered in linecache; once per
-    (label, text), kept for the process (use :func:`define` for code whose functions may be
-    dropped)."""
-    e = _entry(source, label)
-    e.kept = True
-    return e.code
 
 
 def define(

@@ -7,7 +7,7 @@ The core knows the plugins of this repository by name, for three reasons: to say
 install when a key, a device, a ``tensorplug.<name>`` or a ``Tensor`` attribute is missing
 (``pip install tensorplug-batched`` for ``tp.vmap``; Note [Missing plugin attributes] in
 plugins/_missing.py); to prefer the first-party distribution when two offer one plugin name
-(``_plugin_selection``); and to tell first-party sections of ``tensorplug demo`` from
+(``plugins/_selection.py``); and to tell first-party sections of ``tensorplug demo`` from
 third-party ones (``cli``). Each of those places reads :data:`MANIFEST`, never a list of its
 own, and ``tests/core/test_manifest.py`` loads every first-party plugin and checks that what its
 hooks add (keys, names, Tensor attributes) and the keys its kernels are registered for are what

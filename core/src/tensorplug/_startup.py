@@ -38,7 +38,7 @@ from ._opset import unique as _unique
 from .device import device
 from .dispatcher import _library
 from .dtypes import dtype
-from .plugins import _missing as _missing_attributes
+from .plugins import _missing
 from .random import Generator
 from .tensor import Tensor
 
@@ -81,7 +81,7 @@ def start(package: ModuleType) -> None:
     overrides._make_all_hooks.append(_load_listed_front_ends)
 
     # 7. names of absent plugins, then the plugins
-    _missing_attributes.install()
+    _missing.install()
     plugins.bind_namespace(package)
     plugins.load_entry_points()
 

@@ -234,7 +234,7 @@ def get_testing_overrides() -> dict[Callable[..., Any], Callable[..., Any]]:
     return out
 
 
-# What makes every public function not made yet: ``_api.generate_all``, which registers itself
+# What makes every public function not made yet: ``_opset.api.generate_all``, which registers itself
 # here when it is imported, and the start-up's loading of the lazy front ends whose functions
 # are listed (``tensorplug.nn.functional``): this module stays below both (Note [Lazy public
 # functions], Note [Layers] in docs/architecture.md).

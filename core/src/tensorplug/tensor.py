@@ -76,7 +76,7 @@ class Tensor(_Declared):
 
     # ``Tensor(...)`` (PyTorch's legacy constructor, ``__new__``), ``as_subclass`` and
     # ``__reduce_ex__`` call operators and the checkpoint format, layers above this one: the
-    # op-set layer installs the first two (``_operators.install``), ``serialization`` the
+    # op-set layer installs the first two (``_opset.operators.install``), ``serialization`` the
     # third (Note [Layers] in docs/architecture.md).
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -1,6 +1,6 @@
 """Making tensors from Python data and moving them: ``tp.tensor``, ``tp.as_tensor``,
 ``Tensor(...)`` (the legacy constructor), ``to``/``cpu``/``cuda``, the dtype conversions
-(``t.float()``) and ``new_*`` (internal; installed on Tensor by ``_operators.install``)."""
+(``t.float()``) and ``new_*`` (internal; installed on Tensor by ``operators.install``)."""
 
 from __future__ import annotations
 

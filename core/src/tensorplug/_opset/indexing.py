@@ -1,5 +1,5 @@
 """Tensor indexing: ``t[i]``, ``t[i] = v``, ``iter(t)`` (internal; installed on Tensor by
-``_operators.install``)."""
+``operators.install``)."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ __all__ = ["reference_function", "reference_method"]
 def reference_function(
     name: str, entries: list[OpEntry], public: Callable[..., Any], module: str = "tensorplug"
 ) -> Callable[..., Any]:
-    """The reference of ``public``, the function ``_functions._make_function(name, entries,
+    """The reference of ``public``, the function ``functions._make_function(name, entries,
     module)`` made (it is what ``__tensorplug_function__`` implementations are handed). A
     factory is no template (its public function is plain Python): a ValueError says so."""
     if all("factory" in e.tags for e in entries):
@@ -61,7 +61,7 @@ def reference_function(
 def reference_method(
     name: str, entries: list[OpEntry], public: Callable[..., Any] | None = None
 ) -> Callable[..., Any]:
-    """The reference of ``Tensor.<name>`` (``_functions._make_method``); ``public`` is
+    """The reference of ``Tensor.<name>`` (``functions._make_method``); ``public`` is
     ``tensorplug.<name>`` when there is one (what the protocol is handed), else the method."""
     target = _target(entries)
     nt = _named_tuples[name]
@@ -90,7 +90,7 @@ def _general(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> Any:
-    """``_functions._first_call`` by the book: nothing cached, the overload bound by the schema."""
+    """``functions._first_call`` by the book: nothing cached, the overload bound by the schema."""
     relevant = (*args, *kwargs.values())
     if overrides.has_tensorplug_function(relevant):
         return overrides.handle_tensorplug_function(public, relevant, *args, **kwargs)

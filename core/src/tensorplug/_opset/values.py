@@ -1,5 +1,5 @@
 """A tensor's values handed to Python: ``item()``, ``tolist()``, ``numpy()``, ``__array__``,
-``bool()``/``int()``/``float()`` (internal; installed on Tensor by ``_operators.install``)."""
+``bool()``/``int()``/``float()`` (internal; installed on Tensor by ``operators.install``)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ operators through ``tensorplug.ops.aten`` and never touch backend arrays.
 
 One module per op family, the families of every place an op lives (docs/extending.md,
 "Adding an operator"): pointwise, reductions, shape, indexing, linalg, nn, random, factories
-and special. ``_api.py`` registers each function under the name native_functions.yaml gives
+and special. ``_opset/api.py`` registers each function under the name native_functions.yaml gives
 it.
 """
 

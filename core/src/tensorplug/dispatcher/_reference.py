@@ -6,7 +6,7 @@ The hot path runs code generated from string templates: an operator's ``__call__
 ``redispatch`` (``_callgen.generate``, Note [Generated call functions]), the call specialized to
 a signature of argument types (``_callgen.specialize``, Note [Specialized calls]) and the public
 functions and methods (``_opset/templates.py``, Note [Public function fast path]). Each has a
-reference here or in ``_public_reference.py``: plain Python, no generated code, no cache, that
+reference here or in ``_opset/reference.py``: plain Python, no generated code, no cache, that
 binds every call through the schema (``FunctionSchema.bind``) and so does by the book what the
 template does fast. ``tests/core/test_template_references.py`` runs the OpInfo samples through
 both and compares results, dtypes, what the calls wrote and the errors they raised: a change

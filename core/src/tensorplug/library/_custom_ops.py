@@ -52,7 +52,7 @@ from ..dispatcher._library import Library
 from ..dtypes import dtype as _Dtype
 from ..errors import RegistrationError
 from ..tensor import Tensor
-from . import _registration as _torch_library
+from . import _registration
 
 __all__ = [
     "CustomOpDef",
@@ -114,7 +114,7 @@ class CustomOpDef:
     ) -> None:
         """``tp.library.register_autograd`` for this operator, in its library (the
         tensorplug-autograd plugin provides it)."""
-        _torch_library.register_autograd(
+        _registration.register_autograd(
             self.op, backward, setup_context=setup_context, lib=self.lib
         )
 
@@ -191,7 +191,7 @@ def register_fake(
                 "replace it"
             )
         target = (
-            lib if lib is not None else _torch_library._global_library(overload.namespace, "IMPL")
+            lib if lib is not None else _registration._global_library(overload.namespace, "IMPL")
         )
         target.impl(overload, f, "Meta", override=True)
         return f
@@ -232,7 +232,7 @@ def register_kernel(
 
     def register(f: Callable[..., Any]) -> Callable[..., Any]:
         target = (
-            lib if lib is not None else _torch_library._global_library(overload.namespace, "IMPL")
+            lib if lib is not None else _registration._global_library(overload.namespace, "IMPL")
         )
         for key in _keys_for(overload.name, device_types):
             target.impl(overload, f, key)

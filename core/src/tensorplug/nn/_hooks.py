@@ -8,15 +8,24 @@ is not empty, so a module without hooks pays two attribute reads for them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .module import Module
-
-__all__ = ["RemovableHandle", "add_hook", "call_with_hooks"]
+__all__ = ["HookedModule", "RemovableHandle", "add_hook", "call_with_hooks"]
 
 
-def call_with_hooks(module: Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+class HookedModule(Protocol):
+    """What the hooks read of an ``nn.Module``, declared here (module.py imports this module:
+    a circle even for type checkers otherwise)."""
+
+    @property
+    def _forward_pre_hooks(self) -> dict[int, tuple[Callable[..., Any], bool]]: ...
+    @property
+    def _forward_hooks(self) -> dict[int, tuple[Callable[..., Any], bool, bool]]: ...
+    def forward(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+def call_with_hooks(module: HookedModule, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``module.forward(*args, **kwargs)`` between its forward pre-hooks and forward hooks."""
     for hook, with_kwargs in list(module._forward_pre_hooks.values()):
         if with_kwargs:
@@ -70,7 +79,7 @@ class RemovableHandle:
         self.remove()
 
 
-def add_hook(module: Module, registry: str, entry: Any, prepend: bool) -> RemovableHandle:
+def add_hook(module: HookedModule, registry: str, entry: Any, prepend: bool) -> RemovableHandle:
     hooks: dict[int, Any] | None = module.__dict__.get(registry)
     if hooks is None:  # the class's empty default is shared: never written
         hooks = {}

@@ -11,9 +11,10 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import _backends
-from tensorplug.array_backend import _factories, _linalg, _nn, _random, _shape
+from tensorplug.array_backend import _factories, _linalg, _random, _shape
 from tensorplug.array_backend._indexing import _index, _scatter, _search
 from tensorplug.array_backend._kit import bind
+from tensorplug.array_backend._nn import _functions as _nn
 from tensorplug.array_backend._pointwise import _binary, _copy, _unary, _where
 from tensorplug.array_backend._reductions import _sorting
 

@@ -8,8 +8,8 @@ data in, host arrays out, transfers between backends).
 
 The kernels live in one private module per op family, the families of every place an op lives
 (docs/extending.md, "Adding an operator"): ``_pointwise``, ``_reductions`` (sorting included),
-``_shape``, ``_indexing``, ``_linalg``, ``_nn``, ``_random``, ``_factories`` (copies included);
-``_backward`` holds the backward kernels the autograd formulas call. Beside them, one module per
+``_shape``, ``_indexing``, ``_linalg``, ``_nn``, ``_random``, ``_factories`` (copies included),
+some of them packages of parts; ``_backward`` holds the backward kernels the autograd formulas call. Beside them, one module per
 noun: ``_kit`` holds what the kernels share (dtype maps, wrapping, promotion helpers; see its
 Notes), ``_checks`` PyTorch's argument checks and the kernel errors, ``_standard`` the fallbacks
 in standard functions, ``_register`` :func:`register` (Notes [Kernels that do not dispatch] and

@@ -1,6 +1,6 @@
-"""Samples and oracles of the ``nn`` family: softmax and log_softmax, neural network functions,
-the backward functions, the mixed precision training ops (what tp.amp.GradScaler runs) and
-mish."""
+"""Samples and oracles of the ``nn`` family, part ``functions``: softmax and log_softmax, neural
+network functions, the backward functions, the mixed precision training ops (what
+tp.amp.GradScaler runs) and mish."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ._core import (
+from .._core import (
     DT,
     FLOATS,
     INTS,
@@ -29,7 +29,7 @@ from ._core import (
     unary_float,
     unary_samples,
 )
-from .indexing import _idx
+from ..indexing import _idx
 
 # --- neural network functions -----------------------------------------------------------------
 

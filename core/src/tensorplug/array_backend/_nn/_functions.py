@@ -1,7 +1,7 @@
-"""The ``nn`` family of the array kit: softmax and log_softmax (one builder; their fast path is
-Note [Reduction fast path] in _reductions/_common.py), the losses nll_loss and
-binary_cross_entropy, with PyTorch's reductions and checks, and the two mixed precision
-training operators that ``tp.amp.GradScaler`` runs (PyTorch's names):
+"""Part ``functions`` of the ``nn`` family of the array kit: softmax and log_softmax (one
+builder; their fast path is Note [Reduction fast path] in _reductions/_common.py), the losses
+nll_loss and binary_cross_entropy, with PyTorch's reductions and checks, and the two mixed
+precision training operators that ``tp.amp.GradScaler`` runs (PyTorch's names):
 
 * ``_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale)`` multiplies every
   gradient by ``inv_scale`` in place, and sets ``found_inf`` to 1 when any element of any of
@@ -38,9 +38,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import dtypes as _dt
-from ..tensor import Tensor
-from ._kit import (
+from ... import dtypes as _dt
+from ...tensor import Tensor
+from .._kit import (
     Kernel,
     Kernels,
     Kit,
@@ -52,7 +52,7 @@ from ._kit import (
     torch_name,
     wrap_dim,
 )
-from ._reductions._common import Fast
+from .._reductions._common import Fast
 
 # --- softmax and log_softmax ------------------------------------------------------------
 

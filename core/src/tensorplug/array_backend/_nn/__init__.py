@@ -1,0 +1,16 @@
+"""The ``nn`` family of the array kit: the kernels of ``torch.nn.functional``'s operators.
+
+* ``_functions``: softmax and log_softmax, the losses nll_loss and binary_cross_entropy, and the
+  mixed precision training operators (``_amp_*``);
+
+:data:`PARTS` are the modules ``register`` builds (one ``build(kit)`` each).
+"""
+
+from __future__ import annotations
+
+from . import _functions
+from ._functions import check_nll_weight, check_reduction, floating, nll_target
+
+PARTS = (_functions,)
+
+__all__ = ["PARTS", "check_nll_weight", "check_reduction", "floating", "nll_target"]

@@ -1,0 +1,10 @@
+"""Samples and oracles of the ``nn`` family, one module per part, each filling ``OP_DB`` as it
+is imported:
+
+* ``_functions``: softmax and log_softmax, neural network functions, the backward functions,
+  the mixed precision training ops and mish.
+"""
+
+from __future__ import annotations
+
+from . import _functions  # noqa: F401

@@ -35,6 +35,7 @@ from itertools import chain
 from typing import Any
 
 from .. import dtypes as _dt
+from ..dispatch import state_read
 from ..nn._autograd import enable_grad, no_grad, reset_grad
 from ..nn._hooks import RemovableHandle
 from ..ops import ops
@@ -464,3 +465,18 @@ def use_foreach(group: dict[str, Any]) -> bool:
     if group.get("differentiable"):
         return False
     return bool(group.get("fused")) or group.get("foreach") is not False
+
+
+def depends_on(self: Optimizer, group: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """Say that this step's operators depend on ``group``'s hyperparameters ``keys``, and on
+    ``self.state`` and ``group`` being the objects they are now (a ``load_state_dict`` replaces
+    both): a graph ``tp.compile`` traced from a training step checks them before it runs
+    (Note [Python state reads] in tensorplug.dispatch). The learning rate is read from its cell
+    (Note [Learning rate cells]), so a scheduler changing it needs no new trace."""
+    state = self.state
+
+    def read() -> tuple[Any, ...]:
+        same = self.state is state and any(g is group for g in self.param_groups)
+        return (same, *(group[k] for k in keys))
+
+    state_read(read)

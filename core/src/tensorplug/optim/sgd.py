@@ -6,11 +6,12 @@ from typing import Any
 
 from ..ops import ops
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, lr_cell, use_foreach
+from .optimizer import Optimizer, ParamsT, depends_on, lr_cell, use_foreach
 
 __all__ = ["SGD"]
 
 _aten = ops.aten
+_HYPER = ("momentum", "dampening", "weight_decay", "nesterov", "maximize")
 
 
 class SGD(Optimizer):
@@ -107,6 +108,7 @@ class SGD(Optimizer):
                 grads.append(g)
         if not params:
             return
+        depends_on(self, group, _HYPER)
         first = False
         if mu != 0:
             bufs = [state[p].get("momentum_buffer") for p in params]

@@ -109,6 +109,7 @@ def _adam(
         return
     xp = kit.xp
     host = kit.device_type == "cpu"
+    ufuncs = getattr(xp.add, "reduce", None) is not None  # numpy, CuPy: ``out=`` arguments
     if isinstance(lr, Tensor):
         lr = float(lr._data) if host else lr._data
     w = _Writer(kit)
@@ -140,6 +141,11 @@ def _adam(
                 P *= _scalar(kit, 1 - lr * weight_decay, cd)
             else:
                 G = G + P * weight_decay
+        VM = w.open(max_exp_avg_sqs[i]) if amsgrad else None
+        if ufuncs and P.dtype == G.dtype:
+            _adam_ufuncs(xp, P, G, M, V, VM, beta1, beta2, eps, _scalar(kit, bc2_sqrt, cd),
+                         _scalar(kit, step_size, cd))  # fmt: skip
+            continue
         # exp_avg.lerp_(grad, 1 - beta1), in PyTorch's two-sided form
         weight = 1 - beta1
         if weight < 0.5:
@@ -148,8 +154,7 @@ def _adam(
             M[...] = G - (G - M) * (1 - weight)
         V *= beta2
         V += G * G * (1 - beta2)
-        if amsgrad:
-            VM = w.open(max_exp_avg_sqs[i])
+        if VM is not None:
             VM[...] = xp.maximum(VM, V)
             denom = xp.sqrt(VM)
         else:
@@ -160,6 +165,34 @@ def _adam(
         update *= _scalar(kit, step_size, cd)
         P -= update
     w.flush()
+
+
+def _adam_ufuncs(xp: Any, P: Any, G: Any, M: Any, V: Any, VM: Any, beta1: float, beta2: float,
+                 eps: float, bc2_sqrt: Any, step_size: Any) -> None:  # fmt: skip
+    """The Adam update of one parameter with ufuncs writing into one scratch array (the
+    numpy and CuPy fast path: no temporaries beyond it)."""
+    buf = xp.empty_like(P)
+    weight = 1 - beta1
+    xp.subtract(G, M, out=buf)  # exp_avg.lerp_(grad, 1 - beta1), PyTorch's two-sided form
+    if weight < 0.5:
+        buf *= weight
+        M += buf
+    else:
+        buf *= 1 - weight
+        xp.subtract(G, buf, out=M)
+    xp.multiply(G, G, out=buf)
+    buf *= 1 - beta2
+    V *= beta2
+    V += buf
+    if VM is not None:
+        xp.maximum(VM, V, out=VM)
+        V = VM
+    xp.sqrt(V, out=buf)
+    buf /= bc2_sqrt
+    buf += eps
+    xp.divide(M, buf, out=buf)
+    buf *= step_size
+    P -= buf
 
 
 def fused_adam_(kit: Kit, self: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
@@ -196,6 +229,8 @@ def fused_sgd_(kit: Kit, self: list[Tensor], grads: list[Tensor],
         lr = float(lr._data) if host else lr._data
     w = _Writer(kit)
     scale = None if grad_scale is None else grad_scale._data
+    xp = kit.xp
+    ufuncs = getattr(xp.add, "reduce", None) is not None  # numpy, CuPy: ``out=`` arguments
     for i, p in enumerate(self):
         d = p._dtype
         cd = kit.compute[d]
@@ -207,8 +242,29 @@ def fused_sgd_(kit: Kit, self: list[Tensor], grads: list[Tensor],
             G = -G
         if weight_decay != 0:
             G = G + P * weight_decay
-        if momentum != 0:
-            B = w.open(momentum_buffer_list[i])
+        B = w.open(momentum_buffer_list[i]) if momentum != 0 else None
+        if ufuncs and P.dtype == G.dtype:
+            buf = xp.empty_like(P)
+            if B is not None:
+                if is_first_step:
+                    B[...] = G
+                else:
+                    B *= momentum
+                    if dampening != 0:
+                        xp.multiply(G, 1 - dampening, out=buf)
+                        B += buf
+                    else:
+                        B += G
+                if nesterov:
+                    xp.multiply(B, momentum, out=buf)
+                    buf += G
+                    G = buf
+                else:
+                    G = B
+            xp.multiply(G, _scalar(kit, lr, cd), out=buf)
+            P -= buf
+            continue
+        if B is not None:
             if is_first_step:
                 B[...] = G
             else:

@@ -13,8 +13,8 @@ Run: ``python bench/optim.py`` (with torch on the PYTHONPATH for the comparison)
 from __future__ import annotations
 
 import os
-import time
 import sys
+import time
 from pathlib import Path
 from typing import Any
 

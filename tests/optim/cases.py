@@ -52,8 +52,16 @@ OPTIMIZERS: list[tuple[str, dict[str, Any]]] = [
     ("AdamW", {"lr": 0.05, "weight_decay": 0.1, "amsgrad": True, "foreach": False}),
     ("AdamW", {"lr": 0.05, "weight_decay": 0.1, "maximize": True}),
     ("Adagrad", {"lr": 0.1}),
-    ("Adagrad", {"lr": 0.1, "lr_decay": 0.01, "weight_decay": 0.1,
-                 "initial_accumulator_value": 0.1, "maximize": True}),  # fmt: skip
+    (
+        "Adagrad",
+        {
+            "lr": 0.1,
+            "lr_decay": 0.01,
+            "weight_decay": 0.1,
+            "initial_accumulator_value": 0.1,
+            "maximize": True,
+        },
+    ),  # fmt: skip
     ("Adadelta", {}),
     ("Adadelta", {"lr": 0.5, "rho": 0.8, "weight_decay": 0.1}),
     ("Adamax", {"lr": 0.05}),
@@ -72,8 +80,17 @@ OPTIMIZERS: list[tuple[str, dict[str, Any]]] = [
     ("ASGD", {"lr": 0.05}),
     ("ASGD", {"lr": 0.05, "lambd": 0.01, "alpha": 0.5, "t0": 10, "weight_decay": 0.1}),
     ("Adafactor", {"lr": 0.05}),
-    ("Adafactor", {"lr": 0.05, "beta2_decay": -0.5, "eps": (1e-20, 1e-3), "d": 2.0,
-                   "weight_decay": 0.1, "maximize": False}),  # fmt: skip
+    (
+        "Adafactor",
+        {
+            "lr": 0.05,
+            "beta2_decay": -0.5,
+            "eps": (1e-20, 1e-3),
+            "d": 2.0,
+            "weight_decay": 0.1,
+            "maximize": False,
+        },
+    ),  # fmt: skip
     ("LBFGS", {"lr": 0.5, "max_iter": 2}),
     ("LBFGS", {"lr": 1, "max_iter": 3, "history_size": 3, "line_search_fn": "strong_wolfe"}),
 ]

@@ -116,7 +116,9 @@ def test_a_changed_hyperparameter_is_guarded_and_a_tensor_lr_needs_no_trace():
 
     want, want_params, _, _ = _training("Adam", {"lr": 0.01}, changed_beta, compiled=False)
     got, params, f, _ = _training("Adam", {"lr": 0.01}, changed_beta, compiled=True)
-    assert got == want and all(np.array_equal(a, b) for a, b in zip(params, want_params))
+    assert got == want and all(
+        np.array_equal(a, b) for a, b in zip(params, want_params, strict=True)
+    )
     # the change after the first call retraces; with the betas steady, one graph again
     assert f.trace_count == 3
 

@@ -52,7 +52,8 @@ def _grad(g: Tensor, p: Tensor, group: dict[str, Any], decoupled_ok: bool = Fals
 
 
 def _scalar_tensor(value: float, p: Tensor) -> Tensor:
-    return _aten.full.default([], value, dtype=scalar_dtype(), device=p.device)
+    t: Tensor = _aten.full.default([], value, dtype=scalar_dtype(), device=p.device)
+    return t
 
 
 class Adagrad(Optimizer):
@@ -194,7 +195,9 @@ class Adamax(Optimizer):
             if group["weight_decay"] != 0:
                 g = a.add.Tensor(g, p, alpha=group["weight_decay"])
             a.lerp_.Scalar(m, g, 1 - beta1)
-            a.copy_.default(u, a.maximum.default(a.mul_.Scalar(u, beta2), a.add_.Scalar(a.abs.default(g), eps)))
+            a.copy_.default(
+                u, a.maximum.default(a.mul_.Scalar(u, beta2), a.add_.Scalar(a.abs.default(g), eps))
+            )
             clr = lr / (1 - beta1 ** _value(state["step"]))
             a.addcdiv_.default(p, m, u, value=-clr)
 
@@ -485,4 +488,3 @@ class ASGD(Optimizer):
             step = _value(state["step"])
             a.fill_.Scalar(eta, lr / ((1 + lambd * lr * step) ** alpha))
             a.fill_.Scalar(mu, 1 / max(1, step - t0))
-

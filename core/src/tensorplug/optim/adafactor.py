@@ -107,5 +107,7 @@ class Adafactor(Optimizer):
                 var_estimate = a.clone.default(variance)
             update = a.rsqrt.default(a.clamp_.default(var_estimate, e1 * e1))
             a.mul_.Tensor(update, g)
-            denom = max(1.0, _f(a.linalg_vector_norm.default(update, 2)) / ((update.numel() ** 0.5) * d))
+            denom = max(
+                1.0, _f(a.linalg_vector_norm.default(update, 2)) / ((update.numel() ** 0.5) * d)
+            )
             a.add_.Tensor(p, update, alpha=-alpha / denom)

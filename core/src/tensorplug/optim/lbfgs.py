@@ -46,7 +46,7 @@ def _cubic_interpolate(
             min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
         else:
             min_pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
-        return min(max(min_pos, xmin_bound), xmax_bound)
+        return float(min(max(min_pos, xmin_bound), xmax_bound))
     return (xmin_bound + xmax_bound) / 2.0
 
 
@@ -180,13 +180,16 @@ class LBFGS(Optimizer):
                 views.append(_aten.zeros.default([p.numel()], dtype=p.dtype, device=p.device))
             else:
                 views.append(_aten.reshape.default(g, [-1]))
-        return _aten.cat.default(views, 0)
+        flat: Tensor = _aten.cat.default(views, 0)
+        return flat
 
     def _add_grad(self, step_size: float, update: Tensor) -> None:
         offset = 0
         for p in self._params:
             n = p.numel()
-            piece = _aten.reshape.default(_aten.slice.Tensor(update, 0, offset, offset + n), p.shape)
+            piece = _aten.reshape.default(
+                _aten.slice.Tensor(update, 0, offset, offset + n), p.shape
+            )
             _aten.add_.Tensor(p, piece, alpha=step_size)
             offset += n
 
@@ -201,7 +204,7 @@ class LBFGS(Optimizer):
             _aten.copy_.default(p, saved)
         return loss, flat_grad
 
-    def step(self, closure: Callable[[], Any]) -> Any:  # type: ignore[override]
+    def step(self, closure: Callable[[], Any]) -> Any:
         """One L-BFGS step (up to ``max_iter`` iterations); returns the first loss."""
         if closure is None:
             raise RuntimeError("LBFGS.step() needs a closure that recomputes the loss")

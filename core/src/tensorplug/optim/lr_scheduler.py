@@ -59,7 +59,11 @@ def _set(group: dict[str, Any], key: str, value: Any) -> None:
     """``group[key] = value``, or written into it when it is a tensor."""
     current = group[key]
     if isinstance(current, Tensor):
-        v = float(ops.aten._local_scalar_dense.default(value)) if isinstance(value, Tensor) else value
+        v = (
+            float(ops.aten._local_scalar_dense.default(value))
+            if isinstance(value, Tensor)
+            else value
+        )
         ops.aten.fill_.Scalar(current, v)
     else:
         group[key] = value
@@ -767,11 +771,11 @@ class CyclicLR(LRScheduler):
 
     @staticmethod
     def _triangular2_scale_fn(x: float) -> float:
-        return 1 / (2.0 ** (x - 1))
+        return float(1 / (2.0 ** (x - 1)))
 
     @staticmethod
     def _exp_range_scale_fn(gamma: float, x: float) -> float:
-        return gamma**x
+        return float(gamma**x)
 
     def get_lr(self) -> list[Any]:
         cycle = math.floor(1 + self.last_epoch / self.total_size)
@@ -843,7 +847,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         c = (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
         return [self.eta_min + (b - self.eta_min) * c for b in self.base_lrs]
 
-    def step(self, epoch: float | None = None) -> None:  # type: ignore[override]
+    def step(self, epoch: float | None = None) -> None:
         """Advance one epoch, or go to ``epoch`` (fractional epochs allowed)."""
         if epoch is None and self.last_epoch < 0:
             epoch = 0
@@ -934,8 +938,7 @@ class OneCycleLR(LRScheduler):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ["cos", "linear"]:
             raise ValueError(
-                "anneal_strategy must be one of 'cos' or 'linear', instead got "
-                f"{anneal_strategy}"
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
             )
         self._anneal_func_type = anneal_strategy
         max_lrs = _per_group("max_lr", optimizer, max_lr)

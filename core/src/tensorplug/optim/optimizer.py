@@ -88,7 +88,8 @@ def scalar_dtype() -> _dt.dtype:
 
 def new_step(p: Tensor) -> Tensor:
     """A step count for ``p``'s state: a 0-dim tensor on ``p``'s device holding 0."""
-    return _aten.zeros.default([], dtype=scalar_dtype(), device=p.device)
+    step: Tensor = _aten.zeros.default([], dtype=scalar_dtype(), device=p.device)
+    return step
 
 
 class _Group(dict):  # type: ignore[type-arg]
@@ -126,7 +127,9 @@ def lr_cell(group: dict[str, Any]) -> Tensor:
         return lr
     cell = group.cell if isinstance(group, _Group) else None
     if cell is None:
-        cell = _aten.full.default([], float(lr), dtype=_dt.float64, device=group["params"][0].device)
+        cell = _aten.full.default(
+            [], float(lr), dtype=_dt.float64, device=group["params"][0].device
+        )
         if isinstance(group, _Group):
             group.cell = cell
     return cell
@@ -406,7 +409,7 @@ class Optimizer:
                 )
             state[p] = {name: _cast_like(p, name, v) for name, v in buffers.items()}
         self.state = state
-        groups = []
+        groups: list[dict[str, Any]] = []
         for g, s in zip(self.param_groups, saved_groups, strict=True):
             new = _Group({**s, "params": g["params"]})
             if "param_names" in g and "param_names" not in s:

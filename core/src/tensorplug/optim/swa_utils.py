@@ -98,7 +98,8 @@ def get_swa_avg_fn() -> Callable[[Tensor, Tensor, Any], Tensor]:
 
     def swa_update(averaged_param: Tensor, current_param: Tensor, num_averaged: Any) -> Tensor:
         with no_grad():
-            return averaged_param + (current_param - averaged_param) / (num_averaged + 1)
+            avg: Tensor = averaged_param + (current_param - averaged_param) / (num_averaged + 1)
+            return avg
 
     return swa_update
 
@@ -213,8 +214,7 @@ class SWALR(LRScheduler):
             group["swa_lr"] = lr
         if anneal_strategy not in ["cos", "linear"]:
             raise ValueError(
-                "anneal_strategy must be one of 'cos' or 'linear', instead got "
-                f"{anneal_strategy}"
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
             )
         self._set_anneal_func(anneal_strategy)
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
@@ -246,7 +246,9 @@ class SWALR(LRScheduler):
         prev_lrs = [self._get_initial_lr(g["lr"], g["swa_lr"], prev_alpha) for g in groups]
         t = max(0, min(1, step / max(1, self.anneal_epochs)))
         alpha = self.anneal_func(t)
-        return [g["swa_lr"] * alpha + lr * (1 - alpha) for g, lr in zip(groups, prev_lrs, strict=True)]
+        return [
+            g["swa_lr"] * alpha + lr * (1 - alpha) for g, lr in zip(groups, prev_lrs, strict=True)
+        ]
 
     def _set_anneal_func(self, anneal_strategy: str) -> None:
         self._anneal_strategy = anneal_strategy

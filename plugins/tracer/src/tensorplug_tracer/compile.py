@@ -129,7 +129,9 @@ def _guards(graph: Graph, state: tuple[Any, ...], gen: list[int],
 class CompiledFunction:
     """What ``tp.compile(fn)`` returns (Note [Compile guards])."""
 
-    def __init__(self, fn: Callable[..., Any], cache_size: int = 8, fullgraph: bool = False) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], cache_size: int = 8, fullgraph: bool = False
+    ) -> None:
         if cache_size < 1:
             raise ValueError(f"tp.compile: cache_size must be at least 1, got {cache_size}")
         self.fn = fn
@@ -399,8 +401,7 @@ def compile(  # noqa: A001
     same way (docs/tracer.md). ``cache_size`` bounds the graphs kept per function."""
     if mode is not None and options is not None:
         raise RuntimeError(
-            "Either mode or options can be specified, but both can't be specified at the same "
-            "time."
+            "Either mode or options can be specified, but both can't be specified at the same time."
         )
     if mode is not None and mode not in _MODES:
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import dtypes as _dt
 from ..._op_errors import OpError, torch_name
 from ...tensor import Tensor
 from .._kit import Kernel, Kit, bind
@@ -41,8 +40,7 @@ def _floating(op: str, params: list[Tensor]) -> None:
     for p in params:
         if p._dtype.kind != "f":
             raise OpError(
-                f"aten::{op}: the parameters must be floating point, got "
-                f"'{torch_name(p._dtype)}'"
+                f"aten::{op}: the parameters must be floating point, got '{torch_name(p._dtype)}'"
             )
 
 

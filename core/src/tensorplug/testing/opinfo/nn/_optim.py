@@ -150,7 +150,11 @@ def _ref_sgd(params: list[Any], grads: list[Any], bufs: list[Any], *, weight_dec
         if weight_decay != 0:
             g = g + weight_decay * p
         if momentum != 0:
-            b = g if is_first_step else momentum * np.asarray(bufs[i], np.float64) + (1 - dampening) * g
+            b = (
+                g
+                if is_first_step
+                else momentum * np.asarray(bufs[i], np.float64) + (1 - dampening) * g
+            )
             out_b.append(b)
             g = g + momentum * b if nesterov else b
         out_p.append(p - lr * g)

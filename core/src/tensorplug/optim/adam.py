@@ -6,12 +6,11 @@ from typing import Any
 
 from ..ops import ops
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, depends_on, lr_cell, new_step, use_foreach
+from .optimizer import Optimizer, ParamsT, lr_cell, new_step, use_foreach
 
 __all__ = ["Adam", "AdamW"]
 
 _aten = ops.aten
-_HYPER = ("betas", "eps", "weight_decay", "amsgrad", "maximize", "decoupled_weight_decay")
 
 
 def check_adam_args(lr: Any, eps: float, betas: Any, weight_decay: float) -> None:
@@ -88,6 +87,8 @@ class Adam(Optimizer):
         }
         super().__init__(params, defaults)
 
+    _foreach_reads_lr_cell = True
+
     def _state(self, p: Tensor, amsgrad: bool) -> dict[str, Any]:
         state = self.state[p]
         if not state:
@@ -152,7 +153,6 @@ class Adam(Optimizer):
         if not params:
             return
         beta1, beta2 = group["betas"]
-        depends_on(self, group, _HYPER)
         _aten._foreach_add_.Scalar(steps, 1)
         fused = _aten._fused_adamw_ if group["decoupled_weight_decay"] else _aten._fused_adam_
         fused.tensor_lr(

@@ -35,7 +35,7 @@ from itertools import chain
 from typing import Any
 
 from .. import dtypes as _dt
-from ..dispatch import state_read
+from ..dispatch import local_state, state_read
 from ..nn._autograd import enable_grad, no_grad, reset_grad
 from ..nn._hooks import RemovableHandle
 from ..ops import ops
@@ -294,6 +294,9 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        if local_state.state_reads is not None:  # recorded: say what the update depends on
+            for group in self.param_groups:
+                depends_on(self, group, self._hyperparameters(group))
         if self.defaults.get("differentiable"):
             for group in self.param_groups:
                 self._update(group)
@@ -302,6 +305,18 @@ class Optimizer:
             for group in self.param_groups:
                 self._update(group)
         return loss
+
+    _foreach_reads_lr_cell = False  # Note [Learning rate cells]: Adam, AdamW and SGD
+
+    def _hyperparameters(self, group: dict[str, Any]) -> tuple[str, ...]:
+        """The keys of ``group`` its update reads as Python values: all but the parameters
+        (and the learning rate, where the update reads it from its cell or it is a tensor)."""
+        skip_lr = isinstance(group["lr"], Tensor) or (
+            self._foreach_reads_lr_cell and use_foreach(group)
+        )
+        return tuple(
+            k for k in group if k not in ("params", "param_names") and not (skip_lr and k == "lr")
+        )
 
     def _update(self, group: dict[str, Any]) -> None:
         """One group's update rule: what a subclass implements."""

@@ -6,12 +6,11 @@ from typing import Any
 
 from ..ops import ops
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, depends_on, lr_cell, use_foreach
+from .optimizer import Optimizer, ParamsT, lr_cell, use_foreach
 
 __all__ = ["SGD"]
 
 _aten = ops.aten
-_HYPER = ("momentum", "dampening", "weight_decay", "nesterov", "maximize")
 
 
 class SGD(Optimizer):
@@ -72,6 +71,8 @@ class SGD(Optimizer):
         }
         super().__init__(params, defaults)
 
+    _foreach_reads_lr_cell = True
+
     def _update(self, group: dict[str, Any]) -> None:
         if use_foreach(group):
             self._update_foreach(group)
@@ -108,7 +109,6 @@ class SGD(Optimizer):
                 grads.append(g)
         if not params:
             return
-        depends_on(self, group, _HYPER)
         first = False
         if mu != 0:
             bufs = [state[p].get("momentum_buffer") for p in params]

@@ -312,7 +312,7 @@ class Optimizer:
         """The keys of ``group`` its update reads as Python values: all but the parameters
         (and the learning rate, where the update reads it from its cell or it is a tensor)."""
         skip_lr = isinstance(group["lr"], Tensor) or (
-            self._foreach_reads_lr_cell and use_foreach(group)
+            self._foreach_reads_lr_cell and use_foreach(group) and isinstance(group, _Group)
         )
         return tuple(
             k for k in group if k not in ("params", "param_names") and not (skip_lr and k == "lr")

@@ -5,7 +5,9 @@ gradients already set, single thread.
 * Adam and AdamW, each library with its default ``foreach`` (tensorplug: the multi-tensor path,
   ``aten::_foreach_add_`` + ``aten::_fused_adam_``; torch on CPU: its per-parameter loop), and
   with the other path next to it; goal: tensorplug's default <= 1.0x torch's default;
-* SGD with momentum, the same way.
+* SGD with momentum, the same way;
+* a whole training step of that MLP (batch 64: forward, backward, Adam step, zero_grad),
+  eager and under ``tp.compile``, against torch's eager step.
 
 Run: ``python bench/optim.py`` (with torch on the PYTHONPATH for the comparison).
 """
@@ -74,12 +76,55 @@ def compare(name: str, **kwargs: Any) -> None:
         print(f"  goal: tensorplug <= 1.00x torch (both defaults): {r:.2f}x")
 
 
+def make_train_step(lib: Any, compiled: bool = False) -> Any:
+    """forward + backward + Adam step + zero_grad of the MLP on one batch of 64."""
+    params, _ = _arrays()
+    rng = np.random.default_rng(1)
+    x = lib.tensor(rng.standard_normal((64, 784)).astype(np.float32))
+    y = lib.tensor(rng.integers(0, 10, 64))
+    model = lib.nn.Sequential(lib.nn.Linear(784, 128), lib.nn.ReLU(), lib.nn.Linear(128, 10))
+    with lib.no_grad():
+        for p, v in zip(model.parameters(), params, strict=True):
+            p.copy_(lib.tensor(v))
+    opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+    loss_fn = lib.nn.CrossEntropyLoss()
+
+    def step() -> Any:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    run = tp.compile(step, fullgraph=True) if compiled else step
+    for _ in range(3):  # the state, and tp.compile's traces
+        run()
+    return run
+
+
+def training() -> None:
+    fns = {
+        "tensorplug eager": make_train_step(tp),
+        "tensorplug tp.compile": make_train_step(tp, True),
+    }
+    if torch is not None:
+        fns["torch eager"] = make_train_step(torch)
+    t = interleaved(fns, number=50, rounds=20, timer=time.process_time)
+    print("training step, MLP 784-128-10, batch 64, Adam, float32")
+    base = t.get("torch eager")
+    for what, v in t.items():
+        ratio = f"  {v / base:5.2f}x torch" if base else ""
+        print(f"  {what:32s} {us(v)}{ratio}")
+
+
 def main() -> None:
     if torch is not None:
         torch.set_num_threads(1)
     compare("Adam", lr=1e-3)
     compare("AdamW", lr=1e-3)
     compare("SGD", lr=1e-2, momentum=0.9)
+    if "autograd" in tp.plugins.loaded_names() and "tracer" in tp.plugins.loaded_names():
+        training()
 
 
 if __name__ == "__main__":

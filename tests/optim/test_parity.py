@@ -60,3 +60,23 @@ def test_schedule_matches_torch_now(name):
     np.testing.assert_allclose(
         cases.run_scheduler(tp, name), cases.run_scheduler(torch, name), rtol=RTOL, atol=1e-12
     )
+
+
+TENSOR_PATHS = [
+    (n, k)
+    for n, k in cases.OPTIMIZERS
+    if n
+    in ("Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "RMSprop", "Rprop", "ASGD", "Adafactor")
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs"), TENSOR_PATHS, ids=[cases.case_id(n, k) for n, k in TENSOR_PATHS]
+)
+def test_the_tensor_path_matches_pytorch_too(name, kwargs):
+    # what a traced step runs (Note [Tensor paths] in optim/optimizer.py): its scalars in tensors
+    with tp.dispatch.collect_state_reads() as reads:
+        got = cases.run_optimizer(tp, name, kwargs)
+    assert reads  # the step said what it depends on
+    want = DATA["opt:" + cases.case_id(name, kwargs)]
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)

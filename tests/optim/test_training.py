@@ -189,3 +189,36 @@ def test_a_torch_state_dict_loads_and_continues_torchs_trajectory(name):
     run(tp, ours, opt, 10, 20)
     for a, b in zip(ours, tps, strict=True):
         np.testing.assert_allclose(cases.to_np(a), b.numpy(), rtol=1e-6, atol=1e-9)
+
+
+TENSOR_PATH_STEPS = [
+    ("Adagrad", {"lr": 0.05, "lr_decay": 0.01}),
+    ("Adadelta", {}),
+    ("Adamax", {"lr": 0.01}),
+    ("NAdam", {"lr": 0.01, "weight_decay": 0.01, "decoupled_weight_decay": True}),
+    ("RAdam", {"lr": 0.01}),
+    ("RMSprop", {"lr": 0.01, "momentum": 0.5, "centered": True}),
+    ("Rprop", {}),
+    ("ASGD", {"lr": 0.05}),
+    ("Adafactor", {"lr": 0.05}),
+]
+
+
+@needs.needs_autograd
+@needs_tracer
+@pytest.mark.parametrize(
+    ("name", "kwargs"), TENSOR_PATH_STEPS, ids=[s[0] for s in TENSOR_PATH_STEPS]
+)
+def test_every_optimizer_compiles_to_one_graph_through_its_tensor_path(name, kwargs):
+    def sched(o):
+        return S.StepLR(o, 2, 0.5)
+
+    want_losses, want_params, _, _ = _training(name, kwargs, sched, compiled=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        losses, params, f, _ = _training(name, kwargs, sched, compiled=True, fullgraph=True)
+    # Note [Tensor paths]: the traced step computes its scalars in tensors, equal to rounding
+    np.testing.assert_allclose(losses, want_losses, rtol=1e-5)
+    for a, b in zip(params, want_params, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    assert f.trace_count == 3 and len(f.graphs) == 1

@@ -12,7 +12,16 @@ from typing import Any
 
 from ..ops import ops
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, grads_of, new_step, scalar_dtype
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    grads_of,
+    lr_cell,
+    new_step,
+    scalar_dtype,
+    step_f64,
+    tensor_path,
+)
 
 __all__ = ["ASGD", "Adadelta", "Adagrad", "Adamax", "NAdam", "RAdam", "RMSprop", "Rprop"]
 
@@ -93,7 +102,20 @@ class Adagrad(Optimizer):
                 state["step"] = new_step(p)
                 state["sum"] = _aten.full_like.default(p, group["initial_accumulator_value"])
 
+    _has_tensor_path = True
+
     def _update(self, group: dict[str, Any]) -> None:
+        if tensor_path(group):  # Note [Tensor paths]
+            lr_t = lr_cell(group)
+            for p, g, state in grads_of(group, self):
+                step_t, s = state["step"], state["sum"]
+                _aten.add_.Scalar(step_t, 1)
+                g = _grad(g, p, group)
+                clr = lr_t / (1 + (step_f64(step_t) - 1) * group["lr_decay"])
+                _aten.addcmul_.default(s, g, g, value=1)
+                std = _aten.add_.Scalar(_aten.sqrt.default(s), group["eps"])
+                _aten.sub_.Tensor(p, _aten.mul.Tensor(_aten.div.Tensor(g, std), clr))
+            return
         lr, eps = float(group["lr"]), group["eps"]
         for p, g, state in grads_of(group, self):
             step_t, s = state["step"], state["sum"]
@@ -134,6 +156,8 @@ class Adadelta(Optimizer):
         }  # fmt: skip
         super().__init__(params, defaults)
 
+    _has_tensor_path = True
+
     def _update(self, group: dict[str, Any]) -> None:
         a = _aten
         lr, rho, eps = float(group["lr"]), group["rho"], group["eps"]
@@ -150,7 +174,10 @@ class Adadelta(Optimizer):
             delta = a.sqrt_.default(a.add.Scalar(acc, eps))
             a.mul_.Tensor(a.div_.Tensor(delta, std), g)
             a.addcmul_.default(a.mul_.Scalar(acc, rho), delta, delta, value=1 - rho)
-            a.add_.Tensor(p, delta, alpha=-lr)
+            if tensor_path(group):  # Note [Tensor paths]: the learning rate from its cell
+                a.sub_.Tensor(p, a.mul.Tensor(delta, lr_cell(group)))
+            else:
+                a.add_.Tensor(p, delta, alpha=-lr)
 
 
 class Adamax(Optimizer):
@@ -181,6 +208,8 @@ class Adamax(Optimizer):
         }  # fmt: skip
         super().__init__(params, defaults)
 
+    _has_tensor_path = True
+
     def _update(self, group: dict[str, Any]) -> None:
         a = _aten
         lr, (beta1, beta2), eps = float(group["lr"]), group["betas"], group["eps"]
@@ -198,6 +227,10 @@ class Adamax(Optimizer):
             a.copy_.default(
                 u, a.maximum.default(a.mul_.Scalar(u, beta2), a.add_.Scalar(a.abs.default(g), eps))
             )
+            if tensor_path(group):  # Note [Tensor paths]
+                clr_t = lr_cell(group) / (1 - beta1 ** step_f64(state["step"]))
+                a.sub_.Tensor(p, a.mul.Tensor(a.div.Tensor(m, u), clr_t))
+                continue
             clr = lr / (1 - beta1 ** _value(state["step"]))
             a.addcdiv_.default(p, m, u, value=-clr)
 
@@ -234,6 +267,8 @@ class NAdam(Optimizer):
         }  # fmt: skip
         super().__init__(params, defaults)
 
+    _has_tensor_path = True
+
     def _update(self, group: dict[str, Any]) -> None:
         a = _aten
         lr, (beta1, beta2), eps = float(group["lr"]), group["betas"], group["eps"]
@@ -247,6 +282,9 @@ class NAdam(Optimizer):
             m, v, mu_product = state["exp_avg"], state["exp_avg_sq"], state["mu_product"]
             g = _grad(g, p, group, decoupled_ok=True)
             a.add_.Scalar(state["step"], 1)
+            if tensor_path(group):  # Note [Tensor paths]
+                self._nadam_tensors(group, p, g, state)
+                continue
             step = _value(state["step"])
             bias_correction2 = 1 - beta2**step
             if wd != 0 and group["decoupled_weight_decay"]:
@@ -261,6 +299,25 @@ class NAdam(Optimizer):
             mu_product_next = mu_prod * mu_next
             a.addcdiv_.default(p, g, denom, value=-lr * (1.0 - mu) / (1.0 - mu_prod))
             a.addcdiv_.default(p, m, denom, value=(-lr * mu_next) / (1.0 - mu_product_next))
+
+    def _nadam_tensors(
+        self, group: dict[str, Any], p: Tensor, g: Tensor, state: dict[str, Any]
+    ) -> None:
+        a = _aten
+        lr, (beta1, beta2), psi = lr_cell(group), group["betas"], group["momentum_decay"]
+        m, v, mu_product = state["exp_avg"], state["exp_avg_sq"], state["mu_product"]
+        step = step_f64(state["step"])
+        if group["weight_decay"] != 0 and group["decoupled_weight_decay"]:
+            a.mul_.Tensor(p, 1 - lr * group["weight_decay"])
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
+        a.mul_.Tensor(mu_product, mu)
+        a.lerp_.Scalar(m, g, 1 - beta1)
+        a.addcmul_.default(a.mul_.Scalar(v, beta2), g, g, value=1 - beta2)
+        denom = a.add_.Scalar(a.sqrt.default(a.div.Tensor(v, 1 - beta2**step)), group["eps"])
+        mu_product_next = mu_product * mu_next
+        a.add_.Tensor(p, a.div.Tensor(g * (-lr * (1.0 - mu) / (1.0 - mu_product)), denom))
+        a.add_.Tensor(p, a.div.Tensor(m * (-lr * mu_next / (1.0 - mu_product_next)), denom))
 
 
 class RAdam(Optimizer):
@@ -292,6 +349,8 @@ class RAdam(Optimizer):
         }  # fmt: skip
         super().__init__(params, defaults)
 
+    _has_tensor_path = True
+
     def _update(self, group: dict[str, Any]) -> None:
         a = _aten
         lr, (beta1, beta2), eps = float(group["lr"]), group["betas"], group["eps"]
@@ -304,6 +363,9 @@ class RAdam(Optimizer):
             m, v = state["exp_avg"], state["exp_avg_sq"]
             g = _grad(g, p, group, decoupled_ok=True)
             a.add_.Scalar(state["step"], 1)
+            if tensor_path(group):  # Note [Tensor paths]
+                self._radam_tensors(group, p, g, state)
+                continue
             step = _value(state["step"])
             if wd != 0 and group["decoupled_weight_decay"]:
                 a.mul_.Scalar(p, 1 - lr * wd)
@@ -324,6 +386,31 @@ class RAdam(Optimizer):
                 a.add_.Tensor(p, upd, alpha=-1.0)
             else:
                 a.add_.Tensor(p, a.mul.Scalar(corrected, lr), alpha=-1.0)
+
+    def _radam_tensors(
+        self, group: dict[str, Any], p: Tensor, g: Tensor, state: dict[str, Any]
+    ) -> None:
+        a = _aten
+        lr, (beta1, beta2) = lr_cell(group), group["betas"]
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        step = step_f64(state["step"])
+        if group["weight_decay"] != 0 and group["decoupled_weight_decay"]:
+            a.mul_.Tensor(p, 1 - lr * group["weight_decay"])
+        a.lerp_.Scalar(m, g, 1 - beta1)
+        a.addcmul_.default(a.mul_.Scalar(v, beta2), g, g, value=1 - beta2)
+        bias_correction1 = 1 - beta1**step
+        bias_correction2 = 1 - beta2**step
+        corrected = a.div.Tensor(m, bias_correction1)
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+        rect = (
+            (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
+        ) ** 0.5
+        adaptive = a.div.Tensor(
+            bias_correction2**0.5, a.add_.Scalar(a.sqrt.default(v), group["eps"])
+        )
+        update = a.where.ScalarOther(rho_t > 5.0, a.mul.Tensor(adaptive, rect), 1.0)
+        a.sub_.Tensor(p, a.mul.Tensor(a.mul.Tensor(corrected, lr), update))
 
 
 class RMSprop(Optimizer):
@@ -356,6 +443,8 @@ class RMSprop(Optimizer):
         }  # fmt: skip
         super().__init__(params, defaults)
 
+    _has_tensor_path = True
+
     def _update(self, group: dict[str, Any]) -> None:
         a = _aten
         lr, alpha, eps = float(group["lr"]), group["alpha"], group["eps"]
@@ -382,7 +471,12 @@ class RMSprop(Optimizer):
             if momentum > 0:
                 buf = state["momentum_buffer"]
                 a.addcdiv_.default(a.mul_.Scalar(buf, momentum), g, avg)
-                a.add_.Tensor(p, buf, alpha=-lr)
+                if tensor_path(group):  # Note [Tensor paths]: the learning rate from its cell
+                    a.sub_.Tensor(p, a.mul.Tensor(buf, lr_cell(group)))
+                else:
+                    a.add_.Tensor(p, buf, alpha=-lr)
+            elif tensor_path(group):
+                a.sub_.Tensor(p, a.mul.Tensor(a.div.Tensor(g, avg), lr_cell(group)))
             else:
                 a.addcdiv_.default(p, g, avg, value=-lr)
 
@@ -411,6 +505,9 @@ class Rprop(Optimizer):
             "maximize": maximize, "differentiable": differentiable, "capturable": capturable,
         }  # fmt: skip
         super().__init__(params, defaults)
+
+    # the learning rate is only the first step size: a tensor path reads nothing more
+    _has_tensor_path = True
 
     def _update(self, group: dict[str, Any]) -> None:
         a = _aten
@@ -466,6 +563,8 @@ class ASGD(Optimizer):
         }  # fmt: skip
         super().__init__(params, defaults)
 
+    _has_tensor_path = True
+
     def _update(self, group: dict[str, Any]) -> None:
         a = _aten
         lr, lambd, alpha, t0 = float(group["lr"]), group["lambd"], group["alpha"], group["t0"]
@@ -478,6 +577,14 @@ class ASGD(Optimizer):
             mu, ax, eta = state["mu"], state["ax"], state["eta"]
             g = _grad(g, p, group)
             a.add_.Scalar(state["step"], 1)
+            if tensor_path(group):  # Note [Tensor paths]
+                lr_t, step, eta64 = lr_cell(group), step_f64(state["step"]), step_f64(eta)
+                a.mul_.Tensor(p, 1 - lambd * eta64)
+                a.addcmul_.default(p, g, eta64, value=-1)
+                a.add_.Tensor(ax, a.mul_.Tensor(a.sub.Tensor(p, ax), mu))
+                a.copy_.default(eta, lr_t / ((1 + lambd * lr_t * step) ** alpha))
+                a.copy_.default(mu, 1 / a.clamp_min.default(step - t0, 1))
+                continue
             eta_value = _value(eta)
             a.mul_.Scalar(p, 1 - lambd * eta_value)
             a.add_.Tensor(p, g, alpha=-eta_value)

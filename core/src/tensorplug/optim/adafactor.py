@@ -9,7 +9,7 @@ from typing import Any
 from .. import dtypes as _dt
 from ..ops import ops
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, grads_of, new_step
+from .optimizer import Optimizer, ParamsT, grads_of, lr_cell, new_step, step_f64, tensor_path
 
 __all__ = ["Adafactor"]
 
@@ -82,6 +82,9 @@ class Adafactor(Optimizer):
             e1 = _dt.finfo(p.dtype).eps if eps1 is None else eps1
             step_t = state["step"]
             a.add_.Scalar(step_t, 1)
+            if tensor_path(group):  # Note [Tensor paths]
+                self._tensors(group, p, g, state, e1)
+                continue
             step = _f(step_t)
             one_minus_beta2_t = step**beta2_decay
             rho_t = min(lr, 1 / (step**0.5))
@@ -111,3 +114,40 @@ class Adafactor(Optimizer):
                 1.0, _f(a.linalg_vector_norm.default(update, 2)) / ((update.numel() ** 0.5) * d)
             )
             a.add_.Tensor(p, update, alpha=-alpha / denom)
+
+    _has_tensor_path = True
+
+    def _tensors(self, group: dict[str, Any], p: Tensor, g: Tensor, state: dict[str, Any],
+                 e1: float) -> None:  # fmt: skip
+        """The update with its scalars in 0-dim tensors (Note [Tensor paths])."""
+        a = _aten
+        lr, beta2_decay, d = lr_cell(group), group["beta2_decay"], group["d"]
+        eps2, wd = group["eps"][1], group["weight_decay"]
+        step = step_f64(state["step"])
+        one_minus_beta2_t = a._to_copy.default(step**beta2_decay, dtype=g.dtype)
+        rho_t = a.minimum.default(lr, a.rsqrt.default(step))
+        norm = a._to_copy.default(a.linalg_vector_norm.default(p, 2), dtype=_dt.float64)
+        alpha = a.clamp_min.default(norm / (p.numel() ** 0.5), eps2) * rho_t
+        if wd != 0:
+            a.mul_.Tensor(p, 1 - lr * wd)
+        if g.dim() > 1:
+            row_var, col_var = state["row_var"], state["col_var"]
+            row_mean = a.div_.Scalar(
+                a.square_.default(a.linalg_vector_norm.default(g, 2, [-1], True)), g.shape[-1]
+            )
+            a.lerp_.Tensor(row_var, row_mean, one_minus_beta2_t)
+            col_mean = a.div_.Scalar(
+                a.square_.default(a.linalg_vector_norm.default(g, 2, [-2], True)), g.shape[-2]
+            )
+            a.lerp_.Tensor(col_var, col_mean, one_minus_beta2_t)
+            var_estimate = a.matmul.default(row_var, col_var)
+            a.div_.Tensor(var_estimate, a.clamp_.default(a.mean.dim(row_var, [-2], True), e1))
+        else:
+            variance = state["variance"]
+            a.lerp_.Tensor(variance, a.mul.Tensor(g, g), one_minus_beta2_t)
+            var_estimate = a.clone.default(variance)
+        update = a.rsqrt.default(a.clamp_.default(var_estimate, e1 * e1))
+        a.mul_.Tensor(update, g)
+        unorm = a._to_copy.default(a.linalg_vector_norm.default(update, 2), dtype=_dt.float64)
+        denom = a.clamp_min.default(unorm / ((update.numel() ** 0.5) * d), 1.0)
+        a.sub_.Tensor(p, a.mul.Tensor(update, alpha / denom))

@@ -307,13 +307,15 @@ class Optimizer:
         return loss
 
     _foreach_reads_lr_cell = False  # Note [Learning rate cells]: Adam, AdamW and SGD
+    _has_tensor_path = False  # Note [Tensor paths]: all but SGD, Adam, AdamW, LBFGS, SparseAdam
 
     def _hyperparameters(self, group: dict[str, Any]) -> tuple[str, ...]:
         """The keys of ``group`` its update reads as Python values: all but the parameters
         (and the learning rate, where the update reads it from its cell or it is a tensor)."""
-        skip_lr = isinstance(group["lr"], Tensor) or (
-            self._foreach_reads_lr_cell and use_foreach(group) and isinstance(group, _Group)
+        reads_cell = (self._foreach_reads_lr_cell and use_foreach(group)) or (
+            self._has_tensor_path and tensor_path(group)
         )
+        skip_lr = isinstance(group["lr"], Tensor) or (reads_cell and isinstance(group, _Group))
         return tuple(
             k for k in group if k not in ("params", "param_names") and not (skip_lr and k == "lr")
         )
@@ -498,3 +500,28 @@ def depends_on(self: Optimizer, group: dict[str, Any], keys: tuple[str, ...]) ->
         return (same, *(group[k] for k in keys))
 
     state_read(read)
+
+
+# Note [Tensor paths]
+# ~~~~~~~~~~~~~~~~~~~
+# PyTorch's per-parameter rules of Adagrad, Adamax, NAdam, RAdam, ASGD and Adafactor read the
+# step count (and ASGD its eta and mu, Adafactor two norms) into Python floats, which a traced
+# step cannot do: ``tp.compile`` would run it eagerly. Their *tensor path* computes the same
+# scalars with operators on 0-dim tensors (the step count cast to float64, the learning rate
+# from its cell), as PyTorch's ``capturable=True`` paths do; RMSprop's and Adadelta's read only
+# the learning rate from its cell (Rprop reads the learning rate only as its first step size).
+# It runs with ``capturable=True``, and whenever a recorder collects state reads (a trace:
+# ``tp.compile``), so a compiled training step with any of them is one graph that a
+# learning-rate change does not retrace. The two paths agree to rounding, not bitwise.
+
+
+def tensor_path(group: dict[str, Any]) -> bool:
+    """Whether ``group``'s update takes its optimizer's tensor path (Note [Tensor paths])."""
+    return bool(group.get("capturable")) or local_state.state_reads is not None
+
+
+def step_f64(step: Tensor) -> Tensor:
+    """A step count (or another 0-dim state tensor) as a float64 0-dim tensor, for the scalars
+    of a tensor path."""
+    t: Tensor = _aten._to_copy.default(step, dtype=_dt.float64)
+    return t

@@ -7,11 +7,13 @@ Run with the torch environment, from the repository root:
 It runs every case of tests/optim/cases.py on torch and writes
 tests/optim/data/trajectories.npz (keys: ``opt:<case id>``, ``sched:<name>``,
 ``closed:<name>``), which tests/optim/test_parity.py compares tensorplug against when torch is
-not importable.
+not importable, and tests/optim/data/signatures.json: the constructor signature of each
+optimizer, scheduler and swa_utils callable (parameter names, kinds, defaults as repr).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -36,6 +38,10 @@ def main() -> None:
     path = ROOT / "tests" / "optim" / "data" / "trajectories.npz"
     np.savez_compressed(path, **out)
     print(f"wrote {len(out)} arrays to {path.relative_to(ROOT)} ({path.stat().st_size} bytes)")
+    sigs = {name: cases.signature_of(torch, name) for name in cases.SIGNATURES}
+    path = ROOT / "tests" / "optim" / "data" / "signatures.json"
+    path.write_text(json.dumps(sigs, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {len(sigs)} signatures to {path.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

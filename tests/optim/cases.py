@@ -213,3 +213,38 @@ def run_scheduler(lib: Any, name: str, closed_form: bool = False) -> np.ndarray:
                 row.append(float(g["momentum"]) if "momentum" in g else float(g["betas"][0]))
             rows.append(row)
     return np.asarray(rows, dtype=np.float64)
+
+
+# --- signatures: constructor arguments and defaults -------------------------------------------
+
+SIGNATURES = [
+    *(f"optim.{n}" for n in ("SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "NAdam",
+                              "RAdam", "RMSprop", "Rprop", "ASGD", "LBFGS", "SparseAdam",
+                              "Adafactor")),
+    *(f"optim.lr_scheduler.{n}" for n in (
+        "LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
+        "LinearLR", "ExponentialLR", "PolynomialLR", "CosineAnnealingLR",
+        "CosineAnnealingWarmRestarts", "CyclicLR", "OneCycleLR", "ReduceLROnPlateau",
+        "SequentialLR", "ChainedScheduler")),
+    "optim.swa_utils.AveragedModel", "optim.swa_utils.SWALR", "optim.swa_utils.update_bn",
+    "optim.swa_utils.get_ema_multi_avg_fn", "optim.swa_utils.get_swa_multi_avg_fn",
+    "optim.swa_utils.get_ema_avg_fn", "optim.swa_utils.get_swa_avg_fn",
+]  # fmt: skip
+
+
+def signature_of(lib: Any, name: str) -> list[list[str]]:
+    """``[name, kind, repr(default)]`` of each parameter of ``lib.<name>`` (its ``__init__``
+    for a class, without ``self``)."""
+    import inspect
+
+    obj = lib
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    fn = obj.__init__ if inspect.isclass(obj) else obj
+    out = []
+    for p in inspect.signature(fn).parameters.values():
+        if p.name == "self":
+            continue
+        default = "<none>" if p.default is inspect.Parameter.empty else repr(p.default)
+        out.append([p.name, p.kind.name, default])
+    return out

@@ -5,6 +5,7 @@ tools/gen_optim_trajectories.py), and against torch itself when it is importable
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import numpy as np
@@ -80,3 +81,11 @@ def test_the_tensor_path_matches_pytorch_too(name, kwargs):
     assert reads  # the step said what it depends on
     want = DATA["opt:" + cases.case_id(name, kwargs)]
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
+SIGNATURES = json.loads((Path(__file__).parent / "data" / "signatures.json").read_text("utf-8"))
+
+
+@pytest.mark.parametrize("name", cases.SIGNATURES)
+def test_constructor_arguments_and_defaults_are_pytorchs(name):
+    assert cases.signature_of(tp, name) == SIGNATURES[name]

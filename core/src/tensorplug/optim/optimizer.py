@@ -481,10 +481,15 @@ def grads_of(group: dict[str, Any], self: Optimizer) -> list[tuple[Tensor, Tenso
 
 def use_foreach(group: dict[str, Any]) -> bool:
     """Whether ``group`` takes the multi-tensor path: ``foreach`` or ``fused`` asked, or left
-    to the default (None), and ``differentiable`` not asked."""
+    to the default (None), ``differentiable`` not asked, and every parameter on one device
+    (one multi-tensor call takes one device's tensors)."""
     if group.get("differentiable"):
         return False
-    return bool(group.get("fused")) or group.get("foreach") is not False
+    if not (group.get("fused") or group.get("foreach") is not False):
+        return False
+    params = group["params"]
+    device = params[0].device if params else None
+    return all(p.device == device for p in params)
 
 
 def depends_on(self: Optimizer, group: dict[str, Any], keys: tuple[str, ...]) -> None:

@@ -61,7 +61,8 @@ OPTIMIZERS: list[tuple[str, dict[str, Any]]] = [
             "initial_accumulator_value": 0.1,
             "maximize": True,
         },
-    ),  # fmt: skip
+    ),
+    ("Adagrad", {"lr": 0.1, "lr_decay": 0.01, "foreach": False}),
     ("Adadelta", {}),
     ("Adadelta", {"lr": 0.5, "rho": 0.8, "weight_decay": 0.1}),
     ("Adamax", {"lr": 0.05}),

@@ -89,7 +89,8 @@ def test_state_dict_hooks():
 
 def test_foreach_and_the_per_parameter_loop_agree():
     for cls, kw in ((optim.Adam, {"amsgrad": True, "weight_decay": 0.1}), (optim.AdamW, {}),
-                    (optim.SGD, {"momentum": 0.9, "nesterov": True})):  # fmt: skip
+                    (optim.SGD, {"momentum": 0.9, "nesterov": True}),
+                    (optim.Adagrad, {"lr_decay": 0.1, "weight_decay": 0.1})):  # fmt: skip
         runs = []
         for foreach in (True, False):
             rng = np.random.default_rng(0)

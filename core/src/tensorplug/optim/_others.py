@@ -21,6 +21,7 @@ from .optimizer import (
     scalar_dtype,
     step_f64,
     tensor_path,
+    use_foreach,
 )
 
 __all__ = ["ASGD", "Adadelta", "Adagrad", "Adamax", "NAdam", "RAdam", "RMSprop", "Rprop"]
@@ -68,7 +69,8 @@ def _scalar_tensor(value: float, p: Tensor) -> Tensor:
 class Adagrad(Optimizer):
     """PyTorch's ``torch.optim.Adagrad``: ``s ← s + g²``, ``θ ← θ - γ_t g / (sqrt(s) + ε)``
     with ``γ_t = γ / (1 + (t - 1) lr_decay)``. ``state[p]`` (made at construction, as in
-    PyTorch): ``step``, ``sum``."""
+    PyTorch): ``step``, ``sum``. With ``foreach`` (the default) or ``fused``, a group is two
+    calls, ``aten::_foreach_add_`` and ``aten::_fused_adagrad_``."""
 
     def __init__(
         self,
@@ -90,6 +92,10 @@ class Adagrad(Optimizer):
         _check("initial_accumulator_value value", initial_accumulator_value,
                0.0 <= initial_accumulator_value)  # fmt: skip
         _check("epsilon value", eps, 0.0 <= eps)
+        if fused and differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if fused and foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
         defaults = {
             "lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
             "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
@@ -103,8 +109,21 @@ class Adagrad(Optimizer):
                 state["sum"] = _aten.full_like.default(p, group["initial_accumulator_value"])
 
     _has_tensor_path = True
+    _foreach_reads_lr_cell = True
 
     def _update(self, group: dict[str, Any]) -> None:
+        if use_foreach(group):
+            found = grads_of(group, self)
+            if found:
+                ps, gs, states = zip(*found, strict=True)
+                steps = [s["step"] for s in states]
+                _aten._foreach_add_.Scalar(steps, 1)
+                _aten._fused_adagrad_.tensor_lr(
+                    list(ps), list(gs), [s["sum"] for s in states], steps, lr=lr_cell(group),
+                    lr_decay=group["lr_decay"], weight_decay=group["weight_decay"],
+                    eps=group["eps"], maximize=group["maximize"],
+                )  # fmt: skip
+            return
         if tensor_path(group):  # Note [Tensor paths]
             lr_t = lr_cell(group)
             for p, g, state in grads_of(group, self):

@@ -306,7 +306,7 @@ class Optimizer:
                 self._update(group)
         return loss
 
-    _foreach_reads_lr_cell = False  # Note [Learning rate cells]: Adam, AdamW and SGD
+    _foreach_reads_lr_cell = False  # Note [Learning rate cells]: Adam, AdamW, SGD, Adagrad
     _has_tensor_path = False  # Note [Tensor paths]: all but SGD, Adam, AdamW, LBFGS, SparseAdam
 
     def _hyperparameters(self, group: dict[str, Any]) -> tuple[str, ...]:

@@ -6,7 +6,9 @@
   a 0-dim tensor) run PyTorch's Adam / AdamW update on lists of parameters, gradients and
   moments, reading the (already incremented) step counts from ``state_steps``;
 * ``_fused_sgd_`` (and ``.tensor_lr``) runs SGD with momentum, dampening, Nesterov and weight
-  decay; on ``is_first_step`` the momentum buffers take the gradient.
+  decay; on ``is_first_step`` the momentum buffers take the gradient;
+* ``_fused_adagrad_`` (and ``.tensor_lr``) runs Adagrad, reading the (already incremented)
+  step counts.
 
 Each parameter is updated in its compute dtype and written back to its storage dtype. On a
 host backend the step counts and the learning rate are read as Python floats; elsewhere they
@@ -273,12 +275,61 @@ def fused_sgd_(kit: Kit, self: list[Tensor], grads: list[Tensor],
     w.flush()
 
 
+def fused_adagrad_(kit: Kit, self: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
+                   state_steps: list[Tensor], *, lr: Any, lr_decay: float, weight_decay: float,
+                   eps: float, maximize: bool, grad_scale: Tensor | None = None,
+                   found_inf: Tensor | None = None) -> None:  # fmt: skip
+    op = "_fused_adagrad_"
+    _same_lengths(op, [self, grads, state_sums, state_steps])
+    _floating(op, self)
+    if _skipped(kit, found_inf):
+        return
+    xp = kit.xp
+    host = kit.device_type == "cpu"
+    ufuncs = getattr(xp.add, "reduce", None) is not None
+    if isinstance(lr, Tensor):
+        lr = float(lr._data) if host else lr._data
+    w = _Writer(kit)
+    scale = None if grad_scale is None else grad_scale._data
+    for i, p in enumerate(self):
+        d = p._dtype
+        cd = kit.compute[d]
+        P, S = w.open(p), w.open(state_sums[i])
+        G = kit.as_compute(grads[i], d)
+        if scale is not None:
+            G = G / kit.cast(scale, cd)
+        if maximize:
+            G = -G
+        if weight_decay != 0:
+            G = G + P * weight_decay
+        step_data = state_steps[i]._data
+        if host:
+            clr = _scalar(kit, lr / (1 + (float(step_data) - 1) * lr_decay), cd)
+        else:
+            clr = _scalar(kit, lr, cd) / (1 + (kit.cast(step_data, cd) - 1) * lr_decay)
+        if ufuncs and P.dtype == G.dtype:
+            buf = xp.empty_like(P)
+            xp.multiply(G, G, out=buf)
+            S += buf
+            xp.sqrt(S, out=buf)
+            buf += eps
+            xp.divide(G, buf, out=buf)
+            buf *= clr
+            P -= buf
+            continue
+        S += G * G
+        P -= G / (xp.sqrt(S) + eps) * clr
+    w.flush()
+
+
 KERNELS: dict[str, Any] = {
     "_foreach_add_.Scalar": foreach_add_scalar_,
     "_fused_adam_": fused_adam_,
     "_fused_adam_.tensor_lr": fused_adam_,
     "_fused_adamw_": fused_adamw_,
     "_fused_adamw_.tensor_lr": fused_adamw_,
+    "_fused_adagrad_": fused_adagrad_,
+    "_fused_adagrad_.tensor_lr": fused_adagrad_,
     "_fused_sgd_": fused_sgd_,
     "_fused_sgd_.tensor_lr": fused_sgd_,
 }

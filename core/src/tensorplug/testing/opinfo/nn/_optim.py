@@ -1,6 +1,6 @@
 """Samples and oracles of the ``nn`` family, part ``optim``: the multi-tensor optimizer
 operators (``_foreach_add_.Scalar``, ``_fused_adam_``, ``_fused_adamw_``, ``_fused_sgd_`` and
-their ``.tensor_lr`` overloads), against PyTorch's update rules written in numpy (float64)."""
+``_fused_adagrad_`` and their ``.tensor_lr`` overloads), against PyTorch's update rules written in numpy (float64)."""
 
 from __future__ import annotations
 
@@ -168,6 +168,69 @@ for _overload, _tensor_lr in (("", False), (".tensor_lr", True)):
             op=fn(f"ops.aten._fused_sgd_.{_overload[1:] or 'default'}"),
             sample_inputs=_sgd_samples(_tensor_lr),
             ref=_ref_sgd,
+            dtypes=FLOATS + LOWP,
+            kind="mutating",
+            aten_variant=False,
+        )
+    )
+
+
+def _adagrad_samples(tensor_lr: bool) -> Any:
+    def samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        def lists(step: float) -> tuple[Any, ...]:
+            params = [make(s, d, rng) for s in _SHAPES]
+            grads = [make(s, d, rng) for s in _SHAPES]
+            sums = [make(s, d, rng, 0, 2) for s in _SHAPES]
+            steps = [np.full((), step, np.float32) for _ in _SHAPES]
+            return params, grads, sums, steps
+
+        def lr(v: float) -> Any:
+            return np.full((), v, np.float64) if tensor_lr else v
+
+        yield S("first_step", *lists(1.0), lr=lr(0.1), lr_decay=0.0, weight_decay=0.0,
+                eps=1e-10, maximize=False)  # fmt: skip
+        yield S("decay_weight_decay_maximize", *lists(5.0), lr=lr(0.05), lr_decay=0.1,
+                weight_decay=0.1, eps=1e-3, maximize=True)  # fmt: skip
+
+    return samples
+
+
+def _ref_adagrad(steps_written: bool) -> Any:
+    """The oracle; the default overload marks ``state_steps`` written (``Tensor(d!)[]``), as
+    PyTorch's schema does, though neither overload changes them."""
+
+    def ref(*args: Any, **kwargs: Any) -> list[Any]:
+        out = _adagrad(*args, **kwargs)
+        return [*out, *args[3]] if steps_written else out
+
+    return ref
+
+
+def _adagrad(params: list[Any], grads: list[Any], sums: list[Any], steps: list[Any], *,
+                 lr: Any, lr_decay: float, weight_decay: float, eps: float,
+                 maximize: bool) -> list[Any]:  # fmt: skip
+    lr = _f(lr)
+    out_p, out_s = [], []
+    for i, p in enumerate(params):
+        p = np.asarray(p, np.float64)
+        g = np.asarray(grads[i], np.float64)
+        g = -g if maximize else g
+        if weight_decay != 0:
+            g = g + weight_decay * p
+        s = np.asarray(sums[i], np.float64) + g * g
+        clr = lr / (1 + (_f(steps[i]) - 1) * lr_decay)
+        out_p.append(p - clr * g / (np.sqrt(s) + eps))
+        out_s.append(s)
+    return [*out_p, *grads, *out_s]
+
+
+for _overload, _tensor_lr in (("", False), (".tensor_lr", True)):
+    add(
+        OpInfo(
+            "_fused_adagrad_" + _overload,
+            op=fn(f"ops.aten._fused_adagrad_.{_overload[1:] or 'default'}"),
+            sample_inputs=_adagrad_samples(_tensor_lr),
+            ref=_ref_adagrad(not _tensor_lr),
             dtypes=FLOATS + LOWP,
             kind="mutating",
             aten_variant=False,

@@ -597,12 +597,12 @@ class ASGD(Optimizer):
             g = _grad(g, p, group)
             a.add_.Scalar(state["step"], 1)
             if tensor_path(group):  # Note [Tensor paths]
-                lr_t, step, eta64 = lr_cell(group), step_f64(state["step"]), step_f64(eta)
+                lr_t, step_t, eta64 = lr_cell(group), step_f64(state["step"]), step_f64(eta)
                 a.mul_.Tensor(p, 1 - lambd * eta64)
                 a.addcmul_.default(p, g, eta64, value=-1)
                 a.add_.Tensor(ax, a.mul_.Tensor(a.sub.Tensor(p, ax), mu))
-                a.copy_.default(eta, lr_t / ((1 + lambd * lr_t * step) ** alpha))
-                a.copy_.default(mu, 1 / a.clamp_min.default(step - t0, 1))
+                a.copy_.default(eta, lr_t / ((1 + lambd * lr_t * step_t) ** alpha))
+                a.copy_.default(mu, 1 / a.clamp_min.default(step_t - t0, 1))
                 continue
             eta_value = _value(eta)
             a.mul_.Scalar(p, 1 - lambd * eta_value)

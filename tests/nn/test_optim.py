@@ -341,14 +341,17 @@ def test_required_hyperparameter():
 
 def test_repr():
     opt = optim.SGD([tp.zeros(1)], lr=0.5, momentum=0.9)
-    assert repr(opt) == (
+    assert repr(opt) == (  # PyTorch 2.13's, as printed by torch.optim.SGD
         "SGD (\n"
         "Parameter Group 0\n"
-        "    dampening: 0.0\n"
+        "    dampening: 0\n"
+        "    differentiable: False\n"
+        "    foreach: None\n"
+        "    fused: None\n"
         "    lr: 0.5\n"
         "    maximize: False\n"
         "    momentum: 0.9\n"
         "    nesterov: False\n"
-        "    weight_decay: 0.0\n"
+        "    weight_decay: 0\n"
         ")"
     )

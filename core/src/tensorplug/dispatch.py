@@ -19,13 +19,17 @@ the body raises. Alias names expand to their runtime keys::
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from . import keys as _keys
 from .keys import DispatchKeySet, KeyLike
 
-__all__ = ["Masks", "exclude", "excluded", "include", "included", "local_state", "unexclude"]
+__all__ = [
+    "Masks", "collect_state_reads", "exclude", "excluded", "include", "included",
+    "local_state", "state_read", "unexclude",
+]  # fmt: skip
 
 
 # Note [BackendSelect is always included]
@@ -58,9 +62,11 @@ class _LocalState(threading.local):
     """
 
     masks: Masks
+    state_reads: list[tuple[Callable[[], Any], Any]] | None  # Note [Python state reads]
 
     def __init__(self) -> None:
         self.masks = Masks()
+        self.state_reads = None
 
 
 local_state = _LocalState()
@@ -113,3 +119,36 @@ def unexclude(*names: KeyLike) -> Iterator[None]:
         yield
     finally:
         st.nexc = old
+
+
+# Note [Python state reads]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# Operators are what a recorder (the tracer) sees of a computation; Python values that decide
+# what the operators compute are not. Code that reads such a value, and knows it may change
+# between calls (an optimizer reading its hyperparameters), says so with ``state_read(read)``:
+# ``read()`` returns the value. While this thread collects (``collect_state_reads()``, which
+# the tracer opens around a trace), each ``(read, read())`` is kept, so whoever replays the
+# recorded operators can first check that every ``read()`` still returns what it returned then
+# (``tp.compile`` does, in its guards). Outside a collection ``state_read`` reads one attribute
+# and returns.
+
+
+def state_read(read: Callable[[], Any]) -> None:
+    """Tell a recorder that the computation running now depends on the Python value
+    ``read()`` returns (Note [Python state reads])."""
+    reads = local_state.state_reads
+    if reads is not None:
+        reads.append((read, read()))
+
+
+@contextmanager
+def collect_state_reads() -> Iterator[list[tuple[Callable[[], Any], Any]]]:
+    """Collect this thread's ``state_read`` calls for the duration of the block: the list
+    yielded gets ``(read, value)`` pairs, in order (Note [Python state reads])."""
+    old = local_state.state_reads
+    reads: list[tuple[Callable[[], Any], Any]] = []
+    local_state.state_reads = reads
+    try:
+        yield reads
+    finally:
+        local_state.state_reads = old

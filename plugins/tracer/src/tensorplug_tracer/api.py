@@ -23,13 +23,14 @@ import optree
 
 import tensorplug as tp
 
-from .compile import CompiledFunction, compile
+from .compile import CompiledFunction, CompileError, compile
 from .graph import Effect, Graph, Node, TensorMeta, Value, op_label
 from .recorder import TracerWarning, record_trace
 from .serialize import FORMAT_VERSION, GraphFormatError, load
 
 __all__ = [
     "FORMAT_VERSION",
+    "CompileError",
     "CompiledFunction",
     "Effect",
     "Graph",

@@ -41,7 +41,12 @@ from .codegen import MISS
 from .graph import Graph, TensorMeta, Value
 from .recorder import M, TracerWarning
 
-__all__ = ["CompiledFunction", "ReplayPlans", "compile"]
+__all__ = ["CompileError", "CompiledFunction", "ReplayPlans", "compile"]
+
+
+class CompileError(RuntimeError):
+    """``tp.compile(fn, fullgraph=True)``: ``fn`` cannot run as one graph (it reads tensor
+    values into Python, or its graph changes at every call)."""
 
 
 def _meta(t: Any) -> tuple[Any, ...]:
@@ -101,6 +106,11 @@ def _guards(graph: Graph, state: tuple[Any, ...], gen: list[int],
                  "_dd() is _DD", "(_ddev() is _DDEV or _ddev() == _DDEV)"]  # fmt: skip
         # the cheapest tests first; devices are compared by identity before equality (tensors
         # of one device usually share the object); a constant is a tensor by construction
+        # the Python values the traced code said it depends on (an optimizer's
+        # hyperparameters): read again, and compared with what they were
+        for i, (read, value) in enumerate(graph.state_reads):
+            ns[f"_PR{i}"], ns[f"_PV{i}"] = read, value
+            conds.append(f"_PR{i}() == _PV{i}")
         for i, v in enumerate([*graph.inputs, *graph.constants]):
             n = names.of[v]
             m = v.meta
@@ -119,11 +129,14 @@ def _guards(graph: Graph, state: tuple[Any, ...], gen: list[int],
 class CompiledFunction:
     """What ``tp.compile(fn)`` returns (Note [Compile guards])."""
 
-    def __init__(self, fn: Callable[..., Any], cache_size: int = 8) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], cache_size: int = 8, fullgraph: bool = False
+    ) -> None:
         if cache_size < 1:
             raise ValueError(f"tp.compile: cache_size must be at least 1, got {cache_size}")
         self.fn = fn
         self.cache_size = cache_size
+        self.fullgraph = fullgraph
         self._cache: OrderedDict[Any, _Entry] = OrderedDict()
         self._gen = [tp.dispatcher.generation()]  # read by the guards of every entry
         self._last: _Entry | None = None
@@ -211,6 +224,12 @@ class CompiledFunction:
                 self._pending[key] = (sig, tries)
                 return out
             why = f"records a different graph at each of {tries} calls (it keeps state in Python)"
+        if why and self.fullgraph:
+            raise CompileError(
+                f"tp.compile({getattr(self.fn, '__qualname__', self.fn)!r}, fullgraph=True): the "
+                f"function {why}, so it cannot run as one graph; without fullgraph=True it would "
+                "run eagerly for calls like this one"
+            )
         if why:
             entry.eager = True
             if self._confirm and not self._warned:
@@ -323,6 +342,7 @@ def signature(graph: Graph) -> tuple[Any, ...]:
                 index[o] = len(index)
     parts.append((graph.out_spec, enc(graph.out_leaves)))
     parts.append(tuple((e.what, enc(e.target), enc(e.value)) for e in graph.effects))
+    parts.append(tuple(_hashable(value) for _, value in graph.state_reads))
     return tuple(parts)
 
 
@@ -356,13 +376,49 @@ def _hashable(x: Any) -> Any:
         return repr(x)
 
 
-def compile(fn: Callable[..., Any] | None = None, *, cache_size: int = 8) -> Any:  # noqa: A001
+_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def compile(  # noqa: A001
+    fn: Callable[..., Any] | None = None,
+    *,
+    fullgraph: bool = False,
+    dynamic: bool | None = None,
+    backend: str = "inductor",
+    mode: str | None = None,
+    options: dict[str, Any] | None = None,
+    disable: bool = False,
+    cache_size: int = 8,
+) -> Any:
     """Compile ``fn``: trace it on the first call, then run the lowered graph while the guards
     hold (Note [Compile guards]). Also a decorator: ``@tp.compile`` or
-    ``@tp.compile(cache_size=4)``."""
-    if fn is None:
-        return lambda f: CompiledFunction(f, cache_size)
-    return CompiledFunction(fn, cache_size)
+    ``@tp.compile(fullgraph=True)``.
+
+    ``torch.compile``'s arguments: ``fullgraph=True`` raises :class:`CompileError` where the
+    function would run eagerly; ``disable=True`` returns ``fn`` itself. ``dynamic``,
+    ``backend`` (a name), ``mode`` (one of PyTorch's) and ``options`` are checked as PyTorch
+    checks them and change nothing: every graph is specialized to its shapes and lowered the
+    same way (docs/tracer.md). ``cache_size`` bounds the graphs kept per function."""
+    if mode is not None and options is not None:
+        raise RuntimeError(
+            "Either mode or options can be specified, but both can't be specified at the same time."
+        )
+    if mode is not None and mode not in _MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
+    if not isinstance(backend, str):
+        raise NotImplementedError(
+            "tp.compile: a backend must be a name (such as 'inductor', the default): a callable "
+            "backend receives a torch.fx graph, which tensorplug does not make"
+        )
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"tp.compile: options must be a dict, got {type(options).__name__}")
+    if dynamic not in (None, True, False):
+        raise TypeError(f"tp.compile: dynamic must be None, True or False, got {dynamic!r}")
+
+    def make(f: Callable[..., Any]) -> Any:
+        return f if disable else CompiledFunction(f, cache_size, fullgraph)
+
+    return make if fn is None else make(fn)
 
 
 __all__ += ["TensorMeta", "Value"]

@@ -203,6 +203,9 @@ class Graph:
         self.out_leaves: list[Any] = []  # per leaf of out_spec: a Value or a Python constant
         self.effects: list[Effect] = []
         self.data_reads: list[str] = []  # where the function read tensor values into Python
+        # (read, value) for each Python value the traced code said it depends on
+        # (Note [Python state reads] in tensorplug.dispatch); not saved in graph files
+        self.state_reads: list[tuple[Any, Any]] = []
         self.decomposed = False
         self.fn_name = "forward"
         self._replay: Callable[..., Any] | None = None

@@ -448,8 +448,9 @@ def record_trace(
     _inputs(rec, fn, args, kwargs)
     _local.rec = rec
     try:
-        with tp.dispatch.include("Tracer"):
+        with tp.dispatch.include("Tracer"), tp.dispatch.collect_state_reads() as reads:
             out = fn(*args, **kwargs)
+        graph.state_reads = reads
         leaves, graph.out_spec = optree.tree_flatten(out)
         graph.out_leaves = [rec.value_of(x) if isinstance(x, Tensor) else x for x in leaves]
         _effects(rec)

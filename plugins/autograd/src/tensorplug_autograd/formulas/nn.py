@@ -91,3 +91,12 @@ defderiv(
 # --- mixed precision training: GradScaler's bookkeeping, never part of a graph -------------------
 
 nondifferentiable("_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_")
+
+
+# --- optimizers: the multi-tensor updates of tp.optim, run under no_grad ----------------------
+
+nondifferentiable(
+    "_foreach_add_.Scalar", "_fused_adam_", "_fused_adam_.tensor_lr", "_fused_adamw_",
+    "_fused_adamw_.tensor_lr", "_fused_sgd_", "_fused_sgd_.tensor_lr", "_fused_adagrad_",
+    "_fused_adagrad_.tensor_lr",
+)  # fmt: skip

@@ -30,6 +30,7 @@ from tensorplug.hookspecs import hookimpl
 
 from . import autograd as _autograd_api
 from . import engine
+from . import forward as _forward
 from . import fused as _fused
 from . import grad_mode as _grad_mode
 from . import kernels as _kernels
@@ -53,10 +54,27 @@ def _refresh(*_: Any) -> None:
     engine._ONES.clear()  # kept tensors of backends that may be gone
 
 
+def _above_forward(keys: Any) -> list[str]:
+    """The keys ForwardAD ranks below when present: Autocast<B> and Tracer see a call before
+    forward mode does (a trace records the user's ops, autocast casts before tangents are
+    computed)."""
+    names = []
+    for name in ("Tracer", "Autocast"):
+        try:
+            keys.get(name)
+        except Exception:  # noqa: BLE001  (the plugin that adds it is not loaded)
+            continue
+        names.append(name)
+    return names
+
+
 @hookimpl
 def tensorplug_add_keys(keys: Any) -> None:
     # Note [The ADView key] in views.py
     keys.register_functionality("ADView", after="ADInplaceOrView", before="BackendSelect")
+    # Note [Dual tensors] in dual.py: just above every Autograd<B> key, so autograd records
+    # both the primal computation and the tangent's
+    keys.register_functionality("ForwardAD", before="Autograd", after=_above_forward(keys))
 
 
 @hookimpl
@@ -67,6 +85,7 @@ def tensorplug_register_kernels(registry: Any) -> None:
     lib = registry.library("_", "IMPL")
     lib.fallback(_kernels.not_implemented_kernel, "Autograd")
     lib.fallback(tp.library.fallthrough_kernel, "ADView")  # kernels for in-place ops only
+    lib.fallback(_forward.forward_kernel, "ForwardAD")  # Note [Forward-mode kernel]
     aten = registry.library("aten", "IMPL")
     _kernels.register_all(aten)
     _fused.register_fused(aten)

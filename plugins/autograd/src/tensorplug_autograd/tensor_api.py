@@ -251,4 +251,6 @@ METHODS: dict[str, Any] = {
     # not a method: the class default of the plugin's per-tensor state, an AutogradMeta once a
     # tensor takes part in a graph (Note [Autograd state of a tensor] in meta.py)
     "tp_autograd": None,
+    # the tangents of a dual tensor, by forward-AD level (Note [Dual tensors] in dual.py)
+    "tp_tangents": None,
 }

@@ -153,7 +153,7 @@ def set_tangent(t: Tensor, level: int, tan: Tensor | None) -> None:
 def carry(src: Tensor, dst: Tensor) -> None:
     """``dst``, an alias of ``src`` over the same array, shares ``src``'s tangents."""
     d: dict[int, Tensor] | None = src.tp_tangents
-    if not d:
+    if not d or dst.tp_tangents is d:
         return
     dst.tp_tangents = d
     dst.tp_keyset |= M.fwd

@@ -40,6 +40,7 @@ from . import formulas as _formulas
 from .forward_formulas import FORWARD_FORMULAS, LINEAR, MULTILINEAR, elementwise_entry
 from .grad_mode import enable_grad
 from .masks import M, grad_recording
+from .saved import SavedTensor
 
 __all__ = ["FwdRule", "double_vjp", "forward_kernel", "rule_of"]
 
@@ -192,12 +193,30 @@ def forward_kernel(op: OpOverload, keyset: Any, *args: Any, **kwargs: Any) -> An
         outs = [out] if isinstance(out, Tensor) else list(out)
         touts = _output_tangents(rule, values, tangents, out, outs)
         if rule.inplace:
-            _write_inplace(args[0] if args else kwargs["self"], outs[0], touts[0], level)
+            target = args[0] if args else kwargs["self"]
+            _write_inplace(target, outs[0], touts[0], level)
+            if dual.tangent(target, level) is not None:
+                _share_with_saved(target)
             return out
     for o, t in zip(outs, touts, strict=True):
         if t is not None:
             dual.set_tangent(o, level, t)
+            _share_with_saved(o)
     return out
+
+
+def _share_with_saved(o: Tensor) -> None:
+    """Give the alias autograd saved of output ``o`` (made before ``o`` had a tangent) ``o``'s
+    tangents: a backward formula that reads the result (``exp``'s) needs them for forward over
+    reverse (Note [Dual tensors] in dual.py)."""
+    m = o.tp_autograd
+    node = None if m is None else m.grad_fn
+    r = getattr(node, "_result", None)
+    if r is None:
+        return
+    for sv in [r] if type(r) is SavedTensor else r:
+        if type(sv) is SavedTensor and sv.t is not o and sv.t.tp_data is o.tp_data:
+            dual.carry(o, sv.t)
 
 
 mark_boxed(forward_kernel)

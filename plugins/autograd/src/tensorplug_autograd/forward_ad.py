@@ -33,6 +33,8 @@ __all__ = [
     "enter_dual_level",
     "exit_dual_level",
     "make_dual",
+    "primal",
+    "transform_level",
     "unpack_dual",
 ]
 
@@ -164,3 +166,23 @@ def primal(tensor: Tensor, level: int) -> Tensor:
     """A view of ``tensor`` without its tangent at ``level`` (outer levels' kept)."""
     with dual.hide(level):
         return tp.ops.aten.view.default(tensor, list(tensor.shape))
+
+
+class transform_level:  # noqa: N801  (a context manager, like dual_level)
+    """A forward-AD level for function transforms (``tp.func.jvp``): unlike
+    :class:`dual_level` it may nest, inside another transform's level or a ``dual_level``; each
+    nested level computes its own tangents (``jvp(jvp(f))``). ``with transform_level() as
+    level: ... make_dual(x, v, level=level)``. A tensorplug extension: PyTorch's functorch
+    keeps its levels internal."""
+
+    def __enter__(self) -> int:
+        self.level = dual.enter()
+        return self.level
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        dual.leave(self.level)

@@ -409,4 +409,31 @@ def _write_inplace(target: Tensor, out: Tensor, t: Tensor | None, level: int) ->
     if old is not None:
         old.copy_(t)
         return
+    base = target.tp_base
+    if base is not None:
+        _write_into_base(target, base, t, level)
     dual.set_tangent(target, level, t)
+
+
+def _write_into_base(view: Tensor, base: Tensor, t: Tensor, level: int) -> None:
+    """A view without a tangent was written with a value that has one (``w[:, 0] = d``): its
+    base takes the tangent at the view's place (zeros elsewhere), as in PyTorch. The place is
+    worked out from the memory layout, as autograd does for views of plain tensors (Note
+    [Views of plain tensors] in inplace.py); the view's own tangent is a copy, so a later
+    in-place change of the view alone does not reach the base's tangent."""
+    from .inplace import _gather_view, _positions  # noqa: PLC0415  (inplace imports kernels)
+
+    pos, why = _positions(view, base)
+    if pos is None:
+        raise RuntimeError(
+            "forward AD: an in-place operation wrote a value with a tangent into a view of a "
+            f"tensor without one (base of shape {list(base.shape)}), and the view's place in "
+            f"its base cannot be worked out because {why}. Build the result out of place "
+            "(tp.cat, tp.stack, tp.where, index_put)."
+        )
+    gather = _gather_view(view, base, pos).chain[0][0]
+    bt = dual.tangent(base, level)
+    if bt is None:
+        bt = aten.zeros.default(list(base.shape), dtype=t.dtype, device=base.device)
+        dual.set_tangent(base, level, bt)
+    gather.scatter(bt, t.expand(list(view.shape)))

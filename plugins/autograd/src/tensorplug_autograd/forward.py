@@ -305,10 +305,19 @@ def _add_lists(a: list[Any], b: list[Any]) -> list[Any]:
 
 
 def _zeros_for(v: Any, t: Any) -> Any:
-    """``t`` with zeros where it has no tangent, shaped like the primal ``v``."""
+    """The tangent ``t`` of argument ``v``, with zeros where a floating point tensor has none;
+    other values (indices, masks) stay as they are."""
     if isinstance(v, Tensor):
-        return aten.zeros_like.default(v) if t is None else t
-    return [aten.zeros_like.default(x) if tx is None and x is not None else tx for x, tx in zip(v, t, strict=True)]
+        return _zero_or(v, t)
+    if isinstance(v, (list, tuple)):
+        return [_zero_or(x, tx) for x, tx in zip(v, t, strict=True)]
+    return v
+
+
+def _zero_or(x: Any, t: Any) -> Any:
+    if not isinstance(x, Tensor) or not x.tp_dtype.is_floating_point:
+        return x
+    return aten.zeros_like.default(x) if t is None else t
 
 
 def _substituted(

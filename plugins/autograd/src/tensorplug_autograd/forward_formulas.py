@@ -168,10 +168,10 @@ defforward(
 # --- shape and views ----------------------------------------------------------------------------
 
 deflinear(
-    "transpose.int", "permute", "view", "reshape", "_unsafe_view", "unsqueeze", "squeeze",
-    "squeeze.dim", "squeeze.dims", "expand", "select.int", "slice.Tensor", "split.Tensor",
-    "split_with_sizes", "unbind.int", "flip", "roll", "repeat", "tril", "triu", "diag",
-    "diagonal", "cat", "stack", "t", "narrow", "movedim.int", "unfold", "clone",
+    "transpose.int", "permute", "view", "reshape", "unsqueeze", "squeeze", "squeeze.dim",
+    "expand", "select.int", "slice.Tensor", "split.Tensor", "split_with_sizes", "unbind.int",
+    "flip", "roll", "repeat", "tril", "triu", "diag", "diagonal", "cat", "stack", "t", "narrow",
+    "movedim.int", "clone",
 )  # fmt: skip
 
 # --- indexing ------------------------------------------------------------------------------------
@@ -190,7 +190,7 @@ defforward(
 
 # --- linalg ---------------------------------------------------------------------------------------
 
-defmultilinear("mm", "bmm", "matmul", "dot", "mv", "outer")
+defmultilinear("mm", "bmm", "matmul", "dot", "outer")
 defforward(
     "addmm",
     self=lambda t, s: _scale(t, s.beta),

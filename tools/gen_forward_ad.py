@@ -75,7 +75,7 @@ def main() -> None:
         if scalar:
             h = hessian(fn, argnums=0)(*tx)
             case["hessian0"] = h.tolist()
-            _, hv = AF.hvp(lambda x0: fn(x0, *tx[1:]), tx[0], tv[0])
+            _, hv = AF.hvp(lambda x0, fn=fn, tx=tx: fn(x0, *tx[1:]), tx[0], tv[0])
             case["hvp0"] = hv.tolist()
         out[name] = case
     OUT.write_text(json.dumps(out, indent=None, separators=(",", ":")) + "\n")

@@ -17,9 +17,10 @@ from tests import needs
 
 needs.autograd()
 
-import tensorplug.autograd.forward_ad as fwAD  # noqa: E402
 from tensorplug_autograd import forward  # noqa: E402
 from tensorplug_autograd.forward_formulas import FORWARD_FORMULAS  # noqa: E402
+
+import tensorplug.autograd.forward_ad as fwAD  # noqa: E402
 
 F = tp.nn.functional
 DATA = json.loads((Path(__file__).parent / "data" / "forward_ad.json").read_text())
@@ -45,7 +46,10 @@ def finite_difference(fn, xs, vs, eps=1e-6):
         return [out] if isinstance(out, tp.Tensor) else list(out)
 
     plus, minus = at(eps), at(-eps)
-    return [(np.asarray(a.tolist()) - np.asarray(b.tolist())) / (2 * eps) for a, b in zip(plus, minus, strict=True)]
+    return [
+        (np.asarray(a.tolist()) - np.asarray(b.tolist())) / (2 * eps)
+        for a, b in zip(plus, minus, strict=True)
+    ]
 
 
 def reverse_jvp(fn, xs, vs):
@@ -59,13 +63,17 @@ def reverse_jvp(fn, xs, vs):
         rows = []
         for j in range(flat.numel()):
             gs = tp.autograd.grad(flat[j], ins, retain_graph=True, allow_unused=True)
-            rows.append(sum(float((g * v).sum()) for g, v in zip(gs, vs, strict=True) if g is not None))
+            rows.append(
+                sum(float((g * v).sum()) for g, v in zip(gs, vs, strict=True) if g is not None)
+            )
         res.append(np.asarray(rows).reshape(tuple(o.shape)))
     return res
 
 
 def close(a, b, tol=1e-6):
-    np.testing.assert_allclose(np.asarray(a.tolist() if isinstance(a, tp.Tensor) else a), np.asarray(b), rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        np.asarray(a.tolist() if isinstance(a, tp.Tensor) else a), np.asarray(b), rtol=tol, atol=tol
+    )
 
 
 rng = np.random.default_rng(0)
@@ -84,25 +92,70 @@ MASK = tp.tensor([[True, False, True], [False, True, False]])
 
 # name -> (function, inputs): every op family, views, in-place ops, several outputs
 CASES = {
-    "pointwise_unary": (lambda x: x.sin().exp() + x.tanh() * x.sigmoid() - x.abs().sqrt(), [r(2, 3)]),
-    "pointwise_binary_broadcast": (lambda x, y: x * y / (y * y + 1) - x.pow(2) + tp.maximum(x, y), [r(2, 3), r(3)]),
+    "pointwise_unary": (
+        lambda x: x.sin().exp() + x.tanh() * x.sigmoid() - x.abs().sqrt(),
+        [r(2, 3)],
+    ),
+    "pointwise_binary_broadcast": (
+        lambda x, y: x * y / (y * y + 1) - x.pow(2) + tp.maximum(x, y),
+        [r(2, 3), r(3)],
+    ),
     "pow_log_clamp": (lambda x, y: x.pow(y) + x.log() + x.clamp(0.7, 1.5), [pos(3), r(3)]),
-    "where_masked_fill": (lambda x: tp.where(x > 0, x * 2, x.exp()) + x.masked_fill(MASK, 0.5), [r(2, 3)]),
-    "mm_addmm_matmul": (lambda a, b, c: tp.addmm(c, a, b) + (a @ b) * 2 + tp.mm(a, b).t().t(), [r(2, 3), r(3, 4), r(4)]),
-    "linear_relu_gelu": (lambda x, w, b: F.gelu(F.relu(F.linear(x, w, b))), [r(2, 3), r(4, 3), r(4)]),
-    "reductions": (lambda x: (x.sum(1), x.mean(0), x.var(1), x.std(0), tp.logsumexp(x, 1)), [r(3, 4)]),
+    "where_masked_fill": (
+        lambda x: tp.where(x > 0, x * 2, x.exp()) + x.masked_fill(MASK, 0.5),
+        [r(2, 3)],
+    ),
+    "mm_addmm_matmul": (
+        lambda a, b, c: tp.addmm(c, a, b) + (a @ b) * 2 + tp.mm(a, b).t().t(),
+        [r(2, 3), r(3, 4), r(4)],
+    ),
+    "linear_relu_gelu": (
+        lambda x, w, b: F.gelu(F.relu(F.linear(x, w, b))),
+        [r(2, 3), r(4, 3), r(4)],
+    ),
+    "reductions": (
+        lambda x: (x.sum(1), x.mean(0), x.var(1), x.std(0), tp.logsumexp(x, 1)),
+        [r(3, 4)],
+    ),
     "max_prod_amax": (lambda x: (x.max(1).values, x.prod(0), x.amax(1), x.cumsum(1)), [r(3, 4)]),
     "views_and_shape": (
-        lambda x: (x.t().reshape(6)[1:5].view(2, 2).expand(3, 2, 2), x.permute(1, 0).unsqueeze(0).flip(2), x[1], x.select(1, 2)),
+        lambda x: (
+            x.t().reshape(6)[1:5].view(2, 2).expand(3, 2, 2),
+            x.permute(1, 0).unsqueeze(0).flip(2),
+            x[1],
+            x.select(1, 2),
+        ),
         [r(2, 3)],
     ),
-    "cat_stack_split": (lambda x, y: (tp.cat([x, y], 0), tp.stack([x, y]).sum(0), *x.split(1, 1), *y.unbind(0)), [r(2, 3), r(2, 3)]),
-    "indexing": (lambda x, y: (x[:, IDX], x.gather(1, IDX.expand(2, 3)), x.index_select(1, IDX), x.index_put((IDX[:2],), y)), [r(3, 3), r(2, 3)]),
+    "cat_stack_split": (
+        lambda x, y: (tp.cat([x, y], 0), tp.stack([x, y]).sum(0), *x.split(1, 1), *y.unbind(0)),
+        [r(2, 3), r(2, 3)],
+    ),
+    "indexing": (
+        lambda x, y: (
+            x[:, IDX],
+            x.gather(1, IDX.expand(2, 3)),
+            x.index_select(1, IDX),
+            x.index_put((IDX[:2],), y),
+        ),
+        [r(3, 3), r(2, 3)],
+    ),
     "softmax_losses": (
-        lambda x: (F.softmax(x, 1), F.log_softmax(x, 0), F.cross_entropy(x, tp.tensor([0, 2])), F.mse_loss(x, x.flip(0))),
+        lambda x: (
+            F.softmax(x, 1),
+            F.log_softmax(x, 0),
+            F.cross_entropy(x, tp.tensor([0, 2])),
+            F.mse_loss(x, x.flip(0)),
+        ),
         [r(2, 3)],
     ),
-    "bce_norm_double_vjp": (lambda x: (F.binary_cross_entropy(x.sigmoid(), tp.tensor([[0.0, 1.0, 1.0]]).expand(2, 3)), tp.linalg.vector_norm(x)), [r(2, 3)]),
+    "bce_norm_double_vjp": (
+        lambda x: (
+            F.binary_cross_entropy(x.sigmoid(), tp.tensor([[0.0, 1.0, 1.0]]).expand(2, 3)),
+            tp.linalg.vector_norm(x),
+        ),
+        [r(2, 3)],
+    ),
     "inplace_inside": (lambda x, y: _inplace(x, y), [r(2, 3), r(2, 3)]),
     "sort_topk": (lambda x: (x.sort(1).values, x.topk(2, 1).values), [r(2, 4)]),
 }
@@ -134,7 +187,17 @@ def test_tangents_match_finite_differences_and_reverse_mode(name):
         close(t, rv, 1e-9)
 
 
-@pytest.mark.parametrize("name", ["pointwise_binary_broadcast", "mm_addmm_matmul", "reductions", "views_and_shape", "softmax_losses", "indexing"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pointwise_binary_broadcast",
+        "mm_addmm_matmul",
+        "reductions",
+        "views_and_shape",
+        "softmax_losses",
+        "indexing",
+    ],
+)
 def test_formulas_agree_with_the_double_vjp_construction(name, monkeypatch):
     fn, xs = CASES[name]
     vs = [r(*x.shape) for x in xs]
@@ -243,7 +306,9 @@ def test_custom_op_uses_the_double_vjp_construction():
             (x,) = ctx.saved_tensors
             return g * 3 * x * x
 
-        tp.library.register_autograd("fwdtest::cube", backward, setup_context=setup_context, lib=lib)
+        tp.library.register_autograd(
+            "fwdtest::cube", backward, setup_context=setup_context, lib=lib
+        )
         x, v = r(3), r(3)
         with fwAD.dual_level():
             t = fwAD.unpack_dual(tp.ops.fwdtest.cube(fwAD.make_dual(x, v))).tangent
@@ -265,9 +330,14 @@ def test_errors():
     with fwAD.dual_level():
         with pytest.raises(RuntimeError, match="Nested forward mode AD is not supported"):
             fwAD.enter_dual_level()
-        with pytest.raises(RuntimeError, match=r"Tensor is of size \[3\] while the given forward gradient is of size \[4\]"):
+        with pytest.raises(
+            RuntimeError,
+            match=r"Tensor is of size \[3\] while the given forward gradient is of size \[4\]",
+        ):
             fwAD.make_dual(x, r(4))
-        with pytest.raises(ValueError, match="Expected primal to be floating point or complex, but got"):
+        with pytest.raises(
+            ValueError, match="Expected primal to be floating point or complex, but got"
+        ):
             fwAD.make_dual(tp.tensor([1, 2]), tp.tensor([1, 2]))
         with pytest.raises(ValueError, match="Expected tangent to be floating point"):
             fwAD.make_dual(x, tp.tensor([1, 2, 3]))
@@ -278,7 +348,9 @@ def test_errors():
         d = fwAD.make_dual(x, x)
         with pytest.raises(RuntimeError, match="already has a forward gradient at the same level"):
             fwAD.make_dual(d, x)
-        with pytest.raises(RuntimeError, match="out=... arguments don't support automatic differentiation"):
+        with pytest.raises(
+            RuntimeError, match="out=... arguments don't support automatic differentiation"
+        ):
             tp.add(d, d, out=tp.empty(3, dtype=tp.float64))
         with pytest.raises(RuntimeError, match="not the last one that was created"):
             fwAD.exit_dual_level(level=3)
@@ -303,7 +375,9 @@ def test_committed_torch_values(name):
     close(tan, case["jvp_tangent"], 1e-10)
 
 
-@pytest.mark.parametrize("name", ["pointwise_binary_broadcast", "mm_addmm_matmul", "softmax_losses", "inplace_inside"])
+@pytest.mark.parametrize(
+    "name", ["pointwise_binary_broadcast", "mm_addmm_matmul", "softmax_losses", "inplace_inside"]
+)
 def test_against_torch_forward_ad(name):
     torch = pytest.importorskip("torch")
     import torch.autograd.forward_ad as tfwAD
@@ -311,9 +385,22 @@ def test_against_torch_forward_ad(name):
     fn, xs = CASES[name]
     vs = [r(*x.shape) for x in xs]
     _, ours = jvp_of(fn, xs, vs)
-    tfn = eval(_TORCH_CASES[name], {"torch": torch, "F": torch.nn.functional, "IDX": torch.tensor([2, 0, 1]), "_inplace": _torch_inplace})  # noqa: S307
+    tfn = eval(
+        _TORCH_CASES[name],
+        {
+            "torch": torch,
+            "F": torch.nn.functional,
+            "IDX": torch.tensor([2, 0, 1]),
+            "_inplace": _torch_inplace,
+        },
+    )  # noqa: S307
     with tfwAD.dual_level():
-        duals = [tfwAD.make_dual(torch.tensor(np.asarray(x.tolist())), torch.tensor(np.asarray(v.tolist()))) for x, v in zip(xs, vs, strict=True)]
+        duals = [
+            tfwAD.make_dual(
+                torch.tensor(np.asarray(x.tolist())), torch.tensor(np.asarray(v.tolist()))
+            )
+            for x, v in zip(xs, vs, strict=True)
+        ]
         out = tfn(*duals)
         outs = [out] if isinstance(out, torch.Tensor) else list(out)
         theirs = [tfwAD.unpack_dual(o).tangent.numpy() for o in outs]

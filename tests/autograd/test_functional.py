@@ -123,38 +123,71 @@ def test_against_torch():
     close(AF.hessian(g(tp), x), TAF.hessian(g(torch), tx).numpy())
     close(AF.vhp(g(tp), x, v)[1], TAF.vhp(g(torch), tx, tv)[1].numpy())
     h = lambda T: lambda a: T.softmax(a, 1) * a  # noqa: E731
-    close(AF.jacobian(h(tp), x, strategy="forward-mode", vectorize=True), TAF.jacobian(h(torch), tx, strategy="forward-mode", vectorize=True).numpy())
+    close(
+        AF.jacobian(h(tp), x, strategy="forward-mode", vectorize=True),
+        TAF.jacobian(h(torch), tx, strategy="forward-mode", vectorize=True).numpy(),
+    )
 
 
 def test_errors():
     x = r(3)
-    with pytest.raises(TypeError, match="The inputs given to vjp must be either a Tensor or a tuple of Tensors but the given inputs has type <class 'int'>"):
+    with pytest.raises(
+        TypeError,
+        match="The inputs given to vjp must be either a Tensor or a tuple of Tensors but the given inputs has type <class 'int'>",
+    ):
         AF.vjp(tp.sin, 3, 3)
     with pytest.raises(TypeError, match="but the value at index 1 has type"):
         AF.vjp(lambda a, b: a, (x, 3))
-    with pytest.raises(TypeError, match="The outputs of the user-provided function given to jacobian must be either a Tensor"):
+    with pytest.raises(
+        TypeError,
+        match="The outputs of the user-provided function given to jacobian must be either a Tensor",
+    ):
         AF.jacobian(lambda a: 3, x)
     with pytest.raises(RuntimeError, match=r"v has invalid size: should be \[3\] but got \[4\]"):
         AF.vjp(tp.sin, x, r(4))
     with pytest.raises(RuntimeError, match="v is a tuple of invalid length: should be 2 but got 1"):
         AF.jvp(lambda a, b: a, (x, x), (x,))
-    with pytest.raises(RuntimeError, match="The vector v can only be None if the user-provided function returns a single Tensor with a single element"):
+    with pytest.raises(
+        RuntimeError,
+        match="The vector v can only be None if the user-provided function returns a single Tensor with a single element",
+    ):
         AF.vjp(tp.sin, x)
-    with pytest.raises(RuntimeError, match="The vector v can only be None if the input to the user-provided function is a single Tensor with a single element"):
+    with pytest.raises(
+        RuntimeError,
+        match="The vector v can only be None if the input to the user-provided function is a single Tensor with a single element",
+    ):
         AF.jvp(tp.sin, x)
-    with pytest.raises(RuntimeError, match="The Tensor returned by the function given to hvp should contain a single element"):
+    with pytest.raises(
+        RuntimeError,
+        match="The Tensor returned by the function given to hvp should contain a single element",
+    ):
         AF.hvp(lambda a: a, x, x)
-    with pytest.raises(RuntimeError, match="The function given to vhp should return a single Tensor"):
+    with pytest.raises(
+        RuntimeError, match="The function given to vhp should return a single Tensor"
+    ):
         AF.vhp(lambda a: (a.sum(),), x, x)
-    with pytest.raises(RuntimeError, match="The Tensor returned by the function given to hessian should contain a single element"):
+    with pytest.raises(
+        RuntimeError,
+        match="The Tensor returned by the function given to hessian should contain a single element",
+    ):
         AF.hessian(lambda a: a.sum() * a, x)
-    with pytest.raises(AssertionError, match='Expected strategy to be either "forward-mode" or "reverse-mode". Hint'):
+    with pytest.raises(
+        AssertionError,
+        match='Expected strategy to be either "forward-mode" or "reverse-mode". Hint',
+    ):
         AF.jacobian(tp.sin, x, strategy="bad")
-    with pytest.raises(AssertionError, match='Expected strategy to be either "forward-mode" or "reverse-mode".'):
+    with pytest.raises(
+        AssertionError, match='Expected strategy to be either "forward-mode" or "reverse-mode".'
+    ):
         AF.hessian(lambda a: a.sum(), x, outer_jacobian_strategy="bad")
-    with pytest.raises(NotImplementedError, match="`create_graph=True` and `strategy=\"forward-mode\"` are not supported together"):
+    with pytest.raises(
+        NotImplementedError,
+        match='`create_graph=True` and `strategy="forward-mode"` are not supported together',
+    ):
         AF.jacobian(tp.sin, x, strategy="forward-mode", create_graph=True)
-    with pytest.raises(RuntimeError, match="`strict=True` and `vectorized=True` are not supported together"):
+    with pytest.raises(
+        RuntimeError, match="`strict=True` and `vectorized=True` are not supported together"
+    ):
         AF.jacobian(tp.sin, x, strict=True, vectorize=True)
 
 
@@ -166,9 +199,16 @@ def test_strict_mode():
     close(AF.jacobian(lambda a: tp.ones(3), x), np.zeros((3, 3)))
     with pytest.raises(RuntimeError, match=msg):
         AF.vjp(lambda a: a.detach(), x, x, strict=True)
-    with pytest.raises(RuntimeError, match="The output of the user-provided function is independent of input 1"):
+    with pytest.raises(
+        RuntimeError, match="The output of the user-provided function is independent of input 1"
+    ):
         AF.vjp(lambda a, b: a * 2, (x, x), x, strict=True)
-    with pytest.raises(RuntimeError, match="found that the jacobian of the user-provided function with respect to input 0 is independent of the input"):
+    with pytest.raises(
+        RuntimeError,
+        match="found that the jacobian of the user-provided function with respect to input 0 is independent of the input",
+    ):
         AF.vhp(lambda a: a.sum(), x, x, strict=True)
-    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function is independent of input 1"):
+    with pytest.raises(
+        RuntimeError, match="Output 0 of the user-provided function is independent of input 1"
+    ):
         AF.jacobian(lambda a, b: a * 2, (x, x), strict=True)

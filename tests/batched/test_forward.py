@@ -22,9 +22,7 @@ needs.autograd()
 from tensorplug.func import grad, hessian, jacfwd, jacrev, jvp, linearize, vmap  # noqa: E402
 
 F = tp.nn.functional
-DATA = json.loads(
-    (Path(__file__).parents[1] / "autograd" / "data" / "forward_ad.json").read_text()
-)
+DATA = json.loads((Path(__file__).parents[1] / "autograd" / "data" / "forward_ad.json").read_text())
 
 
 def close(a, b, tol=1e-8):
@@ -182,15 +180,22 @@ def test_errors():
     x = r(3)
     with pytest.raises(RuntimeError, match="Expected primals to be a tuple"):
         jvp(tp.sin, x, x)
-    with pytest.raises(RuntimeError, match="Expected primals and tangents to have the same python structure"):
+    with pytest.raises(
+        RuntimeError, match="Expected primals and tangents to have the same python structure"
+    ):
         jvp(tp.sin, (x,), (x, x))
-    with pytest.raises(RuntimeError, match="Trying to set a forward gradient that has a different size"):
+    with pytest.raises(
+        RuntimeError, match="Trying to set a forward gradient that has a different size"
+    ):
         jvp(tp.sin, (x,), (r(4),))
     with pytest.raises(RuntimeError, match="Expected primals to contain at least one Tensor"):
         jvp(tp.sin, (), ())
     with pytest.raises(RuntimeError, match="Expected primals to only contain Tensors"):
         jvp(tp.sin, (3.0,), (1.0,))
-    with pytest.raises(RuntimeError, match="expected f\\(\\*primals\\) to return only tensors, got unsupported type <class 'int'>"):
+    with pytest.raises(
+        RuntimeError,
+        match="expected f\\(\\*primals\\) to return only tensors, got unsupported type <class 'int'>",
+    ):
         jvp(lambda x: 3, (x,), (x,))
     with pytest.raises(RuntimeError, match="output of function f should be a tuple"):
         jvp(lambda x: x, (x,), (x,), has_aux=True)

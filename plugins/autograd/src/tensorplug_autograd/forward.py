@@ -39,6 +39,8 @@ from . import dual
 from . import formulas as _formulas
 from .forward_formulas import FORWARD_FORMULAS, LINEAR, MULTILINEAR, elementwise_entry
 from .grad_mode import enable_grad
+from .inplace import _gather_view, _positions
+from .kernels import _functional_name
 from .masks import M, grad_recording
 from .saved import SavedTensor
 
@@ -54,8 +56,6 @@ def _short(op: OpOverload) -> str:
 
 def _functional(short: str) -> str | None:
     """The functional overload an in-place or ``out=`` overload pairs with (kernels.py)."""
-    from .kernels import _functional_name  # noqa: PLC0415  (kernels imports nothing of ours)
-
     return _functional_name(short)
 
 
@@ -198,9 +198,9 @@ def forward_kernel(op: OpOverload, keyset: Any, *args: Any, **kwargs: Any) -> An
             if dual.tangent(target, level) is not None:
                 _share_with_saved(target)
             return out
-    for o, t in zip(outs, touts, strict=True):
-        if t is not None:
-            dual.set_tangent(o, level, t)
+    for o, tan in zip(outs, touts, strict=True):
+        if tan is not None:
+            dual.set_tangent(o, level, tan)
             _share_with_saved(o)
     return out
 
@@ -352,9 +352,7 @@ def double_vjp(
     keep = grad_recording() and any(
         x is not None and x.requires_grad
         for name, t in tangents.items()
-        for x in (
-            [values[name], t] if isinstance(values[name], Tensor) else [*values[name], *t]
-        )
+        for x in ([values[name], t] if isinstance(values[name], Tensor) else [*values[name], *t])
     )
     with enable_grad():
         call = dict(values)
@@ -430,8 +428,6 @@ def _write_into_base(view: Tensor, base: Tensor, t: Tensor, level: int) -> None:
     worked out from the memory layout, as autograd does for views of plain tensors (Note
     [Views of plain tensors] in inplace.py); the view's own tangent is a copy, so a later
     in-place change of the view alone does not reach the base's tangent."""
-    from .inplace import _gather_view, _positions  # noqa: PLC0415  (inplace imports kernels)
-
     pos, why = _positions(view, base)
     if pos is None:
         raise RuntimeError(

@@ -51,6 +51,7 @@ MULTILINEAR = _Marker("MULTILINEAR")
 FormulaEntry = Any  # LINEAR | MULTILINEAR | dict[str | tuple[str, ...], Callable]
 FORWARD_FORMULAS: dict[str, FormulaEntry] = {}
 
+
 def elementwise_entry(reverse: dict[Any, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
     """The forward entry of a pointwise op from its reverse entry (Note [Forward formula
     table]): each input's reverse formula, given the tangent as the cotangent."""

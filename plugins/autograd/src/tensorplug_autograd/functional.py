@@ -231,9 +231,7 @@ def vjp(
         is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "vjp")
         ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
         outputs = func(*ins)
-        is_outputs_tuple, outs = _as_tuple(
-            outputs, "outputs of the user-provided function", "vjp"
-        )
+        is_outputs_tuple, outs = _as_tuple(outputs, "outputs of the user-provided function", "vjp")
         _check_requires_grad(outs, "outputs", strict=strict)
         if v is None:
             _single_element(v, outs, "user-provided function returns")
@@ -263,9 +261,7 @@ def jvp(
             _single_element(v, ins, "input to the user-provided function is")
         vs = _prepared_v(v, "jvp", ins, is_inputs_tuple, create_graph)
         outputs = func(*ins)
-        is_outputs_tuple, outs = _as_tuple(
-            outputs, "outputs of the user-provided function", "jvp"
-        )
+        is_outputs_tuple, outs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
         _check_requires_grad(outs, "outputs", strict=strict)
         # the backward is linear in grad_outputs: their value does not reach the result
         grad_outputs = tuple(aten.zeros_like.default(o).requires_grad_() for o in outs)
@@ -345,11 +341,7 @@ def jacobian(
                                 f"input {k}. This is not allowed in strict mode."
                             )
                         rows[k].append(aten.zeros_like.default(inp))
-            jac.append(
-                tuple(
-                    _stacked(rows[k], out, inp) for k, inp in enumerate(ins)
-                )
-            )
+            jac.append(tuple(_stacked(rows[k], out, inp) for k, inp in enumerate(ins)))
         res = _grad_postprocess(tuple(jac), create_graph)
         return _tuple_postprocess(res, (is_outputs_tuple, is_inputs_tuple))
 
@@ -364,7 +356,7 @@ def _stacked(rows: list[Tensor], out: Tensor, inp: Tensor) -> Tensor:
 def _jacfwd(func: Callable[..., Any], inputs: Any, strict: bool, vectorize: bool) -> Any:
     if strict:
         raise RuntimeError(
-            "tp.autograd.functional.jacobian: `strict=True` and `strategy=\"forward-mode\"` "
+            'tp.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` '
             "are not supported together (yet). Please either set `strict=False` or "
             '`strategy="reverse-mode"`.'
         )
@@ -501,9 +493,7 @@ def vhp(
             _single_element(v, ins, "input to the user-provided function is")
         vs = _prepared_v(v, "vhp", ins, is_inputs_tuple, create_graph)
         outputs = func(*ins)
-        is_outputs_tuple, outs = _as_tuple(
-            outputs, "outputs of the user-provided function", "vhp"
-        )
+        is_outputs_tuple, outs = _as_tuple(outputs, "outputs of the user-provided function", "vhp")
         _check_requires_grad(outs, "outputs", strict=strict)
         _scalar_output(outs, is_outputs_tuple, "vhp")
         jac = _autograd_grad(outs, ins, create_graph=True)
@@ -533,9 +523,7 @@ def hvp(
             _single_element(v, ins, "input to the user-provided function is")
         vs = _prepared_v(v, "hvp", ins, is_inputs_tuple, create_graph)
         outputs = func(*ins)
-        is_outputs_tuple, outs = _as_tuple(
-            outputs, "outputs of the user-provided function", "hvp"
-        )
+        is_outputs_tuple, outs = _as_tuple(outputs, "outputs of the user-provided function", "hvp")
         _check_requires_grad(outs, "outputs", strict=strict)
         _scalar_output(outs, is_outputs_tuple, "hvp")
         jac = _autograd_grad(outs, ins, create_graph=True)

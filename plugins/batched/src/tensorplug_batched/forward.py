@@ -63,7 +63,7 @@ def _laid_out(x: Tensor, levels: list[Level]) -> Tensor:
     ``[B_outer, ..., B_inner, *logical]`` (Note [Tangents inside vmap])."""
     if not levels:
         return x
-    out = _canonical(_materialize(x, levels))
+    out: Tensor = _canonical(_materialize(x, levels))
     for lv in levels:
         out = wrap(out, 0, lv.id)
     return out
@@ -71,9 +71,11 @@ def _laid_out(x: Tensor, levels: list[Level]) -> Tensor:
 
 def _make_dual(fwad: Any, p: Tensor, t: Tensor, level: int, levels: list[Level]) -> Tensor:
     if type(p) is not BatchedTensor and type(t) is not BatchedTensor:
-        return fwad.make_dual(p, t, level=level)  # type: ignore[no-any-return]
+        dual: Tensor = fwad.make_dual(p, t, level=level)
+        return dual
     lp, lt = _laid_out(p, levels), _laid_out(t, levels)
-    return _rebuild(lp, fwad.make_dual(_innermost(lp), _innermost(lt), level=level))
+    out: Tensor = _rebuild(lp, fwad.make_dual(_innermost(lp), _innermost(lt), level=level))
+    return out
 
 
 def _unpack(fwad: Any, o: Any, level: int, strict: bool, api: str) -> tuple[Tensor, Tensor]:
@@ -117,7 +119,8 @@ def _jvp(
     levels = list(active_levels())
     with fwad.transform_level() as level:
         duals = pytree.tree_unflatten(
-            spec_p, [_make_dual(fwad, p, t, level, levels) for p, t in zip(flat_p, flat_t, strict=True)]
+            spec_p,
+            [_make_dual(fwad, p, t, level, levels) for p, t in zip(flat_p, flat_t, strict=True)],
         )
         if argnums is None:
             call_args = duals
@@ -139,8 +142,7 @@ def _jvp(
         flat_o, spec_o = pytree.tree_flatten(out)
         if not flat_o:
             raise RuntimeError(
-                f"{api}: Expected f to be a function that has non-empty output (got output = "
-                f"{out})"
+                f"{api}: Expected f to be a function that has non-empty output (got output = {out})"
             )
         pairs = [_unpack(fwad, o, level, strict, api) for o in flat_o]
     primals_out = pytree.tree_unflatten(spec_o, [p for p, _ in pairs])

@@ -142,7 +142,7 @@ MANIFEST: Final[tuple[FirstPartyPlugin, ...]] = (
         distribution="tensorplug-autograd",
         module="tensorplug_autograd",
         serves=("Autograd", "ADInplaceOrView"),
-        keys=("ADView",),
+        keys=("ADView", "ForwardAD"),
         names=(
             "autograd",
             "no_grad",

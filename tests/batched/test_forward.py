@@ -213,3 +213,17 @@ def test_errors():
     with pytest.raises(RuntimeError, match="randomness error mode"):
         jacfwd(lambda x: tp.rand(3, dtype=tp.float64) + x)(x)
     close(jacfwd(lambda x: tp.rand(3, dtype=tp.float64) + x, randomness="same")(x), np.eye(3))
+
+
+def test_without_autograd_the_forward_transforms_name_it():
+    x = r(3)
+    with needs.unloaded("autograd"):
+        for call in (
+            lambda: jvp(tp.sin, (x,), (x,)),
+            lambda: jacfwd(tp.sin)(x),
+            lambda: linearize(tp.sin, x),
+        ):
+            with pytest.raises(tp.MissingPluginError, match="tensorplug-autograd") as e:
+                call()
+            assert e.value.distribution == "tensorplug-autograd"
+    close(jvp(tp.sin, (x,), (x,))[1], np.cos(x.numpy()) * x.numpy())

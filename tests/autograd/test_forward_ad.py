@@ -263,6 +263,9 @@ def test_in_place_ops_follow_pytorch():
         u = d * 1
         u.copy_(x)  # overwritten by a constant: tangent zero
         close(fwAD.unpack_dual(u).tangent, [0, 0, 0])
+        e = fwAD.make_dual(tp.zeros(3, dtype=tp.float64), tp.ones(3, dtype=tp.float64))
+        e[1] = 5.0  # fill_ of a view: a constant there
+        close(fwAD.unpack_dual(e).tangent, [1, 0, 1])
         s = d + 0  # the tangent is the output's own: changing it leaves d's alone
         s.mul_(5)
         close(fwAD.unpack_dual(d).tangent, [1, 1, 1])

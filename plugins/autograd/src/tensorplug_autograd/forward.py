@@ -375,6 +375,8 @@ def double_vjp(
                 vs.append(tx)
                 fresh_list.append(fresh)
             call[name] = fresh_list[0] if isinstance(v, Tensor) else fresh_list
+        if rule.inplace and rule.fop is rule.op:  # no functional form: write into a copy
+            call["self"] = aten.clone.default(call["self"])
         schema = rule.fop.schema
         res = rule.fop(
             *[call[a.name] for a in schema.positional],

@@ -88,6 +88,7 @@ defforward(
     self=lambda t, s: t.to(dtype=s.result.dtype, device=s.result.device),
 )
 defforward("copy_", src=lambda t, s: t.to(dtype=s.result.dtype, device=s.result.device))
+defforward("fill_.Scalar", self=_none)  # overwritten by a constant
 defforward(
     "masked_fill.Tensor",
     self=lambda t, s: t.masked_fill(s.mask, 0),
@@ -103,7 +104,10 @@ defforward(
     mean=lambda t, s: t,
     std=lambda t, s: t * (s.result - s.mean) / s.std,
 )
-for _n in ("bernoulli", "bernoulli.p", "bernoulli_.float", "uniform_", "normal_", "exponential_"):
+for _n in (
+    "bernoulli", "bernoulli.p", "bernoulli_.float", "uniform_", "normal_", "exponential_",
+    "random_", "random_.from", "random_.to",
+):  # fmt: skip
     defforward(_n, self=_none)
 
 # --- reductions -----------------------------------------------------------------------------------

@@ -44,14 +44,15 @@ def _no_formulas() -> Any:
 
     @contextmanager
     def ctx() -> Any:
-        saved = forward.FORWARD_FORMULAS, forward.elementwise_entry
+        saved = forward.FORWARD_FORMULAS, forward.elementwise_entry, forward._scalar
         forward._RULES.clear()
         forward.FORWARD_FORMULAS = {}
         forward.elementwise_entry = lambda reverse: None
+        forward._scalar = lambda o: False  # no Note [Scalar outputs] shortcut either
         try:
             yield
         finally:
-            forward.FORWARD_FORMULAS, forward.elementwise_entry = saved
+            forward.FORWARD_FORMULAS, forward.elementwise_entry, forward._scalar = saved
             forward._RULES.clear()
 
     return ctx()

@@ -205,6 +205,7 @@ def test_formulas_agree_with_the_double_vjp_construction(name, monkeypatch):
     forward._RULES.clear()
     monkeypatch.setattr(forward, "FORWARD_FORMULAS", {})
     monkeypatch.setattr(forward, "elementwise_entry", lambda reverse: None)
+    monkeypatch.setattr(forward, "_scalar", lambda o: False)
     try:
         _, by_double_vjp = jvp_of(fn, xs, vs)
     finally:
@@ -426,3 +427,18 @@ _TORCH_CASES = {
     "softmax_losses": "lambda x: (F.softmax(x, 1), F.log_softmax(x, 0), F.cross_entropy(x, torch.tensor([0, 2])), F.mse_loss(x, x.flip(0)))",
     "inplace_inside": "lambda x, y: _inplace(x, y)",
 }
+
+
+def test_scalar_outputs_use_the_gradient_once(monkeypatch):
+    """Note [Scalar outputs]: a full reduction without a formula runs its reverse formula once,
+    never the double-vjp construction, and agrees with it."""
+    x, v = pos(2, 3), r(2, 3)
+    fns = [lambda x: x.prod(), lambda x: x.amax(), lambda x: tp.linalg.vector_norm(x)]
+    got = [jvp_of(f, [x], [v])[1][0] for f in fns]
+    calls = []
+    monkeypatch.setattr(forward, "double_vjp", lambda *a: calls.append(a) or [None])
+    forward._RULES.clear()
+    for f, t in zip(fns, got, strict=True):
+        close(jvp_of(f, [x], [v])[1][0], t.tolist(), 1e-12)
+        close(t, finite_difference(f, [x], [v])[0], 1e-5)
+    assert calls == []

@@ -93,6 +93,7 @@ class FwdRule:
             diff.extend(key if isinstance(key, tuple) else (key,))
         # the differentiable inputs: those autograd has formulas for, else every tensor input
         self.diff = tuple(diff) if reverse else tuple(self.kinds)
+        self.reverse = reverse
         entry: Any = FORWARD_FORMULAS.get(self.fname) if ns else None
         if entry is None and ns and reverse and "pointwise" in self.fop.tags:
             entry = elementwise_entry(reverse)
@@ -246,8 +247,10 @@ def _output_tangents(
 ) -> list[Tensor | None]:
     """The tangent of each output (None where it has none)."""
     entry = rule.entry
-    if entry is None:
-        got: list[Any] = double_vjp(rule, values, tangents, outs)
+    if entry is None and rule.reverse and len(outs) == 1 and _scalar(outs[0]):
+        got: list[Any] = [gradient_dot(rule, values, tangents, out)]
+    elif entry is None:
+        got = double_vjp(rule, values, tangents, outs)
     elif entry is LINEAR:
         got = _as_list(_substituted(rule, values, tangents, tuple(tangents)))
     elif entry is MULTILINEAR:
@@ -332,6 +335,46 @@ def _substituted(
     pos = [call[a.name] for a in schema.positional]
     kw = {a.name: call[a.name] for a in schema.kwarg_only}
     return rule.fop(*pos, **kw)
+
+
+def _scalar(o: Any) -> bool:
+    return isinstance(o, Tensor) and o.tp_data.ndim == 0 and o.tp_dtype.is_floating_point
+
+
+def gradient_dot(
+    rule: FwdRule, values: dict[str, Any], tangents: dict[str, Any], out: Tensor
+) -> Tensor | None:
+    """Note [Scalar outputs]
+    ~~~~~~~~~~~~~~~~~~~~~~~~
+    An op without a forward formula whose one output is a scalar (a full reduction, a loss
+    with ``mean``/``sum``: ``prod``, ``amax``, ``linalg_vector_norm``, ``binary_cross_entropy``)
+    has ``J`` one row, the gradient: its tangent is ``<grad, v>``, the reverse formula run once
+    with a cotangent of one, dotted with the tangent -- PyTorch's ``result:`` entries of such
+    ops have this form (``prod``'s is ``(prod_backward(1, self, result) * self_t).sum()``).
+    No double backward, no recorded graph."""
+    s = Call(values, out)
+    one = aten.ones_like.default(out)
+    total: Tensor | None = None
+    for key, fn in rule.reverse.items():
+        names = key if isinstance(key, tuple) else (key,)
+        if all(_absent(tangents.get(n)) for n in names):
+            continue
+        grads = fn(one, s)
+        if not isinstance(key, tuple):
+            grads = (grads,)
+        for n, g in zip(names, grads, strict=True):
+            t = tangents.get(n)
+            if g is None or _absent(t):
+                continue
+            pairs = [(g, t)] if isinstance(t, Tensor) else list(zip(g, t, strict=True))
+            for gi, ti in pairs:
+                if gi is None or ti is None:
+                    continue
+                term = (gi * ti).sum()
+                total = term if total is None else total + term
+    if total is None:
+        return None
+    return total if total.tp_dtype is out.tp_dtype else total.to(out.tp_dtype)
 
 
 def double_vjp(

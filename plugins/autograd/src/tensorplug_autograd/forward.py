@@ -363,7 +363,7 @@ def gradient_dot(
         if not isinstance(key, tuple):
             grads = (grads,)
         for n, g in zip(names, grads, strict=True):
-            t = tangents.get(n)
+            t: Any = tangents.get(n)
             if g is None or _absent(t):
                 continue
             pairs = [(g, t)] if isinstance(t, Tensor) else list(zip(g, t, strict=True))

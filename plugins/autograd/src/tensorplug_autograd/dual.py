@@ -145,9 +145,19 @@ def set_tangent(t: Tensor, level: int, tan: Tensor | None) -> None:
         d = t.tp_tangents = {}
     d[level] = tan
     t.tp_keyset |= M.fwd
+    _remember(level, t)
+
+
+def _remember(level: int, t: Tensor) -> None:
+    """Note that ``t`` has a tangent at ``level``, for :func:`leave`. A long level (a training
+    loop inside one ``dual_level``) would pile up references to dead tensors: every 4096 new
+    ones, the dead are dropped."""
     refs = _Levels.duals.get(level)
-    if refs is not None:
-        refs.append(weakref.ref(t))
+    if refs is None:
+        return
+    refs.append(weakref.ref(t))
+    if len(refs) % 4096 == 0:
+        refs[:] = [r for r in refs if r() is not None]
 
 
 def carry(src: Tensor, dst: Tensor) -> None:
@@ -158,6 +168,4 @@ def carry(src: Tensor, dst: Tensor) -> None:
     dst.tp_tangents = d
     dst.tp_keyset |= M.fwd
     for level in d:
-        refs = _Levels.duals.get(level)
-        if refs is not None:
-            refs.append(weakref.ref(dst))
+        _remember(level, dst)

@@ -442,3 +442,16 @@ def test_scalar_outputs_use_the_gradient_once(monkeypatch):
         close(jvp_of(f, [x], [v])[1][0], t.tolist(), 1e-12)
         close(t, finite_difference(f, [x], [v])[0], 1e-5)
     assert calls == []
+
+
+def test_the_submodules_import_as_in_pytorch_and_leave_with_the_plugin():
+    import sys
+
+    import tensorplug.autograd.functional as functional
+
+    assert fwAD is tp.autograd.forward_ad and functional is tp.autograd.functional
+    with needs.unloaded("autograd"):
+        assert "tensorplug.autograd.forward_ad" not in sys.modules
+        with pytest.raises(tp.MissingPluginError, match="tensorplug-autograd"):
+            import tensorplug.autograd.forward_ad  # noqa: F401
+    assert sys.modules["tensorplug.autograd.forward_ad"] is tp.autograd.forward_ad

@@ -40,6 +40,9 @@ __all__ = [
     "enter",
     "hidden",
     "hide",
+    "hide_from",
+    "unhide",
+    "visible_levels",
     "leave",
     "set_tangent",
     "tangent",
@@ -99,6 +102,19 @@ def hidden() -> int:
     return _hidden.level
 
 
+def hide_from(level: int) -> int:
+    """Hide ``level`` and those above it; returns what :func:`unhide` restores (the kernel's
+    form of :func:`hide`, without a context manager's cost)."""
+    old = _hidden.level
+    if level < old:
+        _hidden.level = level
+    return old
+
+
+def unhide(old: int) -> None:
+    _hidden.level = old
+
+
 @contextmanager
 def hide(level: int) -> Iterator[None]:
     """Hide ``level`` and those above it in the block (Note [Dual tensors])."""
@@ -130,6 +146,16 @@ def top_level(t: Tensor) -> int:
         if best < lv < h:
             best = lv
     return best
+
+
+def visible_levels(t: Tensor, into: set[int]) -> None:
+    """Add the visible levels at which ``t`` has a tangent to ``into``."""
+    d: dict[int, Tensor] | None = t.tp_tangents
+    if d:
+        h = _hidden.level
+        for lv in d:
+            if lv < h:
+                into.add(lv)
 
 
 def set_tangent(t: Tensor, level: int, tan: Tensor | None) -> None:

@@ -66,6 +66,9 @@ class FwdRule:
         s = op.schema
         self.op = op
         self.names = tuple(a.name for a in s.arguments)
+        # each argument's schema default, for the values a call leaves out (what the autograd
+        # kernels' generated signatures give the reverse formulas)
+        self.defaults = tuple(a.default_value if a.has_default else _REQUIRED for a in s.arguments)
         self.kinds = {a.name: a.tensor_kind for a in s.arguments if a.tensor_kind}
         args = s.arguments
         self.inplace = (
@@ -120,6 +123,23 @@ def _names_read(entry: dict[Any, Callable[..., Any]]) -> set[str]:
 
 
 _RULES: dict[OpOverload, FwdRule] = {}
+_REQUIRED = object()
+
+
+def _values(
+    rule: FwdRule, op: OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The call's arguments by name, defaults filled in."""
+    names = rule.names
+    values = dict(zip(names, args, strict=False))
+    for i in range(len(args), len(names)):
+        n = names[i]
+        v = kwargs.get(n, rule.defaults[i])
+        if v is _REQUIRED:  # a call that does not fit the schema: bind raises its error
+            pos, kw = op.schema.bind(args, kwargs, op.name)
+            return dict(zip(names, (*pos, *kw.values()), strict=True))
+        values[n] = v
+    return values
 
 
 def rule_of(op: OpOverload) -> FwdRule:
@@ -159,14 +179,15 @@ def _tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Tensor]:
 def forward_kernel(op: OpOverload, keyset: Any, *args: Any, **kwargs: Any) -> Any:
     """Boxed: Note [Forward-mode kernel]."""
     ks = int(keyset)
-    level = -1
+    levels: set[int] = set()
     for t in _tensors(args, kwargs):
         if t.tp_keyset & M.fwd:
-            lv = dual.top_level(t)
-            if lv > level:
-                level = lv
-    if level < 0:
+            dual.visible_levels(t, levels)
+    if not levels:
         return op.redispatch(ks & M.below_fwd, *args, **kwargs)
+    level = max(levels)
+    # outer levels left: this kernel again, for them; else straight below
+    down = ks & (M.fwd_down if len(levels) > 1 else M.below_fwd)
     rule = rule_of(op)
     if rule.composite:
         backend = tp.keys.DispatchKeySet(ks & tp.keys.backend_mask())
@@ -177,15 +198,15 @@ def forward_kernel(op: OpOverload, keyset: Any, *args: Any, **kwargs: Any) -> An
             "differentiation, but one of the arguments has a forward-mode tangent. Use the "
             "functional form."
         )
-    with dual.hide(level):
+    old = dual.hide_from(level)
+    try:
         if rule.nondiff:
-            return op.redispatch(ks & M.fwd_down, *args, **kwargs)
-        pos, kw = op.schema.bind(args, kwargs, op.name)
-        values = dict(zip(rule.names, (*pos, *kw.values()), strict=True))
+            return op.redispatch(down, *args, **kwargs)
+        values = _values(rule, op, args, kwargs)
         before = None
         if rule.reads_self:
             before = aten.clone.default(values["self"])
-        out = op.redispatch(ks & M.fwd_down, *args, **kwargs)
+        out = op.redispatch(down, *args, **kwargs)
         tangents = {n: _tangents_of(values[n], level) for n in rule.diff if n in values}
         if all(_absent(t) for t in tangents.values()):
             return out
@@ -199,6 +220,8 @@ def forward_kernel(op: OpOverload, keyset: Any, *args: Any, **kwargs: Any) -> An
             if dual.tangent(target, level) is not None:
                 _share_with_saved(target)
             return out
+    finally:
+        dual.unhide(old)
     for o, tan in zip(outs, touts, strict=True):
         if tan is not None:
             dual.set_tangent(o, level, tan)

@@ -11,8 +11,9 @@ tangent:
 2. otherwise, with ``L`` hidden, the call runs again from this key down (so outer levels are
    handled the same way, and autograd below records the primal computation), and the output's
    tangent is computed from the arguments' tangents at ``L``: by the operator's entry in
-   ``FORWARD_FORMULAS`` (forward_formulas.py), or, for an operator without one, by the
-   double-vjp construction (:func:`double_vjp`). Tangent computations are ordinary calls, so
+   ``FORWARD_FORMULAS`` (forward_formulas.py); for an operator without one, from its reverse
+   formula: once, dotted with the tangent, when its one output is a scalar (Note [Scalar
+   outputs]), else by the double-vjp construction (Note [Double-vjp construction]). Tangent computations are ordinary calls, so
    autograd records them (reverse over forward) and outer levels propagate through them
    (``jvp(jvp(f))``).
 3. An in-place operator writes the new tangent into the tangent its ``self`` has (a view of
@@ -54,11 +55,6 @@ def _short(op: OpOverload) -> str:
     return name[: -len(".default")] if name.endswith(".default") else name
 
 
-def _functional(short: str) -> str | None:
-    """The functional overload an in-place or ``out=`` overload pairs with (kernels.py)."""
-    return _functional_name(short)
-
-
 class FwdRule:
     """What the forward kernel needs to know of an op, made on its first dual call."""
 
@@ -81,7 +77,8 @@ class FwdRule:
             first is not None and first.annotation is not None and not first.annotation.is_write
         )
         short = _short(op)
-        functional = _functional(short) if (self.inplace or self.out) else None
+        # the functional overload an in-place or out= one pairs with, as autograd pairs them
+        functional = _functional_name(short) if (self.inplace or self.out) else None
         self.fname = functional or short
         self.fop = op if functional is None else dispatcher.find_op(f"{op.namespace}::{functional}")
         ns = op.namespace == "aten"

@@ -212,3 +212,10 @@ def test_strict_mode():
         RuntimeError, match="Output 0 of the user-provided function is independent of input 1"
     ):
         AF.jacobian(lambda a, b: a * 2, (x, x), strict=True)
+
+
+def test_vectorized_forward_mode_without_the_batched_plugin():
+    x = r(3)
+    with needs.unloaded("batched"):
+        jac = AF.jacobian(tp.sin, x, strategy="forward-mode", vectorize=True)
+    close(jac, np.diag(np.cos(x.numpy())))

@@ -387,7 +387,7 @@ def _jacfwd(func: Callable[..., Any], inputs: Any, strict: bool, vectorize: bool
         aten.slice.Tensor(aten.eye.default(total, dtype=x.dtype, device=x.device), 1, s, s + n)
         for x, s, n in zip(ins, _starts(numels), numels, strict=True)
     ]
-    func_ns = getattr(tp, "func", None) if vectorize else None
+    func_ns = _func_transforms() if vectorize else None
     if func_ns is not None:  # one pass, vectorized by tp.vmap over the basis
         shaped = [
             aten.reshape.default(b, [total, *x.shape]) for b, x in zip(basis, ins, strict=True)
@@ -410,6 +410,15 @@ def _jacfwd(func: Callable[..., Any], inputs: Any, strict: bool, vectorize: bool
         result.append(tuple(row))
     res = _grad_postprocess(tuple(result), False)
     return _tuple_postprocess(res, (is_outputs_tuple, is_inputs_tuple))
+
+
+def _func_transforms() -> Any:
+    """``tp.func`` when tensorplug-batched is loaded (``vectorize=True`` uses its vmap), else
+    None: the Jacobian is then computed one jvp at a time, with the same values."""
+    try:
+        return tp.func
+    except tp.MissingPluginError:
+        return None
 
 
 def _starts(numels: list[int]) -> list[int]:

@@ -103,7 +103,7 @@ AUTOGRAD_METHODS = {
 AUTOGRAD_PROPERTIES = {"grad": "Tensor | None", "grad_fn": "Any", "data": "Tensor"}
 SETTABLE = {"grad", "data"}
 # per-tensor state the plugin keeps in the tensor's __dict__ (its class default: None)
-AUTOGRAD_ATTRIBUTES = {"tp_autograd": "Any"}
+AUTOGRAD_ATTRIBUTES = {"tp_autograd": "Any", "tp_tangents": "Any"}
 
 
 def yaml_methods() -> dict[str, str]:

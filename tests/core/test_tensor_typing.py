@@ -45,6 +45,7 @@ def test_every_method_and_operator_of_tensor_is_declared() -> None:
         "retains_grad",
         "is_foo",
         "tp_autograd",
+        "tp_tangents",
     }
     dunders_of_object = set(vars(object))
     # __slotnames__: copyreg caches it on the class at the first copy or pickle of a tensor

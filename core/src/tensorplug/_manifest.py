@@ -142,7 +142,7 @@ MANIFEST: Final[tuple[FirstPartyPlugin, ...]] = (
         distribution="tensorplug-autograd",
         module="tensorplug_autograd",
         serves=("Autograd", "ADInplaceOrView"),
-        keys=("ADView",),
+        keys=("ADView", "ForwardAD"),
         names=(
             "autograd",
             "no_grad",
@@ -162,7 +162,7 @@ MANIFEST: Final[tuple[FirstPartyPlugin, ...]] = (
             "data",
         ),
         tensor_replaces=("requires_grad", "requires_grad_", "is_leaf", "detach_"),
-        tensor_state=("tp_autograd",),
+        tensor_state=("tp_autograd", "tp_tangents"),
     ),
     FirstPartyPlugin(
         name="autocast",

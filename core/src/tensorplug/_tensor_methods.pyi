@@ -14,6 +14,7 @@ class TensorMethods:
     __slots__ = ()
 
     tp_autograd: Any
+    tp_tangents: Any
 
     @property
     def T(self) -> Tensor: ...

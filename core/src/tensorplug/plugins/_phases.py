@@ -199,7 +199,20 @@ def _phase_names(p: _Plugin) -> None:
         p.names[name] = value
         _state.name_owner[name] = p.name
         if isinstance(value, ModuleType):  # `from tensorplug.func import grad` works too
-            sys.modules.setdefault(f"{module.__name__}.{name}", value)
+            for full, m in _module_names(f"{module.__name__}.{name}", value):
+                sys.modules.setdefault(full, m)
+
+
+def _module_names(full: str, value: ModuleType) -> list[tuple[str, ModuleType]]:
+    """The import names a module a plugin adds as ``tensorplug.<name>`` answers: its own, and
+    those of the plugin's modules it holds as attributes (``tensorplug.autograd.forward_ad``),
+    so ``import tensorplug.autograd.forward_ad as fwAD`` works as PyTorch's does."""
+    out = [(full, value)]
+    package = (value.__name__.rpartition(".")[0] or value.__name__) + "."
+    for attr, m in vars(value).items():
+        if isinstance(m, ModuleType) and m.__name__.startswith(package) and m is not value:
+            out.append((f"{full}.{attr}", m))
+    return out
 
 
 def _phase_methods(p: _Plugin) -> None:
@@ -303,8 +316,10 @@ def _rollback(p: _Plugin) -> list[str]:
     for name, value in reversed(p.names.items()):
         if vars(module).get(name) is value:
             attempt(f"tensorplug.{name}", lambda n=name: delattr(module, n))  # type: ignore[misc]
-        if sys.modules.get(f"{module.__name__}.{name}") is value:
-            del sys.modules[f"{module.__name__}.{name}"]
+        if isinstance(value, ModuleType):
+            for full, m in _module_names(f"{module.__name__}.{name}", value):
+                if sys.modules.get(full) is m:
+                    del sys.modules[full]
         _state.name_owner.pop(name, None)
     p.names.clear()
     for fn in reversed(p.key_listeners):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import function  # tp.autograd.function.once_differentiable, as in PyTorch
+from . import forward_ad, function, functional  # tp.autograd.function.once_differentiable
 from .engine import backward, grad
 from .function import Function, FunctionCtx, register_autograd
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -26,7 +26,9 @@ __all__ = [
     "autograd_not_implemented_fallback",
     "backward",
     "enable_grad",
+    "forward_ad",
     "function",
+    "functional",
     "grad",
     "gradcheck",
     "gradgradcheck",

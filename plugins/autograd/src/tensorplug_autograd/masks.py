@@ -36,6 +36,9 @@ class _Masks:
     below_adview: int = -1  # keys strictly below ADView
     ag_of: dict[int, int] = {}  # a plain tensor key set -> its Autograd<B> | ADInplaceOrView bits
     with_ag: dict[int, int] = {}  # a key set -> itself with those bits (a recorded output's)
+    fwd: int = 0  # the ForwardAD bit (Note [Dual tensors] in dual.py)
+    below_fwd: int = -1  # keys strictly below ForwardAD
+    fwd_down: int = -1  # ForwardAD and the keys below it
 
     @classmethod
     def refresh(cls) -> None:
@@ -51,6 +54,9 @@ class _Masks:
         cls.above = int(everything) & ~cls.below & ~cls.ag
         cls.below_view = int(everything.below("ADInplaceOrView"))
         cls.below_adview = int(everything.below("ADView"))
+        cls.fwd = _keys.get("ForwardAD").mask
+        cls.below_fwd = int(everything.below("ForwardAD"))
+        cls.fwd_down = cls.fwd | cls.below_fwd
         cls.ag_of = {}
         cls.with_ag = {}
 

@@ -16,6 +16,7 @@ from tensorplug.dispatch import local_state
 from tensorplug.storage import alias
 from tensorplug.tensor import Tensor
 
+from .dual import carry
 from .graph import Node, fit_gradient, zeros_for
 from .masks import M
 from .saved import FREED, FREED_ARGS, FreedArgs, SavedTensor
@@ -191,7 +192,13 @@ def _arg_reader(i: int, name: str) -> Callable[[SavedView], Any]:
             if p is None:
                 t = v.t
                 ks = t.tp_keyset
-                p = v.plain = alias(t, ks & ~M.strip) if ks & M.strip else t
+                if ks & M.strip:
+                    p = alias(t, ks & ~M.strip)
+                    if ks & M.fwd:  # Note [Dual tensors] in dual.py
+                        carry(t, p)
+                else:
+                    p = t
+                v.plain = p
             return p
         if v is NOT_SAVED:
             return _read(node, name)  # raises the explanation
@@ -223,7 +230,13 @@ def _read_result(view: SavedView) -> Any:
         if p is None:
             t = r.t
             ks = t.tp_keyset
-            p = r.plain = alias(t, ks & ~M.strip) if ks & M.strip else t
+            if ks & M.strip:
+                p = alias(t, ks & ~M.strip)
+                if ks & M.fwd:  # Note [Dual tensors] in dual.py
+                    carry(t, p)
+            else:
+                p = t
+            r.plain = p
         return p
     return _read(node, "result")  # not saved, or freed: raises the explanation
 

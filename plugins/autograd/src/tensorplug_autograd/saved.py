@@ -29,6 +29,7 @@ from tensorplug.dispatch import local_state
 from tensorplug.storage import alias
 from tensorplug.tensor import Tensor
 
+from .dual import carry
 from .masks import M, grad_recording
 from .meta import set_history
 
@@ -62,7 +63,11 @@ class SavedTensor:
         if output_nr >= 0:
             # an output of the node that saves it: keep a detached alias, no reference cycle,
             # without ADInplaceOrView either (what unpack_plain gives without another alias)
-            t = alias(t, t.tp_keyset & ~M.strip)
+            ks = t.tp_keyset
+            a = alias(t, ks & ~M.strip)
+            if ks & M.fwd:  # Note [Dual tensors] in dual.py
+                carry(t, a)
+            t = a
         self.t = t
         self.vc = vc = t.tp_version  # the counter itself: reading it later costs no property
         self.version = vc.value
@@ -89,6 +94,8 @@ class SavedTensor:
         ):
             # create_graph: the output is differentiable again, through this node
             out = alias(t, t.tp_keyset)
+            if out.tp_keyset & M.fwd:
+                carry(t, out)
             set_history(out, node, self.output_nr)
             return out
         return t
@@ -108,6 +115,8 @@ class SavedTensor:
             t = self.t
             ks = t.tp_keyset
             p = self.plain = alias(t, ks & ~M.strip) if ks & M.strip else t
+            if ks & M.fwd and p is not t:
+                carry(t, p)
         return p
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from tensorplug.tensor import Tensor, new_tensor
 
-from . import engine
+from . import dual, engine
 from .graph import RemovableHandle
 from .masks import M, autograd_bit
 from .meta import AutogradMeta, is_leaf, meta_of, refresh_view
@@ -227,6 +227,15 @@ def _set_data(self: Tensor, value: Tensor) -> None:
 
 
 def repr_suffix(t: Any) -> list[str]:
+    if t.tp_keyset & M.fwd:  # a dual tensor shows its tangent at the current level, as torch
+        public = dual._Levels.public
+        tan = dual.tangent(t, public[-1]) if public else None
+        if tan is not None:
+            return [*_reverse_suffix(t), f"tangent={tan!r}"]
+    return _reverse_suffix(t)
+
+
+def _reverse_suffix(t: Any) -> list[str]:
     m: AutogradMeta | None = t.tp_autograd
     if m is not None and m.grad_fn is not None:
         return [f"grad_fn=<{m.grad_fn.name()}>"]
@@ -251,4 +260,6 @@ METHODS: dict[str, Any] = {
     # not a method: the class default of the plugin's per-tensor state, an AutogradMeta once a
     # tensor takes part in a graph (Note [Autograd state of a tensor] in meta.py)
     "tp_autograd": None,
+    # the tangents of a dual tensor, by forward-AD level (Note [Dual tensors] in dual.py)
+    "tp_tangents": None,
 }

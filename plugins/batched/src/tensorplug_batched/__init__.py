@@ -6,8 +6,8 @@ filled by one module per op family in rules/), and a boxed fallback for every ot
 that decomposes composites and loops over the batch otherwise (fallback.py). It adds the
 ``VmapMode`` key, just below ``Batched``, for random operators inside vmap (rules/random.py),
 and the names ``tp.vmap`` and ``tp.func`` (``vmap``, ``grad``, ``grad_and_value``, ``vjp``,
-``jacrev``, ``hessian``, ``functional_call``: func.py). ``tp.library.register_vmap`` gives a
-custom operator its own rule (custom.py).
+``jacrev``, ``jvp``, ``jacfwd``, ``linearize``, ``hessian``, ``functional_call``: func.py).
+``tp.library.register_vmap`` gives a custom operator its own rule (custom.py).
 """
 
 from __future__ import annotations

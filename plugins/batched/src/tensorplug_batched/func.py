@@ -1,9 +1,10 @@
 """``tp.func``: composable function transforms, as ``torch.func``.
 
-``vmap`` (vmap.py) needs only this plugin; ``grad``, ``grad_and_value``, ``vjp``, ``jacrev`` and
-``hessian`` (transforms.py) differentiate with tensorplug-autograd and raise a
-``MissingPluginError`` naming it when it is not loaded; ``functional_call`` runs a module with
-other parameters and buffers. Forward mode (``jvp``, ``jacfwd``) is not provided.
+``vmap`` (vmap.py) needs only this plugin; ``grad``, ``grad_and_value``, ``vjp`` and ``jacrev``
+(transforms.py, reverse mode) and ``jvp``, ``jacfwd``, ``linearize`` and ``hessian``
+(forward.py, forward mode; ``hessian`` is ``jacfwd(jacrev(f))``) differentiate with
+tensorplug-autograd and raise a ``MissingPluginError`` naming it when it is not loaded;
+``functional_call`` runs a module with other parameters and buffers.
 
 Usage::
 
@@ -25,7 +26,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .custom import register_vmap  # noqa: F401  (tp.library.register_vmap calls it here)
-from .transforms import grad, grad_and_value, hessian, jacrev, vjp
+from .forward import hessian, jacfwd, jvp, linearize
+from .transforms import grad, grad_and_value, jacrev, vjp
 from .vmap import vmap
 
 __all__ = [
@@ -33,7 +35,10 @@ __all__ = [
     "grad",
     "grad_and_value",
     "hessian",
+    "jacfwd",
     "jacrev",
+    "jvp",
+    "linearize",
     "vjp",
     "vmap",
 ]

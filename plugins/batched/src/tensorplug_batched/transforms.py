@@ -1,5 +1,5 @@
-"""Reverse-mode transforms of ``tp.func``: ``grad``, ``grad_and_value``, ``vjp``, ``jacrev``,
-``hessian``; they differentiate with the autograd plugin (``tp.autograd.grad``).
+"""Reverse-mode transforms of ``tp.func``: ``grad``, ``grad_and_value``, ``vjp`` and ``jacrev``;
+they differentiate with the autograd plugin (``tp.autograd.grad``).
 
 Note [Gradients inside vmap]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -20,7 +20,8 @@ handled per sample of that level. The graph is kept differentiable (``create_gra
 an enclosing transform or the caller's autograd differentiates through an argument, so
 ``grad(grad(f))`` and ``hessian`` work; a tensor that requires grad and is captured by the
 function (not passed as an argument) counts as a constant there, where PyTorch would keep the
-graph through it. Forward mode (``jvp``, ``jacfwd``) is not provided.
+graph through it. Forward mode: forward.py (Note [Tangents inside vmap]); a differentiated
+input that carries forward-mode tangents keeps them (``jacfwd(jacrev(f))``).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from . import pytree
 from .batched import BatchedTensor, materialize, slice_of, wrap
 from .levels import Level, active_levels, find_level
 
-__all__ = ["grad", "grad_and_value", "hessian", "jacrev", "vjp"]
+__all__ = ["grad", "grad_and_value", "jacrev", "vjp"]
 
 aten = tp.ops.aten
 _stack = aten.stack.default
@@ -106,6 +107,14 @@ def _canonical(x: Any) -> Any:
     return _canonical(aten.movedim.int(x.value, x.bdim, 0))
 
 
+def _forward_bit() -> int:
+    """The ``ForwardAD`` key's bit (0 without the autograd plugin, which adds the key)."""
+    try:
+        return tp.keys.get("ForwardAD").mask
+    except Exception:  # noqa: BLE001  (an unknown key: no tensor is dual)
+        return 0
+
+
 class _Tracked:
     """A differentiated input: the logical tensor the function sees, and the physical tensor
     the gradient is taken with respect to (Note [Gradients inside vmap])."""
@@ -117,6 +126,12 @@ class _Tracked:
         self.was_tracked = bool(inner.requires_grad)
         if self.was_tracked:  # an alias, so only this transform's path is differentiated
             fresh = aten.view.default(inner, list(inner.shape))
+        elif inner.tp_keyset & _forward_bit():
+            # a dual tensor (an enclosing jvp): a view made recording nothing keeps its
+            # tangents, which detach() would drop
+            with tp.no_grad():
+                fresh = aten.view.default(inner, list(inner.shape))
+            fresh.requires_grad_()
         else:
             fresh = aten.detach.default(inner).requires_grad_()
         self.logical = _materialize(_rebuild(x, fresh), levels)
@@ -439,10 +454,3 @@ def _jacobian(o: Any, tracked: list[_Tracked], levels: list[Level], keep: bool) 
         jac = aten.reshape.default(_stack(rows[k], 0), [*shape, *in_shape])
         out.append(jac)
     return out
-
-
-def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
-    """The Hessian of ``func`` with respect to the arguments ``argnums``: ``jacrev`` of
-    ``jacrev`` (PyTorch uses forward mode outside, which tensorplug does not provide; the
-    result is the same)."""
-    return jacrev(jacrev(func, argnums), argnums)

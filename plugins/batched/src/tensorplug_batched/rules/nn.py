@@ -55,6 +55,13 @@ def _logical_ndim(x: Any, lvl: int) -> int:
     return int(x.value.ndim) - 1 if batched_at(x, lvl) else int(x.ndim)
 
 
+def _logical_shape(x: Any, lvl: int) -> tuple[int, ...]:
+    if not batched_at(x, lvl):
+        return tuple(x.shape)
+    shape = tuple(x.value.shape)
+    return shape[: x.bdim] + shape[x.bdim + 1 :]
+
+
 def _aligned(x: Any, lvl: int, size: int, rank: int) -> Any:
     p = physical(x, lvl, size)
     for _ in range(rank - _logical_ndim(x, lvl)):
@@ -74,8 +81,7 @@ def _attention_maker(op: Any) -> Kernel:
             return passdown(op, args, {"attn_mask": attn_mask, "scale": scale})
         size = next(batch_size(t) for t in (*tensors, attn_mask) if batched_at(t, lvl))
         rank = max(_logical_ndim(t, lvl) for t in tensors)
-        shapes = [(tuple(t.value.shape[:t.bdim]) + tuple(t.value.shape[t.bdim + 1 :]))
-                  if batched_at(t, lvl) else tuple(t.shape) for t in tensors]  # fmt: skip
+        shapes = [_logical_shape(t, lvl) for t in tensors]
         # (the backward's logsumexp, argument 5, has one dimension fewer than the others)
         phys = [
             _aligned(a, lvl, size, rank - (i == 5)) if isinstance(a, tp.Tensor) else a

@@ -81,22 +81,49 @@ def _scores(
     scale: float | None,
     acc: Any,
 ) -> Any:
-    """The scaled, masked scores ``q k^T * scale + mask`` in the accumulation dtype."""
+    """The scaled, masked scores ``q k^T * scale + mask`` in the accumulation dtype: one new
+    ``(..., L, S)`` array, the masks added in place as ``0``/``-inf`` biases."""
     xp = kit.xp
     sc = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     s = xp.matmul(q, _mT(xp, k))
-    s = s * xp.asarray(sc, dtype=acc)
+    s *= sc
+    ninf = xp.asarray(-math.inf, dtype=acc)
+    zero = xp.asarray(0.0, dtype=acc)
     if attn_mask is not None:
         m = attn_mask._data
-        if attn_mask._dtype is _dt.bool:
-            s = xp.where(kit.truth(m), s, xp.asarray(-math.inf, dtype=acc))
-        else:
-            s = s + kit.cast(m, acc)
+        bias = (
+            xp.where(kit.truth(m), zero, ninf) if attn_mask._dtype is _dt.bool else kit.cast(m, acc)
+        )
+        s = _add(s, bias)
     if is_causal:
         L, S = s.shape[-2], s.shape[-1]
         keep = xp.arange(S)[None, :] <= xp.arange(L)[:, None]
-        s = xp.where(keep, s, xp.asarray(-math.inf, dtype=acc))
+        s = _add(s, xp.where(keep, zero, ninf))
     return s
+
+
+def _add(s: Any, bias: Any) -> Any:
+    """``s + bias``, in place where the sum has ``s``'s shape."""
+    if bias.ndim <= s.ndim and all(
+        b in (1, n) for b, n in zip(bias.shape[::-1], s.shape[::-1], strict=False)
+    ):
+        s += bias
+        return s
+    return s + bias
+
+
+def _mul(a: Any, b: Any) -> Any:
+    """``a * b``, in place where the product has ``a``'s shape."""
+    if tuple(a.shape) == tuple(b.shape):
+        a *= b
+        return a
+    return a * b
+
+
+def _exp_(xp: Any, a: Any) -> Any:
+    """``exp(a)``, into ``a`` where the library's ufuncs write into an array (numpy, CuPy)."""
+    exp = xp.exp
+    return exp(a, out=a) if hasattr(exp, "nin") else exp(a)
 
 
 def _mT(xp: Any, a: Any) -> Any:
@@ -127,13 +154,14 @@ def flash_attention_for_cpu(
     acc = kit.accumulate[d]
     q, k, v = _operands(kit, d, query, key, value)
     with kit.quiet():
-        s = _scores(kit, q, k, attn_mask, is_causal, scale, acc)
-        top = xp.max(s, axis=-1, keepdims=True)
+        p = _scores(kit, q, k, attn_mask, is_causal, scale, acc)
+        top = xp.max(p, axis=-1, keepdims=True)
         top = xp.where(xp.isfinite(top), top, xp.asarray(0.0, dtype=acc))
-        p = xp.exp(s - top)
+        p -= top
+        p = _exp_(xp, p)
         total = xp.sum(p, axis=-1, keepdims=True)
-        lse = xp.log(total) + top  # -inf on a row every key is masked from
-        p = p / xp.where(total == 0, xp.asarray(1.0, dtype=acc), total)
+        lse = xp.log(total) + top  # -inf on a row every key is masked from (its p is 0)
+        p /= xp.where(total == 0, xp.asarray(1.0, dtype=acc), total)
         out = xp.matmul(p, v)
     device = query._device
     lse_dtype = kit.dtype_of(lse)
@@ -161,16 +189,18 @@ def flash_attention_for_cpu_backward(
     lse = kit.cast(logsumexp._data, acc)[..., None]
     sc = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     with kit.quiet():
-        s = _scores(kit, q, k, attn_mask, is_causal, scale, acc)
-        finite = xp.isfinite(lse)
-        zero = xp.asarray(0.0, dtype=acc)
-        p = xp.where(finite, xp.exp(s - xp.where(finite, lse, zero)), zero)
-        dv = xp.matmul(_mT(xp, p), g)
-        dp = xp.matmul(g, _mT(xp, v))
-        ds = p * (dp - xp.sum(g * o, axis=-1, keepdims=True))
-        ds = ds * xp.asarray(sc, dtype=acc)
+        p = _scores(kit, q, k, attn_mask, is_causal, scale, acc)
+        # a row every key is masked from has lse -inf and only -inf scores: exp gives 0 there
+        p -= xp.where(xp.isfinite(lse), lse, xp.asarray(0.0, dtype=acc))
+        p = _exp_(xp, p)
+        # P^T dO as (dO^T P)^T: numpy's matmul of a transposed first operand is slower
+        dv = _mT(xp, xp.matmul(_mT(xp, g), p))
+        ds = xp.matmul(g, _mT(xp, v))  # dP, then dS in place
+        ds -= xp.sum(g * o, axis=-1, keepdims=True)
+        ds = _mul(ds, p)
+        ds *= sc
         dq = xp.matmul(ds, k)
-        dk = xp.matmul(_mT(xp, ds), q)
+        dk = _mT(xp, xp.matmul(_mT(xp, q), ds))
     device = query._device
     return (
         kit.wrap(_sum_to(xp, dq, q.shape), d, device),

@@ -43,6 +43,12 @@ CASES: list[Case] = [
     Case("addbmm", lambda m, mk, ints: m.addbmm(mk([3, 5]), mk([2, 3, 4]), mk([2, 4, 5]))),
     Case("linear", lambda m, mk, ints: F(m).linear(mk([3, 4]), mk([5, 4]), mk([5]))),
     Case("einsum", lambda m, mk, ints: m.einsum("ij,jk->ik", mk([3, 4]), mk([4, 5]))),
+    Case(
+        "scaled_dot_product_attention",
+        lambda m, mk, ints: F(m).scaled_dot_product_attention(
+            mk([2, 3, 4]), mk([2, 5, 4]), mk([2, 5, 4])
+        ),
+    ),
     *(
         Case(name, lambda m, mk, ints, name=name: getattr(m, name)(mk([3])))
         for name in (

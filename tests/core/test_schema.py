@@ -588,7 +588,6 @@ def test_every_known_type_name_parses() -> None:
     ("text", "column", "name", "example"),
     [
         ("abs.out(Tensor self, *, Tensor out) -> Tensor", 25, "out", "Tensor(a!) out"),
-        ("f(Tensor self, Tensor out) -> Tensor", 16, "out", "Tensor(a!) out"),
         ("f(Tensor self, *, Tensor(a) out) -> Tensor(a)", 19, "out", "Tensor(a!) out"),
         ("f(Tensor self, *, Tensor? out=None) -> Tensor", 19, "out", "Tensor(a!)? out"),
         ("f(Tensor self, *, Tensor[] out) -> ()", 19, "out", "Tensor(a!)[] out"),
@@ -603,6 +602,12 @@ def test_out_arguments_must_be_written(text: str, column: int, name: str, exampl
     assert info.value.reason == (
         f"the out argument '{name}' must be annotated as written in place, as in '{example}'"
     )
+
+
+def test_a_positional_argument_named_out_is_an_input() -> None:
+    # PyTorch's attention backward reads the forward's output under that name
+    s = parse("f(Tensor grad, Tensor out) -> Tensor")
+    assert not s.positional[1].is_write
 
 
 def test_out_arguments_that_are_written_parse() -> None:

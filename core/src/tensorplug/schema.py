@@ -392,7 +392,9 @@ class _Parser:
         type_, annotation = self.type()
         name_token = self.peek
         name = self.ident("an argument name")
-        is_out = name == "out" or (kwarg_only and _is_out_name(self.overload))
+        # out= arguments are keyword-only, as in PyTorch: a positional argument named out is
+        # an input (the forward output _scaled_dot_product_flash_attention_for_cpu_backward reads)
+        is_out = kwarg_only and (name == "out" or _is_out_name(self.overload))
         if is_out and _base_is_tensor(type_) and not (annotation and annotation.is_write):
             # an out= argument is written in place: the dispatcher bumps its version counter and
             # every transform (autograd, tracing, vmap) treats it as written only if it says so

@@ -47,6 +47,7 @@ from .nn import (
     layer_norm,
     mish,
     mse_loss,
+    scaled_dot_product_attention,
     smooth_l1_loss,
     softplus,
 )
@@ -188,6 +189,7 @@ __all__ = [
     "repeat_interleave_self_int",
     "repeat_interleave_self_tensor",
     "reshape_as",
+    "scaled_dot_product_attention",
     "smooth_l1_loss",
     "softplus",
     "special_erf",

@@ -360,3 +360,95 @@ def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-08) -> Any
     return aten.sum.dim_IntList(
         aten.mul.Tensor(aten.div.Tensor(x1, n1), aten.div.Tensor(x2, n2)), [dim]
     )
+
+
+# --- attention ----------------------------------------------------------------------------------
+
+
+def scaled_dot_product_attention(
+    query: Any,
+    key: Any,
+    value: Any,
+    attn_mask: Any = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    *,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Any:
+    """The fused kernel (Note [Fused attention] in array_backend/_nn/_attention.py), or the
+    composition of public ops PyTorch calls its math path, for dropout and for a mask that
+    requires grad (the fused kernel has no gradient for the mask)."""
+    if min(query.ndim, key.ndim, value.ndim) < 2:
+        raise RuntimeError(
+            "aten::scaled_dot_product_attention: Expected query, key, and value to all be  at "
+            f"least 2 dimensional, but got query.dim: {query.ndim} key.dim: {key.ndim} and "
+            f"value.dim: {value.ndim} instead."
+        )
+    if not (query.dtype == key.dtype == value.dtype):
+        raise RuntimeError(
+            "aten::scaled_dot_product_attention: Expected query, key, and value to have the same "
+            f"dtype, but got query.dtype: {torch_name(query.dtype)} key.dtype: "
+            f"{torch_name(key.dtype)} and value.dtype: {torch_name(value.dtype)} instead."
+        )
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(
+            "aten::scaled_dot_product_attention: dropout probability has to be between 0 and 1, "
+            f"but got {dropout_p}"
+        )
+    if enable_gqa and query.ndim >= 3 and key.ndim >= 3:
+        hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+        if hk == 0 or hv == 0 or hq % hk or hq % hv:
+            raise RuntimeError(
+                "aten::scaled_dot_product_attention: Number of heads in key and value must "
+                f"divide the number of heads in query (query {hq}, key {hk}, value {hv})"
+            )
+        if hk != hq:
+            key = aten.repeat_interleave.self_int(key, hq // hk, -3)
+        if hv != hq:
+            value = aten.repeat_interleave.self_int(value, hq // hv, -3)
+    if attn_mask is not None and attn_mask.dtype != _dt.bool and attn_mask.dtype != query.dtype:
+        raise RuntimeError(
+            "aten::scaled_dot_product_attention: Expected attn_mask dtype to be bool or float or "
+            f"to match query dtype, but got attn_mask.dtype: {torch_name(attn_mask.dtype)} and "
+            f"query.dtype: {torch_name(query.dtype)} instead."
+        )
+    mask_grad = attn_mask is not None and getattr(attn_mask, "requires_grad", False)
+    if dropout_p == 0.0 and not mask_grad:
+        out, _ = aten._scaled_dot_product_flash_attention_for_cpu.default(
+            query, key, value, 0.0, is_causal, attn_mask=attn_mask, scale=scale
+        )
+        return out
+    return _attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale)
+
+
+def _attention_math(
+    query: Any,
+    key: Any,
+    value: Any,
+    attn_mask: Any,
+    dropout_p: float,
+    is_causal: bool,
+    scale: float | None,
+) -> Any:
+    """Attention as public ops: the scores, the masks, a softmax that gives zero weights on a
+    row every key is masked from (PyTorch's safe softmax), dropout, the weighted values."""
+    sc = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = aten.mul.Scalar(aten.matmul.default(query, aten.transpose.int(key, -2, -1)), sc)
+    L, S = query.shape[-2], key.shape[-2]
+    if is_causal:
+        ones = aten.ones.default([L, S], dtype=_dt.bool, device=query.device)
+        scores = aten.masked_fill.Scalar(
+            scores, aten.logical_not.default(aten.tril.default(ones)), -math.inf
+        )
+    if attn_mask is not None:
+        if attn_mask.dtype == _dt.bool:
+            scores = aten.masked_fill.Scalar(scores, aten.logical_not.default(attn_mask), -math.inf)
+        else:
+            scores = aten.add.Tensor(scores, attn_mask)
+    weights = aten.softmax.int(scores, -1)
+    masked_out = aten.eq.Scalar(aten.amax.default(scores, [-1], True), -math.inf)
+    weights = aten.where.ScalarOther(aten.logical_not.default(masked_out), weights, 0.0)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return aten.matmul.default(weights, value)

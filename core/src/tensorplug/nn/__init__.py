@@ -56,12 +56,26 @@ from .module import Module
 from .normalization import LayerNorm
 from .parameter import Parameter
 from .sparse import Embedding
+from .transformer import (
+    MultiheadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "ELU", "Embedding",
     "Flatten", "GELU", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm",
     "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "Module", "ModuleDict",
     "ModuleList", "NLLLoss", "Parameter", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid",
+    "MultiheadAttention",
     "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Tanh", "Unflatten", "functional",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
     "init", "utils",
 ]  # fmt: skip

@@ -23,6 +23,7 @@ from .. import dtypes as _dtypes
 from ..ops import ops
 from ..overrides import _overridable_function
 from ..tensor import Tensor
+from ._attention import multi_head_attention_forward
 from ._autograd import no_grad
 from ._padding import pad
 
@@ -45,6 +46,7 @@ __all__ = [
     "log_softmax",
     "logsigmoid",
     "mse_loss",
+    "multi_head_attention_forward",
     "nll_loss",
     "normalize",
     "one_hot",

@@ -84,6 +84,8 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "addbmm": (LOWER, LOWER),
     "linear": (LOWER, LOWER),
     "einsum": (LOWER, LOWER),  # CPU: Note [Entries PyTorch does not have]
+    # lower precision: attention
+    "scaled_dot_product_attention": (LOWER, LOWER),
     # float32: pointwise functions whose results overflow or lose precision in 16 bits
     "acos": (_, FP32),
     "asin": (_, FP32),
@@ -153,7 +155,7 @@ ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
         "conv1d", "conv1d.padding", "conv2d", "conv2d.padding", "conv3d", "conv3d.padding",
         "_convolution.deprecated", "conv_tbc", "conv_transpose1d", "conv_transpose2d.input",
         "conv_transpose3d.input", "prelu", "_addmm_activation",
-        "linalg_vecdot", "scaled_dot_product_attention", "_native_multi_head_attention",
+        "linalg_vecdot", "_native_multi_head_attention",
         "mkldnn_rnn_layer",
     ),
     FP32: (
@@ -190,7 +192,6 @@ ABSENT_CUDA: Final[dict[Policy, tuple[str, ...]]] = {
         "linalg_vecdot", "chain_matmul", "linalg_multi_dot",
         "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "lstm_cell", "gru_cell",
         "rnn_tanh_cell", "rnn_relu_cell", "_scaled_dot_product_flash_attention",
-        "scaled_dot_product_attention",
     ),
     FP32: (
         "erfinv", "native_layer_norm", "rms_norm", "group_norm", "frobenius_norm.dim",

@@ -28,6 +28,7 @@ propagate through them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -232,3 +233,51 @@ defforward(
     grad_output=lambda t, s: t - s.output.exp() * t.sum(s.dim, keepdim=True),
     output=lambda t, s: -(s.output.exp() * t) * s.grad_output.sum(s.dim, keepdim=True),
 )
+
+# --- attention --------------------------------------------------------------------------------
+# The fused attention (Note [Fused attention] in array_backend/_nn/_attention.py): with
+# P = exp(S - lse) the weights, S = Q K^T * scale + mask, the output O = P V moves by
+# dO = dP V + P dV, where dP = P * (dS - rowsum(P * dS)) and dS = (dQ K^T + Q dK^T) * scale.
+# The log-sum-exp output is not differentiable (None).
+
+
+def _attention_weights(
+    q: Tensor, k: Tensor, lse: Tensor, mask: Tensor | None, causal: bool, sc: float
+) -> Tensor:
+    s = tp.matmul(q, k.transpose(-2, -1)) * sc
+    if mask is not None:
+        s = s.masked_fill(mask.logical_not(), -math.inf) if mask.dtype == tp.bool else s + mask
+    if causal:
+        L, S = s.shape[-2], s.shape[-1]
+        upper = tp.ones(L, S, dtype=tp.bool, device=s.device).triu(1)
+        s = s.masked_fill(upper, -math.inf)
+    seen = lse.isfinite().unsqueeze(-1)  # a row that sees no key has no weights
+    return tp.where(seen, (s - tp.where(seen, lse.unsqueeze(-1), 0.0)).exp(), 0.0)
+
+
+def _attention_tangent(ts: tuple[Tensor | None, ...], s: Any) -> tuple[Tensor | None, None]:
+    tq, tk, tv = ts
+    q, k, v = s.query, s.key, s.value
+    sc = 1.0 / math.sqrt(q.shape[-1]) if s.scale is None else s.scale
+    p = _attention_weights(q, k, s.result[1].to(q.dtype), s.attn_mask, s.is_causal, sc)
+    out: Tensor | None = None
+    if tq is not None or tk is not None:
+        ds = None
+        if tq is not None:
+            ds = tp.matmul(tq, k.transpose(-2, -1))
+        if tk is not None:
+            part = tp.matmul(q, tk.transpose(-2, -1))
+            ds = part if ds is None else ds + part
+        assert ds is not None
+        ds = ds * sc
+        dp = p * (ds - (p * ds).sum(-1, keepdim=True))
+        out = tp.matmul(dp, v)
+    if tv is not None:
+        part = tp.matmul(p, tv)
+        out = part if out is None else out + part
+    return out, None
+
+
+FORWARD_FORMULAS["_scaled_dot_product_flash_attention_for_cpu"] = {
+    ("query", "key", "value"): _attention_tangent
+}

@@ -3,15 +3,16 @@
 * ``_functions``: softmax and log_softmax, the losses nll_loss and binary_cross_entropy, and the
   mixed precision training operators (``_amp_*``);
 * ``_optim``: the multi-tensor optimizer operators (``_fused_adam_``, ``_fused_sgd_``, ...);
+* ``_attention``: the fused attention of ``scaled_dot_product_attention`` and its backward;
 
 :data:`PARTS` are the modules ``register`` builds (one ``build(kit)`` each).
 """
 
 from __future__ import annotations
 
-from . import _functions, _optim
+from . import _attention, _functions, _optim
 from ._functions import check_nll_weight, check_reduction, floating, nll_target
 
-PARTS = (_functions, _optim)
+PARTS = (_functions, _optim, _attention)
 
 __all__ = ["PARTS", "check_nll_weight", "check_reduction", "floating", "nll_target"]

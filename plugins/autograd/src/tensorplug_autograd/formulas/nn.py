@@ -7,6 +7,8 @@ import tensorplug as tp
 from tensorplug import Tensor
 
 from ._table import (
+    FORMULAS,
+    OUTPUT_DIFFERENTIABILITY,
     _aten,
     _zeros,
     defderiv,
@@ -87,6 +89,39 @@ defderiv(
     output=lambda g, s: -g * s.output.exp() * s.grad_output.sum([s.dim], True),
 )
 
+
+# --- attention -----------------------------------------------------------------------------------
+# The fused kernel's one backward kernel (Note [Fused attention] in array_backend/_nn/_attention.py)
+# recomputes the weights from the saved log-sum-exp. As in PyTorch, that backward kernel has no
+# derivative of its own (a second backward through it raises); the math path, which
+# scaled_dot_product_attention takes for dropout or a mask that requires grad, has every one.
+
+
+def _attention_backward(
+    g: tuple[Tensor | None, ...],
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    result: tuple[Tensor, Tensor],
+    is_causal: bool,
+    attn_mask: Tensor | None,
+    scale: float | None,
+) -> tuple[Tensor | None, ...]:
+    if g[0] is None:
+        return (None, None, None)
+    return tuple(
+        _aten._scaled_dot_product_flash_attention_for_cpu_backward.default(
+            g[0], q, k, v, result[0], result[1], 0.0, is_causal, attn_mask=attn_mask, scale=scale
+        )
+    )
+
+
+FORMULAS["_scaled_dot_product_flash_attention_for_cpu"] = {
+    ("query", "key", "value"): lambda g, s: _attention_backward(
+        g, s.query, s.key, s.value, s.result, s.is_causal, s.attn_mask, s.scale
+    )
+}
+OUTPUT_DIFFERENTIABILITY["_scaled_dot_product_flash_attention_for_cpu"] = (True, False)
 
 # --- mixed precision training: GradScaler's bookkeeping, never part of a graph -------------------
 

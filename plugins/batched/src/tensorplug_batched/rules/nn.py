@@ -10,7 +10,7 @@ from typing import Any
 
 import tensorplug as tp
 
-from ..batched import batched_at, front, materialize, wrap
+from ..batched import batch_size, batched_at, front, materialize, physical, wrap
 from ..calls import passdown, top_level
 from ..fallback import loop
 from .table import Kernel, defdim, defrule
@@ -40,6 +40,62 @@ def _embedding_maker(op: Any) -> Kernel:
         if batched_at(weight, lvl):  # a weight per sample: rows of each
             return loop(op, (weight, indices, *args), {}, lvl)
         return wrap(op(weight, indices.value, *args), indices.bdim, lvl)
+
+    return kernel
+
+
+# --- attention ------------------------------------------------------------------------------------
+# The fused attention kernels take any leading dimensions (Note [Fused attention]), so the vmap
+# dimension goes first as one more of them: every tensor argument with its batch dimension first
+# (materialized where it has none, so that each sample keeps its own gradient) and size-1 dims
+# after it up to the common rank, so that the leading dimensions line up as they broadcast.
+
+
+def _logical_ndim(x: Any, lvl: int) -> int:
+    return int(x.value.ndim) - 1 if batched_at(x, lvl) else int(x.ndim)
+
+
+def _logical_shape(x: Any, lvl: int) -> tuple[int, ...]:
+    if not batched_at(x, lvl):
+        return tuple(x.shape)
+    shape = tuple(x.value.shape)
+    return shape[: x.bdim] + shape[x.bdim + 1 :]
+
+
+def _aligned(x: Any, lvl: int, size: int, rank: int) -> Any:
+    p = physical(x, lvl, size)
+    for _ in range(rank - _logical_ndim(x, lvl)):
+        p = _unsqueeze(p, 1)
+    return p
+
+
+@defrule(
+    "_scaled_dot_product_flash_attention_for_cpu.default",
+    "_scaled_dot_product_flash_attention_for_cpu_backward.default",
+)
+def _attention_maker(op: Any) -> Kernel:
+    def kernel(*args: Any, attn_mask: Any = None, scale: Any = None) -> Any:
+        tensors = [a for a in args if isinstance(a, tp.Tensor)]
+        lvl = top_level((*tensors, attn_mask))
+        if lvl == 0:
+            return passdown(op, args, {"attn_mask": attn_mask, "scale": scale})
+        size = next(batch_size(t) for t in (*tensors, attn_mask) if batched_at(t, lvl))
+        rank = max(_logical_ndim(t, lvl) for t in tensors)
+        shapes = [_logical_shape(t, lvl) for t in tensors]
+        # (the backward's logsumexp, argument 5, has one dimension fewer than the others)
+        phys = [
+            _aligned(a, lvl, size, rank - (i == 5)) if isinstance(a, tp.Tensor) else a
+            for i, a in enumerate(args)
+        ]
+        if attn_mask is not None:
+            attn_mask = _aligned(attn_mask, lvl, size, max(rank, _logical_ndim(attn_mask, lvl)))
+        out = op(*phys, attn_mask=attn_mask, scale=scale)
+        if len(out) == 3:  # the backward: each gradient without the size-1 dims added above
+            out = tuple(
+                _reshape(g, [size, *shape]) for g, shape in zip(out, shapes[1:4], strict=True)
+            )
+        # (the forward's results have the common rank, the logical rank of their broadcast)
+        return tuple(wrap(t, 0, lvl) for t in out)
 
     return kernel
 

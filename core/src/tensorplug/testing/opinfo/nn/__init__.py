@@ -3,9 +3,10 @@ is imported:
 
 * ``_functions``: softmax and log_softmax, neural network functions, the backward functions,
   the mixed precision training ops and mish;
-* ``_optim``: the multi-tensor optimizer operators (``_fused_adam_``, ``_fused_sgd_``, ...).
+* ``_optim``: the multi-tensor optimizer operators (``_fused_adam_``, ``_fused_sgd_``, ...);
+* ``_attention``: scaled_dot_product_attention and its fused kernels.
 """
 
 from __future__ import annotations
 
-from . import _functions, _optim  # noqa: F401
+from . import _attention, _functions, _optim  # noqa: F401

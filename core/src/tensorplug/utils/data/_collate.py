@@ -113,14 +113,17 @@ def collate(batch: Any, *, collate_fn_map: CollateFnMap | None = None) -> Any:
             }
     if _is_namedtuple(elem):
         return elem_type(
-            *(collate(samples, collate_fn_map=collate_fn_map) for samples in zip(*batch))
+            *(
+                collate(samples, collate_fn_map=collate_fn_map)
+                for samples in zip(*batch, strict=False)
+            )
         )
     if isinstance(elem, collections.abc.Sequence):
         it = iter(batch)
         elem_size = len(next(it))
         if not all(len(e) == elem_size for e in it):
             raise RuntimeError("each element in list of batch should be of equal size")
-        transposed = list(zip(*batch))
+        transposed = list(zip(*batch, strict=True))
         if isinstance(elem, tuple):
             return [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
         try:

@@ -233,5 +233,7 @@ def random_split(
     indices: list[int] = perm.tolist()
     return [
         Subset(dataset, indices[offset - int(length) : offset])
-        for offset, length in zip(itertools.accumulate(int(x) for x in lengths), lengths)
+        for offset, length in zip(
+            itertools.accumulate(int(x) for x in lengths), lengths, strict=True
+        )
     ]

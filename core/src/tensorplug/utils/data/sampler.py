@@ -13,6 +13,7 @@ PyTorch (docs/data.md).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Iterator, Sequence, Sized
 from typing import Any, Generic, TypeVar
@@ -190,7 +191,7 @@ class BatchSampler(Sampler[list[int]]):
         it = iter(self.sampler)
         size = self.batch_size
         while True:
-            batch = [i for _, i in zip(range(size), it)]
+            batch = list(itertools.islice(it, size))
             if not batch or (self.drop_last and len(batch) < size):
                 return
             yield batch

@@ -153,7 +153,9 @@ def collate_numpy_array_fn(batch: Any, *, collate_fn_map: CollateFnMap | None = 
 
 
 def collate_numpy_scalar_fn(batch: Any, *, collate_fn_map: CollateFnMap | None = None) -> Any:
-    return tensor(list(batch))
+    import numpy  # only numpy scalars come here
+
+    return as_tensor(numpy.asarray(batch))  # their own dtype, as torch.as_tensor(batch)
 
 
 def collate_float_fn(batch: Any, *, collate_fn_map: CollateFnMap | None = None) -> Tensor:

@@ -27,8 +27,10 @@ from . import _shared
 
 __all__ = ["ExceptionWrapper", "WorkerInfo", "get_worker_info"]
 
-# how often a worker waiting for work checks that its parent is alive (seconds)
-STATUS_CHECK_INTERVAL = 5.0
+# how often a worker waiting for work checks that the loader is not shutting down and that its
+# parent is alive (seconds): a shutdown reaches it through the done event even when the None
+# task cannot (the iterator collected inside a queue's own feeder thread)
+STATUS_CHECK_INTERVAL = 0.2
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,7 @@ def worker_loop(
             try:
                 task = index_queue.get(timeout=STATUS_CHECK_INTERVAL)
             except queue.Empty:
-                if os.getppid() != parent:  # the main process is gone
+                if done_event.is_set() or os.getppid() != parent:  # shut down, or orphaned
                     break
                 continue
             if task is None:

@@ -29,12 +29,12 @@ from tensorplug.utils.data import (
     SubsetRandomSampler,
     TensorDataset,
     WeightedRandomSampler,
+    _shared,
     default_collate,
     default_convert,
     get_worker_info,
     random_split,
 )
-from tensorplug.utils.data import _shared
 
 FROZEN = json.loads((Path(__file__).parents[1] / "nn" / "data" / "trainutils.json").read_text())
 Point = collections.namedtuple("Point", ["x", "y"])
@@ -437,7 +437,7 @@ def test_training_from_a_shuffled_tensor_dataset_runs_as_written_for_torch():
 
 
 def test_dataloader_matches_torch_for_a_given_index_order():
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from torch.utils.data import DataLoader as TorchLoader
 
     data = [{"a": i, "b": np.full(2, i, dtype=np.float32), "c": (i, "s")} for i in range(5)]

@@ -5,6 +5,7 @@ tools/gen_trainutils.py) and against torch itself where it is importable."""
 from __future__ import annotations
 
 import collections
+import gc
 import json
 import os
 import pickle
@@ -388,9 +389,7 @@ def test_workers_stop_when_the_iterator_is_dropped_and_leave_no_shared_memory():
     assert first[0].shape == (4, 2048)
     workers = list(it._workers)
     prefix = it._shm_prefix
-    del it
-    import gc
-
+    del it, first
     gc.collect()
     assert not any(w.is_alive() for w in workers)
     if prefix is not None:
@@ -399,17 +398,32 @@ def test_workers_stop_when_the_iterator_is_dropped_and_leave_no_shared_memory():
 
 @pytest.mark.skipif(not _shared.shm_available(), reason="no /dev/shm")
 def test_large_tensors_travel_through_shared_memory_without_a_copy_in_the_pickle():
-    import itertools
-
+    prefix = f"tp_test_{os.getpid()}_"
+    pool = _shared.WorkerPool(prefix)
     t = tp.randn(64, 256)  # 64 KiB
-    payload = _shared.dumps([t, tp.ones(3)], f"tp_test_{os.getpid()}_", itertools.count())
+    payload = _shared.dumps([t, tp.ones(3)], pool)
     assert len(payload) < 2048  # the 64 KiB are not in the pickle
     assert len(pickle.dumps(t)) > 60000
-    back = _shared.loads(payload)
-    assert tp.equal(back[0], t) and back[1].tolist() == [1.0, 1.0, 1.0]
-    assert not [f for f in os.listdir(_shared.SHM_DIR) if f.startswith(f"tp_test_{os.getpid()}")]
-    back[0].add_(1)  # writable, own memory
-    assert tp.allclose(back[0], t + 1)
+    freed = _shared.register(prefix)
+    try:
+        back = _shared.loads(payload)
+        assert tp.equal(back[0], t) and back[1].tolist() == [1.0, 1.0, 1.0]
+        back[0].add_(1)  # writable, own memory
+        assert tp.allclose(back[0], t + 1)
+        view = back[0][:2]
+        del back
+        gc.collect()
+        assert not freed  # a view still maps the file
+        del view
+        gc.collect()
+        [name] = freed  # the file comes back for the worker to write into again
+        pool.give_back([freed.popleft()])
+        again = _shared.dumps([t], pool)
+        assert pickle.loads(again)[0].tolist() == t.tolist() and next(pool.counter) == 1
+    finally:
+        _shared.unregister(prefix)
+        _shared.cleanup(prefix)
+    assert not [f for f in os.listdir(_shared.SHM_DIR) if f.startswith(prefix)]
 
 
 def test_training_from_a_shuffled_tensor_dataset_runs_as_written_for_torch():

@@ -12,7 +12,6 @@ numpy's stream either. ``get_worker_info().seed`` is ``base_seed + i``.
 
 from __future__ import annotations
 
-import itertools
 import os
 import queue
 import random
@@ -130,9 +129,8 @@ def worker_loop(
     """A worker process: fetch and collate the batches ``index_queue`` asks for, put them on
     ``data_queue`` as ``(task index, payload)``, until a None task or the done event."""
     global _worker_info
-    counter = itertools.count()
-    if shm_prefix is not None:
-        shm_prefix = f"{shm_prefix}{worker_id}_"  # names unique across the workers
+    # names unique across the workers: <loader prefix><worker>_<counter>
+    pool = None if shm_prefix is None else _shared.WorkerPool(f"{shm_prefix}{worker_id}_")
     try:
         seed = _seed_worker(base_seed, worker_id)
         _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
@@ -155,6 +153,10 @@ def worker_loop(
                 continue
             if task is None:
                 break
+            if isinstance(task, _shared.Freed):
+                if pool is not None:
+                    pool.give_back(task.names)
+                continue
             if isinstance(task, ResumeIteration):
                 data_queue.put((task, None))
                 iteration_end = False
@@ -184,7 +186,7 @@ def worker_loop(
                 data_queue.put((idx, data))
             else:
                 try:
-                    payload = _shared.dumps(data, shm_prefix, counter)
+                    payload = _shared.dumps(data, pool)
                 except Exception:
                     data_queue.put(
                         (idx, ExceptionWrapper(where=f"in DataLoader worker process {worker_id}"))

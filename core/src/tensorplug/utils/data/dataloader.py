@@ -332,6 +332,7 @@ class _MultiProcessIter(_BaseIter):
         self._shm_prefix: str | None = (
             f"tp_dl_{os.getpid()}_{uuid.uuid4().hex[:12]}_" if _shared.shm_available() else None
         )
+        self._freed = None if self._shm_prefix is None else _shared.register(self._shm_prefix)
         self._data_queue = ctx.Queue()
         self._done_event = ctx.Event()
         self._index_queues: list[Any] = []
@@ -386,11 +387,30 @@ class _MultiProcessIter(_BaseIter):
                 if isinstance(tag, _worker.ResumeIteration):
                     resumed += 1
                 elif isinstance(data, bytes):
-                    _shared.loads(data)  # unlinks its shared memory
+                    _shared.loads(data)  # its files go back to the pool as it is dropped
         for _ in range(self._prefetch_factor * self._num_workers):
             self._try_put_index()
 
+    def _give_back_files(self) -> None:
+        """Hand the shared-memory files whose tensors went back to the workers that wrote
+        them (Note [Tensors through shared memory])."""
+        freed = self._freed
+        if not freed:
+            return
+        by_worker: dict[int, list[str]] = {}
+        n = len(self._shm_prefix or "")
+        while freed:
+            name = freed.popleft()
+            by_worker.setdefault(int(name[n:].split("_", 1)[0]), []).append(name)
+        for w, names in by_worker.items():
+            if self._workers_status[w]:
+                self._index_queues[w].put(_shared.Freed(names))
+            else:  # an exhausted worker takes no more tasks: the files go
+                for name in names:
+                    _shared.cleanup(name)
+
     def _try_put_index(self) -> None:
+        self._give_back_files()
         if self._tasks_outstanding >= self._prefetch_factor * self._num_workers:
             return
         try:
@@ -460,7 +480,7 @@ class _MultiProcessIter(_BaseIter):
                 self._try_put_index()
                 continue
             if isinstance(data, bytes):
-                data = _shared.loads(data)  # now: its shared memory is unlinked at once
+                data = _shared.loads(data)
             if idx != self._rcvd_idx:
                 if self._in_order:
                     self._task_info[idx] += (data,)
@@ -499,21 +519,17 @@ class _MultiProcessIter(_BaseIter):
                 if w.is_alive():
                     w.terminate()
                     w.join()
-            while True:  # results never received: unpickle them, which unlinks their memory
+            while True:  # results never received: drop them (the cleanup below unlinks)
                 try:
                     _, data = self._data_queue.get_nowait()
                 except (queue.Empty, OSError, ValueError, EOFError):
                     break
-                if isinstance(data, bytes):
-                    try:
-                        _shared.loads(data)
-                    except Exception:  # a name already gone: the cleanup below is the net
-                        pass
             for q in (*self._index_queues, self._data_queue):
                 q.cancel_join_thread()
                 q.close()
         finally:
             if self._shm_prefix is not None:
+                _shared.unregister(self._shm_prefix)
                 _shared.cleanup(self._shm_prefix)
 
     def __del__(self) -> None:

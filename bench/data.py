@@ -26,8 +26,11 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import tensorplug as tp  # noqa: E402
-from tensorplug.utils.data import DataLoader, Dataset  # noqa: E402
-from tensorplug.utils.data import _shared  # noqa: E402
+from tensorplug.utils.data import (  # noqa: E402
+    DataLoader,
+    Dataset,
+    _shared,  # noqa: E402
+)
 
 try:
     import torch
@@ -94,41 +97,45 @@ def rate(make_loader: Callable[[], Any], n: int, epochs: int = 3) -> float:
 
 def main() -> None:
     for kind, n, bs in (("images", 1024, 64), ("rows", 8192, 256)):
-        ds = TpImages(n) if kind == "images" else TpRows(n)
-        rows: list[tuple[str, float]] = []
-        rows.append(("tensorplug, 0 workers", rate(lambda: DataLoader(ds, batch_size=bs), n)))
+        compare(kind, n, bs)
 
-        def tp2() -> Any:
-            return DataLoader(ds, batch_size=bs, num_workers=2, persistent_workers=True)
 
-        rows.append(("tensorplug, 2 workers (shared memory)", rate(tp2, n)))
-        saved = _shared.MIN_BYTES
-        _shared.MIN_BYTES = 1 << 62  # every tensor pickled (workers fork after this)
-        try:
-            rows.append(("tensorplug, 2 workers (pickled)", rate(tp2, n)))
-        finally:
-            _shared.MIN_BYTES = saved
-        if torch is not None:
-            tds = torch_dataset(kind, n)
-            rows.append(("torch, 0 workers", rate(lambda: tud.DataLoader(tds, batch_size=bs), n)))
-            rows.append(
-                (
-                    "torch, 2 workers",
-                    rate(
-                        lambda: tud.DataLoader(
-                            tds, batch_size=bs, num_workers=2, persistent_workers=True
-                        ),
-                        n,
+def compare(kind: str, n: int, bs: int) -> None:
+    ds = TpImages(n) if kind == "images" else TpRows(n)
+    rows: list[tuple[str, float]] = []
+    rows.append(("tensorplug, 0 workers", rate(lambda: DataLoader(ds, batch_size=bs), n)))
+
+    def tp2() -> Any:
+        return DataLoader(ds, batch_size=bs, num_workers=2, persistent_workers=True)
+
+    rows.append(("tensorplug, 2 workers (shared memory)", rate(tp2, n)))
+    saved = _shared.MIN_BYTES
+    _shared.MIN_BYTES = 1 << 62  # every tensor pickled (workers fork after this)
+    try:
+        rows.append(("tensorplug, 2 workers (pickled)", rate(tp2, n)))
+    finally:
+        _shared.MIN_BYTES = saved
+    if torch is not None:
+        tds = torch_dataset(kind, n)
+        rows.append(("torch, 0 workers", rate(lambda: tud.DataLoader(tds, batch_size=bs), n)))
+        rows.append(
+            (
+                "torch, 2 workers",
+                rate(
+                    lambda: tud.DataLoader(
+                        tds, batch_size=bs, num_workers=2, persistent_workers=True
                     ),
-                )
+                    n,
+                ),
             )
-        print(f"\n{kind}: {n} samples, batches of {bs}")
-        for name, r in rows:
-            print(f"  {name:40s} {r:10.0f} samples/s")
-        if torch is not None:
-            ours = dict(rows)["tensorplug, 2 workers (shared memory)"]
-            theirs = dict(rows)["torch, 2 workers"]
-            print(f"  tensorplug / torch with 2 workers: {ours / theirs:.2f}x the throughput")
+        )
+    print(f"\n{kind}: {n} samples, batches of {bs}")
+    for name, r in rows:
+        print(f"  {name:40s} {r:10.0f} samples/s")
+    if torch is not None:
+        ours = dict(rows)["tensorplug, 2 workers (shared memory)"]
+        theirs = dict(rows)["torch, 2 workers"]
+        print(f"  tensorplug / torch with 2 workers: {ours / theirs:.2f}x the throughput")
 
 
 if __name__ == "__main__":

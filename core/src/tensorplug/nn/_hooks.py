@@ -181,7 +181,7 @@ class _BackwardHook:
     def _unpack(index: list[int], values: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(values[i] for i in index)
 
-    def _wrap(
+    def wrap_tensors(
         self, values: tuple[Any, ...], on_grads: Callable[..., Any]
     ) -> tuple[Any, ...] | None:
         """``values`` with their tensors passed through the identity Function, or None when
@@ -219,7 +219,7 @@ class _BackwardHook:
             self.grad_outputs = None  # this call's backward is done
             return self._unpack(index, grad_inputs)
 
-        wrapped = self._wrap(args, on_grads)
+        wrapped = self.wrap_tensors(args, on_grads)
         if wrapped is None:
             return args
         self.input_index = index
@@ -260,7 +260,7 @@ class _BackwardHook:
                 self.grad_outputs = None
             return self._unpack(index, grad_outputs)
 
-        wrapped = self._wrap(values, on_grads)
+        wrapped = self.wrap_tensors(values, on_grads)
         if wrapped is None:
             return result
         self.output_index = index

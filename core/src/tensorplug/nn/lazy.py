@@ -120,7 +120,7 @@ class LazyModuleMixin:
     cls_to_become: type[Module] | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        super().__init__(*args, **kwargs)
         module: Module = self  # type: ignore[assignment]
         self._initialize_hook = module.register_forward_pre_hook(
             self._infer_parameters, with_kwargs=True
@@ -182,8 +182,8 @@ class LazyLinear(LazyModuleMixin, Linear):
     """A ``Linear`` whose ``in_features`` is the last size of its first input."""
 
     cls_to_become = Linear
-    weight: UninitializedParameter  # type: ignore[assignment]
-    bias: UninitializedParameter  # type: ignore[assignment]
+    weight: UninitializedParameter
+    bias: UninitializedParameter
 
     def __init__(
         self, out_features: int, bias: bool = True, device: Any = None, dtype: Any = None

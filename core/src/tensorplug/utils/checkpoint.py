@@ -53,7 +53,7 @@ class CheckpointError(RuntimeError):
     """The recomputation of a checkpointed region did not save what its first run saved."""
 
 
-def noop_context_fn() -> tuple[contextlib.AbstractContextManager[Any], ...]:
+def noop_context_fn() -> tuple[Any, Any]:
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 

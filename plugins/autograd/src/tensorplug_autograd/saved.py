@@ -100,7 +100,7 @@ class SavedTensor:
     def _unpack_hooked(self) -> None:
         """Note [Saved tensor hooks]: the value, from the unpack hook, on the first read."""
         if self.t is None:
-            unpack, packed = self.hook  # type: ignore[misc]
+            unpack, packed = self.hook
             t = unpack(packed)
             if not isinstance(t, Tensor):
                 raise TypeError(

@@ -89,7 +89,7 @@ class ParametrizationList(ModuleList):
         original_dtype = original.dtype
         with no_grad():
             new: Any = original
-            for module in reversed(self):  # type: ignore[call-overload]
+            for module in reversed(self):
                 if hasattr(module, "right_inverse"):
                     try:
                         new = module.right_inverse(new)
@@ -102,7 +102,7 @@ class ParametrizationList(ModuleList):
             )
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
-        if self.is_tensor:
+        if isinstance(new, Tensor):
             if original.dtype != new.dtype:
                 raise ValueError(
                     "When `right_inverse` outputs one tensor, it may not change the dtype.\n"
@@ -146,7 +146,7 @@ class ParametrizationList(ModuleList):
         in reverse order."""
         with no_grad():
             new: Any = value
-            for module in reversed(self):  # type: ignore[call-overload]
+            for module in reversed(self):
                 if hasattr(module, "right_inverse"):
                     new = module.right_inverse(new)
                 else:
@@ -184,7 +184,7 @@ class ParametrizationList(ModuleList):
                         )
                     _set(original_i, tensor)
 
-    def forward(self) -> Tensor:  # type: ignore[override]
+    def forward(self) -> Tensor:
         if self.is_tensor:
             x = self[0](self.original)
         else:

@@ -35,7 +35,9 @@ default_collate_err_msg_format = (
 
 
 def _is_namedtuple(x: Any) -> bool:
-    return isinstance(x, tuple) and hasattr(x, "_fields")
+    """A tuple whose class (or a base) has namedtuple's field list (looked up in the classes'
+    namespaces, not by attribute: a plugin may not name a private attribute the core reads)."""
+    return isinstance(x, tuple) and any("_fields" in vars(c) for c in type(x).__mro__[:-2])
 
 
 def default_convert(data: Any) -> Any:
@@ -66,10 +68,10 @@ def default_convert(data: Any) -> Any:
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, str | bytes):
         try:
             if isinstance(data, collections.abc.MutableSequence):
-                clone = copy.copy(data)
+                seq: Any = copy.copy(data)
                 for i, d in enumerate(data):
-                    clone[i] = default_convert(d)
-                return clone
+                    seq[i] = default_convert(d)
+                return seq
             return elem_type([default_convert(d) for d in data])
         except TypeError:
             return [default_convert(d) for d in data]
@@ -128,10 +130,10 @@ def collate(batch: Any, *, collate_fn_map: CollateFnMap | None = None) -> Any:
             return [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
         try:
             if isinstance(elem, collections.abc.MutableSequence):
-                clone = copy.copy(elem)
+                clone_seq: Any = copy.copy(elem)
                 for i, samples in enumerate(transposed):
-                    clone[i] = collate(samples, collate_fn_map=collate_fn_map)
-                return clone
+                    clone_seq[i] = collate(samples, collate_fn_map=collate_fn_map)
+                return clone_seq
             return elem_type(
                 [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
             )

@@ -88,7 +88,7 @@ class WorkerPool:
         try:
             import numpy
 
-            view = memoryview(numpy.ascontiguousarray(host).reshape(-1).view(numpy.uint8))
+            view = memoryview(numpy.ascontiguousarray(host).reshape(-1).view(numpy.uint8).data)
             done = 0
             while done < nbytes:
                 done += os.pwrite(fd, view[done:], done)

@@ -36,7 +36,7 @@ from ...random import Generator
 from . import _shared, _worker
 from ._collate import default_collate, default_convert
 from ._fetch import FetcherSpec
-from .dataset import Dataset, IterableDataset
+from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, fresh_seed
 
 __all__ = ["DataLoader"]
@@ -87,7 +87,7 @@ class DataLoader(Generic[T_co]):
 
     def __init__(
         self,
-        dataset: Dataset[T_co] | Any,
+        dataset: Any,
         batch_size: int | None = 1,
         shuffle: bool | None = None,
         sampler: Sampler[Any] | Iterable[Any] | None = None,
@@ -170,12 +170,14 @@ class DataLoader(Generic[T_co]):
                 "drop_last"
             )
         if sampler is None:
+            sampler_: Any
             if self._is_iterable:
-                sampler = _InfiniteConstantSampler()
+                sampler_ = _InfiniteConstantSampler()
             elif shuffle:
-                sampler = RandomSampler(dataset, generator=generator)
+                sampler_ = RandomSampler(dataset, generator=generator)
             else:
-                sampler = SequentialSampler(dataset)
+                sampler_ = SequentialSampler(dataset)
+            sampler = sampler_
         if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
 

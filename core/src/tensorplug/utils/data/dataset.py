@@ -72,15 +72,15 @@ class StackDataset(Dataset[Any]):
     """Several datasets of one length side by side: ``StackDataset(a, b)[i]`` is
     ``(a[i], b[i])``, ``StackDataset(x=a, y=b)[i]`` is ``{"x": a[i], "y": b[i]}``."""
 
-    def __init__(self, *args: Dataset[Any], **kwargs: Dataset[Any]) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args:
             if kwargs:
                 raise ValueError(
                     "Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) "
                     "like input/output, but both types are given."
                 )
-            self._length = len(args[0])  # type: ignore[arg-type]
-            if any(self._length != len(d) for d in args):  # type: ignore[arg-type]
+            self._length = len(args[0])
+            if any(self._length != len(d) for d in args):
                 raise ValueError("Size mismatch between datasets")
             self.datasets: tuple[Any, ...] | dict[str, Any] = args
         elif kwargs:

@@ -40,7 +40,7 @@ from ...tensor import Tensor
 
 __all__ = [
     "MIN_BYTES", "SHM_DIR", "Freed", "WorkerPool", "cleanup", "dumps", "loads", "register",
-    "shm_available", "unregister",
+    "shm_available", "unlink", "unregister",
 ]  # fmt: skip
 
 SHM_DIR = "/dev/shm"
@@ -79,10 +79,14 @@ class WorkerPool:
         """``host``'s bytes in a free file of their size, or a new one; returns its name."""
         nbytes = host.nbytes
         free = self.free.get(nbytes)
-        if free:
+        fd = -1
+        while free and fd < 0:
             name = free.pop()
-            fd = os.open(os.path.join(SHM_DIR, name), os.O_RDWR)
-        else:
+            try:
+                fd = os.open(os.path.join(SHM_DIR, name), os.O_RDWR)
+            except FileNotFoundError:  # unlinked meanwhile (the loader shutting down)
+                pass
+        if fd < 0:
             name = f"{self.prefix}{next(self.counter)}"
             fd = os.open(os.path.join(SHM_DIR, name), os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
         try:
@@ -145,16 +149,21 @@ class _Mapping(mmap.mmap):
     """A shared-memory mapping (a subclass: mmap itself takes no weak references)."""
 
 
+def unlink(name: str) -> None:
+    """Unlink the shared-memory file ``name`` (gone already is fine)."""
+    try:
+        os.unlink(os.path.join(SHM_DIR, name))
+    except FileNotFoundError:
+        pass
+
+
 def _returned(name: str) -> None:
     """A mapping went: give its file back to the iterator, or unlink it if there is none."""
     for prefix, q in list(_returns.items()):
         if name.startswith(prefix):
             q.append(name)  # atomic: safe in a finalizer, whatever thread runs it
             return
-    try:
-        os.unlink(os.path.join(SHM_DIR, name))
-    except FileNotFoundError:
-        pass
+    unlink(name)
 
 
 def _rebuild(name: str, nbytes: int, shape: tuple[int, ...], dtype: Any) -> Tensor:

@@ -409,7 +409,7 @@ class _MultiProcessIter(_BaseIter):
                 self._index_queues[w].put(_shared.Freed(names))
             else:  # an exhausted worker takes no more tasks: the files go
                 for name in names:
-                    _shared.cleanup(name)
+                    _shared.unlink(name)
 
     def _try_put_index(self) -> None:
         self._give_back_files()

@@ -461,3 +461,23 @@ def test_dataloader_matches_torch_for_a_given_index_order():
         assert o["a"].tolist() == t["a"].tolist() and o["a"].dtype.name == str(t["a"].dtype)[6:]
         assert o["b"].tolist() == t["b"].tolist()
         assert o["c"][0].tolist() == t["c"][0].tolist() and o["c"][1] == t["c"][1]
+
+
+class BigStream(IterableDataset):
+    """Worker 0 yields 3 samples of 32 KiB, worker 1 one: one stream ends first."""
+
+    def __iter__(self):
+        info = get_worker_info()
+        n = 3 if info is None or info.id == 0 else 1
+        return (tp.full([8192], float(i)) for i in range(n))
+
+
+def test_persistent_workers_over_uneven_streams_of_large_tensors():
+    dl = DataLoader(BigStream(), batch_size=1, num_workers=2, persistent_workers=True)
+    for _ in range(3):
+        got = sorted(b[0, 0].item() for b in dl)
+        assert got == [0.0, 0.0, 1.0, 2.0]
+    prefix = dl._iterator._shm_prefix
+    dl._iterator._shutdown_workers()
+    if prefix is not None:
+        assert not [f for f in os.listdir(_shared.SHM_DIR) if f.startswith(prefix)]

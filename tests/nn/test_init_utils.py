@@ -292,6 +292,40 @@ def test_legacy_weight_norm():
     assert list(m.state_dict()) == ["bias", "weight"] and tp.allclose(m.weight, w, atol=1e-6)
 
 
+def test_legacy_spectral_norm():
+    m = nn.Linear(5, 4)
+    w = m.weight.detach().clone()
+    nn.utils.spectral_norm(m)
+    assert list(m.state_dict()) == ["bias", "weight_orig", "weight_u", "weight_v"]
+    for _ in range(30):
+        m(tp.ones(1, 5))
+    sigma = np.linalg.svd(w.numpy(), compute_uv=False)[0]
+    np.testing.assert_allclose(m.weight.detach().numpy(), w.numpy() / sigma, rtol=1e-3)
+    with pytest.raises(RuntimeError, match="Cannot register two spectral_norm hooks"):
+        nn.utils.spectral_norm(m)
+    nn.utils.remove_spectral_norm(m)
+    assert list(m.state_dict()) == ["bias", "weight"]
+    with pytest.raises(ValueError, match="spectral_norm of 'weight' not found in"):
+        nn.utils.remove_spectral_norm(m)
+
+
+def test_legacy_spectral_norm_matches_torch():
+    torch = pytest.importorskip("torch")
+    tm = torch.nn.Linear(4, 3)
+    torch.nn.utils.spectral_norm(tm)
+    m = nn.Linear(4, 3)
+    nn.utils.spectral_norm(m)
+    assert list(m.state_dict()) == list(tm.state_dict())
+    m.load_state_dict({k: tp.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    x = np.ones((2, 4), dtype=np.float32)
+    for mode in ("train", "eval", "train"):
+        getattr(tm, mode)()
+        getattr(m, mode)()
+        np.testing.assert_allclose(
+            m(tp.tensor(x)).detach().numpy(), tm(torch.tensor(x)).detach().numpy(), rtol=1e-5
+        )
+
+
 def test_parametrizations_match_torch():
     torch = pytest.importorskip("torch")
     tm = torch.nn.Linear(4, 3)

@@ -7,11 +7,12 @@ Two datasets, each in both frameworks, of the same samples built by the same ope
 * ``rows``: 32 float32 features and an int label per sample, batches of 256: the per-sample
   Python work dominates.
 
-For each: samples per second for ``num_workers=0`` and ``num_workers=2`` (steady state: the
-second epoch of a loader with ``persistent_workers=True``), and for tensorplug with 2 workers
-also with shared memory turned off (every tensor pickled through the pipe), which is what the
-shared-memory hand-over (Note [Tensors through shared memory]) saves. The machine is shared:
-each figure is the best of a few epochs. Run with torch importable for the torch columns:
+Each batch's values are read once (``sum``), as a training step reads them. For each: samples
+per second and CPU time per sample (main process and workers together) for ``num_workers=0`` and ``num_workers=2`` (steady state: the
+epochs after the first of a loader with ``persistent_workers=True``), and for tensorplug with 2
+workers also with shared memory turned off (every tensor pickled through the pipe), which is
+what the shared-memory hand-over (Note [Tensors through shared memory]) saves. The machine is
+shared: the candidates' epochs are interleaved, and each figure is the best of 5. Run with torch importable for the torch columns:
 ``PYTHONPATH=/work/torchenv/lib/python3.11/site-packages uv run python bench/data.py``.
 """
 
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 from typing import Any
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -82,17 +82,46 @@ def torch_dataset(kind: str, n: int) -> Any:
     return D()
 
 
-def rate(make_loader: Callable[[], Any], n: int, epochs: int = 3) -> float:
-    """Samples per second of the best steady-state epoch (the first one starts workers)."""
-    loader = make_loader()
-    best = float("inf")
-    for e in range(epochs + 1):
-        t = time.perf_counter()
-        for _ in loader:
+def _worker_pids(loader: Any) -> list[int]:
+    it = getattr(loader, "_iterator", None)
+    return [w.pid for w in getattr(it, "_workers", [])]
+
+
+def _cpu(pids: list[int]) -> float:
+    """CPU seconds of this process and of ``pids`` (Linux: /proc/<pid>/stat)."""
+    total = time.process_time()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
             pass
-        if e:
-            best = min(best, time.perf_counter() - t)
-    return n / best
+    return total
+
+
+def epoch(loader: Any) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the main process and the workers) of one epoch."""
+    pids = _worker_pids(loader)
+    c, t = _cpu(pids), time.perf_counter()
+    for batch in loader:
+        batch[0].sum()  # read every value once, as a training step would
+    return time.perf_counter() - t, _cpu(pids) - c
+
+
+def rates(loaders: dict[str, Any], n: int, rounds: int = 5) -> dict[str, tuple[float, float]]:
+    """(samples per second of the best epoch, CPU microseconds per sample of the cheapest), the
+    loaders' epochs interleaved round by round (a slow phase of the shared machine then hits
+    every candidate); each loader's first epoch, which starts its workers, is not counted. The
+    CPU time (main process and workers together) is what the machine's load changes least."""
+    wall = dict.fromkeys(loaders, float("inf"))
+    cpu = dict.fromkeys(loaders, float("inf"))
+    for _ in range(rounds):
+        for name, loader in loaders.items():
+            w, c = epoch(loader)
+            wall[name] = min(wall[name], w)
+            cpu[name] = min(cpu[name], c)
+    return {name: (n / wall[name], cpu[name] / n * 1e6) for name in loaders}
 
 
 def main() -> None:
@@ -102,40 +131,47 @@ def main() -> None:
 
 def compare(kind: str, n: int, bs: int) -> None:
     ds = TpImages(n) if kind == "images" else TpRows(n)
-    rows: list[tuple[str, float]] = []
-    rows.append(("tensorplug, 0 workers", rate(lambda: DataLoader(ds, batch_size=bs), n)))
-
-    def tp2() -> Any:
-        return DataLoader(ds, batch_size=bs, num_workers=2, persistent_workers=True)
-
-    rows.append(("tensorplug, 2 workers (shared memory)", rate(tp2, n)))
+    loaders: dict[str, Any] = {"tensorplug, 0 workers": DataLoader(ds, batch_size=bs)}
+    shm = DataLoader(ds, batch_size=bs, num_workers=2, persistent_workers=True)
+    epoch(shm)  # starts the workers
+    loaders["tensorplug, 2 workers (shared memory)"] = shm
     saved = _shared.MIN_BYTES
-    _shared.MIN_BYTES = 1 << 62  # every tensor pickled (workers fork after this)
+    _shared.MIN_BYTES = 1 << 62  # every tensor pickled: the workers fork with this
     try:
-        rows.append(("tensorplug, 2 workers (pickled)", rate(tp2, n)))
+        pickled = DataLoader(ds, batch_size=bs, num_workers=2, persistent_workers=True)
+        epoch(pickled)
     finally:
         _shared.MIN_BYTES = saved
+    loaders["tensorplug, 2 workers (pickled)"] = pickled
     if torch is not None:
         tds = torch_dataset(kind, n)
-        rows.append(("torch, 0 workers", rate(lambda: tud.DataLoader(tds, batch_size=bs), n)))
-        rows.append(
-            (
-                "torch, 2 workers",
-                rate(
-                    lambda: tud.DataLoader(
-                        tds, batch_size=bs, num_workers=2, persistent_workers=True
-                    ),
-                    n,
-                ),
-            )
-        )
+        loaders["torch, 0 workers"] = tud.DataLoader(tds, batch_size=bs)
+        t2 = tud.DataLoader(tds, batch_size=bs, num_workers=2, persistent_workers=True)
+        epoch(t2)
+        loaders["torch, 2 workers"] = t2
+    got = rates(loaders, n)
     print(f"\n{kind}: {n} samples, batches of {bs}")
-    for name, r in rows:
-        print(f"  {name:40s} {r:10.0f} samples/s")
+    for name, (r, c) in got.items():
+        print(f"  {name:40s} {r:10.0f} samples/s {c:8.1f} CPU us/sample")
+    shm, pickled = (
+        got["tensorplug, 2 workers (shared memory)"],
+        got["tensorplug, 2 workers (pickled)"],
+    )
+    print(
+        f"  shared memory / pickled: {shm[0] / pickled[0]:.2f}x the throughput, "
+        f"{shm[1] / pickled[1]:.2f}x the CPU time"
+    )
     if torch is not None:
-        ours = dict(rows)["tensorplug, 2 workers (shared memory)"]
-        theirs = dict(rows)["torch, 2 workers"]
-        print(f"  tensorplug / torch with 2 workers: {ours / theirs:.2f}x the throughput")
+        t2, t0 = got["torch, 2 workers"], got["torch, 0 workers"]
+        print(
+            f"  tensorplug / torch, 2 workers: {shm[0] / t2[0]:.2f}x the throughput, "
+            f"{shm[1] / t2[1]:.2f}x the CPU time"
+        )
+        ours0 = got["tensorplug, 0 workers"]
+        print(
+            f"  tensorplug / torch, 0 workers: {ours0[0] / t0[0]:.2f}x the throughput, "
+            f"{ours0[1] / t0[1]:.2f}x the CPU time"
+        )
 
 
 if __name__ == "__main__":

@@ -383,10 +383,10 @@ def test_persistent_workers_serve_several_epochs_and_shut_down_cleanly():
 
 
 def test_workers_stop_when_the_iterator_is_dropped_and_leave_no_shared_memory():
-    big = TensorDataset(tp.randn(16, 2048))
+    big = TensorDataset(tp.randn(16, 65536))
     it = iter(DataLoader(big, batch_size=4, num_workers=2))
     first = next(it)
-    assert first[0].shape == (4, 2048)
+    assert first[0].shape == (4, 65536)
     workers = list(it._workers)
     prefix = it._shm_prefix
     del it, first
@@ -400,10 +400,10 @@ def test_workers_stop_when_the_iterator_is_dropped_and_leave_no_shared_memory():
 def test_large_tensors_travel_through_shared_memory_without_a_copy_in_the_pickle():
     prefix = f"tp_test_{os.getpid()}_"
     pool = _shared.WorkerPool(prefix)
-    t = tp.randn(64, 256)  # 64 KiB
+    t = tp.randn(512, 256)  # 512 KiB
     payload = _shared.dumps([t, tp.ones(3)], pool)
-    assert len(payload) < 2048  # the 64 KiB are not in the pickle
-    assert len(pickle.dumps(t)) > 60000
+    assert len(payload) < 2048  # the 512 KiB are not in the pickle
+    assert len(pickle.dumps(t)) > 500000
     freed = _shared.register(prefix)
     try:
         back = _shared.loads(payload)
@@ -464,12 +464,12 @@ def test_dataloader_matches_torch_for_a_given_index_order():
 
 
 class BigStream(IterableDataset):
-    """Worker 0 yields 3 samples of 32 KiB, worker 1 one: one stream ends first."""
+    """Worker 0 yields 3 samples of 512 KiB, worker 1 one: one stream ends first."""
 
     def __iter__(self):
         info = get_worker_info()
         n = 3 if info is None or info.id == 0 else 1
-        return (tp.full([8192], float(i)) for i in range(n))
+        return (tp.full([131072], float(i)) for i in range(n))
 
 
 def test_persistent_workers_over_uneven_streams_of_large_tensors():

@@ -481,3 +481,17 @@ def test_persistent_workers_over_uneven_streams_of_large_tensors():
     dl._iterator._shutdown_workers()
     if prefix is not None:
         assert not [f for f in os.listdir(_shared.SHM_DIR) if f.startswith(prefix)]
+
+
+def test_tensorplug_utils_is_imported_on_first_use_only():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tensorplug as tp\n"
+        "assert 'tensorplug.utils' not in sys.modules\n"
+        "assert tp.utils.data.DataLoader is not None and tp.utils.checkpoint.checkpoint\n"
+        "import tensorplug.utils.data\n"
+        "assert 'utils' in dir(tp) and 'data' in dir(tp.utils)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

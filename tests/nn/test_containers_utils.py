@@ -641,8 +641,17 @@ def test_new_names_are_exported():
     assert set(utils.__all__) == {
         "clip_grad_norm_",
         "clip_grad_value_",
+        "clip_grads_with_norm_",
+        "get_total_norm",
         "parameters_to_vector",
+        "parametrizations",
+        "parametrize",
+        "remove_spectral_norm",
+        "remove_weight_norm",
+        "spectral_norm",
+        "stateless",
         "vector_to_parameters",
+        "weight_norm",
     }
 
 

@@ -64,9 +64,9 @@ from . import _startup  # noqa: E402
 
 _startup.start(_sys.modules[__name__])  # Note [Start-up]: operators, Meta, then the plugins
 
-_LAZY_SUBMODULES = frozenset({"cuda", "linalg", "nn", "optim", "special"})
+_LAZY_SUBMODULES = frozenset({"cuda", "linalg", "nn", "optim", "special", "utils"})
 if TYPE_CHECKING:
-    from . import cuda, linalg, nn, optim, special
+    from . import cuda, linalg, nn, optim, special, utils
 
 
 def __getattr__(name: str) -> Any:
@@ -97,5 +97,5 @@ __all__ = [  # the public API (plus the generated functions: tensorplug.add, ten
     "int32", "int64", "keys", "library", "linalg", "long", "manual_seed", "nn", "ops", "optim", "overrides", "plugins",
     "promote_types", "random", "result_type", "return_types", "save", "load", "schema",
     "serialization", "set_default_device", "set_default_dtype", "short", "special", "storage",
-    "tensor", "uint8",
+    "tensor", "uint8", "utils",
 ]  # fmt: skip

@@ -21,6 +21,7 @@ Usage::
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections.abc import Callable
@@ -74,6 +75,23 @@ class Generator:
         s = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
         self.manual_seed(s)
         return s
+
+    def get_state(self) -> Any:
+        """A snapshot of the stream, for :meth:`set_state` (``torch.Generator.get_state``).
+
+        Unlike PyTorch's, the snapshot is an opaque Python object (the seed and a copy of each
+        backend's state), not a byte tensor: it restores this process's streams, and is not a
+        format to save."""
+        with self._lock:
+            return (self._seed, copy.deepcopy(self._states))
+
+    def set_state(self, state: Any) -> Generator:
+        """Restore a snapshot of :meth:`get_state`; returns ``self``."""
+        seed, states = state
+        with self._lock:
+            self._seed = seed
+            self._states = copy.deepcopy(states)
+        return self
 
     def backend_state(self, key_name: str, make: Callable[[int], Any]) -> Any:
         """This stream's state on backend ``key_name``, created by ``make(seed)`` on first use.

@@ -19,7 +19,7 @@ Usage::
 
 from __future__ import annotations
 
-from . import functional, init, utils
+from . import functional, init, modules, utils
 from .activation import (
     ELU,
     GELU,
@@ -40,6 +40,7 @@ from .container import ModuleDict, ModuleList, Sequential
 from .dropout import Dropout
 from .flatten import Flatten, Unflatten
 from .identity import Identity
+from .lazy import LazyLinear, LazyModuleMixin, UninitializedBuffer, UninitializedParameter
 from .linear import Linear
 from .loss import (
     BCELoss,
@@ -55,6 +56,7 @@ from .loss import (
 from .module import Module
 from .normalization import LayerNorm
 from .parameter import Parameter
+from .parameter_containers import ParameterDict, ParameterList
 from .sparse import Embedding
 from .transformer import (
     MultiheadAttention,
@@ -66,16 +68,12 @@ from .transformer import (
 )
 
 __all__ = [
-    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "ELU", "Embedding",
-    "Flatten", "GELU", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm",
-    "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "Module", "ModuleDict",
-    "ModuleList", "NLLLoss", "Parameter", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid",
-    "MultiheadAttention",
-    "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Tanh", "Unflatten", "functional",
-    "Transformer",
-    "TransformerDecoder",
-    "TransformerDecoderLayer",
-    "TransformerEncoder",
-    "TransformerEncoderLayer",
-    "init", "utils",
+    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten",
+    "GELU", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm", "LazyLinear",
+    "LazyModuleMixin", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "Module",
+    "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "ParameterDict",
+    "ParameterList", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax",
+    "Softmin", "Softplus", "Tanh", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+    "TransformerEncoder", "TransformerEncoderLayer", "Unflatten", "UninitializedBuffer",
+    "UninitializedParameter", "functional", "init", "modules", "utils",
 ]  # fmt: skip

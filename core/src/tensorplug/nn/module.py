@@ -39,10 +39,16 @@ from ..device import device as _Device
 from ..ops import ops
 from ..tensor import Tensor
 from ._autograd import no_grad, reset_grad, set_requires_grad
-from ._hooks import RemovableHandle, add_hook, call_with_hooks
+from ._hooks import GLOBAL as _GLOBAL_HOOKS
+from ._hooks import RemovableHandle, add_global_hook, add_hook, call_with_hooks
 from .parameter import Parameter
 
-__all__ = ["IncompatibleKeys", "Module", "RemovableHandle"]
+__all__ = [
+    "IncompatibleKeys", "Module", "RemovableHandle", "register_module_buffer_registration_hook",
+    "register_module_forward_hook", "register_module_forward_pre_hook",
+    "register_module_full_backward_hook", "register_module_full_backward_pre_hook",
+    "register_module_module_registration_hook", "register_module_parameter_registration_hook",
+]  # fmt: skip
 
 _aten = ops.aten
 M = TypeVar("M", bound="Module")
@@ -89,15 +95,34 @@ class Module:
         setattr_(self, "_non_persistent_buffers", set())
         setattr_(self, "_modules", {})
 
-    # Forward hooks, by handle id in call order (_hooks.py); a module gets its own dicts at its
-    # first hook, so calling a module without hooks costs two attribute reads.
+    # Hooks, by handle id in call order (_hooks.py); a module gets its own dicts at its first
+    # hook, and its _hooked flag, so calling a module without hooks costs two reads.
     _forward_pre_hooks: dict[int, tuple[Callable[..., Any], bool]] = {}
     _forward_hooks: dict[int, tuple[Callable[..., Any], bool, bool]] = {}
+    _backward_pre_hooks: dict[int, Callable[..., Any]] = {}
+    _backward_hooks: dict[int, Callable[..., Any]] = {}
+    _hooked = False
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._forward_pre_hooks or self._forward_hooks:
+        if self._hooked or _GLOBAL_HOOKS.n_calls:
             return call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """``hook(module, grad_output)`` runs in backward when the gradients of the module's
+        outputs are known, before those of its inputs are computed, and may return a new
+        ``grad_output`` tuple (Note [Full backward hooks] in _hooks.py)."""
+        return add_hook(self, "_backward_pre_hooks", hook, prepend)
+
+    def register_full_backward_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` runs in backward when the gradients of the
+        module's inputs are known, and may return a new ``grad_input`` tuple (Note [Full
+        backward hooks] in _hooks.py)."""
+        return add_hook(self, "_backward_hooks", hook, prepend)
 
     def register_forward_pre_hook(
         self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
@@ -147,6 +172,10 @@ class Module:
                 f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
                 "created explicitly: wrap the computed tensor in Parameter(...)"
             )
+        for hook in list(_GLOBAL_HOOKS.parameter_registration.values()):
+            new = hook(self, name, param)
+            if new is not None:
+                param = new
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
@@ -157,6 +186,10 @@ class Module:
                 f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
                 "(tensorplug.Tensor or None required)"
             )
+        for hook in list(_GLOBAL_HOOKS.buffer_registration.values()):
+            new = hook(self, name, tensor)
+            if new is not None:
+                tensor = new
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers.discard(name)
@@ -168,6 +201,10 @@ class Module:
         self._check_new_name("module", name, "_modules")
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        for hook in list(_GLOBAL_HOOKS.module_registration.values()):
+            new = hook(self, name, module)
+            if new is not None:
+                module = new
         self._modules[name] = module
 
     register_module = add_module
@@ -205,6 +242,10 @@ class Module:
                     f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                     "(tensorplug.Tensor or None expected)"
                 )
+            for hook in list(_GLOBAL_HOOKS.buffer_registration.values()):
+                new = hook(self, name, value)
+                if new is not None:
+                    value = new
             self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
@@ -276,6 +317,22 @@ class Module:
                 raise AttributeError(f"`{name}` is not an nn.Module")
             module = child
         return module
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at the dotted path ``target`` (``"net.0"``), replacing what is there;
+        with ``strict`` only an existing attribute may be replaced."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{atoms[-1]}`")
+        if hasattr(parent, atoms[-1]):
+            if not isinstance(getattr(parent, atoms[-1]), Module):
+                raise AttributeError(f"`{atoms[-1]}` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
 
     def _owner_of(self, target: str) -> tuple[Module, str]:
         """The module that holds the last name of the dotted ``target``, and that name."""
@@ -430,6 +487,21 @@ class Module:
             return self.to(_Device("cuda", device))
         return self.to(device)
 
+    def to_empty(self: M, *, device: Any, recurse: bool = True) -> M:
+        """Parameters and buffers replaced by uninitialized tensors of the same shape and dtype
+        on ``device`` (for modules built on the meta device, initialized afterwards)."""
+        dev = None if device is None else _canonical_device(device)
+        modules = self.modules() if recurse else iter([self])
+        for module in modules:
+            for name, p in module._parameters.items():
+                if p is not None:
+                    new = _aten.empty_like.default(p, device=dev)
+                    module._parameters[name] = Parameter(new, p.requires_grad)
+            for name, b in module._buffers.items():
+                if b is not None:
+                    module._buffers[name] = _aten.empty_like.default(b, device=dev)
+        return self
+
     # --- state dict --------------------------------------------------------------------------
 
     def _state_items(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
@@ -548,3 +620,50 @@ def _indent(text: str, spaces: int) -> str:
     """Indent every line of ``text`` but the first (nested reprs)."""
     first, *rest = text.split("\n")
     return "\n".join([first, *(" " * spaces + line for line in rest)])
+
+
+# --- global hooks (PyTorch's nn.modules.module.register_module_*) ---------------------------
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, args)`` runs before the ``forward`` of every module, before the module's
+    own pre-hooks, and may return new args. For debugging and profiling."""
+    return add_global_hook(_GLOBAL_HOOKS.forward_pre, (hook, False), call=True)
+
+
+def register_module_forward_hook(
+    hook: Callable[..., Any], *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """``hook(module, args, output)`` runs after the ``forward`` of every module, before the
+    module's own forward hooks, and may return a new output."""
+    return add_global_hook(_GLOBAL_HOOKS.forward, (hook, with_kwargs, always_call), call=True)
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """A full backward pre-hook of every module (``Module.register_full_backward_pre_hook``),
+    run before the module's own."""
+    return add_global_hook(_GLOBAL_HOOKS.backward_pre, hook, call=True)
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """A full backward hook of every module (``Module.register_full_backward_hook``), run
+    before the module's own."""
+    return add_global_hook(_GLOBAL_HOOKS.backward, hook, call=True)
+
+
+def register_module_buffer_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, name, buffer)`` runs in every ``register_buffer`` (and buffer
+    assignment) and may return the buffer to register instead."""
+    return add_global_hook(_GLOBAL_HOOKS.buffer_registration, hook, call=False)
+
+
+def register_module_module_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, name, submodule)`` runs in every ``add_module`` (and submodule
+    assignment) and may return the submodule to register instead."""
+    return add_global_hook(_GLOBAL_HOOKS.module_registration, hook, call=False)
+
+
+def register_module_parameter_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, name, param)`` runs in every ``register_parameter`` (and parameter
+    assignment) and may return the parameter to register instead."""
+    return add_global_hook(_GLOBAL_HOOKS.parameter_registration, hook, call=False)

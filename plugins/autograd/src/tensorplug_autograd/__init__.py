@@ -22,7 +22,7 @@ op's kernel needs), ``recording``, ``inplace`` (in-place autograd, ``CopySlices`
 (``tp.autograd.Function``), ``reference`` (the kernels as plain Python), ``forward_formulas``
 (the tangent formulas), ``forward`` (the ``ForwardAD`` kernel), ``forward_ad``
 (``tp.autograd.forward_ad``), ``functional`` (``tp.autograd.functional``), ``tensor_api``,
-``gradcheck`` and ``autograd`` (``tp.autograd``).
+``gradcheck``, ``graph_api`` (``tp.autograd.graph``) and ``autograd`` (``tp.autograd``).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import forward_ad, function, functional  # tp.autograd.function.once_differentiable
+from . import graph_api as graph  # tp.autograd.graph.saved_tensors_hooks, as in PyTorch
 from .engine import backward, grad
 from .function import Function, FunctionCtx, register_autograd
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -29,6 +30,7 @@ __all__ = [
     "forward_ad",
     "function",
     "functional",
+    "graph",
     "grad",
     "gradcheck",
     "gradgradcheck",

@@ -162,7 +162,7 @@ def saved_before_write(fn: Node, version: Any, v0: int) -> None:
     it: a backward pass that needs them raises PyTorch's "modified by an inplace operation"
     error instead of reading the new values."""
     for x in getattr(fn, "_args", ()):
-        if type(x) is SavedTensor and x.t.tp_version is version:
+        if type(x) is SavedTensor and x.vc is version:
             x.version = v0
 
 

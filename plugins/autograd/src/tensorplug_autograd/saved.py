@@ -23,7 +23,9 @@ kernel up for the key set the plain values would give (without ``M.strip``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from tensorplug.dispatch import local_state
 from tensorplug.storage import alias
@@ -36,7 +38,9 @@ from .meta import set_history
 if TYPE_CHECKING:
     from .graph import Node
 
-__all__ = ["FREED", "FREED_ARGS", "FreedArgs", "SavedTensor", "modified_message"]
+__all__ = [
+    "FREED", "FREED_ARGS", "FreedArgs", "SavedTensor", "modified_message", "saved_tensors_hooks",
+]  # fmt: skip
 
 _FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -57,9 +61,13 @@ class SavedTensor:
     value, and :meth:`check` tells the two errors apart.
     """
 
-    __slots__ = ("t", "vc", "version", "output_nr", "plain")
+    __slots__ = ("t", "vc", "version", "output_nr", "plain", "hook")
 
     def __init__(self, t: Tensor, output_nr: int = -1) -> None:
+        self.hook: tuple[Callable[[Any], Tensor], Any] | None = None
+        if _active and _hooks_of_thread():
+            self._pack(t, output_nr)  # Note [Saved tensor hooks]
+            return
         if output_nr >= 0:
             # an output of the node that saves it: keep a detached alias, no reference cycle,
             # without ADInplaceOrView either (what unpack_plain gives without another alias)
@@ -74,15 +82,49 @@ class SavedTensor:
         self.output_nr = output_nr
         self.plain: Tensor | None = None
 
+    def _pack(self, t: Tensor, output_nr: int) -> None:
+        """Note [Saved tensor hooks]: keep what the innermost pack hook makes of ``t``."""
+        stack = _hooks_of_thread()
+        pack, unpack = stack.pop()  # the hook's own operations save nothing through it
+        try:
+            packed = pack(t)
+        finally:
+            stack.append((pack, unpack))
+        self.t = None  # type: ignore[assignment]
+        self.vc = _HOOKED_COUNTER  # type: ignore[assignment]
+        self.version = -4  # no version equals it: every read goes through check/unpack
+        self.output_nr = output_nr
+        self.plain = None
+        self.hook = (unpack, packed)
+
+    def _unpack_hooked(self) -> None:
+        """Note [Saved tensor hooks]: the value, from the unpack hook, on the first read."""
+        if self.t is None:
+            unpack, packed = self.hook
+            t = unpack(packed)
+            if not isinstance(t, Tensor):
+                raise TypeError(
+                    "Output of saved tensor unpack_hook expected to be a Tensor but got result "
+                    f"of type {type(t).__name__}"
+                )
+            self.t = t
+            self.hook = (unpack, None)  # the packed value is no longer needed
+
     def check(self, node: Node | None) -> None:
         """Raise what reading this value now must raise (Note [Freed saved tensors]): the
-        graph was freed, or the tensor was modified in place since it was saved."""
+        graph was freed, or the tensor was modified in place since it was saved. A value
+        saved through hooks is unpacked instead (Note [Saved tensor hooks])."""
         if self is FREED:
             raise RuntimeError(_FREED)
+        if self.hook is not None:
+            self._unpack_hooked()
+            return
         if self.vc.value != self.version:
             raise RuntimeError(modified_message(self.t, node, self))
 
     def unpack(self, node: Node | None) -> Tensor:
+        if self.hook is not None:
+            self._unpack_hooked()
         t = self.t
         if self.vc.value != self.version:
             self.check(node)
@@ -134,6 +176,7 @@ def _freed_saved_tensor() -> SavedTensor:
     s.version = -2
     s.plain = None
     s.output_nr = -1
+    s.hook = None
     return s
 
 
@@ -168,3 +211,65 @@ def modified_message(t: Tensor, node: Node | None, saved: SavedTensor) -> str:
         "out=, or item assignment) after it was used; clone() it before changing it, or "
         "change it out of place."
     )
+
+
+# --- saved tensor hooks --------------------------------------------------------------------
+
+_active = 0  # open saved_tensors_hooks contexts over all threads: a save reads this int first
+_active_lock = threading.Lock()
+_local = threading.local()
+
+
+def _hooks_of_thread() -> list[tuple[Callable[[Tensor], Any], Callable[[Any], Tensor]]]:
+    stack: list[Any] | None = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+class _HookedCounter:
+    """The counter of a value saved through hooks: its value is no version (the value itself
+    is not kept, so neither is its version's check)."""
+
+    __slots__ = ()
+    value = -3
+
+
+_HOOKED_COUNTER = _HookedCounter()
+
+
+class saved_tensors_hooks:  # noqa: N801 - PyTorch's name
+    """``tp.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook)``: inside the context,
+    every tensor an operation saves for backward is handed to ``pack_hook(tensor)``, and the
+    node keeps what it returns instead of the tensor; the backward pass gets the tensor back
+    from ``unpack_hook(packed)`` (Note [Saved tensor hooks]).
+
+    Note [Saved tensor hooks]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~
+    As PyTorch's: contexts nest (the innermost pair applies), are per thread, and cover the
+    saves of every operation, of fused nodes and of ``ctx.save_for_backward``. A pack hook's
+    own operations save nothing through it. Differences: ``unpack_hook`` runs once per saved
+    value, on its first read (the result is kept until the graph is freed, so a second
+    ``backward(retain_graph=True)`` reads it again without calling the hook), and a value
+    saved through hooks has no in-place modification check (the value itself is not kept).
+    ``tensorplug.utils.checkpoint`` is built on these hooks.
+    """
+
+    def __init__(
+        self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]
+    ) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> saved_tensors_hooks:
+        global _active
+        _hooks_of_thread().append((self.pack_hook, self.unpack_hook))
+        with _active_lock:
+            _active += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _active
+        _hooks_of_thread().pop()
+        with _active_lock:
+            _active -= 1

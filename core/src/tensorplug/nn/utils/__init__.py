@@ -1,5 +1,8 @@
 """Utilities over a model's parameters (``tensorplug.nn.utils``), in the image of
-``torch.nn.utils``: gradient clipping and flattening parameters into one vector.
+``torch.nn.utils``: gradient clipping (``clip_grad_norm_``, ``clip_grad_value_``,
+``get_total_norm``, ``clip_grads_with_norm_``), flattening parameters into one vector and
+back, parametrizations (``parametrize``, ``parametrizations.weight_norm`` /
+``spectral_norm``), the legacy ``weight_norm`` and ``spectral_norm`` hooks and ``stateless.functional_call``.
 
 Usage::
 
@@ -10,7 +13,14 @@ Usage::
 
 from __future__ import annotations
 
-from .clip_grad import clip_grad_norm_, clip_grad_value_
+from . import parametrizations, parametrize, stateless
+from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .spectral_norm import remove_spectral_norm, spectral_norm
+from .weight_norm import remove_weight_norm, weight_norm
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+__all__ = [
+    "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
+    "parameters_to_vector", "parametrizations", "parametrize", "remove_spectral_norm",
+    "remove_weight_norm", "spectral_norm", "stateless", "vector_to_parameters", "weight_norm",
+]  # fmt: skip

@@ -1,4 +1,5 @@
-"""Gradient clipping: ``clip_grad_norm_`` and ``clip_grad_value_``.
+"""Gradient clipping: ``clip_grad_norm_`` and ``clip_grad_value_``, and the two halves of
+``clip_grad_norm_``: ``get_total_norm`` and ``clip_grads_with_norm_``.
 
 Both work on the ``grad`` of each parameter given (a tensor, or an iterable of tensors),
 skip parameters whose ``grad`` is None, and change the gradients in place under ``no_grad()``
@@ -18,7 +19,7 @@ from ...ops import ops
 from ...tensor import Tensor
 from .._autograd import no_grad
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
 _aten = ops.aten
 _HALF = (_dtypes.float16, _dtypes.bfloat16)
@@ -72,6 +73,62 @@ def _total_norm(grads: list[Tensor], p: float) -> Tensor:
     return total
 
 
+def _nonfinite_error(p: float) -> RuntimeError:
+    return RuntimeError(
+        f"The total norm of order {p} for gradients from `parameters` is non-finite, "
+        "so it cannot be clipped. To disable this error and scale the gradients by the "
+        "non-finite norm anyway, set `error_if_nonfinite=False`"
+    )
+
+
+def _norm_order(norm_type: float | str) -> float:
+    p = float(norm_type)
+    if not p > 0:
+        raise ValueError(f"clip_grad_norm_: norm_type must be positive or inf, got {norm_type!r}")
+    return p
+
+
+def get_total_norm(
+    tensors: _Params,
+    norm_type: float | str = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
+    """The ``norm_type``-norm of all of ``tensors`` taken as one vector (a 0-d tensor in
+    their dtype; zero for no tensors). ``error_if_nonfinite`` raises PyTorch's
+    ``RuntimeError`` for a nan or infinite norm."""
+    p = _norm_order(norm_type)
+    ts = [tensors] if isinstance(tensors, Tensor) else [t for t in tensors if t is not None]
+    if not ts:
+        zero: Tensor = _aten.zeros.default([])
+        return zero
+    with no_grad():
+        total = _total_norm(ts, p)
+        if error_if_nonfinite and not math.isfinite(total.item()):
+            raise _nonfinite_error(p)
+    # in the tensors' dtype (promoted, if they differ), as PyTorch's
+    r: Tensor = total.to(dtype=functools.reduce(_dtypes.promote_types, (t.dtype for t in ts)))
+    return r
+
+
+def clip_grads_with_norm_(
+    parameters: _Params, max_norm: float, total_norm: Tensor, foreach: bool | None = None
+) -> None:
+    """Scale the gradients in place by ``min(max_norm / (total_norm + 1e-6), 1)`` (with
+    :func:`get_total_norm`, the second half of :func:`clip_grad_norm_`)."""
+    grads = _grads(parameters)
+    max_norm = float(max_norm)
+    if not grads:
+        return
+    with no_grad():
+        # min(coef, 1) as a tensor, never read back: clipping costs no device synchronization
+        coef = _aten.clamp.default(
+            _aten.rdiv.Scalar(_aten.add.Scalar(total_norm, 1e-6), max_norm), None, 1.0
+        )
+        for g in grads:
+            _aten.mul_.Tensor(g, coef.to(device=g.device))
+
+
 def clip_grad_norm_(
     parameters: _Params,
     max_norm: float,
@@ -91,31 +148,15 @@ def clip_grad_norm_(
     anything is scaled; otherwise, as in PyTorch, the gradients are scaled by the non-finite
     coefficient.
     """
-    max_norm = float(max_norm)
-    p = float(norm_type)
-    if not p > 0:
-        raise ValueError(f"clip_grad_norm_: norm_type must be positive or inf, got {norm_type!r}")
-    grads = _grads(parameters)
+    params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
+    grads = _grads(params)
+    p = _norm_order(norm_type)
     if not grads:
         zero: Tensor = _aten.zeros.default([])
         return zero
-    with no_grad():
-        total = _total_norm(grads, p)
-        if error_if_nonfinite and not math.isfinite(total.item()):
-            raise RuntimeError(
-                f"The total norm of order {p} for gradients from `parameters` is non-finite, "
-                "so it cannot be clipped. To disable this error and scale the gradients by the "
-                "non-finite norm anyway, set `error_if_nonfinite=False`"
-            )
-        # min(coef, 1) as a tensor, never read back: clipping costs no device synchronization
-        coef = _aten.clamp.default(
-            _aten.rdiv.Scalar(_aten.add.Scalar(total, 1e-6), max_norm), None, 1.0
-        )
-        for g in grads:
-            _aten.mul_.Tensor(g, coef.to(device=g.device))
-    # returned in the gradients' dtype (promoted, if they differ), as PyTorch's
-    r: Tensor = total.to(dtype=functools.reduce(_dtypes.promote_types, (g.dtype for g in grads)))
-    return r
+    total = get_total_norm(grads, p, error_if_nonfinite, foreach)
+    clip_grads_with_norm_(params, max_norm, total, foreach)
+    return total
 
 
 def clip_grad_value_(parameters: _Params, clip_value: float, foreach: bool | None = None) -> None:

@@ -1,0 +1,23 @@
+"""``tensorplug.autograd.graph``: the graph's public names, as ``torch.autograd.graph`` has them:
+:class:`Node` (a tensor's ``grad_fn``) and :class:`saved_tensors_hooks` (Note [Saved tensor
+hooks] in saved.py).
+
+Usage::
+
+    def pack(t):
+        return t.cpu()              # keep saved values elsewhere
+
+    def unpack(t):
+        return t
+
+    with tp.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = model(x)
+    y.sum().backward()
+"""
+
+from __future__ import annotations
+
+from .graph import Node
+from .saved import saved_tensors_hooks
+
+__all__ = ["Node", "saved_tensors_hooks"]

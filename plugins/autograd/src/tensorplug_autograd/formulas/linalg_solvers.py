@@ -361,24 +361,40 @@ def pinv_backward(grad: Tensor, pinvA: Tensor, A: Tensor) -> Tensor:
     return -_mH(K @ pinvA) + (gradh - A @ K) @ pinvA @ pinvAh + pinvAhK - pinvAhK @ pinvA @ A
 
 
-def _lstsq_backward(g: Tensor, A: Tensor, B: Tensor, which: str) -> Tensor:
-    """solution = pinv(A) B: gB = pinv(A)^H g, gA = pinv_backward(g B^H, pinv(A), A)."""
+def _lstsq_backward(
+    g: tuple[Tensor, Tensor], A: Tensor, B: Tensor, X: Tensor, which: str
+) -> Tensor | None:
+    """solution = pinv(A) B: gB = pinv(A)^H g, gA = pinv_backward(g B^H, pinv(A), A).
+    residuals = sum over rows of |A X - B|^2 at the minimizer X: its gradient through X
+    vanishes, so gA = 2 R diag(g_res) X^H and gB = -2 R diag(g_res), R = A X - B."""
+    g_sol, g_res = g
     vector = B.ndim == A.ndim - 1
-    pinvA = _lin().pinv(A)
-    gm = g.unsqueeze(-1) if vector else g
     Bm = B.unsqueeze(-1) if vector else B
-    if which == "b":
-        gB = _mH(pinvA) @ gm
-        return gB.squeeze(-1) if vector else gB
-    return pinv_backward(gm @ _mH(Bm), pinvA, A)
+    Xm = X.unsqueeze(-1) if vector else X
+    out = None
+    if g_sol is not None:
+        pinvA = _lin().pinv(A)
+        gm = g_sol.unsqueeze(-1) if vector else g_sol
+        if which == "b":
+            out = _mH(pinvA) @ gm
+        else:
+            out = pinv_backward(gm @ _mH(Bm), pinvA, A)
+    if g_res is not None and g_res.numel():
+        R = A @ Xm - Bm
+        weighted = 2 * R * g_res.unsqueeze(-2).to(R.dtype)
+        part = -weighted if which == "b" else weighted @ _mH(Xm)
+        out = part if out is None else out + part
+    if out is not None and which == "b" and vector:
+        out = out.squeeze(-1)
+    return out
 
 
 defderiv(
     "linalg_lstsq",
-    self=lambda g, s: _lstsq_backward(g[0], s.self, s.b, "self"),
-    b=lambda g, s: _lstsq_backward(g[0], s.self, s.b, "b"),
+    self=lambda g, s: _lstsq_backward((g[0], g[1]), s.self, s.b, s.result[0], "self"),
+    b=lambda g, s: _lstsq_backward((g[0], g[1]), s.self, s.b, s.result[0], "b"),
 )
-OUTPUT_DIFFERENTIABILITY["linalg_lstsq"] = (True, False, False, False)
+OUTPUT_DIFFERENTIABILITY["linalg_lstsq"] = (True, True, False, False)
 
 
 # --- LU -------------------------------------------------------------------------------------------
@@ -454,12 +470,15 @@ def _lu_unpack_backward(g: tuple[Tensor, Tensor, Tensor], shape: Any) -> Tensor:
     k = min(m, n)
     out = None
     if gL is not None and gL.numel():
-        out = tp.cat([gL.tril(-1), tp.zeros(*gL.shape[:-1], n - k, dtype=gL.dtype)], -1) if n > k else gL.tril(-1)
+        out = gL.tril(-1)
+        if n > k:
+            out = tp.cat([out, gL.new_zeros([*gL.shape[:-1], n - k])], -1)
     if gU is not None and gU.numel():
         u = gU.triu()
-        u = tp.cat([u, tp.zeros(*gU.shape[:-2], m - k, n, dtype=gU.dtype)], -2) if m > k else u
+        if m > k:
+            u = tp.cat([u, gU.new_zeros([*gU.shape[:-2], m - k, n])], -2)
         out = u if out is None else out + u
-    return out if out is not None else tp.zeros(*shape)
+    return out if out is not None else g[1].new_zeros(list(shape))
 
 
 defderiv(

@@ -1,4 +1,5 @@
-"""Batching rules of the matmul family: ``matmul``, ``mm``, ``bmm``, ``dot`` and ``addmm``.
+"""Batching rules of the matmul family (``matmul``, ``mm``, ``bmm``, ``dot`` and ``addmm``) and of
+the ``torch.linalg`` factorizations and solvers (Note [Batched linear algebra]).
 
 Note [Batched matmul]
 ~~~~~~~~~~~~~~~~~~~~~
@@ -117,5 +118,117 @@ def _addmm_maker(op: Any) -> Kernel:
         if beta == 0:
             return out
         return aten.add.Tensor(out, self, alpha=beta)
+
+    return kernel
+
+
+# --- torch.linalg: factorizations and solvers ----------------------------------------------------
+# Note [Batched linear algebra]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The factorizations and solvers work on stacks: every dimension before a tensor's core (its
+# last two for a matrix, its last for pivots or a vector) is a batch dimension, broadcast
+# between the operands. So the vmap dimension moved to the front is one more batch dimension:
+# a batched operand gets size-1 dimensions after it up to the largest logical batch rank (so
+# that it meets the other operands' batch dimensions, not one of their matrix dimensions), an
+# unbatched one broadcasts from the left, and every output comes back batched at 0. An output
+# that has no batch dimension (the empty placeholders: ``U`` of ``compute_uv=False``) is
+# expanded along one. Operators whose reading of an operand depends on its rank (a vector
+# right-hand side of ``solve_ex`` and ``lstsq``) take the loop fallback for those calls.
+
+# op -> the core rank of each positional tensor argument, in order
+_CORE_RANKS: dict[str, tuple[int, ...]] = {
+    "linalg_cholesky_ex.default": (2,),
+    "linalg_inv_ex.default": (2,),
+    "linalg_det.default": (2,),
+    "linalg_slogdet.default": (2,),
+    "_linalg_svd.default": (2,),
+    "_linalg_eigh.default": (2,),
+    "linalg_eig.default": (2,),
+    "linalg_qr.default": (2,),
+    "linalg_lu_factor_ex.default": (2,),
+    "linalg_lu.default": (2,),
+    "linalg_matrix_exp.default": (2,),
+    "geqrf.default": (2,),
+    "linalg_ldl_factor_ex.default": (2,),
+    "lu_unpack.default": (2, 1),
+    "linalg_lu_solve.default": (2, 1, 2),
+    "linalg_solve_triangular.default": (2, 2),
+    "linalg_ldl_solve.default": (2, 1, 2),
+    "linalg_solve_ex.default": (2, 2),
+    "linalg_lstsq.default": (2, 2),
+}
+
+
+def _stack_maker(op: Any) -> Kernel:
+    name = op.name.partition("::")[2]
+    if "." not in name:
+        name += ".default"
+    cores = _CORE_RANKS[name]
+    rank_sensitive = name in ("linalg_solve_ex.default", "linalg_lstsq.default")
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        lvl = top_level(args)
+        if lvl == 0:
+            return passdown(op, args, kwargs)
+        tensors = args[: len(cores)]
+        if rank_sensitive and (tensors[1].ndim < 2 or tensors[1].ndim == tensors[0].ndim - 1):
+            return loop(op, args, kwargs, lvl)  # a vector right-hand side: the rank decides
+        if any(t.ndim < c for t, c in zip(tensors, cores, strict=True)):
+            return loop(op, args, kwargs, lvl)  # the logical call's error, on a sample
+        batch = max(t.ndim - c for t, c in zip(tensors, cores, strict=True))
+        size = 0
+        phys = []
+        for t, c in zip(tensors, cores, strict=True):
+            if batched_at(t, lvl):
+                p = front(t)
+                size = p.shape[0]
+                for _ in range(batch - (t.ndim - c)):
+                    p = _unsqueeze(p, 1)
+                phys.append(p)
+            else:
+                phys.append(t)
+        out = op(*phys, *args[len(cores) :], **kwargs)
+        return _wrap_front(out, size, lvl)
+
+    return kernel
+
+
+def _wrap_front(out: Any, size: int, lvl: int) -> Any:
+    def one(o: Tensor) -> Any:
+        if o.ndim == 0 or o.shape[0] != size:  # a placeholder without the batch dimension
+            o = aten.expand.default(_unsqueeze(o, 0), [size, *o.shape])
+        return wrap(o, 0, lvl)
+
+    if isinstance(out, Tensor):
+        return one(out)
+    items = [one(o) for o in out]
+    return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
+
+
+defrule(*_CORE_RANKS)(_stack_maker)
+
+
+@defrule("linalg_cross.default")
+def _cross_maker(op: Any) -> Kernel:
+    """Both operands broadcast and ``dim`` counts from the end of the logical shapes."""
+
+    def kernel(self: Any, other: Any, *, dim: int = -1) -> Any:
+        lvl = top_level((self, other))
+        if lvl == 0:
+            return passdown(op, (self, other), {"dim": dim})
+        nd = max(self.ndim, other.ndim)
+        if self.ndim != other.ndim or not -nd <= dim < nd:
+            return loop(op, (self, other), {"dim": dim}, lvl)
+        neg = dim - nd if dim >= 0 else dim
+        size = 0
+        phys = []
+        for t in (self, other):
+            if batched_at(t, lvl):
+                p = front(t)
+                size = p.shape[0]
+                phys.append(p)
+            else:
+                phys.append(t)
+        return wrap(op(*phys, dim=neg), 0, lvl)
 
     return kernel

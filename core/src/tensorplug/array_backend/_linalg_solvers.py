@@ -758,6 +758,7 @@ def linalg_lu_solve(
     name = "linalg.lu_solve"
     _check_matrix(name, LU, square=True, what="LU")
     _check_matrix(name, B, what="B")
+    _check_float(name, LU)
     _same_dtype(name, LU, B, "LU", "B")
     if pivots._dtype is not _dt.int32:
         raise OpError(f"{name}: pivots should be a Tensor of scalar type torch.int32")

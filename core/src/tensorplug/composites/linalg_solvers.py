@@ -51,13 +51,15 @@ def _check_matrix(qual: str, name: str, x: Any, *, square: bool = False) -> None
         )
 
 
-def _check_float(qual: str, name: str, x: Any) -> None:
+def _check_float(qual: str, name: str, x: Any, *, low: bool = True) -> None:
     if x.dtype.kind not in "fc":
         raise _fail(
             qual,
             f"{name}: Expected a floating point or complex tensor as input. Got "
             f"{torch_name(x.dtype)}",
         )
+    if low and x.dtype in (_dt.float16, _dt.bfloat16):
+        raise _fail(qual, f"{name}: Low precision dtypes not supported. Got {torch_name(x.dtype)}")
 
 
 # --- the functions over their *_ex operators --------------------------------------------------
@@ -232,6 +234,7 @@ def linalg_householder_product(input: Any, tau: Any) -> Any:
     k = tau.shape[-1]
     if k > n:
         raise _fail(q, f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    _check_float(q, "linalg.householder_product", input)
     if tau.dtype is not input.dtype:
         raise _fail(
             q,
@@ -328,7 +331,7 @@ def _matrix_norm(self: Any, ord: Any, dim: Any, keepdim: bool, dtype: Any, qual:
     d0, d1 = (d % self.ndim for d in dim)
     if d0 == d1:
         raise _fail(qual, f"{name}: dims must be different. Got ({dim[0]}, {dim[1]})")
-    _check_float(qual, name, self)
+    _check_float(qual, name, self, low=False)  # the SVD orders refuse half precision
     x = self if dtype is None else aten._to_copy.default(self, dtype=dtype)
     if isinstance(ord, str):
         if ord == "fro":

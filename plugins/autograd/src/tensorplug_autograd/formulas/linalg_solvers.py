@@ -54,6 +54,13 @@ def _diagonal(x: Tensor) -> Tensor:
     return x.diagonal(0, -2, -1)
 
 
+def _undefined(g: Tensor | None) -> bool:
+    """Whether ``g`` is an output's gradient that no loss reached: the engine gives zeros where
+    PyTorch has an undefined tensor, and the SVD and eigh formulas take PyTorch's value-only
+    path for it (``svdvals``, ``eigvalsh``), whose result stays finite at repeated values."""
+    return g is None or not bool((g != 0).any())
+
+
 def _not_implemented(name: str) -> Any:
     raise NotImplementedError(
         f"the derivative for '{name}' is not implemented (PyTorch has none either)"
@@ -177,6 +184,8 @@ def _svd_backward(
             "linalg.svd: the derivative needs the singular vectors, which were not computed "
             "(compute_uv=False): use linalg.svd or linalg.svdvals"
         )
+    gU = None if _undefined(gU) else gU
+    gVh = None if _undefined(gVh) else gVh
     if gU is None and gVh is None:
         gS_ = gS.to(U.dtype)
         return U @ (gS_.unsqueeze(-1) * Vh) if m >= n else (U * gS_.unsqueeze(-2)) @ Vh
@@ -239,7 +248,7 @@ def _eigh_backward(g: tuple[Tensor, Tensor], result: tuple[Tensor, Tensor]) -> T
             "(compute_v=False): use linalg.eigh or linalg.eigvalsh"
         )
     n = L.shape[-1]
-    if gV is None:
+    if _undefined(gV):
         return (V * gL.to(V.dtype).unsqueeze(-2)) @ _mH(V)
     VhgV = _mH(V) @ gV
     if V.dtype.is_complex and not bool(

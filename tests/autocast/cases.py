@@ -210,32 +210,45 @@ CASES: list[Case] = [
     Linalg("linalg_eigh", lambda m, mk, ints: m.linalg.eigh(_pd(m, mk))[0]),
     Linalg("linalg_eigvals", lambda m, mk, ints: m.linalg.eigvals(_wc(m, mk)).abs()),
     Linalg("linalg_eigvalsh", lambda m, mk, ints: m.linalg.eigvalsh(_pd(m, mk))),
-    Linalg("linalg_householder_product",
+    Linalg(
+        "linalg_householder_product",
         lambda m, mk, ints: m.linalg.householder_product(mk([4, 3]), mk([3])),
     ),
     Linalg("linalg_inv", lambda m, mk, ints: m.linalg.inv(_wc(m, mk))),
     Linalg("linalg_inv_ex", lambda m, mk, ints: m.linalg.inv_ex(_wc(m, mk))[0]),
     Linalg("linalg_lstsq", lambda m, mk, ints: m.linalg.lstsq(mk([4, 3]), mk([4, 2]))[0]),
-    Linalg("linalg_matrix_rank",
+    Linalg(
+        "linalg_matrix_rank",
         lambda m, mk, ints: _rank(m, mk, lambda x: m.ops.aten.linalg_matrix_rank(x, 0.01)),
     ),
-    Linalg("linalg_matrix_rank.atol_rtol_float",
+    Linalg(
+        "linalg_matrix_rank.atol_rtol_float",
         lambda m, mk, ints: _rank(m, mk, lambda x: m.linalg.matrix_rank(x, atol=0.01)),
     ),
-    Linalg("linalg_matrix_rank.atol_rtol_tensor",
+    Linalg(
+        "linalg_matrix_rank.atol_rtol_tensor",
         lambda m, mk, ints: _rank(m, mk, lambda x: m.linalg.matrix_rank(x)),
     ),
-    Linalg("linalg_matrix_rank.tol_tensor",
+    Linalg(
+        "linalg_matrix_rank.tol_tensor",
         lambda m, mk, ints: _rank(
-            m, mk, lambda x: m.ops.aten.linalg_matrix_rank.tol_tensor(x, m.tensor(0.01, device=x.device))
+            m,
+            mk,
+            lambda x: m.ops.aten.linalg_matrix_rank.tol_tensor(x, m.tensor(0.01, device=x.device)),
         ),
     ),
     Linalg("linalg_qr", lambda m, mk, ints: m.linalg.qr(mk([4, 3]))[0]),
     Linalg("linalg_solve", lambda m, mk, ints: m.linalg.solve(_wc(m, mk), mk([3, 2]))),
     Linalg("linalg_svd", lambda m, mk, ints: m.linalg.svd(mk([4, 3]))[1]),
     Linalg("linalg_svdvals", lambda m, mk, ints: m.linalg.svdvals(mk([4, 3]))),
-    Linalg("linalg_tensorinv", lambda m, mk, ints: m.linalg.tensorinv(_wc(m, mk, 4).reshape(4, 2, 2), ind=1)),
-    Linalg("linalg_tensorsolve", lambda m, mk, ints: m.linalg.tensorsolve(_wc(m, mk, 4).reshape(2, 2, 4), mk([2, 2]))),
+    Linalg(
+        "linalg_tensorinv",
+        lambda m, mk, ints: m.linalg.tensorinv(_wc(m, mk, 4).reshape(4, 2, 2), ind=1),
+    ),
+    Linalg(
+        "linalg_tensorsolve",
+        lambda m, mk, ints: m.linalg.tensorsolve(_wc(m, mk, 4).reshape(2, 2, 4), mk([2, 2])),
+    ),
 ]
 
 # operators outside every list keep their natural dtype (the Autocast keys fall through)

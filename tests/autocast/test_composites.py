@@ -40,8 +40,12 @@ EXPECTED_CHANGES = {
     **{
         (op, dev): "PyTorch's runs matmul"
         for op in (
-            "linalg_matrix_power", "matrix_power", "linalg_pinv", "linalg_pinv.atol_rtol_tensor",
-            "linalg_pinv.atol_rtol_float", "linalg_pinv.rcond_tensor",
+            "linalg_matrix_power",
+            "matrix_power",
+            "linalg_pinv",
+            "linalg_pinv.atol_rtol_tensor",
+            "linalg_pinv.atol_rtol_float",
+            "linalg_pinv.rcond_tensor",
         )
         for dev in ("cpu", "accel")
     },  # fmt: skip

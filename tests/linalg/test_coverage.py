@@ -18,7 +18,9 @@ def torch_names() -> list[str]:
     return [n for n in lines if n and not n.startswith("#")]
 
 
-def test_every_torch_linalg_name_is_in_tensorplug_linalg(capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_torch_linalg_name_is_in_tensorplug_linalg(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     names = torch_names()
     present = [n for n in names if hasattr(tp.linalg, n)]
     missing = sorted(set(names) - set(present))

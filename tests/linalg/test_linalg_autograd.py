@@ -86,14 +86,24 @@ def test_det_at_a_singular_matrix_is_the_cofactor_matrix() -> None:
         ("multi_dot", lambda a, b, c: L.multi_dot([a, b, c]), [(3,), (3, 4), (4,)]),
         ("tensorsolve", lambda a, b: L.tensorsolve(a, b), [(2, 3, 6), (2, 3)]),
         ("vander", lambda x: L.vander(x, N=4), [(3,)]),
-        ("cholesky_solve", lambda b, c: tp.cholesky_solve(b, c.tril() + 3 * tp.eye(3, dtype=tp.float64)), [(3, 2), (3, 3)]),
+        (
+            "cholesky_solve",
+            lambda b, c: tp.cholesky_solve(b, c.tril() + 3 * tp.eye(3, dtype=tp.float64)),
+            [(3, 2), (3, 3)],
+        ),
         ("logdet", lambda a: tp.logdet(a @ a.mT + tp.eye(3, dtype=tp.float64)), [(3, 3)]),
     ],
 )
 def test_composites_differentiate_through_their_parts(name: str, fn: Any, shapes: Any) -> None:
-    xs = tuple(leaf(rng.standard_normal(s) + (2 * np.eye(s[-1]) if name in ("cond",) else 0)) for s in shapes)
+    xs = tuple(
+        leaf(rng.standard_normal(s) + (2 * np.eye(s[-1]) if name in ("cond",) else 0))
+        for s in shapes
+    )
     if name == "tensorsolve":
-        xs = (leaf(rng.standard_normal((6, 6)).reshape(2, 3, 6) + np.eye(6).reshape(2, 3, 6) * 3), xs[1])
+        xs = (
+            leaf(rng.standard_normal((6, 6)).reshape(2, 3, 6) + np.eye(6).reshape(2, 3, 6) * 3),
+            xs[1],
+        )
     assert gradcheck(fn, xs)
 
 

@@ -66,24 +66,41 @@ def test_solve_and_lu_factor_of_singular_matrices() -> None:
     [
         (lambda: L.inv(tp.ones(2, 3)), "A must be batches of square matrices, but they are 2 by 3"),
         (lambda: L.det(tp.ones(3)), "The input tensor A must have at least 2 dimensions."),
-        (lambda: L.inv(tp.ones(2, 2, dtype=tp.int64)), "Expected a floating point or complex "
-         "tensor as input. Got Long"),  # fmt: skip
-        (lambda: L.inv(tp.ones(2, 2, dtype=tp.float16)), "Low precision dtypes not supported. "
-         "Got Half"),  # fmt: skip
-        (lambda: L.solve(tp.eye(3), tp.ones(4)), r"Incompatible shapes of A and B for the "
-         r"equation AX = B \(3x3 and 4x1\)"),  # fmt: skip
-        (lambda: L.solve(tp.eye(3), tp.ones(3, dtype=tp.float64)), "Expected A and B to have "
-         "the same dtype, but found A of type Float and B of type Double instead"),  # fmt: skip
+        (
+            lambda: L.inv(tp.ones(2, 2, dtype=tp.int64)),
+            "Expected a floating point or complex tensor as input. Got Long",
+        ),  # fmt: skip
+        (
+            lambda: L.inv(tp.ones(2, 2, dtype=tp.float16)),
+            "Low precision dtypes not supported. Got Half",
+        ),  # fmt: skip
+        (
+            lambda: L.solve(tp.eye(3), tp.ones(4)),
+            r"Incompatible shapes of A and B for the "
+            r"equation AX = B \(3x3 and 4x1\)",
+        ),  # fmt: skip
+        (
+            lambda: L.solve(tp.eye(3), tp.ones(3, dtype=tp.float64)),
+            "Expected A and B to have "
+            "the same dtype, but found A of type Float and B of type Double instead",
+        ),  # fmt: skip
         (lambda: L.qr(tp.ones(3, 2), mode="x"), "qr received unrecognized mode 'x'"),
         (lambda: L.eigh(tp.eye(2), UPLO="X"), "Expected UPLO argument to be 'L' or 'U'"),
-        (lambda: L.lstsq(tp.ones(3, 2), tp.ones(4, 1)), r"input.size\(-2\) should match "
-         r"other.size\(-2\)"),  # fmt: skip
-        (lambda: L.lstsq(tp.ones(3, 2), tp.ones(3, 1), driver="foo"), "parameter `driver` "
-         "should be one of"),  # fmt: skip
+        (
+            lambda: L.lstsq(tp.ones(3, 2), tp.ones(4, 1)),
+            r"input.size\(-2\) should match "
+            r"other.size\(-2\)",
+        ),  # fmt: skip
+        (
+            lambda: L.lstsq(tp.ones(3, 2), tp.ones(3, 1), driver="foo"),
+            "parameter `driver` should be one of",
+        ),  # fmt: skip
         (lambda: L.cross(tp.ones(2), tp.ones(2)), "inputs dimension -1 must have length 3"),
         (lambda: L.svd(tp.ones(2, 3), driver="gesvd"), "only supported on CUDA inputs"),
-        (lambda: L.lu_factor(tp.eye(3), pivot=False), "LU without pivoting is not implemented "
-         "on the CPU"),  # fmt: skip
+        (
+            lambda: L.lu_factor(tp.eye(3), pivot=False),
+            "LU without pivoting is not implemented on the CPU",
+        ),  # fmt: skip
     ],
 )
 def test_argument_errors_are_pytorchs(call: Any, msg: str) -> None:

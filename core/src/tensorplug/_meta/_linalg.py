@@ -7,15 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 from ._array import (
-    _c64,
-    _c128,
-    _f32,
-    _f64,
     MetaArray,
     _api,
     _axes,
     _axis,
     _broadcast,
+    _c64,
+    _c128,
+    _f32,
+    _f64,
     _promote,
     xp,
 )

@@ -304,11 +304,12 @@ def linalg_cholesky_ex(
             L = None  # a library that signals failure with nan (CuPy)
     else:
         L = xp.asarray(a, copy=True)
-    if L is None:
+    failed = L is None
+    if failed:
         L, info = _cholesky_xp(kit, a)
     else:
         info = _info_array(kit, batch, self._device)
-    if check_errors:
+    if check_errors and failed:
         _raise_info(
             kit,
             info,
@@ -338,27 +339,27 @@ def linalg_inv_ex(kit: Kit, A: Tensor, *, check_errors: bool = False) -> tuple[T
     xp = kit.xp
     a = kit.as_compute(A, A._dtype)
     batch = _shape(A)[:-2]
+    failed = False
     try:
         r = la.inv(a) if a.shape[-1] and math.prod(batch) else xp.asarray(a, copy=True)
         info = _info_array(kit, batch, A._device)
     except Exception as e:
         if not _failed(e):
             raise
+        failed = True
         _, _, info = lu_xp(kit, a)
         ok = (info == 0)[..., None, None]
         eye = xp.eye(a.shape[-1], dtype=a.dtype)
         r = la.inv(xp.where(ok, a, eye))
         r = xp.where(ok, r, xp.full_like(r, math.nan))
-    if check_errors:
+    if check_errors and failed:
         _raise_info(kit, info, len(batch) > 0, _singular_message("linalg_inv_ex", name))
     return _wrap(kit, r, A._dtype, A), _wrap(kit, info, _dt.int32, A)
 
 
 def is_vector_rhs(A_shape: tuple[int, ...], B_shape: tuple[int, ...]) -> bool:
     """PyTorch's ``linalg_solve_is_vector_rhs``: ``B`` is a (batch of) vector(s)."""
-    return len(B_shape) == 1 or (
-        len(A_shape) - 1 == len(B_shape) and B_shape == A_shape[:-1]
-    )
+    return len(B_shape) == 1 or (len(A_shape) - 1 == len(B_shape) and B_shape == A_shape[:-1])
 
 
 def linalg_solve_ex(
@@ -375,12 +376,16 @@ def linalg_solve_ex(
     n = sa[-1]
     eq = "AX = B" if left else "XA = B"
     if not left and vector:
-        raise OpError(
-            f"{name}: Vector broadcasting of the left hand side is not supported for "
-            "left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)"
-        ) if len(sb) != 1 else OpError(
-            f"{name}: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
-            f"{sb[0]}x1)"
+        raise (
+            OpError(
+                f"{name}: Vector broadcasting of the left hand side is not supported for "
+                "left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)"
+            )
+            if len(sb) != 1
+            else OpError(
+                f"{name}: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
+                f"{sb[0]}x1)"
+            )
         )
     rows = sb[-1] if vector else (sb[-2] if left else sb[-1])
     if rows != n:
@@ -398,6 +403,7 @@ def linalg_solve_ex(
         a, b = xp.matrix_transpose(a), xp.matrix_transpose(b)
     batch = sa[:-2]
     info = _info_array(kit, batch, A._device)
+    failed = False  # the library solved every matrix: info is all zeros, nothing to check
     try:
         if n == 0 or 0 in b.shape:
             shape = (*_broadcast(a.shape[:-2], b.shape[:-2]), n, b.shape[-1])
@@ -407,12 +413,13 @@ def linalg_solve_ex(
     except Exception as e:
         if not _failed(e):
             raise
+        failed = True
         _, _, info = lu_xp(kit, a)
         ok = (info == 0)[..., None, None]
         eye = xp.eye(n, dtype=a.dtype)
         r = la.solve(xp.where(ok, a, eye), b)
         r = xp.where(ok, r, xp.full_like(r, math.nan))
-    if check_errors:
+    if check_errors and failed:
         _raise_info(
             kit,
             info,
@@ -472,8 +479,7 @@ def _linalg_svd(
             )
         if driver not in ("gesvd", "gesvdj", "gesvda"):
             raise OpError(
-                "torch.linalg.svd: driver must be one of gesvd, gesvdj, gesvda, but got "
-                f"{driver}"
+                f"torch.linalg.svd: driver must be one of gesvd, gesvdj, gesvda, but got {driver}"
             )
     la = _linalg(kit, "_linalg_svd", "svd")
     xp = kit.xp
@@ -632,7 +638,9 @@ def linalg_lstsq(
         sinv = xp.where(keep, 1 / xp.where(keep, s, xp.ones_like(s)), xp.zeros_like(s))
         sinv = xp.astype(sinv, a.dtype)
         x = _mH(xp, Vh) @ (sinv[..., None] * (_mH(xp, U) @ bb))
-        rank = xp.astype(xp.sum(xp.astype(keep, kit.storage[_dt.int64]), axis=-1), kit.storage[_dt.int64])
+        rank = xp.astype(
+            xp.sum(xp.astype(keep, kit.storage[_dt.int64]), axis=-1), kit.storage[_dt.int64]
+        )
     full_rank = bool(xp.all(rank == k)) if k else True
     if m > n and driver != "gelsy" and full_rank and k:
         res = a @ x - bb
@@ -669,9 +677,7 @@ def linalg_lu_factor_ex(
     _check_pivot(kit, "linalg.lu_factor", pivot)
     LU, piv, info = lu_xp(kit, kit.as_compute(A, A._dtype), pivot)
     if check_errors:
-        _raise_info(
-            kit, info, A._data.ndim > 2, _lu_message("linalg_lu_factor_ex", name), OpError
-        )
+        _raise_info(kit, info, A._data.ndim > 2, _lu_message("linalg_lu_factor_ex", name), OpError)
     return (
         _wrap(kit, LU, A._dtype, A),
         _wrap(kit, piv, _dt.int32, A),
@@ -868,7 +874,9 @@ def linalg_matrix_exp(kit: Kit, self: Tensor) -> Tensor:
     a2 = a @ a
     a4 = a2 @ a2
     a6 = a4 @ a2
-    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
+    u = a @ (
+        a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye
+    )
     v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
     r = la.solve(v - u, v + u)
     squarings = int(xp.max(si))
@@ -881,9 +889,7 @@ def linalg_cross(kit: Kit, self: Tensor, other: Tensor, *, dim: int = -1) -> Ten
     name = "linalg.cross"
     sa, sb = _shape(self), _shape(other)
     if len(sa) != len(sb):
-        raise OpError(
-            f"{name}: inputs must have the same number of dimensions."
-        )
+        raise OpError(f"{name}: inputs must have the same number of dimensions.")
     if self._dtype is not other._dtype:
         raise OpError(
             f"expected scalar type {torch_name(self._dtype)} but found {torch_name(other._dtype)}"
@@ -891,8 +897,7 @@ def linalg_cross(kit: Kit, self: Tensor, other: Tensor, *, dim: int = -1) -> Ten
     nd = len(sa)
     if not -nd <= dim < nd:
         raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got "
-            f"{dim})"
+            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})"
         )
     ax = dim % nd
     if sa[ax] != 3 or sb[ax] != 3:
@@ -975,7 +980,11 @@ def linalg_ldl_factor_ex(
         infos.append(info)
     i32 = kit.storage[_dt.int32]
     LD = xp.reshape(xp.stack(lds), a.shape) if lds else xp.asarray(a, copy=True)
-    piv = xp.reshape(xp.astype(xp.stack(pivs), i32), (*batch, n)) if pivs else xp.zeros((*batch, n), dtype=i32)
+    piv = (
+        xp.reshape(xp.astype(xp.stack(pivs), i32), (*batch, n))
+        if pivs
+        else xp.zeros((*batch, n), dtype=i32)
+    )
     info = xp.reshape(xp.asarray(infos, dtype=i32), tuple(batch))
     if check_errors:
         _raise_info(
@@ -987,7 +996,11 @@ def linalg_ldl_factor_ex(
                 f"completed because the input is singular (the diagonal element {i} is zero)."
             ),
         )
-    return _wrap(kit, LD, d, self), _wrap(kit, piv, _dt.int32, self), _wrap(kit, info, _dt.int32, self)
+    return (
+        _wrap(kit, LD, d, self),
+        _wrap(kit, piv, _dt.int32, self),
+        _wrap(kit, info, _dt.int32, self),
+    )
 
 
 def linalg_ldl_solve(

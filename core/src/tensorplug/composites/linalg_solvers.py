@@ -147,9 +147,7 @@ def linalg_multi_dot(tensors: Any) -> Any:
         want = "1D or 2D" if i in (0, n - 1) else "2D"
         ok = t.ndim == 2 or (t.ndim == 1 and i in (0, n - 1))
         if not ok:
-            raise _fail(
-                q, f"multi_dot(): tensor {i} must be {want} but got {t.ndim}D"
-            )
+            raise _fail(q, f"multi_dot(): tensor {i} must be {want} but got {t.ndim}D")
     dtype = tensors[0].dtype
     for t in tensors[1:]:
         if t.dtype is not dtype:
@@ -230,7 +228,9 @@ def linalg_householder_product(input: Any, tau: Any) -> Any:
     if m < n:
         raise _fail(q, f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]")
     if tau.ndim != input.ndim - 1:
-        raise _fail(q, f"{name}: input.dim() - tau.dim() must be equal to 1 but got {input.ndim - tau.ndim}")
+        raise _fail(
+            q, f"{name}: input.dim() - tau.dim() must be equal to 1 but got {input.ndim - tau.ndim}"
+        )
     k = tau.shape[-1]
     if k > n:
         raise _fail(q, f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
@@ -264,13 +264,13 @@ def ormqr(self: Any, input2: Any, input3: Any, left: bool = True, transpose: boo
     reflectors of ``self`` and ``input2`` (extra reflectors with ``tau = 0`` are identities)."""
     m, n = self.shape[-2], self.shape[-1]
     if m > n:
-        pad = aten.zeros.default(
-            [*self.shape[:-1], m - n], dtype=self.dtype, device=self.device
-        )
+        pad = aten.zeros.default([*self.shape[:-1], m - n], dtype=self.dtype, device=self.device)
         self = aten.cat.default([self, pad], -1)
     k = input2.shape[-1]
     if k < m:
-        tpad = aten.zeros.default([*input2.shape[:-1], m - k], dtype=input2.dtype, device=input2.device)
+        tpad = aten.zeros.default(
+            [*input2.shape[:-1], m - k], dtype=input2.dtype, device=input2.device
+        )
         input2 = aten.cat.default([input2, tpad], -1)
     q_full = linalg_householder_product(aten.narrow.default(self, -1, 0, m), input2)
     if transpose:
@@ -453,8 +453,10 @@ def linalg_cond_p_str(self: Any, p: str) -> Any:
 def _tolerance(s: Any, atol: Any, rtol: Any, A: Any) -> Any:
     """PyTorch's ``max(atol, rtol * sigma_max)``, ``rtol`` defaulting to ``eps * max(m, n)``
     when neither is given and to 0 when only ``atol`` is."""
-    smax = aten.amax.default(s, [-1], True) if s.shape[-1] else aten.zeros_like.default(
-        aten.narrow.default(aten.unsqueeze.default(s, -1), -2, 0, 0)
+    smax = (
+        aten.amax.default(s, [-1], True)
+        if s.shape[-1]
+        else aten.zeros_like.default(aten.narrow.default(aten.unsqueeze.default(s, -1), -2, 0, 0))
     )
     if rtol is None:
         eps = _dt.finfo(_real_dtype(A.dtype)).eps
@@ -681,11 +683,13 @@ def triangular_solve(
     q = "triangular_solve"
     if self.ndim < 2:
         raise _fail(
-            q, f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has {self.ndim} dimensions instead"
+            q,
+            f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has {self.ndim} dimensions instead",
         )
     if A.ndim < 2:
         raise _fail(
-            q, f"torch.triangular_solve: Expected A to have at least 2 dimensions, but it has {A.ndim} dimensions instead"
+            q,
+            f"torch.triangular_solve: Expected A to have at least 2 dimensions, but it has {A.ndim} dimensions instead",
         )
     M = aten.transpose.int(A, -2, -1) if transpose else A
     up = upper != transpose

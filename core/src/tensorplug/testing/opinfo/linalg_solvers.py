@@ -49,7 +49,9 @@ def _sign_free(values: Any, tol: float) -> None:
 
 def _close(got: Any, want: Any, d: str, what: str) -> None:
     rtol, atol = _TOL[d]
-    np.testing.assert_allclose(np.asarray(got.cpu().numpy(), np.float64), want, rtol, atol, err_msg=what)
+    np.testing.assert_allclose(
+        np.asarray(got.cpu().numpy(), np.float64), want, rtol, atol, err_msg=what
+    )
 
 
 # --- cholesky, inv, solve, det, slogdet -------------------------------------------------------
@@ -655,7 +657,6 @@ add(
 )
 
 
-
 # --- the composites (torch.linalg functions and top-level names over the operators above) --------
 
 
@@ -730,7 +731,9 @@ def _compare_eigh_public(got: Any, expected: Any, sample: SampleInput, d: str) -
     _compare_eigh(got, expected, sample, d)
 
 
-def _matrix_norm_ref(a: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, **kw: Any) -> Any:
+def _matrix_norm_ref(
+    a: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, **kw: Any
+) -> Any:
     return np.linalg.norm(_wide64(a), ord=ord, axis=tuple(dim), keepdims=keepdim)
 
 
@@ -806,7 +809,9 @@ def _ormqr_ref(a: Any, tau: Any, c: Any, left: bool = True, transpose: bool = Fa
     return q @ _wide64(c) if left else _wide64(c) @ q
 
 
-def _triangular_solve_ref(b: Any, a: Any, upper: bool = True, transpose: bool = False, unitriangular: bool = False) -> Any:
+def _triangular_solve_ref(
+    b: Any, a: Any, upper: bool = True, transpose: bool = False, unitriangular: bool = False
+) -> Any:
     t = np.triu(_wide64(a)) if upper else np.tril(_wide64(a))
     if transpose:
         t = _mT(t)
@@ -839,19 +844,38 @@ def _svdvals_result(s: SampleInput, d: str) -> Any:
     return d
 
 
-_composite("linalg_cholesky", "linalg.cholesky", _pd_samples, lambda a, **k: _ref_cholesky_ex(a, **k)[0])
-_composite("linalg_inv", "linalg.inv", _square_samples, lambda a: np.linalg.inv(_wide64(a)))
-_composite("linalg_solve", "linalg.solve", _solve_samples, lambda a, b, **k: _ref_solve(a, b, **k)[0])
 _composite(
-    "linalg_svd", "linalg.svd", _one((4, 3), kind="any", full_matrices=False),
-    _ref_svd_public("Vh"), returns=("U", "S", "Vh"), compare=_compare_svd_public,
+    "linalg_cholesky", "linalg.cholesky", _pd_samples, lambda a, **k: _ref_cholesky_ex(a, **k)[0]
+)
+_composite("linalg_inv", "linalg.inv", _square_samples, lambda a: np.linalg.inv(_wide64(a)))
+_composite(
+    "linalg_solve", "linalg.solve", _solve_samples, lambda a, b, **k: _ref_solve(a, b, **k)[0]
+)
+_composite(
+    "linalg_svd",
+    "linalg.svd",
+    _one((4, 3), kind="any", full_matrices=False),
+    _ref_svd_public("Vh"),
+    returns=("U", "S", "Vh"),
+    compare=_compare_svd_public,
 )
 _composite("linalg_svdvals", "linalg.svdvals", _one((2, 4, 3), kind="any"), _svals)
 _composite(
-    "linalg_eigh", "linalg.eigh", _pd_samples, _ref_eigh, returns=("eigenvalues", "eigenvectors"),
+    "linalg_eigh",
+    "linalg.eigh",
+    _pd_samples,
+    _ref_eigh,
+    returns=("eigenvalues", "eigenvectors"),
     compare=_compare_eigh_public,
 )
-_composite("linalg_eigvalsh", "linalg.eigvalsh", _pd_samples, lambda a, UPLO="L": np.linalg.eigvalsh(_wide64(a), UPLO=UPLO))
+_composite(
+    "linalg_eigvalsh",
+    "linalg.eigvalsh",
+    _pd_samples,
+    lambda a, UPLO="L": np.linalg.eigvalsh(_wide64(a), UPLO=UPLO),
+)
+
+
 def _compare_eigvals(got: Any, expected: Any, sample: SampleInput, d: str) -> None:
     assert str(got.dtype).endswith("complex64" if d == "float32" else "complex128"), got.dtype
     w = np.asarray(got.cpu().numpy(), complex)
@@ -859,16 +883,25 @@ def _compare_eigvals(got: Any, expected: Any, sample: SampleInput, d: str) -> No
 
 
 _composite(
-    "linalg_eigvals", "linalg.eigvals", _one((3, 3), kind="pd"),
-    lambda a: np.linalg.eigvals(_wide64(a)), compare=_compare_eigvals,
+    "linalg_eigvals",
+    "linalg.eigvals",
+    _one((3, 3), kind="pd"),
+    lambda a: np.linalg.eigvals(_wide64(a)),
+    compare=_compare_eigvals,
 )
 _composite(
-    "linalg_lu_factor", "linalg.lu_factor", _lu_factor_samples,
-    lambda a, **k: _ref_lu_factor(a)[:2], returns=("LU", "pivots"),
+    "linalg_lu_factor",
+    "linalg.lu_factor",
+    _lu_factor_samples,
+    lambda a, **k: _ref_lu_factor(a)[:2],
+    returns=("LU", "pivots"),
     result_dtype=lambda s, d: (d, "int32"),
 )
 _composite(
-    "_lu_with_info", "_lu_with_info", _lu_factor_samples, lambda a, *r, **k: _ref_lu_factor(a),
+    "_lu_with_info",
+    "_lu_with_info",
+    _lu_factor_samples,
+    lambda a, *r, **k: _ref_lu_factor(a),
     result_dtype=lambda s, d: (d, "int32", "int32"),
 )
 add(
@@ -876,85 +909,218 @@ add(
         "linalg_ldl_factor",
         op=_ldl_op("linalg.ldl_factor"),
         sample_inputs=_ldl_samples,
-        ref=lambda a, **k: (_ref_ldl(a)[:2] if _has_scipy() else _REFUSED),
+        ref=lambda a, **k: _ref_ldl(a)[:2] if _has_scipy() else _REFUSED,
         dtypes=FLOATS,
         compare=_ldl_compare,
         aten_variant=False,
     )
 )
-_composite("linalg_householder_product", "linalg.householder_product", _orgqr_samples, _householder_ref)
-_composite("linalg_matrix_power", "linalg.matrix_power", _one((2, 3, 3), n=3), _power_ref)
-_composite("linalg_matrix_norm", "linalg.matrix_norm", _one((2, 3, 4), kind="any", ord=2), _matrix_norm_ref)
 _composite(
-    "linalg_matrix_norm.str_ord", "linalg.matrix_norm", _one((3, 4), kind="any", ord="nuc"),
+    "linalg_householder_product", "linalg.householder_product", _orgqr_samples, _householder_ref
+)
+_composite("linalg_matrix_power", "linalg.matrix_power", _one((2, 3, 3), n=3), _power_ref)
+_composite(
+    "linalg_matrix_norm", "linalg.matrix_norm", _one((2, 3, 4), kind="any", ord=2), _matrix_norm_ref
+)
+_composite(
+    "linalg_matrix_norm.str_ord",
+    "linalg.matrix_norm",
+    _one((3, 4), kind="any", ord="nuc"),
     _matrix_norm_ref,
 )
 _composite(
-    "linalg_norm", "linalg.norm", _one((3, 4), kind="any"),
+    "linalg_norm",
+    "linalg.norm",
+    _one((3, 4), kind="any"),
     lambda a, **k: np.linalg.norm(_wide64(a)),
 )
 _composite(
-    "linalg_norm.ord_str", "linalg.norm", _one((3, 4), kind="any", ord="fro"),
+    "linalg_norm.ord_str",
+    "linalg.norm",
+    _one((3, 4), kind="any", ord="fro"),
     lambda a, ord, **k: np.linalg.norm(_wide64(a), ord),
 )
 _composite("linalg_cond", "linalg.cond", _square_samples, _cond_ref)
 _composite("linalg_cond.p_str", "linalg.cond", _one((3, 3), p="fro"), _cond_ref)
 _rank = lambda s, d: "int64"  # noqa: E731
-_composite("linalg_matrix_rank.atol_rtol_tensor", "linalg.matrix_rank", _one((2, 4, 3), kind="any"), _rank_ref, result_dtype=_rank)
-_composite("linalg_matrix_rank.atol_rtol_float", "linalg.matrix_rank", _one((4, 3), kind="any", atol=1e-6, rtol=0.0), _rank_ref, result_dtype=_rank)
-_composite("linalg_matrix_rank", "linalg.matrix_rank", _one((4, 3), kind="any", tol=1e-6), _rank_ref, result_dtype=_rank)
-_composite("linalg_matrix_rank.tol_tensor", "ops.aten.linalg_matrix_rank.tol_tensor", _tol_samples, lambda a, tol, **k: _rank_ref(a), result_dtype=_rank)
+_composite(
+    "linalg_matrix_rank.atol_rtol_tensor",
+    "linalg.matrix_rank",
+    _one((2, 4, 3), kind="any"),
+    _rank_ref,
+    result_dtype=_rank,
+)
+_composite(
+    "linalg_matrix_rank.atol_rtol_float",
+    "linalg.matrix_rank",
+    _one((4, 3), kind="any", atol=1e-6, rtol=0.0),
+    _rank_ref,
+    result_dtype=_rank,
+)
+_composite(
+    "linalg_matrix_rank",
+    "linalg.matrix_rank",
+    _one((4, 3), kind="any", tol=1e-6),
+    _rank_ref,
+    result_dtype=_rank,
+)
+_composite(
+    "linalg_matrix_rank.tol_tensor",
+    "ops.aten.linalg_matrix_rank.tol_tensor",
+    _tol_samples,
+    lambda a, tol, **k: _rank_ref(a),
+    result_dtype=_rank,
+)
 _composite("linalg_pinv.atol_rtol_tensor", "linalg.pinv", _one((4, 3), kind="any"), _pinv_ref)
-_composite("linalg_pinv.atol_rtol_float", "linalg.pinv", _one((3, 3), kind="pd", hermitian=True), _pinv_ref)
+_composite(
+    "linalg_pinv.atol_rtol_float", "linalg.pinv", _one((3, 3), kind="pd", hermitian=True), _pinv_ref
+)
 _composite("linalg_pinv", "linalg.pinv", _one((4, 3), kind="any", rcond=1e-15), _pinv_ref)
 _composite("linalg_pinv.rcond_tensor", "ops.aten.linalg_pinv.rcond_tensor", _tol_samples, _pinv_ref)
 _composite(
-    "linalg_multi_dot", "linalg.multi_dot",
-    lambda d, rng: iter([S("vec_mat_vec", [make((3,), d, rng), make((3, 4), d, rng), make((4, 2), d, rng), make((2,), d, rng)])]),
+    "linalg_multi_dot",
+    "linalg.multi_dot",
+    lambda d, rng: iter(
+        [
+            S(
+                "vec_mat_vec",
+                [
+                    make((3,), d, rng),
+                    make((3, 4), d, rng),
+                    make((4, 2), d, rng),
+                    make((2,), d, rng),
+                ],
+            )
+        ]
+    ),
     lambda ts: np.linalg.multi_dot([_wide64(t) for t in ts]),
 )
 _composite(
-    "chain_matmul", "chain_matmul",
-    lambda d, rng: iter([S("three", [make((2, 3), d, rng), make((3, 4), d, rng), make((4, 2), d, rng)])]),
+    "chain_matmul",
+    "chain_matmul",
+    lambda d, rng: iter(
+        [S("three", [make((2, 3), d, rng), make((3, 4), d, rng), make((4, 2), d, rng)])]
+    ),
     lambda ts: np.linalg.multi_dot([_wide64(t) for t in ts]),
 )
-_composite("linalg_tensorinv", "linalg.tensorinv", _tensorinv_samples, lambda a, ind=2: np.linalg.tensorinv(_wide64(a), ind))
-_composite("linalg_tensorsolve", "linalg.tensorsolve", _tensorsolve_samples, lambda a, b, dims=None: np.linalg.tensorsolve(_wide64(a), _wide64(b)))
 _composite(
-    "linalg_vander", "linalg.vander", _one((2, 3), kind="any", N=4),
+    "linalg_tensorinv",
+    "linalg.tensorinv",
+    _tensorinv_samples,
+    lambda a, ind=2: np.linalg.tensorinv(_wide64(a), ind),
+)
+_composite(
+    "linalg_tensorsolve",
+    "linalg.tensorsolve",
+    _tensorsolve_samples,
+    lambda a, b, dims=None: np.linalg.tensorsolve(_wide64(a), _wide64(b)),
+)
+_composite(
+    "linalg_vander",
+    "linalg.vander",
+    _one((2, 3), kind="any", N=4),
     lambda x, N=None: np.stack([np.vander(r, N, increasing=True) for r in _wide64(x)]),
 )
-_composite("linalg_vecdot", "linalg.vecdot", _one((2, 3), (2, 3), kind="any"), lambda x, y, dim=-1: (_wide64(x) * _wide64(y)).sum(dim))
+_composite(
+    "linalg_vecdot",
+    "linalg.vecdot",
+    _one((2, 3), (2, 3), kind="any"),
+    lambda x, y, dim=-1: (_wide64(x) * _wide64(y)).sum(dim),
+)
 _composite("vdot", "vdot", _one((3,), (3,), kind="any"), lambda x, y: np.vdot(x, y), method="vdot")
 _composite(
-    "linalg_diagonal", "linalg.diagonal", _one((2, 3, 4), kind="any", offset=1),
+    "linalg_diagonal",
+    "linalg.diagonal",
+    _one((2, 3, 4), kind="any", offset=1),
     lambda a, offset=0, dim1=-2, dim2=-1: np.diagonal(a, offset, dim1, dim2),
 )
 _composite("det", "det", _square_samples, lambda a: np.linalg.det(_wide64(a)), method="det")
 _composite("logdet", "logdet", _square_samples, _logdet_ref, method="logdet")
-_composite("slogdet", "slogdet", _square_samples, lambda a: tuple(np.linalg.slogdet(_wide64(a))), method="slogdet", returns=("sign", "logabsdet"))
-_composite("inverse", "inverse", _square_samples, lambda a: np.linalg.inv(_wide64(a)), method="inverse")
-_composite("cholesky", "cholesky", _pd_samples, lambda a, upper=False: _ref_cholesky_ex(a, upper=upper)[0], method="cholesky")
-_composite("cholesky_solve", "cholesky_solve", _cholesky_solve_samples, _cholesky_solve_ref, method="cholesky_solve")
 _composite(
-    "cholesky_inverse", "cholesky_inverse",
-    lambda d, rng: iter([S("lower", np.linalg.cholesky(_wide64(_pd((3, 3), d, rng))).astype(make((1,), d, rng).dtype))]),
-    lambda L, upper=False: np.linalg.inv(_wide64(L) @ _mT(_wide64(L))), method="cholesky_inverse",
+    "slogdet",
+    "slogdet",
+    _square_samples,
+    lambda a: tuple(np.linalg.slogdet(_wide64(a))),
+    method="slogdet",
+    returns=("sign", "logabsdet"),
 )
 _composite(
-    "svd", "svd", _one((4, 3), kind="any"), _ref_svd_public("V"), method="svd",
-    returns=("U", "S", "V"), compare=_compare_svd_public,
+    "inverse", "inverse", _square_samples, lambda a: np.linalg.inv(_wide64(a)), method="inverse"
 )
-_composite("qr", "qr", _one((4, 3), kind="any"), lambda a, some=True: tuple(np.linalg.qr(_wide64(a))), method="qr", returns=("Q", "R"))
-_composite("pinverse", "pinverse", _one((4, 3), kind="any"), lambda a, rcond=1e-15: np.linalg.pinv(_wide64(a)), method="pinverse")
+_composite(
+    "cholesky",
+    "cholesky",
+    _pd_samples,
+    lambda a, upper=False: _ref_cholesky_ex(a, upper=upper)[0],
+    method="cholesky",
+)
+_composite(
+    "cholesky_solve",
+    "cholesky_solve",
+    _cholesky_solve_samples,
+    _cholesky_solve_ref,
+    method="cholesky_solve",
+)
+_composite(
+    "cholesky_inverse",
+    "cholesky_inverse",
+    lambda d, rng: iter(
+        [
+            S(
+                "lower",
+                np.linalg.cholesky(_wide64(_pd((3, 3), d, rng))).astype(make((1,), d, rng).dtype),
+            )
+        ]
+    ),
+    lambda L, upper=False: np.linalg.inv(_wide64(L) @ _mT(_wide64(L))),
+    method="cholesky_inverse",
+)
+_composite(
+    "svd",
+    "svd",
+    _one((4, 3), kind="any"),
+    _ref_svd_public("V"),
+    method="svd",
+    returns=("U", "S", "V"),
+    compare=_compare_svd_public,
+)
+_composite(
+    "qr",
+    "qr",
+    _one((4, 3), kind="any"),
+    lambda a, some=True: tuple(np.linalg.qr(_wide64(a))),
+    method="qr",
+    returns=("Q", "R"),
+)
+_composite(
+    "pinverse",
+    "pinverse",
+    _one((4, 3), kind="any"),
+    lambda a, rcond=1e-15: np.linalg.pinv(_wide64(a)),
+    method="pinverse",
+)
 _composite("matrix_power", "matrix_power", _one((3, 3), n=-2), _power_ref, method="matrix_power")
 _composite("matrix_exp", "matrix_exp", _expm_samples, _ref_expm, method="matrix_exp")
 _composite(
-    "triangular_solve", "triangular_solve",
-    lambda d, rng: iter([S("upper", make((3, 2), d, rng), _square((3, 3), d, rng)), S("lower_transposed", make((3, 2), d, rng), _square((3, 3), d, rng), False, True)]),
-    _triangular_solve_ref, method="triangular_solve", returns=("solution", "cloned_coefficient"),
+    "triangular_solve",
+    "triangular_solve",
+    lambda d, rng: iter(
+        [
+            S("upper", make((3, 2), d, rng), _square((3, 3), d, rng)),
+            S("lower_transposed", make((3, 2), d, rng), _square((3, 3), d, rng), False, True),
+        ]
+    ),
+    _triangular_solve_ref,
+    method="triangular_solve",
+    returns=("solution", "cloned_coefficient"),
 )
-_composite("lu_solve", "lu_solve", _lu_solve_top_samples, lambda b, LU, piv: _ref_lu_solve(LU, piv, b), method="lu_solve")
+_composite(
+    "lu_solve",
+    "lu_solve",
+    _lu_solve_top_samples,
+    lambda b, LU, piv: _ref_lu_solve(LU, piv, b),
+    method="lu_solve",
+)
 _composite("orgqr", "orgqr", _orgqr_samples, _householder_ref, method="orgqr")
 _composite("ormqr", "ormqr", _ormqr_samples, _ormqr_ref, method="ormqr")
 

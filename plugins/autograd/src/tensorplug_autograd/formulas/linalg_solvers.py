@@ -21,12 +21,13 @@ from tensorplug import Tensor
 
 from ._table import OUTPUT_DIFFERENTIABILITY, defderiv
 
+
 def _lin() -> Any:
     return tp.linalg
 
 
 def _conj(x: Tensor) -> Tensor:
-    return tp.conj(x) if x.dtype.is_complex else x  # type: ignore[attr-defined]
+    return tp.conj(x) if x.dtype.is_complex else x
 
 
 def _mH(x: Tensor) -> Tensor:
@@ -34,11 +35,11 @@ def _mH(x: Tensor) -> Tensor:
 
 
 def _real(x: Tensor) -> Tensor:
-    return tp.real(x) if x.dtype.is_complex else x  # type: ignore[attr-defined]
+    return tp.real(x) if x.dtype.is_complex else x
 
 
 def _imag(x: Tensor) -> Tensor:
-    return tp.imag(x)  # type: ignore[attr-defined]
+    return tp.imag(x)
 
 
 def _eye(x: Tensor, n: int) -> Tensor:
@@ -141,8 +142,10 @@ def _det_backward(g: Tensor, A: Tensor, det: Tensor) -> Tensor:
     cof = others.prod(-1)  # prod_{j != i} s_j
     phase = _lin().det(U) * _lin().det(Vh)
     gA = (U * cof.to(A.dtype).unsqueeze(-2)) @ Vh
-    return _conj(phase).unsqueeze(-1).unsqueeze(-2) * scaled * gA if A.dtype.is_complex else (
-        (g * phase).unsqueeze(-1).unsqueeze(-2) * gA
+    return (
+        _conj(phase).unsqueeze(-1).unsqueeze(-2) * scaled * gA
+        if A.dtype.is_complex
+        else ((g * phase).unsqueeze(-1).unsqueeze(-2) * gA)
     )
 
 
@@ -168,7 +171,9 @@ defderiv("linalg_slogdet", A=lambda g, s: _slogdet_backward(g, s.A, s.result[0])
 
 
 def _svd_backward(
-    g: tuple[Tensor, Tensor, Tensor], full: bool, result: tuple[Tensor, Tensor, Tensor]
+    g: tuple[Tensor | None, Tensor, Tensor | None],
+    full: bool,
+    result: tuple[Tensor, Tensor, Tensor],
 ) -> Tensor:
     """PyTorch's svd_backward (Townsend 2016), with its gauge check for complex inputs."""
     gU, gS, gVh = g
@@ -360,10 +365,7 @@ def pinv_backward(grad: Tensor, pinvA: Tensor, A: Tensor) -> Tensor:
         K = gradh @ pinvA
         KpinvAh = K @ pinvAh
         return (
-            -_mH(pinvA @ K)
-            + KpinvAh
-            - (A @ pinvA) @ KpinvAh
-            + (pinvAh @ pinvA) @ (gradh - K @ A)
+            -_mH(pinvA @ K) + KpinvAh - (A @ pinvA) @ KpinvAh + (pinvAh @ pinvA) @ (gradh - K @ A)
         )
     K = pinvA @ gradh
     pinvAhK = pinvAh @ K
@@ -450,9 +452,14 @@ def lu_backward(
     return P @ gA if pivot else gA
 
 
+def _lu_backward_of(g: Any, result: Any, pivot: bool) -> Tensor:
+    P, L, U = result
+    return lu_backward(g[1], g[2], P, L, U, pivot)
+
+
 defderiv(
     "linalg_lu",
-    A=lambda g, s: lu_backward(g[1], g[2], *s.result, s.pivot),
+    A=lambda g, s: _lu_backward_of(g, s.result, s.pivot),
 )
 OUTPUT_DIFFERENTIABILITY["linalg_lu"] = (False, True, True)
 

@@ -220,15 +220,7 @@ def _cross_maker(op: Any) -> Kernel:
         if self.ndim != other.ndim or not -nd <= dim < nd:
             return loop(op, (self, other), {"dim": dim}, lvl)
         neg = dim - nd if dim >= 0 else dim
-        size = 0
-        phys = []
-        for t in (self, other):
-            if batched_at(t, lvl):
-                p = front(t)
-                size = p.shape[0]
-                phys.append(p)
-            else:
-                phys.append(t)
+        phys = [front(t) if batched_at(t, lvl) else t for t in (self, other)]
         return wrap(op(*phys, dim=neg), 0, lvl)
 
     return kernel

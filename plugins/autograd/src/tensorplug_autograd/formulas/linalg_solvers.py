@@ -58,8 +58,10 @@ def _diagonal(x: Tensor) -> Tensor:
 def _undefined(g: Tensor | None) -> bool:
     """Whether ``g`` is an output's gradient that no loss reached: the engine gives zeros where
     PyTorch has an undefined tensor, and the SVD and eigh formulas take PyTorch's value-only
-    path for it (``svdvals``, ``eigvalsh``), whose result stays finite at repeated values."""
-    return g is None or not bool((g != 0).any())
+    path for it (``svdvals``, ``eigvalsh``), whose result stays finite at repeated values. A
+    gradient that requires grad is a variable of a higher derivative (double backward, forward
+    mode by the double-vjp construction), defined whatever its value."""
+    return g is None or (not g.requires_grad and not bool((g != 0).any()))
 
 
 def _not_implemented(name: str) -> Any:

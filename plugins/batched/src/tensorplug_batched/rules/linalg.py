@@ -130,10 +130,13 @@ def _addmm_maker(op: Any) -> Kernel:
 # between the operands. So the vmap dimension moved to the front is one more batch dimension:
 # a batched operand gets size-1 dimensions after it up to the largest logical batch rank (so
 # that it meets the other operands' batch dimensions, not one of their matrix dimensions), an
-# unbatched one broadcasts from the left, and every output comes back batched at 0. An output
-# that has no batch dimension (the empty placeholders: ``U`` of ``compute_uv=False``) is
-# expanded along one. Operators whose reading of an operand depends on its rank (a vector
-# right-hand side of ``solve_ex`` and ``lstsq``) take the loop fallback for those calls.
+# unbatched one gets size-1 dimensions in front (so every operand has the same rank, which the
+# kernels read: a right-hand side of one rank less is a vector), and every output comes back
+# batched at 0. An output made from unbatched operands only (``info`` when only ``B`` is
+# batched) is expanded along its size-1 vmap dimension, and one without a batch dimension (the
+# empty placeholders: ``U`` of ``compute_uv=False``) along a new one. Operators whose reading
+# of an operand depends on its logical rank (a vector right-hand side of ``solve_ex`` and
+# ``lstsq``) take the loop fallback for those calls.
 
 # op -> the core rank of each positional tensor argument, in order
 _CORE_RANKS: dict[str, tuple[int, ...]] = {
@@ -182,11 +185,13 @@ def _stack_maker(op: Any) -> Kernel:
             if batched_at(t, lvl):
                 p = front(t)
                 size = p.shape[0]
-                for _ in range(batch - (t.ndim - c)):
-                    p = _unsqueeze(p, 1)
-                phys.append(p)
+                at = 1  # size-1 dims after the vmap dim
             else:
-                phys.append(t)
+                p = t
+                at = 0  # size-1 dims in front: the vmap dim and the missing batch dims
+            for _ in range(batch - (t.ndim - c) + (1 - at)):
+                p = _unsqueeze(p, at)
+            phys.append(p)
         out = op(*phys, *args[len(cores) :], **kwargs)
         return _wrap_front(out, size, lvl)
 
@@ -195,8 +200,13 @@ def _stack_maker(op: Any) -> Kernel:
 
 def _wrap_front(out: Any, size: int, lvl: int) -> Any:
     def one(o: Tensor) -> Any:
-        if o.ndim == 0 or o.shape[0] != size:  # a placeholder without the batch dimension
-            o = aten.expand.default(_unsqueeze(o, 0), [size, *o.shape])
+        if o.ndim and o.shape[0] != size:
+            if o.shape[0] == 1 and o.numel():  # made from unbatched operands only (info)
+                o = aten.expand.default(o, [size, *o.shape[1:]])
+            else:  # an empty placeholder, without the batch dimension
+                o = aten.expand.default(_unsqueeze(o, 0), [size, *o.shape])
+        elif not o.ndim:
+            o = aten.expand.default(_unsqueeze(o, 0), [size])
         return wrap(o, 0, lvl)
 
     if isinstance(out, Tensor):
@@ -220,7 +230,8 @@ def _cross_maker(op: Any) -> Kernel:
         if self.ndim != other.ndim or not -nd <= dim < nd:
             return loop(op, (self, other), {"dim": dim}, lvl)
         neg = dim - nd if dim >= 0 else dim
-        phys = [front(t) if batched_at(t, lvl) else t for t in (self, other)]
+        # linalg.cross wants operands of one rank: an unbatched one gets a size-1 vmap dim
+        phys = [front(t) if batched_at(t, lvl) else _unsqueeze(t, 0) for t in (self, other)]
         return wrap(op(*phys, dim=neg), 0, lvl)
 
     return kernel

@@ -144,3 +144,15 @@ def test_meta_tensors_get_shapes_and_dtypes() -> None:
     assert w.dtype is tp.complex64 and v.shape == (3, 3)
     with pytest.raises(RuntimeError, match="A must be batches of square matrices"):
         L.inv(m)
+
+
+def test_lu_gives_two_or_three_results_as_torch_lu() -> None:
+    a = tp.tensor([[0.0, 1.0], [2.0, 3.0]])
+    LU, piv = tp.lu(a)
+    assert piv.tolist() == [2, 2] and LU.shape == (2, 2)
+    _, _, infos = a.lu(get_infos=True)
+    assert infos.item() == 0
+    _, _, infos = tp.lu(tp.zeros(2, 2), get_infos=True)  # no error: the info says it
+    assert infos.item() == 1
+    with pytest.raises(RuntimeError, match=r"U\[1,1\] is zero"):
+        tp.lu(tp.zeros(2, 2))

@@ -88,8 +88,8 @@ OPERATORS = {
 }
 PROPERTIES = {"T": "Tensor", "mT": "Tensor"}
 
-# attached by tensorplug._opset.unique: results whose kind depends on the arguments
-FUNCTIONAL = {"unique": "Any"}
+# attached by tensorplug._opset.unique and .lu: results whose kind depends on the arguments
+FUNCTIONAL = {"unique": "Any", "lu": "Any"}
 
 # the autograd API the tensorplug-autograd plugin attaches (DESIGN §8; without the plugin the
 # core's placeholders raise MissingPluginError or report the plain answer)

@@ -24,6 +24,9 @@ class Case:
     # what the op gives where its own entry is a fallthrough but what it decomposes into is
     # listed: (on CPU, on other device types); None: its natural dtype
     via: tuple[Policy | None, Policy | None] = (None, None)
+    # where a low-precision input stays low precision (the CUDA list does not name the
+    # factorizations) the kernels refuse it, as PyTorch's do: (on CPU, on other device types)
+    refuses_low: tuple[bool, bool] = (False, False)
 
 
 def F(m: Any) -> Any:
@@ -32,6 +35,44 @@ def F(m: Any) -> Any:
 
 def _vector_norm(m: Any) -> Any:
     return m.linalg.vector_norm
+
+
+def Linalg(op: str, call: Callable[..., Any]) -> Case:
+    """A factorization or solver: float32 on CPU (the list), refused in low precision on
+    other device types, whose list does not name it (as PyTorch's CUDA kernels refuse)."""
+    return Case(op, call, refuses_low=(False, True))
+
+
+def _wc(m: Any, mk: Make, n: int = 3) -> Any:
+    """A well-conditioned matrix of the case's dtype: small entries plus 2 I."""
+    x = mk([n, n])
+    return x * 0.1 + m.eye(n, dtype=x.dtype, device=x.device) * 2
+
+
+def _pd(m: Any, mk: Make, n: int = 3) -> Any:
+    """A symmetric positive-definite matrix of the case's dtype (no product: matmul would be
+    cast in the region)."""
+    x = mk([n, n])
+    return (x + x.mT) * 0.05 + m.eye(n, dtype=x.dtype, device=x.device) * 2
+
+
+def _ran(m: Any, r: Any, x: Any) -> Any:
+    """For an operator whose result is an integer tensor (matrix_rank): it ran (which a
+    low-precision input does only when the region casts it to float32); float32 on CPU, the
+    input's dtype elsewhere, as the lists say."""
+    del r
+    return m.zeros(1, device=x.device, dtype=m.float32 if x.device.type == "cpu" else x.dtype)
+
+
+def _rank(m: Any, mk: Make, call: Callable[..., Any]) -> Any:
+    x = mk([3, 3])
+    return _ran(m, call(x), x)
+
+
+def _lu_solve(m: Any, mk: Make) -> Any:
+    b = mk([3, 2])
+    LU, piv = m.linalg.lu_factor(_wc(m, mk).float())  # outside the lists (PyTorch's too)
+    return m.lu_solve(b, LU.to(b.dtype), piv)
 
 
 CASES: list[Case] = [
@@ -122,6 +163,91 @@ CASES: list[Case] = [
         "tensordot.int",
         lambda m, mk, ints: m.tensordot(mk([2, 3]), mk([3, 4]), dims=1),
         via=(LOWER, None),
+    ),
+    # --- linear algebra ---
+    Case("linalg_vecdot", lambda m, mk, ints: m.linalg.vecdot(mk([2, 3]), mk([2, 3]))),
+    Case(
+        "linalg_multi_dot",
+        lambda m, mk, ints: m.linalg.multi_dot([mk([2, 3]), mk([3, 4])]),
+        via=(LOWER, None),  # CPU: its mm is listed
+    ),
+    Case(
+        "chain_matmul",
+        lambda m, mk, ints: m.chain_matmul(mk([2, 3]), mk([3, 4])),
+        via=(LOWER, None),
+    ),
+    Case("linalg_matrix_norm", lambda m, mk, ints: m.linalg.matrix_norm(mk([3, 3]), 1)),
+    Case("linalg_matrix_norm.str_ord", lambda m, mk, ints: m.linalg.matrix_norm(mk([3, 3]))),
+    Case("vdot", lambda m, mk, ints: m.vdot(mk([3]), mk([3]))),
+    Linalg("cholesky", lambda m, mk, ints: m.cholesky(_pd(m, mk))),
+    Linalg("cholesky_inverse", lambda m, mk, ints: m.cholesky_inverse(_pd(m, mk))),
+    Linalg("cholesky_solve", lambda m, mk, ints: m.cholesky_solve(mk([3, 2]), _pd(m, mk))),
+    Linalg("inverse", lambda m, mk, ints: m.inverse(_wc(m, mk))),
+    Linalg("lu_solve", lambda m, mk, ints: _lu_solve(m, mk)),
+    Linalg("orgqr", lambda m, mk, ints: m.orgqr(mk([4, 3]), mk([3]))),
+    Case(
+        "ormqr",
+        lambda m, mk, ints: m.ormqr(mk([4, 3]), mk([3]), mk([4, 2])),
+        via=(None, LOWER),  # CUDA: its matmul is listed
+        refuses_low=(False, True),
+    ),
+    Case(
+        "pinverse",
+        lambda m, mk, ints: m.pinverse(mk([4, 3])),
+        via=(None, LOWER),
+        refuses_low=(False, True),
+    ),
+    Linalg("geqrf", lambda m, mk, ints: m.geqrf(mk([4, 3]))[0]),
+    Linalg("_lu_with_info", lambda m, mk, ints: m.ops.aten._lu_with_info(_wc(m, mk))[0]),
+    Linalg("qr", lambda m, mk, ints: m.qr(mk([4, 3]))[0]),
+    Linalg("svd", lambda m, mk, ints: m.svd(mk([4, 3]))[1]),
+    Linalg("triangular_solve", lambda m, mk, ints: m.triangular_solve(mk([3, 2]), _wc(m, mk))[0]),
+    Linalg("linalg_cholesky", lambda m, mk, ints: m.linalg.cholesky(_pd(m, mk))),
+    Linalg("linalg_cholesky_ex", lambda m, mk, ints: m.linalg.cholesky_ex(_pd(m, mk))[0]),
+    Linalg("linalg_cond", lambda m, mk, ints: m.linalg.cond(_wc(m, mk))),
+    Linalg("linalg_cond.p_str", lambda m, mk, ints: m.linalg.cond(_wc(m, mk), "fro")),
+    Linalg("linalg_eig", lambda m, mk, ints: m.linalg.eig(_wc(m, mk))[0].abs()),
+    Linalg("linalg_eigh", lambda m, mk, ints: m.linalg.eigh(_pd(m, mk))[0]),
+    Linalg("linalg_eigvals", lambda m, mk, ints: m.linalg.eigvals(_wc(m, mk)).abs()),
+    Linalg("linalg_eigvalsh", lambda m, mk, ints: m.linalg.eigvalsh(_pd(m, mk))),
+    Linalg(
+        "linalg_householder_product",
+        lambda m, mk, ints: m.linalg.householder_product(mk([4, 3]), mk([3])),
+    ),
+    Linalg("linalg_inv", lambda m, mk, ints: m.linalg.inv(_wc(m, mk))),
+    Linalg("linalg_inv_ex", lambda m, mk, ints: m.linalg.inv_ex(_wc(m, mk))[0]),
+    Linalg("linalg_lstsq", lambda m, mk, ints: m.linalg.lstsq(mk([4, 3]), mk([4, 2]))[0]),
+    Linalg(
+        "linalg_matrix_rank",
+        lambda m, mk, ints: _rank(m, mk, lambda x: m.ops.aten.linalg_matrix_rank(x, 0.01)),
+    ),
+    Linalg(
+        "linalg_matrix_rank.atol_rtol_float",
+        lambda m, mk, ints: _rank(m, mk, lambda x: m.linalg.matrix_rank(x, atol=0.01)),
+    ),
+    Linalg(
+        "linalg_matrix_rank.atol_rtol_tensor",
+        lambda m, mk, ints: _rank(m, mk, lambda x: m.linalg.matrix_rank(x)),
+    ),
+    Linalg(
+        "linalg_matrix_rank.tol_tensor",
+        lambda m, mk, ints: _rank(
+            m,
+            mk,
+            lambda x: m.ops.aten.linalg_matrix_rank.tol_tensor(x, m.tensor(0.01, device=x.device)),
+        ),
+    ),
+    Linalg("linalg_qr", lambda m, mk, ints: m.linalg.qr(mk([4, 3]))[0]),
+    Linalg("linalg_solve", lambda m, mk, ints: m.linalg.solve(_wc(m, mk), mk([3, 2]))),
+    Linalg("linalg_svd", lambda m, mk, ints: m.linalg.svd(mk([4, 3]))[1]),
+    Linalg("linalg_svdvals", lambda m, mk, ints: m.linalg.svdvals(mk([4, 3]))),
+    Linalg(
+        "linalg_tensorinv",
+        lambda m, mk, ints: m.linalg.tensorinv(_wc(m, mk, 4).reshape(4, 2, 2), ind=1),
+    ),
+    Linalg(
+        "linalg_tensorsolve",
+        lambda m, mk, ints: m.linalg.tensorsolve(_wc(m, mk, 4).reshape(2, 2, 4), mk([2, 2])),
     ),
 ]
 

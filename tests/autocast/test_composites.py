@@ -36,6 +36,19 @@ EXPECTED_CHANGES = {
     ("special_log1p", "accel"): "an alias of log1p",
     ("special_softmax", "accel"): "an alias of softmax",
     ("special_log_softmax", "accel"): "an alias of log_softmax",
+    # PyTorch's matrix_power and pinv multiply with matmul as well
+    **{
+        (op, dev): "PyTorch's runs matmul"
+        for op in (
+            "linalg_matrix_power",
+            "matrix_power",
+            "linalg_pinv",
+            "linalg_pinv.atol_rtol_tensor",
+            "linalg_pinv.atol_rtol_float",
+            "linalg_pinv.rcond_tensor",
+        )
+        for dev in ("cpu", "accel")
+    },  # fmt: skip
 }
 FLOAT_DTYPES = ("float32", "float16", "bfloat16")
 

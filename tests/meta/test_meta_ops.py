@@ -101,6 +101,8 @@ def meta_case_failures(info: OpInfo, dtype: str, sample: Any) -> list[str]:
         want, got = kwargs["out"], meta_kwargs["out"]
     if gerr is not None and info.name in READS_VALUES and REFUSAL.search(str(gerr)):
         return []
+    if isinstance(werr, NotImplementedError) and "not supported by the CPU backend" in str(werr):
+        return []  # the CPU kernel needs a library that is not installed (LDL: scipy); Meta not
     if werr is not None or gerr is not None:
         if werr is None:
             return [f"{where}: CPU gives a result, Meta raises {type(gerr).__name__}: {gerr}"]

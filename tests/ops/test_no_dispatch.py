@@ -50,7 +50,13 @@ def test_marked_cpu_kernels_call_no_operator(info, sample):
     args, kwargs = to_tp(sample.args), to_tp(sample.kwargs)
     if info.kind == "out":  # the samples are the functional op's: out= is the test's to give
         kwargs["out"] = tp.zeros_like(info.op(*args, **kwargs))
-    assert _nested_calls(op, args, kwargs) == []
+    try:
+        nested = _nested_calls(op, args, kwargs)
+    except NotImplementedError as e:  # a kernel that needs an optional library (LDL: scipy)
+        if "not supported by the CPU backend without" in str(e):
+            pytest.skip(str(e))
+        raise
+    assert nested == []
 
 
 def test_the_marks_leave_out_the_kernels_that_dispatch():

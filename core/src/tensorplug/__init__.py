@@ -17,6 +17,7 @@ from . import dtypes as _dtypes_module
 from ._opset import api as _api
 from ._opset.api import return_types
 from ._opset.construct import as_tensor, tensor
+from ._opset.lu import lu as lu
 from ._opset.unique import unique as unique
 from ._version import __version__ as __version__
 from .device import device, get_default_device, set_default_device

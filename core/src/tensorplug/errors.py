@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["DispatchError", "RegistrationError", "MissingPluginError"]
+__all__ = ["DispatchError", "LinAlgError", "RegistrationError", "MissingPluginError"]
 
 
 class DispatchError(NotImplementedError):
@@ -32,3 +32,10 @@ class MissingPluginError(RuntimeError):
     def __init__(self, message: str, *, distribution: str) -> None:
         super().__init__(message)
         self.distribution = distribution
+
+
+class LinAlgError(RuntimeError):
+    """A linear algebra function met a matrix it cannot factor or invert (singular, not
+    positive-definite): ``torch.linalg.LinAlgError``, public as ``tensorplug.linalg.LinAlgError``.
+    Raised by ``linalg.inv``, ``linalg.cholesky``, ``linalg.solve`` and the ``*_ex`` operators
+    with ``check_errors=True``; the message is PyTorch's, after the operator's name."""

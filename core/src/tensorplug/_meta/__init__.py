@@ -105,10 +105,37 @@ def _median(self: Tensor) -> Tensor:
     return _meta_tensor(MetaArray((), d), d)
 
 
+def _ldl_factor_ex(
+    self: Tensor, *, hermitian: bool = False, check_errors: bool = False
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``linalg.ldl_factor_ex``: the CPU kernel calls LAPACK through scipy, which meta arrays
+    do not reach; its shapes are those of the input."""
+    shape = self._data.shape
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise OpError(
+            "torch.linalg.ldl_factor_ex: A must be batches of square matrices, but they are "
+            f"{shape[-2] if len(shape) > 1 else 1} by {shape[-1] if shape else 1} matrices"
+        )
+    d = self._dtype
+    return (
+        _meta_tensor(MetaArray(shape, d), d),
+        _meta_tensor(MetaArray(shape[:-1], _dt.int32), _dt.int32),
+        _meta_tensor(MetaArray(shape[:-2], _dt.int32), _dt.int32),
+    )
+
+
+def _ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False) -> Tensor:
+    a, b = LD._data.shape, B._data.shape
+    batch = MetaArray(a[:-2], LD._dtype) + MetaArray(b[:-2], LD._dtype)  # broadcast the batches
+    return _meta_tensor(MetaArray(tuple(batch.shape) + tuple(b[-2:]), LD._dtype), LD._dtype)
+
+
 OVERRIDES: dict[str, Callable[..., Any]] = {
     "_local_scalar_dense": _item,
     "repeat_interleave.Tensor": _repeat_interleave,
     "median": _median,
+    "linalg_ldl_factor_ex": _ldl_factor_ex,
+    "linalg_ldl_solve": _ldl_solve,
 }
 
 

@@ -50,6 +50,7 @@ from . import (
     _indexing,
     _kit,
     _linalg,
+    _linalg_solvers,
     _nn,
     _pointwise,
     _random,
@@ -76,7 +77,7 @@ __all__ = [
 # The modules whose ``build(kit)`` makes the kernels: one per op family (docs/extending.md),
 # the parts of a family that is a package, and ``_backward`` (the backward kernels).
 _MODULES: tuple[ModuleType, ...] = (
-    *_pointwise.PARTS, *_reductions.PARTS, _shape, *_indexing.PARTS, _linalg, *_nn.PARTS, _random,
+    *_pointwise.PARTS, *_reductions.PARTS, _shape, *_indexing.PARTS, _linalg, _linalg_solvers, *_nn.PARTS, _random,
     _factories, _backward,
 )  # fmt: skip
 

@@ -105,7 +105,10 @@ class Rule:
             for names, fn in self.formulas
         )
         self.simple_out = self.n_out == 1 and not self.returns_list
-        out_diff = _formulas.OUTPUT_DIFFERENTIABILITY.get(short_name(self.name))
+        # the table names an overload as the yaml does: "max.dim", and "linalg_lstsq" for
+        # the default overload (whose operator name ends in ".default")
+        key = short_name(self.name).removesuffix(".default")
+        out_diff = _formulas.OUTPUT_DIFFERENTIABILITY.get(key)
         self.out_diff = out_diff or (True,) * max(self.n_out, 1)
         self.node_cls: type[OpNode] = type(
             f"{camel(op.op_name)}Backward{_overload_number(op)}",

@@ -30,6 +30,7 @@ from . import (  # noqa: F401
     factories,
     indexing,
     linalg,
+    linalg_solvers,
     nn,
     pointwise,
     random,

@@ -44,7 +44,8 @@ not differentiable (``floor_divide``, comparisons) it is in ``NON_DIFFERENTIABLE
 Note [Reading s in the formula body]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 The kernel decides what to save from the names a formula's own code reads, so every formula
-(in the family modules ``pointwise``, ``reductions``, ``shape``, ``indexing``, ``linalg``,
+(in the family modules ``pointwise``, ``reductions``, ``shape``, ``indexing``, ``linalg`` (and
+``linalg_solvers``, the factorizations of ``torch.linalg``),
 ``nn``, ``random`` and ``factories``, which fill the table when this package is imported;
 ``_table`` holds the table and the helpers they share) reads the ``s.<name>`` it needs in its
 lambda and passes the values on to the ``_helper`` that does the work; a helper never
@@ -58,6 +59,7 @@ from . import (  # noqa: F401
     factories,
     indexing,
     linalg,
+    linalg_solvers,
     nn,
     pointwise,
     random,

@@ -1,4 +1,5 @@
-"""Batching rules of the matmul family: ``matmul``, ``mm``, ``bmm``, ``dot`` and ``addmm``.
+"""Batching rules of the matmul family (``matmul``, ``mm``, ``bmm``, ``dot`` and ``addmm``) and of
+the ``torch.linalg`` factorizations and solvers (Note [Batched linear algebra]).
 
 Note [Batched matmul]
 ~~~~~~~~~~~~~~~~~~~~~
@@ -117,5 +118,120 @@ def _addmm_maker(op: Any) -> Kernel:
         if beta == 0:
             return out
         return aten.add.Tensor(out, self, alpha=beta)
+
+    return kernel
+
+
+# --- torch.linalg: factorizations and solvers ----------------------------------------------------
+# Note [Batched linear algebra]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The factorizations and solvers work on stacks: every dimension before a tensor's core (its
+# last two for a matrix, its last for pivots or a vector) is a batch dimension, broadcast
+# between the operands. So the vmap dimension moved to the front is one more batch dimension:
+# a batched operand gets size-1 dimensions after it up to the largest logical batch rank (so
+# that it meets the other operands' batch dimensions, not one of their matrix dimensions), an
+# unbatched one gets size-1 dimensions in front (so every operand has the same rank, which the
+# kernels read: a right-hand side of one rank less is a vector), and every output comes back
+# batched at 0. An output made from unbatched operands only (``info`` when only ``B`` is
+# batched) is expanded along its size-1 vmap dimension, and one without a batch dimension (the
+# empty placeholders: ``U`` of ``compute_uv=False``) along a new one. Operators whose reading
+# of an operand depends on its logical rank (a vector right-hand side of ``solve_ex`` and
+# ``lstsq``) take the loop fallback for those calls.
+
+# op -> the core rank of each positional tensor argument, in order
+_CORE_RANKS: dict[str, tuple[int, ...]] = {
+    "linalg_cholesky_ex.default": (2,),
+    "linalg_inv_ex.default": (2,),
+    "linalg_det.default": (2,),
+    "linalg_slogdet.default": (2,),
+    "_linalg_svd.default": (2,),
+    "_linalg_eigh.default": (2,),
+    "linalg_eig.default": (2,),
+    "linalg_qr.default": (2,),
+    "linalg_lu_factor_ex.default": (2,),
+    "linalg_lu.default": (2,),
+    "linalg_matrix_exp.default": (2,),
+    "geqrf.default": (2,),
+    "linalg_ldl_factor_ex.default": (2,),
+    "lu_unpack.default": (2, 1),
+    "linalg_lu_solve.default": (2, 1, 2),
+    "linalg_solve_triangular.default": (2, 2),
+    "linalg_ldl_solve.default": (2, 1, 2),
+    "linalg_solve_ex.default": (2, 2),
+    "linalg_lstsq.default": (2, 2),
+}
+
+
+def _stack_maker(op: Any) -> Kernel:
+    name = op.name.partition("::")[2]
+    if "." not in name:
+        name += ".default"
+    cores = _CORE_RANKS[name]
+    rank_sensitive = name in ("linalg_solve_ex.default", "linalg_lstsq.default")
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        lvl = top_level(args)
+        if lvl == 0:
+            return passdown(op, args, kwargs)
+        tensors = args[: len(cores)]
+        if rank_sensitive and (tensors[1].ndim < 2 or tensors[1].ndim == tensors[0].ndim - 1):
+            return loop(op, args, kwargs, lvl)  # a vector right-hand side: the rank decides
+        if any(t.ndim < c for t, c in zip(tensors, cores, strict=True)):
+            return loop(op, args, kwargs, lvl)  # the logical call's error, on a sample
+        batch = max(t.ndim - c for t, c in zip(tensors, cores, strict=True))
+        size = 0
+        phys = []
+        for t, c in zip(tensors, cores, strict=True):
+            if batched_at(t, lvl):
+                p = front(t)
+                size = p.shape[0]
+                at = 1  # size-1 dims after the vmap dim
+            else:
+                p = t
+                at = 0  # size-1 dims in front: the vmap dim and the missing batch dims
+            for _ in range(batch - (t.ndim - c) + (1 - at)):
+                p = _unsqueeze(p, at)
+            phys.append(p)
+        out = op(*phys, *args[len(cores) :], **kwargs)
+        return _wrap_front(out, size, lvl)
+
+    return kernel
+
+
+def _wrap_front(out: Any, size: int, lvl: int) -> Any:
+    def one(o: Tensor) -> Any:
+        if o.ndim and o.shape[0] != size:
+            if o.shape[0] == 1 and o.numel():  # made from unbatched operands only (info)
+                o = aten.expand.default(o, [size, *o.shape[1:]])
+            else:  # an empty placeholder, without the batch dimension
+                o = aten.expand.default(_unsqueeze(o, 0), [size, *o.shape])
+        elif not o.ndim:
+            o = aten.expand.default(_unsqueeze(o, 0), [size])
+        return wrap(o, 0, lvl)
+
+    if isinstance(out, Tensor):
+        return one(out)
+    items = [one(o) for o in out]
+    return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
+
+
+defrule(*_CORE_RANKS)(_stack_maker)
+
+
+@defrule("linalg_cross.default")
+def _cross_maker(op: Any) -> Kernel:
+    """Both operands broadcast and ``dim`` counts from the end of the logical shapes."""
+
+    def kernel(self: Any, other: Any, *, dim: int = -1) -> Any:
+        lvl = top_level((self, other))
+        if lvl == 0:
+            return passdown(op, (self, other), {"dim": dim})
+        nd = max(self.ndim, other.ndim)
+        if self.ndim != other.ndim or not -nd <= dim < nd:
+            return loop(op, (self, other), {"dim": dim}, lvl)
+        neg = dim - nd if dim >= 0 else dim
+        # linalg.cross wants operands of one rank: an unbatched one gets a size-1 vmap dim
+        phys = [front(t) if batched_at(t, lvl) else _unsqueeze(t, 0) for t in (self, other)]
+        return wrap(op(*phys, dim=neg), 0, lvl)
 
     return kernel

@@ -96,9 +96,14 @@ def _formula_names(key: str) -> set[str]:
     return names
 
 
+# backward kernels that, as in PyTorch, have no derivative of their own: a second backward
+# through them raises (the autograd plugin's NotImplemented node; tests/nn/test_attention.py)
+NO_FORMULA = {"_scaled_dot_product_flash_attention_for_cpu_backward"}
+
+
 def test_every_overload_has_a_formula_or_is_nondifferentiable() -> None:
     missing = [k for k in ENTRIES if _needs_entry(k) and k not in F.FORMULAS]
-    missing = [k for k in missing if k not in F.NON_DIFFERENTIABLE]
+    missing = [k for k in missing if k not in F.NON_DIFFERENTIABLE and k not in NO_FORMULA]
     assert not missing, f"overloads with neither a formula nor a NON_DIFFERENTIABLE mark: {missing}"
 
 

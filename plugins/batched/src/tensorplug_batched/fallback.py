@@ -58,12 +58,11 @@ def loop(
         values.update(kwargs)
         for a in written:
             t = values.get(a.name)
-            if (
-                t is not None
-                and not isinstance(t, list)
-                and (type(t) is not BatchedTensor or t.level != lvl)
-            ):
-                raise inplace_error(op)
+            # each sample's values written into a tensor that is not batched at this level
+            # would land in that one tensor B times (a list of them too: _fused_adam_'s)
+            for x in t if isinstance(t, list | tuple) else (t,):
+                if x is not None and (type(x) is not BatchedTensor or x.level != lvl):
+                    raise inplace_error(op)
     if warn and op.name not in _warned:
         _warned.add(op.name)
         warnings.warn(

@@ -1,6 +1,7 @@
 """The ``nn`` family of the composites: the losses (mse_loss, cross_entropy, l1_loss, smooth_l1_loss,
-huber_loss, kl_div, binary_cross_entropy_with_logits), dropout, embedding, layer_norm and the
-activations mish, softplus, cosine_similarity."""
+huber_loss, kl_div, binary_cross_entropy_with_logits), the convolutions (conv1d/2d/3d, their
+padding="same"/"valid" overloads and conv_transpose1d/2d/3d, over ``convolution``), dropout,
+embedding, layer_norm and the activations mish, softplus, cosine_similarity."""
 
 from __future__ import annotations
 
@@ -129,6 +130,108 @@ def _class_shaped(weight: Any, ndim: int, class_dim: int) -> Any:
     shape = [1] * ndim
     shape[class_dim] = weight.shape[0]
     return aten.reshape.default(weight, shape)
+
+
+# --- convolution ----------------------------------------------------------------------------
+# PyTorch's structure: each public convolution adds the batch dimension of an unbatched input
+# and calls the one ``convolution`` kernel (its backward is ``convolution_backward``).
+
+
+def _conv_batchify(input: Any, k: int, name: str) -> tuple[Any, bool]:
+    """``input`` with a batch dimension, and whether it had one: PyTorch's ``batchify``."""
+    n = input.ndim
+    if n not in (k + 1, k + 2):
+        raise RuntimeError(
+            f"Expected {k + 1}D (unbatched) or {k + 2}D (batched) input to {name}, but got input "
+            f"of size: {list(input.shape)}"
+        )
+    if n == k + 1:
+        return aten.unsqueeze.default(input, 0), False
+    return input, True
+
+
+def _unbatch(out: Any, batched: bool) -> Any:
+    return out if batched else aten.squeeze.dim(out, 0)
+
+
+def _conv(name: str, k: int) -> Any:
+    def conv(
+        input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+        dilation: Any = 1, groups: int = 1,
+    ) -> Any:  # fmt: skip
+        x, batched = _conv_batchify(input, k, name)
+        out = aten.convolution.default(
+            x, weight, bias, stride, padding, dilation, False, [0] * k, groups
+        )
+        return _unbatch(out, batched)
+
+    conv.__name__ = conv.__qualname__ = name
+    return conv
+
+
+def _conv_padding(name: str, k: int) -> Any:
+    def conv(
+        input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: str = "valid",
+        dilation: Any = 1, groups: int = 1,
+    ) -> Any:  # fmt: skip
+        """PyTorch's ``_convolution_mode``: "valid" is no padding; "same" pads each side by
+        half the kernel's dilated extent, the odd one out on the right (by an explicit
+        ``constant_pad_nd``, as PyTorch does)."""
+        if padding == "valid":
+            return _conv(name, k)(input, weight, bias, stride, 0, dilation, groups)
+        if padding != "same":
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if any(s != 1 for s in stride):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        x, batched = _conv_batchify(input, k, name)
+        dil = list(dilation) * k if len(dilation) == 1 else list(dilation)
+        kernel = weight.shape[2:]
+        if len(kernel) != k or len(dil) != k:  # convolution's own checks say what is wrong
+            return _unbatch(
+                aten.convolution.default(
+                    x, weight, bias, stride, 0, dilation, False, [0] * k, groups
+                ),
+                batched,
+            )
+        total = [d * (q - 1) for d, q in zip(dil, kernel, strict=True)]
+        left = [t // 2 for t in total]
+        extra = [t - 2 * lft for t, lft in zip(total, left, strict=True)]
+        if any(extra):
+            pad: list[int] = []
+            for e in reversed(extra):  # the last dimension first
+                pad += [0, e]
+            x = aten.constant_pad_nd.default(x, pad, 0)
+        out = aten.convolution.default(x, weight, bias, stride, left, dil, False, [0] * k, groups)
+        return _unbatch(out, batched)
+
+    conv.__name__ = conv.__qualname__ = f"{name}_padding"
+    return conv
+
+
+def _conv_transpose(name: str, k: int) -> Any:
+    def conv_transpose(
+        input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+        output_padding: Any = 0, groups: int = 1, dilation: Any = 1,
+    ) -> Any:  # fmt: skip
+        x, batched = _conv_batchify(input, k, name)
+        out = aten.convolution.default(
+            x, weight, bias, stride, padding, dilation, True, output_padding, groups
+        )
+        return _unbatch(out, batched)
+
+    conv_transpose.__name__ = conv_transpose.__qualname__ = name
+    return conv_transpose
+
+
+conv1d = _conv("conv1d", 1)
+conv2d = _conv("conv2d", 2)
+conv3d = _conv("conv3d", 3)
+conv1d_padding = _conv_padding("conv1d", 1)
+conv2d_padding = _conv_padding("conv2d", 2)
+conv3d_padding = _conv_padding("conv3d", 3)
+conv_transpose1d = _conv_transpose("conv_transpose1d", 1)
+conv_transpose2d = _conv_transpose("conv_transpose2d", 2)
+conv_transpose3d = _conv_transpose("conv_transpose3d", 3)
 
 
 def dropout(input: Any, p: float, train: bool) -> Any:

@@ -35,6 +35,7 @@ from .linalg import (
     trace,
 )
 from .nn import (
+    _pad_circular,
     binary_cross_entropy_with_logits,
     conv1d,
     conv1d_padding,
@@ -56,6 +57,7 @@ from .nn import (
     layer_norm,
     mish,
     mse_loss,
+    pad,
     scaled_dot_product_attention,
     smooth_l1_loss,
     softplus,
@@ -135,6 +137,7 @@ from .special import (
 )
 
 __all__ = [
+    "_pad_circular",
     "addbmm",
     "argsort",
     "argsort_stable",
@@ -201,6 +204,7 @@ __all__ = [
     "norm_dim",
     "ones_like",
     "outer",
+    "pad",
     "rand_like",
     "randn_like",
     "ravel",

@@ -6,6 +6,7 @@ embedding, layer_norm and the activations mish, softplus, cosine_similarity."""
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from .. import dtypes as _dt
@@ -178,7 +179,11 @@ def _conv_padding(name: str, k: int) -> Any:
         half the kernel's dilated extent, the odd one out on the right (by an explicit
         ``constant_pad_nd``, as PyTorch does)."""
         if padding == "valid":
-            return _conv(name, k)(input, weight, bias, stride, 0, dilation, groups)
+            x, batched = _conv_batchify(input, k, name)
+            out = aten.convolution.default(
+                x, weight, bias, stride, [0] * k, dilation, False, [0] * k, groups
+            )
+            return _unbatch(out, batched)
         if padding != "same":
             raise RuntimeError(f"Invalid padding string: '{padding}'")
         if any(s != 1 for s in stride):
@@ -189,7 +194,7 @@ def _conv_padding(name: str, k: int) -> Any:
         if len(kernel) != k or len(dil) != k:  # convolution's own checks say what is wrong
             return _unbatch(
                 aten.convolution.default(
-                    x, weight, bias, stride, 0, dilation, False, [0] * k, groups
+                    x, weight, bias, stride, [0] * k, dilation, False, [0] * k, groups
                 ),
                 batched,
             )
@@ -197,6 +202,12 @@ def _conv_padding(name: str, k: int) -> Any:
         left = [t // 2 for t in total]
         extra = [t - 2 * lft for t, lft in zip(total, left, strict=True)]
         if any(extra):
+            warnings.warn(
+                "Using padding='same' with even kernel lengths and odd dilation may require a "
+                "zero-padded copy of the input be created",
+                UserWarning,
+                stacklevel=2,
+            )
             pad: list[int] = []
             for e in reversed(extra):  # the last dimension first
                 pad += [0, e]
@@ -232,6 +243,76 @@ conv3d_padding = _conv_padding("conv3d", 3)
 conv_transpose1d = _conv_transpose("conv_transpose1d", 1)
 conv_transpose2d = _conv_transpose("conv_transpose2d", 2)
 conv_transpose3d = _conv_transpose("conv_transpose3d", 3)
+
+
+# --- padding --------------------------------------------------------------------------------
+# F.pad: PyTorch's ``pad``/``_pad_enum`` checks, then one operator per mode.
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(self: Any, pad: Any, mode: str = "constant", value: float | None = None) -> Any:
+    """Pad (or, with negative amounts, crop) the last ``len(pad) // 2`` dimensions: ``pad =
+    (last_left, last_right, second_last_left, ...)``. ``"constant"`` pads any number of
+    dimensions with ``value`` (0 by default); ``"reflect"``, ``"replicate"`` and ``"circular"``
+    the last 1, 2 or 3 dimensions of an input with one or two more."""
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if len(pad) % 2 != 0:
+        raise RuntimeError("Padding length must be divisible by 2")
+    n_dims = len(pad) // 2
+    if n_dims > self.ndim:
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but "
+            f"got padding length {len(pad)} and input of dimension {self.ndim}"
+        )
+    if mode == "constant":
+        return aten.constant_pad_nd.default(self, pad, 0.0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if not 1 <= n_dims <= 3 or self.ndim not in (n_dims + 1, n_dims + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {self.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+        )
+    if mode == "circular":
+        return aten._pad_circular.default(self, pad)
+    op = "reflection" if mode == "reflect" else "replication"
+    return getattr(aten, f"{op}_pad{n_dims}d").default(self, pad)
+
+
+def _pad_circular(self: Any, pad: Any) -> Any:
+    """Circular padding of the last ``len(pad) // 2`` dimensions: negative amounts crop first,
+    then each side wraps around what is left (slices and ``cat``)."""
+    out = self
+    for i in range(len(pad) // 2):
+        dim = self.ndim - 1 - i
+        left, right = int(pad[2 * i]), int(pad[2 * i + 1])
+        size = out.shape[dim]
+        if size + left + right < 0:
+            raise RuntimeError(
+                f"The input size {size}, plus negative padding {left} and {right} resulted in a "
+                f"negative output size, which is invalid. Check dimension {dim} of your input."
+            )
+        start, stop = max(-left, 0), size - max(-right, 0)
+        if start or stop != size:
+            out = aten.narrow.default(out, dim, start, max(stop - start, 0))
+        left, right, n = max(left, 0), max(right, 0), out.shape[dim]
+        if not (left or right):
+            continue
+        if left > n or right > n:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        parts = []
+        if left:
+            parts.append(aten.narrow.default(out, dim, n - left, left))
+        parts.append(out)
+        if right:
+            parts.append(aten.narrow.default(out, dim, 0, right))
+        out = aten.cat.default(parts, dim)
+    return out
 
 
 def dropout(input: Any, p: float, train: bool) -> Any:

@@ -127,14 +127,35 @@ FORMULAS["convolution_backward"] = {
 # im2col and col2im are each other's adjoints (derivatives.yaml)
 defderiv(
     "im2col",
-    self=lambda g, s: tp.col2im(
+    self=lambda g, s: _aten.col2im.default(
         g, s.self_shape[-2:], s.kernel_size, s.dilation, s.padding, s.stride
     ),
 )
 defderiv(
     "col2im",
-    self=lambda g, s: tp.im2col(g, s.kernel_size, s.dilation, s.padding, s.stride),
+    self=lambda g, s: _aten.im2col.default(g, s.kernel_size, s.dilation, s.padding, s.stride),
 )
+
+
+# --- padding -------------------------------------------------------------------------------------
+# constant_pad_nd's gradient crops what it padded (negative amounts pad what it cropped, with
+# zeros); reflection and replication have backward kernels, linear in grad_output.
+
+defderiv(
+    "constant_pad_nd",
+    self=lambda g, s: _aten.constant_pad_nd.default(g, [-p for p in s.pad]),
+)
+for _mode in ("reflection", "replication"):
+    for _k in (1, 2, 3):
+        _fwd = getattr(_aten, f"{_mode}_pad{_k}d").default
+        _bwd = getattr(_aten, f"{_mode}_pad{_k}d_backward").default
+        defderiv(f"{_mode}_pad{_k}d", self=lambda g, s, b=_bwd: b(g, s.self, s.padding))
+        defderiv(
+            f"{_mode}_pad{_k}d_backward",
+            grad_output=lambda g, s, f=_fwd: f(g, s.padding),
+            self=lambda g, s: _zeros(g, s.self_shape),
+        )
+del _mode, _k, _fwd, _bwd
 
 
 # --- softmax -------------------------------------------------------------------------------------

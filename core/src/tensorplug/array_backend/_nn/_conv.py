@@ -52,7 +52,13 @@ def _pad(xp: Any, a: Any, padding: Ints) -> Any:
         return a
     shape = tuple(a.shape[:2]) + tuple(n + 2 * p for n, p in zip(a.shape[2:], padding, strict=True))
     z = xp.zeros(shape, dtype=a.dtype)
-    z[(slice(None), slice(None), *(slice(p, p + n) for n, p in zip(a.shape[2:], padding)))] = a
+    z[
+        (
+            slice(None),
+            slice(None),
+            *(slice(p, p + n) for n, p in zip(a.shape[2:], padding, strict=True)),
+        )
+    ] = a
     return z
 
 
@@ -113,7 +119,9 @@ def _fold(
         acc[idx] = acc[idx] + cols[:, :, j, ...]
     if not any(padding):
         return acc
-    return acc[(slice(None), slice(None), *(slice(p, p + m) for m, p in zip(size, padding)))]
+    return acc[
+        (slice(None), slice(None), *(slice(p, p + m) for m, p in zip(size, padding, strict=True)))
+    ]
 
 
 class _Conv:
@@ -261,9 +269,11 @@ def conv_geometry(
             op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation, strict=True)
         ):
             names = ("depth", "height", "width")[3 - k :] if k <= 3 else [str(i) for i in range(k)]
-            parts = [f"output_padding_{nm}: {v}" for nm, v in zip(names, output_padding)]
-            parts += [f"stride_{nm}: {v}" for nm, v in zip(names, stride)]
-            parts += [f"dilation_{nm}: {v}" for nm, v in zip(names, dilation)]
+            parts = [
+                f"output_padding_{nm}: {v}" for nm, v in zip(names, output_padding, strict=True)
+            ]
+            parts += [f"stride_{nm}: {v}" for nm, v in zip(names, stride, strict=True)]
+            parts += [f"dilation_{nm}: {v}" for nm, v in zip(names, dilation, strict=True)]
             raise OpError(
                 "output padding must be smaller than either stride or dilation, but got "
                 + " ".join(parts)
@@ -296,13 +306,10 @@ def conv_geometry(
 def _conv_dtype(input: Tensor, weight: Tensor, bias: Tensor | None) -> _dt.dtype:
     d = input._dtype
     if weight._dtype is not d:
-        raise OpError(
-            f"expected scalar type {torch_name(d)} but found {torch_name(weight._dtype)}"
-        )
+        raise OpError(f"expected scalar type {torch_name(d)} but found {torch_name(weight._dtype)}")
     if bias is not None and bias._dtype is not d:
         raise OpError(
-            f"Input type ({cpp_name(d)}) and bias type ({cpp_name(bias._dtype)}) should be the "
-            "same"
+            f"Input type ({cpp_name(d)}) and bias type ({cpp_name(bias._dtype)}) should be the same"
         )
     if d.kind == "b":
         raise OpError(f"\"slow_conv\" not implemented for '{torch_name(d)}'")

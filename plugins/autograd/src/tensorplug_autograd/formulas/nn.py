@@ -145,17 +145,23 @@ defderiv(
     "constant_pad_nd",
     self=lambda g, s: _aten.constant_pad_nd.default(g, [-p for p in s.pad]),
 )
+
+
+def _defpad(name: str) -> None:
+    """The formulas of ``name`` (reflection_pad2d, ...) and of its backward kernel."""
+    fwd = getattr(_aten, name).default
+    bwd = getattr(_aten, f"{name}_backward").default
+    defderiv(name, self=lambda g, s: bwd(g, s.self, s.padding))
+    defderiv(
+        f"{name}_backward",
+        grad_output=lambda g, s: fwd(g, s.padding),
+        self=lambda g, s: _zeros(g, s.self_shape),
+    )
+
+
 for _mode in ("reflection", "replication"):
     for _k in (1, 2, 3):
-        _fwd = getattr(_aten, f"{_mode}_pad{_k}d").default
-        _bwd = getattr(_aten, f"{_mode}_pad{_k}d_backward").default
-        defderiv(f"{_mode}_pad{_k}d", self=lambda g, s, b=_bwd: b(g, s.self, s.padding))
-        defderiv(
-            f"{_mode}_pad{_k}d_backward",
-            grad_output=lambda g, s, f=_fwd: f(g, s.padding),
-            self=lambda g, s: _zeros(g, s.self_shape),
-        )
-del _mode, _k, _fwd, _bwd
+        _defpad(f"{_mode}_pad{_k}d")
 
 
 # --- softmax -------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import tensorplug as tp
-from tensorplug import Tensor
 
 from ..batched import (
     BatchedTensor,
@@ -123,7 +122,7 @@ def _attention_maker(op: Any) -> Kernel:
 _convolution = aten.convolution.default
 
 
-def _fold_into(x: Any, dim: int) -> Tensor:
+def _fold_into(x: Any, dim: int) -> Any:
     """Physical ``x`` (bdim first) with the batch merged into dimension ``dim`` (1-based among
     the logical dimensions): (B, d0, ..., d_dim, ...) -> (d0, ..., B*d_dim, ...)."""
     if dim == 0:
@@ -133,7 +132,7 @@ def _fold_into(x: Any, dim: int) -> Tensor:
     return _reshape(moved, [*shape[:dim], shape[dim] * shape[dim + 1], *shape[dim + 2 :]])
 
 
-def _unfold_from(y: Tensor, dim: int, size: int) -> Tensor:
+def _unfold_from(y: Any, dim: int, size: int) -> Any:
     """The inverse of :func:`_fold_into`: dimension ``dim`` of ``y`` split to (B, rest), B
     moved to the front."""
     shape = list(y.shape)
@@ -157,8 +156,8 @@ def _convolution_maker(op: Any) -> Kernel:
         size = _size_at(lvl, input, weight, bias)
         if batched_at(bias, lvl):  # a bias per sample: added after
             out = op(input, weight, None, *rest, groups)
-            b = front(bias)
-            view = _reshape(b, [size, 1, b.shape[1]] + [1] * (weight.ndim - 2))
+            per = front(bias)
+            view = _reshape(per, [size, 1, per.shape[1]] + [1] * (weight.ndim - 2))
             return wrap(aten.add.Tensor(front(out) if batched_at(out, lvl) else out, view), 0, lvl)
         if not batched_at(weight, lvl):  # the input alone: its batch takes the vmap dimension
             x = front(input)
@@ -222,12 +221,21 @@ def _batch_mode(op: Any, k: int, n_tensors: int) -> Kernel:
     return kernel
 
 
+def defbatchmode(name: str, k: int, n_tensors: int = 1) -> None:
+    """:func:`_batch_mode` is the rule of overload ``name``."""
+
+    def maker(op: Any) -> Kernel:
+        return _batch_mode(op, k, n_tensors)
+
+    defrule(name)(maker)
+
+
 for _mode in ("reflection", "replication"):
     for _k in (1, 2, 3):
-        defrule(f"{_mode}_pad{_k}d.default")(lambda op, k=_k: _batch_mode(op, k, 1))
-        defrule(f"{_mode}_pad{_k}d_backward.default")(lambda op, k=_k: _batch_mode(op, k, 2))
-defrule("im2col.default")(lambda op: _batch_mode(op, 2, 1))
-defrule("col2im.default")(lambda op: _batch_mode(op, 1, 1))  # (N, C*kh*kw, L)
+        defbatchmode(f"{_mode}_pad{_k}d.default", _k)
+        defbatchmode(f"{_mode}_pad{_k}d_backward.default", _k, 2)
+defbatchmode("im2col.default", 2)
+defbatchmode("col2im.default", 1)  # (N, C*kh*kw, L): one "spatial" dimension
 
 
 @defrule("constant_pad_nd.default")

@@ -95,6 +95,37 @@ def numpy_versions(x: np.ndarray, w: np.ndarray, b: np.ndarray, p: int, groups: 
     return out
 
 
+def run_case(name: str, xs: Any, ws: Any, p: int, groups: int, torch: Any) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(xs, dtype=np.float32)
+    w = rng.standard_normal(ws, dtype=np.float32)
+    b = rng.standard_normal(ws[0], dtype=np.float32)
+    fns = numpy_versions(x, w, b, p, groups)
+    ref = fns["numpy im2col + batched matmul"]()
+    tx, tw, tb = tp.tensor(x), tp.tensor(w), tp.tensor(b)
+    fns["tensorplug F.conv2d"] = lambda: F.conv2d(tx, tw, tb, 1, p, 1, groups)
+    got = fns["tensorplug F.conv2d"]().numpy()
+    np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-3)
+    if torch is not None:
+        cx, cw, cb = torch.tensor(x), torch.tensor(w), torch.tensor(b)
+        tf = torch.nn.functional.conv2d
+        fns["torch F.conv2d"] = lambda: tf(cx, cw, cb, 1, p, 1, groups)
+        np.testing.assert_allclose(fns["torch F.conv2d"]().numpy(), ref, rtol=1e-3, atol=1e-3)
+    number = 20 if xs[1] == 1 else 2
+    # CPU time of this process: a loaded machine descheduling it adds nothing
+    t = interleaved(fns, number=number, rounds=9, timer=time.process_time)
+    floor = min(v for k, v in t.items() if k.startswith("numpy"))
+    ours = t["tensorplug F.conv2d"]
+    print(f"\n{name}")
+    for k, v in t.items():
+        extra = f"  {v / t['torch F.conv2d']:5.2f}x torch" if "torch F.conv2d" in t else ""
+        print(f"  {k:40s} {v * 1e3:8.3f} ms  {v / floor:5.2f}x floor{extra}")
+    summary = f"  tensorplug: {ours / floor:.2f}x the numpy floor"
+    if "torch F.conv2d" in t:
+        summary += f", {ours / t['torch F.conv2d']:.2f}x torch"
+    print(summary)
+
+
 def main() -> None:
     try:
         import torch
@@ -102,36 +133,9 @@ def main() -> None:
         torch.set_num_threads(1)
     except ImportError:
         torch = None
-    rng = np.random.default_rng(0)
     print("conv2d forward, float32, one thread each (best per-call time; ratios in one process)")
-    for name, xs, ws, p, groups in CASES:
-        x = rng.standard_normal(xs, dtype=np.float32)
-        w = rng.standard_normal(ws, dtype=np.float32)
-        b = rng.standard_normal(ws[0], dtype=np.float32)
-        fns = numpy_versions(x, w, b, p, groups)
-        ref = fns["numpy im2col + batched matmul"]()
-        tx, tw, tb = tp.tensor(x), tp.tensor(w), tp.tensor(b)
-        fns["tensorplug F.conv2d"] = lambda: F.conv2d(tx, tw, tb, 1, p, 1, groups)
-        got = fns["tensorplug F.conv2d"]().numpy()
-        np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-3)
-        if torch is not None:
-            cx, cw, cb = torch.tensor(x), torch.tensor(w), torch.tensor(b)
-            tf = torch.nn.functional.conv2d
-            fns["torch F.conv2d"] = lambda: tf(cx, cw, cb, 1, p, 1, groups)
-            np.testing.assert_allclose(fns["torch F.conv2d"]().numpy(), ref, rtol=1e-3, atol=1e-3)
-        number = 20 if xs[1] == 1 else 2
-        # CPU time of this process: a loaded machine descheduling it adds nothing
-        t = interleaved(fns, number=number, rounds=9, timer=time.process_time)
-        floor = min(v for k, v in t.items() if k.startswith("numpy"))
-        ours = t["tensorplug F.conv2d"]
-        print(f"\n{name}")
-        for k, v in t.items():
-            extra = f"  {v / t['torch F.conv2d']:5.2f}x torch" if "torch F.conv2d" in t else ""
-            print(f"  {k:40s} {v * 1e3:8.3f} ms  {v / floor:5.2f}x floor{extra}")
-        summary = f"  tensorplug: {ours / floor:.2f}x the numpy floor"
-        if "torch F.conv2d" in t:
-            summary += f", {ours / t['torch F.conv2d']:.2f}x torch"
-        print(summary)
+    for case in CASES:
+        run_case(*case, torch)
 
 
 if __name__ == "__main__":

@@ -137,7 +137,9 @@ def test_random_convolutions_match_torch() -> None:
                                   "groups": groups}  # fmt: skip
             fn = f"conv_transpose{k}d" if transposed else f"conv{k}d"
             if transposed:
-                kw["output_padding"] = tuple(min(s, d) - 1 for s, d in zip(stride, dilation, strict=True))
+                kw["output_padding"] = tuple(
+                    min(s, d) - 1 for s, d in zip(stride, dilation, strict=True)
+                )
             tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
             ty = getattr(torch.nn.functional, fn)(tx, tw, tb, **kw)
             px, pw, pb = leaf(x), leaf(w), leaf(b)

@@ -46,6 +46,13 @@ def _strided(xp: Any) -> Any:
     return getattr(tricks, "as_strided", None)
 
 
+def _mT(xp: Any, a: Any) -> Any:  # noqa: N802 - the standard's name
+    """``a`` with its last two axes swapped: the standard's ``matrix_transpose`` where ``xp``
+    has it (numpy >= 2), else ``swapaxes`` (CuPy)."""
+    f = getattr(xp, "matrix_transpose", None)
+    return f(a) if f is not None else xp.swapaxes(a, -1, -2)
+
+
 def _pad(xp: Any, a: Any, padding: Ints) -> Any:
     """``a`` (N, C, *S) with ``padding[i]`` zeros on both sides of spatial dimension i."""
     if not any(padding):
@@ -165,7 +172,7 @@ def _input_grad(xp: Any, g: Any, w: Any, geo: _Conv, c: int) -> Any:
     k = math.prod(geo.kernel)
     L = math.prod(geo.out)
     wm = xp.reshape(w, (gr, o // gr, (c // gr) * k))
-    gcols = xp.matmul(xp.matrix_transpose(wm), xp.reshape(g, (n, gr, o // gr, L)))
+    gcols = xp.matmul(_mT(xp, wm), xp.reshape(g, (n, gr, o // gr, L)))
     return geo.fold(xp, xp.reshape(gcols, (n, c, k, L)))
 
 
@@ -177,7 +184,7 @@ def _weight_grad(xp: Any, strided: Any, x: Any, g: Any, geo: _Conv) -> Any:
     k, L = cols.shape[2], cols.shape[3]
     cols = xp.reshape(cols, (n, gr, (c // gr) * k, L))
     gm = xp.reshape(g, (n, gr, o // gr, L))
-    gw = xp.sum(xp.matmul(gm, xp.matrix_transpose(cols)), axis=0)  # (G, O/G, C/G * K)
+    gw = xp.sum(xp.matmul(gm, _mT(xp, cols)), axis=0)  # (G, O/G, C/G * K)
     return xp.reshape(gw, (o, c // gr, *geo.kernel))
 
 

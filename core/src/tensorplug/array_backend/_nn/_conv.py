@@ -113,17 +113,23 @@ def _unfold(
 
 def _fold(
     xp: Any, cols: Any, size: Ints, kernel: Ints, dilation: Ints, padding: Ints, stride: Ints,
-    out: Ints,
+    out: Ints, views: bool = False,
 ) -> Any:  # fmt: skip
     """The adjoint of :func:`_unfold`: windows (N, C, prod(kernel), prod(out)) added back into
-    an (N, C, *size) array."""
+    an (N, C, *size) array. ``views``: a basic slice of ``xp``'s arrays is a view that ``add``
+    can write into (numpy, CuPy), so each window adds in place instead of through a
+    temporary."""
     n, c = cols.shape[:2]
     padded = tuple(m + 2 * p for m, p in zip(size, padding, strict=True))
     acc = xp.zeros((n, c, *padded), dtype=cols.dtype)
     cols = xp.reshape(cols, (n, c, cols.shape[2], *out))
     for j, off in enumerate(_offsets(kernel)):
         idx = _window(off, dilation, stride, out)
-        acc[idx] = acc[idx] + cols[:, :, j, ...]
+        if views:
+            part = acc[idx]
+            xp.add(part, cols[:, :, j, ...], out=part)
+        else:
+            acc[idx] = acc[idx] + cols[:, :, j, ...]
     if not any(padding):
         return acc
     return acc[
@@ -149,9 +155,9 @@ class _Conv:
         return _unfold(xp, strided, x, self.kernel, self.dilation, self.padding, self.stride,
                        self.out)  # fmt: skip
 
-    def fold(self, xp: Any, cols: Any) -> Any:
+    def fold(self, xp: Any, cols: Any, views: bool) -> Any:
         return _fold(xp, cols, self.size, self.kernel, self.dilation, self.padding, self.stride,
-                     self.out)  # fmt: skip
+                     self.out, views)  # fmt: skip
 
 
 def _forward(xp: Any, strided: Any, x: Any, w: Any, geo: _Conv) -> Any:
@@ -165,7 +171,7 @@ def _forward(xp: Any, strided: Any, x: Any, w: Any, geo: _Conv) -> Any:
     return xp.reshape(y, (n, o, *geo.out))
 
 
-def _input_grad(xp: Any, g: Any, w: Any, geo: _Conv, c: int) -> Any:
+def _input_grad(xp: Any, g: Any, w: Any, geo: _Conv, c: int, views: bool) -> Any:
     """The gradient of :func:`_forward`'s ``x`` (``c`` channels) for ``g`` (N, O, *out)."""
     n, o = g.shape[:2]
     gr = geo.groups
@@ -173,7 +179,7 @@ def _input_grad(xp: Any, g: Any, w: Any, geo: _Conv, c: int) -> Any:
     L = math.prod(geo.out)
     wm = xp.reshape(w, (gr, o // gr, (c // gr) * k))
     gcols = xp.matmul(_mT(xp, wm), xp.reshape(g, (n, gr, o // gr, L)))
-    return geo.fold(xp, xp.reshape(gcols, (n, c, k, L)))
+    return geo.fold(xp, xp.reshape(gcols, (n, c, k, L)), views)
 
 
 def _weight_grad(xp: Any, strided: Any, x: Any, g: Any, geo: _Conv) -> Any:
@@ -342,7 +348,7 @@ def convolution(
     x, w = kit.cast(input._data, acc), kit.cast(weight._data, acc)
     strided = _strided(xp)
     if transposed:
-        y = _input_grad(xp, x, w, geo, shape[1])
+        y = _input_grad(xp, x, w, geo, shape[1], strided is not None)
     else:
         y = _forward(xp, strided, x, w, geo)
     if bias is not None:
@@ -395,7 +401,8 @@ def convolution_backward(
     else:
         if mask[0]:
             w = kit.cast(weight._data, acc)
-            gi = kit.wrap(_input_grad(xp, g, w, geo, input._data.shape[1]), d, device)
+            gi = _input_grad(xp, g, w, geo, input._data.shape[1], strided is not None)
+            gi = kit.wrap(gi, d, device)
         if mask[1]:
             x = kit.cast(input._data, acc)
             gw = kit.wrap(_weight_grad(xp, strided, x, g, geo), d, device)
@@ -523,7 +530,7 @@ def col2im(
     xp = kit.xp
     n = shape[0] if batched else 1
     cols = xp.reshape(kit.cast(a, kit.accumulate[d]), (n, rows // kk, kk, L))
-    r = _fold(xp, cols, (oh, ow), kernel, dil, pad, st, out)
+    r = _fold(xp, cols, (oh, ow), kernel, dil, pad, st, out, _strided(xp) is not None)
     if not batched:
         r = xp.reshape(r, tuple(r.shape[1:]))
     return kit.wrap(r, d, self._device)

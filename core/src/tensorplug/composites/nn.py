@@ -138,13 +138,14 @@ def _class_shaped(weight: Any, ndim: int, class_dim: int) -> Any:
 # and calls the one ``convolution`` kernel (its backward is ``convolution_backward``).
 
 
-def _conv_batchify(input: Any, k: int, name: str) -> tuple[Any, bool]:
-    """``input`` with a batch dimension, and whether it had one: PyTorch's ``batchify``."""
+def _conv_batchify(input: Any, k: int, name: str, op: str) -> tuple[Any, bool]:
+    """``input`` with a batch dimension, and whether it had one: PyTorch's ``batchify``
+    (``name`` the function in its message, ``op`` the overload raising it)."""
     n = input.ndim
     if n not in (k + 1, k + 2):
         raise RuntimeError(
-            f"Expected {k + 1}D (unbatched) or {k + 2}D (batched) input to {name}, but got input "
-            f"of size: {list(input.shape)}"
+            f"aten::{op}: Expected {k + 1}D (unbatched) or {k + 2}D (batched) input to {name}, "
+            f"but got input of size: {list(input.shape)}"
         )
     if n == k + 1:
         return aten.unsqueeze.default(input, 0), False
@@ -160,7 +161,7 @@ def _conv(name: str, k: int) -> Any:
         input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
         dilation: Any = 1, groups: int = 1,
     ) -> Any:  # fmt: skip
-        x, batched = _conv_batchify(input, k, name)
+        x, batched = _conv_batchify(input, k, name, name)
         out = aten.convolution.default(
             x, weight, bias, stride, padding, dilation, False, [0] * k, groups
         )
@@ -178,17 +179,20 @@ def _conv_padding(name: str, k: int) -> Any:
         """PyTorch's ``_convolution_mode``: "valid" is no padding; "same" pads each side by
         half the kernel's dilated extent, the odd one out on the right (by an explicit
         ``constant_pad_nd``, as PyTorch does)."""
+        op = f"{name}.padding"
         if padding == "valid":
-            x, batched = _conv_batchify(input, k, name)
+            x, batched = _conv_batchify(input, k, name, op)
             out = aten.convolution.default(
                 x, weight, bias, stride, [0] * k, dilation, False, [0] * k, groups
             )
             return _unbatch(out, batched)
         if padding != "same":
-            raise RuntimeError(f"Invalid padding string: '{padding}'")
+            raise RuntimeError(f"aten::{op}: Invalid padding string: '{padding}'")
         if any(s != 1 for s in stride):
-            raise RuntimeError("padding='same' is not supported for strided convolutions")
-        x, batched = _conv_batchify(input, k, name)
+            raise RuntimeError(
+                f"aten::{op}: padding='same' is not supported for strided convolutions"
+            )
+        x, batched = _conv_batchify(input, k, name, op)
         dil = list(dilation) * k if len(dilation) == 1 else list(dilation)
         kernel = weight.shape[2:]
         if len(kernel) != k or len(dil) != k:  # convolution's own checks say what is wrong
@@ -224,7 +228,7 @@ def _conv_transpose(name: str, k: int) -> Any:
         input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
         output_padding: Any = 0, groups: int = 1, dilation: Any = 1,
     ) -> Any:  # fmt: skip
-        x, batched = _conv_batchify(input, k, name)
+        x, batched = _conv_batchify(input, k, name, name if k == 1 else f"{name}.input")
         out = aten.convolution.default(
             x, weight, bias, stride, padding, dilation, True, output_padding, groups
         )
@@ -257,22 +261,23 @@ def pad(self: Any, pad: Any, mode: str = "constant", value: float | None = None)
     dimensions with ``value`` (0 by default); ``"reflect"``, ``"replicate"`` and ``"circular"``
     the last 1, 2 or 3 dimensions of an input with one or two more."""
     if mode not in _PAD_MODES:
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+        raise NotImplementedError(f"aten::pad: Unrecognised padding mode {mode}")
     if len(pad) % 2 != 0:
-        raise RuntimeError("Padding length must be divisible by 2")
+        raise RuntimeError("aten::pad: Padding length must be divisible by 2")
     n_dims = len(pad) // 2
     if n_dims > self.ndim:
         raise RuntimeError(
-            "Padding length should be less than or equal to two times the input dimension but "
-            f"got padding length {len(pad)} and input of dimension {self.ndim}"
+            "aten::pad: Padding length should be less than or equal to two times the input "
+            f"dimension but got padding length {len(pad)} and input of dimension {self.ndim}"
         )
     if mode == "constant":
         return aten.constant_pad_nd.default(self, pad, 0.0 if value is None else value)
     if value is not None and value != 0:
-        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+        raise RuntimeError(f'aten::pad: Padding mode "{mode}" doesn\'t take in value argument')
     if not 1 <= n_dims <= 3 or self.ndim not in (n_dims + 1, n_dims + 2):
         raise NotImplementedError(
-            f"Padding size {len(pad)} is not supported for {self.ndim}D input tensor.\n"
+            f"aten::pad: Padding size {len(pad)} is not supported for {self.ndim}D input "
+            "tensor.\n"
             "Supported combinations for non-constant padding:\n"
             "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
@@ -294,8 +299,9 @@ def _pad_circular(self: Any, pad: Any) -> Any:
         size = out.shape[dim]
         if size + left + right < 0:
             raise RuntimeError(
-                f"The input size {size}, plus negative padding {left} and {right} resulted in a "
-                f"negative output size, which is invalid. Check dimension {dim} of your input."
+                f"aten::_pad_circular: The input size {size}, plus negative padding {left} and "
+                f"{right} resulted in a negative output size, which is invalid. Check dimension "
+                f"{dim} of your input."
             )
         start, stop = max(-left, 0), size - max(-right, 0)
         if start or stop != size:
@@ -304,7 +310,9 @@ def _pad_circular(self: Any, pad: Any) -> Any:
         if not (left or right):
             continue
         if left > n or right > n:
-            raise RuntimeError("Padding value causes wrapping around more than once.")
+            raise RuntimeError(
+                "aten::_pad_circular: Padding value causes wrapping around more than once."
+            )
         parts = []
         if left:
             parts.append(aten.narrow.default(out, dim, n - left, left))

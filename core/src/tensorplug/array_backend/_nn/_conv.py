@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,10 +41,31 @@ Ints = Sequence[int]
 # --- the array routines (Note [Convolution as one matmul]) -------------------------------------
 
 
+_STRIDED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
 def _strided(xp: Any) -> Any:
-    """``as_strided`` of ``xp`` (numpy, CuPy), or None."""
+    """``as_strided`` of ``xp`` (numpy, CuPy), or None: found once per namespace, and kept only
+    where it gives back an array of ``xp``'s own type (a namespace that lends numpy's ``lib``
+    would hand out host arrays)."""
+    try:
+        return _STRIDED[xp]
+    except (KeyError, TypeError):
+        pass
     tricks = getattr(getattr(xp, "lib", None), "stride_tricks", None)
-    return getattr(tricks, "as_strided", None)
+    fn = getattr(tricks, "as_strided", None)
+    if fn is not None:
+        probe = xp.zeros((2, 2))
+        try:
+            if type(fn(probe, shape=(2,), strides=probe.strides[:1])) is not type(probe):
+                fn = None
+        except (AttributeError, TypeError, ValueError):
+            fn = None
+    try:
+        _STRIDED[xp] = fn
+    except TypeError:  # a namespace that takes no weak reference: looked up each call
+        pass
+    return fn
 
 
 def _mT(xp: Any, a: Any) -> Any:  # noqa: N802 - the standard's name

@@ -6,7 +6,7 @@ installed. Run with an interpreter that has torch:
 
 Each case records its inputs, PyTorch's output and its gradients for a fixed output gradient
 (computed in float64 from float32 values, stored as float32), the module cases a state_dict and PyTorch's output, the error cases the exception
-type and message PyTorch gives.
+type and message PyTorch gives, and a small conv net the losses of 8 SGD steps.
 """
 
 from __future__ import annotations
@@ -114,6 +114,20 @@ REPRS: list[tuple[str, list[Any], dict[str, Any]]] = [
 ]  # fmt: skip
 
 
+def _trajectory_net(nn: Any) -> Any:
+    """The net of the trajectory case, built from ``torch.nn`` or ``tensorplug.nn`` (the test
+    builds it the same way)."""
+    return nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1, padding_mode="reflect"),
+        nn.ReLU(),
+        nn.Conv2d(4, 6, 3, stride=2, groups=2),
+        nn.ReLU(),
+        nn.ConvTranspose2d(6, 2, 2, stride=2),
+        nn.Flatten(),
+        nn.Linear(72, 3),
+    )
+
+
 def main() -> None:
     gen = np.random.default_rng(35)
 
@@ -185,6 +199,24 @@ def main() -> None:
             "name": name, "cls": cls, "args": args, "kwargs": kwargs, "forward": fkw,
             "keys": list(m.state_dict()), "repr": repr(m),
         })  # fmt: skip
+
+    # a small conv net's SGD trajectory (float64): the losses of 8 steps from torch's init
+    torch.manual_seed(0)
+    net = _trajectory_net(torch.nn).double()
+    x = rng.standard_normal((8, 1, 8, 8))
+    y = np.arange(8) % 3
+    for k, v in net.state_dict().items():
+        arrays[f"trajectory/state/{k}"] = v.numpy().copy()  # the step changes it in place
+    arrays["trajectory/x"] = x
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    losses = []
+    for _ in range(8):
+        opt.zero_grad()
+        loss = F.cross_entropy(net(torch.tensor(x)), torch.tensor(y))
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    meta["trajectory"] = {"targets": y.tolist(), "losses": losses, "lr": 0.1}
 
     for cls, args, kwargs in REPRS:
         meta["reprs"].append({"cls": cls, "args": args, "kwargs": kwargs,

@@ -113,6 +113,33 @@ def test_module_repr_matches_torch(case: dict[str, Any]) -> None:
     assert repr(getattr(nn, case["cls"])(*case["args"], **case["kwargs"])) == case["repr"]
 
 
+@needs_autograd
+def test_a_conv_net_trains_as_in_torch_frozen() -> None:
+    """8 SGD steps of a small conv net (reflect padding, groups, a transposed convolution) from
+    torch's initial weights give torch's losses (float64)."""
+    net = nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1, padding_mode="reflect"),
+        nn.ReLU(),
+        nn.Conv2d(4, 6, 3, stride=2, groups=2),
+        nn.ReLU(),
+        nn.ConvTranspose2d(6, 2, 2, stride=2),
+        nn.Flatten(),
+        nn.Linear(72, 3),
+    ).double()
+    case = META["trajectory"]
+    net.load_state_dict({k: tp.tensor(arr(f"trajectory/state/{k}")) for k in net.state_dict()})
+    opt = tp.optim.SGD(net.parameters(), lr=case["lr"])
+    x, y = tp.tensor(arr("trajectory/x")), tp.tensor(case["targets"])
+    losses = []
+    for _ in range(len(case["losses"])):
+        opt.zero_grad()
+        loss = F.cross_entropy(net(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    np.testing.assert_allclose(losses, case["losses"], rtol=1e-10, atol=1e-10)
+
+
 # --- PyTorch itself -------------------------------------------------------------------------
 
 

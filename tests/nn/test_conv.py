@@ -374,6 +374,25 @@ def test_conv_transpose_output_size() -> None:
         m(x, output_size=[12, 12])
 
 
+def test_lazy_conv_modules_take_in_channels_from_the_first_input() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # lazy modules warn that they are new, as PyTorch's
+        m = nn.LazyConv2d(6, 3, padding=1, groups=2)
+        t = nn.LazyConvTranspose1d(4, 3, stride=2)
+    assert (
+        repr(m) == "LazyConv2d(0, 6, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), groups=2)"
+    )
+    assert tuple(m(tp.randn(2, 4, 5, 5)).shape) == (2, 6, 5, 5)
+    assert type(m) is nn.Conv2d and tuple(m.weight.shape) == (6, 2, 3, 3) and m.in_channels == 4
+    assert tuple(t(tp.randn(3, 5)).shape) == (4, 11)  # unbatched: channels are dimension 0
+    assert type(t) is nn.ConvTranspose1d and tuple(t.weight.shape) == (3, 4, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bad = nn.LazyConv2d(4, 3, groups=2)
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        bad(tp.randn(1, 3, 5, 5))
+
+
 def test_padding_modules() -> None:
     x = tp.arange(6.0).reshape(1, 2, 3)
     assert nn.ZeroPad1d((1, 0))(x).tolist() == [[[0.0, 0.0, 1.0, 2.0], [0.0, 3.0, 4.0, 5.0]]]

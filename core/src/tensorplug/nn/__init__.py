@@ -37,7 +37,20 @@ from .activation import (
     Tanh,
 )
 from .container import ModuleDict, ModuleList, Sequential
-from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+)
 from .dropout import Dropout
 from .flatten import Flatten, Unflatten
 from .fold import Fold, Unfold
@@ -91,13 +104,15 @@ __all__ = [
     "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv1d", "Conv2d", "Conv3d",
     "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "CrossEntropyLoss", "Dropout",
     "ELU", "Embedding", "Flatten", "Fold", "GELU", "Hardtanh", "HuberLoss", "Identity",
-    "KLDivLoss", "L1Loss", "LayerNorm", "LazyLinear", "LazyModuleMixin", "LeakyReLU", "Linear",
-    "LogSigmoid", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList",
-    "MultiheadAttention", "NLLLoss", "Parameter", "ParameterDict", "ParameterList", "ReLU",
-    "ReLU6", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
-    "ReplicationPad2d", "ReplicationPad3d", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
-    "Softmax", "Softmin", "Softplus", "Tanh", "Transformer", "TransformerDecoder",
-    "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer", "Unflatten",
-    "Unfold", "UninitializedBuffer", "UninitializedParameter", "ZeroPad1d", "ZeroPad2d",
-    "ZeroPad3d", "functional", "init", "modules", "utils",
+    "KLDivLoss", "L1Loss", "LayerNorm", "LazyConv1d", "LazyConv2d", "LazyConv3d",
+    "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyLinear",
+    "LazyModuleMixin", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "Module",
+    "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "ParameterDict",
+    "ParameterList", "ReLU", "ReLU6", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "Sequential", "SiLU", "Sigmoid",
+    "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Tanh", "Transformer",
+    "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+    "TransformerEncoderLayer", "Unflatten", "Unfold", "UninitializedBuffer",
+    "UninitializedParameter", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "functional", "init",
+    "modules", "utils",
 ]  # fmt: skip

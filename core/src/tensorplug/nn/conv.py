@@ -5,6 +5,9 @@ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the bias), ``extra_repr`` and state_dict 
 
 ``padding_mode`` other than ``"zeros"`` pads the input with ``F.pad`` first (``reflect``,
 ``replicate``, ``circular``) and convolves without padding, as PyTorch's layers do.
+
+``LazyConv*`` and ``LazyConvTranspose*`` take ``in_channels`` from their first input (channel
+dimension 1, or 0 of an unbatched input) and then become the plain layer (nn/lazy.py).
 """
 
 from __future__ import annotations
@@ -19,11 +22,15 @@ from .. import dtypes as _dtypes
 from ..tensor import Tensor
 from . import functional as F
 from . import init
+from ._autograd import no_grad
+from .lazy import LazyModuleMixin, UninitializedParameter
 from .module import Module
 from .parameter import Parameter
 
 __all__ = [
     "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
 ]  # fmt: skip
 
 _tp: Any = tensorplug
@@ -259,3 +266,106 @@ class ConvTranspose3d(_ConvTranspose):
     """Transposed 3-d convolution; weight (C_in, C_out / groups, kd, kh, kw)."""
 
     _dims = 3
+
+
+# --- lazy layers ------------------------------------------------------------------------------
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    """PyTorch's ``_LazyConvXdMixin``: the weight (and bias) materialized from the first
+    input's channels, then initialized as the plain layer's."""
+
+    in_channels: int
+    out_channels: int
+    groups: int
+    transposed: bool
+    kernel_size: tuple[int, ...]
+    _dims: int
+    weight: Any
+    bias: Any
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()  # type: ignore[misc]
+
+    def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
+        if not self.has_uninitialized_params():
+            return
+        n = self._dims
+        if input.ndim not in (n + 1, n + 2):
+            raise RuntimeError(
+                f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to "
+                f"{type(self).__name__}, but got input of size: {list(input.shape)}"
+            )
+        self.in_channels = int(input.shape[1] if input.ndim == n + 2 else input.shape[0])
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        with no_grad():
+            if self.transposed:
+                shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+            else:
+                shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+            self.weight.materialize(shape)
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+
+def _lazy_conv(plain: type[_Conv]) -> Any:
+    class LazyConv(_LazyConvMixin, plain):  # type: ignore[valid-type,misc]
+        cls_to_become = plain
+
+        def __init__(
+            self, out_channels: int, kernel_size: _Size, stride: _Size = 1,
+            padding: _Size | str = 0, dilation: _Size = 1, groups: int = 1, bias: bool = True,
+            padding_mode: str = "zeros", device: Any = None,
+            dtype: _dtypes.dtype | None = None,
+        ) -> None:  # fmt: skip
+            super().__init__(
+                0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
+                device, dtype,
+            )  # fmt: skip
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            self.out_channels = out_channels
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    name = f"Lazy{plain.__name__}"
+    LazyConv.__name__ = LazyConv.__qualname__ = name
+    LazyConv.__doc__ = f"A ``{plain.__name__}`` whose ``in_channels`` is its first input's."
+    return LazyConv
+
+
+def _lazy_conv_transpose(plain: type[_ConvTranspose]) -> Any:
+    class LazyConvTranspose(_LazyConvMixin, plain):  # type: ignore[valid-type,misc]
+        cls_to_become = plain
+
+        def __init__(
+            self, out_channels: int, kernel_size: _Size, stride: _Size = 1, padding: _Size = 0,
+            output_padding: _Size = 0, groups: int = 1, bias: bool = True, dilation: _Size = 1,
+            padding_mode: str = "zeros", device: Any = None,
+            dtype: _dtypes.dtype | None = None,
+        ) -> None:  # fmt: skip
+            super().__init__(
+                0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+                padding_mode, device, dtype,
+            )  # fmt: skip
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            self.out_channels = out_channels
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    name = f"Lazy{plain.__name__}"
+    LazyConvTranspose.__name__ = LazyConvTranspose.__qualname__ = name
+    LazyConvTranspose.__doc__ = (
+        f"A ``{plain.__name__}`` whose ``in_channels`` is its first input's."
+    )
+    return LazyConvTranspose
+
+
+LazyConv1d = _lazy_conv(Conv1d)
+LazyConv2d = _lazy_conv(Conv2d)
+LazyConv3d = _lazy_conv(Conv3d)
+LazyConvTranspose1d = _lazy_conv_transpose(ConvTranspose1d)
+LazyConvTranspose2d = _lazy_conv_transpose(ConvTranspose2d)
+LazyConvTranspose3d = _lazy_conv_transpose(ConvTranspose3d)

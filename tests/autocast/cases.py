@@ -90,6 +90,49 @@ CASES: list[Case] = [
             mk([2, 3, 4]), mk([2, 5, 4]), mk([2, 5, 4])
         ),
     ),
+    Case(
+        "convolution",
+        lambda m, mk, ints: m.convolution(
+            mk([1, 2, 5]), mk([3, 2, 2]), mk([3]), [1], [0], [1], False, [0], 1
+        ),
+    ),
+    Case("conv1d", lambda m, mk, ints: F(m).conv1d(mk([1, 2, 5]), mk([3, 2, 2]), mk([3]))),
+    Case("conv2d", lambda m, mk, ints: F(m).conv2d(mk([1, 2, 4, 4]), mk([3, 2, 2, 2]))),
+    Case("conv3d", lambda m, mk, ints: F(m).conv3d(mk([1, 2, 3, 3, 3]), mk([3, 2, 2, 2, 2]))),
+    *(
+        Case(
+            f"conv{k}d.padding",
+            lambda m, mk, ints, k=k: getattr(F(m), f"conv{k}d")(
+                mk([1, 2] + [4] * k), mk([3, 2] + [3] * k), padding="same"
+            ),
+            via=(None, LOWER),  # CUDA lists the convolution it runs
+        )
+        for k in (1, 2, 3)
+    ),
+    Case(
+        "conv_transpose1d", lambda m, mk, ints: F(m).conv_transpose1d(mk([1, 2, 3]), mk([2, 3, 2]))
+    ),
+    Case(
+        "conv_transpose2d.input",
+        lambda m, mk, ints: F(m).conv_transpose2d(mk([1, 2, 3, 3]), mk([2, 3, 2, 2])),
+    ),
+    Case(
+        "conv_transpose3d.input",
+        lambda m, mk, ints: F(m).conv_transpose3d(mk([1, 2, 2, 2, 2]), mk([2, 3, 2, 2, 2])),
+    ),
+    Case("reflection_pad1d", lambda m, mk, ints: F(m).pad(mk([1, 2, 4]), (1, 2), "reflect")),
+    Case(
+        "reflection_pad2d", lambda m, mk, ints: F(m).pad(mk([1, 2, 4, 4]), (1, 2, 1, 0), "reflect")
+    ),
+    Case("replication_pad1d", lambda m, mk, ints: F(m).pad(mk([1, 2, 4]), (1, 2), "replicate")),
+    Case(
+        "replication_pad2d",
+        lambda m, mk, ints: F(m).pad(mk([1, 2, 4, 4]), (1, 2, 1, 0), "replicate"),
+    ),
+    Case(
+        "replication_pad3d",
+        lambda m, mk, ints: F(m).pad(mk([1, 2, 3, 3, 3]), (1, 1, 0, 1, 1, 0), "replicate"),
+    ),
     *(
         Case(name, lambda m, mk, ints, name=name: getattr(m, name)(mk([3])))
         for name in (

@@ -99,9 +99,16 @@ def _stack(results: list[Any]) -> Any:
             raise ValueError("per-sample results differ in shape")
         return (first.dtype, np.stack(arrays))
     if isinstance(first, (list, tuple)):
-        if not all(isinstance(r, tp.Tensor) for r in first):
-            raise ValueError("a non-tensor result")
-        return [_stack([r[k] for r in results]) for k in range(len(first))]
+        out: list[Any] = []
+        for k in range(len(first)):
+            column = [r[k] for r in results]
+            if all(c is None for c in column):  # an output the call asked not to compute
+                out.append(None)
+            elif all(isinstance(c, tp.Tensor) for c in column):
+                out.append(_stack(column))
+            else:
+                raise ValueError("a non-tensor result")
+        return out
     raise ValueError(f"a non-tensor result: {type(first).__name__}")
 
 

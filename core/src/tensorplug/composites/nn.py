@@ -1,10 +1,12 @@
 """The ``nn`` family of the composites: the losses (mse_loss, cross_entropy, l1_loss, smooth_l1_loss,
-huber_loss, kl_div, binary_cross_entropy_with_logits), dropout, embedding, layer_norm and the
-activations mish, softplus, cosine_similarity."""
+huber_loss, kl_div, binary_cross_entropy_with_logits), the convolutions (conv1d/2d/3d, their
+padding="same"/"valid" overloads and conv_transpose1d/2d/3d, over ``convolution``), dropout,
+embedding, layer_norm and the activations mish, softplus, cosine_similarity."""
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from .. import dtypes as _dt
@@ -129,6 +131,196 @@ def _class_shaped(weight: Any, ndim: int, class_dim: int) -> Any:
     shape = [1] * ndim
     shape[class_dim] = weight.shape[0]
     return aten.reshape.default(weight, shape)
+
+
+# --- convolution ----------------------------------------------------------------------------
+# PyTorch's structure: each public convolution adds the batch dimension of an unbatched input
+# and calls the one ``convolution`` kernel (its backward is ``convolution_backward``).
+
+
+def _conv_batchify(input: Any, k: int, name: str, op: str) -> tuple[Any, bool]:
+    """``input`` with a batch dimension, and whether it had one: PyTorch's ``batchify``
+    (``name`` the function in its message, ``op`` the overload raising it)."""
+    n = input.ndim
+    if n not in (k + 1, k + 2):
+        raise RuntimeError(
+            f"aten::{op}: Expected {k + 1}D (unbatched) or {k + 2}D (batched) input to {name}, "
+            f"but got input of size: {list(input.shape)}"
+        )
+    if n == k + 1:
+        return aten.unsqueeze.default(input, 0), False
+    return input, True
+
+
+def _unbatch(out: Any, batched: bool) -> Any:
+    return out if batched else aten.squeeze.dim(out, 0)
+
+
+def _conv(name: str, k: int) -> Any:
+    def conv(
+        input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+        dilation: Any = 1, groups: int = 1,
+    ) -> Any:  # fmt: skip
+        x, batched = _conv_batchify(input, k, name, name)
+        out = aten.convolution.default(
+            x, weight, bias, stride, padding, dilation, False, [0] * k, groups
+        )
+        return _unbatch(out, batched)
+
+    conv.__name__ = conv.__qualname__ = name
+    return conv
+
+
+def _conv_padding(name: str, k: int) -> Any:
+    def conv(
+        input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: str = "valid",
+        dilation: Any = 1, groups: int = 1,
+    ) -> Any:  # fmt: skip
+        """PyTorch's ``_convolution_mode``: "valid" is no padding; "same" pads each side by
+        half the kernel's dilated extent, the odd one out on the right (by an explicit
+        ``constant_pad_nd``, as PyTorch does)."""
+        op = f"{name}.padding"
+        if padding == "valid":
+            x, batched = _conv_batchify(input, k, name, op)
+            out = aten.convolution.default(
+                x, weight, bias, stride, [0] * k, dilation, False, [0] * k, groups
+            )
+            return _unbatch(out, batched)
+        if padding != "same":
+            raise RuntimeError(f"aten::{op}: Invalid padding string: '{padding}'")
+        if any(s != 1 for s in stride):
+            raise RuntimeError(
+                f"aten::{op}: padding='same' is not supported for strided convolutions"
+            )
+        x, batched = _conv_batchify(input, k, name, op)
+        dil = list(dilation) * k if len(dilation) == 1 else list(dilation)
+        kernel = weight.shape[2:]
+        if len(kernel) != k or len(dil) != k:  # convolution's own checks say what is wrong
+            return _unbatch(
+                aten.convolution.default(
+                    x, weight, bias, stride, [0] * k, dilation, False, [0] * k, groups
+                ),
+                batched,
+            )
+        total = [d * (q - 1) for d, q in zip(dil, kernel, strict=True)]
+        left = [t // 2 for t in total]
+        extra = [t - 2 * lft for t, lft in zip(total, left, strict=True)]
+        if any(extra):
+            warnings.warn(
+                "Using padding='same' with even kernel lengths and odd dilation may require a "
+                "zero-padded copy of the input be created",
+                UserWarning,
+                stacklevel=2,
+            )
+            pad: list[int] = []
+            for e in reversed(extra):  # the last dimension first
+                pad += [0, e]
+            x = aten.constant_pad_nd.default(x, pad, 0)
+        out = aten.convolution.default(x, weight, bias, stride, left, dil, False, [0] * k, groups)
+        return _unbatch(out, batched)
+
+    conv.__name__ = conv.__qualname__ = f"{name}_padding"
+    return conv
+
+
+def _conv_transpose(name: str, k: int) -> Any:
+    def conv_transpose(
+        input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+        output_padding: Any = 0, groups: int = 1, dilation: Any = 1,
+    ) -> Any:  # fmt: skip
+        x, batched = _conv_batchify(input, k, name, name if k == 1 else f"{name}.input")
+        out = aten.convolution.default(
+            x, weight, bias, stride, padding, dilation, True, output_padding, groups
+        )
+        return _unbatch(out, batched)
+
+    conv_transpose.__name__ = conv_transpose.__qualname__ = name
+    return conv_transpose
+
+
+conv1d = _conv("conv1d", 1)
+conv2d = _conv("conv2d", 2)
+conv3d = _conv("conv3d", 3)
+conv1d_padding = _conv_padding("conv1d", 1)
+conv2d_padding = _conv_padding("conv2d", 2)
+conv3d_padding = _conv_padding("conv3d", 3)
+conv_transpose1d = _conv_transpose("conv_transpose1d", 1)
+conv_transpose2d = _conv_transpose("conv_transpose2d", 2)
+conv_transpose3d = _conv_transpose("conv_transpose3d", 3)
+
+
+# --- padding --------------------------------------------------------------------------------
+# F.pad: PyTorch's ``pad``/``_pad_enum`` checks, then one operator per mode.
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(self: Any, pad: Any, mode: str = "constant", value: float | None = None) -> Any:
+    """Pad (or, with negative amounts, crop) the last ``len(pad) // 2`` dimensions: ``pad =
+    (last_left, last_right, second_last_left, ...)``. ``"constant"`` pads any number of
+    dimensions with ``value`` (0 by default); ``"reflect"``, ``"replicate"`` and ``"circular"``
+    the last 1, 2 or 3 dimensions of an input with one or two more."""
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"aten::pad: Unrecognised padding mode {mode}")
+    if len(pad) % 2 != 0:
+        raise RuntimeError("aten::pad: Padding length must be divisible by 2")
+    n_dims = len(pad) // 2
+    if n_dims > self.ndim:
+        raise RuntimeError(
+            "aten::pad: Padding length should be less than or equal to two times the input "
+            f"dimension but got padding length {len(pad)} and input of dimension {self.ndim}"
+        )
+    if mode == "constant":
+        return aten.constant_pad_nd.default(self, pad, 0.0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f'aten::pad: Padding mode "{mode}" doesn\'t take in value argument')
+    if not 1 <= n_dims <= 3 or self.ndim not in (n_dims + 1, n_dims + 2):
+        raise NotImplementedError(
+            f"aten::pad: Padding size {len(pad)} is not supported for {self.ndim}D input "
+            "tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+        )
+    if mode == "circular":
+        return aten._pad_circular.default(self, pad)
+    op = "reflection" if mode == "reflect" else "replication"
+    return getattr(aten, f"{op}_pad{n_dims}d").default(self, pad)
+
+
+def _pad_circular(self: Any, pad: Any) -> Any:
+    """Circular padding of the last ``len(pad) // 2`` dimensions: negative amounts crop first,
+    then each side wraps around what is left (slices and ``cat``)."""
+    out = self
+    for i in range(len(pad) // 2):
+        dim = self.ndim - 1 - i
+        left, right = int(pad[2 * i]), int(pad[2 * i + 1])
+        size = out.shape[dim]
+        if size + left + right < 0:
+            raise RuntimeError(
+                f"aten::_pad_circular: The input size {size}, plus negative padding {left} and "
+                f"{right} resulted in a negative output size, which is invalid. Check dimension "
+                f"{dim} of your input."
+            )
+        start, stop = max(-left, 0), size - max(-right, 0)
+        if start or stop != size:
+            out = aten.narrow.default(out, dim, start, max(stop - start, 0))
+        left, right, n = max(left, 0), max(right, 0), out.shape[dim]
+        if not (left or right):
+            continue
+        if left > n or right > n:
+            raise RuntimeError(
+                "aten::_pad_circular: Padding value causes wrapping around more than once."
+            )
+        parts = []
+        if left:
+            parts.append(aten.narrow.default(out, dim, n - left, left))
+        parts.append(out)
+        if right:
+            parts.append(aten.narrow.default(out, dim, 0, right))
+        out = aten.cat.default(parts, dim)
+    return out
 
 
 def dropout(input: Any, p: float, train: bool) -> Any:

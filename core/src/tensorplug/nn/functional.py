@@ -30,11 +30,18 @@ from ._padding import pad
 __all__ = [
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
     "cosine_similarity",
     "cross_entropy",
     "dropout",
     "elu",
     "embedding",
+    "fold",
     "gelu",
     "hardtanh",
     "huber_loss",
@@ -61,6 +68,7 @@ __all__ = [
     "softmin",
     "softplus",
     "tanh",
+    "unfold",
 ]
 
 _tp: Any = tensorplug  # the generated functions are invisible to the type checker
@@ -239,6 +247,92 @@ def binary_cross_entropy(
 def _copy_into(target: Tensor, value: Tensor) -> Tensor:
     """The ``inplace=True`` form: the result written into the input."""
     r: Tensor = target.copy_(value)
+    return r
+
+
+# --- convolution ------------------------------------------------------------------------------
+# torch.nn.functional's convolutions are the operators themselves (tp.conv2d picks the
+# padding="same"/"valid" overload for a string); unfold and fold are im2col and col2im.
+
+_Size = int | Sequence[int]
+
+
+def conv1d(
+    input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: _Size = 1,
+    padding: _Size | str = 0, dilation: _Size = 1, groups: int = 1,
+) -> Tensor:  # fmt: skip
+    """1-d convolution of (N, C_in, L) or (C_in, L) with weight (C_out, C_in / groups, k)."""
+    r: Tensor = _tp.conv1d(input, weight, bias, stride, padding, dilation, groups)
+    return r
+
+
+def conv2d(
+    input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: _Size = 1,
+    padding: _Size | str = 0, dilation: _Size = 1, groups: int = 1,
+) -> Tensor:  # fmt: skip
+    """2-d convolution of (N, C_in, H, W) or (C_in, H, W) with weight (C_out, C_in / groups,
+    kh, kw); ``padding`` numbers, ``"valid"`` (none) or ``"same"`` (stride 1)."""
+    r: Tensor = _tp.conv2d(input, weight, bias, stride, padding, dilation, groups)
+    return r
+
+
+def conv3d(
+    input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: _Size = 1,
+    padding: _Size | str = 0, dilation: _Size = 1, groups: int = 1,
+) -> Tensor:  # fmt: skip
+    """3-d convolution of (N, C_in, D, H, W) or (C_in, D, H, W)."""
+    r: Tensor = _tp.conv3d(input, weight, bias, stride, padding, dilation, groups)
+    return r
+
+
+def conv_transpose1d(
+    input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: _Size = 1,
+    padding: _Size = 0, output_padding: _Size = 0, groups: int = 1, dilation: _Size = 1,
+) -> Tensor:  # fmt: skip
+    """Transposed 1-d convolution, weight (C_in, C_out / groups, k)."""
+    r: Tensor = _tp.conv_transpose1d(
+        input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
+    return r
+
+
+def conv_transpose2d(
+    input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: _Size = 1,
+    padding: _Size = 0, output_padding: _Size = 0, groups: int = 1, dilation: _Size = 1,
+) -> Tensor:  # fmt: skip
+    """Transposed 2-d convolution, weight (C_in, C_out / groups, kh, kw)."""
+    r: Tensor = _tp.conv_transpose2d(
+        input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
+    return r
+
+
+def conv_transpose3d(
+    input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: _Size = 1,
+    padding: _Size = 0, output_padding: _Size = 0, groups: int = 1, dilation: _Size = 1,
+) -> Tensor:  # fmt: skip
+    """Transposed 3-d convolution, weight (C_in, C_out / groups, kd, kh, kw)."""
+    r: Tensor = _tp.conv_transpose3d(
+        input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
+    return r
+
+
+def unfold(
+    input: Tensor, kernel_size: _Size, dilation: _Size = 1, padding: _Size = 0, stride: _Size = 1
+) -> Tensor:
+    """The sliding blocks of (N, C, H, W) or (C, H, W) as columns: (N, C * kh * kw, L)."""
+    r: Tensor = _tp.im2col(input, kernel_size, dilation, padding, stride)
+    return r
+
+
+def fold(
+    input: Tensor, output_size: _Size, kernel_size: _Size, dilation: _Size = 1,
+    padding: _Size = 0, stride: _Size = 1,
+) -> Tensor:  # fmt: skip
+    """Columns (N, C * kh * kw, L) or (C * kh * kw, L) summed back into (N, C, *output_size):
+    the adjoint of :func:`unfold`."""
+    r: Tensor = _tp.col2im(input, output_size, kernel_size, dilation, padding, stride)
     return r
 
 

@@ -86,6 +86,18 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "einsum": (LOWER, LOWER),  # CPU: Note [Entries PyTorch does not have]
     # lower precision: attention
     "scaled_dot_product_attention": (LOWER, LOWER),
+    # --- convolution: lower precision (CUDA lists the padding="same"/"valid" overloads'
+    # composite convolution, CPU the overloads themselves)
+    "convolution": (_, LOWER),
+    "conv1d": (LOWER, LOWER),
+    "conv2d": (LOWER, LOWER),
+    "conv3d": (LOWER, LOWER),
+    "conv1d.padding": (LOWER, _),
+    "conv2d.padding": (LOWER, _),
+    "conv3d.padding": (LOWER, _),
+    "conv_transpose1d": (LOWER, LOWER),
+    "conv_transpose2d.input": (LOWER, LOWER),
+    "conv_transpose3d.input": (LOWER, LOWER),
     # float32: pointwise functions whose results overflow or lose precision in 16 bits
     "acos": (_, FP32),
     "asin": (_, FP32),
@@ -121,6 +133,12 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "binary_cross_entropy_with_logits": (FP32, FP32),
     "softplus": (_, FP32),
     "cosine_similarity": (_, FP32),
+    # --- padding: float32 on CPU
+    "reflection_pad1d": (FP32, _),
+    "reflection_pad2d": (FP32, _),
+    "replication_pad1d": (FP32, _),
+    "replication_pad2d": (FP32, _),
+    "replication_pad3d": (FP32, _),
     # float32 unless the call gives a dtype
     "sum": (_, FP32_SET_OPT_DTYPE),
     "sum.dim_IntList": (_, FP32_SET_OPT_DTYPE),
@@ -196,17 +214,14 @@ NOT_IN_PYTORCH: Final = frozenset(
 # Entries of PyTorch 2.13's lists that name operators the standard op set does not define.
 ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
     LOWER: (
-        "conv1d", "conv1d.padding", "conv2d", "conv2d.padding", "conv3d", "conv3d.padding",
-        "_convolution.deprecated", "conv_tbc", "conv_transpose1d", "conv_transpose2d.input",
-        "conv_transpose3d.input", "prelu", "_addmm_activation",
+        "_convolution.deprecated", "conv_tbc", "prelu", "_addmm_activation",
         "_native_multi_head_attention",
         "mkldnn_rnn_layer",
     ),
     FP32: (
         "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
         "fractional_max_pool2d", "fractional_max_pool3d", "max_unpool2d", "max_unpool3d",
-        "reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d",
-        "replication_pad3d", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
+        "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
         "_grid_sampler_2d_cpu_fallback", "polar", "view_as_complex", "quantile",
         "quantile.scalar", "nanquantile", "nanquantile.scalar", "stft", "stft.center", "cdist",
         "fft_fft", "fft_ifft", "fft_fft2", "fft_ifft2", "fft_fftn",
@@ -222,9 +237,8 @@ ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
 
 ABSENT_CUDA: Final[dict[Policy, tuple[str, ...]]] = {
     LOWER: (
-        "_convolution", "_convolution.deprecated", "convolution", "conv1d", "conv2d", "conv3d",
-        "conv_tbc", "conv_transpose1d", "conv_transpose2d.input", "conv_transpose3d.input",
-        "cudnn_convolution", "cudnn_convolution_transpose", "prelu", "addmv", "addr", "mv",
+        "_convolution", "_convolution.deprecated", "conv_tbc", "cudnn_convolution",
+        "cudnn_convolution_transpose", "prelu", "addmv", "addr", "mv",
         "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "lstm_cell", "gru_cell",
         "rnn_tanh_cell", "rnn_relu_cell", "_scaled_dot_product_flash_attention",
     ),

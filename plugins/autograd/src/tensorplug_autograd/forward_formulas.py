@@ -234,6 +234,41 @@ defforward(
     output=lambda t, s: -(s.output.exp() * t) * s.grad_output.sum(s.dim, keepdim=True),
 )
 
+# --- convolution and padding ------------------------------------------------------------------
+# convolution is bilinear in (input, weight) and adds the bias: each input's tangent through
+# the op with the others fixed (and no bias), the bias's broadcast over the positions. The
+# padding operators and im2col/col2im are linear in their tensor; constant_pad_nd pads the
+# tangent with zeros (its value is a constant); the pad backward kernels are linear in
+# grad_output (self gives only the shape). convolution_backward takes the double-vjp.
+
+
+def _conv_params(s: Any) -> tuple[Any, ...]:
+    return (s.stride, s.padding, s.dilation, s.transposed, s.output_padding, s.groups)
+
+
+_convolution = tp.ops.aten.convolution.default
+defforward(
+    "convolution",
+    input=lambda t, s: _convolution(t, s.weight, None, *_conv_params(s)),
+    weight=lambda t, s: _convolution(s.input, t, None, *_conv_params(s)),
+    bias=lambda t, s: t.reshape([-1] + [1] * (len(s.weight.shape) - 2)),
+)
+defforward("constant_pad_nd", self=lambda t, s: tp.ops.aten.constant_pad_nd.default(t, s.pad, 0))
+deflinear("im2col", "col2im")
+
+
+def _defpad_backward(name: str) -> None:
+    """``name``'s backward kernel is linear in grad_output (self gives only the shape)."""
+    backward = getattr(tp.ops.aten, f"{name}_backward").default
+    defforward(f"{name}_backward", grad_output=lambda t, s: backward(t, s.self, s.padding))
+
+
+for _mode in ("reflection", "replication"):
+    for _k in (1, 2, 3):
+        deflinear(f"{_mode}_pad{_k}d")
+        _defpad_backward(f"{_mode}_pad{_k}d")
+
+
 # --- attention --------------------------------------------------------------------------------
 # The fused attention (Note [Fused attention] in array_backend/_nn/_attention.py): with
 # P = exp(S - lse) the weights, S = Q K^T * scale + mask, the output O = P V moves by

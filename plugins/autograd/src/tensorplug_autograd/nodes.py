@@ -46,6 +46,8 @@ class RuleView(Protocol):
     @property
     def static_spans(self) -> dict[str, tuple[int, int]]: ...
     @property
+    def diff_idx(self) -> tuple[int, ...]: ...
+    @property
     def list_args(self) -> frozenset[str]: ...
     @property
     def plan(self) -> tuple[Any, ...]: ...
@@ -276,6 +278,12 @@ def _read(node: OpNode, name: str) -> Any:
         if type(r) is list:
             return [x.unpack_plain(node) for x in r]
         return r.unpack_plain(node)
+    if name == "grad_input_mask":  # derivatives.yaml's name: which inputs need a gradient
+        nexts = node.next_functions
+        return tuple(
+            any(nexts[j][0] is not None for j in range(start, start + count))
+            for start, count in (node._spans[rule.arg_names[i]] for i in rule.diff_idx)
+        )
     for suffix, k in (("_shape", 0), ("_dtype", 1), ("_device", 2)):
         if name.endswith(suffix):
             arg = name[: -len(suffix)]
@@ -289,6 +297,6 @@ def _read(node: OpNode, name: str) -> Any:
                 return None if m is None else m[k]
     raise AttributeError(
         f"the formula of {rule.name} reads s.{name}: no such argument or output; it can read "
-        f"the arguments {list(rule.arg_names)}, result, the named returns, and "
-        "<argument>_shape, _dtype or _device of a differentiable argument"
+        f"the arguments {list(rule.arg_names)}, result, the named returns, grad_input_mask, "
+        "and <argument>_shape, _dtype or _device of a differentiable argument"
     )

@@ -132,6 +132,8 @@ def _stack_one(op: Any, pieces: list[Any], lvl: int) -> Any:
     first = pieces[0]
     if isinstance(first, tp.Tensor):
         return wrap(_stack(pieces, 0), 0, lvl)
+    if all(p is None for p in pieces):  # an output the call asked not to compute (output_mask)
+        return None
     if isinstance(first, list | tuple) and all(isinstance(p, tp.Tensor) for p in first):
         return [wrap(_stack([p[k] for p in pieces], 0), 0, lvl) for k in range(len(first))]
     raise RuntimeError(

@@ -4,15 +4,17 @@
   mixed precision training operators (``_amp_*``);
 * ``_optim``: the multi-tensor optimizer operators (``_fused_adam_``, ``_fused_sgd_``, ...);
 * ``_attention``: the fused attention of ``scaled_dot_product_attention`` and its backward;
+* ``_conv``: convolution and convolution_backward, im2col and col2im (``F.unfold``/``F.fold``);
+* ``_pad``: constant_pad_nd, reflection_pad1d/2d/3d and replication_pad1d/2d/3d (``F.pad``);
 
 :data:`PARTS` are the modules ``register`` builds (one ``build(kit)`` each).
 """
 
 from __future__ import annotations
 
-from . import _attention, _functions, _optim
+from . import _attention, _conv, _functions, _optim, _pad
 from ._functions import check_nll_weight, check_reduction, floating, nll_target
 
-PARTS = (_functions, _optim, _attention)
+PARTS = (_functions, _optim, _attention, _conv, _pad)
 
 __all__ = ["PARTS", "check_nll_weight", "check_reduction", "floating", "nll_target"]

@@ -12,6 +12,9 @@ order (for formulas that share work, like ``layer_norm``).
 * ``s`` holds the forward call: ``s.<arg>`` is the argument (a tensor, list, or Python value),
   ``s.result`` the output (a tuple for several outputs), ``s.<arg>_shape`` / ``s.<arg>_dtype``
   the shape and dtype of a tensor argument, readable without saving the tensor.
+  ``s.grad_input_mask`` (derivatives.yaml's name) tells, per differentiable input in schema
+  order, whether its gradient is needed: a formula that computes several in one kernel
+  (``convolution``'s ``convolution_backward``) asks only for those.
   A tensor argument (or the result) is saved for backward only when the formula's code names it
   (``s.self`` saves ``self``; ``s.self_shape`` does not). Saved tensors are checked against
   their version counter when read (Note [Saved tensors] in saved.py), so write the formula to

@@ -3,6 +3,8 @@ bookkeeping (Note [Formula table])."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import tensorplug as tp
 from tensorplug import Tensor
 
@@ -56,6 +58,110 @@ defderiv(
     self=lambda g, s: _bce_self(g, s.self, s.target, s.weight, s.reduction),
     target=lambda g, s: _bce_target(g, s.self, s.target, s.weight, s.reduction),
 )
+
+
+# --- convolution ---------------------------------------------------------------------------------
+# convolution's three gradients come from one convolution_backward call that asks only for
+# those the graph needs (s.grad_input_mask), as derivatives.yaml's entry does. The output is
+# bilinear in (input, weight): with B(x, w) the convolution without bias and
+# convolution_backward(gO, x, w) = (B(., w)^T gO, B(x, .)^T gO, sum gO), the gradients of the
+# backward for incoming (ggI, ggW, ggB) are
+#   grad_output: B(ggI, w) + B(x, ggW) + ggB (broadcast over the batch and positions),
+#   input:       B(x, .)^T applied the other way: convolution_backward(gO, x, ggW)[0],
+#   weight:      convolution_backward(gO, ggI, w)[1],
+# all public operators, so double (and higher) backward records as well.
+
+
+def _conv_params(s: Any) -> tuple[Any, ...]:
+    return (s.stride, s.padding, s.dilation, s.transposed, s.output_padding, s.groups)
+
+
+def _convolution_backward(g: Tensor, s: Any) -> tuple[Tensor | None, ...]:
+    mask = s.grad_input_mask
+    bias_sizes = [g.shape[1]] if mask[2] else None
+    return tuple(
+        _aten.convolution_backward.default(
+            g, s.input, s.weight, bias_sizes, s.stride, s.padding, s.dilation, s.transposed,
+            s.output_padding, s.groups, list(mask),
+        )
+    )  # fmt: skip
+
+
+def _conv(x: Tensor, w: Tensor, p: tuple[Any, ...]) -> Tensor:
+    r: Tensor = _aten.convolution.default(x, w, None, *p)
+    return r
+
+
+def _convolution_double_backward(
+    gg: tuple[Tensor | None, ...], s: Any
+) -> tuple[Tensor | None, ...]:
+    ggi, ggw, ggb = gg
+    go, x, w = s.grad_output, s.input, s.weight
+    p = _conv_params(s)
+    need_go, need_x, need_w = s.grad_input_mask
+    d_go = d_x = d_w = None
+    if need_go:
+        parts = []
+        if ggi is not None:
+            parts.append(_conv(ggi, w, p))
+        if ggw is not None:
+            parts.append(_conv(x, ggw, p))
+        if ggb is not None:
+            parts.append(ggb.reshape([1, -1] + [1] * (go.ndim - 2)))
+        for part in parts:
+            d_go = part if d_go is None else d_go + part
+        if d_go is not None and tuple(d_go.shape) != tuple(go.shape):
+            d_go = d_go.expand(list(go.shape))
+    if need_x and ggw is not None:
+        d_x = _aten.convolution_backward.default(go, x, ggw, None, *p, [True, False, False])[0]
+    if need_w and ggi is not None:
+        d_w = _aten.convolution_backward.default(go, ggi, w, None, *p, [False, True, False])[1]
+    return d_go, d_x, d_w
+
+
+# one formula for several inputs: keyed by the tuple of their names (Note [Formula table])
+FORMULAS["convolution"] = {("input", "weight", "bias"): _convolution_backward}
+FORMULAS["convolution_backward"] = {
+    ("grad_output", "input", "weight"): _convolution_double_backward
+}
+# im2col and col2im are each other's adjoints (derivatives.yaml)
+defderiv(
+    "im2col",
+    self=lambda g, s: _aten.col2im.default(
+        g, s.self_shape[-2:], s.kernel_size, s.dilation, s.padding, s.stride
+    ),
+)
+defderiv(
+    "col2im",
+    self=lambda g, s: _aten.im2col.default(g, s.kernel_size, s.dilation, s.padding, s.stride),
+)
+
+
+# --- padding -------------------------------------------------------------------------------------
+# constant_pad_nd's gradient crops what it padded (negative amounts pad what it cropped, with
+# zeros); reflection and replication have backward kernels, linear in grad_output.
+
+defderiv(
+    "constant_pad_nd",
+    self=lambda g, s: _aten.constant_pad_nd.default(g, [-p for p in s.pad]),
+)
+
+
+def _defpad(name: str) -> None:
+    """The formulas of ``name`` (reflection_pad2d, ...) and of its backward kernel."""
+    fwd = getattr(_aten, name).default
+    bwd = getattr(_aten, f"{name}_backward").default
+    defderiv(name, self=lambda g, s: bwd(g, s.self, s.padding))
+    defderiv(
+        f"{name}_backward",
+        grad_output=lambda g, s: fwd(g, s.padding),
+        self=lambda g, s: _zeros(g, s.self_shape),
+    )
+
+
+for _mode in ("reflection", "replication"):
+    for _k in (1, 2, 3):
+        _defpad(f"{_mode}_pad{_k}d")
 
 
 # --- softmax -------------------------------------------------------------------------------------

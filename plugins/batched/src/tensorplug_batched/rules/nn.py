@@ -1,5 +1,6 @@
-"""Batching rules of the neural-network operators: softmax and its backward, embedding, and
-the losses (``nll_loss``, ``cross_entropy_loss``, ``binary_cross_entropy``). The activations
+"""Batching rules of the neural-network operators: softmax and its backward, embedding,
+convolution and its backward, the padding operators, im2col/col2im, and the losses
+(``nll_loss``, ``cross_entropy_loss``, ``binary_cross_entropy``). The activations
 are pointwise (pointwise.py); ``linear`` and ``layer_norm`` are composites, which the fallback
 decomposes.
 """
@@ -10,7 +11,15 @@ from typing import Any
 
 import tensorplug as tp
 
-from ..batched import batch_size, batched_at, front, materialize, physical, wrap
+from ..batched import (
+    BatchedTensor,
+    batch_size,
+    batched_at,
+    front,
+    materialize,
+    physical,
+    wrap,
+)
 from ..calls import passdown, top_level
 from ..fallback import loop
 from .table import Kernel, defdim, defrule
@@ -96,6 +105,147 @@ def _attention_maker(op: Any) -> Kernel:
             )
         # (the forward's results have the common rank, the logical rank of their broadcast)
         return tuple(wrap(t, 0, lvl) for t in out)
+
+    return kernel
+
+
+# --- convolution and padding ---------------------------------------------------------------------
+
+# Note [Batched convolution]
+# functorch's rule: with only the input batched, the vmap dimension folds into the batch (N);
+# otherwise every tensor is materialized along it and it folds into the groups: the input's
+# channels (N, B*C, ...), the weight's first dimension (B*O or, transposed, B*C_in) and
+# groups*B, so sample b's channels meet only sample b's filters, and the output's channels
+# unfold to (N, B, O, ...). convolution_backward folds the same way, so that each sample's
+# weight and bias gradients come out separate (B*O, ...) instead of summed over the batch.
+
+_convolution = aten.convolution.default
+
+
+def _fold_into(x: Any, dim: int) -> Any:
+    """Physical ``x`` (bdim first) with the batch merged into dimension ``dim`` (1-based among
+    the logical dimensions): (B, d0, ..., d_dim, ...) -> (d0, ..., B*d_dim, ...)."""
+    if dim == 0:
+        return _reshape(x, [x.shape[0] * x.shape[1], *x.shape[2:]])
+    moved = aten.movedim.int(x, 0, dim)
+    shape = list(moved.shape)
+    return _reshape(moved, [*shape[:dim], shape[dim] * shape[dim + 1], *shape[dim + 2 :]])
+
+
+def _unfold_from(y: Any, dim: int, size: int) -> Any:
+    """The inverse of :func:`_fold_into`: dimension ``dim`` of ``y`` split to (B, rest), B
+    moved to the front."""
+    shape = list(y.shape)
+    split = _reshape(y, [*shape[:dim], size, shape[dim] // size, *shape[dim + 1 :]])
+    return split if dim == 0 else aten.movedim.int(split, dim, 0)
+
+
+def _size_at(lvl: int, *ts: Any) -> int:
+    return next(int(t.value.shape[t.bdim]) for t in ts if batched_at(t, lvl))
+
+
+@defrule("convolution.default")
+def _convolution_maker(op: Any) -> Kernel:
+    def kernel(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
+               transposed: bool, output_padding: Any, groups: int) -> Any:  # fmt: skip
+        args = (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+        lvl = top_level(args)
+        if lvl == 0:
+            return passdown(op, args, {})
+        rest = (stride, padding, dilation, transposed, output_padding)
+        size = _size_at(lvl, input, weight, bias)
+        if batched_at(bias, lvl):  # a bias per sample: added after
+            out = op(input, weight, None, *rest, groups)
+            per = front(bias)
+            view = _reshape(per, [size, 1, per.shape[1]] + [1] * (weight.ndim - 2))
+            return wrap(aten.add.Tensor(front(out) if batched_at(out, lvl) else out, view), 0, lvl)
+        if not batched_at(weight, lvl):  # the input alone: its batch takes the vmap dimension
+            x = front(input)
+            y = op(_fold_into(x, 0), weight, bias, *rest, groups)
+            return wrap(_unfold_from(y, 0, size), 0, lvl)
+        x = physical(input, lvl, size)
+        w = _fold_into(front(weight), 0)
+        b = None if bias is None else _reshape(materialize(bias, size), [-1])
+        y = op(_fold_into(x, 1), w, b, *rest, groups * size)
+        return wrap(_unfold_from(y, 1, size), 0, lvl)
+
+    return kernel
+
+
+@defrule("convolution_backward.default")
+def _convolution_backward_maker(op: Any) -> Kernel:
+    def kernel(grad_output: Any, input: Any, weight: Any, bias_sizes: Any, stride: Any,
+               padding: Any, dilation: Any, transposed: bool, output_padding: Any, groups: int,
+               output_mask: Any) -> Any:  # fmt: skip
+        args = (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                output_padding, groups, output_mask)  # fmt: skip
+        lvl = top_level(args)
+        if lvl == 0:
+            return passdown(op, args, {})
+        size = _size_at(lvl, grad_output, input, weight)
+        g = _fold_into(physical(grad_output, lvl, size), 1)
+        x = _fold_into(physical(input, lvl, size), 1)
+        w = _fold_into(physical(weight, lvl, size), 0)
+        sizes = None if bias_sizes is None else [size * int(bias_sizes[0])]
+        gi, gw, gb = op(g, x, w, sizes, stride, padding, dilation, transposed, output_padding,
+                        groups * size, output_mask)  # fmt: skip
+        return (
+            None if gi is None else wrap(_unfold_from(gi, 1, size), 0, lvl),
+            None if gw is None else wrap(_unfold_from(gw, 0, size), 0, lvl),
+            None if gb is None else wrap(_unfold_from(gb, 0, size), 0, lvl),
+        )
+
+    return kernel
+
+
+def _batch_mode(op: Any, k: int, n_tensors: int) -> Kernel:
+    """The rule of an operator on (N, C, *spatial) or (C, *spatial) inputs, ``k`` spatial
+    dimensions, whose first ``n_tensors`` arguments are such tensors: the vmap dimension is the
+    batch of an unbatched input, or folds into the batch of a batched one."""
+
+    def kernel(*args: Any) -> Any:
+        lvl = top_level(args)
+        if lvl == 0:
+            return passdown(op, args, {})
+        tensors, rest = args[:n_tensors], args[n_tensors:]
+        ndim = tensors[0].ndim  # logical
+        if ndim not in (k + 1, k + 2):
+            return loop(op, args, {}, lvl)  # the kernel's message, per sample
+        size = _size_at(lvl, *tensors)
+        phys = [physical(t, lvl, size) for t in tensors]
+        if ndim == k + 1:
+            return wrap(op(*phys, *rest), 0, lvl)
+        y = op(*(_fold_into(p, 0) for p in phys), *rest)
+        return wrap(_unfold_from(y, 0, size), 0, lvl)
+
+    return kernel
+
+
+def defbatchmode(name: str, k: int, n_tensors: int = 1) -> None:
+    """:func:`_batch_mode` is the rule of overload ``name``."""
+
+    def maker(op: Any) -> Kernel:
+        return _batch_mode(op, k, n_tensors)
+
+    defrule(name)(maker)
+
+
+for _mode in ("reflection", "replication"):
+    for _k in (1, 2, 3):
+        defbatchmode(f"{_mode}_pad{_k}d.default", _k)
+        defbatchmode(f"{_mode}_pad{_k}d_backward.default", _k, 2)
+defbatchmode("im2col.default", 2)
+defbatchmode("col2im.default", 1)  # (N, C*kh*kw, L): one "spatial" dimension
+
+
+@defrule("constant_pad_nd.default")
+def _constant_pad_maker(op: Any) -> Kernel:
+    def kernel(self: Any, pad: Any, value: Any = 0) -> Any:
+        if type(self) is not BatchedTensor:
+            return passdown(op, (self, pad, value), {})
+        if len(pad) // 2 > self.ndim:
+            return loop(op, (self, pad, value), {}, self.level)  # the kernel's message
+        return wrap(op(front(self), pad, value), 0, self.level)
 
     return kernel
 

@@ -4,9 +4,11 @@ is imported:
 * ``_functions``: softmax and log_softmax, neural network functions, the backward functions,
   the mixed precision training ops and mish;
 * ``_optim``: the multi-tensor optimizer operators (``_fused_adam_``, ``_fused_sgd_``, ...);
-* ``_attention``: scaled_dot_product_attention and its fused kernels.
+* ``_attention``: scaled_dot_product_attention and its fused kernels;
+* ``_conv``: convolution and its backward, the public convolutions, im2col/col2im and the
+  padding operators.
 """
 
 from __future__ import annotations
 
-from . import _attention, _functions, _optim  # noqa: F401
+from . import _attention, _conv, _functions, _optim  # noqa: F401

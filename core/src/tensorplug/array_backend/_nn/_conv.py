@@ -1,0 +1,598 @@
+"""Part ``conv`` of the ``nn`` family of the array kit: ``convolution`` (every public
+convolution, transposed or not, 1-3 spatial dimensions, groups) and its one backward kernel
+``convolution_backward``, and the sliding-block operators ``im2col`` and ``col2im``
+(``F.unfold`` / ``F.fold``), with PyTorch's checks and messages.
+
+Note [Convolution as one matmul]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A convolution of ``x`` (N, C, *S) with ``w`` (O, C/G, *K) in G groups is one matrix product per
+sample and group once ``x`` is unfolded into its windows ("im2col"): ``cols`` (N, G, C/G * K,
+L), L the number of output positions, and ``y = w.reshape(G, O/G, C/G * K) @ cols``, a batched
+``matmul`` whose result is already (N, O, L) in row-major order. The windows are read as one
+strided view of the padded input on numpy and CuPy (``as_strided``: no copy until the reshape
+that feeds the product); other namespaces stack one strided slice per kernel offset, which
+the array API has. The other gradients are products of the same pieces:
+
+* the input's: ``w^T @ g`` gives the windows' gradients, added back to where each window came
+  from ("col2im", :func:`_fold`: one strided slice per kernel offset);
+* the weight's: ``g @ cols^T`` summed over the samples;
+* the bias's: ``g`` summed over the samples and positions.
+
+A transposed convolution is the input gradient of the convolution that maps its output back
+to its input (the same weight), so its forward is :func:`_input_grad`, its input's gradient a
+plain convolution and its weight's gradient :func:`_weight_grad` with the roles swapped.
+Products run in the accumulation dtype (float32 for half precision, as PyTorch accumulates).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from ... import dtypes as _dt
+from ...tensor import Tensor
+from .._kit import Kernel, Kernels, Kit, OpError, bind, cpp_name, fmt_shape, torch_name
+
+Ints = Sequence[int]
+
+# --- the array routines (Note [Convolution as one matmul]) -------------------------------------
+
+
+_STRIDED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _strided(xp: Any) -> Any:
+    """``as_strided`` of ``xp`` (numpy, CuPy), or None: found once per namespace, and kept only
+    where it gives back an array of ``xp``'s own type (a namespace that lends numpy's ``lib``
+    would hand out host arrays)."""
+    try:
+        return _STRIDED[xp]
+    except (KeyError, TypeError):
+        pass
+    tricks = getattr(getattr(xp, "lib", None), "stride_tricks", None)
+    fn = getattr(tricks, "as_strided", None)
+    if fn is not None:
+        probe = xp.zeros((2, 2))
+        try:
+            if type(fn(probe, shape=(2,), strides=probe.strides[:1])) is not type(probe):
+                fn = None
+        except (AttributeError, TypeError, ValueError):
+            fn = None
+    try:
+        _STRIDED[xp] = fn
+    except TypeError:  # a namespace that takes no weak reference: looked up each call
+        pass
+    return fn
+
+
+def _mT(xp: Any, a: Any) -> Any:  # noqa: N802 - the standard's name
+    """``a`` with its last two axes swapped: the standard's ``matrix_transpose`` where ``xp``
+    has it (numpy >= 2), else ``swapaxes`` (CuPy)."""
+    f = getattr(xp, "matrix_transpose", None)
+    return f(a) if f is not None else xp.swapaxes(a, -1, -2)
+
+
+def _pad(xp: Any, a: Any, padding: Ints) -> Any:
+    """``a`` (N, C, *S) with ``padding[i]`` zeros on both sides of spatial dimension i."""
+    if not any(padding):
+        return a
+    shape = tuple(a.shape[:2]) + tuple(n + 2 * p for n, p in zip(a.shape[2:], padding, strict=True))
+    z = xp.zeros(shape, dtype=a.dtype)
+    z[
+        (
+            slice(None),
+            slice(None),
+            *(slice(p, p + n) for n, p in zip(a.shape[2:], padding, strict=True)),
+        )
+    ] = a
+    return z
+
+
+def _offsets(kernel: Ints) -> Any:
+    return itertools.product(*(range(k) for k in kernel))
+
+
+def _window(off: Ints, dilation: Ints, stride: Ints, out: Ints) -> tuple[slice, ...]:
+    """The positions kernel offset ``off`` reads, one per output position."""
+    return (
+        slice(None),
+        slice(None),
+        *(
+            slice(o * d, o * d + s * (n - 1) + 1, s)
+            for o, d, s, n in zip(off, dilation, stride, out, strict=True)
+        ),
+    )
+
+
+def _unfold(
+    xp: Any, strided: Any, x: Any, kernel: Ints, dilation: Ints, padding: Ints, stride: Ints,
+    out: Ints,
+) -> Any:  # fmt: skip
+    """The windows of ``x`` (N, C, *S): (N, C, prod(kernel), prod(out)), a new array."""
+    n, c = x.shape[:2]
+    a = _pad(xp, x, padding)
+    k, L = math.prod(kernel), math.prod(out)
+    if strided is not None and hasattr(a, "strides"):
+        sp = a.strides[2:]
+        view = strided(
+            a,
+            shape=(n, c, *kernel, *out),
+            strides=(
+                *a.strides[:2],
+                *(s * d for s, d in zip(sp, dilation, strict=True)),
+                *(s * t for s, t in zip(sp, stride, strict=True)),
+            ),
+        )
+        return view.reshape(n, c, k, L)  # the one copy
+    parts = [a[_window(off, dilation, stride, out)] for off in _offsets(kernel)]
+    if not parts:
+        return xp.zeros((n, c, 0, L), dtype=x.dtype)
+    return xp.reshape(xp.stack(parts, axis=2), (n, c, k, L))
+
+
+def _fold(
+    xp: Any, cols: Any, size: Ints, kernel: Ints, dilation: Ints, padding: Ints, stride: Ints,
+    out: Ints, views: bool = False,
+) -> Any:  # fmt: skip
+    """The adjoint of :func:`_unfold`: windows (N, C, prod(kernel), prod(out)) added back into
+    an (N, C, *size) array. ``views``: a basic slice of ``xp``'s arrays is a view that ``add``
+    can write into (numpy, CuPy), so each window adds in place instead of through a
+    temporary."""
+    n, c = cols.shape[:2]
+    padded = tuple(m + 2 * p for m, p in zip(size, padding, strict=True))
+    acc = xp.zeros((n, c, *padded), dtype=cols.dtype)
+    cols = xp.reshape(cols, (n, c, cols.shape[2], *out))
+    for j, off in enumerate(_offsets(kernel)):
+        idx = _window(off, dilation, stride, out)
+        if views:
+            part = acc[idx]
+            xp.add(part, cols[:, :, j, ...], out=part)
+        else:
+            acc[idx] = acc[idx] + cols[:, :, j, ...]
+    if not any(padding):
+        return acc
+    return acc[
+        (slice(None), slice(None), *(slice(p, p + m) for m, p in zip(size, padding, strict=True)))
+    ]
+
+
+class _Conv:
+    """One convolution's geometry: kernel, stride, padding, dilation, groups; its input's
+    spatial size ``size`` and its output's ``out`` (of the plain, untransposed convolution)."""
+
+    __slots__ = ("kernel", "stride", "padding", "dilation", "groups", "size", "out")
+
+    def __init__(
+        self, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints, groups: int,
+        size: Ints, out: Ints,
+    ) -> None:  # fmt: skip
+        self.kernel, self.stride, self.padding = tuple(kernel), tuple(stride), tuple(padding)
+        self.dilation, self.groups = tuple(dilation), groups
+        self.size, self.out = tuple(size), tuple(out)
+
+    def unfold(self, xp: Any, strided: Any, x: Any) -> Any:
+        return _unfold(xp, strided, x, self.kernel, self.dilation, self.padding, self.stride,
+                       self.out)  # fmt: skip
+
+    def fold(self, xp: Any, cols: Any, views: bool) -> Any:
+        return _fold(xp, cols, self.size, self.kernel, self.dilation, self.padding, self.stride,
+                     self.out, views)  # fmt: skip
+
+
+def _forward(xp: Any, strided: Any, x: Any, w: Any, geo: _Conv) -> Any:
+    """``x`` (N, C, *size) convolved with ``w`` (O, C/G, *kernel): (N, O, *out)."""
+    n, c = x.shape[:2]
+    o, g = w.shape[0], geo.groups
+    cols = geo.unfold(xp, strided, x)  # (N, C, K, L)
+    k, L = cols.shape[2], cols.shape[3]
+    cols = xp.reshape(cols, (n, g, (c // g) * k, L))
+    y = xp.matmul(xp.reshape(w, (g, o // g, (c // g) * k)), cols)  # (N, G, O/G, L)
+    return xp.reshape(y, (n, o, *geo.out))
+
+
+def _input_grad(xp: Any, g: Any, w: Any, geo: _Conv, c: int, views: bool) -> Any:
+    """The gradient of :func:`_forward`'s ``x`` (``c`` channels) for ``g`` (N, O, *out)."""
+    n, o = g.shape[:2]
+    gr = geo.groups
+    k = math.prod(geo.kernel)
+    L = math.prod(geo.out)
+    wm = xp.reshape(w, (gr, o // gr, (c // gr) * k))
+    gcols = xp.matmul(_mT(xp, wm), xp.reshape(g, (n, gr, o // gr, L)))
+    return geo.fold(xp, xp.reshape(gcols, (n, c, k, L)), views)
+
+
+def _weight_grad(xp: Any, strided: Any, x: Any, g: Any, geo: _Conv) -> Any:
+    """The gradient of :func:`_forward`'s ``w`` (O, C/G, *kernel) for ``g`` (N, O, *out)."""
+    n, c = x.shape[:2]
+    o, gr = g.shape[1], geo.groups
+    cols = geo.unfold(xp, strided, x)
+    k, L = cols.shape[2], cols.shape[3]
+    cols = xp.reshape(cols, (n, gr, (c // gr) * k, L))
+    gm = xp.reshape(g, (n, gr, o // gr, L))
+    gw = xp.sum(xp.matmul(gm, _mT(xp, cols)), axis=0)  # (G, O/G, C/G * K)
+    return xp.reshape(gw, (o, c // gr, *geo.kernel))
+
+
+# --- checks: PyTorch's, in its order and words ------------------------------------------------
+
+
+def _expand(name: str, value: Ints, k: int) -> tuple[int, ...]:
+    v = tuple(int(i) for i in value)
+    if len(v) == 1 and k != 1:
+        return v * k
+    if len(v) != k:
+        raise OpError(
+            f"expected {name} to be a single integer value or a list of {k} values to match the "
+            f"convolution dimensions, but got {name}={list(v)}"
+        )
+    return v
+
+
+def _out_size(n: int, k: int, s: int, p: int, d: int) -> int:
+    return (n + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+# (input shape, weight shape, bias shape, stride, padding, dilation, transposed,
+# output_padding, groups) -> conv_geometry's result: a network calls each layer with the same
+# shapes every step, and the checks cost about 25 us of Python per call. Bounded: cleared when
+# full. Only calls that passed the checks are kept.
+_GEOMETRY: dict[tuple[Any, ...], tuple[_Conv, tuple[int, ...]]] = {}
+_GEOMETRY_SIZE = 512
+
+
+def conv_geometry(
+    input: Tensor, weight: Tensor, bias: Tensor | None, stride: Ints, padding: Ints,
+    dilation: Ints, transposed: bool, output_padding: Ints, groups: int,
+) -> tuple[_Conv, tuple[int, ...]]:  # fmt: skip
+    """PyTorch's checks of ``convolution`` (``_convolution`` and ``check_shape_forward``), and
+    the geometry of the untransposed convolution behind it with the call's output shape."""
+    key = (
+        input._data.shape, weight._data.shape, None if bias is None else bias._data.shape,
+        tuple(stride), tuple(padding), tuple(dilation), bool(transposed),
+        tuple(output_padding), groups,
+    )  # fmt: skip
+    got = _GEOMETRY.get(key)
+    if got is None:
+        got = _checked_geometry(
+            input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+        )
+        if len(_GEOMETRY) >= _GEOMETRY_SIZE:
+            _GEOMETRY.clear()
+        _GEOMETRY[key] = got
+    return got
+
+
+def _checked_geometry(
+    input: Tensor, weight: Tensor, bias: Tensor | None, stride: Ints, padding: Ints,
+    dilation: Ints, transposed: bool, output_padding: Ints, groups: int,
+) -> tuple[_Conv, tuple[int, ...]]:  # fmt: skip
+    xs, ws = tuple(input._data.shape), tuple(weight._data.shape)
+    k = len(ws) - 2
+    if len(ws) < 3:
+        raise OpError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise OpError("non-positive groups is not supported")
+    stride = _expand("stride", stride, k)
+    padding = _expand("padding", padding, k)
+    dilation = _expand("dilation", dilation, k)
+    output_padding = _expand("output_padding", output_padding, k)
+    if any(p < 0 for p in padding):
+        raise OpError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise OpError("negative output_padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise OpError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise OpError("non-positive dilation is not supported")
+    if len(xs) != len(ws):
+        raise OpError(
+            f"Expected {len(ws)}-dimensional input for {len(ws)}-dimensional weight "
+            f"{fmt_shape(ws)}, but got {len(xs)}-dimensional input of size {fmt_shape(xs)} instead"
+        )
+    if ws[0] < groups:
+        raise OpError(
+            f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but "
+            f"got weight of size {fmt_shape(ws)} instead"
+        )
+    if ws[0] % groups:
+        raise OpError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+            f"but got weight of size [{fmt_shape(ws)}] instead"
+        )
+    kernel, size = ws[2:], xs[2:]
+    if not transposed:
+        if xs[1] != ws[1] * groups:
+            raise OpError(
+                f"Given groups={groups}, weight of size {fmt_shape(ws)}, expected "
+                f"input{fmt_shape(xs)} to have {ws[1] * groups} channels, but got {xs[1]} "
+                "channels instead"
+            )
+        padded = [n + 2 * p for n, p in zip(size, padding, strict=True)]
+        dk = [d * (q - 1) + 1 for d, q in zip(dilation, kernel, strict=True)]
+        if any(a < b for a, b in zip(padded, dk, strict=True)):
+            raise OpError(
+                f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+                f"Kernel size: ({' x '.join(map(str, dk))}). Kernel size can't be greater than "
+                "actual input size"
+            )
+        out = tuple(map(_out_size, size, kernel, stride, padding, dilation))
+        geo = _Conv(kernel, stride, padding, dilation, groups, size, out)
+        result = (xs[0], ws[0], *out)
+        out_channels = ws[0]
+    else:
+        if xs[1] != ws[0]:
+            raise OpError(
+                f"Given transposed=1, weight of size {fmt_shape(ws)}, expected input"
+                f"{fmt_shape(xs)} to have {ws[0]} channels, but got {xs[1]} channels instead"
+            )
+        if any(
+            op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation, strict=True)
+        ):
+            names = ("depth", "height", "width")[3 - k :] if k <= 3 else [str(i) for i in range(k)]
+            parts = [
+                f"output_padding_{nm}: {v}" for nm, v in zip(names, output_padding, strict=True)
+            ]
+            parts += [f"stride_{nm}: {v}" for nm, v in zip(names, stride, strict=True)]
+            parts += [f"dilation_{nm}: {v}" for nm, v in zip(names, dilation, strict=True)]
+            raise OpError(
+                "output padding must be smaller than either stride or dilation, but got "
+                + " ".join(parts)
+            )
+        full = tuple(
+            (n - 1) * s - 2 * p + d * (q - 1) + op + 1
+            for n, s, p, d, q, op in zip(
+                size, stride, padding, dilation, kernel, output_padding, strict=True
+            )
+        )
+        if any(n <= 0 for n in full):
+            raise OpError(
+                f"Given input size per channel: ({' x '.join(map(str, size))}). Calculated output "
+                f"size per channel: ({' x '.join(map(str, full))}). Output size is too small"
+            )
+        # the plain convolution from the output (``full``) back to the input (``size``)
+        geo = _Conv(kernel, stride, padding, dilation, groups, full, size)
+        out_channels = ws[1] * groups
+        result = (xs[0], out_channels, *full)
+    if bias is not None:
+        bs = tuple(bias._data.shape)
+        if bs != (out_channels,):
+            raise OpError(
+                f"Given weight of size {fmt_shape(ws)}, expected bias to be 1-dimensional with "
+                f"{out_channels} elements, but got bias of size {fmt_shape(bs)} instead"
+            )
+    return geo, result
+
+
+def _conv_dtype(input: Tensor, weight: Tensor, bias: Tensor | None) -> _dt.dtype:
+    d = input._dtype
+    if weight._dtype is not d:
+        raise OpError(f"expected scalar type {torch_name(d)} but found {torch_name(weight._dtype)}")
+    if bias is not None and bias._dtype is not d:
+        raise OpError(
+            f"Input type ({cpp_name(d)}) and bias type ({cpp_name(bias._dtype)}) should be the same"
+        )
+    if d.kind == "b":
+        raise OpError(f"\"slow_conv\" not implemented for '{torch_name(d)}'")
+    return d
+
+
+# --- the kernels --------------------------------------------------------------------------------
+
+
+def convolution(
+    kit: Kit, input: Tensor, weight: Tensor, bias: Tensor | None, stride: Ints, padding: Ints,
+    dilation: Ints, transposed: bool, output_padding: Ints, groups: int,
+) -> Tensor:  # fmt: skip
+    """``aten::convolution``: Note [Convolution as one matmul]."""
+    xp = kit.xp
+    geo, shape = conv_geometry(
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+    )
+    d = _conv_dtype(input, weight, bias)
+    kit.same_device(input, weight)
+    device = input._device
+    acc = kit.accumulate[d]
+    x, w = kit.cast(input._data, acc), kit.cast(weight._data, acc)
+    strided = _strided(xp)
+    if transposed:
+        y = _input_grad(xp, x, w, geo, shape[1], strided is not None)
+    else:
+        y = _forward(xp, strided, x, w, geo)
+    if bias is not None:
+        kit.same_device(input, bias)
+        b = xp.reshape(kit.cast(bias._data, acc), (1, shape[1]) + (1,) * (len(shape) - 2))
+        y = xp.add(y, b, out=y) if kit.writes_out else y + b
+    return kit.wrap(y, d, device)
+
+
+def convolution_backward(
+    kit: Kit, grad_output: Tensor, input: Tensor, weight: Tensor, bias_sizes: Ints | None,
+    stride: Ints, padding: Ints, dilation: Ints, transposed: bool, output_padding: Ints,
+    groups: int, output_mask: Sequence[bool],
+) -> tuple[Tensor | None, Tensor | None, Tensor | None]:  # fmt: skip
+    """``aten::convolution_backward``: the gradients of ``convolution``'s input, weight and bias
+    for ``grad_output``, each where ``output_mask`` asks (None elsewhere)."""
+    xp = kit.xp
+    geo, shape = conv_geometry(
+        input, weight, None, stride, padding, dilation, transposed, output_padding, groups
+    )
+    d = _conv_dtype(input, weight, None)
+    gs = tuple(grad_output._data.shape)
+    if gs != shape:
+        raise OpError(
+            f"Expected grad_output of size {fmt_shape(shape)} (the output of the convolution), "
+            f"but got {fmt_shape(gs)}"
+        )
+    if grad_output._dtype is not d:
+        raise OpError(
+            f"expected scalar type {torch_name(d)} but found {torch_name(grad_output._dtype)}"
+        )
+    kit.same_device(grad_output, input)
+    kit.same_device(grad_output, weight)
+    device = grad_output._device
+    acc = kit.accumulate[d]
+    g = kit.cast(grad_output._data, acc)
+    strided = _strided(xp)
+    mask = tuple(bool(m) for m in output_mask)
+    gi = gw = gb = None
+    if transposed:
+        x = kit.cast(input._data, acc)
+        if mask[0] or mask[1]:
+            w = kit.cast(weight._data, acc)
+            if mask[0]:  # a plain convolution of the gradient; output_padding may give more
+                r = _forward(xp, strided, g, w, geo)
+                r = r[(slice(None), slice(None), *(slice(0, n) for n in geo.out))]
+                gi = kit.wrap(r, d, device)
+            if mask[1]:
+                gw = kit.wrap(_weight_grad(xp, strided, g, x, geo), d, device)
+    else:
+        if mask[0]:
+            w = kit.cast(weight._data, acc)
+            gi = _input_grad(xp, g, w, geo, input._data.shape[1], strided is not None)
+            gi = kit.wrap(gi, d, device)
+        if mask[1]:
+            x = kit.cast(input._data, acc)
+            gw = kit.wrap(_weight_grad(xp, strided, x, g, geo), d, device)
+    if mask[2]:
+        axes = (0, *range(2, len(gs)))
+        gb = kit.wrap(xp.sum(g, axis=axes), d, device)
+    return gi, gw, gb
+
+
+# --- im2col and col2im (F.unfold and F.fold) --------------------------------------------------
+
+
+def _pairs(
+    name: str, kernel_size: Ints, dilation: Ints, padding: Ints, stride: Ints
+) -> tuple[tuple[int, ...], ...]:
+    for what, v in (("kernel_size", kernel_size), ("dilation", dilation),
+                    ("padding", padding), ("stride", stride)):  # fmt: skip
+        if len(v) != 2:
+            raise OpError(f"It is expected {what} equals to 2, but got size {len(v)}")
+    kh, kw = kernel_size
+    if kh <= 0 or kw <= 0:
+        raise OpError(
+            f"kernel size should be greater than zero, but got kernel_height: {kh} kernel_width: "
+            f"{kw}"
+        )
+    if stride[0] <= 0 or stride[1] <= 0:
+        raise OpError(
+            f"stride should be greater than zero, but got stride_height: {stride[0]} "
+            f"stride_width: {stride[1]}"
+        )
+    if dilation[0] <= 0 or dilation[1] <= 0:
+        raise OpError(
+            f"dilation should be greater than zero, but got dilation_height: {dilation[0]} "
+            f"dilation_width: {dilation[1]}"
+        )
+    if padding[0] < 0 or padding[1] < 0:
+        raise OpError(
+            f"padding should be non-negative, but got pad_height: {padding[0]} pad_width: "
+            f"{padding[1]}"
+        )
+    return tuple(kernel_size), tuple(dilation), tuple(padding), tuple(stride)
+
+
+def _block_dtype(name: str, self: Tensor) -> _dt.dtype:
+    d = self._dtype
+    if d.kind == "b":
+        raise OpError(f"\"{name}\" not implemented for '{torch_name(d)}'")
+    return d
+
+
+def im2col(
+    kit: Kit, self: Tensor, kernel_size: Ints, dilation: Ints, padding: Ints, stride: Ints
+) -> Tensor:
+    """``aten::im2col``: the sliding blocks of a (N, C, H, W) or (C, H, W) input as columns,
+    (N, C * kh * kw, L)."""
+    kernel, dil, pad, st = _pairs("im2col", kernel_size, dilation, padding, stride)
+    d = _block_dtype("im2col", self)
+    a = self._data
+    shape = tuple(a.shape)
+    if len(shape) not in (3, 4) or 0 in shape[-3:]:
+        raise OpError(
+            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+            f"dimensions for input, but got: {fmt_shape(shape)}"
+        )
+    batched = len(shape) == 4
+    if not batched:
+        a = kit.xp.reshape(a, (1, *shape))
+    size = tuple(a.shape[2:])
+    out = tuple(map(_out_size, size, kernel, st, pad, dil))
+    if out[0] < 1 or out[1] < 1:
+        raise OpError(
+            f"Given input with spatial size ({size[0]}, {size[1]}), kernel_size=({kernel[0]}, "
+            f"{kernel[1]}), dilation=({dil[0]}, {dil[1]}), padding=({pad[0]}, {pad[1]}), "
+            f"calculated shape of the array of sliding blocks as ({out[0]}, {out[1]}), but its "
+            "components must be at least one."
+        )
+    xp = kit.xp
+    n, c = a.shape[:2]
+    cols = _unfold(xp, _strided(xp), kit.cast(a, kit.compute[d]), kernel, dil, pad, st, out)
+    r = xp.reshape(cols, (n, c * kernel[0] * kernel[1], out[0] * out[1]))
+    if not batched:
+        r = xp.reshape(r, tuple(r.shape[1:]))
+    return kit.wrap(r, d, self._device)
+
+
+def col2im(
+    kit: Kit, self: Tensor, output_size: Ints, kernel_size: Ints, dilation: Ints, padding: Ints,
+    stride: Ints,
+) -> Tensor:  # fmt: skip
+    """``aten::col2im``: columns (N, C * kh * kw, L) or (C * kh * kw, L) added back into an
+    (N, C, *output_size) image; the adjoint of :func:`im2col`."""
+    if len(output_size) != 2:
+        raise OpError(f"It is expected output_size equals to 2, but got size {len(output_size)}")
+    oh, ow = (int(v) for v in output_size)
+    if oh <= 0 or ow <= 0:
+        raise OpError(
+            f"output should be greater than zero, but got output_height: {oh} output_width: {ow}"
+        )
+    kernel, dil, pad, st = _pairs("col2im", kernel_size, dilation, padding, stride)
+    d = _block_dtype("col2im", self)
+    a = self._data
+    shape = tuple(a.shape)
+    if len(shape) not in (2, 3) or 0 in shape[-2:]:
+        raise OpError(
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+            f"non-zero dimensions for input, but got: {fmt_shape(shape)}"
+        )
+    batched = len(shape) == 3
+    rows, L = shape[-2], shape[-1]
+    kk = kernel[0] * kernel[1]
+    if rows % kk:
+        raise OpError(
+            "Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
+            f"but got input.size(1)={rows} and kernel_size=({kernel[0]}, {kernel[1]})"
+        )
+    out = tuple(map(_out_size, (oh, ow), kernel, st, pad, dil))
+    if out[0] * out[1] != L:
+        raise OpError(
+            f"Given output_size=({oh}, {ow}), kernel_size=({kernel[0]}, {kernel[1]}), "
+            f"dilation=({dil[0]}, {dil[1]}), padding=({pad[0]}, {pad[1]}), stride=({st[0]}, "
+            f"{st[1]}), expected size of input's dimension {2 if batched else 1} to match the "
+            f"calculated number of sliding blocks {out[0]} * {out[1]} = {out[0] * out[1]}, but "
+            f"got input.size({2 if batched else 1})={L}."
+        )
+    xp = kit.xp
+    n = shape[0] if batched else 1
+    cols = xp.reshape(kit.cast(a, kit.accumulate[d]), (n, rows // kk, kk, L))
+    r = _fold(xp, cols, (oh, ow), kernel, dil, pad, st, out, _strided(xp) is not None)
+    if not batched:
+        r = xp.reshape(r, tuple(r.shape[1:]))
+    return kit.wrap(r, d, self._device)
+
+
+KERNELS: dict[str, Kernel] = {
+    "convolution": convolution,
+    "convolution_backward": convolution_backward,
+    "im2col": im2col,
+    "col2im": col2im,
+}
+
+
+def build(kit: Kit) -> Kernels:
+    return {name: bind(kit, fn) for name, fn in KERNELS.items()}

@@ -4,15 +4,17 @@
   mixed precision training operators (``_amp_*``);
 * ``_optim``: the multi-tensor optimizer operators (``_fused_adam_``, ``_fused_sgd_``, ...);
 * ``_attention``: the fused attention of ``scaled_dot_product_attention`` and its backward;
+* ``_resample``: the upsampling operators and their backward kernels, the grid samplers and
+  their backward kernels, pixel_shuffle and pixel_unshuffle;
 
 :data:`PARTS` are the modules ``register`` builds (one ``build(kit)`` each).
 """
 
 from __future__ import annotations
 
-from . import _attention, _functions, _optim
+from . import _attention, _functions, _optim, _resample
 from ._functions import check_nll_weight, check_reduction, floating, nll_target
 
-PARTS = (_functions, _optim, _attention)
+PARTS = (_functions, _optim, _attention, _resample)
 
 __all__ = ["PARTS", "check_nll_weight", "check_reduction", "floating", "nll_target"]

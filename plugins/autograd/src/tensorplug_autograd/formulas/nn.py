@@ -1,7 +1,9 @@
-"""Formulas of the neural network functions: losses, softmax, and the mixed precision
-bookkeeping (Note [Formula table])."""
+"""Formulas of the neural network functions: losses, softmax, resampling (upsampling, pixel
+shuffle, grid sampling), and the mixed precision bookkeeping (Note [Formula table])."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import tensorplug as tp
 from tensorplug import Tensor
@@ -122,6 +124,75 @@ FORMULAS["_scaled_dot_product_flash_attention_for_cpu"] = {
     )
 }
 OUTPUT_DIFFERENTIABILITY["_scaled_dot_product_flash_attention_for_cpu"] = (True, False)
+# --- resampling ----------------------------------------------------------------------------------
+
+# Each upsampling operator is linear in its input: its gradient is its backward kernel, and the
+# backward kernel's is the forward again (derivatives.yaml's upsample_* entries), so double
+# backward works. The scales are the arguments after output_size (and align_corners).
+_SCALES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}
+_UPSAMPLE = (
+    ("upsample_nearest1d", 1, False),
+    ("upsample_nearest2d", 2, False),
+    ("upsample_nearest3d", 3, False),
+    ("_upsample_nearest_exact1d", 1, False),
+    ("_upsample_nearest_exact2d", 2, False),
+    ("_upsample_nearest_exact3d", 3, False),
+    ("upsample_linear1d", 1, True),
+    ("upsample_bilinear2d", 2, True),
+    ("upsample_trilinear3d", 3, True),
+    ("upsample_bicubic2d", 2, True),
+    ("_upsample_bilinear2d_aa", 2, True),
+    ("_upsample_bicubic2d_aa", 2, True),
+)
+
+
+def _upsample_options(s: Any, n: int, aligned: bool) -> list[Any]:
+    head = [s.align_corners] if aligned else []
+    return head + [getattr(s, name) for name in _SCALES[n]]
+
+
+def _def_upsample(name: str, n: int, aligned: bool) -> None:
+    forward = getattr(_aten, name).default
+    backward = getattr(_aten, name + "_backward").default
+    defderiv(
+        name,
+        self=lambda g, s: backward(
+            g, s.output_size, s.self_shape, *_upsample_options(s, n, aligned)
+        ),
+    )
+    defderiv(
+        name + "_backward",
+        grad_output=lambda g, s: forward(g, s.output_size, *_upsample_options(s, n, aligned)),
+    )
+
+
+for _name, _n, _aligned in _UPSAMPLE:
+    _def_upsample(_name, _n, _aligned)
+
+defderiv("pixel_shuffle", self=lambda g, s: _aten.pixel_unshuffle.default(g, s.upscale_factor))
+defderiv("pixel_unshuffle", self=lambda g, s: _aten.pixel_shuffle.default(g, s.downscale_factor))
+
+
+def _def_grid_sampler(name: str) -> None:
+    # one backward kernel gives both gradients; each formula asks for its own (output_mask).
+    # grid_sampler_*_backward has no formula: PyTorch has no double backward for it either
+    backward = getattr(_aten, name + "_backward").default
+
+    def grads(g: Tensor, s: Any, mask: list[bool]) -> Any:
+        return backward(
+            g, s.input, s.grid, s.interpolation_mode, s.padding_mode, s.align_corners, mask
+        )
+
+    defderiv(
+        name,
+        input=lambda g, s: grads(g, s, [True, False])[0],
+        grid=lambda g, s: grads(g, s, [False, True])[1],
+    )
+
+
+_def_grid_sampler("grid_sampler_2d")
+_def_grid_sampler("grid_sampler_3d")
+
 
 # --- mixed precision training: GradScaler's bookkeeping, never part of a graph -------------------
 

@@ -57,6 +57,7 @@ from .module import Module
 from .normalization import LayerNorm
 from .parameter import Parameter
 from .parameter_containers import ParameterDict, ParameterList
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .sparse import Embedding
 from .transformer import (
     MultiheadAttention,
@@ -66,14 +67,17 @@ from .transformer import (
     TransformerEncoder,
     TransformerEncoderLayer,
 )
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten",
     "GELU", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm", "LazyLinear",
     "LazyModuleMixin", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "Module",
     "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "ParameterDict",
-    "ParameterList", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax",
-    "Softmin", "Softplus", "Tanh", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
-    "TransformerEncoder", "TransformerEncoderLayer", "Unflatten", "UninitializedBuffer",
-    "UninitializedParameter", "functional", "init", "modules", "utils",
+    "ParameterList", "PixelShuffle", "PixelUnshuffle", "ReLU", "ReLU6", "Sequential", "SiLU",
+    "Sigmoid", "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Tanh", "Transformer",
+    "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+    "TransformerEncoderLayer", "Unflatten", "UninitializedBuffer", "UninitializedParameter",
+    "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "functional", "init", "modules",
+    "utils",
 ]  # fmt: skip

@@ -177,17 +177,17 @@ def _def_grid_sampler(name: str) -> None:
     # one backward kernel gives both gradients; each formula asks for its own (output_mask).
     # grid_sampler_*_backward has no formula: PyTorch has no double backward for it either
     backward = getattr(_aten, name + "_backward").default
-
-    def grads(g: Tensor, s: Any, mask: list[bool]) -> Any:
-        return backward(
-            g, s.input, s.grid, s.interpolation_mode, s.padding_mode, s.align_corners, mask
-        )
-
     defderiv(
         name,
-        input=lambda g, s: grads(g, s, [True, False])[0],
-        grid=lambda g, s: grads(g, s, [False, True])[1],
-    )
+        input=lambda g, s: backward(
+            g, s.input, s.grid, s.interpolation_mode, s.padding_mode, s.align_corners,
+            [True, False],
+        )[0],
+        grid=lambda g, s: backward(
+            g, s.input, s.grid, s.interpolation_mode, s.padding_mode, s.align_corners,
+            [False, True],
+        )[1],
+    )  # fmt: skip
 
 
 _def_grid_sampler("grid_sampler_2d")

@@ -173,10 +173,23 @@ defderiv("pixel_shuffle", self=lambda g, s: _aten.pixel_unshuffle.default(g, s.u
 defderiv("pixel_unshuffle", self=lambda g, s: _aten.pixel_shuffle.default(g, s.downscale_factor))
 
 
+def _no_double_backward(name: str) -> Any:
+    def refuse(g: Any, s: Any) -> Tensor:
+        raise NotImplementedError(
+            f"aten::{name}_backward: the second derivative of grid_sample (the gradient of its "
+            "gradient) is not implemented in tensorplug yet (PyTorch has it). Differentiate "
+            "grid_sample once, or compute the second-order term outside autograd."
+        )
+
+    return refuse
+
+
 def _def_grid_sampler(name: str) -> None:
     # one backward kernel gives both gradients; each formula asks for its own (output_mask).
-    # grid_sampler_*_backward has no formula: PyTorch has no double backward for it either
+    # The backward kernel's own derivative is refused by name (it is a gap: PyTorch has one)
     backward = getattr(_aten, name + "_backward").default
+    refuse = _no_double_backward(name)
+    defderiv(name + "_backward", grad_output=refuse, input=refuse, grid=refuse)
     defderiv(
         name,
         input=lambda g, s: backward(

@@ -183,8 +183,8 @@ def _thin(d: str, samples: Iterator[SampleInput], keep: int = 2) -> Iterator[Sam
 def _upsample_cases(name: str) -> list[tuple[str, list[int], list[int], list[float | None]]]:
     """(label, input shape, output size, scales) of an op's samples."""
     n = _UPSAMPLE[name][1]
-    side = {1: 7, 2: 5, 3: 4}[n]
-    shape = [2, 2] + [side] * n
+    side = {1: 6, 2: 4, 3: 3}[n]
+    shape = [2, 1] + [side] * n
     return [
         ("down", shape, [side - 2] * n, [None] * n),
         ("up", shape, [side + 3 - k for k in range(n)], [None] * n),
@@ -218,7 +218,7 @@ def _upsample_vec_samples(
     n = _UPSAMPLE[name][1]
 
     def all_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-        side = {1: 7, 2: 5, 3: 4}[n]
+        side = {1: 5, 2: 4, 3: 3}[n]
         shape = [1, 2] + [side] * n
         for align in (False, True) if aligned else (None,):
             head = [] if align is None else [align]
@@ -457,8 +457,8 @@ def _grid_samples(
     n: int, with_grad: bool
 ) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
     def all_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-        spatial = [3, 4, 5][3 - n :]
-        out = [2, 3, 2][3 - n :]
+        spatial = [2, 3, 4][3 - n :]
+        out = [2, 2, 3][3 - n :]
         modes = (0, 1, 2) if n == 2 else (0, 1)
         for mode, padding, align in itertools.product(modes, (0, 1, 2), (False, True)):
             x = make([2, 2, *spatial], d, rng)

@@ -99,9 +99,13 @@ def _stack(results: list[Any]) -> Any:
             raise ValueError("per-sample results differ in shape")
         return (first.dtype, np.stack(arrays))
     if isinstance(first, (list, tuple)):
-        if not all(isinstance(r, tp.Tensor) for r in first):
+        # None: an output the call did not ask for (a backward kernel's output_mask)
+        if not all(isinstance(r, tp.Tensor) or r is None for r in first):
             raise ValueError("a non-tensor result")
-        return [_stack([r[k] for r in results]) for k in range(len(first))]
+        return [
+            None if first[k] is None else _stack([r[k] for r in results])
+            for k in range(len(first))
+        ]
     raise ValueError(f"a non-tensor result: {type(first).__name__}")
 
 

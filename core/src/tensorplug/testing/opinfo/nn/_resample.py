@@ -458,11 +458,12 @@ def _grid_samples(
 ) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
     def all_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
         spatial = [2, 3, 4][3 - n :]
-        out = [2, 2, 3][3 - n :]
+        out = [1, 2, 3][3 - n :]
+        batch = 2 if n == 2 else 1
         modes = (0, 1, 2) if n == 2 else (0, 1)
         for mode, padding, align in itertools.product(modes, (0, 1, 2), (False, True)):
-            x = make([2, 2, *spatial], d, rng)
-            grid = _grid([2, *out, n], d, rng)
+            x = make([batch, 2, *spatial], d, rng)
+            grid = _grid([batch, *out, n], d, rng)
             name = "_".join(
                 (
                     ("bilinear", "nearest", "bicubic")[mode],
@@ -471,7 +472,7 @@ def _grid_samples(
                 )
             )
             if with_grad:
-                g = make([2, 2, *out], d, rng)
+                g = make([batch, 2, *out], d, rng)
                 mask = [True, True] if padding != 1 else [False, True]
                 yield S(name, g, x, grid, mode, padding, align, mask)
             else:

@@ -103,8 +103,7 @@ def _stack(results: list[Any]) -> Any:
         if not all(isinstance(r, tp.Tensor) or r is None for r in first):
             raise ValueError("a non-tensor result")
         return [
-            None if first[k] is None else _stack([r[k] for r in results])
-            for k in range(len(first))
+            None if first[k] is None else _stack([r[k] for r in results]) for k in range(len(first))
         ]
     raise ValueError(f"a non-tensor result: {type(first).__name__}")
 

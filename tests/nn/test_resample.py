@@ -93,7 +93,9 @@ def test_frozen_cases_cover_every_mode_and_alignment() -> None:
         if e["case"]["fn"] == "interpolate"
     }
     for mode in ("nearest", "nearest-exact", "area", "linear", "bilinear", "bicubic", "trilinear"):
-        aligns = (False, True) if mode in ("linear", "bilinear", "bicubic", "trilinear") else (None,)
+        aligns = (
+            (False, True) if mode in ("linear", "bilinear", "bicubic", "trilinear") else (None,)
+        )
         for align in aligns:
             for label in ("down_size", "up_size", "down_scale", "up_scale"):
                 assert (mode, align, label) in seen
@@ -135,7 +137,9 @@ def test_upsample_kernel_errors_name_the_op() -> None:
         tp.ops.aten.upsample_bilinear2d.vec(tp.zeros(1, 0, 4, 4), [3, 3], False, None)
     with pytest.raises(NotImplementedError, match="compute_indices_weights_linear"):
         tp.ops.aten.upsample_bilinear2d.vec(x.long(), [3, 3], False, None)
-    with pytest.raises(RuntimeError, match=r"output.size\(3\) = 3 but got grad_output.size\(3\) = 2"):
+    with pytest.raises(
+        RuntimeError, match=r"output.size\(3\) = 3 but got grad_output.size\(3\) = 2"
+    ):
         tp.ops.aten.upsample_bilinear2d_backward(tp.zeros(1, 2, 3, 2), [3, 3], [1, 2, 4, 4], False)
     # an empty batch is fine
     assert tp.ops.aten.upsample_bilinear2d.vec(tp.zeros(0, 2, 4, 4), [3, 3], False, None).shape == (
@@ -161,7 +165,9 @@ def test_grid_sample_errors() -> None:
     with pytest.raises(RuntimeError, match="expected grid to have size 2 in last dimension"):
         F.grid_sample(x, g[..., :1], align_corners=False)
     with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
-        F.grid_sample(tp.zeros(1, 1, 2, 2, 2), tp.zeros(1, 1, 1, 1, 3), "bicubic", align_corners=False)
+        F.grid_sample(
+            tp.zeros(1, 1, 2, 2, 2), tp.zeros(1, 1, 1, 1, 3), "bicubic", align_corners=False
+        )
     with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
         F.grid_sample(x, g.double(), align_corners=False)
 

@@ -255,7 +255,9 @@ def _upsample_size(
     of each spatial dim (the scale factors, or None where a size was given)."""
     n = input.ndim - 2
     if (output_size is None) == (scale_factors is None):
-        raise RuntimeError(f"aten::{op}.vec: Must specify exactly one of output_size and scale_factors")
+        raise RuntimeError(
+            f"aten::{op}.vec: Must specify exactly one of output_size and scale_factors"
+        )
     if output_size is not None:
         if len(output_size) != n:
             raise RuntimeError(
@@ -313,7 +315,9 @@ def grid_sampler(
         return aten.grid_sampler_2d.default(
             input, grid, interpolation_mode, padding_mode, align_corners
         )
-    return aten.grid_sampler_3d.default(input, grid, interpolation_mode, padding_mode, align_corners)
+    return aten.grid_sampler_3d.default(
+        input, grid, interpolation_mode, padding_mode, align_corners
+    )
 
 
 def _linspace_from_neg_one(theta: Any, steps: int, align_corners: bool) -> Any:

@@ -99,7 +99,7 @@ def interpolate(
                 )
             output_size = [int(x) for x in size]
         else:
-            output_size = [int(size) for _ in range(dim)]
+            output_size = [int(size) for _ in range(dim)]  # type: ignore[arg-type]
     elif scale_factor is not None:
         output_size = None
         if isinstance(scale_factor, (list, tuple)):
@@ -112,7 +112,7 @@ def interpolate(
                 )
             scale_factors = [float(f) for f in scale_factor]
         else:
-            scale_factors = [float(scale_factor) for _ in range(dim)]
+            scale_factors = [float(scale_factor) for _ in range(dim)]  # type: ignore[arg-type]
     else:
         raise ValueError("either size or scale_factor should be defined")
     if recompute_scale_factor and size is not None:
@@ -219,8 +219,7 @@ def upsample_nearest(
 ) -> Tensor:
     """Deprecated: ``interpolate(..., mode="nearest")``."""
     warnings.warn(
-        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` "
-        "instead.",
+        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
         stacklevel=2,
     )
     return interpolate(input, size, scale_factor, mode="nearest")
@@ -233,8 +232,7 @@ def upsample_bilinear(
 ) -> Tensor:
     """Deprecated: ``interpolate(..., mode="bilinear", align_corners=True)``."""
     warnings.warn(
-        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` "
-        "instead.",
+        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
         stacklevel=2,
     )
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

@@ -91,9 +91,7 @@ def _scale_value(scale: float | None, n_in: int, n_out: int, r: Any) -> float:
     return float(r(n_in / n_out))
 
 
-def _area_scale(
-    n_in: int, n_out: int, align_corners: bool, scale: float | None, r: Any
-) -> float:
+def _area_scale(n_in: int, n_out: int, align_corners: bool, scale: float | None, r: Any) -> float:
     # area_pixel_compute_scale
     if align_corners:
         return float(r((n_in - 1) / (n_out - 1))) if n_out > 1 else 0.0
@@ -134,8 +132,8 @@ def axis_taps(
             return ((tuple(o >> 1 for o in outs),), ((1.0,) * n_out,))
         s = _scale_value(scale, n_in, n_out, _f32)  # nearest_idx computes in float
         off = 0.5 if mode == "nearest-exact" else 0.0
-        idx = tuple(min(int(math.floor(_f32(_f32(o + off) * s))), n_in - 1) for o in outs)
-        return ((idx,), ((1.0,) * n_out,))
+        near = tuple(min(int(math.floor(_f32(_f32(o + off) * s))), n_in - 1) for o in outs)
+        return ((near,), ((1.0,) * n_out,))
     if mode == "linear":
         s = _area_scale(n_in, n_out, align_corners, scale, r)
         i0, i1, w0, w1 = [], [], [], []
@@ -150,16 +148,16 @@ def axis_taps(
         return ((tuple(i0), tuple(i1)), (tuple(w0), tuple(w1)))
     if mode == "cubic":
         s = _area_scale(n_in, n_out, align_corners, scale, r)
-        idx: list[list[int]] = [[], [], [], []]
+        cols: list[list[int]] = [[], [], [], []]
         wts: list[list[float]] = [[], [], [], []]
         for o in outs:
             src = _source(s, o, align_corners, True, r)
             lo = int(math.floor(src))
             t = float(r(src - lo))
             for k, w in enumerate(cubic_coefficients(t)):
-                idx[k].append(min(max(lo - 1 + k, 0), n_in - 1))
+                cols[k].append(min(max(lo - 1 + k, 0), n_in - 1))
                 wts[k].append(w)
-        return (tuple(map(tuple, idx)), tuple(map(tuple, wts)))
+        return (tuple(tuple(c) for c in cols), tuple(tuple(w) for w in wts))
     if mode in ("linear_aa", "cubic_aa"):
         return _aa_taps(mode, n_in, n_out, align_corners, scale, r)
     raise OpError(f"unknown resampling mode {mode!r}")
@@ -282,7 +280,7 @@ _DTYPE_KERNEL = {
 
 
 def _not_implemented(op: str, kernel: str, d: _dt.dtype) -> NotImplementedError:
-    return NotImplementedError(f'aten::{op}: "{kernel}" not implemented for \'{torch_name(d)}\'')
+    return NotImplementedError(f"aten::{op}: \"{kernel}\" not implemented for '{torch_name(d)}'")
 
 
 def _index_array(kit: Kit, values: Sequence[int], device: Any) -> Any:
@@ -373,9 +371,7 @@ def upsample(kit: Kit, name: str) -> Kernel:
         a = kit.cast(self._data, cd)
         for k in range(n):
             ax = 2 + k
-            taps = axis_taps(
-                mode, in_shape[ax], out_shape[ax], align, scales[k], single, shortcut
-            )
+            taps = axis_taps(mode, in_shape[ax], out_shape[ax], align, scales[k], single, shortcut)
             a = _gather(kit, a, ax, taps, self._device)
         return kit.wrap(a, d, self._device)
 
@@ -417,7 +413,9 @@ def upsample_backward(kit: Kit, name: str) -> Kernel:
         for k in range(n):
             ax = 2 + k
             taps = axis_taps(mode, in_shape[ax], full[ax], align, scales[k], single, shortcut)
-            g = _apply_transposed(kit, g, ax, _matrix(kit, taps, in_shape[ax], cd, grad_output._device))
+            g = _apply_transposed(
+                kit, g, ax, _matrix(kit, taps, in_shape[ax], cd, grad_output._device)
+            )
         return kit.wrap(g, d, grad_output._device)
 
     kernel.__name__ = kernel.__qualname__ = bname
@@ -639,9 +637,7 @@ def _grid_setup(
     if d.kind != "f":
         raise _not_implemented(name, f"{name.split('_backward')[0]}_cpu_kernel_impl", d)
     if grid._dtype is not d:
-        raise OpError(
-            f"expected scalar type {torch_name(d)} but found {torch_name(grid._dtype)}"
-        )
+        raise OpError(f"expected scalar type {torch_name(d)} but found {torch_name(grid._dtype)}")
     cd = kit.accumulate[d]
     co = _Coords(kit, padding, align)
     g = kit.cast(grid._data, cd)

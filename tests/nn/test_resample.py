@@ -222,3 +222,42 @@ def test_deprecated_upsample_functions_warn() -> None:
         F.upsample(x, size=3)
     with pytest.warns(UserWarning, match="upsample_nearest` is deprecated"):
         F.upsample_nearest(x, size=3)
+
+
+def test_a_nonfinite_input_stays_where_it_is_read() -> None:
+    # small dims resample by a matrix product (Note [Dense resampling]), which would spread an
+    # inf to every output of its row; such inputs take the gathers, as PyTorch's kernels read
+    x = tp.zeros(1, 1, 6, 6)
+    x[0, 0, 0, 0] = float("inf")
+    y = F.interpolate(x, size=[12, 12], mode="bilinear", align_corners=False).numpy()
+    assert np.isinf(y[0, 0, 0, 0]) and np.isfinite(y[0, 0, 4:, :]).all()
+    assert np.isfinite(y[0, 0, :, 4:]).all()
+
+
+def test_meta_tensors_give_shapes() -> None:
+    x = tp.empty(2, 3, 5, 5, device="meta")
+    assert F.interpolate(x, scale_factor=1.5, mode="bicubic").shape == (2, 3, 7, 7)
+    grid = tp.empty(2, 4, 6, 2, device="meta")
+    assert F.grid_sample(x, grid, align_corners=False).shape == (2, 3, 4, 6)
+    gi, gg = tp.grid_sampler_2d_backward(
+        tp.empty(2, 3, 4, 6, device="meta"), x, grid, 0, 0, False, [True, True]
+    )
+    assert gi.shape == (2, 3, 5, 5) and gg.shape == (2, 4, 6, 2)
+
+
+def test_vmap_folds_into_the_batch_and_gives_per_sample_gradients() -> None:
+    x = tp.randn(3, 2, 2, 4, 4)
+    grid = tp.rand(3, 2, 3, 3, 2) * 2 - 1
+    got = tp.vmap(lambda a, g: F.grid_sample(a, g, align_corners=False))(x, grid)
+    want = tp.stack([F.grid_sample(x[i], grid[i], align_corners=False) for i in range(3)])
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+
+    def loss(a: tp.Tensor) -> tp.Tensor:
+        return F.interpolate(a[None], scale_factor=2, mode="bilinear").square().sum()
+
+    per_sample = tp.func.vmap(tp.func.grad(loss))(x[:, 0])
+    for i in range(3):
+        xi = x[i, 0].detach().clone()
+        xi.requires_grad_(True)
+        loss(xi).backward()
+        np.testing.assert_allclose(per_sample[i].numpy(), xi.grad.numpy(), rtol=1e-5, atol=1e-6)

@@ -31,15 +31,19 @@ Note [Grid sampling]
 then padded (border clamps, reflection reflects, then clamps), as PyTorch's
 ``grid_sampler_compute_source_index`` does; bilinear reads the 2 (or 4, 8) neighbours, nearest
 the one at ``round-half-even``, bicubic the 4 x 4 neighbours whose own coordinates are padded
-one by one (``get_value_bounded``). Positions outside the input read 0. The kernels gather
-from the input with its spatial dims flattened, ``(N * prod(spatial), C)``; the backward adds
-the weighed gradients back at the same flat positions (``add.at``) and differentiates the
-weights for the grid's gradient, times the derivative of unnormalization and padding.
+one by one (``get_value_bounded``). Positions outside the input read 0: the kernels gather
+rows of channels from a copy of the input with a zero border one element wide around every
+spatial dim, ``(N * prod(spatial + 2), C)``, and clamp every position into ``[-1, size]``, so
+that no corner needs a mask (a position left of the input reads the left border's 0). The
+backward adds the weighed gradients back at the same flat positions (``add.at`` on one flat
+index per element) and drops the border, and differentiates the weights for the grid's
+gradient, times the derivative of unnormalization and padding.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import struct
 from collections.abc import Sequence
@@ -328,6 +332,20 @@ def _matrix(kit: Kit, taps: Taps, n_in: int, dtype: Any, device: Any) -> Any:
     return m
 
 
+def _apply(kit: Kit, a: Any, axis: int, m: Any) -> Any:
+    """``a`` contracted with ``m`` along ``axis``: ``(..., in, ...)`` to ``(..., out, ...)``."""
+    xp = kit.xp
+    shape = tuple(int(s) for s in a.shape)
+    n_out, n_in = int(m.shape[0]), int(m.shape[1])
+    pre = math.prod(shape[:axis])
+    post = math.prod(shape[axis + 1 :])
+    if post == 1:
+        r = xp.matmul(xp.reshape(a, (pre, n_in)), xp.matrix_transpose(m))
+    else:
+        r = xp.matmul(m, xp.reshape(a, (pre, n_in, post)))
+    return xp.reshape(r, (*shape[:axis], n_out, *shape[axis + 1 :]))
+
+
 def _apply_transposed(kit: Kit, g: Any, axis: int, m: Any) -> Any:
     """``g`` contracted with ``m.T`` along ``axis``: ``(..., out, ...)`` to ``(..., in, ...)``."""
     xp = kit.xp
@@ -350,10 +368,20 @@ def _compute_dtype(kit: Kit, name: str, mode: str, d: _dt.dtype) -> Any:
     raise _not_implemented(name, _DTYPE_KERNEL[mode], d)
 
 
+# Note [Dense resampling]
+# A dim of at most _DENSE_MAX_IN inputs is resampled by one matrix product with its dense
+# (out, in) weights: BLAS does the 2 or 4 multiply-adds of each output faster than gathering
+# 2 or 4 shifted copies, up to about this size. A product multiplies every input by every
+# weight, zeros included, so an inf or nan would spread to outputs that do not read it: the
+# input is checked once per call, and one that is not finite takes the gathers.
+_DENSE_MAX_IN = 128
+
+
 def upsample(kit: Kit, name: str) -> Kernel:
     """The kernel of ``aten::<name>``, one of :data:`UPSAMPLE`: ``(self, output_size,
     [align_corners,] *scales)``."""
     mode, n, has_align = UPSAMPLE[name]
+    xp = kit.xp
     shortcut = name in _FORWARD_SHORTCUT
 
     def kernel(self: Tensor, output_size: Sequence[int], *rest: Any) -> Tensor:
@@ -369,9 +397,17 @@ def upsample(kit: Kit, name: str) -> Kernel:
             )
         single = cd != kit.storage.get(_dt.float64)
         a = kit.cast(self._data, cd)
+        dense = d.kind == "f"
+        finite: bool | None = None
         for k in range(n):
             ax = 2 + k
             taps = axis_taps(mode, in_shape[ax], out_shape[ax], align, scales[k], single, shortcut)
+            if dense and len(taps[0]) > 1 and in_shape[ax] <= _DENSE_MAX_IN:
+                if finite is None:  # Note [Dense resampling]
+                    finite = bool(xp.all(xp.isfinite(a)))
+                if finite:
+                    a = _apply(kit, a, ax, _matrix(kit, taps, in_shape[ax], cd, self._device))
+                    continue
             a = _gather(kit, a, ax, taps, self._device)
         return kit.wrap(a, d, self._device)
 
@@ -573,17 +609,22 @@ class _Coords:
 
 
 def _grid_taps(
-    co: _Coords, mode: int, x: Any, size: int
-) -> tuple[list[tuple[Any, Any, Any, Any]], Any]:
-    """The taps of one spatial dim of a grid: ``[(position, valid, weight, d weight / d x)]``
-    (positions as integers clamped into range, to gather with), and ``d x_pixels / d x``."""
+    co: _Coords, mode: int, x: Any, size: int, nonfinite: bool
+) -> tuple[list[tuple[Any, Any, Any]], Any]:
+    """The taps of one spatial dim of a grid: ``[(position, weight, d weight / d x)]``, the
+    positions in the input padded by one zero on each side (Note [Grid sampling]), and
+    ``d x_pixels / d x``. ``nonfinite``: the grid holds inf or nan (read as far outside)."""
     xp, kit = co.xp, co.kit
     i64 = kit.storage[_dt.int64]
-    dt = x.dtype
-    taps = []
+
+    def padded(pos: Any) -> Any:
+        # a position outside the input lands on the zero border (-1 or size)
+        return kit.cast(xp.clip(pos, -1, size), i64) + 1
+
     if mode == BICUBIC:
         ix, mult = co.unnormalize(x, size)
-        ix = co.safe(ix)
+        if nonfinite:
+            ix = co.safe(ix)
         lo = xp.floor(ix)
         t = ix - lo
         a = _CUBIC_A
@@ -596,108 +637,105 @@ def _grid_taps(
             return (3 * a * v - 10 * a) * v + 8 * a
 
         dcoeffs = (d2(t + 1), d1(t), -d1(1 - t), -d2(2 - t))
+        taps = []
         for k in range(4):
             pos, _ = co.pad(lo + (k - 1), size)
-            pos = co.safe(pos)
-            valid = (pos >= 0) & (pos <= size - 1)
-            p = kit.cast(xp.clip(pos, 0, size - 1), i64)
-            taps.append((p, valid, coeffs[k], dcoeffs[k]))
+            taps.append((padded(pos), coeffs[k], dcoeffs[k]))
         return taps, mult
     ix, m1 = co.unnormalize(x, size)
     ix, m2 = co.pad(ix, size)
-    ix = co.safe(ix)
+    if nonfinite:
+        ix = co.safe(ix)
     mult = m2 * m1
     if mode == NEAREST:
-        pos = xp.round(ix)
-        valid = (pos >= 0) & (pos <= size - 1)
-        p = kit.cast(xp.clip(pos, 0, size - 1), i64)
-        one = xp.ones_like(ix)
-        taps.append((p, valid, one, xp.zeros_like(ix)))
-        return taps, mult
+        return [(padded(xp.round(ix)), None, None)], mult
     lo = xp.floor(ix)
     frac = ix - lo
-    for k, (w, dw) in enumerate(((1 - frac, -1.0), (frac, 1.0))):
-        pos = lo + k
-        valid = (pos >= 0) & (pos <= size - 1)
-        p = kit.cast(xp.clip(pos, 0, size - 1), i64)
-        taps.append((p, valid, w, xp.full(ix.shape, dw, dtype=dt)))
+    taps = [(padded(lo), 1 - frac, -1.0), (padded(lo + 1), frac, 1.0)]
     return taps, mult
 
 
-def _grid_setup(
-    kit: Kit, input: Tensor, grid: Tensor, n: int, mode: int, padding: int, align: bool,
-    name: str,
-) -> tuple[Any, Any, list[list[tuple[Any, Any, Any, Any]]], list[Any], tuple[int, ...], Any]:  # fmt: skip
-    xp = kit.xp
-    ishape = tuple(int(s) for s in input._data.shape)
-    gshape = tuple(int(s) for s in grid._data.shape)
-    check_grid_sampler(ishape, gshape, n, mode)
-    kit.same_device(input, grid)
-    d = input._dtype
-    if d.kind != "f":
-        raise _not_implemented(name, f"{name.split('_backward')[0]}_cpu_kernel_impl", d)
-    if grid._dtype is not d:
-        raise OpError(f"expected scalar type {torch_name(d)} but found {torch_name(grid._dtype)}")
-    cd = kit.accumulate[d]
-    co = _Coords(kit, padding, align)
-    g = kit.cast(grid._data, cd)
-    batch, spatial = ishape[0], ishape[2:]
-    q = math.prod(gshape[1:-1])
-    g = xp.reshape(g, (batch * q, n))
-    # per spatial dim k (input order), the grid component n - 1 - k (x is the last dim)
-    per_dim = []
-    mults = []
-    for k in range(n):
-        taps, mult = _grid_taps(co, mode, g[:, n - 1 - k], spatial[k])
-        per_dim.append(taps)
-        mults.append(mult)
-    return cd, g, per_dim, mults, gshape, q
+class _Grid:
+    """What the grid samplers' forward and backward share: the checked arguments, the taps of
+    each spatial dim, and the input as rows of channels at padded flat positions."""
 
+    def __init__(
+        self, kit: Kit, input: Tensor, grid: Tensor, n: int, mode: int, padding: int,
+        align: bool, name: str,
+    ) -> None:  # fmt: skip
+        xp = kit.xp
+        ishape = tuple(int(v) for v in input._data.shape)
+        gshape = tuple(int(v) for v in grid._data.shape)
+        check_grid_sampler(ishape, gshape, n, mode)
+        kit.same_device(input, grid)
+        d = input._dtype
+        if d.kind != "f":
+            raise _not_implemented(name, f"{name.split('_backward')[0]}_cpu_kernel_impl", d)
+        if grid._dtype is not d:
+            raise OpError(
+                f"expected scalar type {torch_name(d)} but found {torch_name(grid._dtype)}"
+            )
+        self.kit, self.n, self.mode = kit, n, mode
+        self.cd = cd = kit.accumulate[d]
+        self.batch, self.channels = ishape[0], ishape[1]
+        self.spatial = ishape[2:]
+        self.padded = tuple(v + 2 for v in self.spatial)
+        self.gshape = gshape
+        self.q = math.prod(gshape[1:-1])
+        self.device = input._device
+        co = _Coords(kit, padding, align)
+        g = xp.reshape(kit.cast(grid._data, cd), (self.batch * self.q, n))
+        nonfinite = not bool(xp.all(xp.isfinite(g)))
+        # per spatial dim k (input order), the grid component n - 1 - k (x is the last dim)
+        self.taps: list[list[tuple[Any, Any, Any]]] = []
+        self.mults: list[Any] = []
+        for k in range(n):
+            taps, mult = _grid_taps(co, mode, g[:, n - 1 - k], self.spatial[k], nonfinite)
+            self.taps.append(taps)
+            self.mults.append(mult)
+        with kit.on(self.device):
+            base = xp.arange(self.batch, dtype=kit.storage[_dt.int64]) * math.prod(self.padded)
+        self.rows = xp.reshape(
+            xp.broadcast_to(xp.reshape(base, (self.batch, 1)), (self.batch, self.q)),
+            (self.batch * self.q,),
+        )
 
-def _flat_rows(kit: Kit, batch: int, q: int, spatial: tuple[int, ...], device: Any) -> Any:
-    """``n * prod(spatial)`` for each of the ``batch * q`` grid points."""
-    xp = kit.xp
-    p = math.prod(spatial)
-    with kit.on(device):
-        n_idx = xp.arange(batch, dtype=kit.storage[_dt.int64]) * p
-    return xp.reshape(xp.broadcast_to(xp.reshape(n_idx, (batch, 1)), (batch, q)), (batch * q,))
+    def source(self, a: Any) -> Any:
+        """``(N, C, *spatial)`` as rows of channels, ``(N * prod(padded), C)``, with a zero
+        border of one element around every spatial dim."""
+        xp, kit = self.kit.xp, self.kit
+        with kit.on(self.device):
+            out = xp.zeros((self.batch, *self.padded, self.channels), dtype=self.cd)
+        inner = (slice(None), *(slice(1, 1 + v) for v in self.spatial), slice(None))
+        moved = xp.permute_dims(kit.cast(a, self.cd), (0, *range(2, self.n + 2), 1))
+        out[inner] = moved
+        return xp.reshape(out, (self.batch * math.prod(self.padded), self.channels))
 
+    def corners(self) -> list[tuple[int, ...]]:
+        return list(itertools.product(*(range(len(t)) for t in self.taps)))
 
-def _corners(per_dim: list[list[tuple[Any, Any, Any, Any]]]) -> list[tuple[int, ...]]:
-    combos: list[tuple[int, ...]] = [()]
-    for taps in per_dim:
-        combos = [c + (t,) for c in combos for t in range(len(taps))]
-    return combos
+    def corner(self, combo: tuple[int, ...]) -> tuple[Any, Any, list[Any]]:
+        """The flat position, the weight (None for nearest) and the per-dim weights."""
+        flat = self.rows
+        stride = math.prod(self.padded)
+        ws = []
+        for k, t in enumerate(combo):
+            pos, w, _ = self.taps[k][t]
+            stride //= self.padded[k]
+            flat = flat + (pos * stride if stride != 1 else pos)
+            ws.append(w)
+        weight = None
+        for w in ws:
+            if w is not None:
+                weight = w if weight is None else weight * w
+        return flat, weight, ws
 
-
-def _corner(
-    kit: Kit, per_dim: Any, combo: tuple[int, ...], spatial: tuple[int, ...], rows: Any
-) -> tuple[Any, Any, list[Any]]:
-    """The flat index, the weight (0 where outside) and the per-dim weights of one corner."""
-    xp = kit.xp
-    flat = rows
-    valid = None
-    ws = []
-    stride = math.prod(spatial)
-    for k, t in enumerate(combo):
-        p, v, w, _ = per_dim[k][t]
-        stride //= spatial[k]
-        flat = flat + p * stride
-        valid = v if valid is None else valid & v
-        ws.append(w)
-    weight = None
-    for w in ws:
-        weight = w if weight is None else weight * w
-    weight = xp.where(valid, weight, xp.zeros_like(weight))
-    return flat, weight, ws
-
-
-def _input_rows(kit: Kit, a: Any, n: int) -> Any:
-    """``(N, C, *spatial)`` as ``(N * prod(spatial), C)``."""
-    xp = kit.xp
-    shape = tuple(int(s) for s in a.shape)
-    a = xp.permute_dims(a, (0, *range(2, n + 2), 1))
-    return xp.reshape(a, (shape[0] * math.prod(shape[2:]), shape[1]))
+    def unflatten(self, rows: Any, spatial: Sequence[int]) -> Any:
+        """``(N * prod(spatial), C)`` rows back to ``(N, C, *spatial)``, C-contiguous."""
+        xp = self.kit.xp
+        a = xp.reshape(rows, (self.batch, *spatial, self.channels))
+        a = xp.permute_dims(a, (0, self.n + 1, *range(1, self.n + 1)))
+        return self.kit.contiguous_copy(a)
 
 
 def grid_sampler(kit: Kit, name: str, n: int) -> Kernel:
@@ -706,24 +744,20 @@ def grid_sampler(kit: Kit, name: str, n: int) -> Kernel:
     def kernel(
         input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool
     ) -> Tensor:
-        cd, _, per_dim, _, gshape, q = _grid_setup(
-            kit, input, grid, n, interpolation_mode, padding_mode, align_corners, name
-        )
-        ishape = tuple(int(s) for s in input._data.shape)
-        batch, c, spatial = ishape[0], ishape[1], ishape[2:]
-        src = _input_rows(kit, kit.cast(input._data, cd), n)
-        rows = _flat_rows(kit, batch, q, spatial, input._device)
+        gs = _Grid(kit, input, grid, n, interpolation_mode, padding_mode, align_corners, name)
+        src = gs.source(input._data)
+        rows = gs.batch * gs.q
         out = None
-        for combo in _corners(per_dim):
-            flat, weight, _ = _corner(kit, per_dim, combo, spatial, rows)
-            term = xp.take(src, flat, axis=0) * xp.reshape(weight, (batch * q, 1))
+        for combo in gs.corners():
+            flat, weight, _ = gs.corner(combo)
+            term = xp.take(src, flat, axis=0)
+            if weight is not None:
+                term = term * xp.reshape(weight, (rows, 1))
             out = term if out is None else out + term
-        if out is None or not (batch * q):
-            with kit.on(input._device):
-                out = xp.zeros((batch * q, c), dtype=cd)
-        out = xp.reshape(out, (batch, *gshape[1:-1], c))
-        out = xp.permute_dims(out, (0, n + 1, *range(1, n + 1)))
-        return kit.wrap(kit.contiguous_copy(out), input._dtype, input._device)
+        if out is None:
+            with kit.on(gs.device):
+                out = xp.zeros((rows, gs.channels), dtype=gs.cd)
+        return kit.wrap(gs.unflatten(out, gs.gshape[1:-1]), input._dtype, input._device)
 
     kernel.__name__ = kernel.__qualname__ = name
     return guard(name, kernel, kit.key_name)
@@ -741,49 +775,47 @@ def grid_sampler_backward(kit: Kit, name: str, n: int) -> Kernel:
         padding_mode: int,
         align_corners: bool,
         output_mask: Sequence[bool],
-    ) -> tuple[Tensor | None, Tensor]:
-        cd, _, per_dim, mults, gshape, q = _grid_setup(
-            kit, input, grid, n, interpolation_mode, padding_mode, align_corners, bname
-        )
-        ishape = tuple(int(s) for s in input._data.shape)
-        batch, c, spatial = ishape[0], ishape[1], ishape[2:]
-        dev = input._device
-        go = kit.cast(grad_output._data, cd)
-        go = xp.reshape(xp.permute_dims(go, (0, *range(2, n + 2), 1)), (batch * q, c))
-        want_input = bool(output_mask[0])
-        src = _input_rows(kit, kit.cast(input._data, cd), n)
-        rows = _flat_rows(kit, batch, q, spatial, dev)
-        with kit.on(dev):
-            gin = xp.zeros((batch * math.prod(spatial), c), dtype=cd) if want_input else None
-            dgrid = [xp.zeros((batch * q,), dtype=cd) for _ in range(n)]
-        for combo in _corners(per_dim):
-            flat, weight, ws = _corner(kit, per_dim, combo, spatial, rows)
-            if gin is not None:
-                kit.put(gin, (flat,), go * xp.reshape(weight, (batch * q, 1)), accumulate=True)
-            if interpolation_mode == NEAREST:
+    ) -> tuple[Tensor | None, Tensor | None]:
+        gs = _Grid(kit, input, grid, n, interpolation_mode, padding_mode, align_corners, bname)
+        rows, c = gs.batch * gs.q, gs.channels
+        go = kit.cast(grad_output._data, gs.cd)
+        go = xp.reshape(xp.permute_dims(go, (0, *range(2, n + 2), 1)), (rows, c))
+        want_input, want_grid = bool(output_mask[0]), bool(output_mask[1])
+        i64 = kit.storage[_dt.int64]
+        with kit.on(gs.device):
+            lanes = xp.reshape(xp.arange(c, dtype=i64), (1, c))
+            gin = xp.zeros((gs.batch * math.prod(gs.padded) * c,), dtype=gs.cd)
+            dgrid = [xp.zeros((rows,), dtype=gs.cd) for _ in range(n)]
+        src = gs.source(input._data) if want_grid and interpolation_mode != NEAREST else None
+        for combo in gs.corners():
+            flat, weight, ws = gs.corner(combo)
+            if want_input:
+                # one flat index per element: numpy's add.at is fast on 1-d
+                at = xp.reshape(xp.reshape(flat, (rows, 1)) * c + lanes, (rows * c,))
+                vals = go if weight is None else go * xp.reshape(weight, (rows, 1))
+                kit.put(gin, (at,), xp.reshape(vals, (rows * c,)), accumulate=True)
+            if src is None:
                 continue
-            valid = None
+            # d out / d x_k: this corner's value (0 outside) times the other dims' weights
+            # and this one's weight derivative, summed with the gradient over channels
+            picked = xp.sum(xp.take(src, flat, axis=0) * go, axis=1)
             for k, t in enumerate(combo):
-                v = per_dim[k][t][1]
-                valid = v if valid is None else valid & v
-            # d out / d x_k: this corner's value times the other dims' weights and this one's
-            # weight derivative, summed with the gradient over channels
-            vals = xp.sum(xp.take(src, flat, axis=0) * go, axis=1)
-            vals = xp.where(valid, vals, xp.zeros_like(vals))
-            for k, t in enumerate(combo):
-                part = vals * per_dim[k][t][3]
+                part = picked * gs.taps[k][t][2]
                 for j, w in enumerate(ws):
                     if j != k:
                         part = part * w
                 dgrid[k] = dgrid[k] + part
-        comps = [dgrid[n - 1 - j] * mults[n - 1 - j] for j in range(n)]  # x first
-        gg = xp.reshape(xp.stack(comps, axis=-1), gshape)
-        grad_grid = kit.wrap(gg, grid._dtype, grid._device)
+        grad_grid = None
+        if want_grid:
+            comps = [dgrid[n - 1 - j] * gs.mults[n - 1 - j] for j in range(n)]  # x first
+            gg = xp.reshape(xp.stack(comps, axis=-1), gs.gshape)
+            grad_grid = kit.wrap(gg, grid._dtype, grid._device)
         grad_input = None
-        if gin is not None:
-            gi = xp.reshape(gin, (batch, *spatial, c))
-            gi = xp.permute_dims(gi, (0, n + 1, *range(1, n + 1)))
-            grad_input = kit.wrap(kit.contiguous_copy(gi), input._dtype, dev)
+        if want_input:
+            full = xp.reshape(gin, (gs.batch, *gs.padded, c))
+            inner = (slice(None), *(slice(1, 1 + v) for v in gs.spatial), slice(None))
+            gi = xp.reshape(full[inner], (gs.batch * math.prod(gs.spatial), c))
+            grad_input = kit.wrap(gs.unflatten(gi, gs.spatial), input._dtype, gs.device)
         return grad_input, grad_grid
 
     kernel.__name__ = kernel.__qualname__ = bname

@@ -70,7 +70,9 @@ def bench_interpolate() -> None:
             gp = tp.tensor(g)
             gt = torch.tensor(g) if torch is not None else None
 
-            def run_tp(p: Any = p, gp: Any = gp, backward: bool = backward) -> None:
+            def run_tp(
+                p: Any = p, gp: Any = gp, backward: bool = backward, size: Any = size
+            ) -> None:
                 y = F.interpolate(p, size=size, mode="bilinear", align_corners=False)
                 if backward:
                     y.backward(gp)
@@ -79,7 +81,9 @@ def bench_interpolate() -> None:
             fns = {"tp": run_tp}
             if torch is not None:
 
-                def run_torch(t: Any = t, gt: Any = gt, backward: bool = backward) -> None:
+                def run_torch(
+                    t: Any = t, gt: Any = gt, backward: bool = backward, size: Any = size
+                ) -> None:
                     y = TF.interpolate(t, size=size, mode="bilinear", align_corners=False)
                     if backward:
                         y.backward(gt)

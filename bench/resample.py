@@ -2,7 +2,7 @@
 (forward, and forward + backward) and ``F.grid_sample`` bilinear (forward, and forward +
 backward in input and grid), at a UNet decoder's sizes, float32 on CPU.
 
-Each line prints tensorplug's and torch's best per-call time and their ratio over several
+Each line prints tensorplug's and torch's best per-call CPU time and their ratio over several
 rounds of interleaved runs (the shared machine's noise only adds time). Without torch the
 tensorplug times are printed alone. Run: ``python bench/resample.py`` (with torch importable:
 ``PYTHONPATH=<torch site-packages> uv run python bench/resample.py``).
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,8 @@ def _tensors(shape: tuple[int, ...], seed: int, grad: bool, low: float = -1.0) -
 
 
 def _report(label: str, fns: dict[str, Any], number: int) -> None:
-    best = interleaved(fns, number=number, rounds=5)
+    # CPU time of this process: on a loaded shared machine, wall time measures the neighbours
+    best = interleaved(fns, number=number, rounds=5, timer=time.process_time)
     line = f"  {label:32s} tensorplug {us(best['tp'])}"
     if "torch" in best:
         line += f"   torch {us(best['torch'])}   ratio {best['tp'] / best['torch']:5.2f}x"

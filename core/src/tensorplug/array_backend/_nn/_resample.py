@@ -763,6 +763,22 @@ def grid_sampler(kit: Kit, name: str, n: int) -> Kernel:
     return guard(name, kernel, kit.key_name)
 
 
+def _scatter_add(kit: Kit, ats: list[Any], adds: list[Any], size: int, dtype: Any,
+                 device: Any) -> Any:  # fmt: skip
+    """A length-``size`` array with ``adds[i][j]`` added at ``ats[i][j]``, by one ``add.at``
+    on flat indices (numpy >= 2 runs 1-d ``add.at`` on a fast path)."""
+    xp = kit.xp
+    at = xp.concat(ats) if len(ats) > 1 else ats[0]
+    vals = xp.concat(adds) if len(adds) > 1 else adds[0]
+    with kit.on(device):
+        out = xp.zeros((size,), dtype=dtype)
+    if kit.fancy_setitem:  # numpy, cupy: the index as an array, not a tuple (the fast path)
+        xp.add.at(out, at, vals)
+    else:
+        kit.put(out, (at,), vals, accumulate=True)
+    return out
+
+
 def grid_sampler_backward(kit: Kit, name: str, n: int) -> Kernel:
     xp = kit.xp
     bname = name + "_backward"
@@ -782,18 +798,19 @@ def grid_sampler_backward(kit: Kit, name: str, n: int) -> Kernel:
         go = xp.reshape(xp.permute_dims(go, (0, *range(2, n + 2), 1)), (rows, c))
         want_input, want_grid = bool(output_mask[0]), bool(output_mask[1])
         i64 = kit.storage[_dt.int64]
+        size = gs.batch * math.prod(gs.padded) * c
         with kit.on(gs.device):
             lanes = xp.reshape(xp.arange(c, dtype=i64), (1, c))
-            gin = xp.zeros((gs.batch * math.prod(gs.padded) * c,), dtype=gs.cd)
             dgrid = [xp.zeros((rows,), dtype=gs.cd) for _ in range(n)]
+        ats: list[Any] = []
+        adds: list[Any] = []
         src = gs.source(input._data) if want_grid and interpolation_mode != NEAREST else None
         for combo in gs.corners():
             flat, weight, ws = gs.corner(combo)
-            if want_input:
-                # one flat index per element: numpy's add.at is fast on 1-d
-                at = xp.reshape(xp.reshape(flat, (rows, 1)) * c + lanes, (rows * c,))
+            if want_input:  # one flat index per element
+                ats.append(xp.reshape(xp.reshape(flat, (rows, 1)) * c + lanes, (rows * c,)))
                 vals = go if weight is None else go * xp.reshape(weight, (rows, 1))
-                kit.put(gin, (at,), xp.reshape(vals, (rows * c,)), accumulate=True)
+                adds.append(xp.reshape(vals, (rows * c,)))
             if src is None:
                 continue
             # d out / d x_k: this corner's value (0 outside) times the other dims' weights
@@ -812,6 +829,7 @@ def grid_sampler_backward(kit: Kit, name: str, n: int) -> Kernel:
             grad_grid = kit.wrap(gg, grid._dtype, grid._device)
         grad_input = None
         if want_input:
+            gin = _scatter_add(kit, ats, adds, size, gs.cd, gs.device)
             full = xp.reshape(gin, (gs.batch, *gs.padded, c))
             inner = (slice(None), *(slice(1, 1 + v) for v in gs.spatial), slice(None))
             gi = xp.reshape(full[inner], (gs.batch * math.prod(gs.spatial), c))

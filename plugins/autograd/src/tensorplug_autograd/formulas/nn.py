@@ -8,7 +8,6 @@ import math
 from typing import Any
 
 import tensorplug as tp
-import tensorplug.nn.functional as _F
 from tensorplug import Tensor
 
 from ._table import (
@@ -267,7 +266,12 @@ class _GridTerms:
 
     def source(self, x: Tensor) -> Tensor:
         n = self.n
-        padded = _F.pad(x, [1, 1] * n)
+        padded = x
+        for d in range(2, n + 2):  # a zero on each side of every spatial dim
+            side = list(padded.shape)
+            side[d] = 1
+            zero = tp.zeros(side, dtype=x.dtype, device=x.device)
+            padded = tp.cat([zero, padded, zero], d)
         moved = padded.permute(0, *range(2, n + 2), 1)
         return moved.reshape(self.batch * math.prod(self.padded), self.channels)
 

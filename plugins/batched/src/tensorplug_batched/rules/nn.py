@@ -97,6 +97,8 @@ def _attention_maker(op: Any) -> Kernel:
         # (the forward's results have the common rank, the logical rank of their broadcast)
         return tuple(wrap(t, 0, lvl) for t in out)
 
+    return kernel
+
 
 # --- resampling: the vmap batch folded into the batch dimension N -------------------------------
 

@@ -33,6 +33,17 @@ def F(m: Any) -> Any:
     return m.nn.functional
 
 
+def _antialiased(m: Any, name: str, x: Any) -> Any:
+    """``name`` (an antialiased upsampling) of ``x``. PyTorch's CPU kernels of these take no
+    float16 or bfloat16 (tensorplug's do), and no CPU list names them, so a CPU region leaves
+    the call alone: for torch on CPU the half precision call is run in float32 and cast back,
+    which is the dtype PyTorch's call would give had it the kernel."""
+    op = getattr(m.ops.aten, name).default
+    if m.__name__ == "torch" and x.device.type == "cpu" and x.dtype != m.float32:
+        return op(x.float(), [2, 2], False).to(x.dtype)
+    return op(x, [2, 2], False)
+
+
 def _vector_norm(m: Any) -> Any:
     return m.linalg.vector_norm
 
@@ -178,6 +189,55 @@ CASES: list[Case] = [
     ),
     Case("softplus", lambda m, mk, ints: F(m).softplus(mk([3]))),
     Case("cosine_similarity", lambda m, mk, ints: F(m).cosine_similarity(mk([2, 3]), mk([2, 3]))),
+    # --- resampling
+    *(
+        Case(
+            name,
+            lambda m, mk, ints, name=name, n=n: getattr(m.ops.aten, name).default(
+                mk([1, 2] + [3] * n), [4] * n
+            ),
+        )
+        for name, n in (
+            ("upsample_nearest1d", 1),
+            ("_upsample_nearest_exact1d", 1),
+            ("upsample_nearest2d", 2),
+            ("_upsample_nearest_exact2d", 2),
+            ("upsample_nearest3d", 3),
+            ("_upsample_nearest_exact3d", 3),
+        )
+    ),
+    *(
+        Case(
+            name,
+            lambda m, mk, ints, name=name, n=n: getattr(m.ops.aten, name).default(
+                mk([1, 2] + [3] * n), [4] * n, False
+            ),
+        )
+        for name, n in (
+            ("upsample_linear1d", 1),
+            ("upsample_bilinear2d", 2),
+            ("upsample_trilinear3d", 3),
+            ("upsample_bicubic2d", 2),
+        )
+    ),
+    *(
+        Case(name, lambda m, mk, ints, name=name: _antialiased(m, name, mk([1, 2, 3, 3])))
+        for name in ("_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa")
+    ),
+    Case(
+        "grid_sampler",
+        lambda m, mk, ints: m.grid_sampler(mk([1, 2, 3, 3]), mk([1, 2, 2, 2]), 0, 0, False),
+    ),
+    Case(
+        "grid_sampler_2d",
+        lambda m, mk, ints: m.grid_sampler_2d(mk([1, 2, 3, 3]), mk([1, 2, 2, 2]), 0, 0, False),
+    ),
+    Case(
+        "grid_sampler_3d",
+        lambda m, mk, ints: m.grid_sampler_3d(
+            mk([1, 1, 2, 3, 3]), mk([1, 1, 2, 2, 3]), 0, 0, False
+        ),
+    ),
     Case("sum", lambda m, mk, ints: m.sum(mk([3]))),
     Case("sum.dim_IntList", lambda m, mk, ints: m.sum(mk([2, 3]), 1)),
     Case("softmax.int", lambda m, mk, ints: m.softmax(mk([2, 3]), 1)),

@@ -1,7 +1,9 @@
 """The ``nn`` family of the composites: the losses (mse_loss, cross_entropy, l1_loss, smooth_l1_loss,
 huber_loss, kl_div, binary_cross_entropy_with_logits), the convolutions (conv1d/2d/3d, their
 padding="same"/"valid" overloads and conv_transpose1d/2d/3d, over ``convolution``), dropout,
-embedding, layer_norm and the activations mish, softplus, cosine_similarity."""
+embedding, layer_norm, the resampling composites (the upsampling operators' ``.vec``
+overloads, grid_sampler, affine_grid_generator) and the activations mish, softplus,
+cosine_similarity."""
 
 from __future__ import annotations
 
@@ -429,6 +431,122 @@ def layer_norm(
     if out.dtype != result_dtype:
         out = aten._to_copy.default(out, dtype=result_dtype)
     return out
+
+
+# --- resampling ---------------------------------------------------------------------------------
+
+_NO_ISSUE = (
+    " to be true, but got false.  (Could this error message be improved?  If so, please report "
+    "an enhancement request to PyTorch.)"
+)
+
+
+def _upsample_size(
+    op: str, input: Any, output_size: Any, scale_factors: Any
+) -> tuple[list[int], list[Any]]:
+    """PyTorch's ``compute_output_size`` for a ``.vec`` overload: the output size, and the scale
+    of each spatial dim (the scale factors, or None where a size was given)."""
+    n = input.ndim - 2
+    if (output_size is None) == (scale_factors is None):
+        raise RuntimeError(
+            f"aten::{op}.vec: Must specify exactly one of output_size and scale_factors"
+        )
+    if output_size is not None:
+        if len(output_size) != n:
+            raise RuntimeError(
+                f"aten::{op}.vec: Expected static_cast<int64_t>(output_size->size()) == "
+                f"spatial_dimensions{_NO_ISSUE}"
+            )
+        return [int(s) for s in output_size], [None] * n
+    if len(scale_factors) != n:
+        raise RuntimeError(
+            f"aten::{op}.vec: Expected static_cast<int64_t>(scale_factors->size()) == "
+            f"spatial_dimensions{_NO_ISSUE}"
+        )
+    sizes = [int(input.shape[i + 2] * float(scale_factors[i])) for i in range(n)]
+    return sizes, [float(f) for f in scale_factors]
+
+
+def _upsample_vec(op: str, aligned: bool) -> Any:
+    if aligned:
+
+        def vec_aligned(
+            input: Any, output_size: Any, align_corners: bool, scale_factors: Any
+        ) -> Any:
+            sizes, scales = _upsample_size(op, input, output_size, scale_factors)
+            return getattr(aten, op).default(input, sizes, align_corners, *scales)
+
+        vec_aligned.__name__ = vec_aligned.__qualname__ = op.lstrip("_") + "_vec"
+        return vec_aligned
+
+    def vec(input: Any, output_size: Any, scale_factors: Any) -> Any:
+        sizes, scales = _upsample_size(op, input, output_size, scale_factors)
+        return getattr(aten, op).default(input, sizes, *scales)
+
+    vec.__name__ = vec.__qualname__ = op.lstrip("_") + "_vec"
+    return vec
+
+
+upsample_nearest1d_vec = _upsample_vec("upsample_nearest1d", False)
+upsample_nearest2d_vec = _upsample_vec("upsample_nearest2d", False)
+upsample_nearest3d_vec = _upsample_vec("upsample_nearest3d", False)
+upsample_nearest_exact1d_vec = _upsample_vec("_upsample_nearest_exact1d", False)
+upsample_nearest_exact2d_vec = _upsample_vec("_upsample_nearest_exact2d", False)
+upsample_nearest_exact3d_vec = _upsample_vec("_upsample_nearest_exact3d", False)
+upsample_linear1d_vec = _upsample_vec("upsample_linear1d", True)
+upsample_bilinear2d_vec = _upsample_vec("upsample_bilinear2d", True)
+upsample_bilinear2d_aa_vec = _upsample_vec("_upsample_bilinear2d_aa", True)
+upsample_bicubic2d_vec = _upsample_vec("upsample_bicubic2d", True)
+upsample_bicubic2d_aa_vec = _upsample_vec("_upsample_bicubic2d_aa", True)
+upsample_trilinear3d_vec = _upsample_vec("upsample_trilinear3d", True)
+
+
+def grid_sampler(
+    input: Any, grid: Any, interpolation_mode: int, padding_mode: int, align_corners: bool
+) -> Any:
+    if input.ndim == 4:
+        return aten.grid_sampler_2d.default(
+            input, grid, interpolation_mode, padding_mode, align_corners
+        )
+    return aten.grid_sampler_3d.default(
+        input, grid, interpolation_mode, padding_mode, align_corners
+    )
+
+
+def _linspace_from_neg_one(theta: Any, steps: int, align_corners: bool) -> Any:
+    if steps <= 1:
+        return aten.zeros.default([steps], dtype=theta.dtype, device=theta.device)
+    r = aten.linspace.default(-1, 1, steps, dtype=theta.dtype, device=theta.device)
+    if not align_corners:
+        r = aten.mul.Scalar(r, (steps - 1) / steps)
+    return r
+
+
+def affine_grid_generator(theta: Any, size: Any, align_corners: bool) -> Any:
+    """The base grid of ``size`` (x, y[, z] in [-1, 1], then 1) times ``theta`` transposed:
+    ``(N, H, W, 2)`` for a 4-d size, ``(N, D, H, W, 3)`` for a 5-d one."""
+    if len(size) not in (4, 5):
+        raise RuntimeError(
+            "aten::affine_grid_generator: AffineGridGenerator needs 4d (spatial) or 5d "
+            "(volumetric) inputs."
+        )
+    n, spatial = int(size[0]), [int(s) for s in size[2:]]
+    k = len(spatial)
+    full = [*spatial, 1]
+    axes = []
+    for j in range(k):  # x runs along the last spatial dim, y the one before, ...
+        steps = spatial[k - 1 - j]
+        line = _linspace_from_neg_one(theta, steps, align_corners)
+        shape = [1] * k
+        shape[k - 1 - j] = max(steps, 1)
+        line = aten.reshape.default(line, [*shape, 1]) if steps >= 1 else line
+        axes.append(aten.expand.default(line, full))
+    axes.append(aten.ones.default(full, dtype=theta.dtype, device=theta.device))
+    base = aten.cat.default(axes, -1)  # (*spatial, k + 1)
+    rows = math.prod(spatial)
+    base = aten.expand.default(aten.reshape.default(base, [1, rows, k + 1]), [n, rows, k + 1])
+    grid = aten.bmm.default(base, aten.transpose.int(theta, 1, 2))
+    return aten.reshape.default(grid, [n, *spatial, k])
 
 
 def mish(self: Any) -> Any:

@@ -89,6 +89,7 @@ from .padding import (
 )
 from .parameter import Parameter
 from .parameter_containers import ParameterDict, ParameterList
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .sparse import Embedding
 from .transformer import (
     MultiheadAttention,
@@ -98,6 +99,7 @@ from .transformer import (
     TransformerEncoder,
     TransformerEncoderLayer,
 )
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CircularPad1d", "CircularPad2d", "CircularPad3d",
@@ -108,11 +110,11 @@ __all__ = [
     "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyLinear",
     "LazyModuleMixin", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "Module",
     "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "ParameterDict",
-    "ParameterList", "ReLU", "ReLU6", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
-    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "Sequential", "SiLU", "Sigmoid",
-    "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Tanh", "Transformer",
-    "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
-    "TransformerEncoderLayer", "Unflatten", "Unfold", "UninitializedBuffer",
-    "UninitializedParameter", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "functional", "init",
-    "modules", "utils",
+    "ParameterList", "PixelShuffle", "PixelUnshuffle", "ReLU", "ReLU6", "ReflectionPad1d",
+    "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+    "ReplicationPad3d", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softmin",
+    "Softplus", "Tanh", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+    "TransformerEncoder", "TransformerEncoderLayer", "Unflatten", "Unfold", "UninitializedBuffer",
+    "UninitializedParameter", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
+    "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "functional", "init", "modules", "utils",
 ]  # fmt: skip

@@ -26,8 +26,19 @@ from ..tensor import Tensor
 from ._attention import multi_head_attention_forward
 from ._autograd import no_grad
 from ._padding import pad
+from ._resample import (
+    affine_grid,
+    grid_sample,
+    interpolate,
+    pixel_shuffle,
+    pixel_unshuffle,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
 
 __all__ = [
+    "affine_grid",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "conv1d",
@@ -43,8 +54,10 @@ __all__ = [
     "embedding",
     "fold",
     "gelu",
+    "grid_sample",
     "hardtanh",
     "huber_loss",
+    "interpolate",
     "kl_div",
     "l1_loss",
     "layer_norm",
@@ -59,6 +72,8 @@ __all__ = [
     "one_hot",
     "pad",
     "pairwise_distance",
+    "pixel_shuffle",
+    "pixel_unshuffle",
     "relu",
     "relu6",
     "sigmoid",
@@ -69,6 +84,9 @@ __all__ = [
     "softplus",
     "tanh",
     "unfold",
+    "upsample",
+    "upsample_bilinear",
+    "upsample_nearest",
 ]
 
 _tp: Any = tensorplug  # the generated functions are invisible to the type checker

@@ -139,6 +139,23 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "replication_pad1d": (FP32, _),
     "replication_pad2d": (FP32, _),
     "replication_pad3d": (FP32, _),
+    # --- resampling: CUDA computes the upsampling operators in float32 (their .vec overloads
+    # decompose into these); CPU the grid samplers, which CUDA promotes instead
+    "upsample_nearest1d": (_, FP32),
+    "_upsample_nearest_exact1d": (_, FP32),
+    "upsample_nearest2d": (_, FP32),
+    "_upsample_nearest_exact2d": (_, FP32),
+    "upsample_nearest3d": (_, FP32),
+    "_upsample_nearest_exact3d": (_, FP32),
+    "upsample_linear1d": (_, FP32),
+    "upsample_bilinear2d": (_, FP32),
+    "_upsample_bilinear2d_aa": (_, FP32),
+    "upsample_trilinear3d": (_, FP32),
+    "upsample_bicubic2d": (_, FP32),
+    "_upsample_bicubic2d_aa": (_, FP32),
+    "grid_sampler": (FP32, PROMOTE),
+    "grid_sampler_2d": (FP32, _),
+    "grid_sampler_3d": (FP32, _),
     # float32 unless the call gives a dtype
     "sum": (_, FP32_SET_OPT_DTYPE),
     "sum.dim_IntList": (_, FP32_SET_OPT_DTYPE),
@@ -208,7 +225,12 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
 
 # (overload, "cpu" or "cuda") of the entries above that PyTorch's lists do not have
 NOT_IN_PYTORCH: Final = frozenset(
-    {("einsum", "cpu"), ("trace", "cuda"), ("mish", "cuda"), ("tensordot.int", "cuda")}
+    {
+        ("einsum", "cpu"),
+        ("trace", "cuda"),
+        ("mish", "cuda"),
+        ("tensordot.int", "cuda"),
+    }
 )
 
 # Entries of PyTorch 2.13's lists that name operators the standard op set does not define.
@@ -221,7 +243,6 @@ ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
     FP32: (
         "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
         "fractional_max_pool2d", "fractional_max_pool3d", "max_unpool2d", "max_unpool3d",
-        "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
         "_grid_sampler_2d_cpu_fallback", "polar", "view_as_complex", "quantile",
         "quantile.scalar", "nanquantile", "nanquantile.scalar", "stft", "stft.center", "cdist",
         "fft_fft", "fft_ifft", "fft_fft2", "fft_ifft2", "fft_fftn",
@@ -247,10 +268,7 @@ ABSENT_CUDA: Final[dict[Policy, tuple[str, ...]]] = {
         "nuclear_norm", "nuclear_norm.dim", "poisson_nll_loss", "cosine_embedding_loss",
         "nll_loss2d", "hinge_embedding_loss", "margin_ranking_loss", "multilabel_margin_loss",
         "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "dist", "pdist", "cdist",
-        "renorm", "upsample_nearest1d", "_upsample_nearest_exact1d", "upsample_nearest2d",
-        "_upsample_nearest_exact2d", "upsample_nearest3d", "_upsample_nearest_exact3d",
-        "upsample_linear1d", "upsample_bilinear2d", "_upsample_bilinear2d_aa",
-        "upsample_trilinear3d", "upsample_bicubic2d", "_upsample_bicubic2d_aa",
+        "renorm",
     ),
-    PROMOTE: ("bilinear", "cross", "grid_sampler"),
+    PROMOTE: ("bilinear", "cross"),
 }  # fmt: skip

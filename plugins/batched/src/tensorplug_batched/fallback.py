@@ -130,6 +130,8 @@ def _stack_one(op: Any, pieces: list[Any], lvl: int) -> Any:
     if not pieces:
         raise RuntimeError(f"vmap: cannot run {op.name} over a batch of size 0 by a loop")
     first = pieces[0]
+    if first is None and all(p is None for p in pieces):
+        return None  # an optional output no sample asked for (a backward's output_mask)
     if isinstance(first, tp.Tensor):
         return wrap(_stack(pieces, 0), 0, lvl)
     if all(p is None for p in pieces):  # an output the call asked not to compute (output_mask)

@@ -6,15 +6,17 @@
 * ``_attention``: the fused attention of ``scaled_dot_product_attention`` and its backward;
 * ``_conv``: convolution and convolution_backward, im2col and col2im (``F.unfold``/``F.fold``);
 * ``_pad``: constant_pad_nd, reflection_pad1d/2d/3d and replication_pad1d/2d/3d (``F.pad``);
+* ``_resample``: the upsampling operators and their backward kernels, the grid samplers and
+  their backward kernels, pixel_shuffle and pixel_unshuffle;
 
 :data:`PARTS` are the modules ``register`` builds (one ``build(kit)`` each).
 """
 
 from __future__ import annotations
 
-from . import _attention, _conv, _functions, _optim, _pad
+from . import _attention, _conv, _functions, _optim, _pad, _resample
 from ._functions import check_nll_weight, check_reduction, floating, nll_target
 
-PARTS = (_functions, _optim, _attention, _conv, _pad)
+PARTS = (_functions, _optim, _attention, _conv, _pad, _resample)
 
 __all__ = ["PARTS", "check_nll_weight", "check_reduction", "floating", "nll_target"]

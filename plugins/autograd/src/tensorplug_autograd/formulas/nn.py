@@ -1,8 +1,10 @@
-"""Formulas of the neural network functions: losses, softmax, and the mixed precision
-bookkeeping (Note [Formula table])."""
+"""Formulas of the neural network functions: losses, softmax, resampling (upsampling, pixel
+shuffle, grid sampling), and the mixed precision bookkeeping (Note [Formula table])."""
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import Any
 
 import tensorplug as tp
@@ -228,6 +230,288 @@ FORMULAS["_scaled_dot_product_flash_attention_for_cpu"] = {
     )
 }
 OUTPUT_DIFFERENTIABILITY["_scaled_dot_product_flash_attention_for_cpu"] = (True, False)
+# --- resampling ----------------------------------------------------------------------------------
+
+# Each upsampling operator is linear in its input: its gradient is its backward kernel, and the
+# backward kernel's is the forward again (derivatives.yaml's upsample_* entries), so double
+# backward works. The scales are the arguments after output_size (and align_corners).
+_SCALES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}
+_UPSAMPLE = (
+    ("upsample_nearest1d", 1, False),
+    ("upsample_nearest2d", 2, False),
+    ("upsample_nearest3d", 3, False),
+    ("_upsample_nearest_exact1d", 1, False),
+    ("_upsample_nearest_exact2d", 2, False),
+    ("_upsample_nearest_exact3d", 3, False),
+    ("upsample_linear1d", 1, True),
+    ("upsample_bilinear2d", 2, True),
+    ("upsample_trilinear3d", 3, True),
+    ("upsample_bicubic2d", 2, True),
+    ("_upsample_bilinear2d_aa", 2, True),
+    ("_upsample_bicubic2d_aa", 2, True),
+)
+
+
+def _upsample_options(s: Any, n: int, aligned: bool) -> list[Any]:
+    head = [s.align_corners] if aligned else []
+    return head + [getattr(s, name) for name in _SCALES[n]]
+
+
+def _def_upsample(name: str, n: int, aligned: bool) -> None:
+    forward = getattr(_aten, name).default
+    backward = getattr(_aten, name + "_backward").default
+    defderiv(
+        name,
+        self=lambda g, s: backward(
+            g, s.output_size, s.self_shape, *_upsample_options(s, n, aligned)
+        ),
+    )
+    defderiv(
+        name + "_backward",
+        grad_output=lambda g, s: forward(g, s.output_size, *_upsample_options(s, n, aligned)),
+    )
+
+
+for _name, _n, _aligned in _UPSAMPLE:
+    _def_upsample(_name, _n, _aligned)
+
+defderiv("pixel_shuffle", self=lambda g, s: _aten.pixel_unshuffle.default(g, s.upscale_factor))
+defderiv("pixel_unshuffle", self=lambda g, s: _aten.pixel_shuffle.default(g, s.downscale_factor))
+
+
+# Note [Grid sampler double backward]
+# grid_sampler_*_backward gives gi = W(grid)^T go and gg_k = m_k * sum_c go * (dW/dix_k x),
+# where W's entries are products of one weight per dim (w_j of the pixel coordinate ix_j) and
+# m_k = d ix_k / d grid_k (unnormalization times padding; piecewise constant). With upstream
+# gradients ggi and ggg, the derivatives of <ggi, gi> + <ggg, gg> are
+#   in go:   W ggi (the forward of ggi)  +  sum_corners x[pos] * a
+#   in x:    the scatter of go * a to every corner's position
+#   in grid: gg of (go, ggi)  +  m_l * sum_corners (go . x[pos]) * sum_k ggg_k m_k d2w_kl
+# with a = sum_k ggg_k m_k dw_corner/dix_k. _GridTerms computes the corners' positions and
+# weights with public operators, as the kernels do (a zero border around the input).
+
+_CUBIC_A = -0.75
+
+
+class _GridTerms:
+    def __init__(self, x: Tensor, grid: Tensor, mode: int, padding: int, align: bool) -> None:
+        n = grid.shape[-1]
+        self.n, self.mode = n, mode
+        self.batch, self.channels = x.shape[0], x.shape[1]
+        self.spatial = list(x.shape[2:])
+        self.padded = [v + 2 for v in self.spatial]
+        self.out = list(grid.shape[1:-1])
+        self.q = math.prod(self.out)
+        g = grid.reshape(self.batch * self.q, n)
+        self.taps: list[list[tuple[Tensor, Tensor, Tensor, Tensor]]] = []
+        self.mults: list[Tensor] = []
+        for k in range(n):
+            self._dim(g[:, n - 1 - k], self.spatial[k], padding, align)
+        rows = tp.arange(self.batch, device=x.device) * math.prod(self.padded)
+        self.rows = rows.reshape(self.batch, 1).expand(self.batch, self.q).reshape(-1)
+
+    def _pad(self, v: Tensor, size: int, padding: int, align: bool) -> tuple[Tensor, Tensor]:
+        one = tp.ones_like(v)
+        if padding == 0:
+            return v, one
+        mult = one
+        if padding == 2:
+            lo2, hi2 = (0, 2 * (size - 1)) if align else (-1, 2 * size - 1)
+            if lo2 == hi2:
+                return tp.zeros_like(v), tp.zeros_like(v)
+            low, span = lo2 / 2, (hi2 - lo2) / 2
+            shifted = v - low
+            sign = tp.where(shifted < 0, -one, one)
+            mag = shifted.abs()
+            extra = tp.remainder(mag, span)
+            even = tp.remainder(tp.floor(mag / span), 2) == 0
+            v = tp.where(even, extra + low, span - extra + low)
+            mult = tp.where(even, sign, -sign)
+        inside = (v > 0) & (v < size - 1)
+        return v.clamp(0, size - 1), mult * inside.to(v.dtype)
+
+    def _dim(self, v: Tensor, size: int, padding: int, align: bool) -> None:
+        scale = (size - 1) / 2 if align else size / 2
+        ix = (v + 1) * scale if align else ((v + 1) * size - 1) / 2
+        ix = tp.where(tp.isfinite(ix), ix, tp.full_like(ix, -100.0))
+
+        def at(pos: Tensor) -> Tensor:
+            return pos.clamp(-1, size).to(tp.int64) + 1
+
+        zero = tp.zeros_like(ix)
+        if self.mode == 2:  # bicubic: padding applies to each tap's own position
+            lo = tp.floor(ix)
+            t = ix - lo
+            a = _CUBIC_A
+            taps = []
+            for k, (u, sgn) in enumerate(((t + 1, 1), (t, 1), (1 - t, -1), (2 - t, -1))):
+                if k in (1, 2):
+                    w = ((a + 2) * u - (a + 3)) * u * u + 1
+                    dw = (3 * (a + 2) * u - 2 * (a + 3)) * u
+                    d2w = 6 * (a + 2) * u - 2 * (a + 3)
+                else:
+                    w = ((a * u - 5 * a) * u + 8 * a) * u - 4 * a
+                    dw = (3 * a * u - 10 * a) * u + 8 * a
+                    d2w = 6 * a * u - 10 * a
+                pos, _ = self._pad(lo + (k - 1), size, padding, align)
+                taps.append((at(pos), w, dw * sgn, d2w))
+            self.taps.append(taps)
+            self.mults.append(tp.full_like(ix, scale))
+            return
+        ix, m = self._pad(ix, size, padding, align)
+        self.mults.append(m * scale)
+        if self.mode == 1:
+            self.taps.append([(at(tp.round(ix)), tp.ones_like(ix), zero, zero)])
+            return
+        lo = tp.floor(ix)
+        frac = ix - lo
+        one = tp.ones_like(ix)
+        self.taps.append([(at(lo), 1 - frac, -one, zero), (at(lo + 1), frac, one, zero)])
+
+    def source(self, x: Tensor) -> Tensor:
+        n = self.n
+        padded = x
+        for d in range(2, n + 2):  # a zero on each side of every spatial dim
+            side = list(padded.shape)
+            side[d] = 1
+            zero = tp.zeros(side, dtype=x.dtype, device=x.device)
+            padded = tp.cat([zero, padded, zero], d)
+        moved = padded.permute(0, *range(2, n + 2), 1)
+        return moved.reshape(self.batch * math.prod(self.padded), self.channels)
+
+    def rows_of(self, t: Tensor) -> Tensor:
+        """(N, C, *out) as (N * q, C)."""
+        n = self.n
+        return t.permute(0, *range(2, n + 2), 1).reshape(self.batch * self.q, self.channels)
+
+    def corners(self) -> Any:
+        for combo in itertools.product(*(range(len(t)) for t in self.taps)):
+            flat = self.rows
+            stride = math.prod(self.padded)
+            parts = []
+            for k, j in enumerate(combo):
+                stride //= self.padded[k]
+                flat = flat + self.taps[k][j][0] * stride
+                parts.append(self.taps[k][j])
+            yield flat, parts
+
+
+def _prod(ts: list[Tensor]) -> Tensor:
+    out = ts[0]
+    for t in ts[1:]:
+        out = out * t
+    return out
+
+
+def _grid_double_backward(
+    which: str, g: Any, go: Tensor, x: Tensor, grid: Tensor, mode: int, padding: int,
+    align: bool, name: str,
+) -> Tensor | None:  # fmt: skip
+    ggi, ggg = g
+    backward = getattr(_aten, name + "_backward").default
+    forward = getattr(_aten, name).default
+    terms = _GridTerms(x, grid, mode, padding, align)
+    n, rows_n = terms.n, terms.batch * terms.q
+    go_rows = terms.rows_of(go)
+    total: Tensor | None = None
+
+    def add(t: Tensor) -> None:
+        nonlocal total
+        total = t if total is None else total + t
+
+    if which == "grad_output" and ggi is not None:
+        add(forward(ggi, grid, mode, padding, align))
+    if which == "grid" and ggi is not None:
+        add(backward(go, ggi, grid, mode, padding, align, [False, True])[1])
+    if ggg is None or mode == 1:  # nearest: the weights do not move with the grid
+        return total if total is not None or which != "input" else tp.zeros_like(x)
+    gk = [ggg.reshape(rows_n, n)[:, n - 1 - k] * terms.mults[k] for k in range(n)]
+    src = terms.source(x) if which != "input" else None
+    acc = None  # input: the scatter target; grad_output: rows; grid: per-dim sums
+    dgrid = [tp.zeros_like(gk[0]) for _ in range(n)]
+    for flat, parts in terms.corners():
+        ws = [p[1] for p in parts]
+        # a = sum_k ggg_k m_k dw_corner / dix_k
+        coef = _prod([gk[0] * parts[0][2], *ws[1:]])
+        for k in range(1, n):
+            coef = coef + _prod([gk[k] * parts[k][2], *(ws[j] for j in range(n) if j != k)])
+        if which == "input":
+            if acc is None:
+                size = terms.batch * math.prod(terms.padded)
+                acc = tp.zeros(size, terms.channels, dtype=x.dtype, device=x.device)
+            acc = tp.index_add(acc, 0, flat, go_rows * coef.reshape(rows_n, 1))
+            continue
+        picked = tp.index_select(src, 0, flat)
+        if which == "grad_output":
+            part = picked * coef.reshape(rows_n, 1)
+            acc = part if acc is None else acc + part
+            continue
+        dots = (picked * go_rows).sum(1)
+        for ell in range(n):
+            second = None
+            for k in range(n):
+                if k == ell:
+                    d2 = _prod([parts[k][3], *(ws[j] for j in range(n) if j != k)])
+                else:
+                    d2 = _prod(
+                        [
+                            parts[k][2] * parts[ell][2],
+                            *(ws[j] for j in range(n) if j not in (k, ell)),
+                        ]
+                    )
+                term = gk[k] * d2
+                second = term if second is None else second + term
+            dgrid[ell] = dgrid[ell] + dots * second * terms.mults[ell]
+    if which == "input":
+        assert acc is not None
+        full = acc.reshape(terms.batch, *terms.padded, terms.channels)
+        inner = full[(slice(None), *(slice(1, 1 + v) for v in terms.spatial))]
+        return inner.permute(0, n + 1, *range(1, n + 1)).contiguous()
+    if which == "grad_output":
+        assert acc is not None
+        out = acc.reshape(terms.batch, *terms.out, terms.channels)
+        add(out.permute(0, n + 1, *range(1, n + 1)))
+        return total
+    gg = tp.stack([dgrid[n - 1 - j] for j in range(n)], -1).reshape(list(grid.shape))
+    add(gg)
+    return total
+
+
+def _def_grid_sampler(name: str) -> None:
+    # one backward kernel gives both gradients; each formula asks for its own (output_mask)
+    backward = getattr(_aten, name + "_backward").default
+    defderiv(
+        name,
+        input=lambda g, s: backward(
+            g, s.input, s.grid, s.interpolation_mode, s.padding_mode, s.align_corners,
+            [True, False],
+        )[0],
+        grid=lambda g, s: backward(
+            g, s.input, s.grid, s.interpolation_mode, s.padding_mode, s.align_corners,
+            [False, True],
+        )[1],
+    )  # fmt: skip
+    # Note [Grid sampler double backward]
+    defderiv(
+        name + "_backward",
+        grad_output=lambda g, s: _grid_double_backward(
+            "grad_output", g, s.grad_output, s.input, s.grid, s.interpolation_mode,
+            s.padding_mode, s.align_corners, name,
+        ),
+        input=lambda g, s: _grid_double_backward(
+            "input", g, s.grad_output, s.input, s.grid, s.interpolation_mode,
+            s.padding_mode, s.align_corners, name,
+        ),
+        grid=lambda g, s: _grid_double_backward(
+            "grid", g, s.grad_output, s.input, s.grid, s.interpolation_mode,
+            s.padding_mode, s.align_corners, name,
+        ),
+    )  # fmt: skip
+
+
+_def_grid_sampler("grid_sampler_2d")
+_def_grid_sampler("grid_sampler_3d")
+
 
 # --- mixed precision training: GradScaler's bookkeeping, never part of a graph -------------------
 

@@ -1,6 +1,7 @@
 """Batching rules of the neural-network operators: softmax and its backward, embedding,
-convolution and its backward, the padding operators, im2col/col2im, and the losses
-(``nll_loss``, ``cross_entropy_loss``, ``binary_cross_entropy``). The activations
+convolution and its backward, the padding operators, im2col/col2im, the resampling operators
+(upsampling, grid sampling, pixel shuffle), and the losses (``nll_loss``,
+``cross_entropy_loss``, ``binary_cross_entropy``). The activations
 are pointwise (pointwise.py); ``linear`` and ``layer_norm`` are composites, which the fallback
 decomposes.
 """
@@ -248,6 +249,135 @@ def _constant_pad_maker(op: Any) -> Kernel:
         return wrap(op(front(self), pad, value), 0, self.level)
 
     return kernel
+
+
+# --- resampling: the vmap batch folded into the batch dimension N -------------------------------
+
+# Note [Batched resampling]
+# The upsampling operators, the grid samplers and pixel_(un)shuffle treat each of N (and C)
+# alike, so the vmap batch B folds into N as functorch's rules do: ``(B, N, C, ...)`` runs as
+# ``(B * N, C, ...)`` and the result is split back. The grid samplers fold input and grid (and
+# the gradient) together, materializing any that is unbatched. pixel_(un)shuffle take any number
+# of leading dims, so the vmap dim just goes first. Logical ranks the operator refuses go to the
+# loop, which raises the operator's own error.
+
+_UPSAMPLE_RANK = {
+    "upsample_nearest1d": 3, "upsample_nearest2d": 4, "upsample_nearest3d": 5,
+    "_upsample_nearest_exact1d": 3, "_upsample_nearest_exact2d": 4,
+    "_upsample_nearest_exact3d": 5, "upsample_linear1d": 3, "upsample_bilinear2d": 4,
+    "upsample_trilinear3d": 5, "upsample_bicubic2d": 4, "_upsample_bilinear2d_aa": 4,
+    "_upsample_bicubic2d_aa": 4,
+}  # fmt: skip
+
+
+def _fold(x: Any) -> Any:
+    """``(B, N, ...)`` as ``(B * N, ...)``."""
+    return _reshape(x, [x.shape[0] * x.shape[1], *x.shape[2:]])
+
+
+def _unfold(x: Any, size: int, lvl: int) -> Any:
+    """``(B * N, ...)`` back to ``(B, N, ...)``, batched at ``lvl``."""
+    return wrap(_reshape(x, [size, x.shape[0] // size, *x.shape[1:]]), 0, lvl)
+
+
+def _upsample_maker(rank: int) -> Any:
+    def maker(op: Any) -> Kernel:
+        def kernel(self: Any, output_size: Any, *rest: Any) -> Any:
+            lvl = top_level((self,))
+            if lvl == 0:
+                return passdown(op, (self, output_size, *rest), {})
+            if self.ndim != rank:
+                return loop(op, (self, output_size, *rest), {}, lvl)
+            x = front(self)
+            return _unfold(op(_fold(x), output_size, *rest), int(x.shape[0]), lvl)
+
+        return kernel
+
+    return maker
+
+
+def _upsample_backward_maker(rank: int) -> Any:
+    def maker(op: Any) -> Kernel:
+        def kernel(grad_output: Any, output_size: Any, input_size: Any, *rest: Any) -> Any:
+            args = (grad_output, output_size, input_size, *rest)
+            lvl = top_level((grad_output,))
+            if lvl == 0:
+                return passdown(op, args, {})
+            if grad_output.ndim != rank or len(input_size) != rank:
+                return loop(op, args, {}, lvl)
+            g = front(grad_output)
+            size = int(g.shape[0])
+            folded = [size * int(input_size[0]), *input_size[1:]]
+            return _unfold(op(_fold(g), output_size, folded, *rest), size, lvl)
+
+        return kernel
+
+    return maker
+
+
+for _name, _rank in _UPSAMPLE_RANK.items():
+    defrule(f"{_name}.default")(_upsample_maker(_rank))
+    defrule(f"{_name}_backward.default")(_upsample_backward_maker(_rank))
+
+
+def _grid_maker(rank: int) -> Any:
+    def maker(op: Any) -> Kernel:
+        def kernel(input: Any, grid: Any, *rest: Any) -> Any:
+            lvl = top_level((input, grid))
+            if lvl == 0:
+                return passdown(op, (input, grid, *rest), {})
+            if input.ndim != rank or grid.ndim != rank:
+                return loop(op, (input, grid, *rest), {}, lvl)
+            size = next(int(t.value.shape[t.bdim]) for t in (input, grid) if batched_at(t, lvl))
+            x, g = (physical(t, lvl, size) for t in (input, grid))
+            return _unfold(op(_fold(x), _fold(g), *rest), size, lvl)
+
+        return kernel
+
+    return maker
+
+
+def _grid_backward_maker(rank: int) -> Any:
+    def maker(op: Any) -> Kernel:
+        def kernel(grad_output: Any, input: Any, grid: Any, *rest: Any) -> Any:
+            args = (grad_output, input, grid, *rest)
+            lvl = top_level((grad_output, input, grid))
+            if lvl == 0:
+                return passdown(op, args, {})
+            if input.ndim != rank or grid.ndim != rank or grad_output.ndim != rank:
+                return loop(op, args, {}, lvl)
+            size = next(
+                int(t.value.shape[t.bdim]) for t in (grad_output, input, grid)
+                if batched_at(t, lvl)
+            )  # fmt: skip
+            go, x, g = (_fold(physical(t, lvl, size)) for t in (grad_output, input, grid))
+            grads = op(go, x, g, *rest)
+            return tuple(None if r is None else _unfold(r, size, lvl) for r in grads)
+
+        return kernel
+
+    return maker
+
+
+for _name, _rank in (("grid_sampler_2d", 4), ("grid_sampler_3d", 5)):
+    defrule(f"{_name}.default")(_grid_maker(_rank))
+    defrule(f"{_name}_backward.default")(_grid_backward_maker(_rank))
+
+
+def _shuffle_maker(op: Any) -> Kernel:
+    def kernel(self: Any, factor: int) -> Any:
+        lvl = top_level((self,))
+        if lvl == 0:
+            return passdown(op, (self, factor), {})
+        if self.ndim < 3:
+            return loop(op, (self, factor), {}, lvl)
+        return wrap(op(front(self), factor), 0, lvl)
+
+    return kernel
+
+
+defrule("pixel_shuffle.default")(_shuffle_maker)
+defrule("pixel_unshuffle.default")(_shuffle_maker)
 
 
 # --- losses -------------------------------------------------------------------------------------

@@ -6,9 +6,11 @@ is imported:
 * ``_optim``: the multi-tensor optimizer operators (``_fused_adam_``, ``_fused_sgd_``, ...);
 * ``_attention``: scaled_dot_product_attention and its fused kernels;
 * ``_conv``: convolution and its backward, the public convolutions, im2col/col2im and the
-  padding operators.
+  padding operators;
+* ``_resample``: the upsampling operators and their backward kernels, the grid samplers and
+  their backward kernels, affine_grid_generator, pixel_shuffle and pixel_unshuffle.
 """
 
 from __future__ import annotations
 
-from . import _attention, _conv, _functions, _optim  # noqa: F401
+from . import _attention, _conv, _functions, _optim, _resample  # noqa: F401

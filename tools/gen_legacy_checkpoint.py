@@ -11,7 +11,9 @@ import tensorplug as tp
 
 x = tp.arange(6.0).reshape(2, 3)
 obj = {
-    "sd": collections.OrderedDict(weight=tp.nn.Parameter(x), bias=tp.tensor([1, -2], dtype=tp.int64)),
+    "sd": collections.OrderedDict(
+        weight=tp.nn.Parameter(x), bias=tp.tensor([1, -2], dtype=tp.int64)
+    ),
     "bf16": tp.tensor([1.5, -2.0]).to(tp.bfloat16),
     "step": 3,
     "dtype": tp.float16,

@@ -64,9 +64,7 @@ expected = {
     "y": y.tolist(),
     "tensors": {k: plain(v) for k, v in tensors.items() if k not in ("size", "dtype")},
     "strides": {k: list(v.stride()) for k, v in tensors.items() if isinstance(v, torch.Tensor)},
-    "offsets": {
-        k: v.storage_offset() for k, v in tensors.items() if isinstance(v, torch.Tensor)
-    },
+    "offsets": {k: v.storage_offset() for k, v in tensors.items() if isinstance(v, torch.Tensor)},
     "optim_state": {
         str(i): {"step": float(s["step"]), "exp_avg": s["exp_avg"].tolist()}
         for i, s in opt.state_dict()["state"].items()

@@ -3,7 +3,7 @@
 Note [Checkpoint format]
 ~~~~~~~~~~~~~~~~~~~~~~~~
 ``tp.save`` writes a zip archive laid out as PyTorch's (docs/serialization.md):
-``archive/data.pkl`` (the object, pickle protocol 2), ``archive/byteorder``,
+``archive/data.pkl`` (the object, pickle protocol 4), ``archive/byteorder``,
 ``archive/.tensorplug_format`` (the format version, :data:`FORMAT_VERSION`) and one record
 ``archive/data/<key>`` per storage, its bytes stored (not compressed) at a 64-byte-aligned
 offset. The pickle refers to a storage by the persistent id ``('storage', dtype name, key,

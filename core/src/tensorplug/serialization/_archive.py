@@ -54,7 +54,7 @@ class _ArchivePickler(pickle.Pickler):
     persistent ids); everything else as ``pickle`` does."""
 
     def __init__(self, f: IO[bytes]) -> None:
-        super().__init__(f, protocol=2)  # what torch.save writes; every reader takes it
+        super().__init__(f, protocol=4)
         self.storages: list[tuple[str, bytes]] = []
 
     def reducer_override(self, obj: Any) -> Any:
@@ -214,10 +214,8 @@ def _load(
 
 
 def _is_torch_legacy(data: bytes) -> bool:
-    try:
-        return pickle.loads(data[:32]) == _TORCH_LEGACY_MAGIC  # noqa: S301 - an int's pickle
-    except Exception:  # not an int's pickle: not torch's legacy header
-        return False
+    """Its header, the magic number pickled as a LONG1 (never unpickled: the file is untrusted)."""
+    return data[2:14] == b"\x8a\x0a" + _TORCH_LEGACY_MAGIC.to_bytes(10, "little")
 
 
 def _load_stream(data: bytes, name: str, map_location: MapLocation, weights_only: bool) -> Any:
@@ -441,7 +439,9 @@ class _Archive:
         self.storages[key] = loaded
         return loaded
 
-    def _storage_tensor(self, data: bytes | memoryview, dtype: _dtypes.dtype, location: str) -> Tensor:
+    def _storage_tensor(
+        self, data: bytes | memoryview, dtype: _dtypes.dtype, location: str
+    ) -> Tensor:
         target = _target(location, self.map_location)
         where = target if target is not None else _canonical_device("cpu")
         backend = _records._backend_for(where, f"({dtype.name}, storage at {location!r})")

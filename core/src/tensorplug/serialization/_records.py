@@ -185,7 +185,7 @@ def rebuild_from_storage(
             f"a tensor record over storage {storage.key!r} is malformed (offset {offset!r}, "
             f"shape {shape!r}, stride {stride!r})"
         )
-    if _numel(shape) and offset + sum((n - 1) * s for n, s in zip(shape, stride)) >= (
+    if _numel(shape) and offset + sum((n - 1) * s for n, s in zip(shape, stride, strict=True)) >= (
         storage.numel
     ):
         raise pickle.UnpicklingError(
@@ -282,9 +282,7 @@ def _check_state(cls: Any, state: Any) -> None:
         if type(name) is not str or not name.isidentifier() or name.startswith("_"):
             raise _refused(f"setting attribute {name!r} on a tensor")
         if hasattr(klass, name):
-            raise _refused(
-                f"setting attribute {name!r} on a tensor: {klass.__name__} declares it"
-            )
+            raise _refused(f"setting attribute {name!r} on a tensor: {klass.__name__} declares it")
 
 
 def _finish(t: Tensor, cls: Any, requires_grad: bool, state: dict[str, Any] | None) -> Tensor:
@@ -448,7 +446,15 @@ class CheckpointGlobals(Globals):
         return any(obj is v for v in self._user.values())
 
 
+def _codecs_encode(text: Any, encoding: Any = "utf-8") -> bytes:
+    """``_codecs.encode(str, "latin1")``: how protocol 2 (``torch.save``) writes ``bytes``."""
+    if type(text) is not str or encoding != "latin1":
+        raise _refused(f"_codecs.encode with arguments {_short((text, encoding))}")
+    return text.encode("latin1")
+
+
 _RECONSTRUCTORS: dict[str, Callable[..., Any]] = {
+    "_codecs.encode": _codecs_encode,
     "tensorplug.serialization.rebuild_tensor": rebuild_tensor,  # 0.1's checkpoints
     "tensorplug.serialization._records.rebuild_tensor": rebuild_tensor,
     "tensorplug.serialization._records.rebuild_from_storage": rebuild_from_storage,

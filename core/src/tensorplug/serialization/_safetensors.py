@@ -24,9 +24,7 @@ def _library() -> Any:
     return safetensors.numpy
 
 
-def load_safetensors(
-    path: str | os.PathLike[str], device: Any = "cpu"
-) -> dict[str, Tensor]:
+def load_safetensors(path: str | os.PathLike[str], device: Any = "cpu") -> dict[str, Tensor]:
     """The tensors of a safetensors file, by name, on ``device`` (what ``safetensors.torch.
     load_file`` gives; ``Module.load_state_dict`` takes it). The library checks the header
     against the file: dtypes, shapes and byte ranges."""
@@ -36,7 +34,7 @@ def load_safetensors(
     cpu = _backends.for_device_type("cpu")
     out: dict[str, Tensor] = {}
     for name, array in arrays.items():
-        t: Tensor = cpu.from_host(array, "cpu")  # type: ignore[attr-defined]
+        t: Tensor = cpu.from_host(array, "cpu")
         out[name] = t if dev.type == "cpu" else t.to(dev)
     return out
 

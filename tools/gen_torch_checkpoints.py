@@ -46,6 +46,7 @@ tensors = {
     "frozen": torch.nn.Parameter(torch.tensor([3.0]), requires_grad=False),
     "size": torch.Size([2, 3]),
     "dtype": torch.float16,
+    "meta": torch.empty(2, 3, device="meta"),
 }
 torch.save(tensors, OUT / "torch_tensors.pt")
 
@@ -62,7 +63,7 @@ def plain(v):
 expected = {
     "x": x.tolist(),
     "y": y.tolist(),
-    "tensors": {k: plain(v) for k, v in tensors.items() if k not in ("size", "dtype")},
+    "tensors": {k: plain(v) for k, v in tensors.items() if k not in ("size", "dtype", "meta")},
     "strides": {k: list(v.stride()) for k, v in tensors.items() if isinstance(v, torch.Tensor)},
     "offsets": {k: v.storage_offset() for k, v in tensors.items() if isinstance(v, torch.Tensor)},
     "optim_state": {

@@ -240,3 +240,26 @@ def test_pickles_cross_processes_with_other_plugin_sets(tmp_path):
         "cannot load a tensor of device type 'foo' (float32, storage at 'foo'): Unknown device "
         "type 'foo'"
     )
+
+
+def test_meta_tensors_pickle_their_shape_and_dtype():
+    """As PyTorch's (a multiprocessing.Queue consumer of one once waited forever)."""
+    m = tp.empty(2, 3, dtype=tp.float16, device="meta")
+    for back in (pickle.loads(pickle.dumps(m)), round_trip({"m": m})["m"], copy.deepcopy(m)):
+        assert back.device == tp.device("meta") and back.shape == (2, 3)
+        assert back.dtype is tp.float16
+
+
+@needs.needs_autograd
+def test_deepcopy_of_a_non_leaf_that_requires_grad_is_refused():
+    """PyTorch's rule: deepcopy only graph leaves (pickle.dumps saves the data as a leaf)."""
+    x = tp.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Only Tensors created explicitly by the user \(graph "):
+        copy.deepcopy(x * 2)
+    y = copy.deepcopy(x)
+    assert y.requires_grad and y.is_leaf and y.tolist() == [1.0, 1.0] and y is not x
+    assert copy.deepcopy((x * 2).detach()).tolist() == [2.0, 2.0]
+    z = tp.ones(1)
+    z.note = ["kept"]
+    w = copy.deepcopy(z)
+    assert w.note == ["kept"] and w.note is not z.note

@@ -53,6 +53,9 @@ def test_torch_tensors_keep_dtype_shape_strides_and_shared_storage():
         assert d[name].dtype is dtype, name
     for name, value in EXPECTED["tensors"].items():
         got = d[name]
+        assert got.shape == tuple(
+            np.shape(value.get("real", value) if isinstance(value, dict) else value)
+        ), name
         if isinstance(value, dict):
             assert got.tolist() == [
                 complex(r, i) for r, i in zip(value["real"], value["imag"], strict=True)
@@ -63,6 +66,7 @@ def test_torch_tensors_keep_dtype_shape_strides_and_shared_storage():
         assert [s // item for s in got.tp_data.strides] == EXPECTED["strides"][name], name
     assert type(d["param"]) is tp.nn.Parameter and type(d["frozen"]) is tp.nn.Parameter
     assert d["size"] == (2, 3) and d["dtype"] is tp.float16
+    assert d["meta"].device == tp.device("meta") and d["meta"].shape == (2, 3)
     # views of one storage share it, as in PyTorch
     d["base"].add_(100)
     assert d["view"].tolist()[0] == [102.0, 103.0, 104.0]

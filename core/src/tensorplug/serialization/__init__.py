@@ -44,6 +44,7 @@ Usage::
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Iterator
 from typing import Any
 
@@ -87,5 +88,26 @@ def _reduce_ex(self: Tensor, protocol: Any) -> tuple[Any, ...]:
     return reduce_tensor(self)
 
 
+def _deepcopy(self: Tensor, memo: dict[int, Any]) -> Tensor:
+    """``copy.deepcopy``: a copy of the data and of the user's attributes. As PyTorch, a
+    tensor that requires grad and is not a leaf is refused (``pickle.dumps`` saves it as a
+    leaf, as PyTorch's does)."""
+    found = memo.get(id(self))
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    if self.requires_grad and not self.is_leaf:
+        raise RuntimeError(
+            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+            "protocol at the moment. Detach it first (x.detach()) or deepcopy its leaves."
+        )
+    fn, args = reduce_tensor(self)
+    *head, state = args
+    new: Tensor = fn(*head, copy.deepcopy(state, memo))
+    memo[id(self)] = new
+    return new
+
+
 _reduce_ex.__qualname__ = "Tensor.__reduce_ex__"
+_deepcopy.__qualname__ = "Tensor.__deepcopy__"
 Tensor.__reduce_ex__ = _reduce_ex  # type: ignore[method-assign, assignment]
+Tensor.__deepcopy__ = _deepcopy  # type: ignore[attr-defined]

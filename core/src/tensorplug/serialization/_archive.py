@@ -61,6 +61,8 @@ class _ArchivePickler(pickle.Pickler):
         if not isinstance(obj, Tensor):
             return NotImplemented
         t = obj
+        if t._device.type == "meta":
+            return _records.reduce_meta(t)
         host = _backends.for_device_type(t._device.type).to_host(t._data)
         data = host.tobytes()  # C order, this machine's byte order (the "byteorder" record)
         key = str(len(self.storages))

@@ -58,6 +58,8 @@ TORCH_STORAGE_DTYPES = {
 def reduce_tensor(t: Tensor) -> tuple[Any, ...]:
     """``Tensor.__reduce_ex__``: a self-contained record (Note [Tensor pickles] in
     serialization/__init__.py)."""
+    if t._device.type == "meta":
+        return reduce_meta(t)
     host = _backends.for_device_type(t._device.type).to_host(t._data)
     if t._dtype is _dtypes.bfloat16:
         host = host.astype("float32")
@@ -133,6 +135,57 @@ def rebuild_tensor(
     storage = _backend_for(dev, f"({dtype}, shape {list(shape)})")
     t: Tensor = storage.from_python(_HostBuffer(shape, typestr, data), d, dev)
     return _finish(t, cls, requires_grad, state)
+
+
+# --- meta tensors: shape and dtype, no data (as torch's _rebuild_meta_tensor_no_storage) ----
+
+
+def reduce_meta(t: Tensor) -> tuple[Any, ...]:
+    cls = type(t)
+    return (
+        rebuild_meta_tensor,
+        (
+            None if cls is Tensor else cls,
+            t._dtype.name,
+            tuple(int(n) for n in t.shape),
+            bool(t.requires_grad),
+            user_state(t),
+        ),
+    )
+
+
+class _MetaShape:
+    """What the meta backend's ``from_python`` reads: a shape and a dtype name."""
+
+    def __init__(self, shape: tuple[int, ...], dtype: str) -> None:
+        self.shape, self.dtype = shape, dtype
+
+
+def rebuild_meta_tensor(
+    cls: type[Tensor] | None,
+    dtype: str,
+    shape: tuple[int, ...],
+    requires_grad: bool,
+    state: dict[str, Any] | None,
+) -> Tensor:
+    """A meta tensor of ``shape`` and ``dtype`` (it holds no data, so nothing to check against
+    the file's size)."""
+    d = DTYPES.get(dtype) if type(dtype) is str else None
+    if d is None or not _is_shape(shape) or type(requires_grad) is not bool:
+        raise pickle.UnpicklingError("a meta tensor record in this file is malformed")
+    _check_state(cls, state)
+    meta = _backend_for(_Device("meta"), f"({dtype}, shape {list(shape)})")
+    t: Tensor = meta.from_python(_MetaShape(shape, d.name), d, "meta")
+    return _finish(t, cls, requires_grad, state)
+
+
+def _rebuild_meta_tensor_no_storage(
+    dtype: Any, size: Any, stride: Any, requires_grad: Any = False
+) -> Tensor:
+    """``torch._utils._rebuild_meta_tensor_no_storage``."""
+    if not isinstance(dtype, _dtypes.dtype):
+        raise pickle.UnpicklingError("a PyTorch meta tensor record is malformed")
+    return rebuild_meta_tensor(None, dtype.name, tuple(size), requires_grad, None)
 
 
 # --- tensors of an archive: views of its storages -------------------------------------------
@@ -460,6 +513,8 @@ _RECONSTRUCTORS: dict[str, Callable[..., Any]] = {
     "tensorplug.serialization._records.rebuild_from_storage": rebuild_from_storage,
     "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
     "torch._utils._rebuild_parameter": _rebuild_parameter,
+    "torch._utils._rebuild_meta_tensor_no_storage": _rebuild_meta_tensor_no_storage,
+    "tensorplug.serialization._records.rebuild_meta_tensor": rebuild_meta_tensor,
     "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
     "torch.Size": _torch_size,
     "torch.device": _torch_device,

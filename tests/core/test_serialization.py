@@ -263,3 +263,24 @@ def test_deepcopy_of_a_non_leaf_that_requires_grad_is_refused():
     z.note = ["kept"]
     w = copy.deepcopy(z)
     assert w.note == ["kept"] and w.note is not z.note
+
+
+def test_views_of_one_base_share_one_storage_record():
+    """As torch.save: the base once, each view by offset and strides; loaded, they share it."""
+    import zipfile
+
+    b = tp.arange(12.0)
+    obj = {"base": b, "view": b[2:8].reshape(2, 3), "t": b.reshape(3, 4).transpose(0, 1)}
+    obj["alone"] = b[::3]  # a view saved without its base still saves the base's storage
+    f = io.BytesIO()
+    tp.save(obj, f)
+    assert [n for n in zipfile.ZipFile(f).namelist() if "/data/" in n] == ["archive/data/0"]
+    f.seek(0)
+    back = tp.load(f)
+    for k, v in obj.items():
+        same(v, back[k])
+    back["base"].add_(100)
+    assert back["view"].tolist()[0] == [102.0, 103.0, 104.0]
+    assert back["t"].tolist()[0] == [100.0, 104.0, 108.0]
+    assert back["alone"].tolist() == [100.0, 103.0, 106.0, 109.0]
+    assert back["view"]._version == back["base"]._version == 1

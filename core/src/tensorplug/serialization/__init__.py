@@ -8,7 +8,8 @@ Note [Checkpoint format]
 ``archive/data/<key>`` per storage, its bytes stored (not compressed) at a 64-byte-aligned
 offset. The pickle refers to a storage by the persistent id ``('storage', dtype name, key,
 device, numel)`` and builds a tensor over it with ``rebuild_from_storage(storage, offset,
-shape, stride, requires_grad, class, attributes)``.
+shape, stride, requires_grad, class, attributes)``: views of one base share its storage,
+saved once, as in PyTorch.
 
 Every record carries the zip's CRC-32, which ``tp.load`` checks before using a byte of it
 (under ``mmap=True`` too); a bad record, directory or pickle raises :class:`CheckpointError`

@@ -56,6 +56,8 @@ class _ArchivePickler(pickle.Pickler):
     def __init__(self, f: IO[bytes]) -> None:
         super().__init__(f, protocol=4)
         self.storages: list[tuple[str, bytes]] = []
+        self.roots: dict[int, _StorageOut] = {}  # id of a base -> its storage
+        self.keep: list[Tensor] = []
 
     def reducer_override(self, obj: Any) -> Any:
         if not isinstance(obj, Tensor):
@@ -63,34 +65,83 @@ class _ArchivePickler(pickle.Pickler):
         t = obj
         if t._device.type == "meta":
             return _records.reduce_meta(t)
-        host = _backends.for_device_type(t._device.type).to_host(t._data)
-        data = host.tobytes()  # C order, this machine's byte order (the "byteorder" record)
-        key = str(len(self.storages))
-        self.storages.append((key, data))
-        shape = tuple(int(n) for n in host.shape)
-        stride, acc = [], 1
-        for n in reversed(shape):
-            stride.append(acc)
-            acc *= max(n, 1)
+        backend = _backends.for_device_type(t._device.type)
+        where = self._in_storage(t, backend)
+        if where is None:  # its own storage: a C-order copy of its data
+            host = backend.to_host(t._data)
+            shape = tuple(int(n) for n in host.shape)
+            ref = self._storage(host.tobytes(), t._dtype.name, str(t._device), int(host.size))
+            where = (ref, 0, shape, _row_major(shape))
+        ref, offset, shape, stride = where
         cls = type(t)
-        ref = _StorageOut(key, t._dtype.name, str(t._device), int(host.size))
         return (
             _records.rebuild_from_storage,
             (
                 ref,
-                0,
+                offset,
                 shape,
-                tuple(reversed(stride)),
+                stride,
                 bool(t.requires_grad),
                 None if cls is Tensor else cls,
                 _records.user_state(t),
             ),
         )
 
+    def _storage(self, data: bytes, dtype: str, device: str, numel: int) -> _StorageOut:
+        key = str(len(self.storages))
+        self.storages.append((key, data))  # this machine's byte order (the "byteorder" record)
+        return _StorageOut(key, dtype, device, numel)
+
+    def _in_storage(
+        self, t: Tensor, backend: Any
+    ) -> tuple[_StorageOut, int, tuple[int, ...], tuple[int, ...]] | None:
+        """Where ``t`` lies in the storage of its base (the root of its views), saved once for
+        all of them: ``(storage, offset, shape, strides)`` in elements. None where the backend
+        reports no memory layout, the base is not one C-order block, or ``t`` reaches outside
+        it (a copy is saved instead)."""
+        root = t._base if t._base is not None else t
+        layout = getattr(backend, "memory_layout", None)
+        if layout is None or root._dtype is not t._dtype or not t.numel() or not root.numel():
+            return None
+        rl, tl = layout(root._data), layout(t._data)
+        if rl is None or tl is None or rl[2] != tl[2]:
+            return None
+        item = rl[2]
+        root_shape = tuple(int(n) for n in root.shape)
+        if any(
+            n > 1 and s != want * item
+            for n, s, want in zip(root_shape, rl[1], _row_major(root_shape), strict=True)
+        ):
+            return None
+        delta, strides = tl[0] - rl[0], tl[1]
+        if delta < 0 or delta % item or any(s < 0 or s % item for s in strides):
+            return None
+        offset, stride = delta // item, tuple(s // item for s in strides)
+        shape = tuple(int(n) for n in t.shape)
+        numel = int(root.numel())
+        if offset + sum((n - 1) * s for n, s in zip(shape, stride, strict=True)) >= numel:
+            return None
+        known = self.roots.get(id(root))
+        if known is None:
+            data = backend.to_host(root._data).tobytes()
+            known = self._storage(data, root._dtype.name, str(root._device), numel)
+            self.roots[id(root)] = known
+            self.keep.append(root)  # its id stays its own until the pickle is written
+        return known, offset, shape, stride
+
     def persistent_id(self, obj: Any) -> Any:
         if type(obj) is _StorageOut:
             return ("storage", obj.dtype, obj.key, obj.device, obj.numel)
         return None
+
+
+def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides, in elements, of a C-order block of ``shape``."""
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(out))
 
 
 def save(obj: Any, f: FileLike) -> None:

@@ -269,3 +269,34 @@ def test_map_location_and_mmap(tmp_path):
     assert tp.load(path)["x"].tolist() == x.tolist()
     with pytest.raises(ValueError, match="needs a path"):
         tp.load(io.BytesIO(path.read_bytes()), mmap=True)
+
+
+def test_a_malformed_device_is_the_files_fault_and_an_unknown_one_is_named():
+    payload = pickle.dumps(tp.ones(2))
+    with pytest.raises(
+        CheckpointError,
+        match=r"file '<BytesIO>', record '\(pickle stream\)': a "
+        r"device in this file is malformed: Invalid device string: 'c\+u'",
+    ):
+        load_bytes(payload.replace(b"\x03cpu", b"\x03c+u"))
+    with pytest.raises(RuntimeError, match="cannot load a tensor of device type 'cpx'"):
+        load_bytes(payload.replace(b"\x03cpu", b"\x03cpx"))
+
+
+def test_weights_only_false_reads_archives_as_pickle_does(tmp_path):
+    path = tmp_path / "t.tp"
+    obj = {"w": tp.arange(4.0)[1:], "cfg": Config(0.5, "b")}
+    tp.save(obj, path)
+    with pytest.raises(CheckpointError, match="Config"):
+        tp.load(path)
+    back = tp.load(path, weights_only=False)
+    assert back["w"].tolist() == [1.0, 2.0, 3.0] and back["cfg"] == Config(0.5, "b")
+
+
+def test_without_the_safetensors_package_the_error_says_what_to_install(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "safetensors", None)
+    monkeypatch.setitem(sys.modules, "safetensors.numpy", None)
+    with pytest.raises(ImportError, match=r'pip install "tensorplug\[safetensors\]"'):
+        serialization.load_safetensors("x.safetensors")

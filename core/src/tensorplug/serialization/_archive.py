@@ -234,7 +234,9 @@ def load(
             return _load(src, name, map_location, weights_only, mmap)
     if mmap:
         raise ValueError("tp.load(mmap=True) needs a path, not a file object")
-    return _load(f, getattr(f, "name", None) or repr(f), map_location, weights_only, False)
+    name = getattr(f, "name", None)
+    name = name if isinstance(name, str) else f"<{type(f).__name__}>"
+    return _load(f, name, map_location, weights_only, False)
 
 
 def _load(
@@ -327,11 +329,13 @@ def _describe(e: BaseException) -> str:
 def _target(location: str, map_location: MapLocation) -> _Device | None:
     """Where a storage saved at ``location`` goes; None: ask the callable."""
     if map_location is None:
-        return _canonical_device(location)
+        return _records.file_device(location)
     if isinstance(map_location, str | _Device):
         return _canonical_device(map_location)
     if isinstance(map_location, dict):
-        return _canonical_device(map_location.get(location, location))
+        if location not in map_location:
+            return _records.file_device(location)
+        return _canonical_device(map_location[location])
     return None
 
 
@@ -342,7 +346,7 @@ def _place(t: Tensor, location: str, map_location: MapLocation) -> Tensor:
         assert callable(map_location)
         out = map_location(t, location)
         if out is None:
-            target = _canonical_device(location)
+            target = _records.file_device(location)
         elif isinstance(out, Tensor):
             if out.dtype is not t.dtype or tuple(out.shape) != tuple(t.shape):
                 raise ValueError(

@@ -131,7 +131,7 @@ def rebuild_tensor(
             f"its shape {list(shape)} and type {typestr} need"
         )
     _check_state(cls, state)
-    dev = _canonical_device(device)
+    dev = file_device(device)
     storage = _backend_for(dev, f"({dtype}, shape {list(shape)})")
     t: Tensor = storage.from_python(_HostBuffer(shape, typestr, data), d, dev)
     return _finish(t, cls, requires_grad, state)
@@ -304,12 +304,22 @@ def _torch_size(*args: Any) -> tuple[int, ...]:
 
 
 def _torch_device(kind: Any, index: Any = None) -> _Device:
-    if type(kind) is not str or not (index is None or type(index) is int):
-        raise pickle.UnpicklingError("a torch.device record is malformed")
-    return _Device(kind) if index is None else _Device(kind, index)
+    """``torch.device`` and ``tensorplug.device.device`` records: ``(type, index)``."""
+    return file_device(kind, index)
 
 
 # --- the checks -----------------------------------------------------------------------------
+
+
+def file_device(text: Any, index: Any = None) -> _Device:
+    """A device a file names: malformed is the file's fault (an UnpicklingError); a well-formed
+    device of a type no plugin provides is the loading process's (its RuntimeError, later)."""
+    if type(text) is not str or not (index is None or type(index) is int):
+        raise pickle.UnpicklingError(f"a device in this file is malformed: {text!r:.40}")
+    try:
+        return _canonical_device(text) if index is None else _Device(text, index)
+    except (RuntimeError, ValueError, TypeError) as e:
+        raise pickle.UnpicklingError(f"a device in this file is malformed: {e}") from None
 
 
 def _is_shape(shape: Any) -> bool:

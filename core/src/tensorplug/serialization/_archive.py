@@ -229,14 +229,19 @@ def load(
     of reading them (``f`` must be a path). Corrupt files raise :class:`CheckpointError`
     naming the file and the record."""
     if isinstance(f, str | os.PathLike):
-        name = os.fspath(f)
-        with open(name, "rb") as src:
-            return _load(src, name, map_location, weights_only, mmap)
+        path = os.fspath(f)
+        with open(path, "rb") as src:
+            return _load(src, path, map_location, weights_only, mmap)
     if mmap:
         raise ValueError("tp.load(mmap=True) needs a path, not a file object")
     name = getattr(f, "name", None)
-    name = name if isinstance(name, str) else f"<{type(f).__name__}>"
-    return _load(f, name, map_location, weights_only, False)
+    return _load(
+        f,
+        name if isinstance(name, str) else f"<{type(f).__name__}>",
+        map_location,
+        weights_only,
+        False,
+    )
 
 
 def _load(

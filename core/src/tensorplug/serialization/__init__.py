@@ -111,4 +111,4 @@ def _deepcopy(self: Tensor, memo: dict[int, Any]) -> Tensor:
 _reduce_ex.__qualname__ = "Tensor.__reduce_ex__"
 _deepcopy.__qualname__ = "Tensor.__deepcopy__"
 Tensor.__reduce_ex__ = _reduce_ex  # type: ignore[method-assign, assignment]
-Tensor.__deepcopy__ = _deepcopy  # type: ignore[attr-defined]
+Tensor.__deepcopy__ = _deepcopy  # type: ignore[method-assign, assignment]

@@ -85,3 +85,31 @@ def test_safetensors_round_trip_and_a_file_of_safetensors_loads(tmp_path):
     assert list(back) == sorted(sd) or set(back) == set(sd)
     for k, v in sd.items():
         assert back[k].dtype is v.dtype and back[k].tolist() == v.tolist()
+
+
+def test_against_torch_in_process(tmp_path):
+    """Where torch is importable: its views, dtypes and optimizer states, saved now."""
+    torch = pytest.importorskip("torch")
+    base = torch.randn(4, 6, dtype=torch.float64)
+    obj = {
+        "base": base,
+        "cols": base[:, 1::2],
+        "t": base.t(),
+        "cl": torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last),
+        "ints": torch.arange(-5, 5, dtype=torch.int16).view(2, 5)[:, 1:],
+        "half": torch.randn(3).half(),
+        "bf": torch.randn(3).bfloat16(),
+        "cd": torch.randn(2, dtype=torch.complex128),
+        "empty": torch.zeros(0, 3),
+    }
+    path = tmp_path / "t.pt"
+    torch.save(obj, path)
+    back = tp.load(path)
+    for k, v in obj.items():
+        want = v.float() if v.dtype == torch.bfloat16 else v
+        got = back[k].to(tp.float32) if v.dtype == torch.bfloat16 else back[k]
+        assert tuple(got.shape) == tuple(v.shape), k
+        flat = np.asarray(got.tolist()).reshape(tuple(v.shape))
+        np.testing.assert_array_equal(flat, want.numpy(), err_msg=k)
+    back["base"].mul_(0)
+    assert back["cols"].tolist() == [[0.0] * 3] * 4

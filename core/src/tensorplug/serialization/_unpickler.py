@@ -75,9 +75,6 @@ class Globals:
         raise NotImplementedError
 
 
-_MARK = object()  # the marker MARK pushes
-
-
 def _refused(what: str) -> Refused:
     return Refused(
         f"tp.load(weights_only=True) refuses {what}. If you trust the file, load it with "
@@ -343,7 +340,9 @@ def _build(inst: Any, state: Any, globals_: Globals) -> None:
             raise pickle.UnpicklingError(f"BUILD of {_name(type(inst))} with a malformed state")
         inst.__dict__.update(state)
     if slots:
-        if type(slots) is not dict or not all(type(k) is str for k in slots):
+        if type(slots) is not dict or not all(
+            type(k) is str and not k.startswith("__") for k in slots
+        ):
             raise pickle.UnpicklingError(f"BUILD of {_name(type(inst))} with malformed slots")
         for k, v in slots.items():
             setattr(inst, k, v)

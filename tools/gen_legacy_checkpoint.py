@@ -1,5 +1,5 @@
 """Write tests/core/data/serialization/legacy_v0.tp: a checkpoint in the plain-pickle format
-tp.save wrote before the zip archive (tensorplug 0.1.0, commit 12c644d). Kept for the record:
+tp.save wrote before the zip archive (tensorplug 0.1.2, commit 12c644d). Kept for the record:
 running it now writes the new format; the committed file was written by the old code.
 
     uv run python tools/gen_legacy_checkpoint.py

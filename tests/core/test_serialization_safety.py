@@ -236,7 +236,7 @@ def test_files_of_tensorplug_0_1_still_load():
     assert d["sd"]["bias"].dtype is tp.int64 and d["sd"]["bias"].tolist() == [1, -2]
     assert d["bf16"].dtype is tp.bfloat16 and d["bf16"].tolist() == [1.5, -2.0]
     assert d["step"] == 3 and d["dtype"] is tp.float16 and d["device"] == tp.device("cpu")
-    with pytest.raises(CheckpointError, match=r"re-save it with tp.save \(tensorplug >= 0.2\)"):
+    with pytest.raises(CheckpointError, match=r"re-save it with tp.save \(tensorplug >= 0.1.3\)"):
         tp.load(DATA / "legacy_v0.tp", mmap=True)
 
 

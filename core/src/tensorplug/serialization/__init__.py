@@ -15,8 +15,8 @@ Every record carries the zip's CRC-32, which ``tp.load`` checks before using a b
 (under ``mmap=True`` too); a bad record, directory or pickle raises :class:`CheckpointError`
 naming the file and the record. The same reader takes ``torch.save``'s archives (the persistent
 id's type is then ``torch.FloatStorage`` and the like, the tensors ``torch._utils.
-_rebuild_tensor_v2``) without importing torch, and tensorplug 0.1's plain pickle streams
-(format 0, tensors inline as :func:`rebuild_tensor`).
+_rebuild_tensor_v2``) without importing torch, and the plain pickle streams of tensorplug
+<= 0.1.2 (format 0, tensors inline as :func:`rebuild_tensor`).
 
 Note [Tensor pickles]
 ~~~~~~~~~~~~~~~~~~~~~

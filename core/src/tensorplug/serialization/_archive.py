@@ -31,7 +31,7 @@ MapLocation = (
 )  # as torch.load's
 
 # The archive format tp.save writes; tp.load reads this one and every one before it (0: the plain
-# pickle stream of tensorplug 0.1), and refuses a later one with "upgrade tensorplug".
+# pickle stream of tensorplug <= 0.1.2), and refuses a later one with "upgrade tensorplug".
 FORMAT_VERSION = 1
 _FORMAT_RECORD = ".tensorplug_format"
 _ALIGN = 64  # storage records start at multiples of this, so mmap'd arrays are aligned
@@ -251,11 +251,11 @@ def _load(
     src.seek(-len(head), io.SEEK_CUR)
     if head == _ZIP_MAGIC:
         return _Archive(src, name, map_location, weights_only, use_mmap).load()
-    if head[:1] == b"\x80":  # a pickle stream: tensorplug 0.1's checkpoints, or torch's legacy
+    if head[:1] == b"\x80":  # a pickle stream: tensorplug <= 0.1.2, or torch's legacy
         if use_mmap:
             raise CheckpointError(
                 "mmap=True needs the zip archive format; re-save it with tp.save (tensorplug "
-                ">= 0.2)",
+                ">= 0.1.3)",
                 file=name,
             )
         data = src.read()

@@ -52,7 +52,7 @@ TORCH_STORAGE_DTYPES = {
 }  # fmt: skip
 
 
-# --- tensors pickled on their own (pickle.dumps, copy.deepcopy, checkpoints before 0.2) ----
+# --- tensors pickled on their own (pickle.dumps, copy.deepcopy, checkpoints of <= 0.1.2) --
 
 
 def reduce_tensor(t: Tensor) -> tuple[Any, ...]:
@@ -518,7 +518,7 @@ def _codecs_encode(text: Any, encoding: Any = "utf-8") -> bytes:
 
 _RECONSTRUCTORS: dict[str, Callable[..., Any]] = {
     "_codecs.encode": _codecs_encode,
-    "tensorplug.serialization.rebuild_tensor": rebuild_tensor,  # 0.1's checkpoints
+    "tensorplug.serialization.rebuild_tensor": rebuild_tensor,  # checkpoints of <= 0.1.2
     "tensorplug.serialization._records.rebuild_tensor": rebuild_tensor,
     "tensorplug.serialization._records.rebuild_from_storage": rebuild_from_storage,
     "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,

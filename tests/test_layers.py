@@ -44,7 +44,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "op-set",
         (
             "_opset", "_opset.", "ops", "overrides", "composites", "composites.",
-            "serialization", "_op_errors",
+            "serialization", "serialization.", "_op_errors",
         ),
     ),
     ("kit", ("array_backend", "array_backend.", "_meta", "_meta.")),

@@ -1,4 +1,4 @@
-"""tp.save / tp.load and tensor pickles (Note [Tensor pickles] in serialization.py)."""
+"""tp.save / tp.load and tensor pickles (Note [Tensor pickles] in serialization/__init__.py)."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ def test_weights_only_refuses_anything_else(tmp_path):
         tp.load(f)
     assert not marker.exists()
     for payload in (
-        b"cos\nsystem\n(S'echo pwned'\ntR.",  # protocol 0: os.system
+        b"\x80\x02cos\nsystem\n(S'echo pwned'\ntR.",  # os.system
         pickle.dumps(Planted),  # a class of this test module
         pickle.dumps(print),
     ):
@@ -237,5 +237,50 @@ def test_pickles_cross_processes_with_other_plugin_sets(tmp_path):
     bar_bit, error = run(LOAD_WITHOUT_FOO, path, "cpu")
     assert bar_bit == saved_bit or bar_bit == loaded_bit  # it holds a bit Foo had somewhere
     assert error.startswith(
-        "cannot load a tensor of device type 'foo' (float32, shape [2]): Unknown device type 'foo'"
+        "cannot load a tensor of device type 'foo' (float32, storage at 'foo'): Unknown device "
+        "type 'foo'"
     )
+
+
+def test_meta_tensors_pickle_their_shape_and_dtype():
+    """As PyTorch's (a multiprocessing.Queue consumer of one once waited forever)."""
+    m = tp.empty(2, 3, dtype=tp.float16, device="meta")
+    for back in (pickle.loads(pickle.dumps(m)), round_trip({"m": m})["m"], copy.deepcopy(m)):
+        assert back.device == tp.device("meta") and back.shape == (2, 3)
+        assert back.dtype is tp.float16
+
+
+@needs.needs_autograd
+def test_deepcopy_of_a_non_leaf_that_requires_grad_is_refused():
+    """PyTorch's rule: deepcopy only graph leaves (pickle.dumps saves the data as a leaf)."""
+    x = tp.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Only Tensors created explicitly by the user \(graph "):
+        copy.deepcopy(x * 2)
+    y = copy.deepcopy(x)
+    assert y.requires_grad and y.is_leaf and y.tolist() == [1.0, 1.0] and y is not x
+    assert copy.deepcopy((x * 2).detach()).tolist() == [2.0, 2.0]
+    z = tp.ones(1)
+    z.note = ["kept"]
+    w = copy.deepcopy(z)
+    assert w.note == ["kept"] and w.note is not z.note
+
+
+def test_views_of_one_base_share_one_storage_record():
+    """As torch.save: the base once, each view by offset and strides; loaded, they share it."""
+    import zipfile
+
+    b = tp.arange(12.0)
+    obj = {"base": b, "view": b[2:8].reshape(2, 3), "t": b.reshape(3, 4).transpose(0, 1)}
+    obj["alone"] = b[::3]  # a view saved without its base still saves the base's storage
+    f = io.BytesIO()
+    tp.save(obj, f)
+    assert [n for n in zipfile.ZipFile(f).namelist() if "/data/" in n] == ["archive/data/0"]
+    f.seek(0)
+    back = tp.load(f)
+    for k, v in obj.items():
+        same(v, back[k])
+    back["base"].add_(100)
+    assert back["view"].tolist()[0] == [102.0, 103.0, 104.0]
+    assert back["t"].tolist()[0] == [100.0, 104.0, 108.0]
+    assert back["alone"].tolist() == [100.0, 103.0, 106.0, 109.0]
+    assert back["view"]._version == back["base"]._version == 1

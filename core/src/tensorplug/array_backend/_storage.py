@@ -108,6 +108,46 @@ class ArrayStorage:
         out = host.astype(want) if host.dtype != want else host.copy()
         return kit.new(kit.from_host_array(out, dev), d, dev, kit.keyset)
 
+    # --- checkpoints (tensorplug.serialization) ------------------------------------------
+
+    def from_buffer(self, buffer: Any, dtype: _dt.dtype, byteorder: str, device: Any) -> Tensor:
+        """A 1-D tensor of ``dtype`` over the bytes of ``buffer`` (a checkpoint's storage
+        record, stored ``byteorder``, "little" or "big"). It shares ``buffer``'s memory where
+        the backend's arrays are host arrays and ``buffer`` is writable (``tp.load(mmap=True)``),
+        else it is a copy. The caller checked that the byte count is a multiple of the item
+        size."""
+        import numpy
+
+        kit = self.kit
+        dev = kit.device(canonical(device))
+        kit.check_dtype(dtype)
+        want = numpy.dtype(self._host_dtypes[dtype])
+        stored = want.newbyteorder("<" if byteorder == "little" else ">")
+        host = numpy.frombuffer(buffer, dtype=stored)
+        if not host.dtype.isnative:
+            host = host.astype(want)
+        elif not host.flags.writeable:
+            host = host.copy()
+        return kit.new(kit.from_host_array(host, dev), dtype, dev, kit.keyset)
+
+    def as_strided(
+        self, data: Any, shape: tuple[int, ...], strides: tuple[int, ...], offset: int
+    ) -> Any:
+        """The view of 1-D array ``data`` with ``shape``, ``strides`` and ``offset`` in elements
+        (a PyTorch checkpoint's views of one storage). The caller checked that every element
+        it reaches lies inside ``data``. Arrays with no strided views get a copy."""
+        xp = self.kit.xp
+        tricks = getattr(getattr(xp, "lib", None), "stride_tricks", None)
+        item = int(data.itemsize)
+        if tricks is not None and hasattr(tricks, "as_strided"):
+            return tricks.as_strided(
+                data[offset:], shape=shape, strides=tuple(s * item for s in strides)
+            )
+        index = [offset]
+        for n, s in zip(shape, strides, strict=True):
+            index = [i + k * s for i in index for k in range(n)]
+        return xp.reshape(xp.take(data, xp.asarray(index, dtype=xp.int64)), shape)
+
     def _host_of(self, data: Any) -> tuple[Any, _dt.dtype]:
         import numpy
 

@@ -164,11 +164,8 @@ def test_every_activation_normalization_pooling_and_dropout_module_of_torch_exis
     import torch.nn.modules.normalization as norm
     import torch.nn.modules.pooling as pool
 
-    # left out: MultiheadAttention (attention), the Lazy* modules (uninitialized parameters),
-    # CrossMapLRN2d (legacy Lua torch), FractionalMaxPool2d/3d and LPPool3d's torch op gaps
-    skip = {"MultiheadAttention", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
-            "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "CrossMapLRN2d",
-            "FractionalMaxPool2d", "FractionalMaxPool3d"}  # fmt: skip
+    # left out: CrossMapLRN2d (legacy Lua torch) and FractionalMaxPool2d/3d
+    skip = {"CrossMapLRN2d", "FractionalMaxPool2d", "FractionalMaxPool3d"}
     names = {n for m in (act, bn, cs, do, fl, inorm, norm, pool) for n in m.__all__} - skip
     assert torch is not None
     assert sorted(n for n in names if not hasattr(nn, n)) == []
@@ -202,3 +199,25 @@ def test_errors_match_torchs_type_and_message(call: str) -> None:
     assert type(ours) is type(theirs) or isinstance(ours, type(theirs)), (ours, theirs)
     # our messages name the op first ("aten::max_pool2d_with_indices: ..."); torch's text follows
     assert str(theirs).splitlines()[0].strip() in str(ours), (str(ours), str(theirs))
+
+
+@pytest.mark.filterwarnings("ignore:Lazy modules are a new feature")
+@pytest.mark.parametrize(
+    ("spec", "shape"),
+    [("LazyBatchNorm2d()", (4, 3, 2, 2)), ("LazyBatchNorm1d(momentum=None)", (5, 2)),
+     ("LazyInstanceNorm1d(affine=True, track_running_stats=True)", (3, 4, 5))],
+)  # fmt: skip
+def test_lazy_norms_become_their_module_as_torchs_do(spec: str, shape: tuple[int, ...]) -> None:
+    torch = _torch()
+    env = {"nn": nn, "torch": torch}
+    ours, theirs = eval(f"nn.{spec}", env), eval(f"torch.nn.{spec}", env)  # noqa: S307
+    assert repr(ours) == repr(theirs)
+    xn = cases.data(shape, 7).astype(np.float32)  # the modules' default dtype
+    y = ours(tp.tensor(xn))
+    want = theirs(torch.tensor(xn)).detach().numpy()
+    assert type(ours).__name__ == type(theirs).__name__ and repr(ours) == repr(theirs)
+    np.testing.assert_allclose(a(y), want, rtol=1e-5, atol=1e-6)
+    state = ours.state_dict()
+    assert list(state) == list(theirs.state_dict())
+    for k, v in theirs.state_dict().items():
+        np.testing.assert_allclose(a(state[k]), v.numpy(), rtol=1e-5, atol=1e-7, err_msg=k)

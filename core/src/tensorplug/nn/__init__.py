@@ -50,7 +50,15 @@ from .activation import (
     Tanhshrink,
     Threshold,
 )
-from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
+from .batchnorm import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    SyncBatchNorm,
+)
 from .channelshuffle import ChannelShuffle
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import (
@@ -71,7 +79,14 @@ from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, Fea
 from .flatten import Flatten, Unflatten
 from .fold import Fold, Unfold
 from .identity import Identity
-from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .instancenorm import (
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
 from .lazy import LazyLinear, LazyModuleMixin, UninitializedBuffer, UninitializedParameter
 from .linear import Linear
 from .loss import (
@@ -161,7 +176,9 @@ __all__ = [
     "MaxUnpool2d", "MaxUnpool3d",
     # normalization
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
-    "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "SyncBatchNorm",
+    "InstanceNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LocalResponseNorm",
+    "RMSNorm", "SyncBatchNorm",
     # dropout
     "AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
     # activations

@@ -3,6 +3,9 @@ PyTorch's arguments, parameters (``weight``, ``bias``), buffers (``running_mean`
 ``running_var``, ``num_batches_tracked``), ``extra_repr`` and momentum rules: ``momentum=None``
 keeps a cumulative average (the factor ``1 / num_batches_tracked``).
 
+``LazyBatchNorm1d/2d/3d`` take ``num_features`` from their first input (dim 1) and then
+become the ``BatchNorm`` they stand for (nn/lazy.py).
+
 Usage::
 
     bn = nn.BatchNorm2d(64)
@@ -21,10 +24,14 @@ from .. import dtypes as _dtypes
 from ..tensor import Tensor
 from . import functional as F
 from ._autograd import no_grad
+from .lazy import LazyModuleMixin, UninitializedBuffer, UninitializedParameter
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
+__all__ = [
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+    "LazyBatchNorm3d", "SyncBatchNorm",
+]  # fmt: skip
 
 _tp: Any = tensorplug
 
@@ -193,3 +200,65 @@ class SyncBatchNorm(_BatchNorm):
                 "or call .eval() to normalize with the running statistics."
             )
         return super().forward(input)
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """torch's ``_LazyNormBase``: parameters and running statistics uninitialized until the
+    first input gives ``num_features`` (its dim 1); shared by the lazy batch and instance
+    norms (instancenorm.py)."""
+
+    def __init__(
+        self,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device: Any = None,
+        dtype: _dtypes.dtype | None = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        # num_features 0, nothing made: the uninitialized ones take their places below
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=bias)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = _tp.tensor(0, dtype=_dtypes.int64, device=device)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
+        if self.has_uninitialized_params():
+            self.num_features = int(input.shape[1])
+            with no_grad():
+                for name in ("weight", "bias", "running_mean", "running_var"):
+                    t = getattr(self, name)
+                    if t is not None:
+                        t.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
+    """A ``BatchNorm1d`` whose ``num_features`` is its first input's size in dim 1."""
+
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
+    """A ``BatchNorm2d`` whose ``num_features`` is its first input's size in dim 1."""
+
+    cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
+    """A ``BatchNorm3d`` whose ``num_features`` is its first input's size in dim 1."""
+
+    cls_to_become = BatchNorm3d

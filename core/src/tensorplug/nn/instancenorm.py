@@ -8,9 +8,12 @@ import warnings
 
 from ..tensor import Tensor
 from . import functional as F
-from .batchnorm import _NormBase
+from .batchnorm import _LazyNormBase, _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = [
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
+]  # fmt: skip
 
 
 class _InstanceNorm(_NormBase):
@@ -84,3 +87,28 @@ class InstanceNorm3d(_InstanceNorm):
     """Instance normalization of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs."""
 
     _no_batch_dim = 4
+
+
+class _LazyInstanceNorm(_LazyNormBase):
+    def __init__(self, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device: object = None, dtype: object = None,
+                 *, bias: bool = True) -> None:  # fmt: skip
+        super().__init__(eps, momentum, affine, track_running_stats, device, dtype, bias=bias)  # type: ignore[arg-type]
+
+
+class LazyInstanceNorm1d(_LazyInstanceNorm, InstanceNorm1d):
+    """An ``InstanceNorm1d`` whose ``num_features`` is its first input's channel count."""
+
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyInstanceNorm, InstanceNorm2d):
+    """An ``InstanceNorm2d`` whose ``num_features`` is its first input's channel count."""
+
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyInstanceNorm, InstanceNorm3d):
+    """An ``InstanceNorm3d`` whose ``num_features`` is its first input's channel count."""
+
+    cls_to_become = InstanceNorm3d

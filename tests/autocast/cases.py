@@ -238,6 +238,26 @@ CASES: list[Case] = [
             mk([1, 1, 2, 3, 3]), mk([1, 1, 2, 2, 3]), 0, 0, False
         ),
     ),
+    # pooling (float32 on CPU), normalization (float32 on CUDA), prelu (lower precision)
+    Case("avg_pool3d", lambda m, mk, ints: F(m).avg_pool3d(mk([1, 1, 2, 2, 2]), 2)),
+    Case("max_pool3d", lambda m, mk, ints: F(m).max_pool3d(mk([1, 1, 2, 2, 2]), 2)),
+    Case(
+        "adaptive_avg_pool3d", lambda m, mk, ints: F(m).adaptive_avg_pool3d(mk([1, 1, 2, 2, 2]), 1)
+    ),
+    Case(
+        "adaptive_max_pool3d", lambda m, mk, ints: F(m).adaptive_max_pool3d(mk([1, 1, 2, 2, 2]), 1)
+    ),
+    Case(
+        "max_unpool2d",
+        lambda m, mk, ints: F(m).max_unpool2d(mk([1, 1, 1, 1]), ints([[[[3]]]]), 2),
+    ),
+    Case(
+        "max_unpool3d",
+        lambda m, mk, ints: F(m).max_unpool3d(mk([1, 1, 1, 1, 1]), ints([[[[[3]]]]]), 2),
+    ),
+    Case("group_norm", lambda m, mk, ints: F(m).group_norm(mk([2, 4]), 2, mk([4]), mk([4]))),
+    Case("rms_norm", lambda m, mk, ints: F(m).rms_norm(mk([2, 4]), [4], mk([4]))),
+    Case("prelu", lambda m, mk, ints: F(m).prelu(mk([2, 3]), mk([3]))),
     Case("sum", lambda m, mk, ints: m.sum(mk([3]))),
     Case("sum.dim_IntList", lambda m, mk, ints: m.sum(mk([2, 3]), 1)),
     Case("softmax.int", lambda m, mk, ints: m.softmax(mk([2, 3]), 1)),

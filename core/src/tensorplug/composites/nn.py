@@ -549,6 +549,471 @@ def affine_grid_generator(theta: Any, size: Any, align_corners: bool) -> Any:
     return aten.reshape.default(grid, [n, *spatial, k])
 
 
+# --- pooling ------------------------------------------------------------------------------
+# The 1-d pooling operators are their 2-d forms over a height of 1, max_pool2d/3d the values of
+# max_pool{2,3}d_with_indices, adaptive_avg_pool2d/3d a mean where the output is one element
+# per plane (PyTorch's shortcut, differentiated as a mean) and _adaptive_avg_pool2d/3d else.
+
+
+def _one_int(op: str, what: str, value: Any) -> list[int]:
+    v = [int(x) for x in value]
+    if len(v) != 1:
+        raise RuntimeError(
+            f"aten::{op}: {op}() argument '{what}' should contain one int (got {len(v)})"
+        )
+    return v
+
+
+def _dims_2_to_3(op: str, self: Any) -> None:
+    if self.ndim not in (2, 3):
+        raise RuntimeError(
+            f"aten::{op}: Expected 2 to 3 dimensions, but got {self.ndim}-dimensional tensor "
+            f"for argument #1 'self' (while checking arguments for {op})"
+        )
+
+
+def _pool1d_args(op: str, self: Any, kernel_size: Any, stride: Any, padding: Any,
+                 dilation: Any) -> tuple[list[int], list[int], list[int], list[int]]:  # fmt: skip
+    _dims_2_to_3(op, self)
+    k = [int(x) for x in kernel_size]
+    if len(k) != 1:
+        raise RuntimeError(
+            f"aten::{op}: {op}() kernel_size must be an int, list of ints or tuple of ints of "
+            f"size 1 but got size {len(k)}"
+        )
+    s = [int(x) for x in stride] or k
+    p = [int(x) for x in padding]
+    d = [int(x) for x in dilation]
+    for what, v in (("stride", s), ("padding", p), ("dilation", d)):
+        if len(v) != 1:
+            raise RuntimeError(
+                f"aten::{op}: {op}() {what} must be an int, list of ints or tuple of ints of "
+                f"size 1 but got size {len(v)}"
+            )
+    if k[0] <= 0:
+        raise RuntimeError(
+            f"aten::{op}: {op}() kernel_size must be greater than zero, but got {k[0]}"
+        )
+    if s[0] <= 0:
+        raise RuntimeError(f"aten::{op}: {op}() stride must be greater than zero, but got {s[0]}")
+    if p[0] < 0:
+        raise RuntimeError(f"aten::{op}: {op}() padding must be non-negative, but got {p[0]}")
+    if p[0] > k[0] // 2:
+        raise RuntimeError(
+            f"aten::{op}: {op}() padding should be at most half of kernel size, but got "
+            f"padding={p[0]} and kernel_size={k[0]}"
+        )
+    if d[0] <= 0:
+        raise RuntimeError(f"aten::{op}: {op}() dilation must be greater than zero, but got {d[0]}")
+    return k, s, p, d
+
+
+def max_pool1d_with_indices(self: Any, kernel_size: Any, stride: Any = (), padding: Any = (0,),
+                            dilation: Any = (1,), ceil_mode: bool = False) -> Any:  # fmt: skip
+    k, s, p, d = _pool1d_args(
+        "max_pool1d_with_indices", self, kernel_size, stride, padding, dilation
+    )
+    values, indices = aten.max_pool2d_with_indices.default(
+        aten.unsqueeze.default(self, -2), [1, k[0]], [1, s[0]], [0, p[0]], [1, d[0]], ceil_mode
+    )
+    return aten.squeeze.dim(values, -2), aten.squeeze.dim(indices, -2)
+
+
+def max_pool1d(self: Any, kernel_size: Any, stride: Any = (), padding: Any = (0,),
+               dilation: Any = (1,), ceil_mode: bool = False) -> Any:  # fmt: skip
+    k, s, p, d = _pool1d_args("max_pool1d", self, kernel_size, stride, padding, dilation)
+    values, _ = aten.max_pool2d_with_indices.default(
+        aten.unsqueeze.default(self, -2), [1, k[0]], [1, s[0]], [0, p[0]], [1, d[0]], ceil_mode
+    )
+    return aten.squeeze.dim(values, -2)
+
+
+def max_pool2d(self: Any, kernel_size: Any, stride: Any = (), padding: Any = (0,),
+               dilation: Any = (1,), ceil_mode: bool = False) -> Any:  # fmt: skip
+    return aten.max_pool2d_with_indices.default(
+        self, kernel_size, stride, padding, dilation, ceil_mode
+    )[0]
+
+
+def max_pool3d(self: Any, kernel_size: Any, stride: Any = (), padding: Any = (0,),
+               dilation: Any = (1,), ceil_mode: bool = False) -> Any:  # fmt: skip
+    return aten.max_pool3d_with_indices.default(
+        self, kernel_size, stride, padding, dilation, ceil_mode
+    )[0]
+
+
+def avg_pool1d(self: Any, kernel_size: Any, stride: Any = (), padding: Any = (0,),
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Any:  # fmt: skip
+    _dims_2_to_3("avg_pool1d", self)
+    k = _one_int("avg_pool1d", "kernel_size", kernel_size)
+    s = _one_int("avg_pool1d", "stride", stride) if len(stride) else k
+    p = _one_int("avg_pool1d", "padding", padding)
+    out = aten.avg_pool2d.default(
+        aten.unsqueeze.default(self, -2), [1, k[0]], [1, s[0]], [0, p[0]], ceil_mode,
+        count_include_pad,
+    )  # fmt: skip
+    return aten.squeeze.dim(out, -2)
+
+
+def adaptive_avg_pool1d(self: Any, output_size: Any) -> Any:
+    _dims_2_to_3("adaptive_avg_pool1d", self)
+    o = _one_int("adaptive_avg_pool1d", "output_size", output_size)
+    out = aten._adaptive_avg_pool2d.default(aten.unsqueeze.default(self, -2), [1, o[0]])
+    return aten.squeeze.dim(out, -2)
+
+
+def _adaptive_avg(op: Any, nd: int, self: Any, output_size: Any) -> Any:
+    if (
+        self.ndim in (nd + 1, nd + 2)
+        and all(int(o) == 1 for o in output_size)
+        and (len(output_size) == nd and self.numel())
+    ):
+        return aten.mean.dim(self, list(range(-nd, 0)), True)
+    return op(self, output_size)
+
+
+def adaptive_avg_pool2d(self: Any, output_size: Any) -> Any:
+    return _adaptive_avg(aten._adaptive_avg_pool2d.default, 2, self, output_size)
+
+
+def adaptive_avg_pool3d(self: Any, output_size: Any) -> Any:
+    return _adaptive_avg(aten._adaptive_avg_pool3d.default, 3, self, output_size)
+
+
+def adaptive_max_pool1d(self: Any, output_size: Any) -> Any:
+    _dims_2_to_3("adaptive_max_pool1d", self)
+    o = _one_int("adaptive_max_pool1d", "output_size", output_size)
+    values, indices = aten.adaptive_max_pool2d.default(aten.unsqueeze.default(self, -2), [1, o[0]])
+    return aten.squeeze.dim(values, -2), aten.squeeze.dim(indices, -2)
+
+
+# --- normalization --------------------------------------------------------------------------
+# batch_norm is native_batch_norm's output, after PyTorch's checks; instance_norm is batch_norm of
+# the input with its batch folded into the channels (each sample's channels their own group),
+# the running statistics averaged back over the batch; group_norm checks its arguments and
+# calls native_group_norm; rms_norm is PyTorch's composite, in float32 for half precision.
+
+
+def _check_channels(op: str, what: str, t: Any, c: int) -> None:
+    if t is not None and t.numel() != c:
+        raise RuntimeError(f"aten::{op}: {what} should contain {c} elements not {t.numel()}")
+
+
+def batch_norm(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    running_mean: Any,
+    running_var: Any,
+    training: bool,
+    momentum: float,
+    eps: float,
+    cudnn_enabled: bool = True,
+) -> Any:
+    if input.ndim < 2:
+        raise IndexError(
+            f"aten::batch_norm: Dimension out of range (expected to be in range of "
+            f"[-{max(input.ndim, 1)}, {max(input.ndim, 1) - 1}], but got 1)"
+        )
+    c = input.shape[1]
+    for what, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                    ("running_var", running_var)):  # fmt: skip
+        _check_channels("batch_norm", what, t, c)
+    if not training and (running_mean is None or running_var is None):
+        which = "running_mean" if running_mean is None else "running_var"
+        raise RuntimeError(f"aten::batch_norm: {which} must be defined in evaluation mode")
+    return aten.native_batch_norm.default(
+        input, weight, bias, running_mean, running_var, training, momentum, eps
+    )[0]
+
+
+def _repeat(t: Any, n: int) -> Any:
+    return None if t is None else aten.repeat.default(t, [n])
+
+
+def instance_norm(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    running_mean: Any,
+    running_var: Any,
+    use_input_stats: bool,
+    momentum: float,
+    eps: float,
+    cudnn_enabled: bool = True,
+) -> Any:
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError(
+            "aten::instance_norm: Expected running_mean and running_var to be defined when "
+            "use_input_stats is false"
+        )
+    shape = list(input.shape)
+    b, c = shape[0], shape[1]
+    folded = aten.reshape.default(input, [1, b * c, *shape[2:]])
+    rm, rv = _repeat(running_mean, b), _repeat(running_var, b)
+    out = batch_norm(
+        folded, _repeat(weight, b), _repeat(bias, b), rm, rv, use_input_stats, momentum, eps
+    )
+    # the averaged statistics go back in training only (PyTorch copies them back in evaluation
+    # too, unchanged: only its version counters move)
+    for stat, repeated in ((running_mean, rm), (running_var, rv)):
+        if stat is not None and use_input_stats:
+            aten.copy_.default(stat, aten.mean.dim(aten.reshape.default(repeated, [b, c]), [0]))
+    return aten.reshape.default(out, shape)
+
+
+def group_norm(
+    input: Any,
+    num_groups: int,
+    weight: Any = None,
+    bias: Any = None,
+    eps: float = 1e-05,
+    cudnn_enabled: bool = True,
+) -> Any:
+    if input.ndim < 2:
+        raise IndexError(
+            "aten::group_norm: Dimension out of range (expected to be in range of "
+            f"[-{max(input.ndim, 1)}, {max(input.ndim, 1) - 1}], but got 1)"
+        )
+    shape = list(input.shape)
+    n, c = shape[0], shape[1]
+    if num_groups <= 0 or c % num_groups:
+        raise RuntimeError(
+            "aten::group_norm: Expected number of channels in input to be divisible by "
+            f"num_groups, but got input of shape {shape} and num_groups={num_groups}"
+        )
+    for what, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != c):
+            raise RuntimeError(
+                f"aten::group_norm: Expected {what} to be a vector of size equal to the number "
+                f"of channels in input, but got {what} of shape {list(t.shape)} and input of "
+                f"shape {shape}"
+            )
+    hxw = math.prod(shape[2:])
+    return aten.native_group_norm.default(input, weight, bias, n, c, hxw, num_groups, eps)[0]
+
+
+def rms_norm(input: Any, normalized_shape: Any, weight: Any = None, eps: Any = None) -> Any:
+    norm = [int(v) for v in normalized_shape]
+    k = len(norm)
+    if k == 0 or tuple(input.shape[input.ndim - k :]) != tuple(norm) or input.ndim < k:
+        raise RuntimeError(
+            f"aten::rms_norm: Given normalized_shape={norm}, expected input with shape "
+            f"[*{', '.join(map(str, norm))}], but got input of size{list(input.shape)}"
+        )
+    if weight is not None and tuple(weight.shape) != tuple(norm):
+        raise RuntimeError(
+            "aten::rms_norm: Expected weight to be of same shape as normalized_shape, but got "
+            f"weight of shape {list(weight.shape)} and normalized_shape = {norm}"
+        )
+    x = input
+    if input.dtype in (_dt.float16, _dt.bfloat16):
+        x = aten._to_copy.default(input, dtype=_dt.float32)
+    if eps is None:
+        eps = _dt.finfo(x.dtype).eps
+    dims = list(range(input.ndim - k, input.ndim))
+    ms = aten.mean.dim(aten.mul.Tensor(x, x), dims, True)
+    out = aten.mul.Tensor(x, aten.rsqrt.default(aten.add.Scalar(ms, eps)))
+    if out.dtype != input.dtype:
+        out = aten._to_copy.default(out, dtype=input.dtype)
+    if weight is not None:
+        out = aten.mul.Tensor(out, weight)
+    return out
+
+
+# --- feature and alpha dropout ------------------------------------------------------------------
+# PyTorch's _dropout_impl: a Bernoulli(1 - p) mask, per element or (feature dropout) per (N, C)
+# channel, the kept values scaled by 1 / (1 - p); alpha dropout keeps the mean and variance of
+# SELU's output instead (dropped values go to SELU's negative saturation, then an affine map).
+# The mask is rand_like of the input (or of its first element per channel, a view), so vmap's
+# randomness modes apply as for dropout.
+
+_SELU_ALPHA_SCALED = 1.7580993408473766  # SELU's alpha * scale, PyTorch's constant
+
+
+def _dropout_impl(op: str, input: Any, p: float, train: bool, feature: bool, alpha: bool) -> Any:
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"aten::{op}: dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0 or not train or input.numel() == 0:
+        return input
+    if feature and input.ndim < 2:
+        raise RuntimeError(
+            f"aten::{op}: Feature dropout requires at least 2 dimensions in the input"
+        )
+    if p == 1:
+        return aten.mul.Scalar(input, 0.0)
+    like = input
+    if feature:
+        for d in range(2, input.ndim):
+            like = aten.slice.Tensor(like, d, 0, 1)
+    keep = aten.ge.Scalar(aten.rand_like.default(like, dtype=input.dtype), p)
+    noise = aten._to_copy.default(keep, dtype=input.dtype)
+    if not alpha:
+        return aten.mul.Tensor(input, aten.div.Scalar(noise, 1.0 - p))
+    a = 1.0 / math.sqrt((_SELU_ALPHA_SCALED**2 * p + 1) * (1 - p))
+    b = aten.add.Scalar(
+        aten.mul.Scalar(aten.sub.Scalar(noise, 1), _SELU_ALPHA_SCALED * a),
+        _SELU_ALPHA_SCALED * a * p,
+    )
+    return aten.add.Tensor(aten.mul.Tensor(input, aten.mul.Scalar(noise, a)), b)
+
+
+def feature_dropout(input: Any, p: float, train: bool) -> Any:
+    return _dropout_impl("feature_dropout", input, p, train, True, False)
+
+
+def alpha_dropout(input: Any, p: float, train: bool) -> Any:
+    return _dropout_impl("alpha_dropout", input, p, train, False, True)
+
+
+def feature_alpha_dropout(input: Any, p: float, train: bool) -> Any:
+    return _dropout_impl("feature_alpha_dropout", input, p, train, True, True)
+
+
+# --- more activations --------------------------------------------------------------------------
+# Each is written so that the composition's gradient is PyTorch's formula, kinks included (Note
+# [Composite activations and their gradients] in nn/functional.py): ``where`` picks the branch
+# whose derivative PyTorch's backward kernel uses at the kink, and a branch it discards is fed
+# an input clamped into its own range.
+
+
+def prelu(self: Any, weight: Any) -> Any:
+    if weight.ndim > 1:
+        raise RuntimeError(
+            "aten::prelu: prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+            f"ndim = {weight.ndim}"
+        )
+    n = weight.numel()
+    channels = self.shape[1] if self.ndim >= 2 else 1
+    if n != 1 and n != channels:
+        raise RuntimeError(
+            "aten::prelu: Mismatch of parameter numbers and input channel size. Found parameter "
+            f"numbers = {n} and channel size = {channels}."
+        )
+    w = weight
+    if self.ndim >= 2:
+        shape = [1] * self.ndim
+        shape[1] = n
+        w = aten.reshape.default(weight, shape)
+    elif n == 1:
+        w = aten.reshape.default(weight, [])
+    # PyTorch's _prelu_kernel_backward: x > 0 ? g : w g; and x g for the weight where x <= 0
+    return aten.where.self(aten.gt.Scalar(self, 0), self, aten.mul.Tensor(w, self))
+
+
+def _elu_branch(self: Any, alpha: Any, scale: float, input_scale: float) -> Any:
+    neg = aten.mul.Scalar(
+        aten.expm1.default(aten.mul.Scalar(aten.clamp_max.default(self, 0), input_scale)),
+        alpha * scale,
+    )
+    if neg.dtype != self.dtype:  # expm1 ran in float32 (autocast's CUDA list): not celu
+        neg = aten._to_copy.default(neg, dtype=self.dtype)
+    pos = aten.mul.Scalar(self, scale) if scale != 1 else self
+    return aten.where.self(aten.gt.Scalar(self, 0), pos, neg)
+
+
+def celu(self: Any, alpha: Any = 1.0) -> Any:
+    if alpha == 0:
+        raise RuntimeError("aten::celu: ZeroDivisionError")
+    return _elu_branch(self, alpha, 1.0, 1.0 / alpha)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(self: Any) -> Any:
+    return _elu_branch(self, _SELU_ALPHA, _SELU_SCALE, 1.0)
+
+
+def threshold(self: Any, threshold: Any, value: Any) -> Any:
+    return aten.where.self(
+        aten.gt.Scalar(self, threshold), self, aten.full_like.default(self, value)
+    )
+
+
+def hardshrink(self: Any, lambd: Any = 0.5) -> Any:
+    keep = aten.gt.Scalar(aten.abs.default(self), lambd)
+    return aten.where.self(keep, self, aten.zeros_like.default(self))
+
+
+def softshrink(self: Any, lambd: Any = 0.5) -> Any:
+    if lambd < 0:
+        raise RuntimeError(
+            f"aten::softshrink: lambda must be greater or equal to 0, but found to be {lambd}."
+        )
+    lower = aten.where.self(
+        aten.lt.Scalar(self, -lambd), aten.add.Scalar(self, lambd), aten.zeros_like.default(self)
+    )
+    return aten.where.self(aten.gt.Scalar(self, lambd), aten.sub.Scalar(self, lambd), lower)
+
+
+def hardswish(self: Any) -> Any:
+    # x * clamp(x + 3, 0, 6) / 6: clamp's gradient is 1 at its bounds, which gives PyTorch's
+    # hardswish_backward at -3 and 3 ((x / 3 + 1/2) on the closed interval)
+    return aten.div.Scalar(
+        aten.mul.Tensor(self, aten.clamp.default(aten.add.Scalar(self, 3), 0, 6)), 6
+    )
+
+
+def hardsigmoid(self: Any) -> Any:
+    # (x + 3) / 6 inside (-3, 3), 0 and 1 outside: gradient 1/6 inside, 0 at the ends (PyTorch)
+    inside = aten.logical_and.default(aten.gt.Scalar(self, -3), aten.lt.Scalar(self, 3))
+    outside = aten._to_copy.default(aten.ge.Scalar(self, 3), dtype=self.dtype)
+    return aten.where.self(inside, aten.div.Scalar(aten.add.Scalar(self, 3), 6), outside)
+
+
+def glu(self: Any, dim: int = -1) -> Any:
+    if self.ndim == 0:
+        raise RuntimeError(
+            "aten::glu: glu does not support scalars because halving size must be even"
+        )
+    d = dim % self.ndim if -self.ndim <= dim < self.ndim else dim
+    n = self.shape[d]
+    if n % 2:
+        raise RuntimeError(
+            f"aten::glu: Halving dimension must be even, but dimension {d} is size {n}"
+        )
+    a, b = aten.split.Tensor(self, n // 2, d)
+    return aten.mul.Tensor(a, aten.sigmoid.default(b))
+
+
+def rrelu(self: Any, lower: Any = 0.125, upper: Any = 1.0 / 3.0, training: bool = False,
+          generator: Any = None) -> Any:  # fmt: skip
+    if not training:  # leaky_relu with the mean slope
+        slope = (lower + upper) / 2
+        return aten.where.self(aten.gt.Scalar(self, 0), self, aten.mul.Scalar(self, slope))
+    if generator is not None:
+        noise = aten.uniform_.default(
+            aten.empty_like.default(self), lower, upper, generator=generator
+        )
+    else:
+        noise = aten.add.Scalar(aten.mul.Scalar(aten.rand_like.default(self), upper - lower), lower)
+    return aten.where.self(aten.gt.Scalar(self, 0), self, aten.mul.Tensor(self, noise))
+
+
+def channel_shuffle(self: Any, groups: int) -> Any:
+    if groups <= 0:
+        raise RuntimeError(
+            "aten::channel_shuffle: Number of groups to divide channels in must be positive. "
+            f"Value of groups:{groups}"
+        )
+    if self.ndim <= 2:
+        raise RuntimeError(
+            "aten::channel_shuffle: channel_shuffle expects input with > 2 dims, but got input "
+            f"with sizes {list(self.shape)}"
+        )
+    c = self.shape[1]
+    if c % groups:
+        raise RuntimeError(
+            "aten::channel_shuffle: Number of channels must be divisible by groups. Got "
+            f"{c} channels and {groups} groups."
+        )
+    shape = list(self.shape)
+    grouped = aten.reshape.default(self, [shape[0], groups, c // groups, *shape[2:]])
+    return aten.reshape.default(aten.transpose.int(grouped, 1, 2), shape)
+
+
 def mish(self: Any) -> Any:
     """``x * tanh(softplus(x))``, with softplus written ``max(x, 0) + log1p(exp(-|x|))`` so
     that neither the value nor its gradient overflows for large ``|x|``."""

@@ -21,21 +21,45 @@ from __future__ import annotations
 
 from . import functional, init, modules, utils
 from .activation import (
+    CELU,
     ELU,
     GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
     Hardtanh,
     LeakyReLU,
     LogSigmoid,
     LogSoftmax,
+    Mish,
+    PReLU,
     ReLU,
     ReLU6,
+    RReLU,
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
     Softmin,
     Softplus,
+    Softshrink,
+    Softsign,
     Tanh,
+    Tanhshrink,
+    Threshold,
 )
+from .batchnorm import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    SyncBatchNorm,
+)
+from .channelshuffle import ChannelShuffle
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import (
     Conv1d,
@@ -51,10 +75,18 @@ from .conv import (
     LazyConvTranspose2d,
     LazyConvTranspose3d,
 )
-from .dropout import Dropout
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
 from .fold import Fold, Unfold
 from .identity import Identity
+from .instancenorm import (
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
 from .lazy import LazyLinear, LazyModuleMixin, UninitializedBuffer, UninitializedParameter
 from .linear import Linear
 from .loss import (
@@ -69,7 +101,7 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module
-from .normalization import LayerNorm
+from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from .padding import (
     CircularPad1d,
     CircularPad2d,
@@ -90,6 +122,26 @@ from .padding import (
 from .parameter import Parameter
 from .parameter_containers import ParameterDict, ParameterList
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+    AvgPool1d,
+    AvgPool2d,
+    AvgPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool1d,
+    MaxPool2d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
 from .sparse import Embedding
 from .transformer import (
     MultiheadAttention,
@@ -117,4 +169,19 @@ __all__ = [
     "TransformerEncoder", "TransformerEncoderLayer", "Unflatten", "Unfold", "UninitializedBuffer",
     "UninitializedParameter", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
     "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "functional", "init", "modules", "utils",
+    # pooling
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+    "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d",
+    "MaxUnpool2d", "MaxUnpool3d",
+    # normalization
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LocalResponseNorm",
+    "RMSNorm", "SyncBatchNorm",
+    # dropout
+    "AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
+    # activations
+    "CELU", "ChannelShuffle", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Mish", "PReLU",
+    "RReLU", "SELU", "Softmax2d", "Softshrink", "Softsign", "Tanhshrink", "Threshold",
 ]  # fmt: skip

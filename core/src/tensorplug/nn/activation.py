@@ -1,16 +1,29 @@
 """Activation modules: ``ReLU``, ``GELU``, ``Sigmoid``, ``Tanh``, ``SiLU``, ``LeakyReLU``,
 ``ELU``, ``Softplus``, ``Hardtanh``, ``ReLU6``, ``LogSigmoid``, ``Softmax``, ``LogSoftmax``,
-``Softmin``; each calls the function of :mod:`tensorplug.nn.functional` of the same name."""
+``Softmin``, ``Threshold``, ``RReLU``, ``Hardsigmoid``, ``Hardswish``, ``Mish``, ``CELU``,
+``SELU``, ``GLU``, ``Hardshrink``, ``Softshrink``, ``PReLU``, ``Softsign``, ``Tanhshrink`` and
+``Softmax2d`` (torch.nn.modules.activation's list but MultiheadAttention); each calls the
+function of :mod:`tensorplug.nn.functional` of its name."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import tensorplug
+
+from .. import dtypes as _dtypes
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module
+from .parameter import Parameter
+
+_tp: Any = tensorplug
 
 __all__ = [
-    "ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "ReLU", "ReLU6",
-    "SiLU", "Sigmoid", "Softmax", "Softmin", "Softplus", "Tanh",
+    "CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+    "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "RReLU", "ReLU", "ReLU6", "SELU",
+    "SiLU", "Sigmoid", "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign",
+    "Tanh", "Tanhshrink", "Threshold",
 ]  # fmt: skip
 
 
@@ -179,3 +192,171 @@ class Softmin(_SoftmaxLike):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmin(input, self.dim)
+
+
+class Threshold(Module):
+    """``x`` where ``x > threshold``, else ``value``."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}{_inplace_suffix(self.inplace)}"
+
+
+class RReLU(Module):
+    """Leaky ReLU with a random negative slope in ``[lower, upper]`` while training."""
+
+    def __init__(
+        self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False
+    ) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}{_inplace_suffix(self.inplace)}"
+
+
+class _InplaceActivation(Module):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class Hardsigmoid(_InplaceActivation):
+    """``clamp((x + 3) / 6, 0, 1)``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardsigmoid(input, self.inplace)
+
+
+class Hardswish(_InplaceActivation):
+    """``x * clamp(x + 3, 0, 6) / 6``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardswish(input, self.inplace)
+
+
+class Mish(_InplaceActivation):
+    """``x * tanh(softplus(x))``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.mish(input, self.inplace)
+
+
+class SELU(_InplaceActivation):
+    """The self-normalizing ELU."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.selu(input, self.inplace)
+
+
+class CELU(Module):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}{_inplace_suffix(self.inplace)}"
+
+
+class GLU(Module):
+    """The gated linear unit: ``a * sigmoid(b)`` over the halves along ``dim``."""
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Hardshrink(Module):
+    """``x`` where ``|x| > lambd``, else 0."""
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    """``x -+ lambd`` outside ``[-lambd, lambd]``, else 0."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class PReLU(Module):
+    """``x`` where positive, else ``weight * x``: one learned slope, or one per channel
+    (``num_parameters`` = channels), starting at ``init``."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None,
+                 dtype: _dtypes.dtype | None = None) -> None:  # fmt: skip
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(_tp.full([num_parameters], init, dtype=dtype, device=device))
+
+    def reset_parameters(self) -> None:
+        self.weight.detach().fill_(self.init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class Softsign(Module):
+    """``x / (1 + |x|)``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    """``x - tanh(x)``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.tanhshrink(input)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of ``(N, C, H, W)`` or ``(C, H, W)``, at each position."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, -3)

@@ -13,6 +13,7 @@ Usage::
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -38,9 +39,25 @@ from ._resample import (
 )
 
 __all__ = [
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
     "affine_grid",
+    "alpha_dropout",
+    "avg_pool1d",
+    "avg_pool2d",
+    "avg_pool3d",
+    "batch_norm",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
+    "celu",
+    "channel_shuffle",
     "conv1d",
     "conv2d",
     "conv3d",
@@ -50,21 +67,45 @@ __all__ = [
     "cosine_similarity",
     "cross_entropy",
     "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
     "elu",
     "embedding",
+    "feature_alpha_dropout",
     "fold",
     "gelu",
+    "glu",
     "grid_sample",
+    "group_norm",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
     "hardtanh",
     "huber_loss",
+    "instance_norm",
     "interpolate",
     "kl_div",
     "l1_loss",
     "layer_norm",
     "leaky_relu",
     "linear",
+    "local_response_norm",
     "log_softmax",
     "logsigmoid",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d",
+    "max_pool2d_with_indices",
+    "max_pool3d",
+    "max_pool3d_with_indices",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
+    "mish",
     "mse_loss",
     "multi_head_attention_forward",
     "nll_loss",
@@ -74,15 +115,23 @@ __all__ = [
     "pairwise_distance",
     "pixel_shuffle",
     "pixel_unshuffle",
+    "prelu",
     "relu",
     "relu6",
+    "rms_norm",
+    "rrelu",
+    "selu",
     "sigmoid",
     "silu",
     "smooth_l1_loss",
     "softmax",
     "softmin",
     "softplus",
+    "softshrink",
+    "softsign",
     "tanh",
+    "tanhshrink",
+    "threshold",
     "unfold",
     "upsample",
     "upsample_bilinear",
@@ -432,6 +481,580 @@ def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
         stacklevel=stacklevel,
     )
     return 0 if ndim in (0, 1, 3) else 1
+
+
+# --- pooling ----------------------------------------------------------------------------------
+# torch.nn.functional's pooling functions: Python arguments (ints or tuples, stride=None for
+# the kernel size, return_indices) over the pooling operators (tp.max_pool2d,
+# F.max_pool2d_with_indices, ...; the kit's _nn/_pooling.py).
+
+
+def _tuple_arg(value: Any, n: int) -> list[int]:
+    if isinstance(value, int):
+        return [value] * n
+    return [int(v) for v in value]
+
+
+def _stride_arg(stride: Any, n: int) -> list[int]:
+    return [] if stride is None else _tuple_arg(stride, n)
+
+
+def _max_pool(n: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
+              dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:  # fmt: skip
+    k, s = _tuple_arg(kernel_size, n), _stride_arg(stride, n)
+    p, d = _tuple_arg(padding, n), _tuple_arg(dilation, n)
+    aten = ops.aten
+    if not return_indices:  # torch.max_pool{n}d, as torch's F calls (autocast lists it)
+        op = (aten.max_pool1d, aten.max_pool2d, aten.max_pool3d)[n - 1]
+        return op.default(input, k, s, p, d, ceil_mode)
+    if n == 1:
+        pair = aten.max_pool1d_with_indices.default(input, k, s, p, d, ceil_mode)
+    elif n == 2:
+        pair = aten.max_pool2d_with_indices.default(input, k, s, p, d, ceil_mode)
+    else:
+        pair = aten.max_pool3d_with_indices.default(input, k, s, p, d, ceil_mode)
+    return tuple(pair)
+
+
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Any:  # fmt: skip
+    """The largest element of each window along the last dimension (and its index with
+    ``return_indices``); ``stride`` defaults to ``kernel_size``."""
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Any:  # fmt: skip
+    """2-d max pooling over ``(N, C, H, W)`` or ``(C, H, W)``; indices are flat positions in
+    each ``H x W`` plane (what ``max_unpool2d`` reads)."""
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Any:  # fmt: skip
+    """3-d max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> Any:  # fmt: skip
+    """``max_pool1d`` with ``return_indices=True``."""
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> Any:  # fmt: skip
+    """``max_pool2d`` with ``return_indices=True``."""
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> Any:  # fmt: skip
+    """``max_pool3d`` with ``return_indices=True``."""
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def _unpool_output_size(input: Tensor, kernel_size: list[int], stride: list[int],
+                        padding: list[int], output_size: Any) -> list[int]:  # fmt: skip
+    """torch's ``_unpool_output_size``: the size max pooling came from, or ``output_size``
+    (with or without its leading N, C) when it is one of the sizes that pool to the input."""
+    n = len(kernel_size)
+    shape = input.shape
+    default = [(shape[-n + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d] for d in range(n)]
+    if output_size is None:
+        return default
+    sizes = [int(v) for v in output_size]
+    if len(sizes) == n + 2:
+        sizes = sizes[2:]
+    if len(sizes) != n:
+        raise ValueError(
+            f"output_size should be a sequence containing {n} or {n + 2} elements, but it has a "
+            f"length of '{len(sizes)}'"
+        )
+    for d in range(n):
+        lo, hi = default[d] - stride[d], default[d] + stride[d]
+        if not lo < sizes[d] < hi:
+            raise ValueError(
+                f'invalid output_size "{sizes}" (dim {d} must be between {lo} and {hi})'
+            )
+    return sizes
+
+
+def _max_unpool(n: int, input: Tensor, indices: Tensor, kernel_size: Any, stride: Any,
+                padding: Any, output_size: Any) -> Tensor:  # fmt: skip
+    k = _tuple_arg(kernel_size, n)
+    s = k if stride is None else _tuple_arg(stride, n)
+    p = _tuple_arg(padding, n)
+    size = _unpool_output_size(input, k, s, p, output_size)
+    aten = ops.aten
+    r: Tensor
+    if n == 1:
+        r = aten.max_unpool2d.default(
+            aten.unsqueeze.default(input, -1), aten.unsqueeze.default(indices, -1), [*size, 1]
+        )
+        return aten.squeeze.dim(r, -1)  # type: ignore[no-any-return]
+    if n == 2:
+        r = aten.max_unpool2d.default(input, indices, size)
+    else:
+        r = aten.max_unpool3d.default(input, indices, size, s, p)
+    return r
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:  # fmt: skip
+    """The inverse of ``max_pool1d``: each value put back at its index, zeros elsewhere."""
+    return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:  # fmt: skip
+    """The inverse of ``max_pool2d``: each value put back at its index, zeros elsewhere."""
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:  # fmt: skip
+    """The inverse of ``max_pool3d``: each value put back at its index, zeros elsewhere."""
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
+
+
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:  # fmt: skip
+    """The mean of each window along the last dimension."""
+    r: Tensor = ops.aten.avg_pool1d.default(
+        input, _tuple_arg(kernel_size, 1), _stride_arg(stride, 1), _tuple_arg(padding, 1),
+        ceil_mode, count_include_pad,
+    )  # fmt: skip
+    return r
+
+
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:  # fmt: skip
+    """The mean of each window; ``count_include_pad=False`` leaves padding out of the count,
+    ``divisor_override`` replaces the count."""
+    r: Tensor = ops.aten.avg_pool2d.default(
+        input, _tuple_arg(kernel_size, 2), _stride_arg(stride, 2), _tuple_arg(padding, 2),
+        ceil_mode, count_include_pad, divisor_override,
+    )  # fmt: skip
+    return r
+
+
+def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:  # fmt: skip
+    """3-d average pooling (as ``avg_pool2d``)."""
+    r: Tensor = ops.aten.avg_pool3d.default(
+        input, _tuple_arg(kernel_size, 3), _stride_arg(stride, 3), _tuple_arg(padding, 3),
+        ceil_mode, count_include_pad, divisor_override,
+    )  # fmt: skip
+    return r
+
+
+def _adaptive_size(input: Tensor, output_size: Any, n: int) -> list[int]:
+    """``output_size`` as ``n`` ints; ``None`` entries keep the input's size (torch's
+    ``_list_with_default``)."""
+    if isinstance(output_size, int):
+        return [output_size] * n
+    sizes = list(output_size)
+    if len(sizes) == 1 and n > 1:
+        sizes = sizes * n
+    if len(sizes) != n:
+        return [int(v) for v in sizes]  # the operator reports the length
+    return [input.shape[-n + i] if v is None else int(v) for i, v in enumerate(sizes)]
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling to ``output_size`` positions, each window an even share of the input."""
+    r: Tensor = ops.aten.adaptive_avg_pool1d.default(input, _adaptive_size(input, output_size, 1))
+    return r
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling to an ``output_size`` grid (``None`` keeps that dimension's size)."""
+    r: Tensor = ops.aten.adaptive_avg_pool2d.default(input, _adaptive_size(input, output_size, 2))
+    return r
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
+    """3-d adaptive average pooling (as ``adaptive_avg_pool2d``)."""
+    r: Tensor = ops.aten.adaptive_avg_pool3d.default(input, _adaptive_size(input, output_size, 3))
+    return r
+
+
+def _adaptive_max(n: int, input: Tensor, output_size: Any, return_indices: bool) -> Any:
+    size = _adaptive_size(input, output_size, n)
+    aten = ops.aten
+    if n == 1:
+        pair = aten.adaptive_max_pool1d.default(input, size)
+    elif n == 2:
+        pair = aten.adaptive_max_pool2d.default(input, size)
+    else:
+        pair = aten.adaptive_max_pool3d.default(input, size)
+    return tuple(pair) if return_indices else pair[0]
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max pooling to ``output_size`` positions (and the indices with ``return_indices``)."""
+    return _adaptive_max(1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max pooling to an ``output_size`` grid (and the indices with ``return_indices``)."""
+    return _adaptive_max(2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """3-d adaptive max pooling (as ``adaptive_max_pool2d``)."""
+    return _adaptive_max(3, input, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> Any:  # fmt: skip
+    return _adaptive_max(1, input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> Any:  # fmt: skip
+    return _adaptive_max(2, input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> Any:  # fmt: skip
+    return _adaptive_max(3, input, output_size, True)
+
+
+def _lp_pool(n: int, input: Tensor, norm_type: float, kernel_size: Any, stride: Any,
+             ceil_mode: bool) -> Tensor:  # fmt: skip
+    k = _tuple_arg(kernel_size, n)
+    pool = (avg_pool1d, avg_pool2d, avg_pool3d)[n - 1]
+    out = pool(_tp.pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    # torch's form: sign(out) * relu(|out|), times the window size, to the power 1/p
+    kept = _tp.mul(_tp.sign(out), _tp.relu(_tp.abs(out)))
+    r: Tensor = _tp.pow(_tp.mul(kept, math.prod(k)), 1.0 / norm_type)
+    return r
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:  # fmt: skip
+    """``(sum of x^p over each window)^(1/p)``: power-average pooling along the last dim."""
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:  # fmt: skip
+    """``(sum of x^p over each window)^(1/p)`` over 2-d windows."""
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:  # fmt: skip
+    """``(sum of x^p over each window)^(1/p)`` over 3-d windows."""
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+# --- normalization ----------------------------------------------------------------------------
+
+
+def _size_repr(input: Tensor) -> str:
+    return f"torch.Size({list(input.shape)})"
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each channel (dim 1) by the batch's statistics (``training``, which updates
+    the running statistics in place when given) or by the running ones, then scale by
+    ``weight`` and shift by ``bias``."""
+    if training:
+        per_channel = input.numel() // input.shape[1] if input.ndim > 1 else 1
+        if input.ndim > 1 and per_channel == 1:
+            raise ValueError(
+                "Expected more than 1 value per channel when training, got input size "
+                f"{_size_repr(input)}"
+            )
+    r: Tensor = _tp.batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps, False
+    )
+    return r
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each channel of each sample over its own spatial elements."""
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError(
+            "Expected more than 1 spatial element when training, got input size "
+            f"{_size_repr(input)}"
+        )
+    r: Tensor = _tp.instance_norm(
+        input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, False
+    )
+    return r
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each sample's channels in ``num_groups`` groups, then scale and shift per
+    channel."""
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.ndim}"
+        )
+    r: Tensor = _tp.group_norm(input, num_groups, weight, bias, eps, False)
+    return r
+
+
+def rms_norm(
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """``x / sqrt(mean(x^2) + eps) * weight`` over the last dimensions; ``eps=None`` is the
+    machine epsilon of the input's dtype (float32's for half precision)."""
+    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    r: Tensor = _tp.rms_norm(input, shape, weight, eps)
+    return r
+
+
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """``x / (k + alpha * mean of x^2 over size neighbouring channels)^beta`` (AlexNet's),
+    as torch's composition of ``avg_pool``."""
+    dim = input.ndim
+    if dim < 3:
+        raise ValueError(
+            "Expected 3D or higher dimensionality                          input (got "
+            f"{dim} dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    div = _tp.mul(input, input)
+    if dim == 3:
+        div = pad(_tp.unsqueeze(div, 1), (0, 0, size // 2, (size - 1) // 2))
+        div = _tp.squeeze(avg_pool2d(div, (size, 1), stride=1), 1)
+    else:
+        sizes = list(input.shape)
+        div = _tp.reshape(div, [sizes[0], 1, sizes[1], sizes[2], -1])
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = _tp.reshape(_tp.squeeze(avg_pool3d(div, (size, 1, 1), stride=1), 1), sizes)
+    div = _tp.pow(_tp.add(_tp.mul(div, alpha), k), beta)
+    r: Tensor = _tp.div(input, div)
+    return r
+
+
+# --- feature and alpha dropout ------------------------------------------------------------------
+
+
+def _check_p(p: float) -> None:
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool,
+                     alpha: bool = False) -> Tensor:  # fmt: skip
+    r: Tensor = (_tp.feature_alpha_dropout if alpha else _tp.feature_dropout)(input, p, training)
+    return _copy_into(input, r) if inplace and r is not input else r
+
+
+def dropout1d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` with probability ``p``, scaling the
+    rest by 1/(1-p)."""
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+            "inputs)."
+        )
+    if input.ndim == 2:
+        r = _tp.squeeze(_feature_dropout(_tp.unsqueeze(input, 0), p, training, False), 0)
+        return _copy_into(input, r) if inplace and r is not input else r
+    return _feature_dropout(input, p, training, inplace)
+
+
+def dropout2d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels of ``(N, C, H, W)`` (or ``(C, H, W)``, read as torch reads it: a
+    batch of 1-d channels) with probability ``p``, scaling the rest by 1/(1-p)."""
+    _check_p(p)
+    if input.ndim not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and "
+            "will result in an error in a future release. To retain the behavior and silence "
+            "this warning, please use dropout instead. Note that dropout2d exists to provide "
+            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, and "
+            "an optional batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2,
+        )
+    if input.ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+    return _feature_dropout(input, p, training, inplace)
+
+
+def dropout3d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` with probability ``p``,
+    scaling the rest by 1/(1-p)."""
+    _check_p(p)
+    if input.ndim not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and "
+            "will result in an error in a future release. To retain the behavior and silence "
+            "this warning, please use dropout instead. Note that dropout3d exists to provide "
+            "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, and "
+            "an optional batch dimension (i.e. 4D or 5D inputs).",
+            stacklevel=2,
+        )
+    if input.ndim == 4:
+        r = _tp.squeeze(_feature_dropout(_tp.unsqueeze(input, 0), p, training, False), 0)
+        return _copy_into(input, r) if inplace and r is not input else r
+    return _feature_dropout(input, p, training, inplace)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:  # fmt: skip
+    """Dropout that keeps SELU's self-normalizing mean and variance: dropped elements take
+    SELU's negative saturation value, then an affine map restores the statistics."""
+    _check_p(p)
+    r: Tensor = _tp.alpha_dropout(input, p, training)
+    return _copy_into(input, r) if inplace and r is not input else r
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:  # fmt: skip
+    """``alpha_dropout`` of whole channels."""
+    _check_p(p)
+    return _feature_dropout(input, p, training, inplace, alpha=True)
+
+
+# --- the rest of torch.nn.functional's activations ----------------------------------------------
+# Over the composite operators (tp.prelu, tp.celu, ...: composites/nn.py), or compositions here
+# where torch's are Python too (softsign, tanhshrink), with torch's Python arguments.
+
+
+def _maybe_inplace(input: Tensor, r: Tensor, inplace: bool) -> Tensor:
+    return _copy_into(input, r) if inplace else r
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > threshold``, else ``value``."""
+    return _maybe_inplace(input, _tp.threshold(input, threshold, value), inplace)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:  # fmt: skip
+    """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element in training,
+    and is their mean in evaluation."""
+    return _maybe_inplace(input, _tp.rrelu(input, lower, upper, training), inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``clamp((x + 3) / 6, 0, 1)``."""
+    return _maybe_inplace(input, ops.aten.hardsigmoid.default(input), inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * clamp(x + 3, 0, 6) / 6`` (MobileNetV3's)."""
+    return _maybe_inplace(input, ops.aten.hardswish.default(input), inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))``."""
+    return _maybe_inplace(input, ops.aten.mish.default(input), inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    return _maybe_inplace(input, _tp.celu(input, alpha), inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``scale * elu(x, alpha)`` with the self-normalizing constants."""
+    return _maybe_inplace(input, _tp.selu(input), inplace)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """``a * sigmoid(b)``, ``a`` and ``b`` the halves of ``input`` along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    r: Tensor = ops.aten.glu.default(input, dim)
+    return r
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0."""
+    r: Tensor = _tp.hardshrink(input, lambd)
+    return r
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+    r: Tensor = ops.aten.softshrink.default(input, lambd)
+    return r
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` where positive, else ``weight * x``, ``weight`` one value or one per channel."""
+    r: Tensor = _tp.prelu(input, weight)
+    return r
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)``."""
+    r: Tensor = _tp.div(input, _tp.add(_tp.abs(input), 1))
+    return r
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)``."""
+    r: Tensor = _tp.sub(input, _tp.tanh(input))
+    return r
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """ShuffleNet's channel shuffle: channels ``(g, c)`` reordered as ``(c, g)``."""
+    r: Tensor = _tp.channel_shuffle(input, groups)
+    return r
 
 
 # --- more losses ------------------------------------------------------------------------------

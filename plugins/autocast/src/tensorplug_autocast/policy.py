@@ -98,6 +98,7 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "conv_transpose1d": (LOWER, LOWER),
     "conv_transpose2d.input": (LOWER, LOWER),
     "conv_transpose3d.input": (LOWER, LOWER),
+    "prelu": (LOWER, LOWER),
     # float32: pointwise functions whose results overflow or lose precision in 16 bits
     "acos": (_, FP32),
     "asin": (_, FP32),
@@ -156,6 +157,15 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "grid_sampler": (FP32, PROMOTE),
     "grid_sampler_2d": (FP32, _),
     "grid_sampler_3d": (FP32, _),
+    # float32: pooling (CPU) and normalization (CUDA)
+    "avg_pool3d": (FP32, _),
+    "max_pool3d": (FP32, _),
+    "adaptive_avg_pool3d": (FP32, _),
+    "adaptive_max_pool3d": (FP32, _),
+    "max_unpool2d": (FP32, _),
+    "max_unpool3d": (FP32, _),
+    "group_norm": (_, FP32),
+    "rms_norm": (_, FP32),
     # float32 unless the call gives a dtype
     "sum": (_, FP32_SET_OPT_DTYPE),
     "sum.dim_IntList": (_, FP32_SET_OPT_DTYPE),
@@ -236,13 +246,12 @@ NOT_IN_PYTORCH: Final = frozenset(
 # Entries of PyTorch 2.13's lists that name operators the standard op set does not define.
 ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
     LOWER: (
-        "_convolution.deprecated", "conv_tbc", "prelu", "_addmm_activation",
+        "_convolution.deprecated", "conv_tbc", "_addmm_activation",
         "_native_multi_head_attention",
         "mkldnn_rnn_layer",
     ),
     FP32: (
-        "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
-        "fractional_max_pool2d", "fractional_max_pool3d", "max_unpool2d", "max_unpool3d",
+        "fractional_max_pool2d", "fractional_max_pool3d",
         "_grid_sampler_2d_cpu_fallback", "polar", "view_as_complex", "quantile",
         "quantile.scalar", "nanquantile", "nanquantile.scalar", "stft", "stft.center", "cdist",
         "fft_fft", "fft_ifft", "fft_fft2", "fft_ifft2", "fft_fftn",
@@ -259,12 +268,12 @@ ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
 ABSENT_CUDA: Final[dict[Policy, tuple[str, ...]]] = {
     LOWER: (
         "_convolution", "_convolution.deprecated", "conv_tbc", "cudnn_convolution",
-        "cudnn_convolution_transpose", "prelu", "addmv", "addr", "mv",
+        "cudnn_convolution_transpose", "addmv", "addr", "mv",
         "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "lstm_cell", "gru_cell",
         "rnn_tanh_cell", "rnn_relu_cell", "_scaled_dot_product_flash_attention",
     ),
     FP32: (
-        "erfinv", "native_layer_norm", "rms_norm", "group_norm", "frobenius_norm.dim",
+        "erfinv", "native_layer_norm", "frobenius_norm.dim",
         "nuclear_norm", "nuclear_norm.dim", "poisson_nll_loss", "cosine_embedding_loss",
         "nll_loss2d", "hinge_embedding_loss", "margin_ranking_loss", "multilabel_margin_loss",
         "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "dist", "pdist", "cdist",

@@ -415,7 +415,9 @@ def double_vjp(
     keep = grad_recording() and any(
         x is not None and x.requires_grad
         for name, t in tangents.items()
-        for x in ([values[name], t] if isinstance(values[name], Tensor) else [*values[name], *t])
+        for x in (
+            [*values[name], *t] if isinstance(values[name], list | tuple) else [values[name], t]
+        )
     )
     with enable_grad():
         call = dict(values)
@@ -423,7 +425,8 @@ def double_vjp(
         vs: list[Tensor] = []
         for name, t in tangents.items():
             v = values[name]
-            pairs = [(v, t)] if isinstance(v, Tensor) else list(zip(v, t, strict=True))
+            # a list argument pairs element-wise; a tensor, or an optional one not given (None)
+            pairs = list(zip(v, t, strict=True)) if isinstance(v, list | tuple) else [(v, t)]
             fresh_list = []
             for x, tx in pairs:
                 if tx is None or x is None or not x.tp_dtype.is_floating_point:
@@ -437,7 +440,7 @@ def double_vjp(
                 xs.append(fresh)
                 vs.append(tx)
                 fresh_list.append(fresh)
-            call[name] = fresh_list[0] if isinstance(v, Tensor) else fresh_list
+            call[name] = fresh_list if isinstance(v, list | tuple) else fresh_list[0]
         if rule.inplace and rule.fop is rule.op:  # no functional form: write into a copy
             call["self"] = aten.clone.default(call["self"])
         schema = rule.fop.schema

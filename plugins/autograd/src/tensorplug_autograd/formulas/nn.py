@@ -513,6 +513,268 @@ _def_grid_sampler("grid_sampler_2d")
 _def_grid_sampler("grid_sampler_3d")
 
 
+# --- pooling -------------------------------------------------------------------------------------
+# The backward kernels are linear in grad_output and constant in self: their own gradients are
+# the forward again (avg_pool, _adaptive_avg_pool) or a gather at the indices (max pooling's
+# double backward, PyTorch's max_pool_double_backward), and zeros for self.
+
+
+def _gather_planes(g: Tensor, indices: Tensor, nd: int) -> Tensor:
+    """``g`` (an input's shape) read at ``indices`` (flat positions in each plane of the last
+    ``nd`` dims): the gradient of scattering to those positions."""
+    flat = g.flatten(g.ndim - nd) if g.ndim >= nd else g
+    idx = indices.flatten(indices.ndim - nd)
+    return flat.gather(-1, idx).reshape(list(indices.shape))
+
+
+def _pooling_formulas(nd: int) -> None:
+    """The formulas of the ``nd``-d pooling operators and their backward kernels."""
+    with_indices = f"max_pool{nd}d_with_indices"
+    max_backward = getattr(_aten, f"{with_indices}_backward").default
+    avg = getattr(_aten, f"avg_pool{nd}d").default
+    avg_backward = getattr(_aten, f"avg_pool{nd}d_backward").default
+    adaptive = getattr(_aten, f"_adaptive_avg_pool{nd}d").default
+    adaptive_backward = getattr(_aten, f"_adaptive_avg_pool{nd}d_backward").default
+    amax = f"adaptive_max_pool{nd}d"
+    amax_backward = getattr(_aten, f"{amax}_backward").default
+
+    def zeros_self(g: Tensor, s: Any) -> Tensor:
+        return _zeros(g, s.self_shape)
+
+    def gather(g: Tensor, s: Any) -> Tensor:
+        return _gather_planes(g, s.indices, nd)
+
+    def max_self(g: Any, s: Any) -> Tensor:
+        return max_backward(
+            g[0], s.self, s.kernel_size, s.stride, s.padding, s.dilation, s.ceil_mode, s.result[1]
+        )
+
+    def avg_self(g: Tensor, s: Any) -> Tensor:
+        return avg_backward(
+            g, s.self, s.kernel_size, s.stride, s.padding, s.ceil_mode, s.count_include_pad,
+            s.divisor_override,
+        )  # fmt: skip
+
+    def avg_backward_grad(g: Tensor, s: Any) -> Tensor:
+        return avg(
+            g, s.kernel_size, s.stride, s.padding, s.ceil_mode, s.count_include_pad,
+            s.divisor_override,
+        )  # fmt: skip
+
+    def adaptive_self(g: Tensor, s: Any) -> Tensor:
+        return adaptive_backward(g, s.self)
+
+    def adaptive_backward_grad(g: Tensor, s: Any) -> Tensor:
+        return adaptive(g, list(s.grad_output_shape[-nd:]))
+
+    def amax_self(g: Any, s: Any) -> Tensor:
+        return amax_backward(g[0], s.self, s.result[1])
+
+    defderiv(with_indices, self=max_self)
+    OUTPUT_DIFFERENTIABILITY[with_indices] = (True, False)
+    defderiv(f"{with_indices}_backward", grad_output=gather, self=zeros_self)
+    defderiv(f"avg_pool{nd}d", self=avg_self)
+    defderiv(f"avg_pool{nd}d_backward", grad_output=avg_backward_grad, self=zeros_self)
+    defderiv(f"_adaptive_avg_pool{nd}d", self=adaptive_self)
+    defderiv(
+        f"_adaptive_avg_pool{nd}d_backward", grad_output=adaptive_backward_grad, self=zeros_self
+    )
+    defderiv(amax, self=amax_self)
+    OUTPUT_DIFFERENTIABILITY[amax] = (True, False)
+    defderiv(f"{amax}_backward", grad_output=gather, self=zeros_self)
+    defderiv(f"max_unpool{nd}d", self=gather)
+
+
+_pooling_formulas(2)
+_pooling_formulas(3)
+
+
+# --- normalization -------------------------------------------------------------------------------
+# Note [Normalization double backward]
+# native_batch_norm and native_group_norm return the statistics they normalized with, and their
+# backward kernels take them back as inputs: the kernels' formulas below are partial
+# derivatives, in every input (grad_out, input, weight, and the mean and inverse standard
+# deviation), so gradcheck of the backward kernels holds with the statistics fixed. The forward
+# ops' statistics are not differentiable outputs (as in PyTorch); when a backward pass records
+# (create_graph), the forward formula recomputes them from the input with differentiable ops,
+# so the chain rule sees that they depend on it and second derivatives are exact. Without
+# recording, it passes the saved ones (no extra work).
+#
+# Both are the same computation in a "grouped" layout: x's elements are normalized over the
+# dims R of each group (M elements), and the weight is per channel, summed over the dims S.
+# With xh = (x - mean) * s, u = w * g, E[.] the group mean and P(v) = v - E[v] - xh E[v xh]
+# (symmetric), the kernel's outputs are gi = s P(u), gw = sum_S(g xh), gb = sum_S(g); their
+# partials, for incoming (ggi, ggw, ggb), with A = E[u xh] and C = sum_R(ggi xh):
+#   d grad_out = w s P(ggi) + ggw xh + ggb          d weight = sum_S(g s P(ggi))
+#   d input    = s (ggw g - s A ggi - s C u / M)     d mean   = -sum_R(d input)
+#   d invstd   = sum_R(ggi (u - E[u] - 3 xh A)) + sum_R(ggw g xh) / s
+# With running statistics (batch norm in eval) gi = w s g: d grad_out = w s ggi + ggw xh + ggb,
+# d weight = sum_S(ggi s g), d input = ggw g s.
+
+
+def _norm_partials(
+    gg: tuple[Tensor | None, ...], g: Tensor, x: Tensor, w: Tensor | None, mu: Tensor, s: Tensor,
+    r: list[int], sdims: list[int], m: int, train: bool,
+) -> tuple[Tensor | None, ...]:  # fmt: skip
+    ggi, ggw, ggb = gg
+    xh = (x - mu) * s
+    u = g if w is None else g * w
+    d_g: Tensor | None = None
+    d_w: Tensor | None = None
+    d_x: Tensor | None = None
+    d_mu: Tensor | None = None
+    d_s: Tensor | None = None
+
+    def add(a: Tensor | None, b: Tensor) -> Tensor:
+        return b if a is None else a + b
+
+    if train:
+        a = (u * xh).mean(r, True)
+        if ggi is not None:
+            p = ggi - ggi.mean(r, True) - xh * (ggi * xh).mean(r, True)
+            d_g = s * p if w is None else w * s * p
+            if w is not None:
+                d_w = (g * s * p).sum(sdims, True)
+            c = (ggi * xh).sum(r, True)
+            d_x = -(s * a * ggi) - s * c * u / m
+            d_s = (ggi * (u - u.mean(r, True) - 3 * xh * a)).sum(r, True)
+        if ggw is not None:
+            d_g = add(d_g, ggw * xh)
+            d_x = add(d_x, ggw * g)
+            d_s = add(d_s, (ggw * g * xh).sum(r, True) / s)
+        if d_x is not None:
+            d_x = d_x * s
+            d_mu = -d_x.sum(r, True)
+    else:
+        if ggi is not None:
+            d_g = ggi * s if w is None else ggi * s * w
+            if w is not None:
+                d_w = (ggi * s * g).sum(sdims, True)
+        if ggw is not None:
+            d_g = add(d_g, ggw * xh)
+            d_x = ggw * g * s
+    if ggb is not None:
+        d_g = add(d_g, ggb.expand(list(g.shape)) if d_g is None else ggb)
+    return d_g, d_x, d_w, d_mu, d_s
+
+
+def _bn_layout(x: Tensor) -> tuple[list[int], list[int], int]:
+    """Batch norm's R (and S: the same) and M: every dim but the channels'."""
+    r = [0, *range(2, x.ndim)]
+    return r, [1] * x.ndim, x.numel() // x.shape[1]
+
+
+def _as(t: Tensor | None, shape: list[int]) -> Tensor | None:
+    return None if t is None else t.reshape(shape)
+
+
+def _bn_backward_partials(
+    g: tuple[Tensor | None, ...], grad_out: Tensor, x: Tensor, w: Tensor | None,
+    rm: Tensor | None, rv: Tensor | None, mean: Tensor | None, invstd: Tensor | None,
+    train: bool, eps: float,
+) -> tuple[Tensor | None, ...]:  # fmt: skip
+    r, cshape, m = _bn_layout(x)
+    cshape[1] = x.shape[1]
+    if train:
+        mu, s = _as(mean, cshape), _as(invstd, cshape)
+    else:
+        mu, s = _as(rm, cshape), _as(rv, cshape)
+        s = (s + eps).rsqrt() if s is not None else None
+    assert mu is not None and s is not None
+    gg = (g[0], _as(g[1], cshape), _as(g[2], cshape))
+    d_g, d_x, d_w, d_mu, d_s = _norm_partials(
+        gg, grad_out, x, _as(w, cshape), mu, s, r, r, m, train
+    )
+    c = [x.shape[1]]
+    return d_g, d_x, _as(d_w, c), _as(d_mu, c), _as(d_s, c)
+
+
+def _bn_forward_backward(
+    g: tuple[Tensor, ...], x: Tensor, w: Tensor | None, b: Tensor | None, rm: Tensor | None,
+    rv: Tensor | None, result: tuple[Tensor, ...], training: bool, eps: float,
+) -> tuple[Tensor | None, ...]:  # fmt: skip
+    mean, invstd = result[1], result[2]
+    if training and tp.is_grad_enabled():  # Note [Normalization double backward]
+        r = [0, *range(2, x.ndim)]
+        xf = x if x.dtype == mean.dtype else x.to(mean.dtype)
+        mean = xf.mean(r)
+        centered = xf - mean.reshape(_bn_layout(x)[1][:1] + [x.shape[1]] + [1] * (x.ndim - 2))
+        invstd = ((centered * centered).mean(r) + eps).rsqrt()
+    gi, gw, gb = _aten.native_batch_norm_backward.default(
+        g[0], x, w, rm, rv, mean, invstd, training, eps, [True, w is not None, b is not None]
+    )
+    return gi, gw, gb
+
+
+FORMULAS["native_batch_norm"] = {
+    ("input", "weight", "bias"): lambda g, s: _bn_forward_backward(
+        g, s.input, s.weight, s.bias, s.running_mean, s.running_var, s.result, s.training, s.eps
+    )
+}
+OUTPUT_DIFFERENTIABILITY["native_batch_norm"] = (True, False, False)
+FORMULAS["native_batch_norm_backward"] = {
+    ("grad_out", "input", "weight", "save_mean", "save_invstd"): lambda g, s: (
+        _bn_backward_partials(
+            g, s.grad_out, s.input, s.weight, s.running_mean, s.running_var, s.save_mean,
+            s.save_invstd, s.train, s.eps,
+        )
+    )
+}  # fmt: skip
+
+
+def _gn_layout(x: Tensor, n: int, c: int, hxw: int, group: int) -> list[int]:
+    return [n, group, c // group, hxw]
+
+
+def _gn_forward_backward(
+    g: tuple[Tensor, ...], x: Tensor, w: Tensor | None, b: Tensor | None,
+    result: tuple[Tensor, ...], n: int, c: int, hxw: int, group: int, eps: float,
+) -> tuple[Tensor | None, ...]:  # fmt: skip
+    mean, rstd = result[1], result[2]
+    if tp.is_grad_enabled():  # Note [Normalization double backward]
+        xf = x.reshape([n, group, -1])
+        mean = xf.mean([2])
+        centered = xf - mean.unsqueeze(2)
+        rstd = ((centered * centered).mean([2]) + eps).rsqrt()
+    gi, gw, gb = _aten.native_group_norm_backward.default(
+        g[0], x, mean, rstd, w, n, c, hxw, group, [True, w is not None, b is not None]
+    )
+    return gi, gw, gb
+
+
+def _gn_backward_partials(
+    g: tuple[Tensor | None, ...], grad_out: Tensor, x: Tensor, mean: Tensor, rstd: Tensor,
+    w: Tensor | None, n: int, c: int, hxw: int, group: int,
+) -> tuple[Tensor | None, ...]:  # fmt: skip
+    layout = _gn_layout(x, n, c, hxw, group)
+    wshape = [1, group, c // group, 1]
+    stat = [n, group, 1, 1]
+    gi = _as(g[0], layout)
+    gg = (gi, _as(g[1], wshape), _as(g[2], wshape))
+    d_g, d_x, d_w, d_mu, d_s = _norm_partials(
+        gg, grad_out.reshape(layout), x.reshape(layout), _as(w, wshape), mean.reshape(stat),
+        rstd.reshape(stat), [2, 3], [0, 3], (c // group) * hxw, True,
+    )  # fmt: skip
+    shape = list(x.shape)
+    return (
+        _as(d_g, shape), _as(d_x, shape), _as(d_mu, [n, group]), _as(d_s, [n, group]),
+        _as(d_w, [c]),
+    )  # fmt: skip
+
+
+FORMULAS["native_group_norm"] = {
+    ("input", "weight", "bias"): lambda g, s: _gn_forward_backward(
+        g, s.input, s.weight, s.bias, s.result, s.N, s.C, s.HxW, s.group, s.eps
+    )
+}
+OUTPUT_DIFFERENTIABILITY["native_group_norm"] = (True, False, False)
+FORMULAS["native_group_norm_backward"] = {
+    ("grad_out", "input", "mean", "rstd", "weight"): lambda g, s: _gn_backward_partials(
+        g, s.grad_out, s.input, s.mean, s.rstd, s.weight, s.N, s.C, s.HxW, s.group
+    )
+}
+
+
 # --- mixed precision training: GradScaler's bookkeeping, never part of a graph -------------------
 
 nondifferentiable("_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_")

@@ -23,7 +23,7 @@ from ..batched import (
 )
 from ..calls import passdown, top_level
 from ..fallback import loop
-from .table import Kernel, defdim, defrule
+from .table import Kernel, defdim, defrule, map_out, positions
 
 aten = tp.ops.aten
 _unsqueeze = aten.unsqueeze.default
@@ -199,6 +199,59 @@ def _convolution_backward_maker(op: Any) -> Kernel:
     return kernel
 
 
+# --- pooling -------------------------------------------------------------------------------------
+
+# Note [Batched pooling]
+# A pooling operator treats every plane of its (N, C, *spatial) or (C, *spatial) input alike, so
+# the vmap batch folds into N (or becomes N for an input without one), and the results unfold
+# again. Indices are positions inside a plane, so they stay right. The backward kernels and
+# max_unpool take tensors of the same leading shape: each is folded the same way.
+
+_POOLING = {
+    **{f"max_pool{n}d_with_indices.default": n for n in (2, 3)},
+    **{f"max_pool{n}d_with_indices_backward.default": n for n in (2, 3)},
+    **{f"avg_pool{n}d.default": n for n in (2, 3)},
+    **{f"avg_pool{n}d_backward.default": n for n in (2, 3)},
+    **{f"_adaptive_avg_pool{n}d.default": n for n in (2, 3)},
+    **{f"_adaptive_avg_pool{n}d_backward.default": n for n in (2, 3)},
+    **{f"adaptive_max_pool{n}d.default": n for n in (2, 3)},
+    **{f"adaptive_max_pool{n}d_backward.default": n for n in (2, 3)},
+    **{f"max_unpool{n}d.default": n for n in (2, 3)},
+}
+
+
+def _pooling_maker(op: Any) -> Kernel:
+    nd = 3 if "3d" in op.name else 2
+    tensors = positions(op)
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        lvl = top_level(args)
+        if lvl == 0:
+            return passdown(op, args, kwargs)
+        size = next(
+            int(args[i].value.shape[args[i].bdim]) for i in tensors if batched_at(args[i], lvl)
+        )
+        call = list(args)
+        folded = False
+        for i in tensors:
+            a = args[i]
+            p = front(a) if batched_at(a, lvl) else materialize(a, size)
+            if a.ndim == nd + 2:  # (B, N, C, ...) -> (B * N, C, ...)
+                folded = True
+                p = _reshape(p, [size * a.shape[0], *a.shape[1:]])
+            call[i] = p
+        out = op(*call, **kwargs)
+
+        def unfold(o: Any) -> Any:
+            if folded:
+                o = _reshape(o, [size, o.shape[0] // size, *o.shape[1:]])
+            return wrap(o, 0, lvl)
+
+        return map_out(out, unfold)
+
+    return kernel
+
+
 def _batch_mode(op: Any, k: int, n_tensors: int) -> Kernel:
     """The rule of an operator on (N, C, *spatial) or (C, *spatial) inputs, ``k`` spatial
     dimensions, whose first ``n_tensors`` arguments are such tensors: the vmap dimension is the
@@ -218,6 +271,89 @@ def _batch_mode(op: Any, k: int, n_tensors: int) -> Kernel:
             return wrap(op(*phys, *rest), 0, lvl)
         y = op(*(_fold_into(p, 0) for p in phys), *rest)
         return wrap(_unfold_from(y, 0, size), 0, lvl)
+
+    return kernel
+
+
+for _name in _POOLING:
+    defrule(_name)(_pooling_maker)
+
+
+# --- normalization -------------------------------------------------------------------------------
+
+# Note [Batched normalization]
+# As functorch's batch_norm rule: the vmap batch folds into the channels, (B, N, C, ...) ->
+# (N, B * C, ...), so each sample's channel is a channel of its own: its own statistics,
+# weight and bias (an unbatched weight is repeated B times, a batched one flattened) and running
+# statistics. In training, an input batched over running statistics that are not is refused
+# with functorch's error: the update in place would have to write B values into one buffer (a
+# module does not need them with track_running_stats=False; nn.utils-style patches give each
+# sample its own). Group norm folds the same way with B * group groups, each sample's groups
+# being consecutive channels. The backward kernels fold their tensors alike, so their weight
+# and bias gradients come out per sample, (B * C) -> (B, C).
+
+_BN_UNBATCHED_STATS = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which "
+    "will be updated in place, were not batched.\nIf you are using a module and do not need eval "
+    "mode, please set `track_running_stats` to be False. If you are using a prebuilt module and "
+    "do not need eval mode, please see the functorch website for resources on how to patch your "
+    "module to work with vmap"
+)
+
+
+def _fold_channels(t: Any, lvl: int, size: int) -> Any:
+    """(B, N, C, ...) -> (N, B * C, ...) of a logical (N, C, ...) tensor."""
+    p = front(t) if batched_at(t, lvl) else materialize(t, size)
+    p = aten.movedim.int(p, 0, 1)
+    return _reshape(p, [p.shape[0], size * p.shape[2], *p.shape[3:]])
+
+
+def _unfold_channels(o: Any, lvl: int, size: int) -> Any:
+    return wrap(_reshape(o, [o.shape[0], size, o.shape[1] // size, *o.shape[2:]]), 1, lvl)
+
+
+def _fold_vector(t: Any, lvl: int, size: int) -> Any:
+    """A per-channel vector (C,) for the folded channels: (B * C,)."""
+    if t is None:
+        return None
+    if batched_at(t, lvl):
+        return _reshape(front(t), [-1])
+    return aten.repeat.default(t, [size])
+
+
+def _per_sample(o: Any, lvl: int, size: int) -> Any:
+    return None if o is None else wrap(_reshape(o, [size, o.shape[0] // size]), 0, lvl)
+
+
+def _batch_size(args: Any, lvl: int) -> int:
+    return next(int(a.value.shape[a.bdim]) for a in args if a is not None and batched_at(a, lvl))
+
+
+@defrule("native_batch_norm.default")
+def _batch_norm_maker(op: Any) -> Kernel:
+    def kernel(input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any,
+               training: bool, momentum: float, eps: float) -> Any:  # fmt: skip
+        args = (input, weight, bias, running_mean, running_var, training, momentum, eps)
+        lvl = top_level(args)
+        if lvl == 0:
+            return passdown(op, args, {})
+        stats = [t for t in (running_mean, running_var) if t is not None]
+        if training and batched_at(input, lvl) and not all(batched_at(t, lvl) for t in stats):
+            raise RuntimeError(_BN_UNBATCHED_STATS)
+        size = _batch_size(args[:5], lvl)
+        rm, rv = _fold_vector(running_mean, lvl, size), _fold_vector(running_var, lvl, size)
+        out, mean, invstd = op(
+            _fold_channels(input, lvl, size), _fold_vector(weight, lvl, size),
+            _fold_vector(bias, lvl, size), rm, rv, training, momentum, eps,
+        )  # fmt: skip
+        if training:  # the folded statistics were updated: write them back per sample
+            for stat, folded in ((running_mean, rm), (running_var, rv)):
+                if stat is not None:
+                    aten.copy_.default(front(stat), _reshape(folded, [size, -1]))
+        return (
+            _unfold_channels(out, lvl, size), _per_sample(mean, lvl, size),
+            _per_sample(invstd, lvl, size),
+        )  # fmt: skip
 
     return kernel
 
@@ -376,8 +512,86 @@ def _shuffle_maker(op: Any) -> Kernel:
     return kernel
 
 
+@defrule("native_batch_norm_backward.default")
+def _batch_norm_backward_maker(op: Any) -> Kernel:
+    def kernel(grad_out: Any, input: Any, weight: Any, running_mean: Any, running_var: Any,
+               save_mean: Any, save_invstd: Any, train: bool, eps: float,
+               output_mask: Any) -> Any:  # fmt: skip
+        args = (grad_out, input, weight, running_mean, running_var, save_mean, save_invstd,
+                train, eps, output_mask)  # fmt: skip
+        lvl = top_level(args)
+        if lvl == 0:
+            return passdown(op, args, {})
+        size = _batch_size(args[:7], lvl)
+        vectors = [_fold_vector(t, lvl, size) for t in args[2:7]]
+        gi, gw, gb = op(
+            _fold_channels(grad_out, lvl, size), _fold_channels(input, lvl, size), *vectors,
+            train, eps, output_mask,
+        )  # fmt: skip
+        return (
+            None if gi is None else _unfold_channels(gi, lvl, size),
+            _per_sample(gw, lvl, size), _per_sample(gb, lvl, size),
+        )  # fmt: skip
+
+    return kernel
+
+
 defrule("pixel_shuffle.default")(_shuffle_maker)
 defrule("pixel_unshuffle.default")(_shuffle_maker)
+
+
+def _fold_groups(t: Any, lvl: int, size: int) -> Any:
+    """Group statistics (B, N, G) -> (N, B * G)."""
+    p = front(t) if batched_at(t, lvl) else materialize(t, size)
+    p = aten.movedim.int(p, 0, 1)
+    return _reshape(p, [p.shape[0], -1])
+
+
+def _unfold_groups(o: Any, lvl: int, size: int) -> Any:
+    return wrap(_reshape(o, [o.shape[0], size, o.shape[1] // size]), 1, lvl)
+
+
+@defrule("native_group_norm.default")
+def _group_norm_maker(op: Any) -> Kernel:
+    def kernel(input: Any, weight: Any, bias: Any, N: int, C: int, HxW: int, group: int,
+               eps: float) -> Any:  # fmt: skip
+        args = (input, weight, bias, N, C, HxW, group, eps)
+        lvl = top_level(args)
+        if lvl == 0:
+            return passdown(op, args, {})
+        size = _batch_size(args[:3], lvl)
+        out, mean, rstd = op(
+            _fold_channels(input, lvl, size), _fold_vector(weight, lvl, size),
+            _fold_vector(bias, lvl, size), N, size * C, HxW, size * group, eps,
+        )  # fmt: skip
+        return (
+            _unfold_channels(out, lvl, size), _unfold_groups(mean, lvl, size),
+            _unfold_groups(rstd, lvl, size),
+        )  # fmt: skip
+
+    return kernel
+
+
+@defrule("native_group_norm_backward.default")
+def _group_norm_backward_maker(op: Any) -> Kernel:
+    def kernel(grad_out: Any, input: Any, mean: Any, rstd: Any, weight: Any, N: int, C: int,
+               HxW: int, group: int, output_mask: Any) -> Any:  # fmt: skip
+        args = (grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask)
+        lvl = top_level(args)
+        if lvl == 0:
+            return passdown(op, args, {})
+        size = _batch_size(args[:5], lvl)
+        gi, gw, gb = op(
+            _fold_channels(grad_out, lvl, size), _fold_channels(input, lvl, size),
+            _fold_groups(mean, lvl, size), _fold_groups(rstd, lvl, size),
+            _fold_vector(weight, lvl, size), N, size * C, HxW, size * group, output_mask,
+        )  # fmt: skip
+        return (
+            None if gi is None else _unfold_channels(gi, lvl, size),
+            _per_sample(gw, lvl, size), _per_sample(gb, lvl, size),
+        )  # fmt: skip
+
+    return kernel
 
 
 # --- losses -------------------------------------------------------------------------------------

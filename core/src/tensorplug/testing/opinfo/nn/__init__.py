@@ -8,9 +8,13 @@ is imported:
 * ``_conv``: convolution and its backward, the public convolutions, im2col/col2im and the
   padding operators;
 * ``_resample``: the upsampling operators and their backward kernels, the grid samplers and
-  their backward kernels, affine_grid_generator, pixel_shuffle and pixel_unshuffle.
+  their backward kernels, affine_grid_generator, pixel_shuffle and pixel_unshuffle;
+* ``_pooling``: max, average and adaptive pooling, their backward kernels, max unpooling;
+* ``_norms``: batch, instance, group and RMS normalization and their kernels, the feature and
+  alpha dropouts;
+* ``_activations``: the composite activations (prelu, celu, selu, ..., channel_shuffle).
 """
 
 from __future__ import annotations
 
-from . import _attention, _conv, _functions, _optim, _resample  # noqa: F401
+from . import _activations, _attention, _conv, _functions, _norms, _optim, _pooling, _resample  # noqa: F401

@@ -36,6 +36,12 @@ def load(runtime: Any) -> dict[str, Any]:
         "make_rng": lambda seed: DeviceGenerators(cp, seed),
         "current_device": cp.cuda.runtime.getDevice,
     }
+    try:  # the special functions (tp.special): CuPy's scipy.special
+        import cupyx.scipy.special as special
+    except ImportError:  # pragma: no cover - shipped with CuPy; without it they are unsupported
+        pass
+    else:
+        options["special"] = special
     if cp.cuda.runtime.getDeviceCount() > 1:
         options["device_context"] = lambda d: cp.cuda.Device(d.index)
     return options

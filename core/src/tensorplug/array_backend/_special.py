@@ -258,7 +258,11 @@ def _polynomial(kit: Kit, name: str) -> Callable[..., Tensor]:
             # n as PyTorch reads it: truncated to an integer; P_n is 0 for n < 0
             ni = xp.trunc(na)
             xa, ni = xp.broadcast_arrays(xa, ni)
-            top = int(xp.max(ni)) if ni.size and bool(xp.all(xp.isfinite(ni))) else 0
+            # the recurrence runs to the largest degree asked; Meta arrays have no values, and
+            # the result's shape and dtype do not depend on them
+            top = 0
+            if kit.device_type != "meta" and ni.size and bool(xp.all(xp.isfinite(ni))):
+                top = int(xp.max(ni))
             prev = xp.ones_like(xa)
             r = xp.where(ni == 0, prev, xp.zeros_like(xa))
             if top >= 1:

@@ -272,6 +272,9 @@ class OpInfo:
     compare: Callable[[Any, Any, SampleInput, str], None] | None = None  # custom comparison
     tol: dict[str, tuple[float, float]] = field(default_factory=dict)  # dtype -> (rtol, atol)
     aten_variant: bool = True  # also call tp.ops.aten.<op>.<overload>
+    # its kernel calls the backend's special-function namespace (array_backend.register's
+    # special=): skipped on a backend registered without one
+    needs_special: bool = False
 
     @property
     def op_name(self) -> str:

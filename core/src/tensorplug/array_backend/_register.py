@@ -47,6 +47,7 @@ from ..errors import RegistrationError
 from . import (
     _backward,
     _factories,
+    _fft,
     _indexing,
     _kit,
     _linalg,
@@ -79,7 +80,7 @@ __all__ = [
 # the parts of a family that is a package, and ``_backward`` (the backward kernels).
 _MODULES: tuple[ModuleType, ...] = (
     *_pointwise.PARTS, *_reductions.PARTS, _shape, *_indexing.PARTS, _linalg, _linalg_solvers, *_nn.PARTS, _random,
-    _factories, _special, _backward,
+    _factories, _special, _fft, _backward,
 )  # fmt: skip
 
 

@@ -39,3 +39,16 @@ def contiguous(self: Any, *, memory_format: Any = "contiguous_format") -> Any:
 
 def zero_(self: Any) -> Any:
     return aten.fill_.Scalar(self, 0)
+
+
+# --- complex numbers ---------------------------------------------------------------------------
+
+
+def conj(self: Any) -> Any:
+    """The complex conjugate: ``self`` itself for a real tensor (as PyTorch's), and for a
+    complex one an eager copy (``conj_physical``): tensorplug keeps no lazy conjugate bit, so
+    ``tp.is_conj`` would always be False and writes to the result do not reach ``self``
+    (PyTorch's conj is a view with the bit set)."""
+    if not self.dtype.is_complex:
+        return self
+    return aten.conj_physical.default(self)

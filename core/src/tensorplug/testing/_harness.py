@@ -31,6 +31,8 @@ TOLERANCES = {
     "bfloat16": (1.6e-2, 1e-2),
     "float32": (1.3e-6, 1e-5),
     "float64": (1e-7, 1e-7),
+    "complex64": (1e-5, 1e-5),
+    "complex128": (1e-7, 1e-7),
 }
 
 
@@ -186,6 +188,12 @@ def compare_values(arr: np.ndarray, exp: np.ndarray, dt: str, info: OpInfo, what
         np.testing.assert_array_equal(arr, want, err_msg=f"{what}: values differ (exact)")
         return
     rtol, atol = info.tol.get(dt, TOLERANCES[dt])
+    if dt.startswith("complex"):
+        np.testing.assert_allclose(
+            arr.astype(np.complex128), exp.astype(dt).astype(np.complex128), rtol=rtol,
+            atol=atol, equal_nan=True, err_msg=f"{what}: values differ (rtol={rtol}, atol={atol})",
+        )  # fmt: skip
+        return
     want64 = exp.astype(np.float64)
     if dt in ("float32", "float64"):
         want64 = want64.astype(dt).astype(np.float64)  # the oracle, rounded to the result dtype

@@ -29,6 +29,7 @@ from __future__ import annotations
 from . import (  # noqa: F401
     factories,
     indexing,
+    fft,
     linalg,
     linalg_solvers,
     nn,

@@ -35,6 +35,8 @@ _CATEGORY = {
     "bfloat16": 2,
     "float32": 2,
     "float64": 2,
+    "complex64": 3,  # in samples and results only (an OpInfo's dtypes are real)
+    "complex128": 3,
 }
 _ITEMSIZE = {
     "bool": 1,
@@ -47,6 +49,8 @@ _ITEMSIZE = {
     "bfloat16": 2,
     "float32": 4,
     "float64": 8,
+    "complex64": 8,
+    "complex128": 16,
 }
 
 

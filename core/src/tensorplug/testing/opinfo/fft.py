@@ -1,0 +1,295 @@
+"""Samples and oracles of the ``fft`` family: the kernels ``_fft_c2c``, ``_fft_r2c`` and
+``_fft_c2r``, the 22 functions of ``tensorplug.fft`` against ``numpy.fft``, and
+``conj``/``conj_physical``. Complex inputs are made from the sample's real dtype (float32 ->
+complex64), so the harness's dtypes stay the real ones."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ._core import (
+    FLOATS,
+    DT,
+    OpInfo,
+    S,
+    SampleInput,
+    add,
+    fn,
+    make,
+    meth,
+)
+
+_COMPLEX = {"float32": "complex64", "float64": "complex128"}
+_REAL = {"complex64": "float32", "complex128": "float64"}
+_TOL = {"float32": (2e-5, 2e-5), "float64": (1e-9, 1e-9)}
+_NORMS = (None, "backward", "forward", "ortho")
+
+
+def _cplx(shape: tuple[int, ...], d: str, rng: np.random.Generator) -> np.ndarray:
+    a = make(shape, d, rng) + 1j * make(shape, d, rng)
+    return a.astype(_COMPLEX[d])
+
+
+def _as_float(x: Any) -> Any:
+    """Integer inputs transform as the default dtype (float32)."""
+    if isinstance(x, np.ndarray) and x.dtype.kind in "biu":
+        return x.astype(np.float32)
+    return x
+
+
+def _result(kind: str) -> Callable[[SampleInput, str], str]:
+    """The result dtype: "c" complex of the input's precision, "r" real of it."""
+
+    def rule(s: SampleInput, d: str) -> str:
+        x = s.args[0]
+        name = x.dtype.name if x.dtype.kind in "fc" else "float32"
+        real = _REAL.get(name, name)
+        return _COMPLEX[real] if kind == "c" else real
+
+    return rule
+
+
+def _norm_of(norm: str | None) -> str:
+    return "backward" if norm is None else norm
+
+
+# --- the kernels -----------------------------------------------------------------------------
+
+_NORM_MODE = {0: ("backward", "forward"), 1: ("ortho", "ortho"), 2: ("forward", "backward")}
+
+
+def _c2c_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("last_forward", _cplx((3, 8), d, rng), [1], 0, True)
+    yield S("two_dims_inverse_by_n", _cplx((4, 6), d, rng), [0, 1], 2, False)
+    yield S("ortho", _cplx((2, 5, 3), d, rng), [0, 2], 1, True)
+
+
+def _ref_c2c(x: Any, dim: list[int], normalization: int, forward: bool) -> Any:
+    fwd, inv = _NORM_MODE[normalization]
+    if forward:
+        return np.fft.fftn(x, axes=dim, norm=fwd)
+    return np.fft.ifftn(x, axes=dim, norm=inv)
+
+
+def _r2c_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("onesided", make((3, 8), d, rng), [1], 0, True)
+    yield S("full", make((3, 7), d, rng), [1], 2, False)
+    yield S("two_dims", make((4, 6), d, rng), [0, 1], 1, True)
+
+
+def _ref_r2c(x: Any, dim: list[int], normalization: int, onesided: bool) -> Any:
+    norm = _NORM_MODE[normalization][0]
+    return (np.fft.rfftn if onesided else np.fft.fftn)(x, axes=dim, norm=norm)
+
+
+def _c2r_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("even", _cplx((3, 5), d, rng), [1], 2, 8)
+    yield S("odd", _cplx((3, 5), d, rng), [1], 0, 9)
+    yield S("two_dims", _cplx((4, 4), d, rng), [0, 1], 1, 6)
+
+
+def _ref_c2r(x: Any, dim: list[int], normalization: int, last_dim_size: int) -> Any:
+    s = [x.shape[a] for a in dim[:-1]] + [last_dim_size]
+    return np.fft.irfftn(x, s=s, axes=dim, norm=_NORM_MODE[normalization][1])
+
+
+for _name, _gen, _ref, _kind in (
+    ("_fft_c2c", _c2c_samples, _ref_c2c, "c"),
+    ("_fft_r2c", _r2c_samples, _ref_r2c, "c"),
+    ("_fft_c2r", _c2r_samples, _ref_c2r, "r"),
+):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            sample_inputs=_gen,
+            ref=_ref,
+            dtypes=FLOATS,
+            result_dtype=_result(_kind),
+            tol=_TOL,
+        )
+    )
+
+
+# --- tensorplug.fft ----------------------------------------------------------------------------
+
+
+def _one_d(
+    real_only: bool, complex_in: bool
+) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
+    def gen(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        def x(shape: tuple[int, ...]) -> np.ndarray:
+            return _cplx(shape, d, rng) if complex_in else make(shape, d, rng)
+
+        yield S("default", x((3, 8)))
+        for norm in _NORMS[1:]:
+            yield S(f"norm_{norm}", x((2, 6)), norm=norm)
+        yield S("n_pad_dim0", x((5, 3)), 8, 0)
+        yield S("n_cut", x((2, 9)), n=6)
+        yield S("1d_odd", x((7,)))
+        if not real_only and not complex_in and d == "float32":
+            yield S("int64", make((6,), "int64", rng))
+        if not complex_in and not real_only:
+            yield S("complex_input", _cplx((4, 6), d, rng), dim=-1)
+
+    return gen
+
+
+def _np1(f: Callable[..., Any]) -> Callable[..., Any]:
+    def ref(x: Any, n: Any = None, dim: int = -1, norm: str | None = None) -> Any:
+        return f(_as_float(x), n=n, axis=dim, norm=_norm_of(norm))
+
+    return ref
+
+
+for _name, _np, _real_only, _complex_in, _kind in (
+    ("fft", np.fft.fft, False, False, "c"),
+    ("ifft", np.fft.ifft, False, False, "c"),
+    ("rfft", np.fft.rfft, True, False, "c"),
+    ("irfft", np.fft.irfft, False, True, "r"),
+    ("hfft", np.fft.hfft, False, True, "r"),
+    ("ihfft", np.fft.ihfft, True, False, "c"),
+):
+    add(
+        OpInfo(
+            f"fft_{_name}",
+            op=fn(f"fft.{_name}"),
+            sample_inputs=_one_d(_real_only, _complex_in),
+            ref=_np1(_np),
+            dtypes=FLOATS,
+            result_dtype=_result(_kind),
+            tol=_TOL,
+        )
+    )
+
+
+def _n_d(
+    two: bool, complex_in: bool
+) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
+    def gen(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        def x(shape: tuple[int, ...]) -> np.ndarray:
+            return _cplx(shape, d, rng) if complex_in else make(shape, d, rng)
+
+        yield S("default", x((2, 4, 6)))
+        yield S("s", x((3, 5, 6)), s=[4, 8])
+        yield S("dim", x((4, 3, 5)), dim=[0, 2], norm="ortho")
+        yield S("s_dim_forward", x((4, 6)), [6, 4], [1, 0], "forward")
+        if not two:
+            yield S("one_dim", x((3, 6)), dim=[1])
+            yield S("s_only", x((2, 3, 6)), s=[3, 4])
+
+    return gen
+
+
+def _npn(f: Callable[..., Any], two: bool) -> Callable[..., Any]:
+    def ref(x: Any, s: Any = None, dim: Any = None, norm: str | None = None) -> Any:
+        if dim is None:
+            dim = (-2, -1) if two else (None if s is None else list(range(-len(s), 0)))
+        return f(_as_float(x), s=s, axes=dim, norm=_norm_of(norm))
+
+    return ref
+
+
+def _np_hfftn(x: Any, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+    """hfftn(x) = irfftn(conj(x)) with the forward transform's normalization."""
+    inv = {"backward": "forward", "forward": "backward", "ortho": "ortho"}[norm]
+    return np.fft.irfftn(np.conj(x), s=s, axes=axes, norm=inv)
+
+
+def _np_ihfftn(x: Any, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+    inv = {"backward": "forward", "forward": "backward", "ortho": "ortho"}[norm]
+    return np.conj(np.fft.rfftn(x, s=s, axes=axes, norm=inv))
+
+
+for _suffix, _two in (("2", True), ("n", False)):
+    for _name, _np, _complex_in, _kind in (
+        ("fft", np.fft.fftn, False, "c"),
+        ("ifft", np.fft.ifftn, False, "c"),
+        ("rfft", np.fft.rfftn, False, "c"),
+        ("irfft", np.fft.irfftn, True, "r"),
+        ("hfft", _np_hfftn, True, "r"),
+        ("ihfft", _np_ihfftn, False, "c"),
+    ):
+        add(
+            OpInfo(
+                f"fft_{_name}{_suffix}",
+                op=fn(f"fft.{_name}{_suffix}"),
+                sample_inputs=_n_d(_two, _complex_in),
+                ref=_npn(_np, _two),
+                dtypes=FLOATS,
+                result_dtype=_result(_kind),
+                tol=_TOL,
+            )
+        )
+
+
+def _freq_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("even", 8)
+    yield S("odd_spacing", 7, 0.25)
+    yield S("dtype", 6, dtype=DT(d))
+
+
+def _freq_dtype(s: SampleInput, d: str) -> str:
+    dt = s.kwargs.get("dtype")
+    return dt.name if isinstance(dt, DT) else "float32"
+
+
+for _name, _np in (("fftfreq", np.fft.fftfreq), ("rfftfreq", np.fft.rfftfreq)):
+    add(
+        OpInfo(
+            f"fft_{_name}",
+            op=fn(f"fft.{_name}"),
+            sample_inputs=_freq_samples,
+            ref=lambda n, d=1.0, dtype=None, _f=_np: _f(n, d),
+            dtypes=FLOATS,
+            result_dtype=_freq_dtype,
+            kind="factory",
+        )
+    )
+
+
+def _shift_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("all", make((4, 5), d, rng))
+    yield S("dim", make((3, 6), d, rng), dim=[1])
+    yield S("dims", make((2, 3, 5), d, rng), [0, 2])
+
+
+for _name, _np in (("fftshift", np.fft.fftshift), ("ifftshift", np.fft.ifftshift)):
+    add(
+        OpInfo(
+            f"fft_{_name}",
+            op=fn(f"fft.{_name}"),
+            sample_inputs=_shift_samples,
+            ref=lambda x, dim=None, _f=_np: _f(x, axes=dim),
+            dtypes=(*FLOATS, "int64"),
+        )
+    )
+
+
+# --- complex numbers ---------------------------------------------------------------------------
+
+
+def _conj_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("complex", _cplx((3, 4), d, rng))
+    yield S("real", make((2, 3), d, rng))
+
+
+def _same_kind(s: SampleInput, d: str) -> str:
+    return str(s.args[0].dtype.name)
+
+
+for _name in ("conj_physical", "conj"):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_conj_samples,
+            ref=np.conj,
+            dtypes=FLOATS,
+            result_dtype=_same_kind,
+        )
+    )

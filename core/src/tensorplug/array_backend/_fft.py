@@ -44,7 +44,7 @@ def _complex_of(d: _dt.dtype) -> _dt.dtype:
 
 
 def _dims(self: Tensor, dim: Sequence[int]) -> list[int]:
-    return list(wrap_dims(list(dim), self._data.ndim)) if dim else []
+    return list(wrap_dims(list(dim), self._data.ndim) or ()) if dim else []
 
 
 def _check_norm(normalization: int) -> None:

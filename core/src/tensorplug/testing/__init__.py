@@ -37,8 +37,8 @@ from ._grads import grad_cases, gradients, run_grad_case
 from ._harness import (
     case_failures,
     cases,
-    run_op_case,
     has_special_functions,
+    run_op_case,
     supported_dtypes,
     to_numpy,
     to_tp,

@@ -28,8 +28,8 @@ from __future__ import annotations
 # of every place an op lives: docs/extending.md; _core holds the machinery they share)
 from . import (  # noqa: F401
     factories,
-    indexing,
     fft,
+    indexing,
     linalg,
     linalg_solvers,
     nn,

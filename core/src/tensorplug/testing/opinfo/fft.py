@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from ._core import (
-    FLOATS,
     DT,
+    FLOATS,
     OpInfo,
     S,
     SampleInput,

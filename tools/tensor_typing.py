@@ -86,7 +86,7 @@ OPERATORS = {
         n: "Tensor" for n in ("bool", "half", "bfloat16", "float", "double", "short", "int", "long")
     },
 }
-PROPERTIES = {"T": "Tensor", "mT": "Tensor"}
+PROPERTIES = {"T": "Tensor", "mT": "Tensor", "real": "Tensor", "imag": "Tensor"}
 
 # attached by tensorplug._opset.unique and .lu: results whose kind depends on the arguments
 FUNCTIONAL = {"unique": "Any", "lu": "Any"}

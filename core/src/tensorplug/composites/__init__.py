@@ -154,6 +154,10 @@ from .nn import (
     upsample_trilinear3d_vec,
 )
 from .pointwise import (
+    imag,
+    real,
+    resolve_conj,
+    resolve_neg,
     clip,
     clip_,
     clip_tensor,
@@ -246,6 +250,10 @@ from .special import (
 
 __all__ = [
     "_pad_circular",
+    "imag",
+    "real",
+    "resolve_conj",
+    "resolve_neg",
     "conj",
     "fft_fft",
     "fft_fft2",

@@ -52,3 +52,28 @@ def conj(self: Any) -> Any:
     if not self.dtype.is_complex:
         return self
     return aten.conj_physical.default(self)
+
+
+def resolve_conj(self: Any) -> Any:
+    """``self``: tensorplug's conj is eager (no conjugate bit to resolve)."""
+    return self
+
+
+def resolve_neg(self: Any) -> Any:
+    """``self``: tensorplug keeps no lazy negative bit."""
+    return self
+
+
+def real(self: Any) -> Any:
+    """The real parts, a view (PyTorch's: ``view_as_real(self)[..., 0]``); ``self`` itself
+    for a real tensor."""
+    if not self.dtype.is_complex:
+        return self
+    return aten.select.int(aten.view_as_real.default(self), -1, 0)
+
+
+def imag(self: Any) -> Any:
+    """The imaginary parts, a view of a complex tensor."""
+    if not self.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return aten.select.int(aten.view_as_real.default(self), -1, 1)

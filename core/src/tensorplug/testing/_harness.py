@@ -225,9 +225,31 @@ class Snapshot:
             )
 
 
+def _as_wide(a: np.ndarray) -> np.ndarray:
+    """``a`` in float64, or complex128 for a complex array (both parts compared)."""
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+
+
+_STRIDED: dict[tuple[str, int], bool] = {}
+
+
+def has_strided_views(device: str) -> bool:
+    """Whether ``device``'s backend makes ``view_as_real`` a view (numpy, CuPy) rather than a
+    copy (a namespace without strided views, Note [Complex views])."""
+    key = (device, tp.dispatcher.generation())
+    got = _STRIDED.get(key)
+    if got is None:
+        c = tp.zeros(1, dtype=tp.complex64, device=device)
+        tp.view_as_real(c).fill_(1.0)
+        got = _STRIDED[key] = bool(c.cpu().numpy()[0] == 1 + 1j)
+    return got
+
+
 def check_view_write(
     info: OpInfo, sample: SampleInput, dtype: str, base: Tensor, result: Any
 ) -> None:
+    if info.strided_view and not has_strided_views(str(base.device)):
+        return  # a copy on this backend (Note [Complex views]): its values are checked
     if isinstance(result, (list, tuple)) and not result:
         return  # no view to write through (unbind of a zero-size dim)
     view = result[0] if isinstance(result, (list, tuple)) else result
@@ -245,8 +267,8 @@ def check_view_write(
         view.fill_(s)
         rv0[...] = s
         np.testing.assert_array_equal(
-            to_numpy(base).astype(np.float64),
-            ref_args[0].astype(np.float64),
+            _as_wide(to_numpy(base)),
+            _as_wide(ref_args[0]),
             err_msg="writing through the view did not change the base as a view must",
         )
         assert base._version == v0 + 1, (

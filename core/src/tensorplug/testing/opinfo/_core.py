@@ -279,6 +279,9 @@ class OpInfo:
     # its kernel calls the backend's special-function namespace (array_backend.register's
     # special=): skipped on a backend registered without one
     needs_special: bool = False
+    # a view only where the array library has strided views (Note [Complex views] in
+    # array_backend/_pointwise/_complex.py): elsewhere a copy, its values checked, not writes
+    strided_view: bool = False
 
     @property
     def op_name(self) -> str:

@@ -30,7 +30,7 @@ _NORMS = (None, "backward", "forward", "ortho")
 
 def _cplx(shape: tuple[int, ...], d: str, rng: np.random.Generator) -> np.ndarray:
     a = make(shape, d, rng) + 1j * make(shape, d, rng)
-    return a.astype(_COMPLEX[d])
+    return np.asarray(a).astype(_COMPLEX[d])
 
 
 def _as_float(x: Any) -> Any:
@@ -291,5 +291,146 @@ for _name in ("conj_physical", "conj"):
             ref=np.conj,
             dtypes=FLOATS,
             result_dtype=_same_kind,
+        )
+    )
+
+
+def _view_as_real_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", _cplx((3, 4), d, rng))
+    yield S("0dim", _cplx((), d, rng))
+    yield S("transposed", _cplx((4, 3), d, rng).T)
+
+
+def _np_view_as_real(x: Any) -> Any:
+    re = x.real
+    return np.lib.stride_tricks.as_strided(re, (*x.shape, 2), (*re.strides, re.itemsize))
+
+
+def _view_as_complex_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((3, 2), d, rng))
+    yield S("3d", make((2, 4, 2), d, rng))
+
+
+def _np_view_as_complex(x: Any) -> Any:
+    return x.view(_COMPLEX[x.dtype.name])[..., 0]
+
+
+add(
+    OpInfo(
+        "view_as_real",
+        op=fn("view_as_real"),
+        strided_view=True,
+        sample_inputs=_view_as_real_samples,
+        ref=_np_view_as_real,
+        dtypes=FLOATS,
+        result_dtype=lambda s, d: d,
+        kind="view",
+    )
+)
+add(
+    OpInfo(
+        "view_as_complex",
+        op=fn("view_as_complex"),
+        strided_view=True,
+        sample_inputs=_view_as_complex_samples,
+        ref=_np_view_as_complex,
+        dtypes=FLOATS,
+        result_dtype=lambda s, d: _COMPLEX[d],
+        kind="view",
+    )
+)
+
+
+def _part_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("complex", _cplx((3, 4), d, rng))
+    yield S("complex_0dim", _cplx((), d, rng))
+
+
+for _name, _np in (("real", np.real), ("imag", np.imag)):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            strided_view=True,
+            sample_inputs=_part_samples,
+            ref=_np,
+            dtypes=FLOATS,
+            result_dtype=lambda s, d: d,
+            kind="view",
+        )
+    )
+
+
+def _pair_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("same_shape", make((2, 3), d, rng), make((2, 3), d, rng))
+    yield S("broadcast", make((3, 1), d, rng), make((1, 4), d, rng))
+    yield S("0dim", make((), d, rng), make((), d, rng))
+
+
+add(
+    OpInfo(
+        "complex",
+        op=fn("complex"),
+        sample_inputs=_pair_samples,
+        ref=lambda re, im: re + 1j * im,
+        dtypes=FLOATS,
+        result_dtype=lambda s, d: _COMPLEX[d],
+    )
+)
+add(
+    OpInfo(
+        "polar",
+        op=fn("polar"),
+        sample_inputs=_pair_samples,
+        ref=lambda r, t: r * np.cos(t) + 1j * r * np.sin(t),
+        dtypes=FLOATS,
+        result_dtype=lambda s, d: _COMPLEX[d],
+        tol=_TOL,
+    )
+)
+
+
+def _angle_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("real", make((3, 4), d, rng))
+    if d in _COMPLEX:
+        yield S("complex", _cplx((2, 3), d, rng))
+        yield S("signs", np.array([-1.0, 0.0, 2.0, np.nan]).astype(d))
+
+
+def _angle_dtype(s: SampleInput, d: str) -> str:
+    name = s.args[0].dtype.name
+    return _REAL.get(name, name if name in _COMPLEX else "float32")
+
+
+def _np_angle(x: Any) -> Any:
+    if x.dtype.kind == "c":
+        return np.angle(x)
+    x = x.astype(np.float64)
+    return np.where(x < 0, np.pi, np.where(np.isnan(x), x, 0.0))
+
+
+add(
+    OpInfo(
+        "angle",
+        op=fn("angle"),
+        method=meth("angle"),
+        sample_inputs=_angle_samples,
+        ref=_np_angle,
+        dtypes=(*FLOATS, "int64"),
+        result_dtype=_angle_dtype,
+        tol=_TOL,
+    )
+)
+for _name in ("resolve_conj", "resolve_neg"):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_conj_samples,
+            ref=lambda x: x,
+            dtypes=FLOATS,
+            result_dtype=_same_kind,
+            kind="view",
         )
     )

@@ -154,16 +154,16 @@ from .nn import (
     upsample_trilinear3d_vec,
 )
 from .pointwise import (
-    imag,
-    real,
-    resolve_conj,
-    resolve_neg,
     clip,
     clip_,
     clip_tensor,
     clip_tensor_,
     conj,
     contiguous,
+    imag,
+    real,
+    resolve_conj,
+    resolve_neg,
     zero_,
 )
 from .random import (

@@ -15,7 +15,7 @@ direction, so no extra pass scales the result. Half precision is refused as PyTo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import dtypes as _dt
@@ -103,7 +103,7 @@ def fft_c2r(
     return kit.wrap(r, od, self._device)
 
 
-KERNELS = {
+KERNELS: dict[str, Callable[..., Any]] = {
     "_fft_c2c": fft_c2c,
     "_fft_r2c": fft_r2c,
     "_fft_c2r": fft_c2r,

@@ -11,6 +11,7 @@ cut or zero-padded to ``n``/``s`` first; and ``fftfreq``, ``rfftfreq``, ``fftshi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -298,3 +299,365 @@ def fft_fftshift(self: Any, dim: Any = None) -> Any:
 
 def fft_ifftshift(self: Any, dim: Any = None) -> Any:
     return _shift(self, dim, -1)
+
+
+# --- windows -----------------------------------------------------------------------------------
+# PyTorch's window functions (CompositeExplicitAutograd there: factories of arange and cos).
+# ``periodic`` (the default) gives the first ``N`` points of the symmetric window of ``N + 1``,
+# the window of spectral analysis (stft); ``periodic=False`` the symmetric one, of filter design.
+
+
+def _window_points(name: str, n: int, periodic: bool, dtype: Any, device: Any) -> tuple[Any, int]:
+    """``(arange(N) in dtype, N)`` with N the symmetric window's length, after PyTorch's checks."""
+    d = dtype if dtype is not None else _dt.get_default_dtype()
+    if not d.is_floating_point:
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {d}")
+    if n < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={n}")
+    length = n + 1 if periodic else n
+    return aten.arange.default(length, dtype=d, device=device), length
+
+
+def _trim(w: Any, n: int, periodic: bool) -> Any:
+    return aten.narrow.default(w, 0, 0, n) if periodic else w
+
+
+def _small(n: int, dtype: Any, device: Any) -> Any:
+    """The windows of length 0 (empty) and 1 (a one)."""
+    d = dtype if dtype is not None else _dt.get_default_dtype()
+    return aten.ones.default([n], dtype=d, device=device)
+
+
+def _cosine_window(
+    name: str, n: int, periodic: bool, terms: Sequence[float], dtype: Any, device: Any
+) -> Any:
+    """``sum_k terms[k] (-1)^k cos(2 pi k i / (N - 1))``: hann, hamming, blackman."""
+    k, length = _window_points(name, n, periodic, dtype, device)
+    if n <= 1:
+        return _small(n, dtype, device)
+    phase = aten.mul.Scalar(k, 2 * math.pi / (length - 1))
+    w = aten.mul.Scalar(aten.ones_like.default(k), terms[0])
+    for j, c in enumerate(terms[1:], 1):
+        w = aten.add.Tensor(
+            w, aten.mul.Scalar(aten.cos.default(aten.mul.Scalar(phase, j)), c * (-1) ** j)
+        )
+    return _trim(w, n, periodic)
+
+
+def _window_kwargs(
+    dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: bool | None = None
+) -> tuple[Any, Any]:
+    return dtype, device
+
+
+def hann_window(window_length: int, **kwargs: Any) -> Any:
+    return hann_window_periodic(window_length, True, **kwargs)
+
+
+def hann_window_periodic(window_length: int, periodic: bool, **kwargs: Any) -> Any:
+    dtype, device = _window_kwargs(**kwargs)
+    return _cosine_window("hann_window", window_length, periodic, (0.5, 0.5), dtype, device)
+
+
+def hamming_window(window_length: int, **kwargs: Any) -> Any:
+    return hamming_window_periodic_alpha_beta(window_length, True, 0.54, 0.46, **kwargs)
+
+
+def hamming_window_periodic(window_length: int, periodic: bool, **kwargs: Any) -> Any:
+    return hamming_window_periodic_alpha_beta(window_length, periodic, 0.54, 0.46, **kwargs)
+
+
+def hamming_window_periodic_alpha(
+    window_length: int, periodic: bool, alpha: float, **kwargs: Any
+) -> Any:
+    return hamming_window_periodic_alpha_beta(window_length, periodic, alpha, 0.46, **kwargs)
+
+
+def hamming_window_periodic_alpha_beta(
+    window_length: int, periodic: bool, alpha: float, beta: float, **kwargs: Any
+) -> Any:
+    dtype, device = _window_kwargs(**kwargs)
+    return _cosine_window("hamming_window", window_length, periodic, (alpha, beta), dtype, device)
+
+
+def blackman_window(window_length: int, **kwargs: Any) -> Any:
+    return blackman_window_periodic(window_length, True, **kwargs)
+
+
+def blackman_window_periodic(window_length: int, periodic: bool, **kwargs: Any) -> Any:
+    dtype, device = _window_kwargs(**kwargs)
+    return _cosine_window(
+        "blackman_window", window_length, periodic, (0.42, 0.5, 0.08), dtype, device
+    )
+
+
+def bartlett_window(window_length: int, **kwargs: Any) -> Any:
+    return bartlett_window_periodic(window_length, True, **kwargs)
+
+
+def bartlett_window_periodic(window_length: int, periodic: bool, **kwargs: Any) -> Any:
+    """``1 - |2 i / (N - 1) - 1|``."""
+    dtype, device = _window_kwargs(**kwargs)
+    k, length = _window_points("bartlett_window", window_length, periodic, dtype, device)
+    if window_length <= 1:
+        return _small(window_length, dtype, device)
+    ramp = aten.sub.Scalar(aten.mul.Scalar(k, 2.0 / (length - 1)), 1.0)
+    w = aten.rsub.Scalar(aten.abs.default(ramp), 1.0)
+    return _trim(w, window_length, periodic)
+
+
+def kaiser_window(window_length: int, **kwargs: Any) -> Any:
+    return kaiser_window_beta(window_length, True, 12.0, **kwargs)
+
+
+def kaiser_window_periodic(window_length: int, periodic: bool, **kwargs: Any) -> Any:
+    return kaiser_window_beta(window_length, periodic, 12.0, **kwargs)
+
+
+def kaiser_window_beta(window_length: int, periodic: bool, beta: float, **kwargs: Any) -> Any:
+    """``I0(beta sqrt(1 - ((i - a) / a)^2)) / I0(beta)``, ``a = (N - 1) / 2``."""
+    dtype, device = _window_kwargs(**kwargs)
+    k, length = _window_points("kaiser_window", window_length, periodic, dtype, device)
+    if window_length <= 1:
+        return _small(window_length, dtype, device)
+    a = (length - 1) / 2
+    r = aten.mul.Scalar(aten.sub.Scalar(k, a), 1.0 / a)
+    inner = aten.sqrt.default(
+        aten.clamp_min.default(aten.rsub.Scalar(aten.mul.Tensor(r, r), 1.0), 0.0)
+    )
+    num = aten.i0.default(aten.mul.Scalar(inner, beta))
+    den = aten.i0.default(aten.full.default([], beta, dtype=k.dtype, device=k.device))
+    return _trim(aten.div.Tensor(num, den), window_length, periodic)
+
+
+# --- short-time Fourier transform --------------------------------------------------------------
+# stft frames the signal (optionally padded by n_fft // 2 at each end, ``center``), multiplies
+# each frame by the window (zero-padded to n_fft, centred) and transforms it; istft inverts it
+# by overlap-add divided by the window's squared envelope (PyTorch's SpectralOps.cpp).
+
+
+def _arange(start: int, end: int, device: Any) -> Any:
+    return aten.arange.start_step(start, end, 1, dtype=_dt.int64, device=device)
+
+
+def _frame_index(n_frames: int, n_fft: int, hop: int, device: Any) -> Any:
+    """``f * hop + j`` for frame f and point j, flattened (frame-major)."""
+    starts = aten.mul.Scalar(aten.unsqueeze.default(_arange(0, n_frames, device), 1), hop)
+    return aten.reshape.default(aten.add.Tensor(starts, _arange(0, n_fft, device)), [-1])
+
+
+def _pad_last(x: Any, pad: int, mode: str) -> Any:
+    """``x`` padded by ``pad`` at both ends of its last dim: "reflect", "constant",
+    "replicate" or "circular" (torch.nn.functional.pad's modes)."""
+    n = x.shape[-1]
+    if mode == "constant":
+        shape = [*x.shape[:-1], pad]
+        z = aten.zeros.default(shape, dtype=x.dtype, device=x.device)
+        return aten.cat.default([z, x, z], -1)
+    if mode == "reflect":
+        if pad >= n:
+            raise RuntimeError(
+                f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                f"but got: padding ({pad}, {pad}) at dimension {x.ndim - 1} of input {list(x.shape)}"
+            )
+    i = _arange(-pad, n + pad, x.device)
+    if mode == "reflect":  # -i below 0, 2 (n - 1) - i past the end
+        i = aten.abs.default(i)
+        idx = aten.where.self(aten.ge.Scalar(i, n), aten.rsub.Scalar(i, 2 * (n - 1)), i)
+    elif mode == "replicate":
+        idx = aten.clamp.default(i, 0, n - 1)
+    elif mode == "circular":
+        idx = aten.remainder.Scalar(i, n)
+    else:
+        raise RuntimeError(f"Unrecognised padding mode {mode}")
+    return aten.index_select.default(x, -1, idx)
+
+
+def _padded_window(window: Any, n_fft: int, win_length: int, like: Any) -> Any:
+    if window is None:
+        real = like.dtype.to_real() if like.dtype.is_complex else like.dtype
+        window = aten.ones.default([win_length], dtype=real, device=like.device)
+    elif window.ndim != 1 or window.shape[0] != win_length:
+        raise RuntimeError(
+            f"stft: expected a 1D window tensor of size equal to win_length={win_length}, but got "
+            f"window with size {list(window.shape)}"
+        )
+    if win_length < n_fft:
+        left = (n_fft - win_length) // 2
+        shape_l, shape_r = [left], [n_fft - win_length - left]
+        zl = aten.zeros.default(shape_l, dtype=window.dtype, device=window.device)
+        zr = aten.zeros.default(shape_r, dtype=window.dtype, device=window.device)
+        window = aten.cat.default([zl, window, zr], 0)
+    return window
+
+
+def _frames(x: Any, n_fft: int, hop: int, n_frames: int) -> Any:
+    """``x[..., f * hop + j]`` for frame f and point j: shape (..., n_frames, n_fft)."""
+    picked = aten.index_select.default(x, -1, _frame_index(n_frames, n_fft, hop, x.device))
+    return aten.reshape.default(picked, [*x.shape[:-1], n_frames, n_fft])
+
+
+def stft(
+    self: Any,
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Any = None,
+    normalized: bool = False,
+    onesided: bool | None = None,
+    return_complex: bool | None = None,
+    align_to_window: bool | None = None,
+) -> Any:
+    complex_in = self.dtype.is_complex or (window is not None and window.dtype.is_complex)
+    if return_complex is None:
+        if not complex_in:
+            raise RuntimeError(
+                "stft requires the return_complex parameter be given for real inputs, and will "
+                "further require that return_complex=True in a future PyTorch release."
+            )
+        return_complex = True
+    if align_to_window:
+        raise RuntimeError("stft: align_to_window=True is not supported by tensorplug")
+    if self.ndim not in (1, 2):
+        raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {self.ndim}D tensor")
+    x = self if self.ndim == 2 else aten.unsqueeze.default(self, 0)
+    x = _floating(x, "stft")
+    length = x.shape[-1]
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    if n_fft <= 0 or n_fft > length:
+        raise RuntimeError(f"stft: expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+    if hop <= 0:
+        raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
+    if win <= 0 or win > n_fft:
+        raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got win_length={win}")
+    w = _padded_window(window, n_fft, win, x)
+    n_frames = 1 + (length - n_fft) // hop
+    frames = aten.mul.Tensor(_frames(x, n_fft, hop, n_frames), w)
+    if onesided is None:
+        onesided = not complex_in
+    if onesided and complex_in:
+        raise RuntimeError("Cannot have onesided output if window or input is complex")
+    norm = 1 if normalized else 0
+    if frames.dtype.is_complex:
+        spec = aten._fft_c2c.default(frames, [-1], norm, True)
+    else:
+        spec = aten._fft_r2c.default(frames, [-1], norm, onesided)
+    spec = aten.transpose.int(spec, -1, -2)
+    if self.ndim == 1:
+        spec = aten.squeeze.dim(spec, 0)
+    if not return_complex:
+        return aten.view_as_real.default(aten.contiguous.default(spec))
+    return spec
+
+
+def stft_center(
+    self: Any,
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Any = None,
+    center: bool = True,
+    pad_mode: str = "reflect",
+    normalized: bool = False,
+    onesided: bool | None = None,
+    return_complex: bool | None = None,
+    align_to_window: bool | None = None,
+) -> Any:
+    x = self
+    if center:
+        if self.ndim not in (1, 2):
+            raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {self.ndim}D tensor")
+        x = _pad_last(self, n_fft // 2, pad_mode)
+    return stft(
+        x, n_fft, hop_length, win_length, window, normalized, onesided, return_complex,
+        align_to_window,
+    )  # fmt: skip
+
+
+def istft(
+    self: Any,
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Any = None,
+    center: bool = True,
+    normalized: bool = False,
+    onesided: bool | None = None,
+    length: int | None = None,
+    return_complex: bool = False,
+) -> Any:
+    if not self.dtype.is_complex:
+        raise RuntimeError(
+            "istft requires a complex-valued input tensor matching the output from stft with "
+            "return_complex=True."
+        )
+    if self.ndim not in (2, 3):
+        raise RuntimeError(
+            f"istft: expected a tensor with 2 or 3 dimensions of complex, got {self.ndim}"
+        )
+    spec = self if self.ndim == 3 else aten.unsqueeze.default(self, 0)
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    n_freq, n_frames = spec.shape[-2], spec.shape[-1]
+    if onesided is None:
+        onesided = n_freq != n_fft
+    want = n_fft // 2 + 1 if onesided else n_fft
+    if n_freq != want:
+        raise RuntimeError(
+            f"istft: expected the frequency dimension (3rd to the last) of the input tensor to "
+            f"match n_fft / 2 + 1 when onesided=True, but got {n_freq}"
+            if onesided
+            else f"istft: expected the frequency dimension of the input tensor to match n_fft "
+            f"when onesided=False, but got {n_freq}"
+        )
+    if return_complex and onesided:
+        raise RuntimeError("cannot have onesided output if window or input is complex")
+    if hop <= 0 or win <= 0 or win > n_fft:
+        raise RuntimeError("istft: expected 0 < hop_length and 0 < win_length <= n_fft")
+    real = spec.dtype.to_real()
+    w = _padded_window(window, n_fft, win, aten.real.default(spec))
+    norm = 1 if normalized else 2
+    frames = aten.transpose.int(spec, -1, -2)  # (B, n_frames, n_freq)
+    if onesided:
+        frames = aten._fft_c2r.default(frames, [-1], norm, n_fft)
+    else:
+        frames = aten._fft_c2c.default(frames, [-1], norm, False)
+        if not return_complex:
+            frames = aten.real.default(frames)
+    frames = aten.mul.Tensor(frames, w)
+    total = n_fft + hop * (n_frames - 1)
+    idx = _frame_index(n_frames, n_fft, hop, spec.device)
+    batch = spec.shape[0]
+    y = aten.zeros.default([batch, total], dtype=frames.dtype, device=spec.device)
+    y = aten.index_add.default(y, -1, idx, aten.reshape.default(frames, [batch, n_frames * n_fft]))
+    sq = aten.mul.Tensor(w, w)
+    sq = aten._to_copy.default(aten.real.default(sq), dtype=real)
+    env = aten.zeros.default([total], dtype=real, device=spec.device)
+    env = aten.index_add.default(
+        env,
+        0,
+        idx,
+        aten.reshape.default(aten.expand.default(sq, [n_frames, n_fft]), [n_frames * n_fft]),
+    )
+    start = n_fft // 2 if center else 0
+    end = total - (n_fft // 2 if center else 0) if length is None else min(start + length, total)
+    y = aten.narrow.default(y, -1, start, end - start)
+    env = aten.narrow.default(env, 0, start, end - start)
+    if env.numel() and bool(aten.lt.Scalar(aten.amin.default(aten.abs.default(env)), 1e-11)):
+        raise RuntimeError(
+            "istft: window overlap add min: 0 (the window's squared overlap-add vanishes: "
+            "choose a window and hop_length that overlap, the NOLA condition)"
+        )
+    y = aten.div.Tensor(y, env)
+    if length is not None and end - start < length:
+        y = aten.cat.default(
+            [
+                y,
+                aten.zeros.default([batch, length - (end - start)], dtype=y.dtype, device=y.device),
+            ],
+            -1,
+        )
+    if self.ndim == 2:
+        y = aten.squeeze.dim(y, 0)
+    return y

@@ -18,6 +18,7 @@ dimension of size 2 and stride 1, other strides even) run on every backend.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from ... import dtypes as _dt
@@ -134,7 +135,7 @@ def angle(kit: Kit, self: Tensor) -> Tensor:
     return kit.wrap(kit.cast(r, x.dtype), od, self._device)
 
 
-KERNELS = {
+KERNELS: dict[str, Callable[..., Any]] = {
     "view_as_real": view_as_real,
     "view_as_complex": view_as_complex,
     "complex": complex_,

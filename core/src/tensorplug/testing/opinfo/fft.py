@@ -434,3 +434,231 @@ for _name in ("resolve_conj", "resolve_neg"):
             kind="view",
         )
     )
+
+
+# --- windows -------------------------------------------------------------------------------------
+# Oracles: numpy's window functions (np.hanning, np.hamming, np.blackman, np.bartlett, np.kaiser;
+# the periodic window is the symmetric one of N + 1 points without its last)
+
+
+def _np_window(kind: str) -> Callable[..., Any]:
+    def ref(n: int, periodic: bool = True, *params: float, dtype: Any = None) -> Any:
+        m = n + 1 if periodic else n
+        if kind == "hamming" and params:
+            alpha = params[0]
+            beta = params[1] if len(params) > 1 else 0.46
+            k = np.arange(m)
+            w = alpha - beta * np.cos(2 * np.pi * k / (m - 1)) if m > 1 else np.ones(m)
+        elif kind == "kaiser":
+            w = np.kaiser(m, params[0] if params else 12.0)
+        else:
+            w = {"hann": np.hanning, "hamming": np.hamming, "blackman": np.blackman,
+                 "bartlett": np.bartlett}[kind](m)  # fmt: skip
+        if n <= 1:
+            w = np.ones(n)
+        return w[:n] if periodic else w
+
+    return ref
+
+
+def _window_samples(overload: str) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
+    def gen(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        extra: tuple[Any, ...] = {
+            "periodic_alpha": (0.6,), "periodic_alpha_beta": (0.6, 0.3), "beta": (5.0,),
+        }.get(overload, ())  # fmt: skip
+        if overload == "default":
+            yield S("n7", 7, dtype=DT(d))
+            yield S("n1", 1, dtype=DT(d))
+            yield S("n0", 0, dtype=DT(d))
+            return
+        yield S("periodic", 8, True, *extra, dtype=DT(d))
+        yield S("symmetric", 6, False, *extra, dtype=DT(d))
+
+    return gen
+
+
+for _kind, _overloads in (
+    ("hann", ("default", "periodic")),
+    ("hamming", ("default", "periodic", "periodic_alpha", "periodic_alpha_beta")),
+    ("blackman", ("default", "periodic")),
+    ("bartlett", ("default", "periodic")),
+    ("kaiser", ("default", "periodic", "beta")),
+):
+    for _overload in _overloads:
+        add(
+            OpInfo(
+                f"{_kind}_window" if _overload == "default" else f"{_kind}_window.{_overload}",
+                op=fn(f"{_kind}_window"),
+                sample_inputs=_window_samples(_overload),
+                ref=_np_window(_kind),
+                dtypes=FLOATS,
+                result_dtype=_freq_dtype,
+                kind="factory",
+                tol=_TOL,
+                needs_special=_kind == "kaiser",
+            )
+        )
+
+
+# --- stft / istft ------------------------------------------------------------------------------
+# Oracles: the framing, windowing and overlap-add written with numpy (np.pad, np.fft)
+
+
+def _np_window_padded(window: Any, n_fft: int, win_length: int, dtype: Any) -> Any:
+    w = np.ones(win_length, dtype) if window is None else window
+    left = (n_fft - win_length) // 2
+    return np.pad(w, (left, n_fft - win_length - left))
+
+
+def _np_stft(
+    x: Any, n_fft: int, hop_length: Any = None, win_length: Any = None, window: Any = None,
+    center: bool = True, pad_mode: str = "reflect", normalized: bool = False,
+    onesided: Any = None, return_complex: Any = None,
+) -> Any:  # fmt: skip
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    if center:
+        mode = {"replicate": "edge", "circular": "wrap"}.get(pad_mode, pad_mode)
+        x = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(n_fft // 2, n_fft // 2)], mode=mode)
+    w = _np_window_padded(window, n_fft, win, x.dtype)
+    n_frames = 1 + (x.shape[-1] - n_fft) // hop
+    idx = np.arange(n_frames)[:, None] * hop + np.arange(n_fft)
+    frames = x[..., idx] * w
+    one = (not np.iscomplexobj(x)) if onesided is None else onesided
+    spec = (np.fft.rfft if one else np.fft.fft)(
+        frames, axis=-1, norm="ortho" if normalized else "backward"
+    )
+    return np.swapaxes(spec, -1, -2)
+
+
+def _stft_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((40,), d, rng), 8, return_complex=True)
+    yield S(
+        "batch_hop_window",
+        make((2, 30), d, rng),
+        8,
+        3,
+        6,
+        np.hanning(8)[1:7].astype(d),
+        return_complex=True,
+    )
+    yield S(
+        "pad_constant_normalized",
+        make((33,), d, rng),
+        8,
+        pad_mode="constant",
+        normalized=True,
+        return_complex=True,
+    )
+    yield S(
+        "no_center_two_sided",
+        make((2, 20), d, rng),
+        6,
+        center=False,
+        onesided=False,
+        return_complex=True,
+    )
+    yield S("complex_input", _cplx((24,), d, rng), 8)
+
+
+add(
+    OpInfo(
+        "stft.center",
+        op=fn("stft"),
+        method=meth("stft"),
+        sample_inputs=_stft_samples,
+        ref=_np_stft,
+        dtypes=FLOATS,
+        result_dtype=_result("c"),
+        tol=_TOL,
+    )
+)
+
+
+def _stft_plain_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    # the overload without center (an explicit hop_length and normalized pick it)
+    yield S("positional", make((2, 20), d, rng), 8, 2, 8, None, False, True, True)
+
+
+add(
+    OpInfo(
+        "stft",
+        op=lambda *a, **k: __import__("tensorplug").ops.aten.stft.default(*a, **k),
+        sample_inputs=_stft_plain_samples,
+        ref=lambda x, n, hop, win, w, norm, one, rc: _np_stft(
+            x, n, hop, win, w, False, "reflect", norm, one, rc
+        ),
+        dtypes=FLOATS,
+        result_dtype=_result("c"),
+        tol=_TOL,
+    )
+)
+
+
+def _np_istft(
+    spec: Any, n_fft: int, hop_length: Any = None, win_length: Any = None, window: Any = None,
+    center: bool = True, normalized: bool = False, onesided: Any = None, length: Any = None,
+    return_complex: bool = False,
+) -> Any:  # fmt: skip
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    real = np.float64 if spec.dtype == np.complex128 else np.float32
+    one = spec.shape[-2] != n_fft if onesided is None else onesided
+    frames = np.swapaxes(spec, -1, -2)
+    norm = "ortho" if normalized else "backward"
+    frames = (
+        np.fft.irfft(frames, n_fft, axis=-1, norm=norm)
+        if one
+        else np.fft.ifft(frames, axis=-1, norm=norm).real
+    )
+    w = _np_window_padded(window, n_fft, win, real)
+    n_frames = frames.shape[-2]
+    total = n_fft + hop * (n_frames - 1)
+    y = np.zeros((*frames.shape[:-2], total))
+    env = np.zeros(total)
+    for f in range(n_frames):
+        y[..., f * hop : f * hop + n_fft] += frames[..., f, :] * w
+        env[f * hop : f * hop + n_fft] += w * w
+    start = n_fft // 2 if center else 0
+    end = total - start if length is None else min(start + length, total)
+    y = y[..., start:end] / env[start:end]
+    if length is not None and y.shape[-1] < length:
+        y = np.concatenate([y, np.zeros((*y.shape[:-1], length - y.shape[-1]))], -1)
+    return y
+
+
+def _istft_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = make((40,), d, rng)
+    yield S("default", _np_stft(x, 8).astype(_COMPLEX[d]), 8)
+    w = np.hanning(10)[1:9].astype(d)
+    yield S(
+        "batch_window_length",
+        _np_stft(make((2, 30), d, rng), 8, 2, 8, w).astype(_COMPLEX[d]),
+        8,
+        2,
+        8,
+        w,
+        length=30,
+    )
+    yield S(
+        "no_center_normalized",
+        _np_stft(make((24,), d, rng), 8, 4, center=False, normalized=True).astype(_COMPLEX[d]),
+        8,
+        4,
+        center=False,
+        normalized=True,
+    )
+
+
+add(
+    OpInfo(
+        "istft",
+        op=fn("istft"),
+        method=meth("istft"),
+        sample_inputs=_istft_samples,
+        ref=_np_istft,
+        dtypes=FLOATS,
+        result_dtype=_result("r"),
+        tol=_TOL,
+    )
+)

@@ -61,10 +61,16 @@ def fft_c2c(kit: Kit, self: Tensor, dim: list[int], normalization: int, forward:
     if not axes:
         return kit.wrap(kit.copy(self._data), d, self._device)
     fft = _fft(kit)
-    if forward:
-        r = fft.fftn(self._data, axes=axes, norm=_FORWARD_NORM[normalization])
+    a = self._data
+    if len(axes) == 1:  # the one-dimensional functions: less work around the transform
+        if forward:
+            r = fft.fft(a, axis=axes[0], norm=_FORWARD_NORM[normalization])
+        else:
+            r = fft.ifft(a, axis=axes[0], norm=_INVERSE_NORM[normalization])
+    elif forward:
+        r = fft.fftn(a, axes=axes, norm=_FORWARD_NORM[normalization])
     else:
-        r = fft.ifftn(self._data, axes=axes, norm=_INVERSE_NORM[normalization])
+        r = fft.ifftn(a, axes=axes, norm=_INVERSE_NORM[normalization])
     return kit.wrap(r, d, self._device)
 
 
@@ -79,7 +85,9 @@ def fft_r2c(kit: Kit, self: Tensor, dim: list[int], normalization: int, onesided
     od = _complex_of(d)
     fft = _fft(kit)
     norm = _FORWARD_NORM[normalization]
-    if onesided:
+    if onesided and len(axes) == 1:
+        r = fft.rfft(self._data, axis=axes[0], norm=norm)
+    elif onesided:
         r = fft.rfftn(self._data, axes=axes, norm=norm)
     else:
         r = fft.fftn(kit.cast(self._data, kit.storage[od]), axes=axes, norm=norm)
@@ -97,8 +105,12 @@ def fft_c2r(
         raise OpError(f"Invalid number of data points ({last_dim_size}) specified")
     axes = _dims(self, dim)
     shape = self._data.shape
-    s = [shape[a] for a in axes[:-1]] + [last_dim_size]
-    r = _fft(kit).irfftn(self._data, s=s, axes=axes, norm=_INVERSE_NORM[normalization])
+    norm = _INVERSE_NORM[normalization]
+    if len(axes) == 1:
+        r = _fft(kit).irfft(self._data, n=last_dim_size, axis=axes[0], norm=norm)
+    else:
+        s = [shape[a] for a in axes[:-1]] + [last_dim_size]
+        r = _fft(kit).irfftn(self._data, s=s, axes=axes, norm=norm)
     od = _dt.float64 if d is _dt.complex128 else _dt.float32
     return kit.wrap(r, od, self._device)
 

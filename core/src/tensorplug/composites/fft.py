@@ -644,7 +644,8 @@ def istft(
     end = total - (n_fft // 2 if center else 0) if length is None else min(start + length, total)
     y = aten.narrow.default(y, -1, start, end - start)
     env = aten.narrow.default(env, 0, start, end - start)
-    if env.numel() and bool(aten.lt.Scalar(aten.amin.default(aten.abs.default(env)), 1e-11)):
+    lowest = aten.amin.default(aten.abs.default(env)) if env.numel() else None
+    if lowest is not None and lowest.item() < 1e-11:  # PyTorch reads it with item() too
         raise RuntimeError(
             "istft: window overlap add min: 0 (the window's squared overlap-add vanishes: "
             "choose a window and hop_length that overlap, the NOLA condition)"

@@ -16,6 +16,7 @@ from .table import RULES, register_all
 __all__ = [
     "RULES",
     "factories",
+    "fft",
     "indexing",
     "linalg",
     "nn",

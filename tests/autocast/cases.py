@@ -394,6 +394,18 @@ CASES += (
             halves=False,
         ),
         Case("erfinv", lambda m, mk, ints: m.erfinv(mk([3]))),
+        Case(
+            "stft.center",
+            lambda m, mk, ints: _real(m, m.stft(mk([16]), 8, return_complex=True)),
+            halves=False,
+        ),
+        Case(
+            "stft",
+            lambda m, mk, ints: _real(
+                m, m.ops.aten.stft.default(mk([16]), 8, 2, 8, None, False, True, True)
+            ),
+            halves=False,
+        ),
     ]
 )
 

@@ -37,7 +37,7 @@ CUDA runs ``log_softmax`` and ``nll_loss`` in float32). In-place and ``out=`` ov
 never listed: PyTorch does not autocast them either.
 
 The lists also name operators the standard op set does not define (``ABSENT_CPU``,
-``ABSENT_CUDA``): convolutions, recurrent cells, attention, linear algebra routines, ``stft``,
+``ABSENT_CUDA``): convolutions, recurrent cells, attention, linear algebra routines,
 most losses. docs/autocast.md lists them. The losses and activations a user reaches for first
 (``l1_loss``, ``smooth_l1_loss``, ``huber_loss``, ``kl_div``, ``binary_cross_entropy_with_logits``,
 ``softplus``, ``cosine_similarity``) are operators of the standard set, so they have entries.
@@ -238,6 +238,8 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "fft_ihfft": (FP32, _),
     "polar": (FP32, _),
     "view_as_complex": (FP32, _),
+    "stft": (FP32, _),
+    "stft.center": (FP32, _),
     "erfinv": (_, FP32),
 }
 
@@ -262,7 +264,7 @@ ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
         "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
         "fractional_max_pool2d", "fractional_max_pool3d", "max_unpool2d", "max_unpool3d",
         "_grid_sampler_2d_cpu_fallback", "quantile",
-        "quantile.scalar", "nanquantile", "nanquantile.scalar", "stft", "stft.center", "cdist",
+        "quantile.scalar", "nanquantile", "nanquantile.scalar", "cdist",
         "fake_quantize_per_tensor_affine",
         "cosine_embedding_loss", "nll_loss2d", "hinge_embedding_loss", "poisson_nll_loss",
         "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",

@@ -55,7 +55,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "front ends",
         (
             "nn", "nn.", "optim", "optim.", "cli", "_demo", "_scaffold", "testing",
-            "testing.", "cuda", "linalg", "special", "utils", "utils.",
+            "testing.", "cuda", "linalg", "special", "fft", "utils", "utils.",
         ),
     ),
 ]  # fmt: skip

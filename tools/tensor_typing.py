@@ -79,6 +79,8 @@ OPERATORS = {
     "cpu": "Tensor",
     "cuda": "Tensor",
     "type_as": "Tensor",
+    "is_conj": "Any",  # a bool ("bool" names the method here)
+    "is_neg": "Any",
     "as_subclass": "Any",
     "new_tensor": "Tensor",
     **{n: "Tensor" for n in ("new_empty", "new_full", "new_ones", "new_zeros")},
@@ -86,7 +88,7 @@ OPERATORS = {
         n: "Tensor" for n in ("bool", "half", "bfloat16", "float", "double", "short", "int", "long")
     },
 }
-PROPERTIES = {"T": "Tensor", "mT": "Tensor"}
+PROPERTIES = {"T": "Tensor", "mT": "Tensor", "real": "Tensor", "imag": "Tensor"}
 
 # attached by tensorplug._opset.unique and .lu: results whose kind depends on the arguments
 FUNCTIONAL = {"unique": "Any", "lu": "Any"}
@@ -104,7 +106,7 @@ AUTOGRAD_METHODS = {
     "requires_grad_": "Tensor",
 }
 AUTOGRAD_PROPERTIES = {"grad": "Tensor | None", "grad_fn": "Any", "data": "Tensor"}
-SETTABLE = {"grad", "data"}
+SETTABLE = {"grad", "data", "real", "imag"}
 # per-tensor state the plugin keeps in the tensor's __dict__ (its class default: None)
 AUTOGRAD_ATTRIBUTES = {"tp_autograd": "Any", "tp_tangents": "Any"}
 

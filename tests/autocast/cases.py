@@ -27,6 +27,9 @@ class Case:
     # where a low-precision input stays low precision (the CUDA list does not name the
     # factorizations) the kernels refuse it, as PyTorch's do: (on CPU, on other device types)
     refuses_low: tuple[bool, bool] = (False, False)
+    # whether the op takes half precision inputs where no policy casts them (the FFTs and the
+    # complex constructors have no half precision kernel: complex32 is not a dtype here)
+    halves: bool = True
 
 
 def F(m: Any) -> Any:
@@ -373,6 +376,68 @@ CASES: list[Case] = [
         lambda m, mk, ints: m.linalg.tensorsolve(_wc(m, mk, 4).reshape(2, 2, 4), mk([2, 2])),
     ),
 ]
+
+# FFTs and complex constructors (CPU list: float32); each case reads a real result back
+CASES += (
+    [
+        Case(
+            f"fft_{name}",
+            lambda m, mk, ints, name=name: _real(m, getattr(m.fft, name)(mk([2, 4]))),
+            halves=False,
+        )
+        for name in (
+            "fft",
+            "ifft",
+            "fft2",
+            "ifft2",
+            "fftn",
+            "ifftn",
+            "rfft",
+            "rfft2",
+            "rfftn",
+            "ihfft",
+        )
+    ]
+    + [
+        Case(
+            f"fft_{name}",
+            lambda m, mk, ints, name=name: getattr(m.fft, name)(_complex(m, mk([2, 4]))),
+            halves=False,
+        )
+        for name in ("irfft", "irfft2", "irfftn", "hfft")
+    ]
+    + [
+        Case("polar", lambda m, mk, ints: _real(m, m.polar(mk([3]), mk([3]))), halves=False),
+        Case(
+            "view_as_complex",
+            lambda m, mk, ints: _real(m, m.view_as_complex(mk([3, 2]))),
+            halves=False,
+        ),
+        Case("erfinv", lambda m, mk, ints: m.erfinv(mk([3]))),
+        Case(
+            "stft.center",
+            lambda m, mk, ints: _real(m, m.stft(mk([16]), 8, return_complex=True)),
+            halves=False,
+        ),
+        Case(
+            "stft",
+            lambda m, mk, ints: _real(
+                m, m.ops.aten.stft.default(mk([16]), 8, 2, 8, None, False, True, True)
+            ),
+            halves=False,
+        ),
+    ]
+)
+
+
+def _real(m: Any, z: Any) -> Any:
+    return z.abs()  # not view_as_real: torch's ifft of a real input is a lazy conjugate
+
+
+def _complex(m: Any, x: Any) -> Any:
+    """A complex tensor made from ``x`` (its precision follows ``x``'s)."""
+    return m.view_as_complex(m.stack([x, x], -1))
+
 
 # operators outside every list keep their natural dtype (the Autocast keys fall through)
 UNLISTED: list[Case] = [

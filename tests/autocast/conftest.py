@@ -26,7 +26,9 @@ class AccelPlugin:
 
     @tp.hookimpl
     def tensorplug_register_kernels(self, registry: Any) -> None:
-        tp.array_backend.register(registry, "Accel", np)
+        import scipy.special
+
+        tp.array_backend.register(registry, "Accel", np, special=scipy.special)
 
 
 @pytest.fixture(scope="package")

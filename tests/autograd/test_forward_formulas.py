@@ -23,7 +23,7 @@ from tests.autograd.test_formulas import (  # noqa: E402
     FUNCTIONAL,
     INPLACE,
     _caller,
-    _formula_names,
+    _differentiable_names,
     _prepare,
     _samples,
 )
@@ -53,7 +53,7 @@ def _dot(a, b):
 @pytest.mark.parametrize(("key", "formula", "sample"), list(_cases()))
 def test_tangent_passes_the_dot_product_test(key, formula, sample):
     info = OPS_BY_NAME[key]
-    leaves, args, kwargs = _prepare(key, sample, _formula_names(formula))
+    leaves, args, kwargs = _prepare(key, sample, _differentiable_names(formula))
     if not leaves:
         pytest.skip("no floating-point input the formula differentiates")
     call = _caller(info, args, kwargs, inplace=key in INPLACE)

@@ -467,7 +467,7 @@ def test_nn_functional_takes_part_with_itself_as_func():
 
     funcs = tp.overrides.get_overridable_functions()
     assert set(funcs) == {"tensorplug", "Tensor", "tensorplug.nn.functional",
-                          "tensorplug.linalg", "tensorplug.special"}  # fmt: skip
+                          "tensorplug.linalg", "tensorplug.special", "tensorplug.fft"}  # fmt: skip
     names = {f.__name__ for f in funcs["tensorplug.nn.functional"]}
     from tensorplug._opset import api
 
@@ -475,6 +475,7 @@ def test_nn_functional_takes_part_with_itself_as_func():
     assert {"mish", "scaled_dot_product_attention"} <= generated
     assert set(F.__all__) | generated == names
     assert {f.__name__ for f in funcs["tensorplug.special"]} >= {"expit", "erf", "logsumexp"}
+    assert {f.__name__ for f in funcs["tensorplug.fft"]} >= {"fft", "rfft", "fftshift"}
     assert tp.Tensor.__add__ in funcs["Tensor"] and tp.Tensor.__getitem__ in funcs["Tensor"]
     dummies = tp.overrides.get_testing_overrides()
     import inspect

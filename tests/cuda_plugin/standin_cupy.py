@@ -55,6 +55,31 @@ def make(devices: int = 2, *, count_error: str | None = None) -> types.ModuleTyp
     return mod
 
 
+class _SpecialModule(types.ModuleType):
+    def __init__(self, cp: Any) -> None:
+        super().__init__("cupyx.scipy.special", "cupyx.scipy.special stand-in (tests only)")
+        self._cp = cp
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        import scipy.special
+
+        value = getattr(scipy.special, name)
+        cls = self._cp.ndarray
+        state = self._cp._state
+
+        def function(*args: Any) -> Any:
+            _check_device(state, args)
+            with numpy.errstate(all="ignore"):
+                r = value(*_unwrap(args))
+            return tuple(_wrap(x, cls) for x in r) if isinstance(r, tuple) else _wrap(r, cls)
+
+        function.__name__ = name
+        setattr(self, name, function)
+        return function
+
+
 class _State:
     def __init__(self, devices: int, count_error: str | None) -> None:
         self.devices = devices
@@ -79,6 +104,9 @@ class _Module(types.ModuleType):
         pool = _MemoryPool(state)
         self._pool = pool
         state.allocator = pool.malloc
+        # cupyx.scipy.special's stand-in: scipy.special's functions, wrapped as the module's
+        # (tensorplug_cuda.backend.special_functions takes it)
+        self.scipy_special = _SpecialModule(self)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name in _NOT_IN_CUPY:

@@ -65,9 +65,9 @@ from . import _startup  # noqa: E402
 
 _startup.start(_sys.modules[__name__])  # Note [Start-up]: operators, Meta, then the plugins
 
-_LAZY_SUBMODULES = frozenset({"cuda", "linalg", "nn", "optim", "special", "utils"})
+_LAZY_SUBMODULES = frozenset({"cuda", "fft", "linalg", "nn", "optim", "special", "utils"})
 if TYPE_CHECKING:
-    from . import cuda, linalg, nn, optim, special, utils
+    from . import cuda, fft, linalg, nn, optim, special, utils
 
 
 def __getattr__(name: str) -> Any:
@@ -93,7 +93,7 @@ __all__ = [  # the public API (plus the generated functions: tensorplug.add, ten
     "PLUGIN_API_VERSION",
     "RegistrationError", "SchemaError", "Tensor", "array_backend", "as_tensor", "bfloat16",
     "bool", "can_cast", "cdouble", "cfloat", "cuda", "complex64", "complex128", "device", "dispatch",
-    "dispatcher", "double", "dtype", "float", "float16", "float32", "float64",
+    "dispatcher", "double", "dtype", "fft", "float", "float16", "float32", "float64",
     "get_default_device", "get_default_dtype", "half", "hookimpl", "int", "int8", "int16",
     "int32", "int64", "keys", "library", "linalg", "long", "manual_seed", "nn", "ops", "optim", "overrides", "plugins",
     "promote_types", "random", "result_type", "return_types", "save", "load", "schema",

@@ -23,8 +23,8 @@ the form is deprecated there, once per class.
 
 What takes part: the public functions (``tp.add``), the Tensor methods (``x.add``), the Python
 operators (``q + 1``, ``-q``, ``q[0]``, ``func`` being the operator method, ``Tensor.__add__``),
-and the functions of ``tensorplug.nn.functional``, ``tensorplug.linalg`` and
-``tensorplug.special``.
+and the functions of ``tensorplug.nn.functional``, ``tensorplug.linalg``,
+``tensorplug.special`` and ``tensorplug.fft``.
 
 Usage::
 
@@ -212,7 +212,8 @@ def is_tensor_like(x: Any) -> bool:
 
 def get_overridable_functions() -> dict[Any, list[Callable[..., Any]]]:
     """Namespace (``"tensorplug"``, ``"Tensor"``, ``"tensorplug.nn.functional"``,
-    ``"tensorplug.linalg"``, ``"tensorplug.special"``) -> functions the protocol covers."""
+    ``"tensorplug.linalg"``, ``"tensorplug.special"``, ``"tensorplug.fft"``) -> functions the
+    protocol covers."""
     _make_all()
     return {ns: list(fns) for ns, fns in _overridable.items()}
 

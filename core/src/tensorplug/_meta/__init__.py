@@ -271,6 +271,7 @@ def kernels() -> dict[str, Callable[..., Any]]:
             if not _built:
                 from .. import array_backend
                 from . import _namespace  # noqa: F401 - every family's functions, into xp
+                from ._special import special
 
                 into = _Kernels()
                 backend = array_backend.register(
@@ -283,6 +284,7 @@ def kernels() -> dict[str, Callable[..., Any]]:
                     to_host=_no_data,
                     from_host=_from_host,
                     make_rng=lambda seed: _MetaRng(),
+                    special=special,
                 )
                 backend.kit.item = _fill_value  # type: ignore[method-assign]
                 into.kernels["index_select"] = _index_select(into.kernels["index_select"])

@@ -9,10 +9,10 @@ pay for the families.
 
 from __future__ import annotations
 
-from . import _factories, _indexing, _linalg, _pointwise, _reductions, _shape
+from . import _factories, _fft, _indexing, _linalg, _pointwise, _reductions, _shape
 from ._array import MetaArray, MetaValueRead, xp
 
 __all__ = ["MetaArray", "MetaValueRead", "xp"]
 
 # the families whose functions are in xp (imported for that)
-FAMILIES = (_factories, _pointwise, _shape, _linalg, _reductions, _indexing)
+FAMILIES = (_factories, _pointwise, _shape, _linalg, _reductions, _indexing, _fft)

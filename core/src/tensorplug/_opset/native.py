@@ -13,7 +13,7 @@ from ..schema import FunctionSchema, parse
 
 # the modules of yaml entries with ``python_module:`` (Note [Python modules] in _opset/api.py)
 PYTHON_MODULES = {"linalg": "tensorplug.linalg", "special": "tensorplug.special",
-                  "nn": "tensorplug.nn.functional"}  # fmt: skip
+                  "fft": "tensorplug.fft", "nn": "tensorplug.nn.functional"}  # fmt: skip
 
 
 class OpEntry:

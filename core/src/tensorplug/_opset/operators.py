@@ -192,6 +192,11 @@ def install() -> None:
     T.cuda = _cuda
     T.T = property(lambda self: a.permute.default(self, list(range(self.ndim - 1, -1, -1))))
     T.mT = property(lambda self: a.transpose.int(self, -2, -1))
+    # complex numbers: x.real / x.imag are views (settable: x.real = v writes through them)
+    T.real = property(lambda self: a.real.default(self), _set_part(a.real.default))
+    T.imag = property(lambda self: a.imag.default(self), _set_part(a.imag.default))
+    T.is_conj = lambda self: False  # conj is eager: no conjugate bit (composites/pointwise.py)
+    T.is_neg = lambda self: False
     T.type_as = lambda self, other: to(self, other.dtype)
     for name, dt in (
         ("float", _dtypes.float32),
@@ -207,6 +212,19 @@ def install() -> None:
     for name in ("zeros", "ones", "empty", "full"):
         setattr(T, f"new_{name}", _new_factory(name))
     T.new_tensor = _new_tensor
+
+
+def _set_part(part: Any) -> Callable[[Tensor, Any], None]:
+    """The setter of ``Tensor.real`` / ``Tensor.imag``: writes ``value`` through the view."""
+
+    def setter(self: Tensor, value: Any) -> None:
+        view = part(self)
+        if isinstance(value, Tensor):
+            view.copy_(value)
+        else:
+            view.fill_(value)
+
+    return setter
 
 
 def _binary_tensor_only(fn: Any) -> Callable[[Tensor, Any], Any]:

@@ -186,6 +186,9 @@ class Kit:
         self.rng_dtype: Callable[[_dt.dtype], Any] = self.storage.__getitem__
         # the index of the current device, for devices named without one ("cuda")
         self.current_device: Callable[[], int] | None = None
+        # the special-function namespace (scipy.special, cupyx.scipy.special) or None: Note
+        # [Special-function namespace] in _special.py; set by register(special=...)
+        self.special: Any = None
 
     def device(self, d: Device) -> Device:
         """One device object per device, so kernels compare devices with ``is``; a device

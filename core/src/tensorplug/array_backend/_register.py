@@ -47,6 +47,7 @@ from ..errors import RegistrationError
 from . import (
     _backward,
     _factories,
+    _fft,
     _indexing,
     _kit,
     _linalg,
@@ -56,6 +57,7 @@ from . import (
     _random,
     _reductions,
     _shape,
+    _special,
 )
 from ._checks import qualified
 from ._kit import Kernel, Kit
@@ -78,7 +80,7 @@ __all__ = [
 # the parts of a family that is a package, and ``_backward`` (the backward kernels).
 _MODULES: tuple[ModuleType, ...] = (
     *_pointwise.PARTS, *_reductions.PARTS, _shape, *_indexing.PARTS, _linalg, _linalg_solvers, *_nn.PARTS, _random,
-    _factories, _backward,
+    _factories, _special, _fft, _backward,
 )  # fmt: skip
 
 
@@ -239,6 +241,7 @@ def register(
     device_context: Callable[[Device], contextlib.AbstractContextManager[Any]] | None = None,
     make_rng: Callable[[int], Any] | None = None,
     current_device: Callable[[], int] | None = None,
+    special: Any = None,
 ) -> ArrayBackend:
     """Register the array kernels for backend ``key`` over array namespace ``xp``.
 
@@ -257,7 +260,11 @@ def register(
       devices, whose kernels then run on their tensors' device (Note [Device guard]);
       ``make_rng(seed)``: the backend's random state (default: ``xp.random.default_rng`` where
       ``xp`` has one, else numpy's PCG64 on the host, its draws transferred by ``from_host``);
-      ``current_device()``: the index a device named without one (``"cuda"``) means.
+      ``current_device()``: the index a device named without one (``"cuda"``) means;
+      ``special``: the special-function namespace (``scipy.special``, ``cupyx.scipy.special``,
+      any namespace with scipy.special's names) that the kernels of the special functions call
+      (``kit.special``); without it those ops raise "not supported by this backend" (Note
+      [Special-function namespace] in _special.py).
 
     ``xp`` is used as it is when it implements the array API standard, else adapted by
     array-api-compat (:func:`standard_namespace`); the kernels call only the standard and the
@@ -293,6 +300,7 @@ def register(
     kit.from_host_array = from_host
     kit.make_rng = make_rng
     kit.current_device = current_device
+    kit.special = special
     if rng_on_host:
         host_dtypes = _host_dtypes()
         kit.from_rng = from_host

@@ -39,3 +39,41 @@ def contiguous(self: Any, *, memory_format: Any = "contiguous_format") -> Any:
 
 def zero_(self: Any) -> Any:
     return aten.fill_.Scalar(self, 0)
+
+
+# --- complex numbers ---------------------------------------------------------------------------
+
+
+def conj(self: Any) -> Any:
+    """The complex conjugate: ``self`` itself for a real tensor (as PyTorch's), and for a
+    complex one an eager copy (``conj_physical``): tensorplug keeps no lazy conjugate bit, so
+    ``tp.is_conj`` would always be False and writes to the result do not reach ``self``
+    (PyTorch's conj is a view with the bit set)."""
+    if not self.dtype.is_complex:
+        return self
+    return aten.conj_physical.default(self)
+
+
+def resolve_conj(self: Any) -> Any:
+    """``self``: tensorplug's conj is eager (no conjugate bit to resolve)."""
+    return self
+
+
+def resolve_neg(self: Any) -> Any:
+    """``self``: tensorplug keeps no lazy negative bit."""
+    return self
+
+
+def real(self: Any) -> Any:
+    """The real parts, a view (PyTorch's: ``view_as_real(self)[..., 0]``); ``self`` itself
+    for a real tensor."""
+    if not self.dtype.is_complex:
+        return self
+    return aten.select.int(aten.view_as_real.default(self), -1, 0)
+
+
+def imag(self: Any) -> Any:
+    """The imaginary parts, a view of a complex tensor."""
+    if not self.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return aten.select.int(aten.view_as_real.default(self), -1, 1)

@@ -37,6 +37,7 @@ from ._grads import grad_cases, gradients, run_grad_case
 from ._harness import (
     case_failures,
     cases,
+    has_special_functions,
     run_op_case,
     supported_dtypes,
     to_numpy,
@@ -56,6 +57,7 @@ __all__ = [
     "instantiate_device_type_tests",
     "run_grad_case",
     "run_op_case",
+    "has_special_functions",
     "supported_dtypes",
     "to_numpy",
     "to_tp",

@@ -37,7 +37,7 @@ CUDA runs ``log_softmax`` and ``nll_loss`` in float32). In-place and ``out=`` ov
 never listed: PyTorch does not autocast them either.
 
 The lists also name operators the standard op set does not define (``ABSENT_CPU``,
-``ABSENT_CUDA``): convolutions, recurrent cells, attention, linear algebra and FFT routines,
+``ABSENT_CUDA``): convolutions, recurrent cells, attention, linear algebra routines,
 most losses. docs/autocast.md lists them. The losses and activations a user reaches for first
 (``l1_loss``, ``smooth_l1_loss``, ``huber_loss``, ``kl_div``, ``binary_cross_entropy_with_logits``,
 ``softplus``, ``cosine_similarity``) are operators of the standard set, so they have entries.
@@ -231,6 +231,26 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "scatter_add": (_, PROMOTE),
     "tensordot": (_, PROMOTE),
     "tensordot.int": (_, PROMOTE),  # CUDA: Note [Entries PyTorch does not have]
+    # --- FFT, complex numbers and special functions: float32 ------------------------------
+    "fft_fft": (FP32, _),
+    "fft_ifft": (FP32, _),
+    "fft_fft2": (FP32, _),
+    "fft_ifft2": (FP32, _),
+    "fft_fftn": (FP32, _),
+    "fft_ifftn": (FP32, _),
+    "fft_rfft": (FP32, _),
+    "fft_irfft": (FP32, _),
+    "fft_rfft2": (FP32, _),
+    "fft_irfft2": (FP32, _),
+    "fft_rfftn": (FP32, _),
+    "fft_irfftn": (FP32, _),
+    "fft_hfft": (FP32, _),
+    "fft_ihfft": (FP32, _),
+    "polar": (FP32, _),
+    "view_as_complex": (FP32, _),
+    "stft": (FP32, _),
+    "stft.center": (FP32, _),
+    "erfinv": (_, FP32),
 }
 
 # (overload, "cpu" or "cuda") of the entries above that PyTorch's lists do not have
@@ -251,12 +271,9 @@ ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
         "mkldnn_rnn_layer",
     ),
     FP32: (
-        "fractional_max_pool2d", "fractional_max_pool3d",
-        "_grid_sampler_2d_cpu_fallback", "polar", "view_as_complex", "quantile",
-        "quantile.scalar", "nanquantile", "nanquantile.scalar", "stft", "stft.center", "cdist",
-        "fft_fft", "fft_ifft", "fft_fft2", "fft_ifft2", "fft_fftn",
-        "fft_ifftn", "fft_rfft", "fft_irfft", "fft_rfft2", "fft_irfft2", "fft_rfftn",
-        "fft_irfftn", "fft_hfft", "fft_ihfft", "fake_quantize_per_tensor_affine",
+        "fractional_max_pool2d", "fractional_max_pool3d", "_grid_sampler_2d_cpu_fallback",
+        "quantile", "quantile.scalar", "nanquantile", "nanquantile.scalar", "cdist",
+        "fake_quantize_per_tensor_affine",
         "cosine_embedding_loss", "nll_loss2d", "hinge_embedding_loss", "poisson_nll_loss",
         "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
         "multilabel_margin_loss", "multilabel_margin_loss_forward", "ctc_loss.IntList",
@@ -273,7 +290,7 @@ ABSENT_CUDA: Final[dict[Policy, tuple[str, ...]]] = {
         "rnn_tanh_cell", "rnn_relu_cell", "_scaled_dot_product_flash_attention",
     ),
     FP32: (
-        "erfinv", "native_layer_norm", "frobenius_norm.dim",
+        "native_layer_norm", "frobenius_norm.dim",
         "nuclear_norm", "nuclear_norm.dim", "poisson_nll_loss", "cosine_embedding_loss",
         "nll_loss2d", "hinge_embedding_loss", "margin_ranking_loss", "multilabel_margin_loss",
         "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "dist", "pdist", "cdist",

@@ -21,10 +21,11 @@ CUDA tensor raises, naming the dtypes it has (docs/cuda.md).
 
 from __future__ import annotations
 
+import importlib
 import types
 from typing import Any
 
-__all__ = ["DeviceGenerators", "load", "numpy_compatible"]
+__all__ = ["DeviceGenerators", "load", "numpy_compatible", "special_functions"]
 
 
 def load(runtime: Any) -> dict[str, Any]:
@@ -36,9 +37,28 @@ def load(runtime: Any) -> dict[str, Any]:
         "make_rng": lambda seed: DeviceGenerators(cp, seed),
         "current_device": cp.cuda.runtime.getDevice,
     }
+    special = special_functions(cp)
+    if special is not None:
+        options["special"] = special
     if cp.cuda.runtime.getDeviceCount() > 1:
         options["device_context"] = lambda d: cp.cuda.Device(d.index)
     return options
+
+
+def special_functions(cp: Any) -> Any:
+    """The special-function namespace for the kit (``tp.special``, ``tp.lgamma``, ...):
+    ``cupyx.scipy.special``, shipped with CuPy; a CuPy stand-in may bring its own as
+    ``cp.scipy_special`` (tests); None without either (those ops then say that this backend
+    does not support them)."""
+    own = getattr(cp, "scipy_special", None)
+    if own is not None:
+        return own
+    if getattr(cp, "__name__", "") != "cupy":
+        return None
+    try:
+        return importlib.import_module("cupyx.scipy.special")
+    except ImportError:  # pragma: no cover - shipped with CuPy
+        return None
 
 
 class _Namespace(types.ModuleType):

@@ -5,6 +5,8 @@ elements at the same position of their (broadcast) operands.
 * ``_unary``: neg, abs, exponentials, logarithms, trigonometric functions, activations,
   rounding, predicates (isnan, ...);
 * ``_where``: clamp, where, masked_fill;
+* ``_complex``: complex, polar, angle and the complex views view_as_real / view_as_complex
+  (Note [Complex views] there);
 * ``_copy``: the copies and conversions _to_copy, clone, copy_, fill_ (and _local_scalar_dense,
   ``item()``);
 
@@ -15,6 +17,6 @@ each with its in-place and ``out=`` forms, made by the builders of ``_elementwis
 
 from __future__ import annotations
 
-from . import _binary, _copy, _unary, _where
+from . import _binary, _complex, _copy, _unary, _where
 
-PARTS = (_binary, _unary, _where, _copy)
+PARTS = (_binary, _unary, _where, _copy, _complex)

@@ -398,6 +398,13 @@ def build(kit: Kit) -> Kernels:
 
         return g
 
+    # --- complex numbers -----------------------------------------------------------------
+
+    def conj_physical(a: Any) -> Any:
+        return xp.conj(a) if kind(a) == "c" else kit.copy(a)
+
+    unary(kit, k, "conj_physical", conj_physical)
+
     unary(kit, k, "isnan", float_class(xp.isnan, False), out_rule=to_bool)
     unary(kit, k, "isinf", float_class(xp.isinf, False), out_rule=to_bool)
     unary(kit, k, "isfinite", float_class(xp.isfinite, True), out_rule=to_bool)

@@ -28,6 +28,7 @@ from __future__ import annotations
 # of every place an op lives: docs/extending.md; _core holds the machinery they share)
 from . import (  # noqa: F401
     factories,
+    fft,
     indexing,
     linalg,
     linalg_solvers,

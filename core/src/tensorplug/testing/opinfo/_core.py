@@ -35,6 +35,8 @@ _CATEGORY = {
     "bfloat16": 2,
     "float32": 2,
     "float64": 2,
+    "complex64": 3,  # in samples and results only (an OpInfo's dtypes are real)
+    "complex128": 3,
 }
 _ITEMSIZE = {
     "bool": 1,
@@ -47,6 +49,8 @@ _ITEMSIZE = {
     "bfloat16": 2,
     "float32": 4,
     "float64": 8,
+    "complex64": 8,
+    "complex128": 16,
 }
 
 
@@ -272,6 +276,12 @@ class OpInfo:
     compare: Callable[[Any, Any, SampleInput, str], None] | None = None  # custom comparison
     tol: dict[str, tuple[float, float]] = field(default_factory=dict)  # dtype -> (rtol, atol)
     aten_variant: bool = True  # also call tp.ops.aten.<op>.<overload>
+    # its kernel calls the backend's special-function namespace (array_backend.register's
+    # special=): skipped on a backend registered without one
+    needs_special: bool = False
+    # a view only where the array library has strided views (Note [Complex views] in
+    # array_backend/_pointwise/_complex.py): elsewhere a copy, its values checked, not writes
+    strided_view: bool = False
 
     @property
     def op_name(self) -> str:

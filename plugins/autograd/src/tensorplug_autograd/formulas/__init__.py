@@ -49,7 +49,7 @@ Note [Reading s in the formula body]
 The kernel decides what to save from the names a formula's own code reads, so every formula
 (in the family modules ``pointwise``, ``reductions``, ``shape``, ``indexing``, ``linalg`` (and
 ``linalg_solvers``, the factorizations of ``torch.linalg``),
-``nn``, ``random`` and ``factories``, which fill the table when this package is imported;
+``nn``, ``random``, ``factories``, ``special`` and ``fft``, which fill the table when this package is imported;
 ``_table`` holds the table and the helpers they share) reads the ``s.<name>`` it needs in its
 lambda and passes the values on to the ``_helper`` that does the work; a helper never
 receives ``s``.
@@ -60,6 +60,7 @@ from __future__ import annotations
 # one module per op family (the layout of every place an op lives), each filling the table
 from . import (  # noqa: F401
     factories,
+    fft,
     indexing,
     linalg,
     linalg_solvers,
@@ -68,6 +69,7 @@ from . import (  # noqa: F401
     random,
     reductions,
     shape,
+    special,
 )
 from ._table import FORMULAS, NON_DIFFERENTIABLE, OUTPUT_DIFFERENTIABILITY
 

@@ -372,3 +372,10 @@ defderiv(
 )
 defderiv("fill_.Scalar", self=lambda g, s: _zeros(g, s.self_shape))
 nondifferentiable("detach", "_local_scalar_dense")
+
+# --- complex numbers -----------------------------------------------------------------------------
+# Real inputs only: tensorplug-autograd records no complex outputs (complex autograd is not
+# supported yet), so complex, polar, view_as_complex of real tensors give results that do not
+# require grad; conj_physical of a real tensor is the identity, angle of one a step (0 or pi).
+defderiv("conj_physical", self=lambda g, s: g)
+defderiv("angle", self=lambda g, s: _zeros(g, s.self_shape))

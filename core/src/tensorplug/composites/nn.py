@@ -359,17 +359,18 @@ def embedding(
             f"aten::embedding: Expected tensor for argument #1 'indices' to have one of the following "
             f"scalar types: Long, Int; but got {indices.dtype} instead"
         )
-    # index.Tensor would count negative indices from the end; PyTorch's lookup refuses them
-    meta = indices.device.type == "meta"  # no values to check (docs/meta.md)
-    if indices.numel() and not meta and aten.min.default(indices).item() < 0:
-        raise IndexError("aten::embedding: index out of range in self")
-    rows = aten.index.Tensor(weight, [indices])
+    # as PyTorch's: index_select of the flat indices, whose kernel refuses an index outside
+    # [0, rows) with PyTorch's "index out of range in self" (no value read into Python here, so
+    # a trace keeps the lookup in its graph)
+    flat = aten.reshape.default(indices, [-1])
+    rows = aten.view.default(
+        aten.index_select.default(weight, 0, flat), [*indices.shape, weight.shape[1]]
+    )
     # PyTorch's embedding_backward skips the rows of padding_idx and, with scale_grad_by_freq,
     # divides each row's gradient by how often its index occurs in indices. As compositions
     # with the same values: where(keep, rows, rows.detach()), and d + (rows - d) / count with
     # d = rows.detach(), exact since rows - d is 0 (taken on finite values only)
     if scale_grad_by_freq:
-        flat = aten.reshape.default(indices, [-1])
         counts = aten.scatter_add.default(
             aten.zeros.default([weight.shape[0]], dtype=weight.dtype, device=weight.device),
             0,

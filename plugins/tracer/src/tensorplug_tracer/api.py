@@ -23,7 +23,7 @@ import optree
 
 import tensorplug as tp
 
-from .compile import CompiledFunction, CompileError, compile
+from .compile import CompiledFunction, CompileError, OptimizedModule, compile
 from .graph import Effect, Graph, Node, TensorMeta, Value, op_label
 from .recorder import TracerWarning, record_trace
 from .serialize import FORMAT_VERSION, GraphFormatError, load
@@ -36,6 +36,7 @@ __all__ = [
     "Graph",
     "GraphFormatError",
     "Node",
+    "OptimizedModule",
     "TensorMeta",
     "TracerWarning",
     "TracingCheckError",

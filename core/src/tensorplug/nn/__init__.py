@@ -90,7 +90,7 @@ from .padding import (
 from .parameter import Parameter
 from .parameter_containers import ParameterDict, ParameterList
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .transformer import (
     MultiheadAttention,
     Transformer,
@@ -105,7 +105,8 @@ __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CircularPad1d", "CircularPad2d", "CircularPad3d",
     "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv1d", "Conv2d", "Conv3d",
     "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "CrossEntropyLoss", "Dropout",
-    "ELU", "Embedding", "Flatten", "Fold", "GELU", "Hardtanh", "HuberLoss", "Identity",
+    "ELU", "Embedding", "EmbeddingBag", "Flatten", "Fold", "GELU", "Hardtanh", "HuberLoss",
+    "Identity",
     "KLDivLoss", "L1Loss", "LayerNorm", "LazyConv1d", "LazyConv2d", "LazyConv3d",
     "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyLinear",
     "LazyModuleMixin", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "Module",

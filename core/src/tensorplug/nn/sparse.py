@@ -258,7 +258,7 @@ class EmbeddingBag(Module):
             include_last_offset,
             padding_idx,
         )
-        bag.weight.requires_grad = not freeze
+        bag.weight.requires_grad_(not freeze)
         return bag
 
 

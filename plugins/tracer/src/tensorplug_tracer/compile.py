@@ -388,6 +388,7 @@ class OptimizedModule(Module):
     training call traces again rather than running the training graph (dropout, batch norm)."""
 
     _own = frozenset({"_orig_mod", "_compiled", "training"})
+    _compiled: CompiledFunction
 
     def __init__(self, mod: Module, cache_size: int = 8, fullgraph: bool = False) -> None:
         super().__init__()

@@ -359,17 +359,18 @@ def embedding(
             f"aten::embedding: Expected tensor for argument #1 'indices' to have one of the following "
             f"scalar types: Long, Int; but got {indices.dtype} instead"
         )
-    # index.Tensor would count negative indices from the end; PyTorch's lookup refuses them
-    meta = indices.device.type == "meta"  # no values to check (docs/meta.md)
-    if indices.numel() and not meta and aten.min.default(indices).item() < 0:
-        raise IndexError("aten::embedding: index out of range in self")
-    rows = aten.index.Tensor(weight, [indices])
+    # as PyTorch's: index_select of the flat indices, whose kernel refuses an index outside
+    # [0, rows) with PyTorch's "index out of range in self" (no value read into Python here, so
+    # a trace keeps the lookup in its graph)
+    flat = aten.reshape.default(indices, [-1])
+    rows = aten.view.default(
+        aten.index_select.default(weight, 0, flat), [*indices.shape, weight.shape[1]]
+    )
     # PyTorch's embedding_backward skips the rows of padding_idx and, with scale_grad_by_freq,
     # divides each row's gradient by how often its index occurs in indices. As compositions
     # with the same values: where(keep, rows, rows.detach()), and d + (rows - d) / count with
     # d = rows.detach(), exact since rows - d is 0 (taken on finite values only)
     if scale_grad_by_freq:
-        flat = aten.reshape.default(indices, [-1])
         counts = aten.scatter_add.default(
             aten.zeros.default([weight.shape[0]], dtype=weight.dtype, device=weight.device),
             0,
@@ -388,6 +389,151 @@ def embedding(
         keep = aten.unsqueeze.default(aten.ne.Scalar(indices, padding_idx), -1)
         rows = aten.where.self(keep, rows, aten.detach.default(rows))
     return rows
+
+
+# --- embedding bags ---------------------------------------------------------------------------
+# Note [Embedding bags]
+# ~~~~~~~~~~~~~~~~~~~~~
+# embedding_bag reduces the rows of ``weight`` that ``indices`` picks over bags: bag b holds
+# the indices from offsets[b] up to the next offset (the last bag up to the end, or up to the
+# extra last offset with include_last_offset). As PyTorch's, without reading values into
+# Python: the bag of position j is searchsorted(starts, j, right=True) - 1; the rows come from
+# embedding (index_select, whose kernel refuses an index outside the table, and whose gradient
+# skips padding_idx and scales by frequency); sum and mean add them into their bags with
+# index_add (mean divides by the bag's count of non-padding indices, an empty bag gives 0);
+# max takes the amax over a (bags, indices, dim) array of the rows masked to -inf outside the
+# bag, so it costs bags x indices x dim memory (PyTorch's kernel loops instead), and an empty
+# bag gives 0. The other outputs are PyTorch's CPU kernel's: offset2bag (the bag of each
+# index; empty for sum without padding_idx), bag_size (the count per bag; zeros for sum),
+# max_indices (for max the index of the maximal row per bag and column, 0 for an empty bag;
+# for mean bag_size; for sum zeros).
+
+
+def embedding_bag(
+    weight: Any,
+    indices: Any,
+    offsets: Any,
+    scale_grad_by_freq: bool = False,
+    mode: int = 0,
+    sparse: bool = False,
+    per_sample_weights: Any = None,
+    include_last_offset: bool = False,
+) -> Any:
+    return embedding_bag_padding_idx(
+        weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+        include_last_offset, None,
+    )  # fmt: skip
+
+
+def embedding_bag_padding_idx(
+    weight: Any,
+    indices: Any,
+    offsets: Any,
+    scale_grad_by_freq: bool,
+    mode: int,
+    sparse: bool,
+    per_sample_weights: Any,
+    include_last_offset: bool,
+    padding_idx: int | None,
+) -> Any:
+    name = "aten::embedding_bag"
+    if weight.ndim != 2:
+        raise RuntimeError(
+            f"{name}: weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}"
+        )
+    for what, t in (("indices", indices), ("offsets", offsets)):
+        if t.dtype not in (_dt.int32, _dt.int64):
+            raise RuntimeError(
+                f"{name}: expected {what} to have one of the following scalar types: Long, Int; "
+                f"but got {torch_name(t.dtype)} instead"
+            )
+        if t.ndim != 1:
+            raise RuntimeError(
+                f"{name}: {what} has to be a 1D Tensor, but got Tensor of dimension {t.ndim}"
+            )
+    if mode not in (0, 1, 2):
+        raise RuntimeError(f"{name}: mode has to be 0 (sum), 1 (mean) or 2 (max), got {mode}")
+    if per_sample_weights is not None:
+        if mode != 0:
+            raise RuntimeError(
+                f"{name}: per_sample_weights only supported with mode='sum' (mode 0), got mode {mode}"
+            )
+        if per_sample_weights.dtype is not weight.dtype:
+            raise RuntimeError(
+                f"{name}: expected per_sample_weights to have the dtype of weight "
+                f"({torch_name(weight.dtype)}), but got {torch_name(per_sample_weights.dtype)}"
+            )
+        if list(per_sample_weights.shape) != list(indices.shape):
+            raise RuntimeError(
+                f"{name}: expected per_sample_weights.shape to be {list(indices.shape)}, but "
+                f"got {list(per_sample_weights.shape)}"
+            )
+    rows_n, dim = weight.shape
+    if padding_idx is not None and not -rows_n <= padding_idx < rows_n:
+        raise RuntimeError(
+            f"{name}: padding_idx must be within the number of embeddings, -{rows_n} through "
+            f"{rows_n - 1}, but got {padding_idx}"
+        )
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += rows_n
+    bags = offsets.shape[0] - (1 if include_last_offset else 0)
+    if bags < 0:
+        raise RuntimeError(f"{name}: include_last_offset needs at least one offset")
+    n = indices.shape[0]
+    long_idx = (
+        indices if indices.dtype is _dt.int64 else aten._to_copy.default(indices, dtype=_dt.int64)
+    )
+    starts = aten._to_copy.default(aten.slice.Tensor(offsets, 0, 0, bags), dtype=_dt.int64)
+    positions = aten.arange.start_step(0, n, 1, dtype=_dt.int64, device=weight.device)
+    offset2bag = aten.sub.Scalar(aten.searchsorted.Tensor(starts, positions, right=True), 1)
+    rows = embedding(
+        weight, long_idx, -1 if padding_idx is None else padding_idx, scale_grad_by_freq
+    )
+    if per_sample_weights is not None:
+        rows = aten.mul.Tensor(rows, aten.unsqueeze.default(per_sample_weights, 1))
+    keep = None if padding_idx is None else aten.ne.Scalar(long_idx, padding_idx)
+    zeros_b = aten.zeros.default([bags], dtype=_dt.int64, device=weight.device)
+    if mode == 0 or mode == 1:
+        if keep is not None:
+            rows = aten.where.ScalarOther(aten.unsqueeze.default(keep, 1), rows, 0.0)
+        out = aten.index_add.default(
+            aten.zeros.default([bags, dim], dtype=weight.dtype, device=weight.device),
+            0, offset2bag, rows,
+        )  # fmt: skip
+        if mode == 0:  # PyTorch's CPU kernel returns offset2bag for sum only with padding_idx
+            if padding_idx is None:
+                offset2bag = aten.zeros.default([0], dtype=_dt.int64, device=weight.device)
+            return out, offset2bag, zeros_b, zeros_b
+    member = aten.eq.Tensor(
+        aten.unsqueeze.default(offset2bag, 0),
+        aten.unsqueeze.default(
+            aten.arange.start_step(0, bags, 1, dtype=_dt.int64, device=weight.device), 1
+        ),
+    )  # (bags, n)
+    if keep is not None:
+        member = aten.logical_and.default(member, aten.unsqueeze.default(keep, 0))
+    bag_size = aten.sum.dim_IntList(member, [1], False, dtype=_dt.int64)
+    nonempty = aten.unsqueeze.default(aten.gt.Scalar(bag_size, 0), 1)
+    if mode == 1:
+        count = aten.clamp_min.default(aten.unsqueeze.default(bag_size, 1), 1)
+        return (
+            aten.div.Tensor(out, aten._to_copy.default(count, dtype=weight.dtype)),
+            offset2bag,
+            bag_size,
+            bag_size,
+        )
+    masked = aten.where.self(
+        aten.unsqueeze.default(member, 2),
+        aten.unsqueeze.default(rows, 0),
+        aten.full.default([], -math.inf, dtype=weight.dtype, device=weight.device),
+    )  # (bags, n, dim)
+    out = aten.where.ScalarOther(nonempty, aten.amax.default(masked, [1], False), 0.0)
+    position = aten.argmax.default(masked, 1, False)  # (bags, dim): the first maximal index
+    if n:
+        picked = aten.index_select.default(long_idx, 0, aten.reshape.default(position, [-1]))
+        position = aten.reshape.default(picked, [bags, dim])
+    max_indices = aten.where.ScalarOther(nonempty, position, 0)
+    return out, offset2bag, bag_size, max_indices
 
 
 def layer_norm(

@@ -142,7 +142,7 @@ from .pooling import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .transformer import (
     MultiheadAttention,
     Transformer,
@@ -157,7 +157,8 @@ __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CircularPad1d", "CircularPad2d", "CircularPad3d",
     "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv1d", "Conv2d", "Conv3d",
     "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "CrossEntropyLoss", "Dropout",
-    "ELU", "Embedding", "Flatten", "Fold", "GELU", "Hardtanh", "HuberLoss", "Identity",
+    "ELU", "Embedding", "EmbeddingBag", "Flatten", "Fold", "GELU", "Hardtanh", "HuberLoss",
+    "Identity",
     "KLDivLoss", "L1Loss", "LayerNorm", "LazyConv1d", "LazyConv2d", "LazyConv3d",
     "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyLinear",
     "LazyModuleMixin", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "Module",

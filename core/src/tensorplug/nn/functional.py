@@ -74,6 +74,7 @@ __all__ = [
     "embedding",
     "feature_alpha_dropout",
     "fold",
+    "embedding_bag",
     "gelu",
     "glu",
     "grid_sample",
@@ -256,6 +257,89 @@ def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: fl
             1.0,
         )
         aten.index_put_.default(weight, [flat], aten.mul.Tensor(rows, scale))
+
+
+# --- embedding bags ---------------------------------------------------------------------------
+
+_BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
+
+
+def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """The sums, means or maxima of bags of rows of ``weight`` (``aten::embedding_bag``,
+    Note [Embedding bags] in composites/nn.py): a 2-D ``input`` is a batch of bags of equal
+    length; a 1-D ``input`` is cut into bags at ``offsets``. ``per_sample_weights`` (mode
+    ``"sum"`` only) scales each row; entries equal to ``padding_idx`` are left out of their bag
+    (and of its count for ``"mean"``); an empty bag gives zeros. ``max_norm`` renormalizes the
+    rows looked up in place first, as :func:`embedding` does."""
+    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
+        raise ValueError(
+            f"embedding_bag: If per_sample_weights ({list(per_sample_weights.shape)}) is not "
+            f"None, then it must have the same shape as the input ({list(input.shape)})"
+        )
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a "
+                "mini-batch of fixed length sequences. However, found offsets of type "
+                f"{type(offsets)}"
+            )
+        bags, length = input.shape
+        offsets = _tp.arange(0, bags * length, length, dtype=input.dtype, device=input.device)
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}"
+        )
+    if mode not in _BAG_MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if padding_idx is not None:
+        n = weight.shape[0]
+        if not -n <= padding_idx < n:
+            raise ValueError(
+                f"embedding_bag: padding_idx must be within num_embeddings ({n}), got {padding_idx}"
+            )
+        if padding_idx < 0:
+            padding_idx += n
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "GitHub."
+        )
+    if sparse:
+        raise NotImplementedError(
+            "embedding_bag: sparse=True asks for sparse gradients, but tensorplug has no "
+            "sparse tensors; use sparse=False (dense gradients)"
+        )
+    if max_norm is not None:
+        _renorm_rows(weight, input, max_norm, norm_type)
+    r = _tp.embedding_bag(
+        weight, input, offsets, scale_grad_by_freq, _BAG_MODES[mode], sparse,
+        per_sample_weights, include_last_offset, padding_idx,
+    )  # fmt: skip
+    out: Tensor = r[0]
+    return out
 
 
 def layer_norm(

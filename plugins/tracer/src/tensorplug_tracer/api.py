@@ -23,6 +23,7 @@ import optree
 
 import tensorplug as tp
 
+from . import compile as _compile
 from .compile import CompiledFunction, CompileError, compile
 from .graph import Effect, Graph, Node, TensorMeta, Value, op_label
 from .recorder import TracerWarning, record_trace
@@ -146,3 +147,11 @@ def _short(x: Any) -> str:
     if isinstance(x, tp.Tensor):
         return f"{str(x.dtype).rsplit('.', 1)[-1]}{list(x.shape)} {x.detach()!r}"[:200]
     return repr(x)
+
+
+def __getattr__(name: str) -> Any:
+    # OptimizedModule, what tp.compile(module) returns, is made on first use (compile.py), so
+    # that loading the plugin does not import tensorplug.nn
+    if name == "OptimizedModule":
+        return _compile._optimized_module_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -273,6 +273,7 @@ def lowered_function(
     for g in graph.grads:
         assert g.source is not None
         body.append(f"        {names.of[g]} = {g.source.name}.grad")
+    dead_after = _dead_after(graph, names)
     mode: int | None = None
     for i, n in enumerate(graph.nodes):
         kernel = None
@@ -312,6 +313,8 @@ def lowered_function(
         for j, v in enumerate(written or ()):
             body.append(f"        _c{j} = {names.of[v]}.tp_version")
             body.append(f"        if _c{j}.value == _b{j}: _c{j}.value = _b{j} + 1")
+        if dead_after[i]:
+            body.append(f"        del {', '.join(dead_after[i])}")
     if body[-1] == "    try:":
         body.append("        pass")
     body.append("    finally:")
@@ -327,6 +330,33 @@ def lowered_function(
     fn = define(src, ns, f"lowered {graph.fn_name}", "lowered")
     fn.__source__ = src  # type: ignore[attr-defined]
     return fn, bound
+
+
+def _dead_after(graph: Graph, names: _Names) -> list[list[str]]:
+    """Per node, the names of the values node outputs that no later node, effect or output
+    reads: the lowered form deletes them there, so an intermediate is freed as soon as eager
+    execution would free it, not at the return (a training step's peak memory, and the fresh
+    pages the allocator maps for it at every call, stay those of eager execution)."""
+    last: dict[Value, int] = {}
+    outer = {*graph.inputs, *graph.grads, *graph.constants}  # parameters and globals
+    for i, n in enumerate(graph.nodes):
+        for o in n.outputs:
+            if isinstance(o, Value) and o not in outer:
+                last[o] = i
+        for v in n.inputs:
+            if v in last:
+                last[v] = i
+    for e in graph.effects:
+        for x in (e.target, e.value):
+            if isinstance(x, Value):
+                last.pop(x, None)
+    for v in graph.out_leaves:
+        if isinstance(v, Value):
+            last.pop(v, None)
+    dead: list[list[str]] = [[] for _ in graph.nodes]
+    for v, i in last.items():
+        dead[i].append(names.of[v])
+    return dead
 
 
 def _written(n: Node) -> list[Value] | None:

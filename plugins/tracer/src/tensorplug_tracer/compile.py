@@ -25,6 +25,7 @@ and the first time that happens ``tp.compile`` says so once with a ``TracerWarni
 from __future__ import annotations
 
 import functools
+import sys
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
@@ -33,7 +34,7 @@ from typing import Any, cast
 import optree
 
 import tensorplug as tp
-from tensorplug.dispatch import local_state
+from tensorplug.dispatch import local_state, state_read
 from tensorplug.tensor import Tensor
 
 from . import codegen, passes, recorder
@@ -41,7 +42,7 @@ from .codegen import MISS
 from .graph import Graph, TensorMeta, Value
 from .recorder import M, TracerWarning
 
-__all__ = ["CompileError", "CompiledFunction", "ReplayPlans", "compile"]
+__all__ = ["CompileError", "CompiledFunction", "OptimizedModule", "ReplayPlans", "compile"]
 
 
 class CompileError(RuntimeError):
@@ -376,6 +377,80 @@ def _hashable(x: Any) -> Any:
         return repr(x)
 
 
+def _optimized_module_class() -> Any:
+    """``OptimizedModule``, made on first use: ``tensorplug.nn`` is imported only by those who
+    use it (tests/nn/test_modules.py), and this module loads with the plugin."""
+    global OptimizedModule
+    if OptimizedModule is not None:
+        return OptimizedModule
+    from tensorplug.nn import Module
+
+    class _OptimizedModule(Module):
+        """What ``tp.compile(module)`` returns, as ``torch.compile(module)`` does: a Module whose
+        one child is the original, ``_orig_mod``, so ``parameters()``, ``state_dict()`` (keys
+        prefixed ``_orig_mod.``), ``load_state_dict()``, ``train()``/``eval()``, ``to()`` and the
+        hooks reach it; attributes it does not have are read from and written to the original.
+        Calling it runs the original's ``__call__`` (its hooks and ``forward``) through a
+        :class:`CompiledFunction`, whose graphs are also guarded on the ``training`` flag of every
+        module in the tree (a state read, Note [Python state reads]), so ``eval()`` after a
+        training call traces again rather than running the training graph (dropout, batch norm)."""
+
+        _own = frozenset({"_orig_mod", "_compiled", "training"})
+        _compiled: CompiledFunction
+
+        def __init__(self, mod: Any, cache_size: int = 8, fullgraph: bool = False) -> None:
+            super().__init__()
+            self._orig_mod = mod
+            object.__setattr__(
+                self, "_compiled", CompiledFunction(self._run, cache_size, fullgraph)
+            )
+
+        def _modes(self) -> tuple[bool, ...]:
+            return tuple(m.training for m in self._orig_mod.modules())
+
+        def _run(self, *args: Any, **kwargs: Any) -> Any:
+            state_read(self._modes)
+            return self._orig_mod(*args, **kwargs)
+
+        def forward(self, *args: Any, **kwargs: Any) -> Any:
+            return self._compiled(*args, **kwargs)
+
+        @property
+        def graphs(self) -> list[Graph]:
+            """The compiled forward's graphs (``CompiledFunction.graphs``)."""
+            return self._compiled.graphs
+
+        @property
+        def trace_count(self) -> int:
+            return self._compiled.trace_count
+
+        def reset(self) -> None:
+            """Forget every graph of the compiled forward: the next call traces again."""
+            self._compiled.reset()
+
+        def __getattr__(self, name: str) -> Any:
+            modules = self.__dict__.get("_modules")
+            if modules is None or "_orig_mod" not in modules:
+                raise AttributeError(f"'OptimizedModule' object has no attribute '{name}'")
+            if name == "_orig_mod":
+                return modules["_orig_mod"]
+            return getattr(modules["_orig_mod"], name)
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            modules = self.__dict__.get("_modules")
+            if modules is None or "_orig_mod" not in modules or name in self._own:
+                super().__setattr__(name, value)
+            else:
+                setattr(modules["_orig_mod"], name, value)
+
+    _OptimizedModule.__name__ = _OptimizedModule.__qualname__ = "OptimizedModule"
+    OptimizedModule = _OptimizedModule
+    return _OptimizedModule
+
+
+OptimizedModule: Any = None  # the class, once _optimized_module_class made it
+
+
 _MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
@@ -416,7 +491,12 @@ def compile(  # noqa: A001
         raise TypeError(f"tp.compile: dynamic must be None, True or False, got {dynamic!r}")
 
     def make(f: Callable[..., Any]) -> Any:
-        return f if disable else CompiledFunction(f, cache_size, fullgraph)
+        if disable:
+            return f
+        nn = sys.modules.get("tensorplug.nn")  # not imported: f is no Module
+        if nn is not None and isinstance(f, nn.Module):
+            return _optimized_module_class()(f, cache_size, fullgraph)
+        return CompiledFunction(f, cache_size, fullgraph)
 
     return make if fn is None else make(fn)
 

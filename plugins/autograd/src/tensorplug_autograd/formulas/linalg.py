@@ -30,6 +30,8 @@ def _matmul_self(g: Tensor, self_shape: Shape, other: Tensor) -> Tensor:
         return g.unsqueeze(-1) * other
     if len(self_shape) == 1:  # (k,) @ (..., k, m)
         return _sum_to(g.unsqueeze(-2).matmul(other.mT).squeeze(-2), self_shape)
+    if len(self_shape) > 2 and other.ndim == 2:  # (..., n, k) @ (k, m): one product of 2-D
+        return g.reshape(-1, g.shape[-1]).matmul(other.mT).reshape(self_shape)
     return _sum_to(g.matmul(other.mT), self_shape)
 
 
@@ -40,6 +42,10 @@ def _matmul_other(g: Tensor, self: Tensor, other_shape: Shape) -> Tensor:
         return self.unsqueeze(-1) * g.unsqueeze(-2)
     if len(other_shape) == 1:  # (..., n, k) @ (k,)
         return _sum_to(self.mT.matmul(g.unsqueeze(-1)).squeeze(-1), other_shape)
+    if self.ndim > 2 and len(other_shape) == 2:
+        # (..., n, k) @ (k, m): the batch sum of the per-matrix products is one product of
+        # the stacked rows, (k, B n) @ (B n, m), which a GEMM runs at once
+        return self.reshape(-1, self.shape[-1]).mT.matmul(g.reshape(-1, g.shape[-1]))
     return _sum_to(self.mT.matmul(g), other_shape)
 
 

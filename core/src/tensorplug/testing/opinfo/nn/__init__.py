@@ -12,9 +12,13 @@ is imported:
 * ``_pooling``: max, average and adaptive pooling, their backward kernels, max unpooling;
 * ``_norms``: batch, instance, group and RMS normalization and their kernels, the feature and
   alpha dropouts;
-* ``_activations``: the composite activations (prelu, celu, selu, ..., channel_shuffle).
+* ``_activations``: the composite activations (prelu, celu, selu, ..., channel_shuffle);
+* ``_embedding``: embedding_bag.
 """
 
 from __future__ import annotations
 
-from . import _activations, _attention, _conv, _functions, _norms, _optim, _pooling, _resample  # noqa: F401
+from . import (  # noqa: F401
+    _activations, _attention, _conv, _embedding, _functions, _norms, _optim, _pooling,
+    _resample,
+)  # fmt: skip

@@ -19,6 +19,13 @@ is imported:
 from __future__ import annotations
 
 from . import (  # noqa: F401
-    _activations, _attention, _conv, _embedding, _functions, _norms, _optim, _pooling,
+    _activations,
+    _attention,
+    _conv,
+    _embedding,
+    _functions,
+    _norms,
+    _optim,
+    _pooling,
     _resample,
 )  # fmt: skip

@@ -12,7 +12,7 @@ whose ``in_features`` is the first input's last size.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tensorplug
 
@@ -39,9 +39,10 @@ class UninitializedTensorMixin:
     """What an uninitialized parameter or buffer does: refuse operations, materialize."""
 
     cls_to_become: type[Tensor] = Tensor
-    _data: Any
-    _dtype: _dtypes.dtype
-    _device: Any
+    if TYPE_CHECKING:  # the Tensor fields the mixin reads (declared for the type checker only)
+        _data: Any
+        _dtype: _dtypes.dtype
+        _device: Any
 
     def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
         """Give the tensor an uninitialized array of ``shape`` (on ``device``, of ``dtype``,

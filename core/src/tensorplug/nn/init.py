@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .._opset import construct as _construct
+from .. import dtypes as _dtypes
 from ..ops import ops
 from ..random import Generator
 from ..tensor import Tensor
@@ -294,28 +294,27 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None =
     matrix times ``gain``: the Q of the QR decomposition of a standard normal draw, its columns'
     signs fixed by R's diagonal (Mezzadri's uniform distribution), as PyTorch.
 
-    The QR decomposition is numpy's, on the host (tensorplug has no ``linalg.qr`` yet).
+    The QR decomposition is ``tp.linalg.qr``'s, on the tensor's device (float32 and
+    float64; a half-precision tensor is filled from a float32 decomposition, as PyTorch's).
     """
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0 or _is_meta(tensor):
         return tensor
-    import numpy as np  # the host's QR (no linalg.qr operator yet)
-
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _aten.empty.memory_format([rows, cols], dtype=tensor.dtype, device=tensor.device)
-    _aten.normal_.default(flat, 0.0, 1.0, generator=generator)
-    a = np.asarray(flat.cpu().numpy(), dtype=np.float64)
-    if rows < cols:
-        a = a.T
-    q, r = np.linalg.qr(a)
-    q = q * np.sign(np.diag(r))
-    if rows < cols:
-        q = q.T
+    work = tensor.dtype if tensor.dtype in (_dtypes.float32, _dtypes.float64) else _dtypes.float32
     with no_grad():
-        q_t = _construct.tensor(np.ascontiguousarray(q), dtype=tensor.dtype, device=tensor.device)
-        value = _aten.reshape.default(_aten.mul.Scalar(q_t, gain), list(tensor.shape))
+        flat = _aten.empty.memory_format([rows, cols], dtype=work, device=tensor.device)
+        _aten.normal_.default(flat, 0.0, 1.0, generator=generator)
+        if rows < cols:
+            flat = _aten.t.default(flat)
+        q, r = _aten.linalg_qr.default(flat)
+        signs = _aten.sign.default(_aten.diagonal.default(r, 0, -2, -1))
+        q = _aten.mul.Tensor(q, signs)
+        if rows < cols:
+            q = _aten.t.default(q)
+        value = _aten.reshape.default(_aten.mul.Scalar(q, gain), list(tensor.shape))
         _aten.copy_.default(tensor, value)
     return tensor
 

@@ -857,3 +857,20 @@ def test_detach_of_a_plain_tensor_shares_data_but_is_no_view():
     assert d.grad_fn is not None and base.grad_fn is None
     d.sum().backward()
     assert w.grad.tolist() == [0.0, 2.0, 0.0]
+
+
+def test_outputs_a_formula_does_not_read_are_not_saved() -> None:
+    """Note [Saved outputs]: batch norm's formula reads its mean and invstd, not its output, so
+    writing the output in place (a residual ``out += identity``) is no error, as in PyTorch;
+    an output that is read stays checked."""
+    x = tp.randn(2, 3, 4, 4, requires_grad=True)
+    w, b = tp.ones(3, requires_grad=True), tp.zeros(3, requires_grad=True)
+    out = tp.ops.aten.native_batch_norm.default(x, w, b, None, None, True, 0.1, 1e-5)[0]
+    out += 1.0
+    out.sum().backward()
+    assert x.grad is not None and w.grad is not None
+    y = tp.randn(3, 5, requires_grad=True)
+    s = tp.softmax(y, 1)  # its formula reads the result
+    s.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        s.sum().backward()

@@ -96,7 +96,13 @@ def record(
         ):
             set_history(t, node, nr)
     if rule.saves_result:
-        saved = [SavedTensor(t, nr) if isinstance(t, Tensor) else t for nr, t in enumerate(outs)]
+        keep = rule.saved_outputs  # Note [Saved outputs] in formulas/_table.py
+        saved = [
+            (SavedTensor(t, nr) if keep is None or nr in keep else None)
+            if isinstance(t, Tensor)
+            else t
+            for nr, t in enumerate(outs)
+        ]
         if isinstance(out, Tensor):
             node._result = saved[0]
         elif isinstance(out, list):

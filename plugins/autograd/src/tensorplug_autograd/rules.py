@@ -110,6 +110,7 @@ class Rule:
         key = short_name(self.name).removesuffix(".default")
         out_diff = _formulas.OUTPUT_DIFFERENTIABILITY.get(key)
         self.out_diff = out_diff or (True,) * max(self.n_out, 1)
+        self.saved_outputs = _formulas.SAVED_OUTPUTS.get(key)  # None: every output
         self.node_cls: type[OpNode] = type(
             f"{camel(op.op_name)}Backward{_overload_number(op)}",
             (OpNode,),

@@ -34,7 +34,8 @@ form is composite or absent (``index_put_``, ``copy_``, ``fill_.Scalar``) have e
 own.
 
 ``NON_DIFFERENTIABLE`` lists overloads whose outputs never require grad (comparisons, indices,
-factories). ``OUTPUT_DIFFERENTIABILITY`` marks which outputs of a multi-output op are
+factories). ``SAVED_OUTPUTS`` names the outputs a multi-output op's formula reads, where it
+reads fewer than all (Note [Saved outputs] in _table.py). ``OUTPUT_DIFFERENTIABILITY`` marks which outputs of a multi-output op are
 differentiable (``max.dim``: the values, not the indices).
 
 Note [Zero gradients]
@@ -71,6 +72,6 @@ from . import (  # noqa: F401
     shape,
     special,
 )
-from ._table import FORMULAS, NON_DIFFERENTIABLE, OUTPUT_DIFFERENTIABILITY
+from ._table import FORMULAS, NON_DIFFERENTIABLE, OUTPUT_DIFFERENTIABILITY, SAVED_OUTPUTS
 
-__all__ = ["FORMULAS", "NON_DIFFERENTIABLE", "OUTPUT_DIFFERENTIABILITY"]
+__all__ = ["FORMULAS", "NON_DIFFERENTIABLE", "OUTPUT_DIFFERENTIABILITY", "SAVED_OUTPUTS"]

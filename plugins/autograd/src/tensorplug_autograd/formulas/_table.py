@@ -15,6 +15,11 @@ Shape = Sequence[int]
 FORMULAS: dict[str, dict[str | tuple[str, ...], Formula]] = {}
 NON_DIFFERENTIABLE: set[str] = set()
 OUTPUT_DIFFERENTIABILITY: dict[str, tuple[bool, ...]] = {}
+# Note [Saved outputs]: the outputs of a multi-output op its formula reads (s.result[i]), where
+# that is not all of them; the others are not saved, so writing them in place later is no
+# error (``out += identity`` after a batch norm: PyTorch's formulas save only its mean and
+# invstd). Reading an output that is not saved gives None.
+SAVED_OUTPUTS: dict[str, tuple[int, ...]] = {}
 
 
 # Hot formulas call operator overloads directly, as derivatives.yaml calls at:: functions: one

@@ -13,6 +13,7 @@ from tensorplug import Tensor
 from ._table import (
     FORMULAS,
     OUTPUT_DIFFERENTIABILITY,
+    SAVED_OUTPUTS,
     _aten,
     _zeros,
     defderiv,
@@ -572,6 +573,7 @@ def _pooling_formulas(nd: int) -> None:
 
     defderiv(with_indices, self=max_self)
     OUTPUT_DIFFERENTIABILITY[with_indices] = (True, False)
+    SAVED_OUTPUTS[with_indices] = (1,)  # the indices, as PyTorch saves result1
     defderiv(f"{with_indices}_backward", grad_output=gather, self=zeros_self)
     defderiv(f"avg_pool{nd}d", self=avg_self)
     defderiv(f"avg_pool{nd}d_backward", grad_output=avg_backward_grad, self=zeros_self)
@@ -581,6 +583,7 @@ def _pooling_formulas(nd: int) -> None:
     )
     defderiv(amax, self=amax_self)
     OUTPUT_DIFFERENTIABILITY[amax] = (True, False)
+    SAVED_OUTPUTS[amax] = (1,)
     defderiv(f"{amax}_backward", grad_output=gather, self=zeros_self)
     defderiv(f"max_unpool{nd}d", self=gather)
 
@@ -712,6 +715,7 @@ FORMULAS["native_batch_norm"] = {
     )
 }
 OUTPUT_DIFFERENTIABILITY["native_batch_norm"] = (True, False, False)
+SAVED_OUTPUTS["native_batch_norm"] = (1, 2)  # the mean and invstd, not the output
 FORMULAS["native_batch_norm_backward"] = {
     ("grad_out", "input", "weight", "save_mean", "save_invstd"): lambda g, s: (
         _bn_backward_partials(
@@ -768,6 +772,7 @@ FORMULAS["native_group_norm"] = {
     )
 }
 OUTPUT_DIFFERENTIABILITY["native_group_norm"] = (True, False, False)
+SAVED_OUTPUTS["native_group_norm"] = (1, 2)  # the mean and rstd, not the output
 FORMULAS["native_group_norm_backward"] = {
     ("grad_out", "input", "mean", "rstd", "weight"): lambda g, s: _gn_backward_partials(
         g, s.grad_out, s.input, s.mean, s.rstd, s.weight, s.N, s.C, s.HxW, s.group

@@ -90,6 +90,7 @@ from .padding import (
 from .parameter import Parameter
 from .parameter_containers import ParameterDict, ParameterList
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
 from .transformer import (
     MultiheadAttention,
@@ -117,4 +118,5 @@ __all__ = [
     "TransformerEncoder", "TransformerEncoderLayer", "Unflatten", "Unfold", "UninitializedBuffer",
     "UninitializedParameter", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
     "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "functional", "init", "modules", "utils",
+    "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
 ]  # fmt: skip

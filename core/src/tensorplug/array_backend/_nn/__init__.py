@@ -8,15 +8,16 @@
 * ``_pad``: constant_pad_nd, reflection_pad1d/2d/3d and replication_pad1d/2d/3d (``F.pad``);
 * ``_resample``: the upsampling operators and their backward kernels, the grid samplers and
   their backward kernels, pixel_shuffle and pixel_unshuffle;
+* ``_rnn``: the fused LSTM and GRU cells and their backward kernels;
 
 :data:`PARTS` are the modules ``register`` builds (one ``build(kit)`` each).
 """
 
 from __future__ import annotations
 
-from . import _attention, _conv, _functions, _optim, _pad, _resample
+from . import _attention, _conv, _functions, _optim, _pad, _resample, _rnn
 from ._functions import check_nll_weight, check_reduction, floating, nll_target
 
-PARTS = (_functions, _optim, _attention, _conv, _pad, _resample)
+PARTS = (_functions, _optim, _attention, _conv, _pad, _resample, _rnn)
 
 __all__ = ["PARTS", "check_nll_weight", "check_reduction", "floating", "nll_target"]

@@ -8,9 +8,10 @@ is imported:
 * ``_conv``: convolution and its backward, the public convolutions, im2col/col2im and the
   padding operators;
 * ``_resample``: the upsampling operators and their backward kernels, the grid samplers and
-  their backward kernels, affine_grid_generator, pixel_shuffle and pixel_unshuffle.
+  their backward kernels, affine_grid_generator, pixel_shuffle and pixel_unshuffle;
+* ``_rnn``: the fused recurrent cells and their backward kernels.
 """
 
 from __future__ import annotations
 
-from . import _attention, _conv, _functions, _optim, _resample  # noqa: F401
+from . import _attention, _conv, _functions, _optim, _resample, _rnn  # noqa: F401

@@ -147,6 +147,14 @@ CASES: list[Case] = [
         "replication_pad3d",
         lambda m, mk, ints: F(m).pad(mk([1, 2, 3, 3, 3]), (1, 1, 0, 1, 1, 0), "replicate"),
     ),
+    Case(
+        "_thnn_fused_lstm_cell",
+        lambda m, mk, ints: m.ops.aten._thnn_fused_lstm_cell(mk([2, 8]), mk([2, 8]), mk([2, 2]))[0],
+    ),
+    Case(
+        "_thnn_fused_gru_cell",
+        lambda m, mk, ints: m.ops.aten._thnn_fused_gru_cell(mk([2, 6]), mk([2, 6]), mk([2, 2]))[0],
+    ),
     *(
         Case(name, lambda m, mk, ints, name=name: getattr(m, name)(mk([3])))
         for name in (

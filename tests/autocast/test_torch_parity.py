@@ -113,8 +113,15 @@ def _tp_dtype(case: Case, low: str, src: str) -> Any:
         return case.call(tp, mk, ints).dtype.name
 
 
+# operators PyTorch has no CPU kernel for (its CUDA list names them; their CPU outcome is the
+# natural dtype, which test_policies.py checks)
+NO_TORCH_CPU_KERNEL = {"_thnn_fused_lstm_cell", "_thnn_fused_gru_cell"}
+
+
 @pytest.mark.parametrize("src", ["float32", "low"])
 @pytest.mark.parametrize("low", ["bfloat16", "float16"])
-@pytest.mark.parametrize("case", CASES + UNLISTED, ids=lambda c: c.op)
+@pytest.mark.parametrize(
+    "case", [c for c in CASES + UNLISTED if c.op not in NO_TORCH_CPU_KERNEL], ids=lambda c: c.op
+)
 def test_cpu_dtype_outcome_matches_pytorch(case: Case, low: str, src: str) -> None:
     assert _tp_dtype(case, low, src) == _torch_dtype(case, low, src)

@@ -648,6 +648,7 @@ def test_new_names_are_exported():
         "parametrize",
         "remove_spectral_norm",
         "remove_weight_norm",
+        "rnn",
         "spectral_norm",
         "stateless",
         "vector_to_parameters",

@@ -142,6 +142,7 @@ from .pooling import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding, EmbeddingBag
 from .transformer import (
     MultiheadAttention,
@@ -185,4 +186,6 @@ __all__ = [
     # activations
     "CELU", "ChannelShuffle", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Mish", "PReLU",
     "RReLU", "SELU", "Softmax2d", "Softshrink", "Softsign", "Tanhshrink", "Threshold",
+    # recurrent
+    "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
 ]  # fmt: skip

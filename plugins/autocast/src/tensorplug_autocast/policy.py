@@ -99,6 +99,9 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "conv_transpose2d.input": (LOWER, LOWER),
     "conv_transpose3d.input": (LOWER, LOWER),
     "prelu": (LOWER, LOWER),
+    # lower precision: the fused recurrent cells (CUDA only, as PyTorch lists them)
+    "_thnn_fused_lstm_cell": (_, LOWER),
+    "_thnn_fused_gru_cell": (_, LOWER),
     # float32: pointwise functions whose results overflow or lose precision in 16 bits
     "acos": (_, FP32),
     "asin": (_, FP32),
@@ -286,8 +289,8 @@ ABSENT_CUDA: Final[dict[Policy, tuple[str, ...]]] = {
     LOWER: (
         "_convolution", "_convolution.deprecated", "conv_tbc", "cudnn_convolution",
         "cudnn_convolution_transpose", "addmv", "addr", "mv",
-        "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "lstm_cell", "gru_cell",
-        "rnn_tanh_cell", "rnn_relu_cell", "_scaled_dot_product_flash_attention",
+        "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell",
+        "_scaled_dot_product_flash_attention",
     ),
     FP32: (
         "native_layer_norm", "frobenius_norm.dim",

@@ -397,6 +397,12 @@ def gradient_dot(
     return total if total.tp_dtype is out.tp_dtype else total.to(out.tp_dtype)
 
 
+def _single(v: Any) -> bool:
+    """Whether an argument's value is one tensor (or an absent optional tensor, ``None``), not a
+    list of them."""
+    return v is None or isinstance(v, Tensor)
+
+
 def double_vjp(
     rule: FwdRule, values: dict[str, Any], tangents: dict[str, Any], outs: list[Any]
 ) -> list[Tensor | None]:
@@ -415,9 +421,7 @@ def double_vjp(
     keep = grad_recording() and any(
         x is not None and x.requires_grad
         for name, t in tangents.items()
-        for x in (
-            [*values[name], *t] if isinstance(values[name], list | tuple) else [values[name], t]
-        )
+        for x in ([values[name], t] if _single(values[name]) else [*values[name], *t])
     )
     with enable_grad():
         call = dict(values)
@@ -425,8 +429,7 @@ def double_vjp(
         vs: list[Tensor] = []
         for name, t in tangents.items():
             v = values[name]
-            # a list argument pairs element-wise; a tensor, or an optional one not given (None)
-            pairs = list(zip(v, t, strict=True)) if isinstance(v, list | tuple) else [(v, t)]
+            pairs = [(v, t)] if _single(v) else list(zip(v, t, strict=True))
             fresh_list = []
             for x, tx in pairs:
                 if tx is None or x is None or not x.tp_dtype.is_floating_point:
@@ -440,7 +443,7 @@ def double_vjp(
                 xs.append(fresh)
                 vs.append(tx)
                 fresh_list.append(fresh)
-            call[name] = fresh_list if isinstance(v, list | tuple) else fresh_list[0]
+            call[name] = fresh_list[0] if _single(v) else fresh_list
         if rule.inplace and rule.fop is rule.op:  # no functional form: write into a copy
             call["self"] = aten.clone.default(call["self"])
         schema = rule.fop.schema

@@ -10,15 +10,16 @@
   their backward kernels, pixel_shuffle and pixel_unshuffle;
 * ``_pooling``: max, average and adaptive pooling, their backward kernels, max unpooling;
 * ``_norms``: batch and group normalization and their backward kernels;
+* ``_rnn``: the fused LSTM and GRU cells and their backward kernels;
 
 :data:`PARTS` are the modules ``register`` builds (one ``build(kit)`` each).
 """
 
 from __future__ import annotations
 
-from . import _attention, _conv, _functions, _norms, _optim, _pad, _pooling, _resample
+from . import _attention, _conv, _functions, _norms, _optim, _pad, _pooling, _resample, _rnn
 from ._functions import check_nll_weight, check_reduction, floating, nll_target
 
-PARTS = (_functions, _optim, _attention, _conv, _pad, _resample, _pooling, _norms)
+PARTS = (_functions, _optim, _attention, _conv, _pad, _resample, _pooling, _norms, _rnn)
 
 __all__ = ["PARTS", "check_nll_weight", "check_reduction", "floating", "nll_target"]

@@ -780,6 +780,105 @@ FORMULAS["native_group_norm_backward"] = {
 }
 
 
+# --- recurrent cells -----------------------------------------------------------------------------
+# The fused cells (Note [Fused recurrent cells] in array_backend/_nn/_rnn.py): their backward
+# kernels work from the saved workspace. The LSTM's two gate inputs and its two biases share one
+# gradient (the biases' summed over the batch). As in PyTorch, a backward that records a graph
+# (create_graph=True) runs the same gradients as public ops recomputed from the inputs instead
+# (PyTorch's _thnn_differentiable_*_cell_backward), so the cells have double backward; the
+# workspace is not differentiable.
+
+
+class _Cell:
+    """What a cell's formula read from its saved context, for the helpers below."""
+
+    def __init__(self, ig: Tensor, hg: Tensor, state: Tensor, ib: Any, hb: Any) -> None:
+        self.ig, self.hg, self.state, self.ib, self.hb = ig, hg, state, ib, hb
+
+    def biases(self, gi: Tensor, gh: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        return (
+            gi.sum(0) if self.ib is not None else None,
+            gh.sum(0) if self.hb is not None else None,
+        )
+
+    def input_part(self) -> Tensor:
+        return self.ig if self.ib is None else self.ig + self.ib
+
+    def hidden_part(self) -> Tensor:
+        return self.hg if self.hb is None else self.hg + self.hb
+
+
+def _lstm_cell_differentiable(
+    ghy: Tensor | None, gcy: Tensor | None, c: _Cell
+) -> tuple[Tensor, Tensor]:
+    i, f, g, o = (c.input_part() + c.hidden_part()).chunk(4, 1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    cx = c.state
+    tc = (f * cx + i * g).tanh()
+    dc = tp.zeros_like(cx) if gcy is None else gcy
+    do = tp.zeros_like(cx)
+    if ghy is not None:
+        dc = dc + ghy * o * (1 - tc * tc)
+        do = ghy * tc * o * (1 - o)
+    di, df, dg = dc * g * i * (1 - i), dc * cx * f * (1 - f), dc * i * (1 - g * g)
+    return tp.cat([di, df, dg, do], 1), dc * f
+
+
+def _lstm_cell_backward(
+    g: tuple[Tensor | None, ...], c: _Cell, cy: Tensor, workspace: Tensor
+) -> tuple[Tensor | None, ...]:
+    ghy, gcy = g[0], g[1]
+    if ghy is None and gcy is None:
+        return (None,) * 5
+    if tp.is_grad_enabled():
+        gates, gcx = _lstm_cell_differentiable(ghy, gcy, c)
+    else:
+        gates, gcx, _ = _aten._thnn_fused_lstm_cell_backward_impl.default(
+            ghy, gcy, c.state, cy, workspace, False
+        )
+    return (gates, gates, gcx, *c.biases(gates, gates))
+
+
+def _gru_cell_differentiable(ghy: Tensor, c: _Cell) -> tuple[Tensor, Tensor, Tensor]:
+    xr, xz, xn = c.input_part().chunk(3, 1)
+    hr, hz, hn = c.hidden_part().chunk(3, 1)
+    r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
+    n = (xn + r * hn).tanh()
+    dn = ghy * (1 - z) * (1 - n * n)
+    dz = ghy * (c.state - n) * z * (1 - z)
+    dr = dn * hn * r * (1 - r)
+    return tp.cat([dr, dz, dn], 1), tp.cat([dr, dz, dn * r], 1), ghy * z
+
+
+def _gru_cell_backward(
+    g: tuple[Tensor | None, ...], c: _Cell, workspace: Tensor
+) -> tuple[Tensor | None, ...]:
+    if g[0] is None:
+        return (None,) * 5
+    if tp.is_grad_enabled():
+        gi, gh, ghx = _gru_cell_differentiable(g[0], c)
+    else:
+        gi, gh, ghx, _, _ = _aten._thnn_fused_gru_cell_backward.default(g[0], workspace, False)
+    return (gi, gh, ghx, *c.biases(gi, gh))
+
+
+_CELL_INPUTS = ("input_gates", "hidden_gates")
+FORMULAS["_thnn_fused_lstm_cell"] = {
+    (*_CELL_INPUTS, "cx", "input_bias", "hidden_bias"): lambda g, s: _lstm_cell_backward(
+        g,
+        _Cell(s.input_gates, s.hidden_gates, s.cx, s.input_bias, s.hidden_bias),
+        s.result[1],
+        s.result[2],
+    )
+}
+OUTPUT_DIFFERENTIABILITY["_thnn_fused_lstm_cell"] = (True, True, False)
+FORMULAS["_thnn_fused_gru_cell"] = {
+    (*_CELL_INPUTS, "hx", "input_bias", "hidden_bias"): lambda g, s: _gru_cell_backward(
+        g, _Cell(s.input_gates, s.hidden_gates, s.hx, s.input_bias, s.hidden_bias), s.result[1]
+    )
+}
+OUTPUT_DIFFERENTIABILITY["_thnn_fused_gru_cell"] = (True, False)
+
 # --- mixed precision training: GradScaler's bookkeeping, never part of a graph -------------------
 
 nondifferentiable("_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_")

@@ -1,7 +1,7 @@
-"""Batching rules of the neural-network operators: softmax and its backward, embedding,
-convolution and its backward, the padding operators, im2col/col2im, the resampling operators
-(upsampling, grid sampling, pixel shuffle), and the losses (``nll_loss``,
-``cross_entropy_loss``, ``binary_cross_entropy``). The activations
+"""Batching rules of the neural-network operators: softmax and its backward, embedding, the
+fused attention and recurrent cells, convolution and its backward, the padding operators,
+im2col/col2im, the resampling operators (upsampling, grid sampling, pixel shuffle), and the
+losses (``nll_loss``, ``cross_entropy_loss``, ``binary_cross_entropy``). The activations
 are pointwise (pointwise.py); ``linear`` and ``layer_norm`` are composites, which the fallback
 decomposes.
 """
@@ -106,6 +106,84 @@ def _attention_maker(op: Any) -> Kernel:
             )
         # (the forward's results have the common rank, the logical rank of their broadcast)
         return tuple(wrap(t, 0, lvl) for t in out)
+
+    return kernel
+
+
+# --- recurrent cells --------------------------------------------------------------------------------
+# The fused cells work row by row over a batch (Note [Fused recurrent cells]), so the vmap dimension
+# joins the cells' own: (N, B, k) operands flattened to (N * B, k), one call, results reshaped back.
+# A bias (shared, or one per sample) is added into its gates first, which is what the kernel does with
+# it; the backward kernels then run without their bias sums, which are made per sample here.
+
+
+def _rows(p: Any) -> Any:
+    return _reshape(p, [p.shape[0] * p.shape[1], *p.shape[2:]])
+
+
+def _split(p: Any, size: int) -> Any:
+    return _reshape(p, [size, p.shape[0] // size, *p.shape[1:]])
+
+
+def _with_bias(gates: Any, bias: Any, lvl: int) -> Any:
+    if bias is None:
+        return gates
+    b = _unsqueeze(front(bias), 1) if batched_at(bias, lvl) else bias
+    return aten.add.Tensor(gates, b)
+
+
+@defrule("_thnn_fused_lstm_cell.default", "_thnn_fused_gru_cell.default")
+def _fused_cell_maker(op: Any) -> Kernel:
+    def kernel(ig: Any, hg: Any, state: Any, ib: Any = None, hb: Any = None) -> Any:
+        lvl = top_level((ig, hg, state, ib, hb))
+        if lvl == 0:
+            return passdown(op, (ig, hg, state, ib, hb), {})
+        size = next(batch_size(t) for t in (ig, hg, state, ib, hb) if batched_at(t, lvl))
+        ig_p = _with_bias(physical(ig, lvl, size), ib, lvl)
+        hg_p = _with_bias(physical(hg, lvl, size), hb, lvl)
+        out = op(_rows(ig_p), _rows(hg_p), _rows(physical(state, lvl, size)))
+        return tuple(wrap(_split(o, size), 0, lvl) for o in out)
+
+    return kernel
+
+
+def _bias_sums(grads: tuple[Any, ...], has_bias: bool) -> tuple[Any, ...]:
+    return tuple(aten.sum.dim_IntList(g, [1]) if has_bias else None for g in grads)
+
+
+@defrule("_thnn_fused_lstm_cell_backward_impl.default")
+def _fused_lstm_backward_maker(op: Any) -> Kernel:
+    def kernel(ghy: Any, gcy: Any, cx: Any, cy: Any, ws: Any, has_bias: bool) -> Any:
+        ts = (ghy, gcy, cx, cy, ws)
+        lvl = top_level(ts)
+        if lvl == 0:
+            return passdown(op, (*ts, has_bias), {})
+        size = next(batch_size(t) for t in ts if batched_at(t, lvl))
+        flat = [None if t is None else _rows(physical(t, lvl, size)) for t in ts]
+        gates, gcx, _ = op(*flat, False)
+        gates, gcx = _split(gates, size), _split(gcx, size)
+        (gb,) = _bias_sums((gates,), has_bias)
+        return wrap(gates, 0, lvl), wrap(gcx, 0, lvl), None if gb is None else wrap(gb, 0, lvl)
+
+    return kernel
+
+
+@defrule("_thnn_fused_gru_cell_backward.default")
+def _fused_gru_backward_maker(op: Any) -> Kernel:
+    def kernel(ghy: Any, ws: Any, has_bias: bool) -> Any:
+        lvl = top_level((ghy, ws))
+        if lvl == 0:
+            return passdown(op, (ghy, ws, has_bias), {})
+        size = next(batch_size(t) for t in (ghy, ws) if batched_at(t, lvl))
+        gi, gh, ghx, _, _ = op(
+            _rows(physical(ghy, lvl, size)), _rows(physical(ws, lvl, size)), False
+        )
+        gi, gh, ghx = _split(gi, size), _split(gh, size), _split(ghx, size)
+        sums = _bias_sums((gi, gh), has_bias)
+        return (
+            *(wrap(g, 0, lvl) for g in (gi, gh, ghx)),
+            *(None if b is None else wrap(b, 0, lvl) for b in sums),
+        )
 
     return kernel
 

@@ -13,7 +13,8 @@ is imported:
 * ``_norms``: batch, instance, group and RMS normalization and their kernels, the feature and
   alpha dropouts;
 * ``_activations``: the composite activations (prelu, celu, selu, ..., channel_shuffle);
-* ``_embedding``: embedding_bag.
+* ``_embedding``: embedding_bag;
+* ``_rnn``: the fused recurrent cells and their backward kernels.
 """
 
 from __future__ import annotations
@@ -28,4 +29,5 @@ from . import (  # noqa: F401
     _optim,
     _pooling,
     _resample,
+    _rnn,
 )  # fmt: skip

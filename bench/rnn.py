@@ -1,0 +1,136 @@
+"""An LSTM classifier's training step against torch eager, in one process, one thread each
+(issue 30): batch 32, 32 time steps, 32 input features, hidden 128, 10 classes, Adam. torch
+runs its fused C++ LSTM; tensorplug runs the time loop in Python, two dispatches a step (the
+hidden product and the fused cell, Note [Recurrent time loop] in nn/rnn.py), eagerly and under
+``tp.compile``. The floor: a hand-written numpy LSTM forward + backward of the same sizes (the
+layer alone, with no head, loss or optimizer), what a Python time loop over numpy costs at least.
+
+Goal: at most 1.0x torch eager. Run: ``python bench/rnn.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import numpy as np  # noqa: E402
+from _timing import interleaved  # noqa: E402
+
+import tensorplug as tp  # noqa: E402
+
+try:
+    import torch
+
+    torch.set_num_threads(1)
+except ImportError:
+    torch = None
+
+B, T, I, H, C = 32, 32, 32, 128, 10  # noqa: E741
+
+
+def classifier(lib: Any) -> Any:
+    nn = lib.nn
+
+    class LSTMClassifier(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lstm = nn.LSTM(I, H, batch_first=True)
+            self.head = nn.Linear(H, C)
+
+        def forward(self, x: Any) -> Any:
+            _, (h_n, _) = self.lstm(x)
+            return self.head(h_n[-1])
+
+    return LSTMClassifier()
+
+
+def train_step(lib: Any, model: Any, x: Any, y: Any) -> Any:
+    opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+
+    def step() -> Any:
+        opt.zero_grad()
+        loss = lib.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def numpy_lstm(x: np.ndarray, w_ih: np.ndarray, w_hh: np.ndarray, b: np.ndarray) -> Any:
+    """Forward and backward of one LSTM layer over (T, B, I), the gradient of sum(h_T)."""
+
+    def sig(a: np.ndarray) -> np.ndarray:
+        return 1 / (1 + np.exp(-a))
+
+    def step() -> None:
+        gx = x @ w_ih.T + b  # every step's input product at once
+        h = np.zeros((B, H), np.float32)
+        c = np.zeros((B, H), np.float32)
+        saved = []
+        for t in range(T):
+            g = gx[t] + h @ w_hh.T
+            i, f, gg, o = (
+                sig(g[:, :H]),
+                sig(g[:, H : 2 * H]),
+                np.tanh(g[:, 2 * H : 3 * H]),
+                sig(g[:, 3 * H :]),
+            )
+            c_prev, h_prev = c, h
+            c = f * c + i * gg
+            tc = np.tanh(c)
+            h = o * tc
+            saved.append((i, f, gg, o, c_prev, tc, h_prev))
+        dh = np.ones((B, H), np.float32)
+        dc = np.zeros((B, H), np.float32)
+        dw_hh = np.zeros_like(w_hh)
+        dgates = np.empty((T, B, 4 * H), np.float32)
+        for t in range(T - 1, -1, -1):
+            i, f, gg, o, c_prev, tc, h_prev = saved[t]
+            dc = dc + dh * o * (1 - tc * tc)
+            d = dgates[t]
+            d[:, :H] = dc * gg * i * (1 - i)
+            d[:, H : 2 * H] = dc * c_prev * f * (1 - f)
+            d[:, 2 * H : 3 * H] = dc * i * (1 - gg * gg)
+            d[:, 3 * H :] = dh * tc * o * (1 - o)
+            dc = dc * f
+            dw_hh += d.T @ h_prev
+            dh = d @ w_hh
+        flat = dgates.reshape(T * B, 4 * H)
+        _ = flat.T @ x.reshape(T * B, I), flat.sum(0), (flat @ w_ih).reshape(T, B, I)
+
+    return step
+
+
+def main() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((B, T, I), dtype=np.float32)
+    y = rng.integers(0, C, B)
+    tp.manual_seed(0)
+    model = classifier(tp)
+    fns = {"tensorplug": train_step(tp, model, tp.tensor(x), tp.tensor(y))}
+    cmodel = classifier(tp)
+    fns["tp.compile"] = tp.compile(train_step(tp, cmodel, tp.tensor(x), tp.tensor(y)))
+    if torch is not None:
+        tmodel = classifier(torch)
+        fns["torch"] = train_step(torch, tmodel, torch.tensor(x), torch.tensor(y))
+    s = 1 / np.sqrt(H)
+    w_ih, w_hh = (rng.uniform(-s, s, (4 * H, n)).astype(np.float32) for n in (I, H))
+    b = rng.uniform(-s, s, 4 * H).astype(np.float32)
+    fns["numpy floor"] = numpy_lstm(np.ascontiguousarray(x.transpose(1, 0, 2)), w_ih, w_hh, b)
+    best = interleaved(fns, number=5, rounds=7)
+    print(f"LSTM classifier training step (batch {B}, T {T}, input {I}, hidden {H}, Adam)")
+    for name, t in best.items():
+        ratio = f"  {t / best['torch']:.2f}x torch" if "torch" in best else ""
+        print(f"  {name:12s} {t * 1e3:8.2f} ms{ratio}")
+
+
+if __name__ == "__main__":
+    main()

@@ -99,7 +99,14 @@ def _formula_names(key: str) -> set[str]:
 
 # backward kernels that, as in PyTorch, have no derivative of their own: a second backward
 # through them raises (the autograd plugin's NotImplemented node; tests/nn/test_attention.py)
-NO_FORMULA = {"_scaled_dot_product_flash_attention_for_cpu_backward"}
+# the fused recurrent cells' backward kernels likewise: their forward formulas recompute the
+# gradients with public ops when the backward records a graph (double backward), so these
+# kernels never run where a graph is recorded
+NO_FORMULA = {
+    "_scaled_dot_product_flash_attention_for_cpu_backward",
+    "_thnn_fused_lstm_cell_backward_impl",
+    "_thnn_fused_gru_cell_backward",
+}
 
 
 def test_every_overload_has_a_formula_or_is_nondifferentiable() -> None:

@@ -80,6 +80,38 @@ class _SpecialModule(types.ModuleType):
         return function
 
 
+class _NumpySubmodule(types.ModuleType):
+    """``cupy.linalg`` / ``cupy.fft``'s stand-in: numpy's submodule, its functions taking and
+    giving device arrays as the module's do."""
+
+    def __init__(self, cp: Any, name: str) -> None:
+        super().__init__(f"cupy.{name}", f"cupy.{name} stand-in (tests only)")
+        self._cp = cp
+        self._numpy = getattr(numpy, name)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = getattr(self._numpy, name)
+        if not callable(value) or isinstance(value, type):
+            return value
+        cls = self._cp.ndarray
+        state = self._cp._state
+
+        def function(*args: Any, **kwargs: Any) -> Any:
+            _check_device(state, (args, kwargs))
+            with numpy.errstate(all="ignore"):
+                r = value(*_unwrap(args), **_unwrap(kwargs))
+            if isinstance(r, tuple):
+                items = [_wrap(x, cls) for x in r]
+                return type(r)(*items) if hasattr(r, "_fields") else tuple(items)
+            return _wrap(r, cls)
+
+        function.__name__ = name
+        setattr(self, name, function)
+        return function
+
+
 class _State:
     def __init__(self, devices: int, count_error: str | None) -> None:
         self.devices = devices
@@ -107,6 +139,8 @@ class _Module(types.ModuleType):
         # cupyx.scipy.special's stand-in: scipy.special's functions, wrapped as the module's
         # (tensorplug_cuda.backend.special_functions takes it)
         self.scipy_special = _SpecialModule(self)
+        self.linalg = _NumpySubmodule(self, "linalg")
+        self.fft = _NumpySubmodule(self, "fft")
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name in _NOT_IN_CUPY:

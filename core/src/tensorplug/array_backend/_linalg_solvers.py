@@ -626,7 +626,7 @@ def linalg_lstsq(
     batch = _broadcast(sa[:-2], tuple(bb.shape[:-2]))
     nrhs = bb.shape[-1]
     if rcond is None or rcond < 0:
-        rcond = _dt.finfo(rd).eps * max(m, n)
+        rcond = float(_dt.finfo(rd).eps) * max(m, n)  # a Python float: no host scalar on a device
     if k == 0 or math.prod(batch) == 0:
         x = xp.zeros((*batch, n, nrhs), dtype=a.dtype)
         s = xp.zeros((*batch, k), dtype=kit.compute[rd])

@@ -594,7 +594,8 @@ class _Coords:
         low = twice_low / 2
         span = (twice_high - twice_low) / 2
         shifted = x - low
-        sign = xp.where(shifted < 0, -1.0, 1.0)
+        one = xp.ones_like(shifted)  # the standard's where takes no two scalars
+        sign = xp.where(shifted < 0, -one, one)
         mag = xp.abs(shifted)
         extra = xp.remainder(mag, span)
         flips = xp.floor(mag / span)

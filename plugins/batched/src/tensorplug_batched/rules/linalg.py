@@ -168,6 +168,7 @@ def _stack_maker(op: Any) -> Kernel:
         name += ".default"
     cores = _CORE_RANKS[name]
     rank_sensitive = name in ("linalg_solve_ex.default", "linalg_lstsq.default")
+    unbroadcast = name == "linalg_ldl_solve.default"  # scipy's per-matrix solves
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
         lvl = top_level(args)
@@ -178,6 +179,8 @@ def _stack_maker(op: Any) -> Kernel:
             return loop(op, args, kwargs, lvl)  # a vector right-hand side: the rank decides
         if any(t.ndim < c for t, c in zip(tensors, cores, strict=True)):
             return loop(op, args, kwargs, lvl)  # the logical call's error, on a sample
+        if unbroadcast and not all(batched_at(t, lvl) for t in tensors):
+            return loop(op, args, kwargs, lvl)  # its kernel broadcasts no batch dimensions
         batch = max(t.ndim - c for t, c in zip(tensors, cores, strict=True))
         size = 0
         phys = []

@@ -32,6 +32,7 @@ from .. import dtypes as _dt
 from ..errors import LinAlgError
 from ..tensor import Tensor
 from ._kit import Kernels, Kit, OpError, bind, torch_name
+from ._standard import matrix_transpose
 
 _F32, _F64, _C64, _C128 = _dt.float32, _dt.float64, _dt.complex64, _dt.complex128
 _REAL = {_F32: _F32, _F64: _F64, _C64: _F32, _C128: _F64}
@@ -115,7 +116,7 @@ def _raise_info(
 
 
 def _mH(xp: Any, a: Any) -> Any:
-    t = xp.matrix_transpose(a) if hasattr(xp, "matrix_transpose") else xp.swapaxes(a, -1, -2)
+    t = matrix_transpose(xp, a)
     return xp.conj(t) if xp.isdtype(a.dtype, "complex floating") else t
 
 

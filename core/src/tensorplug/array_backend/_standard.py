@@ -4,7 +4,8 @@ The kit uses these where a namespace has no fast path of its own (Note [Optional
 in _kit.py): integer-array and mask indexing (:func:`getitem`, through :func:`positions`),
 writing at indices and adding at repeated ones (:func:`put`, :func:`scatter`, for numpy's
 fancy ``__setitem__`` and ``add.at``), ``take_along_axis`` (2024.12) and running products and
-extrema (:func:`running`, for ``cumulative_prod`` and ufunc ``accumulate``). Each reads only
+extrema (:func:`running`, for ``cumulative_prod`` and ufunc ``accumulate``), and
+``matrix_transpose`` (2022.12; CuPy's ``swapaxes`` where it has none). Each reads only
 shapes, dtypes and arrays, and sorts or searches on the device; :func:`positions` and
 :func:`scatter` read index values (bounds, repetitions) on the host.
 """
@@ -28,6 +29,13 @@ class Kit(Protocol):
     def cast(self, arr: Any, xd: Any) -> Any: ...
 
     def copy(self, arr: Any) -> Any: ...
+
+
+def matrix_transpose(xp: Any, a: Any) -> Any:
+    """``a`` with its last two axes swapped: the standard's ``matrix_transpose`` where ``xp``
+    has it (numpy >= 2), else ``swapaxes`` (CuPy)."""
+    f = getattr(xp, "matrix_transpose", None)
+    return f(a) if f is not None else xp.swapaxes(a, -1, -2)
 
 
 def getitem(kit: Kit, a: Any, idx: tuple[Any, ...]) -> Any:

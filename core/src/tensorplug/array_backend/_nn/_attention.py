@@ -37,6 +37,7 @@ from typing import Any
 from ... import dtypes as _dt
 from ...tensor import Tensor
 from .._kit import Kernel, Kernels, Kit, OpError, bind, fmt_shape, torch_name
+from .._standard import matrix_transpose as _mT
 
 _FWD = "scaled_dot_product_attention_flash_attention"
 
@@ -124,12 +125,6 @@ def _exp_(xp: Any, a: Any) -> Any:
     """``exp(a)``, into ``a`` where the library's ufuncs write into an array (numpy, CuPy)."""
     exp = xp.exp
     return exp(a, out=a) if hasattr(exp, "nin") else exp(a)
-
-
-def _mT(xp: Any, a: Any) -> Any:
-    """``a`` with its last two dimensions swapped (the standard's ``matrix_transpose``)."""
-    mt = getattr(xp, "matrix_transpose", None)
-    return mt(a) if mt is not None else xp.swapaxes(a, -1, -2)
 
 
 def _operands(kit: Kit, d: _dt.dtype, *ts: Tensor) -> tuple[Any, ...]:

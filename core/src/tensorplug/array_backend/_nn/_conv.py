@@ -35,6 +35,7 @@ from typing import Any
 from ... import dtypes as _dt
 from ...tensor import Tensor
 from .._kit import Kernel, Kernels, Kit, OpError, bind, cpp_name, fmt_shape, torch_name
+from .._standard import matrix_transpose as _mT
 
 Ints = Sequence[int]
 
@@ -66,13 +67,6 @@ def _strided(xp: Any) -> Any:
     except TypeError:  # a namespace that takes no weak reference: looked up each call
         pass
     return fn
-
-
-def _mT(xp: Any, a: Any) -> Any:  # noqa: N802 - the standard's name
-    """``a`` with its last two axes swapped: the standard's ``matrix_transpose`` where ``xp``
-    has it (numpy >= 2), else ``swapaxes`` (CuPy)."""
-    f = getattr(xp, "matrix_transpose", None)
-    return f(a) if f is not None else xp.swapaxes(a, -1, -2)
 
 
 def _pad(xp: Any, a: Any, padding: Ints) -> Any:

@@ -224,6 +224,25 @@ def _seq_len(src: Tensor, batch_first: bool) -> int | None:
     return int(src.shape[1 if batch_first else 0])
 
 
+def _attend(
+    attn: MultiheadAttention,
+    dropout: Dropout,
+    x: Tensor,
+    kv: Tensor,
+    attn_mask: Tensor | None,
+    kpm: Tensor | None,
+    is_causal: bool,
+) -> Tensor:
+    """A transformer layer's attention block: ``x`` attends to ``kv`` (itself, or the encoder's
+    memory), without the weights, then dropout."""
+    out = attn(
+        x, kv, kv, attn_mask=attn_mask, key_padding_mask=kpm, need_weights=False,
+        is_causal=is_causal,
+    )[0]  # fmt: skip
+    r: Tensor = dropout(out)
+    return r
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention and a feed-forward block, each with dropout, a residual connection and a
     LayerNorm (after each block, or before with ``norm_first=True``)."""
@@ -282,12 +301,7 @@ class TransformerEncoderLayer(Module):
     def _sa_block(
         self, x: Tensor, attn_mask: Tensor | None, kpm: Tensor | None, is_causal: bool
     ) -> Tensor:
-        x = self.self_attn(
-            x, x, x, attn_mask=attn_mask, key_padding_mask=kpm, need_weights=False,
-            is_causal=is_causal,
-        )[0]  # fmt: skip
-        r: Tensor = self.dropout1(x)
-        return r
+        return _attend(self.self_attn, self.dropout1, x, x, attn_mask, kpm, is_causal)
 
     def _ff_block(self, x: Tensor) -> Tensor:
         x = self.linear2(self.dropout(self.activation(self.linear1(x))))
@@ -365,12 +379,7 @@ class TransformerDecoderLayer(Module):
     def _sa_block(
         self, x: Tensor, attn_mask: Tensor | None, kpm: Tensor | None, is_causal: bool
     ) -> Tensor:
-        x = self.self_attn(
-            x, x, x, attn_mask=attn_mask, key_padding_mask=kpm, is_causal=is_causal,
-            need_weights=False,
-        )[0]  # fmt: skip
-        r: Tensor = self.dropout1(x)
-        return r
+        return _attend(self.self_attn, self.dropout1, x, x, attn_mask, kpm, is_causal)
 
     def _mha_block(
         self,
@@ -380,12 +389,7 @@ class TransformerDecoderLayer(Module):
         kpm: Tensor | None,
         is_causal: bool,
     ) -> Tensor:
-        x = self.multihead_attn(
-            x, mem, mem, attn_mask=attn_mask, key_padding_mask=kpm, is_causal=is_causal,
-            need_weights=False,
-        )[0]  # fmt: skip
-        r: Tensor = self.dropout2(x)
-        return r
+        return _attend(self.multihead_attn, self.dropout2, x, mem, attn_mask, kpm, is_causal)
 
     def _ff_block(self, x: Tensor) -> Tensor:
         x = self.linear2(self.dropout(self.activation(self.linear1(x))))

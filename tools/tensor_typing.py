@@ -88,6 +88,13 @@ OPERATORS = {
         n: "Tensor" for n in ("bool", "half", "bfloat16", "float", "double", "short", "int", "long")
     },
 }
+# classmethods attached by tensorplug._opset.operators.install (name -> its declaration)
+CLASSMETHODS = {
+    "__tensorplug_function__": (
+        "def __tensorplug_function__(cls, func: Any, types: Any, args: Any = (), "
+        "kwargs: Any = None) -> Any: ..."
+    ),
+}
 PROPERTIES = {"T": "Tensor", "mT": "Tensor", "real": "Tensor", "imag": "Tensor"}
 
 # attached by tensorplug._opset.unique and .lu: results whose kind depends on the arguments
@@ -187,6 +194,8 @@ def source() -> str:
         if name in SETTABLE:
             lines += [f"    @{name}.setter", f"    def {name}(self, value: {ret}) -> None: ..."]
         lines.append("")
+    for name, decl in sorted(CLASSMETHODS.items()):
+        lines += ["    @classmethod", f"    {decl}", ""]
     for name, ret in sorted(methods.items()):
         if name in own or name in props:
             continue

@@ -171,8 +171,8 @@ def test_table_of_an_unqualified_name_lists_every_overload(capsys, probe):
     assert code == 0, err
     tables = out.split("\n\n")
     assert [t.splitlines()[0] for t in tables] == [
-        "cliprobe::g.one: g.one(Tensor x) -> Tensor",
-        "cliprobe::g.two: g.two(Tensor x, int n) -> Tensor",
+        "cliprobe::g.one(Tensor x) -> Tensor",
+        "cliprobe::g.two(Tensor x, int n) -> Tensor",
     ]
     for t, name in zip(tables, ("cliprobe::g.one", "cliprobe::g.two"), strict=True):
         code, single, _ = run(capsys, "table", name)
@@ -238,7 +238,7 @@ def test_table(capsys, probe):
     code, out, _ = run(capsys, "table", "cliprobe::f")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == "cliprobe::f.default: f(Tensor x) -> Tensor"
+    assert lines[0] == "cliprobe::f(Tensor x) -> Tensor"
     assert lines[1].split() == ["KEY", "ENTRY", "REGISTERED", "BY"]
     rows = {ln.split()[0]: ln.split()[1:] for ln in lines[2:]}
     assert set(rows) == set(tp.dispatcher.dispatch_table("cliprobe::f"))
@@ -262,7 +262,7 @@ def test_table_composite(capsys, probe):
 def test_explain_add(capsys):
     code, out, err = run(capsys, "explain", "aten::add.Tensor", "f32[2,3]", "f32[3] cpu", "alpha=2")
     assert code == 0, err
-    assert out.startswith("explain aten::add.Tensor: add.Tensor(Tensor self, Tensor other, *, ")
+    assert out.startswith("explain aten::add.Tensor(Tensor self, Tensor other, *, ")
     assert "  argument self: keyset DispatchKeySet(" in out
     assert "  chosen key: CPU (entry from CPU)" in out
 
@@ -272,7 +272,7 @@ def test_explain_packet_picks_overload(capsys):
     code, out, _ = run(capsys, "explain", "aten::add", "f64[2]", "1.5")
     assert code == 0
     assert out.startswith(
-        "explain aten::add.Scalar: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n"
+        "explain aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n"
         "  (the overload of aten::add that these arguments pick)\n"
     )
 

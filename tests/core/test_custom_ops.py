@@ -126,7 +126,7 @@ def test_custom_op_round_trip(ns):
         assert isinstance(numpy_mul, tp.library.CustomOpDef)
         assert numpy_mul.name == f"{ns}::numpy_mul" and numpy_mul.__name__ == "numpy_mul"
         assert numpy_mul.__doc__ == "x times y, through numpy."
-        assert str(numpy_mul.op.schema) == "numpy_mul(Tensor x, float y) -> Tensor"
+        assert str(numpy_mul.op.schema) == f"{ns}::numpy_mul(Tensor x, float y) -> Tensor"
         assert numpy_mul.op is getattr(tp.ops, ns).numpy_mul.default
         assert repr(numpy_mul) == f"<CustomOpDef({ns}::numpy_mul): {numpy_mul.op.schema}>"
         x = np.array([1.0, -2.0, 3.5], np.float32)
@@ -155,7 +155,7 @@ def test_custom_op_with_explicit_schema_tags_and_device_types(ns):
 
         op = tp.library.custom_op(f"{ns}::twice", twice, mutates_args=(), device_types="cpu",
                                   schema="(Tensor x, int n=1) -> Tensor", tags="pointwise", lib=lib)  # fmt: skip
-        assert str(op.op.schema) == "twice(Tensor x, int n=1) -> Tensor"
+        assert str(op.op.schema) == f"{ns}::twice(Tensor x, int n=1) -> Tensor"
         assert op.op.tags == ("pointwise",)
         owner = f"{__name__}:test_custom_op_with_explicit_schema_tags_and_device_types"
         assert tp.dispatcher.registrations(op.op) == {"CPU": owner, "Meta": owner}  # the library's
@@ -202,7 +202,7 @@ def test_mutating_custom_op_bumps_the_version_and_has_a_trivial_fake(ns):
         def sin_(x: Tensor) -> None:
             np.sin(x.numpy(), out=x.numpy())
 
-        assert str(sin_.op.schema) == "sin_(Tensor(a0!) x) -> ()"
+        assert str(sin_.op.schema) == f"{ns}::sin_(Tensor(a0!) x) -> ()"
         x = tp.tensor([0.5, 1.0])
         v = x._version
         assert sin_(x) is None
@@ -439,8 +439,8 @@ def test_opcheck_schema_catches_undeclared_writes_and_aliases(ns):
         lib.impl("flat_ok", lambda x: x.view([-1]), "CPU")
         ops = getattr(tp.ops, ns)
         assert _fails(ops.scale.default, (tp.ones(2),), "test_schema") == (
-            "the argument 'x' is not marked written (a!) in the schema 'scale(Tensor x) -> "
-            "Tensor', but the operator changed it"
+            f"the argument 'x' is not marked written (a!) in the schema '{ns}::scale(Tensor x) "
+            "-> Tensor', but the operator changed it"
         )
         assert _fails(ops.ident.default, (tp.ones(2),), "test_schema") == (
             "outputs[0] is the argument 'x', which the schema does not mark written: return a "

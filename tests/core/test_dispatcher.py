@@ -428,7 +428,7 @@ def test_explain_reports_keys_choice_and_steps(ns):
         assert type(op).__call__ is not tp.dispatcher._traced_call
         op(FakeTensor("CPU"), b)
         assert type(op).__call__.__qualname__ == f"{ns}::f.default"
-    assert f"explain {ns}::f.default: f(Tensor self, Tensor other) -> Tensor" in text
+    assert f"explain {ns}::f(Tensor self, Tensor other) -> Tensor" in text
     assert "argument self: keyset DispatchKeySet(AutogradCPU, CPU)" in text
     assert "argument other: keyset DispatchKeySet(CPU)" in text
     assert "thread included: DispatchKeySet(Tracer)" in text

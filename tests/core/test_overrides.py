@@ -498,3 +498,66 @@ def test_resolve_name():
     assert resolve(len) is None and resolve(lambda x: x) is None
     for f in (tp.add, tp.Tensor.add, F.relu, tp.special.expit):  # the name gives f back
         assert eval(resolve(f), {"tensorplug": tp}) is f
+
+
+# --- Tensor's default __tensorplug_function__ (PyTorch's Tensor.__torch_function__) ---------
+
+
+class Sub(tp.Tensor):
+    pass
+
+
+class Counted(tp.Tensor):
+    calls: list = []
+
+    @classmethod
+    def __tensorplug_function__(cls, func, types, args=(), kwargs=None):
+        cls.calls.append(tp.overrides.resolve_name(func))
+        return super().__tensorplug_function__(func, types, args, kwargs)
+
+
+def test_a_subclass_keeps_its_class_through_functions_methods_and_operators():
+    s = tp.tensor([[1.0, 2.0], [3.0, 4.0]]).as_subclass(Sub)
+    for r in (s + 1, tp.sum(s), s.mul(2), -s, s[0], tp.add(s, tp.ones(2)), 1 - s):
+        assert type(r) is Sub
+    values, indices = s.max(0)  # a named tuple of results: each converted, the tuple kept
+    assert type(values) is Sub and type(indices) is Sub
+    assert type(s.max(0)).__name__ == "max"
+    parts = tp.split(s, 1)
+    assert type(parts) is type(tp.split(tp.ones(2), 1)) and all(type(p) is Sub for p in parts)
+    assert s.tolist() == [[1.0, 2.0], [3.0, 4.0]] and (s + 1).tolist() == [[2.0, 3.0], [4.0, 5.0]]
+    assert type(tp.Tensor.__tensorplug_function__(tp.add, (tp.Tensor,), (s, s))) is tp.Tensor
+
+
+def test_super_call_runs_the_function_once_with_the_protocol_disabled():
+    Counted.calls.clear()
+    c = tp.ones(2).as_subclass(Counted)
+    r = c * 3 + tp.ones(2)
+    assert type(r) is Counted and r.tolist() == [4.0, 4.0]
+    # one call each for * and +: inside the default the protocol is off, so the operator's own
+    # dispatch does not come back to the handler
+    assert Counted.calls == ["tensorplug.Tensor.__mul__", "tensorplug.Tensor.__add__"]
+
+
+def test_default_declines_types_it_is_not_a_subclass_of():
+    class Other(tp.Tensor):
+        pass
+
+    assert Sub.__tensorplug_function__(tp.add, (Sub, Other), (), {}) is NotImplemented
+    a, b = tp.ones(1).as_subclass(Sub), tp.ones(1).as_subclass(Other)
+    with pytest.raises(TypeError, match="no implementation found for 'tensorplug.add'"):
+        tp.add(a, b)  # as in PyTorch: neither class is a subclass of the other
+
+
+def test_disabled_impl_and_the_disable_guard():
+    class Plain(tp.Tensor):
+        __tensorplug_function__ = tp.overrides.disabled_tensorplug_function_impl
+
+    p = tp.ones(2).as_subclass(Plain)
+    assert type(p + 1) is tp.Tensor and type(tp.sum(p)) is tp.Tensor
+    assert type(tp.nn.Parameter(tp.ones(2)) * 2) is tp.Tensor
+    s = tp.ones(2).as_subclass(Sub)
+    with tp.overrides.DisableTensorplugFunctionSubclass():
+        assert type(s + 1) is tp.Tensor and type(tp.mul(s, 2)) is tp.Tensor
+    assert type(s + 1) is Sub
+    assert tp.overrides.disabled_tensorplug_function_impl(tp.add, (), (s, s)).tolist() == [2, 2]

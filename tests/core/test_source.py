@@ -46,7 +46,7 @@ def op(ns: str) -> Iterator[str]:
 
 def test_the_dispatch_call_then_the_kernel_with_its_file_line_and_registrant(op: str) -> None:
     text = dispatcher.source(op, ["CPU"])
-    assert text.startswith(f"{op}.default: f(Tensor x) -> Tensor\n")
+    assert text.startswith(f"{op}(Tensor x) -> Tensor\n")
     assert "dispatch key set: DispatchKeySet(CPU)\n" in text
     assert _frames(text) == [
         f"{op}.default: the dispatch call (generated from the schema)",

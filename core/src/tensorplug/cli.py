@@ -205,7 +205,7 @@ def cmd_table(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _print_table(op: _dispatcher.OpOverload, out: TextIO) -> None:
-    print(f"{op.name}: {op.schema}", file=out)
+    print(str(op.schema), file=out)
     regs = _dispatcher.registrations(op)
     rows = [("KEY", "ENTRY", "REGISTERED BY")]
     for key, source in _dispatcher.dispatch_table(op).items():

@@ -11,7 +11,8 @@ defines ``__tensorplug_function__`` hands the call to that type instead of dispa
             return HANDLED_FUNCTIONS[func](*args, **(kwargs or {}))
 
 The rules are NEP 18's: the candidates are the arguments (also inside lists and tuples) whose
-type defines the method and is not ``Tensor`` itself; subclasses go before their superclasses,
+type defines the method and is not ``Tensor`` itself (nor sets it to
+:data:`disabled_tensorplug_function_impl`, as ``nn.Parameter`` does); subclasses go before their superclasses,
 otherwise left to right, each type once; ``NotImplemented`` passes to the next; when every one
 returns ``NotImplemented`` the call raises ``TypeError`` (a Python operator returns
 ``NotImplemented`` instead, so that Python tries the reflected operator).
@@ -25,6 +26,14 @@ What takes part: the public functions (``tp.add``), the Tensor methods (``x.add`
 operators (``q + 1``, ``-q``, ``q[0]``, ``func`` being the operator method, ``Tensor.__add__``),
 and the functions of ``tensorplug.nn.functional``, ``tensorplug.linalg``,
 ``tensorplug.special`` and ``tensorplug.fft``.
+
+``Tensor`` itself defines the method, as ``torch.Tensor.__torch_function__``: it runs the
+function with the protocol disabled (:class:`DisableTensorplugFunctionSubclass`) and gives
+tensor results (also inside tuples and lists) the class ``cls``. So a subclass that defines
+nothing keeps its class through every function (``(s + 1)`` is an ``s``-class tensor), and one
+that defines the method can end with ``super().__tensorplug_function__(func, types, args,
+kwargs)``. The dispatcher still skips the protocol for plain ``Tensor`` arguments: only
+subclasses take part (Note [Public function fast path] in _opset/functions.py).
 
 Usage::
 
@@ -40,11 +49,14 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 __all__ = [
+    "DisableTensorplugFunctionSubclass",
+    "disabled_tensorplug_function_impl",
     "get_ignored_functions",
     "get_overridable_functions",
     "get_testing_overrides",
@@ -63,10 +75,99 @@ _ignored: set[Callable[..., Any]] = set()
 _signatures: dict[Callable[..., Any], inspect.Signature] = {}
 
 
+class _State(threading.local):
+    disabled = False  # inside DisableTensorplugFunctionSubclass, on this thread
+
+
+_state = _State()
+
+
+class DisableTensorplugFunctionSubclass:
+    """Within it, no argument's type takes part in the protocol on this thread: calls dispatch
+    as if every tensor were a plain ``Tensor`` (``torch._C.DisableTorchFunctionSubclass``).
+    What a ``__tensorplug_function__`` uses to run ``func`` itself::
+
+        with tp.overrides.DisableTensorplugFunctionSubclass():
+            ret = func(*args, **kwargs)
+    """
+
+    __slots__ = ("_prev",)
+
+    def __enter__(self) -> None:
+        self._prev = _state.disabled
+        _state.disabled = True
+
+    def __exit__(self, *exc: object) -> None:
+        _state.disabled = self._prev
+
+
+class _DisabledImpl:
+    """The type of :data:`disabled_tensorplug_function_impl`: a callable with no ``__get__``,
+    so that it stays itself as a class attribute and the protocol can recognize it."""
+
+    __slots__ = ()
+
+    def __call__(
+        self, func: Callable[..., Any], types: Any, args: Any = (), kwargs: Any = None
+    ) -> Any:
+        with DisableTensorplugFunctionSubclass():
+            return func(*args, **(kwargs or {}))
+
+    def __repr__(self) -> str:
+        return "tensorplug.overrides.disabled_tensorplug_function_impl"
+
+
+# ``__tensorplug_function__ = disabled_tensorplug_function_impl`` in a Tensor subclass takes it
+# out of the protocol: it dispatches like ``Tensor`` and its results are plain tensors
+# (``nn.Parameter``; PyTorch's ``torch._C._disabled_torch_function_impl``).
+disabled_tensorplug_function_impl = _DisabledImpl()
+
+
+def _takes_part_type(t: type) -> bool:
+    """Whether arguments of type ``t`` (not a list) take part in the protocol now."""
+    return (
+        t is not _tensor_class()
+        and getattr(t, "__tensorplug_function__", disabled_tensorplug_function_impl)
+        is not disabled_tensorplug_function_impl
+        and not _state.disabled
+    )
+
+
+def default_tensorplug_function(
+    cls: type, func: Callable[..., Any], types: Any, args: Any = (), kwargs: Any = None
+) -> Any:
+    """``Tensor.__tensorplug_function__`` (installed as a classmethod by the op-set layer):
+    PyTorch's ``Tensor.__torch_function__``. ``NotImplemented`` unless ``cls`` is a subclass
+    of every type in ``types``; else ``func`` run with the protocol disabled, its tensor
+    results given class ``cls``."""
+    if kwargs is None:
+        kwargs = {}
+    if not all(issubclass(cls, t) for t in types):
+        return NotImplemented
+    with DisableTensorplugFunctionSubclass():
+        return _convert(func(*args, **kwargs), cls)
+
+
+def _convert(ret: Any, cls: type) -> Any:
+    """``ret`` with its tensors (also inside tuples and lists) of class ``cls``."""
+    tensor = _tensor_class()
+    if cls is tensor:
+        return ret
+    if isinstance(ret, tensor) and not isinstance(ret, cls):
+        ret = ret.as_subclass(cls)  # type: ignore[attr-defined]
+    if isinstance(ret, (tuple, list)):
+        items = [_convert(r, cls) for r in ret]
+        make = getattr(ret, "_make", None)  # a named tuple (tp.return_types)
+        ret = make(items) if make is not None else type(ret)(items)
+    return ret
+
+
 def _candidates(values: Iterable[Any]) -> list[Any]:
     """Arguments whose types take part, in NEP 18 order (one per type)."""
     from .tensor import Tensor
 
+    if _state.disabled:
+        return []
     found: list[Any] = []
     types: list[type] = []
 
@@ -76,7 +177,12 @@ def _candidates(values: Iterable[Any]) -> list[Any]:
             for x in v:
                 visit(x)
             return
-        if t is Tensor or t in types or not hasattr(t, "__tensorplug_function__"):
+        if (
+            t is Tensor
+            or t in types
+            or getattr(t, "__tensorplug_function__", disabled_tensorplug_function_impl)
+            is disabled_tensorplug_function_impl
+        ):
             return
         # subclasses before superclasses: insert before the first superclass already found
         pos = len(found)
@@ -150,8 +256,7 @@ def _outside_tensorplug() -> int:
 
 def _takes_part(x: Any) -> bool:
     """Whether ``x`` (not a list) takes part in the protocol (internal, for operators)."""
-    t = type(x)
-    return t is not _tensor_class() and hasattr(t, "__tensorplug_function__")
+    return _takes_part_type(type(x))
 
 
 @functools.cache

@@ -34,7 +34,11 @@ _LISTS = frozenset({list, tuple})
 def _plain_subclass(t: type) -> bool:
     """A Tensor subclass that does not take part in __tensorplug_function__ (``nn.Parameter``):
     its calls dispatch exactly like a Tensor's, so their signatures may be cached too."""
-    return issubclass(t, Tensor) and not hasattr(t, "__tensorplug_function__")
+    return (
+        issubclass(t, Tensor)
+        and getattr(t, "__tensorplug_function__", None)
+        is overrides.disabled_tensorplug_function_impl
+    )
 
 
 ReturnTypes = type("return_types", (), {})
@@ -466,7 +470,7 @@ def _doc(name: str, es: list[OpEntry]) -> str:
     lines = [f"{qualified}: dispatches to the operator overload the arguments fit:", ""]
     for e in es:
         assert e.op is not None
-        lines.append(f"    aten::{e.op.schema}")
+        lines.append(f"    {e.op.schema}")
     return "\n".join(lines)
 
 

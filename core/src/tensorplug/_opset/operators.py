@@ -45,7 +45,7 @@ def _takes_part(*values: Any) -> bool:
     # a loop, not any(genexpr): Tensor subclasses (nn.Parameter, wrappers) pass here per operator
     for v in values:
         t = type(v)
-        if t is not Tensor and hasattr(t, "__tensorplug_function__"):
+        if t is not Tensor and overrides._takes_part_type(t):
             return True
     return False
 
@@ -125,6 +125,7 @@ def install() -> None:
     T: Any = Tensor  # methods are attached below (typed as Any: mypy cannot see setattr)
     T.__new__ = _tensor_new  # type.__setattr__ updates the constructor slot
     T.as_subclass = _as_subclass
+    T.__tensorplug_function__ = classmethod(overrides.default_tensorplug_function)
     for name, top, sop in (
         ("add", a.add.Tensor, a.add.Scalar),
         ("sub", a.sub.Tensor, a.sub.Scalar),

@@ -48,7 +48,7 @@ def explain(op: Any, /, *args: Any, run: bool = True, **kwargs: Any) -> str:
     """
     ov = _pick_overload(op, args, kwargs)
     bargs, bkwargs = ov._schema.bind(args, kwargs, ov._name)
-    lines = [f"explain {ov._name}: {ov._schema}"]
+    lines = [f"explain {ov._schema}"]
     if not isinstance(op, OpOverload | str):
         lines.append(f"  (the overload of {ov.qualname} that these arguments pick)")
     for a, v in zip(ov._schema.arguments, (*bargs, *bkwargs.values()), strict=False):

@@ -6,6 +6,8 @@ The registry that holds them is ``_registry.py``; the generic and traced call pa
 
 from __future__ import annotations
 
+import dataclasses
+
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +38,9 @@ class OpOverload:
         return super().__new__(sub)
 
     def __init__(self, schema: _sch.FunctionSchema, namespace: str) -> None:
+        # stored with its namespace, as PyTorch's ``_schema``: it prints ``ns::op(...) -> ...``
+        if schema.namespace != namespace:
+            schema = dataclasses.replace(schema, namespace=namespace)
         self._schema = schema
         self.namespace = namespace
         self.op_name = schema.name

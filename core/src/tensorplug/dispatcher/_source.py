@@ -54,7 +54,7 @@ def source(op: str | OpOverload, keyset: int | Iterable[KeyLike] | None = None) 
     """
     ov = _find(op)
     ks = _keyset(keyset)
-    out = [f"{ov.name}: {ov.schema}", f"dispatch key set: {DispatchKeySet(ks)!r}"]
+    out = [str(ov.schema), f"dispatch key set: {DispatchKeySet(ks)!r}"]
     n = 0
     for provide in list(_source_callers):
         for name, fn in provide(ov):

@@ -21,7 +21,7 @@ import tensorplug
 
 from .. import dtypes as _dtypes
 from .. import keys as _keys
-from .. import serialization
+from .. import overrides, serialization
 from ..tensor import Tensor
 from ._autograd import set_requires_grad
 
@@ -34,6 +34,10 @@ class Parameter(Tensor):
     """A tensor that is a module parameter; requires grad unless ``requires_grad=False``."""
 
     __slots__ = ()
+
+    # Takes no part in __tensorplug_function__: a parameter dispatches as a Tensor, and what
+    # functions return of it are plain tensors (PyTorch's Parameter does the same).
+    __tensorplug_function__ = overrides.disabled_tensorplug_function_impl
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         if data is None:

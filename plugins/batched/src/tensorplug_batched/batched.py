@@ -56,6 +56,9 @@ class BatchedTensor(Tensor):
 
     __slots__ = ("value", "bdim", "level")
 
+    # not a subclass in the protocol's sense: it dispatches as a Tensor (its key does the rest)
+    __tensorplug_function__ = tp.overrides.disabled_tensorplug_function_impl
+
     value: Tensor
     bdim: int
     level: int

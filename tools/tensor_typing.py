@@ -194,7 +194,7 @@ def source() -> str:
         if name in SETTABLE:
             lines += [f"    @{name}.setter", f"    def {name}(self, value: {ret}) -> None: ..."]
         lines.append("")
-    for name, decl in sorted(CLASSMETHODS.items()):
+    for _name, decl in sorted(CLASSMETHODS.items()):
         lines += ["    @classmethod", f"    {decl}", ""]
     for name, ret in sorted(methods.items()):
         if name in own or name in props:

@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "base",
         (
             "_types", "_protocol", "_version", "errors", "dtypes", "device", "codegen",
-            "_entry_points", "_manifest",
+            "_entry_points", "_manifest", "_settings",
         ),
     ),
     (
@@ -37,7 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "_dispatch_key", "_key_order", "keys", "_schema_tokens", "schema", "_binding",
             "_schema_cache", "dispatch", "dispatcher", "dispatcher.", "tensor", "storage",
-            "_backends", "random",
+            "_backends", "random", "cpu",
         ),
     ),
     (

@@ -72,6 +72,8 @@ OPERATORS = {
     "__complex__": "complex",
     "__index__": "int",
     "__array__": "Any",
+    "__dlpack__": "Any",
+    "__dlpack_device__": "Any",
     "item": "Any",
     "tolist": "Any",
     "numpy": "Any",

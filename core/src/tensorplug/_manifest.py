@@ -150,6 +150,7 @@ MANIFEST: Final[tuple[FirstPartyPlugin, ...]] = (
             "set_grad_enabled",
             "is_grad_enabled",
             "inference_mode",
+            "is_inference_mode_enabled",
         ),
         tensor_attributes=(
             "grad",

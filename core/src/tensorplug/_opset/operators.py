@@ -18,6 +18,7 @@ from ..ops import ops
 from ..tensor import Tensor
 from .construct import _as_subclass, _converter, _cuda, _new_factory, _new_tensor, _tensor_new, to
 from .indexing import _iter, getitem, setitem
+from .interop import dlpack, dlpack_device
 from .python_args import _scalar_tensor
 from .values import _array, _index, _one_value, item, numpy, tolist
 
@@ -188,6 +189,8 @@ def install() -> None:
     T.item = item
     T.tolist = tolist
     T.numpy = numpy
+    T.__dlpack__ = dlpack  # Note [Memory sharing] in _opset/interop.py
+    T.__dlpack_device__ = dlpack_device
     T.to = to
     T.cpu = lambda self: to(self, "cpu")
     T.cuda = _cuda

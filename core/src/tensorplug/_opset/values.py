@@ -7,8 +7,9 @@ import builtins
 from collections.abc import Callable
 from typing import Any
 
-from .. import _backends
+from .. import _backends, dispatch
 from .. import dtypes as _dtypes
+from ..keys import DispatchKeySet, KeyKind
 from ..ops import ops
 from ..tensor import LogicalShape, Tensor, no_storage_error
 
@@ -71,9 +72,13 @@ def host_list(self: Tensor) -> Any:
 
 
 def numpy(self: Tensor, *, force: bool = False) -> Any:
+    """The tensor's values as a numpy array sharing its memory (CPU). As in PyTorch, it refuses
+    a tensor that requires grad while grad mode would record (``no_grad`` lets it through) and
+    a tensor off the CPU; ``force=True`` gives a detached host copy where sharing is not
+    possible (``detach().cpu().resolve_conj().resolve_neg().numpy()``)."""
     for hook in value_read_hooks:
         hook(self, "numpy")
-    if self.requires_grad and not force:
+    if not force and self.requires_grad and _recording(self):
         raise RuntimeError(
             "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
         )
@@ -88,6 +93,14 @@ def numpy(self: Tensor, *, force: bool = False) -> Any:
     if type(data) is LogicalShape:
         raise no_storage_error()
     return data
+
+
+def _recording(self: Tensor) -> bool:
+    """Whether grad mode would record an operation on ``self``: one of its autograd keys is
+    not excluded on this thread (``no_grad`` excludes them all)."""
+    live = self._tp_keyset & ~int(dispatch.excluded())
+    return any(k.kind is KeyKind.PER_BACKEND and k.name.startswith("Autograd")
+               for k in DispatchKeySet(live))  # fmt: skip
 
 
 def _array(self: Tensor, dtype: Any = None, copy: Any = None) -> Any:

@@ -167,6 +167,16 @@ class LazyStorage:
     def device(self, d: Device) -> Device:
         return self._lazy._storage().device(d)
 
+    def share_host(self, host: Any, device: Any) -> Any:
+        share = getattr(self._lazy._storage(), "share_host", None)
+        return None if share is None else share(host, device)
+
+    def from_dlpack(self, ext: Any, device: Any) -> Any:
+        load = getattr(self._lazy._storage(), "from_dlpack", None)
+        if load is None:
+            raise BufferError(f"from_dlpack: the {self.key_name} backend does not load DLPack")
+        return load(ext, device)
+
 
 class _Installer:
     """The registry :func:`register` gets when a lazy backend loads: its libraries replace the

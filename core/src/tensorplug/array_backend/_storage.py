@@ -108,6 +108,39 @@ class ArrayStorage:
         out = host.astype(want) if host.dtype != want else host.copy()
         return kit.new(kit.from_host_array(out, dev), d, dev, kit.keyset)
 
+    # --- memory sharing and DLPack (tp.from_numpy, tp.as_tensor, tp.from_dlpack) ---------
+
+    def share_host(self, host: Any, device: Any) -> Tensor | None:
+        """A tensor over the memory of numpy array ``host`` (a new array object viewing it, so
+        reshaping ``host`` in place cannot change the tensor), or None when this backend's
+        arrays are not numpy arrays on the host (the caller copies). The caller checked the
+        dtype, byte order and strides."""
+        import numpy
+
+        kit = self.kit
+        if kit.array_type is not numpy.ndarray or canonical(device).type != "cpu":
+            return None
+        d = self.host_dtype(host)
+        kit.check_dtype(d)
+        if kit.storage[d] != host.dtype:
+            return None
+        return kit.new(host.view(), d, kit.device(canonical(device)), kit.keyset)
+
+    def from_dlpack(self, ext: Any, device: Any) -> Tensor:
+        """A tensor over the memory of ``ext`` (an object with ``__dlpack__``), through the
+        array library's ``from_dlpack``: zero-copy where the library can."""
+        kit = self.kit
+        load = getattr(kit.xp, "from_dlpack", None)
+        if load is None:
+            raise BufferError(
+                f"from_dlpack: the {self.key_name} backend's array library "
+                f"({getattr(kit.xp, '__name__', kit.xp)}) has no from_dlpack"
+            )
+        dev = kit.device(canonical(device))
+        with kit.on(dev):
+            arr = load(ext)
+        return kit.new(arr, kit.dtype_of(arr), dev, kit.keyset)
+
     # --- checkpoints (tensorplug.serialization) ------------------------------------------
 
     def from_buffer(self, buffer: Any, dtype: _dt.dtype, byteorder: str, device: Any) -> Tensor:

@@ -6,7 +6,7 @@ per standard operator, generated from the formula table (formulas/, kernels.py),
 ADInplaceOrView kernels for view ops and ADView kernels for in-place ops (views.py), a fallback
 for operators without a derivative, the Tensor attributes of autograd (tensor_api.py), and the
 names ``tp.autograd``, ``tp.no_grad``, ``tp.enable_grad``, ``tp.set_grad_enabled``,
-``tp.is_grad_enabled`` and ``tp.inference_mode``. A tensor carries its ``Autograd<B>`` key only
+``tp.is_grad_enabled``, ``tp.inference_mode`` and ``tp.is_inference_mode_enabled``. A tensor carries its ``Autograd<B>`` key only
 while it requires grad, so calls on plain tensors never reach this plugin. Forward mode adds the
 ``ForwardAD`` key, just above the ``Autograd<B>`` keys, which only dual tensors carry, and one
 boxed kernel for it (forward.py; Note [Dual tensors] in dual.py).
@@ -105,6 +105,7 @@ def tensorplug_add_names() -> dict[str, Any]:
         "set_grad_enabled": _grad_mode.set_grad_enabled,
         "is_grad_enabled": _grad_mode.is_grad_enabled,
         "inference_mode": _grad_mode.inference_mode,
+        "is_inference_mode_enabled": _grad_mode.is_inference_mode_enabled,
     }
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 from collections.abc import Callable, Generator
 from typing import Any, TypeVar
 
@@ -26,7 +27,14 @@ from tensorplug.dispatch import local_state
 
 from .masks import M, grad_recording
 
-__all__ = ["enable_grad", "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]
+__all__ = [
+    "enable_grad",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "no_grad",
+    "set_grad_enabled",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _object_new = object.__new__
@@ -173,11 +181,40 @@ class set_grad_enabled(_GradMode):  # noqa: N801
         return set_grad_enabled(self._enabled)
 
 
-class inference_mode(no_grad):  # noqa: N801
-    """``no_grad`` (tensorplug has no separate inference tensors); ``mode=False`` is a no-op."""
+class _InferenceState(threading.local):
+    on = False  # inside inference_mode() on this thread
+    outer: list[bool] | None = None  # the states the open entries replaced
 
-    __enter__ = _GradMode.__enter__  # either mode
+
+_inference = _InferenceState()
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether this thread is inside ``inference_mode()`` (and not a nested
+    ``inference_mode(False)``), as ``torch.is_inference_mode_enabled``."""
+    return _inference.on
+
+
+class inference_mode(no_grad):  # noqa: N801
+    """``no_grad`` (tensorplug has no separate inference tensors) that
+    ``is_inference_mode_enabled()`` reports; ``mode=False`` turns both off for the block."""
 
     def __init__(self, mode: bool = True) -> None:
         super().__init__()
         self._enabled = not mode
+
+    def __enter__(self) -> None:
+        _GradMode.__enter__(self)  # either mode
+        st = _inference
+        if st.outer is None:
+            st.outer = []
+        st.outer.append(st.on)
+        st.on = not self._enabled
+
+    def __exit__(self, typ: object, value: object, tb: object) -> None:
+        _GradMode.__exit__(self, typ, value, tb)
+        outer = _inference.outer
+        _inference.on = outer.pop() if outer else False
+
+    def clone(self) -> _GradMode:
+        return inference_mode(not self._enabled)

@@ -16,7 +16,11 @@ from . import array_backend as array_backend  # for backend plugins
 from . import dispatch, dispatcher, keys, library, plugins, random, schema, serialization, storage
 from . import dtypes as _dtypes_module
 from ._opset import api as _api
+from ._opset.api import return_types
+from ._opset.construct import tensor
 from ._opset.control_flow import cond
+from ._opset.interop import as_tensor, asarray, from_dlpack, from_file, from_numpy, frombuffer
+from ._opset.lu import lu as lu
 from ._opset.predicates import (
     Size,
     is_complex,
@@ -36,12 +40,8 @@ from ._opset.predicates import (
     sym_sum,
 )
 from ._opset.predicates import assert_ as _assert
-from ._opset.api import return_types
-from ._opset.construct import tensor
-from ._opset.interop import as_tensor, asarray, from_dlpack, from_file, from_numpy, frombuffer
-from ._opset.lu import lu as lu
+from ._opset.repr import set_printoptions
 from ._opset.unique import unique as unique
-from ._version import __version__ as __version__
 from ._settings import (
     are_deterministic_algorithms_enabled,
     compiled_with_cxx11_abi,
@@ -60,6 +60,7 @@ from ._settings import (
     set_warn_always,
     use_deterministic_algorithms,
 )
+from ._version import __version__ as __version__
 from .cpu import Event, Stream, get_device_module
 from .device import device, get_default_device, set_default_device
 from .dispatcher import OpOverload
@@ -154,7 +155,7 @@ __all__ = [  # the public API (plus the generated functions: tensorplug.add, ten
     "set_flush_denormal", "set_num_interop_threads", "set_num_threads", "set_rng_state",
     "set_warn_always", "sym_float", "sym_fresh_size", "sym_int", "sym_ite", "sym_max",
     "sym_min", "sym_not", "sym_sum", "use_deterministic_algorithms", "asarray", "from_dlpack",
-    "from_file", "from_numpy", "frombuffer", "Library", "MissingPluginError", "OpOverload", "OpPacket",
+    "from_file", "from_numpy", "frombuffer", "set_printoptions", "Library", "MissingPluginError", "OpOverload", "OpPacket",
     "PLUGIN_API_VERSION",
     "RegistrationError", "SchemaError", "Tensor", "array_backend", "as_tensor", "bfloat16",
     "bool", "can_cast", "cdouble", "cfloat", "cuda", "complex64", "complex128", "device", "dispatch",

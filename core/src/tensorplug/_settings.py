@@ -24,6 +24,7 @@ rather than acted on:
 from __future__ import annotations
 
 import builtins
+import importlib
 import os
 import warnings
 from typing import Any
@@ -85,7 +86,7 @@ def set_num_threads(n: int) -> None:
     if type(n) is not builtins.int or n <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
     try:
-        import threadpoolctl
+        threadpoolctl = importlib.import_module("threadpoolctl")  # optional: not a dependency
     except ImportError:
         pass
     else:
@@ -152,9 +153,7 @@ def set_deterministic_debug_mode(debug_mode: str | int) -> None:
             )
         debug_mode = _DEBUG_MODES[debug_mode]
     elif type(debug_mode) is not builtins.int:
-        raise TypeError(
-            f"debug_mode must be str or int, but got {type(debug_mode).__name__}"
-        )
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode).__name__}")
     if debug_mode == 0:
         use_deterministic_algorithms(False)
     elif debug_mode == 1:
@@ -249,8 +248,7 @@ def set_default_tensor_type(t: str | Any) -> None:
     if dtype is None or parts[0] not in ("torch", "tensorplug"):
         if parts[-1].endswith("Tensor"):
             raise TypeError(
-                "invalid type object: only floating-point types are supported as the default "
-                "type"
+                "invalid type object: only floating-point types are supported as the default type"
             )
         raise TypeError(f"invalid type: '{name}'")
     _dtypes.set_default_dtype(dtype)

@@ -221,7 +221,7 @@ def get_rng_state() -> Tensor:
 def set_rng_state(new_state: Tensor) -> None:
     """Restore the default CPU generator's state from :func:`get_rng_state`'s tensor."""
     if not isinstance(new_state, Tensor) or new_state.dtype is not _dtypes.uint8:
-        raise TypeError("RNG state must be a torch.ByteTensor")
+        raise TypeError("RNG state must be a tensorplug.ByteTensor (a uint8 tensor)")
     default_generator("cpu")._set_state_bytes(bytes(new_state.tolist()))
 
 

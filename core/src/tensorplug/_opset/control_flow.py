@@ -67,7 +67,8 @@ def _select(pred: Tensor, t: Any, f: Any, where: str = "output") -> Any:
         p = ops.aten.reshape.default(pred, [])
         return ops.aten.where.self(p, t, f)
     if isinstance(t, (tuple, list)) and type(t) is type(f) and len(t) == len(f):
-        return type(t)(_select(pred, a, b, f"{where}[{i}]") for i, (a, b) in enumerate(zip(t, f)))
+        pairs = enumerate(zip(t, f, strict=True))
+        return type(t)(_select(pred, a, b, f"{where}[{i}]") for i, (a, b) in pairs)
     raise RuntimeError(
         f"cond: traced branches must return the same structure of tensors; {where} is "
         f"{type(t).__name__} in true_fn and {type(f).__name__} in false_fn"

@@ -102,7 +102,10 @@ def _check_viewable(a: Any) -> None:
 
 
 def _host_dtype(a: Any) -> _dtypes.dtype:
+    """The tensorplug dtype of numpy array ``a`` (of either byte order)."""
     storage = _backends.for_device_type("cpu")
+    if not a.dtype.isnative:
+        a = _numpy().empty(0, dtype=a.dtype.newbyteorder("="))
     try:
         d: _dtypes.dtype = storage.host_dtype(a)  # type: ignore[attr-defined]
     except TypeError:
@@ -199,9 +202,7 @@ def _cannot_alias(obj: Any, dtype: Any) -> str:
         return f"can't alias tensor with dtype '{_cpp(obj.dtype)}' into dtype '{_cpp(dtype)}'."
     np = _numpy()
     if isinstance(obj, np.ndarray) and dtype is not None:
-        return (
-            f"can't alias NumPy array with dtype '{obj.dtype}' into dtype '{_cpp(dtype)}'."
-        )
+        return f"can't alias NumPy array with dtype '{obj.dtype}' into dtype '{_cpp(dtype)}'."
     if isinstance(obj, (list, tuple)):
         return "can't alias arbitrary sequence into a tensor."
     return f"can't alias {type(obj).__name__} into a tensor without a copy."
@@ -274,9 +275,7 @@ def frombuffer(
     length = view.nbytes
     item = dtype.itemsize
     if length <= 0 or count == 0:
-        raise ValueError(
-            f"both buffer length ({length}) and count ({count}) must not be 0"
-        )
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
     if not 0 <= offset < length:
         raise ValueError(
             f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
@@ -383,7 +382,7 @@ class DLDeviceType(enum.IntEnum):
     kDLMAIA = 17
 
 
-_DEVICE_TYPES = {DLDeviceType.kDLCPU: "cpu", DLDeviceType.kDLCUDA: "cuda",
+_DEVICE_TYPES: dict[int, str] = {DLDeviceType.kDLCPU: "cpu", DLDeviceType.kDLCUDA: "cuda",
                  DLDeviceType.kDLCUDAManaged: "cuda", DLDeviceType.kDLCUDAHost: "cpu"}  # fmt: skip
 
 

@@ -167,7 +167,7 @@ class Size(tuple[int, ...]):
     __slots__ = ()
 
     def __new__(cls, sizes: Iterable[SupportsIndex] = ()) -> Size:
-        items = []
+        items: list[int] = []
         for s in sizes:
             if isinstance(s, Tensor) and s.numel() == 1:
                 s = s.item()

@@ -7,7 +7,6 @@ The registry that holds them is ``_registry.py``; the generic and traced call pa
 from __future__ import annotations
 
 import dataclasses
-
 import functools
 from collections.abc import Callable
 from typing import Any

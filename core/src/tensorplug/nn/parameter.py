@@ -37,7 +37,7 @@ class Parameter(Tensor):
 
     # Takes no part in __tensorplug_function__: a parameter dispatches as a Tensor, and what
     # functions return of it are plain tensors (PyTorch's Parameter does the same).
-    __tensorplug_function__ = overrides.disabled_tensorplug_function_impl
+    __tensorplug_function__: Any = overrides.disabled_tensorplug_function_impl
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         if data is None:

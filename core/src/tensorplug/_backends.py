@@ -43,6 +43,9 @@ class StorageBackend(Protocol):
 
     # Optional: ``device(d)``, the device a tensor made for ``d`` lives on ("cuda" is the
     # current CUDA device, "cuda:1" itself); without it, ``d`` as it is (see resolve_device).
+    # Optional: ``share_host(host, device)``, a tensor over a host numpy array's memory (None
+    # when the backend's arrays cannot be host arrays), and ``from_dlpack(obj, device)``, a
+    # tensor over a DLPack producer's memory (Note [Memory sharing] in _opset/interop.py).
 
 
 _by_key: dict[str, StorageBackend] = {}

@@ -3,7 +3,7 @@ precision, warn-always, denormals, the default tensor type (internal; re-exporte
 package as ``tensorplug.set_num_threads`` and the rest).
 
 Each keeps PyTorch's arguments, validation, messages and defaults. What each one changes here
-is said in its docstring and in docs/reference.md ("Settings"): tensorplug's kernels are numpy's
+is said in its docstring and in docs/interop.md ("Settings"): tensorplug's kernels are numpy's
 (or another array library's), so some settings are recorded for code that reads them back
 rather than acted on:
 

@@ -245,8 +245,8 @@ def _aliased(
         if (dtype is None or dtype is t.dtype) and _same_device(dev, t.device):
             return t
         return None
-    if _is_buffer(data) and dtype is None and device is None and fn == "asarray":
-        return frombuffer(data, dtype=_dtypes.get_default_dtype())
+    if _is_buffer(data) and fn == "asarray" and _canonical(device).type == "cpu":
+        return frombuffer(data, dtype=dtype or _dtypes.get_default_dtype())
     return None
 
 

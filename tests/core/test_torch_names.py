@@ -60,7 +60,14 @@ def test_set_printoptions_profiles_and_reset(default_printoptions):
 # --- the random state ----------------------------------------------------------------------------
 
 
-def test_rng_state_round_trip_reproduces_draws():
+@pytest.fixture
+def restored_rng(monkeypatch):
+    monkeypatch.setattr(tp.random, "_default_seed", tp.random._default_seed)
+    with tp.fork_rng():
+        yield
+
+
+def test_rng_state_round_trip_reproduces_draws(restored_rng):
     tp.manual_seed(3)
     tp.rand(2)  # a state that has advanced
     state = tp.get_rng_state()
@@ -76,7 +83,7 @@ def test_rng_state_round_trip_reproduces_draws():
     assert tp.default_generator is tp.random.default_generator("cpu")
 
 
-def test_fork_rng_restores_the_state():
+def test_fork_rng_restores_the_state(restored_rng):
     tp.manual_seed(0)
     with tp.fork_rng():
         inside = tp.rand(3)

@@ -98,7 +98,8 @@ class OpPacket:
                 *(f"{k}={type(v).__name__}" for k, v in kwargs.items()),
             ]
         )
-        expected = "\n".join(f" * {op.schema}" for op in ovs)
+        # the overloads of this packet, without the namespace the message starts with
+        expected = "\n".join(f" * {str(op.schema).removeprefix(op.namespace + '::')}" for op in ovs)
         raise TypeError(
             f"{self.qualname}() received an invalid combination of arguments - got ({got}), "
             f"but expected one of:\n{expected}"

@@ -46,9 +46,17 @@ def _takes_part(*values: Any) -> bool:
     # a loop, not any(genexpr): Tensor subclasses (nn.Parameter, wrappers) pass here per operator
     for v in values:
         t = type(v)
-        if t is not Tensor and overrides._takes_part_type(t):
+        # overrides._takes_part_type, inline: a parameter's class attribute is found at once
+        if (
+            t is not Tensor
+            and getattr(t, "__tensorplug_function__", _DISABLED) is not _DISABLED
+            and not overrides._state.disabled
+        ):
             return True
     return False
+
+
+_DISABLED = overrides.disabled_tensorplug_function_impl
 
 
 # Operators call ``op.__call__(...)`` rather than ``op(...)``: calling the instance goes through

@@ -71,6 +71,8 @@ VALUES = [
     "T.Stream().record_event()", "T.Event().elapsed_time(T.Event())",
     "T.cpu.device_count()", "T.cpu.current_device()", "T.cpu.is_available()",
     "T.get_device_module('cpu').__name__", "T.get_device_module('meta')",
+    "T.broadcast_shapes((2, 1), (3,))", "T.broadcast_shapes(2, (3, 1))", "T.broadcast_shapes()",
+    "T.broadcast_shapes((2,), (3,))", "T.broadcast_shapes((-1,))",
 ]  # fmt: skip
 
 

@@ -23,6 +23,7 @@ from ._opset.interop import as_tensor, asarray, from_dlpack, from_file, from_num
 from ._opset.lu import lu as lu
 from ._opset.predicates import (
     Size,
+    broadcast_shapes,
     is_complex,
     is_conj,
     is_floating_point,
@@ -155,7 +156,7 @@ __all__ = [  # the public API (plus the generated functions: tensorplug.add, ten
     "set_flush_denormal", "set_num_interop_threads", "set_num_threads", "set_rng_state",
     "set_warn_always", "sym_float", "sym_fresh_size", "sym_int", "sym_ite", "sym_max",
     "sym_min", "sym_not", "sym_sum", "use_deterministic_algorithms", "asarray", "from_dlpack",
-    "from_file", "from_numpy", "frombuffer", "set_printoptions", "Library", "MissingPluginError", "OpOverload", "OpPacket",
+    "from_file", "from_numpy", "frombuffer", "set_printoptions", "broadcast_shapes", "Library", "MissingPluginError", "OpOverload", "OpPacket",
     "PLUGIN_API_VERSION",
     "RegistrationError", "SchemaError", "Tensor", "array_backend", "as_tensor", "bfloat16",
     "bool", "can_cast", "cdouble", "cfloat", "cuda", "complex64", "complex128", "device", "dispatch",

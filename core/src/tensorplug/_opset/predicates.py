@@ -19,6 +19,7 @@ from ..tensor import Tensor
 
 __all__ = [
     "Size",
+    "broadcast_shapes",
     "STORAGE_CLASSES",
     "is_complex",
     "is_conj",
@@ -197,3 +198,26 @@ class Size(tuple[int, ...]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Size, (list(self),))
+
+
+def broadcast_shapes(*shapes: Any) -> Size:
+    """The shape that tensors of ``shapes`` (each an int or a sequence of ints) broadcast to,
+    as ``torch.broadcast_shapes``, with its errors."""
+    lists = [[s] if isinstance(s, builtins.int) else list(s) for s in shapes]
+    ndim = builtins.max((len(s) for s in lists), default=0)
+    out = [1] * ndim
+    for i, shape in enumerate(lists):
+        for k in builtins.range(-1, -len(shape) - 1, -1):
+            n = shape[k]
+            if n < 0:
+                raise ValueError("Attempting to broadcast a dimension with negative length!")
+            if n == 1 or n == out[k]:
+                continue
+            if out[k] != 1:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {n} at {k}! Mismatching "
+                    f"argument at index {i} had {tuple(shape)}; but expected shape should be "
+                    f"broadcastable to {out}"
+                )
+            out[k] = n
+    return Size(out)

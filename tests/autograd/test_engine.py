@@ -614,7 +614,7 @@ def test_grad_mode_is_per_thread():
 
 def test_requires_grad_rules():
     with pytest.raises(
-        RuntimeError, match="only Tensors of floating point dtype can require gradients"
+        RuntimeError, match="only Tensors of floating point and complex dtype can require gradients"
     ):
         tp.tensor([1, 2], requires_grad=True)
     x = t64([1.0])

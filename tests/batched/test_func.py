@@ -255,7 +255,7 @@ def test_grad_input_errors():
         grad(lambda a: a.sum())(3.0)
     assert str(e.value) == "Thing passed to transform API must be Tensor, got <class 'float'>"
     with pytest.raises(
-        RuntimeError, match="only Tensors of floating point dtype can require gradients"
+        RuntimeError, match="only Tensors of floating point and complex dtype can require gradients"
     ):
         grad(lambda a: a.sum())(tp.ones(3, dtype=tp.int64))
 

@@ -228,7 +228,7 @@ def test_like_functions_take_requires_grad_as_pytorch():
     r = tp.full_like(x, 2.5, dtype=tp.float64, requires_grad=True)
     assert r.requires_grad and r.dtype is tp.float64 and r.tolist() == [[2.5] * 3] * 2
     with pytest.raises(
-        RuntimeError, match="only Tensors of floating point dtype can require gradients"
+        RuntimeError, match="only Tensors of floating point and complex dtype can require gradients"
     ):
         tp.zeros_like(tp.ones([2], dtype=tp.int64), requires_grad=True)
     # other functions with tensor options are not factories: PyTorch's bindings add none there

@@ -383,13 +383,15 @@ def _record_names(rule: Rule) -> dict[str, Any]:
         "_leaf_meta": leaf_input_meta,
         "_with_ag": with_autograd_bits,
         "_refresh": refresh_view,
-        "_FLOATING": _FLOATING,
+        "_DIFFERENTIABLE": _DIFFERENTIABLE,
         "_next": next,
         "_seqs": _sequence,
     }
 
 
-_FLOATING = frozenset(d for d in _dtypes.all_dtypes() if d.is_floating_point)
+# the dtypes whose outputs get a history: floating point and complex (as PyTorch's
+# isDifferentiableType)
+_DIFFERENTIABLE = frozenset(d for d in _dtypes.all_dtypes() if d.is_floating_point or d.is_complex)
 
 
 def _requires_grad_source(rule: Rule, indent: str, bound: bool = False) -> str:
@@ -487,7 +489,7 @@ def record_source(rule: Rule, tested: bool = False, bound: bool = False) -> str:
         f"        _n._input_meta = ({', '.join(metas)}{one})",
         "        _n._seq = _next(_seqs)",
         f"        _n._args = {_args_source(rule, saved)}",
-        "        if _out.tp_dtype in _FLOATING:",
+        "        if _out.tp_dtype in _DIFFERENTIABLE:",
         *(
             [
                 "            _m = _out.tp_autograd",

@@ -88,6 +88,12 @@ def _implicit_grad(out: Tensor) -> Tensor:
     last = _last_one
     if last[1] is dtype and last[2] is device and last[3] == ks and last[0] == shape:
         return _clone(last[4])
+    if dtype.is_complex:  # never kept, so a complex output always reaches this test
+        raise RuntimeError(
+            "grad can be implicitly created only for real scalar outputs; pass the gradient "
+            "of the complex output (grad_outputs), or backward from a real value of it "
+            "(z.abs(), z.real)"
+        )
     key = (shape, dtype, device, ks)
     one = _ONES.get(key)
     if one is None:

@@ -72,7 +72,8 @@ def _grad_preprocess(
             res.append(aten.view_as.default(inp, inp))
         else:
             d = aten.detach.default(inp)
-            res.append(d.requires_grad_(need_graph) if d.dtype.is_floating_point else d)
+            differentiable = d.dtype.is_floating_point or d.dtype.is_complex
+            res.append(d.requires_grad_(need_graph) if differentiable else d)
     return tuple(res)
 
 

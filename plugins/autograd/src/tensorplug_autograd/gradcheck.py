@@ -30,6 +30,18 @@ second derivatives; ``grad_outputs`` default to random values in [-1, 1) from a 
 Perturbation writes through tensor data with public operations only (indexing and ``fill_``),
 so the checks run on any backend. Use float64 inputs: float32 cannot resolve ``eps=1e-6``.
 
+Note [Complex gradcheck]
+~~~~~~~~~~~~~~~~~~~~~~~~
+Complex inputs and outputs are checked as PyTorch's slow mode checks them, through their real
+and imaginary parts: each complex input that requires grad is replaced by a real leaf of its
+``view_as_real`` (shape ``(..., 2)``), which ``func`` sees through ``view_as_complex``, and each
+complex output is seen as ``view_as_real`` of it. The Jacobian of that real function holds both
+perturbations (real, imaginary) of each input and both parts of each output, so it checks the
+gradients PyTorch's convention gives (Note [Complex gradients] in formulas/_table.py: a real
+loss's gradient for ``z = x + iy`` is ``dL/dx + i dL/dy``) exactly. A failure names the input
+and output by their positions in ``inputs`` and ``func``'s outputs, as for real ones, and says
+that they were complex.
+
 Usage::
 
     import tensorplug as tp
@@ -285,13 +297,14 @@ def gradcheck(
             "them have requires_grad=True."
         )
     for j in input_indices:
-        if tupled[j].dtype != tp.float64:
+        if tupled[j].dtype not in (tp.float64, tp.complex128):
             warnings.warn(
-                f"Input #{j} requires gradient and is not a double precision floating point. "
-                "This check will likely fail if all the inputs are not of double precision "
-                "floating point.",
+                f"Input #{j} requires gradient and is not a double precision floating point "
+                "or complex. This check will likely fail if all the inputs are not of double "
+                "precision floating point or complex.",
                 stacklevel=2,
             )
+    func, tupled, complex_note = _realified(func, tupled, input_indices)
     try:
         _gradcheck(
             func, tupled, input_indices, eps, atol, rtol, nondet_tol,
@@ -299,9 +312,41 @@ def gradcheck(
         )  # fmt: skip
     except _Failed as e:
         if raise_exception:
-            raise GradcheckError(str(e)) from None
+            raise GradcheckError(complex_note + str(e)) from None
         return False
     return True
+
+
+def _realified(
+    func: Callable[..., Any], inputs: tuple[Any, ...], input_indices: list[int]
+) -> tuple[Callable[..., Any], tuple[Any, ...], str]:
+    """Note [Complex gradcheck]: ``func`` and ``inputs`` with every complex input that requires
+    grad, and every complex output, seen as real tensors of their real and imaginary parts;
+    the same function and inputs when none is complex."""
+    cplx_in = {j for j in input_indices if inputs[j].dtype.is_complex}
+    outs = _as_tuple(func(*inputs))
+    if not cplx_in and not any(isinstance(o, Tensor) and o.dtype.is_complex for o in outs):
+        return func, inputs, ""
+    real_inputs = tuple(
+        tp.view_as_real(x.detach().clone()).requires_grad_() if j in cplx_in else x
+        for j, x in enumerate(inputs)
+    )
+
+    def realified(*args: Any) -> Any:
+        rebuilt = [tp.view_as_complex(a) if j in cplx_in else a for j, a in enumerate(args)]
+        out = func(*rebuilt)
+        seen = tuple(
+            tp.view_as_real(o) if isinstance(o, Tensor) and o.dtype.is_complex else o
+            for o in _as_tuple(out)
+        )
+        return seen if isinstance(out, (tuple, list)) else seen[0]
+
+    note = (
+        "(complex inputs and outputs are checked through their real and imaginary parts, "
+        "view_as_real: each Jacobian row or column pairs the real with the imaginary "
+        "perturbation)\n"
+    )
+    return realified, real_inputs, note
 
 
 def _gradcheck(
@@ -351,8 +396,12 @@ def _random_grad_output(out: Tensor, gen: Any, non_contiguous: bool) -> Tensor:
     wide = non_contiguous and out.ndim > 0 and out.numel() > 1
     if wide:
         shape[-1] *= 2
+    cplx = out.dtype.is_complex
+    dtype = out.dtype.to_real() if cplx else out.dtype
     with tp.no_grad():
-        v = tp.rand(shape, generator=gen, dtype=out.dtype, device=out.device) * 2 - 1
+        v = tp.rand(shape + [2] * cplx, generator=gen, dtype=dtype, device=out.device) * 2 - 1
+        if cplx:  # real and imaginary parts each in [-1, 1)
+            v = tp.view_as_complex(v)
         if wide:
             v = v[..., ::2]
     return v.detach().requires_grad_()

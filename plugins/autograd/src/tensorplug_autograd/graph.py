@@ -242,6 +242,10 @@ def fit_gradient(g: Tensor, meta: tuple[Any, Any, Any], node: Node, i: int) -> T
     if g.tp_data.shape != shape:
         g = _reduce_to(g, shape, node, i)
     if g.tp_dtype is not dtype:
+        if g.tp_dtype.is_complex and not dtype.is_complex:
+            # a real input of an op with a complex output: the real part, PyTorch's
+            # handle_r_to_c (Note [Complex gradients] in formulas/_table.py)
+            g = tp.real(g)
         g = g.to(dtype)
     if g.tp_device != device:
         g = g.to(device)

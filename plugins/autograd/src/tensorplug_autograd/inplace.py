@@ -94,7 +94,7 @@ def check_view_write(rule: Rule, t: Tensor, view: ViewInfo, recording: bool) -> 
         recording
         and not t.tp_keyset & M.ag
         and view.base.tp_keyset & M.ag
-        and t.tp_dtype.is_floating_point
+        and (t.tp_dtype.is_floating_point or t.tp_dtype.is_complex)
     ):
         raise RuntimeError(f"{rule.name}: {_NO_GRAD_VIEW}")
 

@@ -127,7 +127,7 @@ def not_implemented_kernel(op: Any, ks: int, *args: Any, **kwargs: Any) -> Any:
     outs = outputs(out) if isinstance(out, (Tensor, list, tuple)) else []
     node._n_out = max(len(outs), 1)
     for nr, t in enumerate(outs):
-        if isinstance(t, Tensor) and t.tp_dtype.is_floating_point:
+        if isinstance(t, Tensor) and (t.tp_dtype.is_floating_point or t.tp_dtype.is_complex):
             set_history(t, node, nr)
     return out
 

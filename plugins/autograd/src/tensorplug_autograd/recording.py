@@ -92,7 +92,7 @@ def record(
         if (
             isinstance(t, Tensor)
             and (diff[nr] if nr < len(diff) else diff[-1])
-            and t.tp_dtype.is_floating_point
+            and (t.tp_dtype.is_floating_point or t.tp_dtype.is_complex)
         ):
             set_history(t, node, nr)
     if rule.saves_result:

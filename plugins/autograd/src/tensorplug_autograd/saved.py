@@ -131,7 +131,8 @@ class SavedTensor:
         if (
             self.output_nr >= 0
             and node is not None
-            and t.tp_dtype.is_floating_point  # indices (max.dim) never require grad
+            # indices (max.dim) never require grad
+            and (t.tp_dtype.is_floating_point or t.tp_dtype.is_complex)
             and grad_recording()
         ):
             # create_graph: the output is differentiable again, through this node

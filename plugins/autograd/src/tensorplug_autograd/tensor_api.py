@@ -36,16 +36,10 @@ def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
             )
         return self
     if requires_grad:
-        if not self.tp_dtype.is_floating_point:
-            kind = "complex" if self.tp_dtype.is_complex else "integer/bool"
+        if not (self.tp_dtype.is_floating_point or self.tp_dtype.is_complex):
             raise RuntimeError(
-                f"only Tensors of floating point dtype can require gradients (got {self.tp_dtype}, "
-                f"{kind}); convert it first, e.g. t.to(tp.float32)"
-                + (
-                    "; complex autograd is not supported by tensorplug-autograd yet"
-                    if kind == "complex"
-                    else ""
-                )
+                "only Tensors of floating point and complex dtype can require gradients (got "
+                f"{self.tp_dtype}); convert it first, e.g. t.to(tp.float32)"
             )
         self.tp_keyset |= autograd_bit(self)
     else:

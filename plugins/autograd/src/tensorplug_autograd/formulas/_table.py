@@ -34,6 +34,44 @@ def _t(x: Tensor) -> Tensor:
     return _transpose(x, 0, 1)
 
 
+# Note [Complex gradients]
+# ~~~~~~~~~~~~~~~~~~~~~~~~
+# PyTorch's convention ("Autograd for Complex Numbers"): the gradient of a real loss L with
+# respect to a complex z = x + iy is dL/dx + i dL/dy (twice the conjugate Wirtinger derivative
+# dL/dz*), so gradient descent steps along -grad as for real tensors. For an op s(z) with
+# Wirtinger derivatives a = ds/dz and b = ds/dz*, the gradient handed back is
+# ``g * conj(a) + conj(g) * b``. A holomorphic op has b = 0: its real formula with the
+# derivative conjugated, ``g * conj(f'(z))`` (``mul``: ``g * other.conj()``; ``mm``:
+# ``g @ mat2.mH``), which is why the formulas below conjugate what they multiply ``g`` by
+# (``_cj``: a no-op on real tensors, so real gradients are unchanged). Non-holomorphic ops
+# (``abs``, ``angle``, ``sgn``, ``polar``, ``real``) have their own formulas. A real input of
+# an op with a complex output gets the real part of its gradient (PyTorch's handle_r_to_c),
+# applied once for every formula by the engine (``fit_gradient`` in graph.py).
+_conj_physical = _aten.conj_physical.default
+
+
+def _cj(x: Tensor) -> Tensor:
+    """``x.conj()`` for a complex tensor, ``x`` itself for a real one (Note [Complex gradients])."""
+    return _conj_physical(x) if x.tp_dtype.kind == "c" else x
+
+
+def _cjs(x: Any) -> Any:
+    """The conjugate of a Python scalar (or a tensor): an ``alpha``, a ``value``, ``other``."""
+    if isinstance(x, Tensor):
+        return _cj(x)
+    return x.conjugate() if isinstance(x, complex) else x
+
+
+def _tH(x: Tensor) -> Tensor:
+    """``x.mH`` of a matrix: the conjugate transpose (``x.t()`` for a real one)."""
+    return _cj(_transpose(x, 0, 1))
+
+
+def _mH(x: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims (``x.mT`` for a real tensor)."""
+    return _cj(x.mT)
+
+
 def defderiv(name: str, **formulas: Formula) -> None:
     """Add the formulas of overload ``name`` (one keyword per differentiable input)."""
     entry: dict[str | tuple[str, ...], Formula] = {}

@@ -10,12 +10,16 @@ from tensorplug import Tensor
 
 from ._table import (
     Shape,
+    _cj,
+    _cjs,
+    _mH,
     _mm,
     _reduced_dims,
     _restore_reduced,
     _scale,
     _sum_to,
     _t,
+    _tH,
     _zeros,
     defderiv,
 )
@@ -24,29 +28,30 @@ from ._table import (
 
 
 def _matmul_self(g: Tensor, self_shape: Shape, other: Tensor) -> Tensor:
+    # complex operands: conjugated (Note [Complex gradients]); _cj is a no-op on real ones
     if len(self_shape) == 1 and other.ndim == 1:  # dot
-        return g * other
+        return g * _cj(other)
     if other.ndim == 1:  # (..., n, k) @ (k,): an outer product per batch
-        return g.unsqueeze(-1) * other
+        return g.unsqueeze(-1) * _cj(other)
     if len(self_shape) == 1:  # (k,) @ (..., k, m)
-        return _sum_to(g.unsqueeze(-2).matmul(other.mT).squeeze(-2), self_shape)
+        return _sum_to(g.unsqueeze(-2).matmul(_mH(other)).squeeze(-2), self_shape)
     if len(self_shape) > 2 and other.ndim == 2:  # (..., n, k) @ (k, m): one product of 2-D
-        return g.reshape(-1, g.shape[-1]).matmul(other.mT).reshape(self_shape)
-    return _sum_to(g.matmul(other.mT), self_shape)
+        return g.reshape(-1, g.shape[-1]).matmul(_mH(other)).reshape(self_shape)
+    return _sum_to(g.matmul(_mH(other)), self_shape)
 
 
 def _matmul_other(g: Tensor, self: Tensor, other_shape: Shape) -> Tensor:
     if self.ndim == 1 and len(other_shape) == 1:  # dot
-        return g * self
+        return g * _cj(self)
     if self.ndim == 1:  # (k,) @ (..., k, m)
-        return self.unsqueeze(-1) * g.unsqueeze(-2)
+        return _cj(self).unsqueeze(-1) * g.unsqueeze(-2)
     if len(other_shape) == 1:  # (..., n, k) @ (k,)
-        return _sum_to(self.mT.matmul(g.unsqueeze(-1)).squeeze(-1), other_shape)
+        return _sum_to(_mH(self).matmul(g.unsqueeze(-1)).squeeze(-1), other_shape)
     if self.ndim > 2 and len(other_shape) == 2:
         # (..., n, k) @ (k, m): the batch sum of the per-matrix products is one product of
         # the stacked rows, (k, B n) @ (B n, m), which a GEMM runs at once
-        return self.reshape(-1, self.shape[-1]).mT.matmul(g.reshape(-1, g.shape[-1]))
-    return _sum_to(self.mT.matmul(g), other_shape)
+        return _mH(self.reshape(-1, self.shape[-1])).matmul(g.reshape(-1, g.shape[-1]))
+    return _sum_to(_mH(self).matmul(g), other_shape)
 
 
 def _column_major(t: Tensor) -> bool:
@@ -61,19 +66,19 @@ def _mm_mat2(g: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
     ``(g.t() @ mat1).t()`` (the same product), so the weight's gradient comes out row-major
     like the weight, and an optimizer step on it runs over matching layouts."""
     if _column_major(mat2):
-        return _t(_mm(_t(g), mat1))
-    return _mm(_t(mat1), g)
+        return _t(_mm(_t(g), _cj(mat1)))
+    return _mm(_tH(mat1), g)
 
 
 defderiv(
     "mm",
-    self=lambda g, s: _mm(g, _t(s.mat2)),
+    self=lambda g, s: _mm(g, _tH(s.mat2)),
     mat2=lambda g, s: _mm_mat2(g, s.self, s.mat2),
 )
 defderiv(
     "bmm",
-    self=lambda g, s: g.bmm(s.mat2.transpose(1, 2)),
-    mat2=lambda g, s: s.self.transpose(1, 2).bmm(g),
+    self=lambda g, s: g.bmm(_mH(s.mat2)),
+    mat2=lambda g, s: _mH(s.self).bmm(g),
 )
 defderiv(
     "matmul",
@@ -82,13 +87,13 @@ defderiv(
 )
 defderiv(
     "addmm",
-    self=lambda g, s: _scale(g, s.beta),
-    mat1=lambda g, s: _scale(_mm(g, _t(s.mat2)), s.alpha),
-    mat2=lambda g, s: _scale(_mm_mat2(g, s.mat1, s.mat2), s.alpha),
+    self=lambda g, s: _scale(g, _cjs(s.beta)),
+    mat1=lambda g, s: _scale(_mm(g, _tH(s.mat2)), _cjs(s.alpha)),
+    mat2=lambda g, s: _scale(_mm_mat2(g, s.mat1, s.mat2), _cjs(s.alpha)),
 )
 
 # dot: (k,) . (k,)
-defderiv("dot", self=lambda g, s: g * s.tensor, tensor=lambda g, s: g * s.self)
+defderiv("dot", self=lambda g, s: g * _cj(s.tensor), tensor=lambda g, s: g * _cj(s.self))
 
 
 # --- norms ---------------------------------------------------------------------------------------

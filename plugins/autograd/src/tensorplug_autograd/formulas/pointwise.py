@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cmath
 import math
 from typing import Any
 
@@ -9,7 +10,10 @@ import tensorplug as tp
 from tensorplug import Tensor
 
 from ._table import (
+    FORMULAS,
     _aten,
+    _cj,
+    _cjs,
     _scale,
     _where_zero,
     _zeros,
@@ -22,39 +26,39 @@ from ._table import (
 defderiv(
     "add.Tensor",
     self=lambda g, s: g,
-    other=lambda g, s: _scale(g, s.alpha),
+    other=lambda g, s: _scale(g, _cjs(s.alpha)),
 )
 defderiv("add.Scalar", self=lambda g, s: g)
 defderiv(
     "sub.Tensor",
     self=lambda g, s: g,
-    other=lambda g, s: -g if s.alpha == 1 else g * -s.alpha,
+    other=lambda g, s: -g if s.alpha == 1 else g * -_cjs(s.alpha),
 )
 defderiv("sub.Scalar", self=lambda g, s: g)
-defderiv("rsub.Scalar", self=lambda g, s: -g if s.alpha == 1 else g * -s.alpha)
+defderiv("rsub.Scalar", self=lambda g, s: -g if s.alpha == 1 else g * -_cjs(s.alpha))
 defderiv(
     "mul.Tensor",
-    self=lambda g, s: g * s.other,
-    other=lambda g, s: g * s.self,
+    self=lambda g, s: g * _cj(s.other),
+    other=lambda g, s: g * _cj(s.self),
 )
-defderiv("mul.Scalar", self=lambda g, s: g * s.other)
+defderiv("mul.Scalar", self=lambda g, s: g * _cjs(s.other))
 
 
 def _div_other(g: Tensor, self: Tensor, other: Tensor) -> Tensor:
     # PyTorch's order, -g * ((self / other) / other), is the stable one for higher derivatives
-    return -g * ((self / other) / other)
+    return -g * _cj((self / other) / other)
 
 
 defderiv(
     "div.Tensor",
-    self=lambda g, s: g / s.other,
+    self=lambda g, s: g / _cj(s.other),
     other=lambda g, s: _div_other(g, s.self, s.other),
 )
-defderiv("div.Scalar", self=lambda g, s: g / s.other)
+defderiv("div.Scalar", self=lambda g, s: g / _cjs(s.other))
 # a rounding division is piecewise constant: zero gradient, as PyTorch (Note [Zero gradients])
 defderiv(
     "div.Tensor_mode",
-    self=lambda g, s: g / s.other if s.rounding_mode is None else _zeros(g, s.self_shape),
+    self=lambda g, s: g / _cj(s.other) if s.rounding_mode is None else _zeros(g, s.self_shape),
     other=lambda g, s: (
         _div_other(g, s.self, s.other) if s.rounding_mode is None else _zeros(g, s.other_shape)
     ),
@@ -79,16 +83,19 @@ def _pow_self_scalar(g: Tensor, self: Tensor, exponent: Any) -> Tensor:
     if exponent == 0:
         return _zeros(g, self.shape)
     if exponent == 2:
-        return g * (self * 2)
-    return g * (self.pow(exponent - 1) * exponent)
+        return g * _cj(self * 2)
+    return g * _cj(self.pow(exponent - 1) * exponent)
 
 
 def _pow_self(g: Tensor, self: Tensor, exponent: Tensor) -> Tensor:
-    return _where_zero(exponent != 0, g * (exponent * self.pow(exponent - 1)))
+    return _where_zero(exponent != 0, g * _cj(exponent * self.pow(exponent - 1)))
 
 
 def _pow_exponent(g: Tensor, self: Tensor, exponent: Tensor, result: Tensor) -> Tensor:
     # 0 ** e has derivative 0 in e for e >= 0 (PyTorch's pow_backward_exponent)
+    if self.dtype.is_complex:  # PyTorch's: 0 ** e has derivative 0 in e where e is real >= 0
+        at_zero = (self == 0).logical_and(exponent.real >= 0)
+        return g * _cj(_where_zero(at_zero.logical_not(), result * self.log()))
     return g * _where_zero((self != 0).logical_or(exponent < 0), result * self.log())
 
 
@@ -99,6 +106,8 @@ def _scalar_log(x: float) -> float:
 def _pow_scalar_exponent(g: Tensor, base: Any, exponent: Tensor, result: Tensor) -> Tensor:
     if base == 0:
         return g * _where_zero(exponent < 0, result * -math.inf)
+    if isinstance(base, complex) or result.dtype.is_complex:
+        return g * _cj(result * cmath.log(base))
     return g * (result * _scalar_log(base))
 
 
@@ -113,7 +122,7 @@ defderiv("pow.Scalar", exponent=lambda g, s: _pow_scalar_exponent(g, s.self, s.e
 
 def _addcdiv_tensor2(g: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any) -> Tensor:
     # -g * value * tensor1 / tensor2^2, dividing twice as div's formula does
-    return -_scale(g, value) * ((tensor1 / tensor2) / tensor2)
+    return -_scale(g, _cjs(value)) * _cj((tensor1 / tensor2) / tensor2)
 
 
 def _maximum_backward(g: Tensor, x: Tensor, y: Tensor) -> Tensor:
@@ -175,25 +184,25 @@ defderiv(
 )
 defderiv(
     "lerp.Scalar",
-    self=lambda g, s: g * (1 - s.weight),
-    end=lambda g, s: g * s.weight,
+    self=lambda g, s: g * _cjs(1 - s.weight),
+    end=lambda g, s: g * _cjs(s.weight),
 )
 defderiv(
     "lerp.Tensor",
-    self=lambda g, s: g * (1 - s.weight),
-    end=lambda g, s: g * s.weight,
-    weight=lambda g, s: g * (s.end - s.self),
+    self=lambda g, s: g * _cj(1 - s.weight),
+    end=lambda g, s: g * _cj(s.weight),
+    weight=lambda g, s: g * _cj(s.end - s.self),
 )
 defderiv(
     "addcmul",
     self=lambda g, s: g,
-    tensor1=lambda g, s: _scale(g * s.tensor2, s.value),
-    tensor2=lambda g, s: _scale(g * s.tensor1, s.value),
+    tensor1=lambda g, s: _scale(g * _cj(s.tensor2), _cjs(s.value)),
+    tensor2=lambda g, s: _scale(g * _cj(s.tensor1), _cjs(s.value)),
 )
 defderiv(
     "addcdiv",
     self=lambda g, s: g,
-    tensor1=lambda g, s: _scale(g, s.value) / s.tensor2,
+    tensor1=lambda g, s: _scale(g, _cjs(s.value)) / _cj(s.tensor2),
     tensor2=lambda g, s: _addcdiv_tensor2(g, s.tensor1, s.tensor2, s.value),
 )
 
@@ -232,11 +241,36 @@ def _logit_backward(g: Tensor, x: Tensor, eps: float | None) -> Tensor:
 
 
 def _tanh_backward(g: Tensor, y: Tensor) -> Tensor:
-    return g * (1 - y * y)
+    return g * _cj(1 - y * y)
 
 
 def _sigmoid_backward(g: Tensor, y: Tensor) -> Tensor:
-    return g * (y * (1 - y))
+    return g * _cj(y * (1 - y))
+
+
+def _sgn_backward(g: Tensor, x: Tensor, sgn: Tensor) -> Tensor:
+    """PyTorch's sgn_backward: zeros for a real ``x`` (sign's); for a complex one, with
+    ``s = z / |z|`` (d s / dz = 1 / 2|z|, d s / dz* = -s^2 / 2|z|, Note [Complex gradients]),
+    ``(g - s^2 conj(g)) / 2|z|``, and 0 where ``z == 0``."""
+    if not x.dtype.is_complex:
+        return _zeros(g, x.shape)
+    r = x.abs()
+    return _where_zero(r != 0, (g - sgn * sgn * g.conj()) / (r * 2))
+
+
+def _acosh_backward(g: Tensor, x: Tensor) -> Tensor:
+    """1 / sqrt(x^2 - 1); for complex x as 1 / (sqrt(x + 1) sqrt(x - 1)), the branch acosh
+    takes (sqrt(x y) = sqrt(x) sqrt(y) holds only for positive reals), as PyTorch."""
+    if x.dtype.is_complex:
+        return g * ((x + 1).rsqrt() * (x - 1).rsqrt()).conj()
+    return g * (x * x - 1).rsqrt()
+
+
+def _to_copy_backward(g: Tensor, dtype: Any, device: Any) -> Tensor:
+    """The cast back; a real input of a cast to complex gets the real part (handle_r_to_c)."""
+    if g.dtype.is_complex and not dtype.is_complex:
+        g = tp.real(g)
+    return g.to(dtype=dtype, device=device)
 
 
 def _silu_backward(g: Tensor, x: Tensor) -> Tensor:
@@ -245,25 +279,27 @@ def _silu_backward(g: Tensor, x: Tensor) -> Tensor:
 
 
 defderiv("neg", self=lambda g, s: -g)
-defderiv("abs", self=lambda g, s: g * s.self.sign())
+defderiv("abs", self=lambda g, s: g * s.self.sgn())
 defderiv("sign", self=lambda g, s: _zeros(g, s.self_shape))
-defderiv("sgn", self=lambda g, s: _zeros(g, s.self_shape))  # real: sign's (complex: no autograd)
-defderiv("exp", self=lambda g, s: g * s.result)
-defderiv("log", self=lambda g, s: g / s.self)
-defderiv("log1p", self=lambda g, s: g / (s.self + 1))
-defderiv("sqrt", self=lambda g, s: g / (s.result * 2))
-defderiv("rsqrt", self=lambda g, s: g * (s.result.pow(3) * -0.5))
-defderiv("sin", self=lambda g, s: g * s.self.cos())
-defderiv("cos", self=lambda g, s: -g * s.self.sin())
-defderiv("tan", self=lambda g, s: g * (s.result * s.result + 1))
-defderiv("asin", self=lambda g, s: g * (-s.self * s.self + 1).rsqrt())
-defderiv("acos", self=lambda g, s: g * -((-s.self * s.self + 1).rsqrt()))
-defderiv("atan", self=lambda g, s: g / (s.self * s.self + 1))
-defderiv("sinh", self=lambda g, s: g * s.self.cosh())
-defderiv("cosh", self=lambda g, s: g * s.self.sinh())
-defderiv("asinh", self=lambda g, s: g * (s.self * s.self + 1).rsqrt())
-defderiv("acosh", self=lambda g, s: g * (s.self * s.self - 1).rsqrt())
-defderiv("atanh", self=lambda g, s: g / (1 - s.self * s.self))
+defderiv("sgn", self=lambda g, s: _sgn_backward(g, s.self, s.result))
+# holomorphic functions: the real formula with the derivative conjugated (Note [Complex
+# gradients]); each _cj is a no-op on real tensors
+defderiv("exp", self=lambda g, s: g * _cj(s.result))
+defderiv("log", self=lambda g, s: g / _cj(s.self))
+defderiv("log1p", self=lambda g, s: g / _cj(s.self + 1))
+defderiv("sqrt", self=lambda g, s: g / _cj(s.result * 2))
+defderiv("rsqrt", self=lambda g, s: g * _cj(s.result.pow(3) * -0.5))
+defderiv("sin", self=lambda g, s: g * _cj(s.self.cos()))
+defderiv("cos", self=lambda g, s: -g * _cj(s.self.sin()))
+defderiv("tan", self=lambda g, s: g * _cj(s.result * s.result + 1))
+defderiv("asin", self=lambda g, s: g * _cj((-s.self * s.self + 1).rsqrt()))
+defderiv("acos", self=lambda g, s: g * -_cj((-s.self * s.self + 1).rsqrt()))
+defderiv("atan", self=lambda g, s: g / _cj(s.self * s.self + 1))
+defderiv("sinh", self=lambda g, s: g * _cj(s.self.cosh()))
+defderiv("cosh", self=lambda g, s: g * _cj(s.self.sinh()))
+defderiv("asinh", self=lambda g, s: g * _cj((s.self * s.self + 1).rsqrt()))
+defderiv("acosh", self=lambda g, s: _acosh_backward(g, s.self))
+defderiv("atanh", self=lambda g, s: g / _cj(1 - s.self * s.self))
 defderiv("tanh", self=lambda g, s: _tanh_backward(g, s.result))
 defderiv("sigmoid", self=lambda g, s: _sigmoid_backward(g, s.result))
 defderiv("logit", self=lambda g, s: _logit_backward(g, s.self, s.eps))
@@ -274,12 +310,12 @@ defderiv("silu", self=lambda g, s: _silu_backward(g, s.self))
 for _name in ("floor", "ceil", "trunc", "round", "round.decimals"):
     defderiv(_name, self=lambda g, s: _zeros(g, s.self_shape))
 defderiv("frac", self=lambda g, s: g)
-defderiv("square", self=lambda g, s: g * (s.self * 2))
-defderiv("reciprocal", self=lambda g, s: -g * (s.result * s.result))
-defderiv("log2", self=lambda g, s: g / (s.self * _LN2))
-defderiv("log10", self=lambda g, s: g / (s.self * _LN10))
-defderiv("exp2", self=lambda g, s: g * (s.result * _LN2))
-defderiv("expm1", self=lambda g, s: g * (s.result + 1))
+defderiv("square", self=lambda g, s: g * _cj(s.self * 2))
+defderiv("reciprocal", self=lambda g, s: -g * _cj(s.result * s.result))
+defderiv("log2", self=lambda g, s: g / _cj(s.self * _LN2))
+defderiv("log10", self=lambda g, s: g / _cj(s.self * _LN10))
+defderiv("exp2", self=lambda g, s: g * _cj(s.result * _LN2))
+defderiv("expm1", self=lambda g, s: g * _cj(s.result + 1))
 defderiv("erf", self=lambda g, s: g * (tp.exp(-(s.self * s.self)) * _TWO_OVER_SQRT_PI))
 defderiv(
     "threshold_backward",
@@ -363,7 +399,7 @@ nondifferentiable(
 
 # --- copies and conversion -----------------------------------------------------------------------
 
-defderiv("_to_copy", self=lambda g, s: g.to(dtype=s.self_dtype, device=s.self_device))
+defderiv("_to_copy", self=lambda g, s: _to_copy_backward(g, s.self_dtype, s.self_device))
 defderiv("clone", self=lambda g, s: g)
 defderiv(
     "copy_",
@@ -374,8 +410,37 @@ defderiv("fill_.Scalar", self=lambda g, s: _zeros(g, s.self_shape))
 nondifferentiable("detach", "_local_scalar_dense")
 
 # --- complex numbers -----------------------------------------------------------------------------
-# Real inputs only: tensorplug-autograd records no complex outputs (complex autograd is not
-# supported yet), so complex, polar, view_as_complex of real tensors give results that do not
-# require grad; conj_physical of a real tensor is the identity, angle of one a step (0 or pi).
-defderiv("conj_physical", self=lambda g, s: g)
-defderiv("angle", self=lambda g, s: _zeros(g, s.self_shape))
+# PyTorch's formulas (derivatives.yaml), Note [Complex gradients]. real and imag are composites
+# of view_as_real (a select of it), so they take their gradients from view_as_real's.
+
+
+def _angle_backward(g: Tensor, x: Tensor) -> Tensor:
+    """angle(z) = atan2(y, x): ``g * i z / |z|^2`` (0 where z == 0); a real input's angle is
+    a step (0 or pi), zero gradient."""
+    if not x.dtype.is_complex:
+        return _zeros(g, x.shape)
+    r2 = x.abs().pow(2)
+    return _where_zero(r2 != 0, g * x / tp.where(r2 != 0, r2, 1.0) * 1j)
+
+
+def _polar_backward(g: Tensor, result: Tensor) -> tuple[Tensor, Tensor]:
+    """z = abs * e^{i angle}: dz/dabs = e^{i angle}, dz/dangle = i z; each real input gets
+    ``Re(conj(g) * dz/d·)`` (PyTorch's polar_backward, sgn(result) for e^{i angle})."""
+    gc = g.conj()
+    return tp.real(gc * result.sgn()), tp.real(gc * (result * 1j))
+
+
+def _view_as_real_backward(g: Tensor) -> Tensor:
+    return tp.view_as_complex(g.contiguous())
+
+
+def _view_as_complex_backward(g: Tensor) -> Tensor:
+    return tp.view_as_real(g.contiguous())
+
+
+defderiv("conj_physical", self=lambda g, s: _cj(g))
+defderiv("angle", self=lambda g, s: _angle_backward(g, s.self))
+defderiv("view_as_real", self=lambda g, s: _view_as_real_backward(g))
+defderiv("view_as_complex", self=lambda g, s: _view_as_complex_backward(g))
+defderiv("complex", real=lambda g, s: tp.real(g), imag=lambda g, s: tp.imag(g))
+FORMULAS["polar"] = {("abs", "angle"): lambda g, s: _polar_backward(g, s.result)}

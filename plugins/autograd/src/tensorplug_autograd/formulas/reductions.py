@@ -11,6 +11,7 @@ from tensorplug import Tensor
 from ._table import (
     OUTPUT_DIFFERENTIABILITY,
     Shape,
+    _cj,
     _count,
     _reduced_dims,
     _restore_reduced,
@@ -85,10 +86,10 @@ def _prod_backward(g: Tensor, x: Tensor, result: Tensor, dim: int | None, keepdi
         g = _restore_reduced(g, x.ndim, dim, keepdim)
         result = _restore_reduced(result, x.ndim, dim, keepdim)
     if not (x == 0).sum().item():  # the common case, as PyTorch (which syncs here too)
-        return g * (result / x)
+        return g * _cj(result / x)
     if dim is None:
-        return g * _exclusive_products(x.reshape([-1]), 0).reshape(list(x.shape))
-    return g * _exclusive_products(x, dim)
+        return g * _cj(_exclusive_products(x.reshape([-1]), 0).reshape(list(x.shape)))
+    return g * _cj(_exclusive_products(x, dim))
 
 
 def _evenly_distribute(g: Tensor, x: Tensor, result: Tensor) -> Tensor:

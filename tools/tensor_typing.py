@@ -81,6 +81,7 @@ OPERATORS = {
     "cpu": "Tensor",
     "cuda": "Tensor",
     "type_as": "Tensor",
+    "adjoint": "Tensor",
     "is_conj": "Any",  # a bool ("bool" names the method here)
     "is_neg": "Any",
     "as_subclass": "Any",
@@ -97,7 +98,14 @@ CLASSMETHODS = {
         "kwargs: Any = None) -> Any: ..."
     ),
 }
-PROPERTIES = {"T": "Tensor", "mT": "Tensor", "real": "Tensor", "imag": "Tensor"}
+PROPERTIES = {
+    "T": "Tensor",
+    "mT": "Tensor",
+    "mH": "Tensor",
+    "H": "Tensor",
+    "real": "Tensor",
+    "imag": "Tensor",
+}
 
 # attached by tensorplug._opset.unique and .lu: results whose kind depends on the arguments
 FUNCTIONAL = {"unique": "Any", "lu": "Any"}

@@ -204,6 +204,10 @@ def install() -> None:
     T.cuda = _cuda
     T.T = property(lambda self: a.permute.default(self, list(range(self.ndim - 1, -1, -1))))
     T.mT = property(lambda self: a.transpose.int(self, -2, -1))
+    # the conjugate transposes (conj is eager here: a copy for complex tensors, self for real)
+    T.mH = property(lambda self: a.conj.default(a.transpose.int(self, -2, -1)))
+    T.adjoint = lambda self: a.conj.default(a.transpose.int(self, -2, -1))
+    T.H = property(_conj_t)
     # complex numbers: x.real / x.imag are views (settable: x.real = v writes through them)
     T.real = property(lambda self: a.real.default(self), _set_part(a.real.default))
     T.imag = property(lambda self: a.imag.default(self), _set_part(a.imag.default))
@@ -224,6 +228,17 @@ def install() -> None:
     for name in ("zeros", "ones", "empty", "full"):
         setattr(T, f"new_{name}", _new_factory(name))
     T.new_tensor = _new_tensor
+
+
+def _conj_t(self: Tensor) -> Any:
+    """``Tensor.H``: the conjugate transpose of a matrix (PyTorch's, for 0-D and 2-D only)."""
+    a = ops.aten
+    if self.ndim not in (0, 2):
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."
+            " Use tensor.mH for the conjugate transpose of the last two dims of a batch"
+        )
+    return a.conj.default(self if self.ndim == 0 else a.transpose.int(self, 0, 1))
 
 
 def _set_part(part: Any) -> Callable[[Tensor, Any], None]:

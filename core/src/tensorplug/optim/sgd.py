@@ -102,12 +102,17 @@ class SGD(Optimizer):
         mu = group["momentum"]
         params, grads, bufs = [], [], []
         state = self.state
+        complex_params = False
         for p in group["params"]:
             g = getattr(p, "grad", None)
             if g is not None:
                 params.append(p)
                 grads.append(g)
+                complex_params |= p.tp_dtype.kind == "c"
         if not params:
+            return
+        if complex_params:  # the fused kernel takes floating point only: the loop's ops
+            self._update(dict(group, foreach=False))
             return
         first = False
         if mu != 0:

@@ -67,7 +67,7 @@ from tensorplug.library import is_no_dispatch
 from tensorplug.tensor import Tensor
 
 from .codegen import below_kernel, record_function
-from .formulas._table import _mm, _t
+from .formulas._table import _cj, _mm, _t
 from .graph import fit_gradient
 from .masks import M, grad_recording
 from .nodes import OpNode
@@ -91,7 +91,9 @@ _generation = dispatcher.generation
 
 
 def _linear_input(g: Tensor, weight: Tensor) -> Tensor:
-    """``g @ weight``: (..., out) @ (out, in)."""
+    """``g @ weight``: (..., out) @ (out, in); conjugated weight for complex operands (Note
+    [Complex gradients] in formulas/_table.py)."""
+    weight = _cj(weight)
     if g.tp_data.ndim == 2:
         return _mm(g, weight)
     return _matmul(g, weight)
@@ -102,7 +104,7 @@ def _linear_weight(g: Tensor, input: Tensor) -> Tensor:
     if g.tp_data.ndim != 2:
         g = _reshape(g, [-1, g.tp_data.shape[-1]])
         input = _reshape(input, [-1, input.tp_data.shape[-1]])
-    return _mm(_t(g), input)
+    return _mm(_t(g), _cj(input))
 
 
 def _linear_bias(g: Tensor, bias_shape: tuple[int, ...]) -> Tensor:
@@ -144,6 +146,8 @@ def _linear_apply(node: Any, grads: list[Tensor | None]) -> list[Tensor | None]:
     x: Tensor = sx.t
     w: Tensor = sw.t
     d = g.tp_dtype
+    if d.kind == "c":  # linear_backward's kernel conjugates nothing: the formulas do
+        return OpNode.apply(node, grads)  # type: ignore[return-value]
     if x.tp_dtype is not d or w.tp_dtype is not d or _trace.enabled:
         return _linear_dispatched(node, grads)
     st = local_state.masks

@@ -156,11 +156,11 @@ defderiv("linalg_det", A=lambda g, s: _det_backward(g, s.A, s.result))
 
 def _slogdet_backward(g: tuple[Tensor, Tensor], A: Tensor, sign: Tensor) -> Tensor:
     """logabsdet: gA = g A^{-H}; for complex A the sign's gradient adds
-    -i Im(sign^* g_sign) (PyTorch's slogdet_backward)."""
+    i Im(g_sign sign^*) to the coefficient (sign = e^{i theta}, d theta = Im tr(A^{-1} dA))."""
     g_sign, g_abs = g
     n = A.shape[-1]
     if A.dtype.is_complex:
-        coef = g_abs.to(A.dtype) - 1j * _imag(_conj(sign) * g_sign)
+        coef = g_abs.to(A.dtype) + 1j * _imag(g_sign * _conj(sign))
     else:
         coef = g_abs
     return _lin().solve(_mH(A), coef.unsqueeze(-1).unsqueeze(-2) * _eye(A, n))

@@ -199,7 +199,7 @@ def _cumprod_backward(g: Tensor, x: Tensor, result: Tensor, dim: int) -> Tensor:
         return g
     dim %= x.ndim
     if not (x == 0).sum().item():  # the common case, as PyTorch's cumprod_backward
-        return _reverse_cumsum(g * result, dim) / x
+        return _reverse_cumsum(g * _cj(result), dim) / _cj(x)
     # with zeros: d result_j / d x_i = prod_{k <= j, k != i} x_k for j >= i, as the cumprod
     # of rows i of x with x_i set to 1 (a polynomial, so higher derivatives hold at zeros)
     n = x.shape[dim]
@@ -208,7 +208,7 @@ def _cumprod_backward(g: Tensor, x: Tensor, result: Tensor, dim: int) -> Tensor:
     rows = tp.where(eye, 1.0, xt.unsqueeze(-2).expand([*xt.shape[:-1], n, n]))
     pos = tp.arange(n, device=x.device)
     upper = pos.unsqueeze(-1) <= pos  # j >= i
-    grad = (rows.cumprod(-1) * gt.unsqueeze(-2)).masked_fill(upper.logical_not(), 0).sum([-1])
+    grad = (_cj(rows.cumprod(-1)) * gt.unsqueeze(-2)).masked_fill(upper.logical_not(), 0).sum([-1])
     return grad.transpose(dim, -1)
 
 

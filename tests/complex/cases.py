@@ -229,9 +229,7 @@ def spectral_model(torch: ModuleType) -> Any:
             n = x.shape[-1]
             xf = torch.fft.rfft(x)
             mixed = torch.einsum("bim,iom->bom", xf[..., : self.modes], self.weight)
-            full = torch.zeros(
-                x.shape[0], self.weight.shape[1], n // 2 + 1, dtype=torch.cfloat
-            )
+            full = torch.zeros(x.shape[0], self.weight.shape[1], n // 2 + 1, dtype=torch.cfloat)
             full[..., : self.modes] = mixed
             return torch.fft.irfft(full, n=n)
 

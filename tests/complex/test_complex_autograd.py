@@ -140,3 +140,42 @@ def test_spectral_model_matches_torch_trajectory() -> None:
         if v.dtype.is_complex:
             expected = np.array(expected[0]) + 1j * np.array(expected[1])
         np.testing.assert_allclose(v.numpy(), expected, rtol=1e-4, atol=1e-6, err_msg=k)
+
+
+FORWARD = (
+    "mul", "mul_real_complex", "div", "exp", "log", "sin", "tanh", "sqrt", "abs", "angle", "sgn",
+    "conj", "real_imag", "view_as_real", "view_as_complex", "complex", "polar", "to_complex",
+    "sum", "prod", "mm", "matmul", "fft", "rfft", "irfft", "fft2", "inv", "solve",
+)  # fmt: skip
+
+
+def _real_dot(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.real(np.sum(np.conj(a) * b)))
+
+
+@pytest.mark.parametrize("name", FORWARD)
+def test_forward_mode_tangent_is_the_adjoint_of_the_gradient(name: str) -> None:
+    """The dot-product test in the real inner product: <u, J v> = <J^T u, v> (J^T u: the
+    gradients of reverse mode, checked above against PyTorch's)."""
+    import tensorplug.autograd.forward_ad as fwAD
+
+    fn = cases.CASES[name][0]
+    xs = cases.input_arrays(name)
+    rng = np.random.default_rng(3)
+    vs = [
+        rng.standard_normal(x.shape)
+        + (1j * rng.standard_normal(x.shape) if np.iscomplexobj(x) else 0)
+        for x in xs
+    ]  # noqa: E501
+    outs, grads = cases.run(tp, name)  # J^T u, u = cases.grad_output_arrays
+    us = cases.grad_output_arrays(name, outs)
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(tp.tensor(x), tp.tensor(v)) for x, v in zip(xs, vs, strict=True)]
+        tangents = [fwAD.unpack_dual(o).tangent for o in cases.as_tuple(fn(tp, *duals))]
+    lhs = sum(
+        _real_dot(u, t.resolve_conj().numpy())
+        for u, t in zip(us, tangents, strict=True)
+        if t is not None
+    )
+    rhs = sum(_real_dot(g, v) for g, v in zip(grads, vs, strict=True))
+    assert np.isclose(lhs, rhs, rtol=1e-9, atol=1e-9), (lhs, rhs)

@@ -95,7 +95,10 @@ class FwdRule:
         self.diff = tuple(diff) if reverse else tuple(self.kinds)
         self.reverse = reverse
         entry: Any = FORWARD_FORMULAS.get(self.fname) if ns else None
-        if entry is None and ns and reverse and "pointwise" in self.fop.tags:
+        # a pointwise op's reverse formula read as its forward one (Note [Forward formula
+        # table]); not for complex values (see _output_tangents)
+        self.elementwise = entry is None and ns and bool(reverse) and "pointwise" in self.fop.tags
+        if self.elementwise:
             entry = elementwise_entry(reverse)
         self.entry = entry
         self.reads_self = self.inplace and (
@@ -256,7 +259,7 @@ def _absent(t: Any) -> bool:
 
 
 def _differentiable(rule: FwdRule, nr: int, o: Any) -> bool:
-    if not isinstance(o, Tensor) or not o.tp_dtype.is_floating_point:
+    if not isinstance(o, Tensor) or o.tp_dtype.kind not in "fc":
         return False
     d = rule.out_diff
     return d is None or (d[nr] if nr < len(d) else d[-1])
@@ -267,6 +270,11 @@ def _output_tangents(
 ) -> list[Tensor | None]:
     """The tangent of each output (None where it has none)."""
     entry = rule.entry
+    if rule.elementwise and _has_complex(values, outs):
+        # a pointwise op's Jacobian on complex values is a real 2 x 2 block per element,
+        # which its reverse formula applies transposed (Note [Complex gradients] in
+        # formulas/_table.py): the tangent comes from the double-vjp construction instead
+        entry = None
     if entry is None and rule.reverse and len(outs) == 1 and _scalar(outs[0]):
         got: list[Any] = [gradient_dot(rule, values, tangents, out)]
     elif entry is None:
@@ -309,6 +317,21 @@ def _output_tangents(
     return result
 
 
+def _has_complex(values: dict[str, Any], outs: list[Any]) -> bool:
+    for v in (*values.values(), *outs):
+        if isinstance(v, Tensor) and v.tp_dtype.kind == "c":
+            return True
+    return False
+
+
+def _real_dot(g: Tensor, v: Tensor) -> Tensor:
+    """``<g, v>`` in the real inner product, ``Re(sum(conj(g) v))``, which pairs a gradient in
+    PyTorch's complex convention with a tangent; ``sum(g v)`` for real tensors."""
+    if g.tp_dtype.kind == "c" or v.tp_dtype.kind == "c":
+        return aten.real.default(aten.mul.Tensor(aten.conj.default(g), v)).sum()
+    return (g * v).sum()
+
+
 def _as_list(x: Any) -> list[Any]:
     if x is None:
         return []
@@ -338,7 +361,7 @@ def _zeros_for(v: Any, t: Any) -> Any:
 
 
 def _zero_or(x: Any, t: Any) -> Any:
-    if not isinstance(x, Tensor) or not x.tp_dtype.is_floating_point:
+    if not isinstance(x, Tensor) or x.tp_dtype.kind not in "fc":
         return x
     return aten.zeros_like.default(x) if t is None else t
 
@@ -390,7 +413,7 @@ def gradient_dot(
             for gi, ti in pairs:
                 if gi is None or ti is None:
                     continue
-                term = (gi * ti).sum()
+                term = _real_dot(gi, ti)
                 total = term if total is None else total + term
     if total is None:
         return None
@@ -432,7 +455,7 @@ def double_vjp(
             pairs = [(v, t)] if _single(v) else list(zip(v, t, strict=True))
             fresh_list = []
             for x, tx in pairs:
-                if tx is None or x is None or not x.tp_dtype.is_floating_point:
+                if tx is None or x is None or x.tp_dtype.kind not in "fc":
                     fresh_list.append(x)
                     continue
                 if x.requires_grad:  # a view keeps the history a reverse pass outside needs
@@ -465,7 +488,7 @@ def double_vjp(
         for g, v in zip(gs, vs, strict=True):
             if g is None:
                 continue
-            term = (g * v).sum()
+            term = _real_dot(g, v)
             dot = term if dot is None else dot + term
         if dot is None or not dot.requires_grad:
             jv: list[Any] = [None] * len(us)

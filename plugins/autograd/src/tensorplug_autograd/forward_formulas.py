@@ -96,6 +96,23 @@ defforward(
     value=lambda t, s: tp.where(s.mask, t, 0.0),
 )
 
+# --- complex numbers and FFTs ------------------------------------------------------------------
+# R-linear in their inputs (conj_physical too: the op applied to the tangent is its tangent);
+# complex and polar per input. Pointwise ops on complex values take the double-vjp construction
+# (forward.py's _output_tangents).
+
+deflinear("conj_physical", "view_as_real", "view_as_complex", "_fft_c2c", "_fft_r2c", "_fft_c2r")
+defforward(
+    "complex",
+    real=lambda t, s: tp.complex(t, tp.zeros_like(t)),
+    imag=lambda t, s: tp.complex(tp.zeros_like(t), t),
+)
+defforward(
+    "polar",
+    abs=lambda t, s: tp.polar(t, s.angle),  # t e^{i angle}
+    angle=lambda t, s: s.result * t * 1j,  # i z t
+)
+
 # --- random: the draw is a constant; only the parameters move it -------------------------------
 
 defforward("normal.Tensor_float", mean=lambda t, s: t)

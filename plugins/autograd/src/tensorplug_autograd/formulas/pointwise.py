@@ -423,11 +423,13 @@ def _angle_backward(g: Tensor, x: Tensor) -> Tensor:
     return _where_zero(r2 != 0, g * x / tp.where(r2 != 0, r2, 1.0) * 1j)
 
 
-def _polar_backward(g: Tensor, result: Tensor) -> tuple[Tensor, Tensor]:
+def _polar_backward(g: Tensor, angle: Tensor, result: Tensor) -> tuple[Tensor, Tensor]:
     """z = abs * e^{i angle}: dz/dabs = e^{i angle}, dz/dangle = i z; each real input gets
-    ``Re(conj(g) * dz/d·)`` (PyTorch's polar_backward, sgn(result) for e^{i angle})."""
+    ``Re(conj(g) * dz/d·)``. PyTorch's polar_backward writes e^{i angle} as sgn(result), the
+    same where abs > 0; this one is also right where abs <= 0 (sgn gives 0 or -e^{i angle})."""
     gc = g.conj()
-    return tp.real(gc * result.sgn()), tp.real(gc * (result * 1j))
+    unit = tp.polar(tp.ones_like(angle), angle)
+    return tp.real(gc * unit), tp.real(gc * (result * 1j))
 
 
 def _view_as_real_backward(g: Tensor) -> Tensor:
@@ -443,4 +445,4 @@ defderiv("angle", self=lambda g, s: _angle_backward(g, s.self))
 defderiv("view_as_real", self=lambda g, s: _view_as_real_backward(g))
 defderiv("view_as_complex", self=lambda g, s: _view_as_complex_backward(g))
 defderiv("complex", real=lambda g, s: tp.real(g), imag=lambda g, s: tp.imag(g))
-FORMULAS["polar"] = {("abs", "angle"): lambda g, s: _polar_backward(g, s.result)}
+FORMULAS["polar"] = {("abs", "angle"): lambda g, s: _polar_backward(g, s.angle, s.result)}

@@ -136,6 +136,14 @@ CASES: dict[str, Case] = {
     "qr": (lambda ns, a: _qr_abs(ns, a), (("c", (3, 2)),)),
     "pinv": (lambda ns, a: ns.linalg.pinv(a), (("c", (3, 2)),)),
     "eigvals": (lambda ns, a: ns.linalg.eigvals(a), (("wc", 3),)),
+    "eig": (
+        lambda ns, a: (lambda w, v: (w, v.abs()))(*ns.linalg.eig(a)),
+        (("wc", 3),),
+    ),
+    "eig_real_input": (
+        lambda ns, a: (lambda w, v: (w, v.abs()))(*ns.linalg.eig(a)),
+        (("r", (3, 3)),),
+    ),
     "matrix_exp": (lambda ns, a: ns.linalg.matrix_exp(a * 0.3), (("c", (2, 2)),)),
     "vector_norm": (lambda ns, x: ns.linalg.vector_norm(x), (("c", (4,)),)),
     "lstsq": (lambda ns, a, b: ns.linalg.lstsq(a, b).solution, (("c", (4, 2)), ("c", (4, 1)))),

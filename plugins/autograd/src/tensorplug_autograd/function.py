@@ -269,7 +269,9 @@ def run_function(
         returned_input = any(t is x for x in inputs) and not any(t is d for d in dirty)
         if returned_input:
             t = outs[nr] = _alias_of_input(t)
-        if any(t is x for x in nondiff) or not (t.tp_dtype.is_floating_point or t.tp_dtype.is_complex):
+        if any(t is x for x in nondiff) or not (
+            t.tp_dtype.is_floating_point or t.tp_dtype.is_complex
+        ):
             continue
         set_history(t, ctx, nr)
         view = t.tp_autograd.view if t.tp_autograd is not None else None

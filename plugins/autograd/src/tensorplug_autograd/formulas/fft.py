@@ -64,8 +64,6 @@ defderiv(
 )
 defderiv(
     "_fft_r2c",
-    self=lambda g, s: _r2c_backward(
-        g, s.dim, s.normalization, s.onesided, s.self_shape[s.dim[-1]]
-    ),
+    self=lambda g, s: _r2c_backward(g, s.dim, s.normalization, s.onesided, s.self_shape[s.dim[-1]]),
 )
 defderiv("_fft_c2r", self=lambda g, s: _c2r_backward(g, s.dim, s.normalization))

@@ -120,6 +120,16 @@ CASES: dict[str, Case] = {
     "irfftn": (lambda ns, x: ns.fft.irfftn(x), (("c", (2, 3)),)),
     "hfft": (lambda ns, x: ns.fft.hfft(x), (("c", (4,)),)),
     "ihfft": (lambda ns, x: ns.fft.ihfft(x), (("r", (5,)),)),
+    "stft": (
+        lambda ns, x: ns.stft(
+            x, 8, hop_length=4, window=ns.hann_window(8, dtype=ns.float64), return_complex=True
+        ),
+        (("r", (16,)),),
+    ),
+    "istft": (
+        lambda ns, x: ns.istft(x, 8, hop_length=4, window=ns.hann_window(8, dtype=ns.float64)),
+        (("c", (5, 5)),),
+    ),
     # linear algebra
     "solve": (lambda ns, a, b: ns.linalg.solve(a, b), (("wc", 3), ("c", (3, 2)))),
     "inv": (lambda ns, a: ns.linalg.inv(a), (("wc", 3),)),

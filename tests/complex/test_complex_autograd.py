@@ -99,6 +99,19 @@ def test_real_leaf_through_complex_values_gets_a_real_gradient() -> None:
     np.testing.assert_allclose(w.grad.numpy(), xn * wn / np.abs(wn))
 
 
+def test_in_place_writes_through_complex_views() -> None:
+    """view_as_real, .real and .imag written in place inside the graph; PyTorch's gradient."""
+    c = _z([1 + 2j, 3 - 1j, -0.5 + 0.25j])
+    z = c * 1
+    r = tp.view_as_real(z)
+    r[..., 0].mul_(2)
+    z.real.add_(1)
+    w = z * (2 - 1j)
+    w.imag.mul_(3)
+    ((w.abs() ** 2).sum() + tp.fft.fft(z).real.sum()).backward()
+    np.testing.assert_allclose(c.grad.numpy(), [34 + 52j, 428 - 298j, -16 + 18.5j])
+
+
 def test_gradcheck_fails_on_a_missing_conjugate() -> None:
     class HolomorphicMulWithoutConj(tp.autograd.Function):
         @staticmethod

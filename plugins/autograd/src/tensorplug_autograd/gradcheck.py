@@ -304,11 +304,14 @@ def gradcheck(
                 "precision floating point or complex.",
                 stacklevel=2,
             )
-    func, tupled, complex_note = _realified(func, tupled, input_indices)
+    first = _outputs(func, tupled)
+    func, tupled, complex_note = _realified(func, tupled, input_indices, first)
+    # the realified function's outputs are _gradcheck's to compute
+    outputs = None if complex_note else first
     try:
         _gradcheck(
             func, tupled, input_indices, eps, atol, rtol, nondet_tol,
-            check_undefined_grad, check_grad_dtypes,
+            check_undefined_grad, check_grad_dtypes, outputs,
         )  # fmt: skip
     except _Failed as e:
         if raise_exception:
@@ -318,14 +321,16 @@ def gradcheck(
 
 
 def _realified(
-    func: Callable[..., Any], inputs: tuple[Any, ...], input_indices: list[int]
+    func: Callable[..., Any],
+    inputs: tuple[Any, ...],
+    input_indices: list[int],
+    outputs: list[Tensor | None],
 ) -> tuple[Callable[..., Any], tuple[Any, ...], str]:
     """Note [Complex gradcheck]: ``func`` and ``inputs`` with every complex input that requires
     grad, and every complex output, seen as real tensors of their real and imaginary parts;
     the same function and inputs when none is complex."""
     cplx_in = {j for j in input_indices if inputs[j].dtype.is_complex}
-    outs = _as_tuple(func(*inputs))
-    if not cplx_in and not any(isinstance(o, Tensor) and o.dtype.is_complex for o in outs):
+    if not cplx_in and not any(o is not None and o.dtype.is_complex for o in outputs):
         return func, inputs, ""
     real_inputs = tuple(
         tp.view_as_real(x.detach().clone()).requires_grad_() if j in cplx_in else x
@@ -359,10 +364,12 @@ def _gradcheck(
     nondet_tol: float,
     check_undefined_grad: bool,
     check_grad_dtypes: bool,
+    outputs: list[Tensor | None] | None = None,
 ) -> None:
     # the analytical part first: perturbing the inputs bumps their version counters, which
     # would invalidate a graph recorded before the numerical part
-    outputs = _outputs(func, inputs)
+    if outputs is None:
+        outputs = _outputs(func, inputs)
     diff = [i for i, o in enumerate(outputs) if o is not None and _requires_grad(o)]
     analytical: dict[tuple[int, int], Tensor] = {}
     for i in diff:

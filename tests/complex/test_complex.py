@@ -93,3 +93,15 @@ def test_matches_torch() -> None:
         tp.angle(tp.tensor([-1.0, 0.0, 2.0])).numpy(),
         torch.angle(torch.tensor([-1.0, 0.0, 2.0])).numpy(),
     )
+
+
+def test_conjugate_transposes() -> None:
+    z = tp.tensor(np.arange(12).reshape(2, 3, 2) * (1 + 2j))
+    want = np.conj(np.swapaxes(z.numpy(), -1, -2))
+    np.testing.assert_array_equal(z.mH.numpy(), want)
+    np.testing.assert_array_equal(z.adjoint().numpy(), want)
+    np.testing.assert_array_equal(z[0].H.numpy(), want[0])
+    x = tp.ones(2, 3)
+    assert x.mH.shape == (3, 2) and x.mH.dtype == tp.float32
+    with pytest.raises(RuntimeError, match=r"tensor.H is only supported on matrices \(2-D"):
+        z.H

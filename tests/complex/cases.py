@@ -75,6 +75,14 @@ CASES: dict[str, Case] = {
     "log1p": (lambda ns, x: ns.log1p(x), (C3,)),
     "expm1": (lambda ns, x: ns.expm1(x), (C3,)),
     "square": (lambda ns, x: ns.square(x), (C3,)),
+    "log2": (lambda ns, x: ns.log2(x), (C3,)),
+    "log10": (lambda ns, x: ns.log10(x), (C3,)),
+    "exp2": (lambda ns, x: ns.exp2(x), (C3,)),
+    "rpow": (lambda ns, x: 2.5**x, (C3,)),
+    "addcmul": (lambda ns, a, x, y: ns.addcmul(a, x, y, value=0.5), (C3, C3, C3)),
+    "addcdiv": (lambda ns, a, x, y: ns.addcdiv(a, x, y, value=2), (C3, C3, C3)),
+    "lerp": (lambda ns, a, b, w: ns.lerp(a, b, w), (C3, C3, C3)),
+    "where": (lambda ns, x, y: ns.where(x.real > 0, x, y), (C3, C3)),
     # complex to real, real to complex, and the views
     "abs": (lambda ns, x: ns.abs(x), (C3,)),
     "angle": (lambda ns, x: ns.angle(x), (C3,)),
@@ -92,6 +100,12 @@ CASES: dict[str, Case] = {
     "mean": (lambda ns, x: x.mean(), (("c", (2, 3)),)),
     "prod": (lambda ns, x: x.prod(1), (("c", (2, 3)),)),
     "cumsum": (lambda ns, x: x.cumsum(0), (C3,)),
+    "cumprod": (lambda ns, x: x.cumprod(0), (("c", (4,)),)),
+    "var": (lambda ns, x: x.var(1), (("c", (2, 3)),)),
+    "shape_and_index": (
+        lambda ns, x: ns.cat([x, x.flip(0)]).reshape(2, -1)[:, ::2].t(),
+        (("c", (4,)),),
+    ),
     # products
     "mm": (lambda ns, x, y: ns.mm(x, y), (("c", (2, 3)), ("c", (3, 2)))),
     "bmm": (lambda ns, x, y: ns.bmm(x, y), (("c", (2, 2, 3)), ("c", (2, 3, 2)))),
@@ -100,6 +114,10 @@ CASES: dict[str, Case] = {
     "dot": (lambda ns, x, y: ns.dot(x, y), (C3, C3)),
     "vdot": (lambda ns, x, y: ns.vdot(x, y), (C3, C3)),
     "einsum": (lambda ns, x, y: ns.einsum("bij,jk->bik", x, y), (("c", (2, 2, 3)), ("c", (3, 2)))),
+    "outer": (lambda ns, x, y: ns.outer(x, y), (C3, ("c", (2,)))),
+    "kron": (lambda ns, x, y: ns.kron(x, y), (("c", (2, 2)), ("c", (2, 1)))),
+    "tensordot": (lambda ns, x, y: ns.tensordot(x, y, 1), (("c", (2, 3)), ("c", (3, 2)))),
+    "trace": (lambda ns, x: ns.trace(x), (("c", (3, 3)),)),
     "addmm": (
         lambda ns, a, x, y: ns.addmm(a, x, y, beta=1 + 1j, alpha=0.5 - 2j),
         (("c", (2, 2)), ("c", (2, 3)), ("c", (3, 2))),
@@ -156,6 +174,12 @@ CASES: dict[str, Case] = {
     ),
     "matrix_exp": (lambda ns, a: ns.linalg.matrix_exp(a * 0.3), (("c", (2, 2)),)),
     "vector_norm": (lambda ns, x: ns.linalg.vector_norm(x), (("c", (4,)),)),
+    "matrix_norm": (lambda ns, a: ns.linalg.matrix_norm(a), (("c", (3, 3)),)),
+    "cross": (lambda ns, x, y: ns.linalg.cross(x, y), (C3, C3)),
+    "lu_solve": (
+        lambda ns, a, b: ns.linalg.lu_solve(*ns.linalg.lu_factor(a), b),
+        (("wc", 3), ("c", (3, 2))),
+    ),
     "lstsq": (lambda ns, a, b: ns.linalg.lstsq(a, b).solution, (("c", (4, 2)), ("c", (4, 1)))),
     "solve_triangular": (
         lambda ns, a, b: ns.linalg.solve_triangular(a.triu(), b, upper=True),

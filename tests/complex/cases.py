@@ -174,6 +174,10 @@ CASES: dict[str, Case] = {
     ),
     "matrix_exp": (lambda ns, a: ns.linalg.matrix_exp(a * 0.3), (("c", (2, 2)),)),
     "vector_norm": (lambda ns, x: ns.linalg.vector_norm(x), (("c", (4,)),)),
+    "vector_norm_p": (
+        lambda ns, x: tuple(ns.linalg.vector_norm(x, p, dim=1) for p in (1, 3, 0.5, float("inf"))),
+        (("c", (2, 3)),),
+    ),
     "matrix_norm": (lambda ns, a: ns.linalg.matrix_norm(a), (("c", (3, 3)),)),
     "cross": (lambda ns, x, y: ns.linalg.cross(x, y), (C3, C3)),
     "lu_solve": (

@@ -103,7 +103,8 @@ def _vector_norm_backward(
     g: Tensor, x: Tensor, ord: Any, result: Tensor, dim: Any, keepdim: bool
 ) -> Tensor:
     """PyTorch's norm_backward: the subgradient 0 where the norm is 0, and for inf / -inf the
-    gradient shared evenly by the elements whose magnitude is the norm."""
+    gradient shared evenly by the elements whose magnitude is the norm. ``sgn`` (sign for
+    real ``x``, ``x / |x|`` for complex) gives complex inputs their gradient."""
     p = float(ord)
     if p == 0:
         return _zeros(g, x.shape)
@@ -111,16 +112,16 @@ def _vector_norm_backward(
     g = _restore_reduced(g, x.ndim, dims, keepdim)
     norm = _restore_reduced(result, x.ndim, dims, keepdim)
     if p == 1:
-        return x.sign() * g
+        return x.sgn() * g
     if p == 2:
         return g * (x / norm).masked_fill(norm == 0, 0)
     if math.isinf(p):
         mask = x.abs() == norm
-        return x.sign() * (g / mask.sum(dims or None, True)) * mask
+        return x.sgn() * (g / mask.sum(dims or None, True)) * mask
     if p < 1:  # |x|^(p-1) is infinite at 0, where the subgradient is 0
-        scaled = x.sign() * x.abs().masked_fill(x == 0, 1).pow(p - 1)
+        scaled = x.sgn() * x.abs().masked_fill(x == 0, 1).pow(p - 1)
         return scaled * g * norm.pow(1 - p)
-    scaled = x.sign() * x.abs().pow(p - 1) if p < 2 else x * x.abs().pow(p - 2)
+    scaled = x.sgn() * x.abs().pow(p - 1) if p < 2 else x * x.abs().pow(p - 2)
     return scaled * (g / norm.pow(p - 1)).masked_fill(norm == 0, 0)
 
 

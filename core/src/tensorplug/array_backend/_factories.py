@@ -293,7 +293,7 @@ def standard_triangle(kit: Kit, row: int, offset: int, col: int, lower: bool) ->
     r = xp.reshape(xp.arange(row, dtype=i64), (row, 1))
     c = xp.reshape(xp.arange(col, dtype=i64), (1, col))
     mask = (c - r <= offset) if lower else (c - r >= offset)
-    rr, cc = xp.nonzero(mask)
+    rr, cc = kit.nonzero(mask)
     return rr, cc
 
 

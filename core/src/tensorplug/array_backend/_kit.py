@@ -39,6 +39,15 @@ _reductions/_common.py), ``.accumulate`` (cummax), ``add.at`` and integer-array 
 ``take_along_axis`` and ``cumulative_prod`` (2024.12). numpy and cupy take the fast side;
 array_api_strict the standard one, and ``tests`` run the OpInfo kit on both.
 
+Note [Value-dependent shapes]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A tensor's shape is always known (PyTorch's too: ``nonzero`` synchronizes with the GPU). A lazy
+library leaves the length of a value-dependent result unknown (dask: ``nan``) until computed, so
+the kernels of value-dependent shapes (``nonzero``, mask indexing, ``masked_select``,
+``unique``) pass their arrays through :meth:`Kit.known`, which computes the sizes (dask's
+``compute_chunk_sizes``: the values of the result's inputs, once) and costs nothing where the
+sizes are known.
+
 Note [Quiet arithmetic]
 ~~~~~~~~~~~~~~~~~~~~~~~
 PyTorch gives inf and nan silently, where numpy warns ("divide by zero encountered"). Kernels
@@ -329,6 +338,25 @@ class Kit:
             self.xp.add.at(a, idx, v)
         else:
             a[idx] = v
+
+    def nonzero(self, a: Any) -> tuple[Any, ...]:
+        """``xp.nonzero(a)`` with known lengths (Note [Value-dependent shapes])."""
+        return tuple(self.known(i) for i in self.xp.nonzero(a))
+
+    def known(self, a: Any) -> Any:
+        """``a`` with every size known (Note [Value-dependent shapes]): a lazy library's
+        array of a value-dependent shape has nan sizes until computed."""
+        shape = a.shape
+        if any(n is None or n != n for n in shape):
+            compute_sizes = getattr(a, "compute_chunk_sizes", None)
+            if compute_sizes is None:
+                raise NotImplementedError(
+                    f"the size of this result depends on values that the {self.key_name} "
+                    "backend's arrays do not know before they are computed, and its array "
+                    "has no compute_chunk_sizes()"
+                )
+            a = compute_sizes()
+        return a
 
     def take_along_axis(self, a: Any, idx: Any, axis: int) -> Any:
         """``take_along_axis`` (array API 2024.12) where ``xp`` has it, else by ``take``."""

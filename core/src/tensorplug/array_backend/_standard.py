@@ -5,7 +5,8 @@ in _kit.py): integer-array and mask indexing (:func:`getitem`, through :func:`po
 writing at indices and adding at repeated ones (:func:`put`, :func:`scatter`, for numpy's
 fancy ``__setitem__`` and ``add.at``), ``take_along_axis`` (2024.12) and running products and
 extrema (:func:`running`, for ``cumulative_prod`` and ufunc ``accumulate``), and
-``matrix_transpose`` (2022.12; CuPy's ``swapaxes`` where it has none). Each reads only
+``matrix_transpose`` (2022.12; CuPy's ``swapaxes`` where it has none) and ``broadcast_shapes``
+(numpy's; the standard has none). Each reads only
 shapes, dtypes and arrays, and sorts or searches on the device; :func:`positions` and
 :func:`scatter` read index values (bounds, repetitions) on the host.
 """
@@ -30,12 +31,32 @@ class Kit(Protocol):
 
     def copy(self, arr: Any) -> Any: ...
 
+    def nonzero(self, a: Any) -> tuple[Any, ...]: ...
+
 
 def matrix_transpose(xp: Any, a: Any) -> Any:
     """``a`` with its last two axes swapped: the standard's ``matrix_transpose`` where ``xp``
     has it (numpy >= 2), else ``swapaxes`` (CuPy)."""
     f = getattr(xp, "matrix_transpose", None)
     return f(a) if f is not None else xp.swapaxes(a, -1, -2)
+
+
+def broadcast_shapes(xp: Any, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape ``shapes`` broadcast to: ``xp.broadcast_shapes`` where the namespace has it
+    (numpy, cupy; not the standard, nor dask through array-api-compat), else the standard's
+    rule, computed here (ValueError where they do not broadcast, as numpy's)."""
+    f = getattr(xp, "broadcast_shapes", None)
+    if f is not None:
+        return tuple(f(*shapes))
+    rank = max((len(s) for s in shapes), default=0)
+    out = [1] * rank
+    for s in shapes:
+        for i, n in enumerate(s, rank - len(s)):
+            if n != out[i] and n != 1:
+                if out[i] != 1:
+                    raise ValueError(f"shape mismatch: shapes {list(shapes)} do not broadcast")
+                out[i] = n
+    return tuple(out)
 
 
 def getitem(kit: Kit, a: Any, idx: tuple[Any, ...]) -> Any:
@@ -60,7 +81,7 @@ def positions(
     items: list[Any] = []
     for e in idx:  # masks as integer arrays, one per dim they cover
         if hasattr(e, "dtype") and e.dtype == b_t:
-            items.extend(xp.nonzero(e) if e.ndim else (xp.nonzero(xp.reshape(e, (1,)))[0],))
+            items.extend(kit.nonzero(e) if e.ndim else (kit.nonzero(xp.reshape(e, (1,)))[0],))
         else:
             items.append(e)
     if not shape and items and not any(e is Ellipsis for e in items):
@@ -78,7 +99,7 @@ def positions(
             bad = int(xp.max(e)) if bool(xp.any(e >= n)) else int(xp.min(e))
             raise IndexError(f"index {bad} is out of bounds for dimension {j} with size {n}")
         items[j] = xp.where(e < 0, e + n, e)
-    bshape = tuple(xp.broadcast_shapes(*(tuple(items[j].shape) for j in arrays))) if arrays else ()
+    bshape = broadcast_shapes(xp, *(tuple(items[j].shape) for j in arrays)) if arrays else ()
     together = not arrays or arrays == list(range(arrays[0], arrays[-1] + 1))
     slices = [j for j in range(len(shape)) if j not in arrays]
     # the result's dims: ("s", j) for a sliced dim j, ("b", None) for the broadcast ones
@@ -147,7 +168,7 @@ def scatter(kit: Kit, flat: Any, pos: Any, vals: Any, accumulate: bool) -> Any:
         first = xp.concat([one, ps[1:] != ps[:-1]])
         i64 = pos.dtype
         run = xp.cumulative_sum(kit.cast(first, i64)) - 1
-        starts = kit.cast(xp.nonzero(first)[0], i64)
+        starts = kit.cast(kit.nonzero(first)[0], i64)
         rank = xp.arange(n, dtype=i64) - xp.take(starts, run)
         rounds = [(ps[rank == r], vs[rank == r]) for r in range(int(xp.max(rank)) + 1)]
     cells = xp.arange(flat.shape[0], dtype=pos.dtype)

@@ -132,7 +132,7 @@ def integer_index(kit: Kit, idx: tuple[Any, ...]) -> tuple[Any, ...]:
     out: list[Any] = []
     for e in idx:
         if getattr(e, "dtype", None) is not None and e.dtype == bool_t:
-            out.extend(xp.nonzero(e) if e.ndim else (xp.nonzero(xp.reshape(e, (1,)))[0],))
+            out.extend(kit.nonzero(e) if e.ndim else (kit.nonzero(xp.reshape(e, (1,)))[0],))
         else:
             out.append(e)
     return tuple(out)

@@ -244,7 +244,7 @@ def groups(kit: Kit, new: Any, order: Any) -> tuple[Any, Any]:
     n = new.shape[0]
     group = xp.cumulative_sum(kit.cast(new, i64)) - 1
     inverse = xp.take(group, xp.argsort(order, stable=True)) if n else group
-    ends = xp.concat([kit.cast(xp.nonzero(new)[0], i64), xp.asarray([n], dtype=i64)])
+    ends = xp.concat([kit.cast(kit.nonzero(new)[0], i64), xp.asarray([n], dtype=i64)])
     return inverse, ends[1:] - ends[:-1]
 
 

@@ -48,6 +48,18 @@ the kernels of value-dependent shapes (``nonzero``, mask indexing, ``masked_sele
 ``compute_chunk_sizes``: the values of the result's inputs, once) and costs nothing where the
 sizes are known.
 
+Note [Lazy backends read no values]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A lazy library's arrays (dask's) are graphs: reading a value on the host computes everything
+it depends on. ``kit.lazy`` (``register(..., lazy=)``, detected by dask's collection protocol
+``__dask_graph__``) tells the kernels so: the checks that read index values to raise PyTorch's
+error early (out-of-range indices of indexing, index_put, scatter and gather; the class targets
+of the losses) are skipped there, and an index out of range raises when the result is computed
+(IndexError from the library); the numpy fast paths that branch on a value (the cross-entropy
+and nll_loss backward ones) take the general path. What still reads a value is a shape that
+depends on values (Note [Value-dependent shapes]), the number of rounds of an accumulating
+scatter with repeated indices (``_standard.scatter``), and the ops docs/dask.md lists.
+
 Note [Quiet arithmetic]
 ~~~~~~~~~~~~~~~~~~~~~~~
 PyTorch gives inf and nan silently, where numpy warns ("divide by zero encountered"). Kernels
@@ -135,6 +147,7 @@ class Kit:
         compute: dict[_dt.dtype, Any],
         *,
         device_context: Callable[[Device], contextlib.AbstractContextManager[Any]] | None = None,
+        lazy: bool | None = None,
     ) -> None:
         self.xp = xp
         self.key_name = key_name
@@ -142,6 +155,9 @@ class Kit:
         self.keyset = _keys.tensor_keyset(key_name)
         probe = xp.asarray(0)
         self.array_type: type[Any] = type(probe)
+        # Note [Lazy backends read no values]: arrays that are graphs until computed (dask's
+        # collection protocol, unless the backend says)
+        self.lazy: bool = hasattr(probe, "__dask_graph__") if lazy is None else lazy
         # Note [Optional extensions]: numpy's and cupy's ``a.astype(d)`` skips the Python
         # layer of the standard's ``xp.astype``
         self.astype: Callable[[Any, Any], Any] = (

@@ -26,6 +26,7 @@ class Kit(Protocol):
 
     xp: Any
     storage: dict[_dt.dtype, Any]
+    lazy: bool
 
     def cast(self, arr: Any, xd: Any) -> Any: ...
 
@@ -95,7 +96,8 @@ def positions(
     for j in arrays:
         e = kit.cast(xp.asarray(items[j]), i64)
         n = shape[j]
-        if e.size and (bool(xp.any(e >= n)) or bool(xp.any(e < -n))):
+        # a lazy backend reads no value here: an index out of range raises when computed
+        if not kit.lazy and e.size and (bool(xp.any(e >= n)) or bool(xp.any(e < -n))):
             bad = int(xp.max(e)) if bool(xp.any(e >= n)) else int(xp.min(e))
             raise IndexError(f"index {bad} is out of bounds for dimension {j} with size {n}")
         items[j] = xp.where(e < 0, e + n, e)
@@ -156,30 +158,25 @@ def scatter(kit: Kit, flat: Any, pos: Any, vals: Any, accumulate: bool) -> Any:
     n = pos.shape[0]
     if n == 0:
         return flat
-    b_t = kit.storage[_dt.bool]
+    # no boolean-mask indexing (a lazy library cannot size its result without computing): each
+    # cell finds the run of its position in the sorted positions by two searches
     order = xp.argsort(pos, stable=True)
     ps = xp.take(pos, order)
     vs = xp.take(vals, order)
-    one = xp.ones((1,), dtype=b_t)
-    if not accumulate:
-        last = xp.concat([ps[1:] != ps[:-1], one])
-        rounds = [(ps[last], vs[last])]
-    else:
-        first = xp.concat([one, ps[1:] != ps[:-1]])
-        i64 = pos.dtype
-        run = xp.cumulative_sum(kit.cast(first, i64)) - 1
-        starts = kit.cast(kit.nonzero(first)[0], i64)
-        rank = xp.arange(n, dtype=i64) - xp.take(starts, run)
-        rounds = [(ps[rank == r], vs[rank == r]) for r in range(int(xp.max(rank)) + 1)]
     cells = xp.arange(flat.shape[0], dtype=pos.dtype)
+    left = xp.searchsorted(ps, cells, side="left")
+    right = xp.searchsorted(ps, cells, side="right")
+    if not accumulate:  # the last value written at a position: the end of its run (stable)
+        got = xp.take(vs, xp.clip(right - 1, 0, n - 1))
+        return xp.where(right > left, got, flat)
+    # one round per repetition, in order, as numpy's add.at adds them: the number of rounds
+    # is the longest run, read on the host (the one value this reads)
+    runs = xp.searchsorted(ps, ps, side="right") - xp.searchsorted(ps, ps, side="left")
     out = flat
-    for u, w in rounds:
-        m = u.shape[0]
-        j = xp.searchsorted(u, cells)
-        jc = xp.clip(j, 0, m - 1)
-        hit = (j < m) & (xp.take(u, jc) == cells)
-        got = xp.take(w, jc)
-        out = xp.where(hit, out + got if accumulate else got, out)
+    for r in range(int(xp.max(runs))):
+        k = left + r
+        got = xp.take(vs, xp.clip(k, 0, n - 1))
+        out = xp.where(k < right, out + got, out)
     return out
 
 

@@ -398,6 +398,8 @@ class Kit:
     def item(self, arr: Any, d: _dt.dtype) -> Scalar:
         """A one-element array as a Python scalar of the kind of ``d``."""
         v = self.xp.reshape(arr, ()) if hasattr(arr, "shape") else arr
+        if self.lazy:  # computed by the backend's own transfer (its scheduler, its progress)
+            v = self.to_host(v)
         if d.kind == "b":
             return bool(v)
         if d.kind in "ui":

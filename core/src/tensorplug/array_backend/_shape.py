@@ -374,10 +374,18 @@ def repeat_interleave(kit: Kit, repeats: Tensor, *, output_size: int | None = No
         raise NotImplementedError(
             f"\"repeat_interleave_cpu\" not implemented for '{torch_name(repeats._dtype)}'"
         )
-    if r.size and int(xp.min(r)) < 0:
+    if r.size and not kit.lazy and int(xp.min(r)) < 0:
         raise OpError("repeats can not be negative")
     long_t = kit.storage[_dt.int64]
-    out = xp.repeat(xp.arange(r.shape[0], dtype=long_t), kit.cast(r, long_t))
+    if kit.lazy:
+        # the length is the one value read (Note [Value-dependent shapes]); each position's
+        # index is where it falls among the running totals (dask repeats by Python ints only)
+        ends = xp.cumulative_sum(kit.cast(r, long_t))
+        total = int(kit.to_host(ends[-1])) if r.shape[0] else 0
+        out = xp.searchsorted(ends, xp.arange(total, dtype=long_t), side="right")
+        out = kit.cast(out, long_t)
+    else:
+        out = xp.repeat(xp.arange(r.shape[0], dtype=long_t), kit.cast(r, long_t))
     if output_size is not None and output_size != out.shape[0]:
         raise OpError("allocated size does not match required size")
     return kit.wrap(out, _dt.int64, repeats._device)

@@ -1,7 +1,7 @@
 """scipy's special functions over dask arrays, for the kit's special-function namespace
 (``register(..., special=...)``, Note [Special-function namespace] in the kit's _special.py).
 
-Each function is scipy.special's ufunc applied chunk by chunk (``dask.array.elemwise``): lazy,
+Each function is scipy.special's ufunc applied chunk by chunk (``dask.array.core.elemwise``): lazy,
 broadcasting its operands as the ufunc does, with the ufunc's result dtype.
 """
 
@@ -28,11 +28,9 @@ class SpecialFunctions:
         fn = getattr(self._scipy, name)  # AttributeError: a name scipy lacks
 
         def elementwise(*args: Any, **kwargs: Any) -> Any:
-            import dask.array as da
+            from dask.array.core import elemwise
 
-            if kwargs:
-                return da.map_blocks(functools.partial(fn, **kwargs), *args)
-            return da.elemwise(fn, *args)
+            return elemwise(functools.partial(fn, **kwargs) if kwargs else fn, *args)
 
         elementwise.__name__ = name
         return elementwise

@@ -33,9 +33,10 @@ _INT_INDEX = (_dt.int64, _dt.int32)
 
 
 def out_of_range(kit: Kit, i: Any, n: int) -> int | None:
-    """The first index bound (the least, else the greatest) of ``i`` outside ``[0, n)``."""
+    """The first index bound (the least, else the greatest) of ``i`` outside ``[0, n)``;
+    None on a lazy backend, which reads no index (Note [Lazy backends read no values])."""
     xp = kit.xp
-    if not i.size:
+    if kit.lazy or not i.size:
         return None
     lo, hi = int(xp.min(i)), int(xp.max(i))
     return lo if lo < 0 else hi if hi >= n else None

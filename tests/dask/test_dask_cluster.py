@@ -53,7 +53,7 @@ def test_persist_keeps_chunks_on_the_workers(client):
     (y,) = tp.dask.persist(x * 3)
     futures = distributed.futures_of(tp.dask.to_dask(y))
     assert len(futures) == 4  # one per chunk, computed and held by the workers
-    distributed.wait(futures)  # a cluster's persist returns at once, computing on
+    client.gather(futures)  # a cluster's persist returns at once, computing on
     assert all(f.status == "finished" for f in futures)
     assert set(client.who_has(futures).values()) <= {
         (w,) for w in client.scheduler_info()["workers"]

@@ -131,7 +131,7 @@ def test_dask_linalg_lacks_what_the_expected_failures_name():
 
 def test_dask_reshapes_only_whole_chunks():
     a = da.ones((6, 5, 4), chunks=(3, 2, 2))
-    with pytest.raises(NotImplementedError, match="merge or split existing dimensions evenly"):
+    with pytest.raises(NotImplementedError, match="merge or split existing dimensions"):
         a.reshape((5, 6, 4))
 
 

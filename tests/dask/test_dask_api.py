@@ -48,7 +48,9 @@ def test_ops_stay_lazy_and_reads_compute(counting):
     y = tp.relu(x @ w - 10).sum()
     assert isinstance(tp.dask.to_dask(y), da.Array)
     assert counting.calls == 0  # nothing computed yet
-    assert y.item() == pytest.approx(float(np.maximum(np.arange(12).reshape(3, 4).sum(1) - 10, 0).sum() * 2))
+    assert y.item() == pytest.approx(
+        float(np.maximum(np.arange(12).reshape(3, 4).sum(1) - 10, 0).sum() * 2)
+    )
     assert counting.calls == 1
     assert bool(y > 0) is True
     assert x.tolist()[1] == [4.0, 5.0, 6.0, 7.0]
@@ -140,7 +142,9 @@ def test_index_writes_stay_lazy(counting):
     x = tp.zeros(4, 3, device="dask")
     idx = tp.tensor([0, 2, 2], device="dask")
     y = x.index_put((idx,), tp.ones(3, device="dask"), accumulate=True)
-    z = tp.zeros(5, device="dask").scatter_add(0, tp.tensor([1, 1, 3], device="dask"), tp.ones(3, device="dask"))
+    z = tp.zeros(5, device="dask").scatter_add(
+        0, tp.tensor([1, 1, 3], device="dask"), tp.ones(3, device="dask")
+    )
     logits = tp.randn(4, 3, device="dask")
     loss = tp.nn.functional.cross_entropy(logits, tp.tensor([0, 1, 2, 1], device="dask"))
     s = tp.searchsorted(tp.tensor([1.0, 2.0, 3.0], device="dask"), tp.tensor([2.5], device="dask"))
@@ -155,7 +159,9 @@ def test_index_writes_stay_lazy(counting):
 
 def test_an_out_of_range_target_gives_nan_not_an_error():
     """A documented difference (docs/dask.md): the check would compute the targets."""
-    loss = tp.nn.functional.nll_loss(tp.zeros(2, 3, device="dask"), tp.tensor([0, 7], device="dask"))
+    loss = tp.nn.functional.nll_loss(
+        tp.zeros(2, 3, device="dask"), tp.tensor([0, 7], device="dask")
+    )
     assert np.isnan(loss.item())
 
 

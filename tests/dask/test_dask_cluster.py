@@ -37,11 +37,15 @@ def client(cluster):
 
 
 def test_reads_compute_on_the_workers(client):
-    x = tp.dask.rechunk(tp.arange(4000, dtype=tp.float32, device="dask").reshape(40, 100), (10, 100))
+    x = tp.dask.rechunk(
+        tp.arange(4000, dtype=tp.float32, device="dask").reshape(40, 100), (10, 100)
+    )
     w = tp.ones(100, 8, device="dask")
     with distributed.get_task_stream(client) as stream:
         got = tp.relu(x @ w).sum().item()
-    want = float(np.maximum(np.arange(4000, dtype=np.float64).reshape(40, 100) @ np.ones((100, 8)), 0).sum())
+    want = float(
+        np.maximum(np.arange(4000, dtype=np.float64).reshape(40, 100) @ np.ones((100, 8)), 0).sum()
+    )
     assert got == pytest.approx(want, rel=1e-6)
     workers = {t["worker"] for t in stream.data}
     assert workers  # the tasks ran on the cluster, not in this process
@@ -72,3 +76,31 @@ def test_the_environment_variable_names_the_scheduler(cluster, monkeypatch):
         monkeypatch.delenv("TENSORPLUG_DASK_SCHEDULER")
         tp.dask.use(None)
     assert tp.dask.current_client() is None
+
+
+# --- bench/dask_backend.py at the suite's size ------------------------------------------------
+
+
+def _bench():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "dask_backend.py"
+    spec = importlib.util.spec_from_file_location("dask_backend_bench", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_benchmark_runs_at_a_small_size(cluster):
+    """The out-of-core workload (a matrix drawn on the workers, relu(x @ W).sum() and a column
+    sum) on this module's cluster, and the in-process comparison against dask.array, which
+    checks its result against dask's own (the MLP step's comparison is the training tests')."""
+    bench = _bench()
+    with distributed.Client(cluster, set_as_default=False) as client:
+        r = bench.out_of_core(client, rows=2048, cols=64, chunk_rows=512)
+    assert r["seconds"] > 0 and r["workers_peak_bytes"] >= r["workers_idle_bytes"] > 0
+    assert tp.dask.current_client() is None  # the workload gives the scheduler back
+    e = bench.expression(400, 16, 8, 100, rounds=1)
+    assert e["tasks_tp"] <= e["tasks_dask"] + 1  # the graph of the same expression

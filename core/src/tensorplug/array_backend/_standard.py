@@ -184,6 +184,13 @@ def take_along_axis(kit: Kit, a: Any, idx: Any, axis: int) -> Any:
     """``take_along_axis`` by ``take`` on the flattened array: ``idx`` has ``a``'s shape but
     along ``axis``."""
     xp = kit.xp
+    if kit.lazy and idx.shape[axis] == 1:
+        # one pick per row (a loss's target class): comparing with each position keeps every
+        # chunk's work in the chunk, where the flattened take below would regroup the chunks
+        ax = axis % a.ndim
+        pos = xp.reshape(xp.arange(a.shape[ax]), (-1,) + (1,) * (a.ndim - ax - 1))
+        hit = kit.cast(idx, kit.storage[_dt.int64]) == pos
+        return xp.sum(xp.where(hit, a, xp.zeros((), dtype=a.dtype)), axis=ax, keepdims=True)
     a2 = xp.moveaxis(a, axis, -1)
     i2 = xp.moveaxis(idx, axis, -1)
     shape = tuple(i2.shape)

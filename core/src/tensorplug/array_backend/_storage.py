@@ -287,7 +287,7 @@ def _holds_numpy_dtypes(xp: Any) -> bool:
             a = xp.zeros((1,), dtype=numpy.dtype("float16"))
     except (TypeError, ValueError, AttributeError):
         return False
-    return getattr(a, "dtype", None) == numpy.dtype("float16")
+    return bool(getattr(a, "dtype", None) == numpy.dtype("float16"))
 
 
 def _to_host_by_dlpack(a: Any) -> Any:

@@ -17,7 +17,7 @@ class SpecialFunctions:
     """``scipy.special``'s names, each applied elementwise to dask arrays."""
 
     def __init__(self) -> None:
-        import scipy.special
+        import scipy.special  # type: ignore[import-untyped]
 
         self._scipy = scipy.special
 

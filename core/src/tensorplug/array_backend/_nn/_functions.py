@@ -293,7 +293,10 @@ def nll_loss(kit: Kit) -> Kernel:
             picked = kit.getitem(x, (safe,))
         if kit.lazy:
             picked = xp.where(bad, xp.asarray(float("nan"), dtype=picked.dtype), picked)
-        wt = kit.getitem(w, (safe,)) * kit.cast(valid, x.dtype)
+        if weight is None:  # every class weighs 1: no lookup
+            wt = kit.cast(valid, x.dtype)
+        else:
+            wt = kit.getitem(w, (safe,)) * kit.cast(valid, x.dtype)
         loss = -picked * wt
         if reduction == "none":
             return kit.wrap(loss, d, device)

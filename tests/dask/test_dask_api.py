@@ -170,3 +170,14 @@ def test_empty_tensors_take_in_place_writes():
     t.fill_(1.0)
     t.add_(1.0)
     assert t.shape == (0, 3) and t.tolist() == []
+
+
+def test_ops_missing_probe_reports_what_the_namespace_cannot_run():
+    """`tensorplug ops --missing Dask --probe`: kernels that are registered (the dispatch table
+    shows them) but fail on dask's namespace are listed, with why; those that work are not."""
+    from tensorplug import cli
+
+    failing = cli.probe_failures("Dask", ["linalg_det", "add.Tensor", "view"])
+    assert set(failing) == {"linalg_det", "view"}
+    assert "det" in failing["linalg_det"]
+    assert "view" in failing["view"] or "base" in failing["view"]

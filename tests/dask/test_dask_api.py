@@ -169,6 +169,8 @@ def test_empty_tensors_take_in_place_writes():
     t = tp.zeros(0, 3, device="dask")
     t.fill_(1.0)
     t.add_(1.0)
+    t.copy_(tp.ones(0, 3, device="dask"))  # dask's a[...] = v refuses a 0-length dim
+    t[...] = tp.ones(0, 3, device="dask")
     assert t.shape == (0, 3) and t.tolist() == []
 
 
@@ -181,3 +183,16 @@ def test_ops_missing_probe_reports_what_the_namespace_cannot_run():
     assert set(failing) == {"linalg_det", "view"}
     assert "det" in failing["linalg_det"]
     assert "view" in failing["view"] or "base" in failing["view"]
+
+
+def test_namespace_signatures_and_dtypes():
+    """numpy's (n, k, m) tril_indices/triu_indices detected (dask's), bool argmax, diag with an
+    offset, bfloat16 to the host and back."""
+    assert tp.tril_indices(3, 3, device="dask").tolist() == tp.tril_indices(3, 3).tolist()
+    assert tp.triu_indices(3, 4, 1, device="dask").tolist() == tp.triu_indices(3, 4, 1).tolist()
+    assert tp.tensor([False, True, True], device="dask").argmax().item() == 1
+    assert tp.diag(tp.tensor([1.0, 2.0], device="dask"), 1).tolist() == [
+        [0.0, 1.0, 0.0], [0.0, 0.0, 2.0], [0.0, 0.0, 0.0],
+    ]  # fmt: skip
+    x = tp.tensor([1.5], dtype=tp.bfloat16, device="dask")
+    assert x.cpu().to("dask").dtype is tp.bfloat16 and x.cpu().tolist() == [1.5]

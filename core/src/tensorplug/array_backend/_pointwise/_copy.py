@@ -104,6 +104,8 @@ def copy_(kit: Kit, self: Tensor, src: Tensor, non_blocking: bool = False) -> Te
         )
     if src._dtype.kind == "c" and self._dtype.kind != "c":
         v = kit.xp.real(v)
+    if self._data.size == 0:  # nothing to write (dask's a[...] = v refuses a 0-length dim)
+        return self
     self._data[...] = kit.cast(v, kit.storage[self._dtype])
     return self
 

@@ -91,11 +91,13 @@ def backend_devices() -> list[tuple[str, str]]:
     """``(device, coverage)`` for every loaded backend with a device: ``cpu`` and ``cuda``
     (where a GPU is visible) run every case ("all"); third-party backends run the first sample
     of each op and dtype ("first": they share the array kit with cpu, and doubling the CPU run
-    would double the suite's time); ``cuda`` without a GPU is listed as "unavailable", for one
-    skipped placeholder per test."""
+    would double the suite's time), but for dask, whose own test module runs them; ``cuda``
+    without a GPU is listed as "unavailable", for one skipped placeholder per test."""
     out = [("cpu", "all")]
     for info in tp.plugins.list():
-        if info.status != "loaded" or info.name in ("cpu", "cuda"):
+        # dask runs the kit in tests/dask/test_dask_conformance.py, sampled: each of its cases
+        # costs dask's graph building and computes (a tenth of a second), not the kit's
+        if info.status != "loaded" or info.name in ("cpu", "cuda", "dask"):
             continue
         for name in info.keys:
             key = tp.keys.get(name)

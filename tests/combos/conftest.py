@@ -108,7 +108,8 @@ class UvVenvs:
 # ---- venvs from built wheels, with pip ----------------------------------------------------------
 
 WORKSPACE = ["core", "plugins/autocast", "plugins/autograd", "plugins/batched", "plugins/cpu",
-             "plugins/cuda", "plugins/tracer", "examples/foo_backend", "examples/strict_backend"]  # fmt: skip
+             "plugins/cuda", "plugins/dask", "plugins/tracer", "examples/foo_backend",
+             "examples/strict_backend"]  # fmt: skip
 FIXTURES = ["tests/fixtures/good_plugin", "tests/fixtures/broken_plugin"]
 _SKIP_PARTS = {"__pycache__", ".pytest_cache", "dist", "build", ".mypy_cache", ".ruff_cache"}
 

@@ -28,6 +28,9 @@ FIRST_PARTY = {
     "cuda": "plugins/cuda",
 }
 CORE, FOO = "core", "examples/foo_backend"
+# tensorplug-dask is first-party but not in tensorplug[all] (it brings dask): its combinations
+# name it, and the checks of absent plugins (FIRST_PARTY) leave it out
+DASK = "plugins/dask"
 
 
 def _cpu_with(*plugins: str) -> list[str]:
@@ -49,6 +52,9 @@ COMBOS: dict[str, list[str]] = {
     "cpu+tracer+batched": _cpu_with("tracer", "batched"),
     "everything": ["core[all]"],
     "everything+foo": ["core[all]", FOO],
+    "cpu+dask": [*_cpu_with(), DASK],
+    "cpu+autograd+dask": [*_cpu_with("autograd"), DASK],
+    "everything+dask": ["core[all]", DASK],
 }
 
 # The standard workload: the demo classifier of `tensorplug demo` (a small MLP from tp.nn on a

@@ -97,7 +97,7 @@ def test_its_kernels_are_for_the_keys_it_serves_and_adds(p: FirstPartyPlugin) ->
 
 @pytest.mark.parametrize("p", PARAMS)
 def test_its_devices_are_those_of_the_backends_it_serves(p: FirstPartyPlugin) -> None:
-    served = {tp.keys.get(k).device_type for k in p.serves}
+    served = {tp.keys.get(k).device_type for k in (*p.serves, *p.keys)}
     assert set(p.devices) <= served
     for d in p.devices:
         assert _backends.FIRST_PARTY_DEVICES[d] == (p.name, p.distribution)
@@ -146,7 +146,8 @@ def test_the_core_s_tables_are_read_from_the_manifest() -> None:
         (_manifest.provider_of_key, "Autograd", "autograd"),
         (_manifest.provider_of_key, "ADView", None),  # the plugin's own key: it is loaded
         (_manifest.provider_of_device, "cuda", "cuda"),
-        (_manifest.provider_of_device, "dask", None),
+        (_manifest.provider_of_device, "dask", "dask"),
+        (_manifest.provider_of_device, "foo", None),
         (_manifest.provider_of_name, "vmap", "batched"),
         (_manifest.provider_of_name, "add", None),
         (_manifest.provider_of_attribute, "grad", "autograd"),

@@ -198,6 +198,17 @@ def _demo_cuda(out: TextIO) -> None:
     )
 
 
+def _demo_dask(out: TextIO) -> None:
+    x = tp.arange(12, dtype=tp.float32, device="dask").reshape(3, 4)
+    y = (x @ x.T).relu().sum()
+    dask: Any = getattr(tp, "dask")  # noqa: B009 - a plugin's name
+    print(
+        f"(x @ x.T).relu().sum() on 'dask': a graph of {dask.task_count(y)} tasks until read: "
+        f"{y.item():.1f}",
+        file=out,
+    )
+
+
 def _backends_runtime_reason(device_type: str) -> str | None:
     from . import _backends
 
@@ -218,6 +229,7 @@ SECTIONS: list[Section] = [
     _section("tracer", "tracer", _demo_tracer),
     _section("batched (vmap)", "batched", _demo_batched),
     _section("CUDA backend", "cuda", _demo_cuda),
+    _section("Dask backend", "dask", _demo_dask),
 ]
 
 

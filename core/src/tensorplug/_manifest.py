@@ -138,6 +138,14 @@ MANIFEST: Final[tuple[FirstPartyPlugin, ...]] = (
         devices=("cuda",),
     ),
     FirstPartyPlugin(
+        name="dask",
+        distribution="tensorplug-dask",
+        module="tensorplug_dask",
+        keys=("Dask",),
+        devices=("dask",),
+        names=("dask",),
+    ),
+    FirstPartyPlugin(
         name="autograd",
         distribution="tensorplug-autograd",
         module="tensorplug_autograd",

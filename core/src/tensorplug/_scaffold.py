@@ -77,7 +77,11 @@ def new_plugin(name: str, kind: str, directory: str | Path = ".", *, xp: str = "
 
 
 # import name -> distribution name, where they differ
-_XP_DISTRIBUTIONS = {"numpy": "numpy>=1.26", "array_api_strict": "array-api-strict>=2.3"}
+_XP_DISTRIBUTIONS = {
+    "numpy": "numpy>=1.26",
+    "array_api_strict": "array-api-strict>=2.3",
+    "dask.array": "dask[array]>=2024.8",  # the array extra brings numpy and toolz
+}
 
 _PYPROJECT = """
 [build-system]

@@ -28,7 +28,7 @@ import ast
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
 import tensorplug
@@ -129,6 +129,41 @@ def _key(name: str) -> _keys.DispatchKey:
         raise CliError(str(e)) from None
 
 
+def probe_failures(key_name: str, ops: Iterable[str] | None = None) -> dict[str, str]:
+    """``tensorplug ops --missing KEY --probe``: each operator (of ``ops``, else every one with an
+    OpInfo) whose kernel for backend ``KEY`` is registered but fails the first float32 sample of
+    the conformance kit (``tensorplug.testing``) on the key's device, with the first failure on
+    one line. What a namespace cannot run shows here, where the dispatch table sees a kernel:
+    a function the namespace lacks, a signature it takes differently, a wrong value. It runs
+    each case (seconds for numpy, minutes for a lazy library) and needs numpy."""
+    from .testing import case_failures, cases
+
+    key = _keys.get(key_name)
+    if key.device_type is None:
+        raise CliError(f"--probe needs a backend key with a device type; {key_name!r} has none")
+    wanted = None if ops is None else set(ops)
+    seen: set[str] = set()
+    out: dict[str, str] = {}
+    for p in cases(frozenset({"float32"})):
+        info, dtype, sample = p.values
+        if info.name in seen or (wanted is not None and info.name not in wanted):
+            continue
+        seen.add(info.name)
+        try:
+            table = _dispatcher.dispatch_table(f"aten::{info.op_name}.{info.overload_name}")
+        except Exception:  # noqa: BLE001 - an OpInfo of no aten overload: run it
+            table = {}
+        if table.get(key.name) == "missing":
+            continue  # listed above
+        try:
+            failures = case_failures(info, dtype, sample, key.device_type)
+        except Exception as e:  # noqa: BLE001 - a harness failure is the op's failure too
+            failures = [f"{type(e).__name__}: {e}"]
+        if failures:
+            out[info.name] = " ".join(failures[0].split())[:200]
+    return out
+
+
 def cmd_ops(args: argparse.Namespace, out: TextIO) -> int:
     ops = sorted(_dispatcher.all_ops(), key=lambda o: o.name)
     if args.missing:
@@ -149,6 +184,16 @@ def cmd_ops(args: argparse.Namespace, out: TextIO) -> int:
         )
         for name in missing:
             print(f"  {name}", file=out)
+        if args.probe:
+            failing = probe_failures(key.name)
+            colon = ":" if failing else "."
+            print(
+                f"{len(failing)} ops with a {key.name} kernel fail their first float32 sample of "
+                f"the conformance kit on {key.device_type!r}{colon}",
+                file=out,
+            )
+            for name, why in failing.items():
+                print(f"  {name}: {why}", file=out)
         return 0
     if args.key:
         key = _key(args.key)
@@ -335,6 +380,12 @@ def _parser() -> argparse.ArgumentParser:
     ops.add_argument("--key", help="list the ops with a kernel registered for KEY")
     ops.add_argument("--missing", metavar="KEY", help="list the ops of --ns with no entry for KEY")
     ops.add_argument("--ns", default="aten", help="namespace for --missing (default: aten)")
+    ops.add_argument(
+        "--probe",
+        action="store_true",
+        help="with --missing: also run each op's first float32 conformance sample on the key's "
+        "device and list the registered kernels that fail (what the namespace cannot run)",
+    )
     ops.set_defaults(fn=cmd_ops)
     table = sub.add_parser("table", help="the computed dispatch table of an operator")
     table.add_argument("op", help="ns::op.overload, e.g. aten::add.Tensor")

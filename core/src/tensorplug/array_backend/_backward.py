@@ -302,15 +302,22 @@ def _nll_loss_backward_general(kit: Kit) -> Kernel:
                 f"grad_output must have shape {list(want)} for reduction '{reduction}', "
                 f"got {list(g.shape)}"
             )
-        lo = int(min_(t)) if t.size else 0
-        if len(shape) == 2 and weight is None and reduction != "none" and ignore_index < 0 <= lo:
+        # a lazy backend reads no target (Note [Lazy backends read no values]): the general path
+        lo = None if kit.lazy else (int(min_(t)) if t.size else 0)
+        if (
+            lo is not None
+            and len(shape) == 2
+            and weight is None
+            and reduction != "none"
+            and ignore_index < 0 <= lo
+        ):
             # no weights, and no target can be the (negative) ignore_index
             out = zeros(shape, dtype=acc)
             rows = kit.row_numbers(shape[0], device)
             kit.put(out, (rows, t), -(g / shape[0] if reduction == "mean" else g))
             return kit.wrap(out, d, device)
         valid = t != ignore_index
-        if lo < 0 and bool(xp.any(valid & (t < 0))):
+        if lo is not None and lo < 0 and bool(xp.any(valid & (t < 0))):
             raise IndexError(f"Target {int(min_(xp.where(valid, t, 0)))} is out of bounds.")
         safe = xp.where(valid, t, xp.zeros((), dtype=t.dtype))
         if weight is None:
@@ -327,9 +334,10 @@ def _nll_loss_backward_general(kit: Kit) -> Kernel:
         out = zeros(shape, dtype=acc)
         if not batched:
             kit.put(out, (safe,), coef)
-        elif len(shape) == 2:
+        elif len(shape) == 2 and kit.fancy_setitem:
             kit.put(out, (kit.row_numbers(shape[0], device), safe), coef)
-        else:  # (N, C, d1, ...): compare each class with the target, along dim 1
+        else:  # (N, C, d1, ...), or without numpy's fancy writes (dask): compare each class
+            # with the target, along dim 1 (one elementwise pass, no scatter)
             classes = xp.reshape(xp.arange(n_classes), (1, n_classes) + (1,) * (len(shape) - 2))
             hit = xp.expand_dims(safe, axis=1) == classes
             out = xp.where(hit, xp.expand_dims(coef, axis=1), out)
@@ -369,6 +377,7 @@ def nll_loss_backward(kit: Kit) -> Kernel:
         if (
             d in fast
             and weight is None
+            and not kit.lazy  # Note [Lazy backends read no values]
             and (reduction == "mean" or reduction == "sum")
             and type(ignore_index) is int
             and ignore_index < 0
@@ -447,6 +456,7 @@ def cross_entropy_loss_backward(kit: Kit) -> Kernel:
         device = log_probs._device
         if (
             d in fast
+            and not kit.lazy  # Note [Lazy backends read no values]
             and grad_output._dtype is d
             and target._dtype is _dt.int64
             and grad_output._device is device

@@ -293,16 +293,36 @@ def standard_triangle(kit: Kit, row: int, offset: int, col: int, lower: bool) ->
     r = xp.reshape(xp.arange(row, dtype=i64), (row, 1))
     c = xp.reshape(xp.arange(col, dtype=i64), (1, col))
     mask = (c - r <= offset) if lower else (c - r >= offset)
-    rr, cc = xp.nonzero(mask)
+    rr, cc = kit.nonzero(mask)
     return rr, cc
 
 
 def triangle(kit: Kit, row: int, offset: int, col: int, lower: bool) -> tuple[Any, Any]:
     xp = kit.xp
     fn = getattr(xp, "tril_indices" if lower else "triu_indices", None)
-    if fn is None:  # Note [Optional extensions] in _kit.py
+    if fn is None or not _numpy_triangle_signature(kit, fn, lower):  # Note [Optional extensions]
         return standard_triangle(kit, row, offset, col, lower)
-    return fn(row, offset, col)  # type: ignore[no-any-return]
+    r, c = fn(row, offset, col)
+    return kit.known(r), kit.known(c)  # Note [Value-dependent shapes] (dask leaves them nan)
+
+
+_NUMPY_SIGNATURE: dict[Any, bool] = {}
+
+
+def _numpy_triangle_signature(kit: Kit, fn: Any, lower: bool) -> bool:
+    """Whether ``fn`` takes numpy's ``(n, k, m)`` (torch's ``tril_indices`` takes ``(row, col,
+    offset)`` and would give other indices, silently): probed once, on a 3x2 matrix's lower
+    (upper) triangle, which has 5 (3) positions under numpy's order of arguments and none under
+    torch's."""
+    got = _NUMPY_SIGNATURE.get(fn)
+    if got is None:
+        try:
+            r, _ = fn(3, 0, 2)
+            got = int(kit.known(r).shape[0]) == (5 if lower else 3)
+        except (TypeError, ValueError):
+            got = False
+        _NUMPY_SIGNATURE[fn] = got
+    return got
 
 
 def creation(kit: Kit) -> Kernels:

@@ -39,6 +39,27 @@ _reductions/_common.py), ``.accumulate`` (cummax), ``add.at`` and integer-array 
 ``take_along_axis`` and ``cumulative_prod`` (2024.12). numpy and cupy take the fast side;
 array_api_strict the standard one, and ``tests`` run the OpInfo kit on both.
 
+Note [Value-dependent shapes]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A tensor's shape is always known (PyTorch's too: ``nonzero`` synchronizes with the GPU). A lazy
+library leaves the length of a value-dependent result unknown (dask: ``nan``) until computed, so
+the kernels of value-dependent shapes (``nonzero``, mask indexing, ``masked_select``,
+``unique``) pass their arrays through :meth:`Kit.known`, which computes the sizes (dask's
+``compute_chunk_sizes``: the values of the result's inputs, once) and costs nothing where the
+sizes are known.
+
+Note [Lazy backends read no values]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A lazy library's arrays (dask's) are graphs: reading a value on the host computes everything
+it depends on. ``kit.lazy`` (``register(..., lazy=)``, detected by dask's collection protocol
+``__dask_graph__``) tells the kernels so: the checks that read index values to raise PyTorch's
+error early (out-of-range indices of indexing, index_put, scatter and gather; the class targets
+of the losses) are skipped there, and an index out of range raises when the result is computed
+(IndexError from the library); the numpy fast paths that branch on a value (the cross-entropy
+and nll_loss backward ones) take the general path. What still reads a value is a shape that
+depends on values (Note [Value-dependent shapes]), the number of rounds of an accumulating
+scatter with repeated indices (``_standard.scatter``), and the ops docs/dask.md lists.
+
 Note [Quiet arithmetic]
 ~~~~~~~~~~~~~~~~~~~~~~~
 PyTorch gives inf and nan silently, where numpy warns ("divide by zero encountered"). Kernels
@@ -126,6 +147,7 @@ class Kit:
         compute: dict[_dt.dtype, Any],
         *,
         device_context: Callable[[Device], contextlib.AbstractContextManager[Any]] | None = None,
+        lazy: bool | None = None,
     ) -> None:
         self.xp = xp
         self.key_name = key_name
@@ -133,6 +155,9 @@ class Kit:
         self.keyset = _keys.tensor_keyset(key_name)
         probe = xp.asarray(0)
         self.array_type: type[Any] = type(probe)
+        # Note [Lazy backends read no values]: arrays that are graphs until computed (dask's
+        # collection protocol, unless the backend says)
+        self.lazy: bool = hasattr(probe, "__dask_graph__") if lazy is None else lazy
         # Note [Optional extensions]: numpy's and cupy's ``a.astype(d)`` skips the Python
         # layer of the standard's ``xp.astype``
         self.astype: Callable[[Any, Any], Any] = (
@@ -330,6 +355,25 @@ class Kit:
         else:
             a[idx] = v
 
+    def nonzero(self, a: Any) -> tuple[Any, ...]:
+        """``xp.nonzero(a)`` with known lengths (Note [Value-dependent shapes])."""
+        return tuple(self.known(i) for i in self.xp.nonzero(a))
+
+    def known(self, a: Any) -> Any:
+        """``a`` with every size known (Note [Value-dependent shapes]): a lazy library's
+        array of a value-dependent shape has nan sizes until computed."""
+        shape = a.shape
+        if any(n is None or n != n for n in shape):
+            compute_sizes = getattr(a, "compute_chunk_sizes", None)
+            if compute_sizes is None:
+                raise NotImplementedError(
+                    f"the size of this result depends on values that the {self.key_name} "
+                    "backend's arrays do not know before they are computed, and its array "
+                    "has no compute_chunk_sizes()"
+                )
+            a = compute_sizes()
+        return a
+
     def take_along_axis(self, a: Any, idx: Any, axis: int) -> Any:
         """``take_along_axis`` (array API 2024.12) where ``xp`` has it, else by ``take``."""
         f = getattr(self.xp, "take_along_axis", None)
@@ -354,6 +398,8 @@ class Kit:
     def item(self, arr: Any, d: _dt.dtype) -> Scalar:
         """A one-element array as a Python scalar of the kind of ``d``."""
         v = self.xp.reshape(arr, ()) if hasattr(arr, "shape") else arr
+        if self.lazy:  # computed by the backend's own transfer (its scheduler, its progress)
+            v = self.to_host(v)
         if d.kind == "b":
             return bool(v)
         if d.kind in "ui":

@@ -285,6 +285,23 @@ def _solve_or_nan(kit: Kit, la: Any, a: Any, b: Any) -> Any:
 # --- the kernels ------------------------------------------------------------------------------
 
 
+_UPPER: dict[type, bool] = {}
+
+
+def _cholesky_gives_upper(kit: Kit, la: Any) -> bool:
+    """Whether the namespace's ``linalg.cholesky`` gives the upper factor where the standard
+    says lower (array-api-compat's dask adapter does: dask's own default): probed once per
+    array type on a 2x2 matrix, so a namespace that differs is detected, never silently
+    wrong."""
+    t = kit.array_type
+    got = _UPPER.get(t)
+    if got is None:
+        xp = kit.xp
+        probe = la.cholesky(xp.asarray([[4.0, 2.0], [2.0, 3.0]]))
+        got = _UPPER[t] = float(kit.to_host(probe)[0, 1]) != 0.0
+    return got
+
+
 def linalg_cholesky_ex(
     kit: Kit, self: Tensor, *, upper: bool = False, check_errors: bool = False
 ) -> tuple[Tensor, Tensor]:
@@ -301,7 +318,9 @@ def linalg_cholesky_ex(
         except Exception as e:
             if not _failed(e):
                 raise
-        if L is not None and bool(xp.any(xp.isnan(L))):
+        if L is not None and _cholesky_gives_upper(kit, la):
+            L = matrix_transpose(xp, L)
+        if L is not None and not kit.lazy and bool(xp.any(xp.isnan(L))):
             L = None  # a library that signals failure with nan (CuPy)
     else:
         L = xp.asarray(a, copy=True)

@@ -242,6 +242,7 @@ def register(
     make_rng: Callable[[int], Any] | None = None,
     current_device: Callable[[], int] | None = None,
     special: Any = None,
+    lazy: bool | None = None,
 ) -> ArrayBackend:
     """Register the array kernels for backend ``key`` over array namespace ``xp``.
 
@@ -264,7 +265,9 @@ def register(
       ``special``: the special-function namespace (``scipy.special``, ``cupyx.scipy.special``,
       any namespace with scipy.special's names) that the kernels of the special functions call
       (``kit.special``); without it those ops raise "not supported by this backend" (Note
-      [Special-function namespace] in _special.py).
+      [Special-function namespace] in _special.py); ``lazy``: whether ``xp``'s arrays are
+      graphs computed when read (default: detected by dask's collection protocol), so kernels
+      read no values for their checks (Note [Lazy backends read no values] in _kit.py).
 
     ``xp`` is used as it is when it implements the array API standard, else adapted by
     array-api-compat (:func:`standard_namespace`); the kernels call only the standard and the
@@ -279,7 +282,7 @@ def register(
         compute.update(compute_dtypes)
     library = xp
     xp = standard_namespace(xp)
-    kit = Kit(xp, k.name, dev_type, storage, compute, device_context=device_context)
+    kit = Kit(xp, k.name, dev_type, storage, compute, device_context=device_context, lazy=lazy)
 
     numpy = sys.modules.get("numpy")  # imported only where needed: Meta runs without it
     is_numpy = numpy is not None and library is numpy

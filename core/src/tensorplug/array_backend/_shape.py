@@ -59,16 +59,41 @@ def reshapes_in_place(kit: Kit) -> bool:
     return got
 
 
+_VIEWS: dict[type, bool] = {}
+
+
+def has_views(kit: Kit) -> bool:
+    """Whether ``kit``'s namespace reshapes without a copy at all: a contiguous ``(2, 1)`` array
+    to ``(2,)`` with ``copy=False``, which any library with strided views can do. A lazy
+    library (dask) cannot (its arrays share no memory): its views are new arrays."""
+    t = kit.array_type
+    got = _VIEWS.get(t)
+    if got is None:
+        xp = kit.xp
+        try:
+            got = xp.reshape(xp.zeros((2, 1)), (2,), copy=False) is not None
+        except TypeError:
+            got = True  # numpy < 2.1 has no copy=, and its views are real
+        except (AttributeError, IndexError, NotImplementedError, ValueError):
+            got = False
+        _VIEWS[t] = got
+    return got
+
+
 def reshape_view(kit: Kit, a: Any, shape: tuple[int, ...]) -> Any:
     """``a`` reshaped without a copy; ValueError when the strides do not allow it."""
     xp = kit.xp
     if reshapes_in_place(kit):
         return a.reshape(shape, copy=False)
-    if not a.size:
-        return xp.reshape(a, shape)  # nothing to copy (array_api_strict would refuse)
+    if not a.size or not has_views(kit):
+        # nothing to copy (array_api_strict would refuse); or arrays that share no memory
+        # (dask): every reshape is a new array, as every view is (docs/dask.md)
+        return xp.reshape(a, shape)
     try:
         return xp.reshape(a, shape, copy=False)
-    except AttributeError as e:  # array_api_strict's word for "would copy"
+    except (AttributeError, IndexError) as e:
+        # array_api_strict's word for "would copy"; array-api-compat's own copy=False
+        # (it sets ``shape``) raises IndexError on a 0-d array
         raise ValueError(str(e)) from e
     except TypeError:  # numpy < 2.1 has no copy=
         r = a.view()
@@ -349,10 +374,18 @@ def repeat_interleave(kit: Kit, repeats: Tensor, *, output_size: int | None = No
         raise NotImplementedError(
             f"\"repeat_interleave_cpu\" not implemented for '{torch_name(repeats._dtype)}'"
         )
-    if r.size and int(xp.min(r)) < 0:
+    if r.size and not kit.lazy and int(xp.min(r)) < 0:
         raise OpError("repeats can not be negative")
     long_t = kit.storage[_dt.int64]
-    out = xp.repeat(xp.arange(r.shape[0], dtype=long_t), kit.cast(r, long_t))
+    if kit.lazy:
+        # the length is the one value read (Note [Value-dependent shapes]); each position's
+        # index is where it falls among the running totals (dask repeats by Python ints only)
+        ends = xp.cumulative_sum(kit.cast(r, long_t))
+        total = int(kit.to_host(ends[-1])) if r.shape[0] else 0
+        out = xp.searchsorted(ends, xp.arange(total, dtype=long_t), side="right")
+        out = kit.cast(out, long_t)
+    else:
+        out = xp.repeat(xp.arange(r.shape[0], dtype=long_t), kit.cast(r, long_t))
     if output_size is not None and output_size != out.shape[0]:
         raise OpError("allocated size does not match required size")
     return kit.wrap(out, _dt.int64, repeats._device)

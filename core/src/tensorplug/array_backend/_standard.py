@@ -5,7 +5,8 @@ in _kit.py): integer-array and mask indexing (:func:`getitem`, through :func:`po
 writing at indices and adding at repeated ones (:func:`put`, :func:`scatter`, for numpy's
 fancy ``__setitem__`` and ``add.at``), ``take_along_axis`` (2024.12) and running products and
 extrema (:func:`running`, for ``cumulative_prod`` and ufunc ``accumulate``), and
-``matrix_transpose`` (2022.12; CuPy's ``swapaxes`` where it has none). Each reads only
+``matrix_transpose`` (2022.12; CuPy's ``swapaxes`` where it has none) and ``broadcast_shapes``
+(numpy's; the standard has none). Each reads only
 shapes, dtypes and arrays, and sorts or searches on the device; :func:`positions` and
 :func:`scatter` read index values (bounds, repetitions) on the host.
 """
@@ -25,10 +26,13 @@ class Kit(Protocol):
 
     xp: Any
     storage: dict[_dt.dtype, Any]
+    lazy: bool
 
     def cast(self, arr: Any, xd: Any) -> Any: ...
 
     def copy(self, arr: Any) -> Any: ...
+
+    def nonzero(self, a: Any) -> tuple[Any, ...]: ...
 
 
 def matrix_transpose(xp: Any, a: Any) -> Any:
@@ -36,6 +40,24 @@ def matrix_transpose(xp: Any, a: Any) -> Any:
     has it (numpy >= 2), else ``swapaxes`` (CuPy)."""
     f = getattr(xp, "matrix_transpose", None)
     return f(a) if f is not None else xp.swapaxes(a, -1, -2)
+
+
+def broadcast_shapes(xp: Any, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape ``shapes`` broadcast to: ``xp.broadcast_shapes`` where the namespace has it
+    (numpy, cupy; not the standard, nor dask through array-api-compat), else the standard's
+    rule, computed here (ValueError where they do not broadcast, as numpy's)."""
+    f = getattr(xp, "broadcast_shapes", None)
+    if f is not None:
+        return tuple(f(*shapes))
+    rank = max((len(s) for s in shapes), default=0)
+    out = [1] * rank
+    for s in shapes:
+        for i, n in enumerate(s, rank - len(s)):
+            if n != out[i] and n != 1:
+                if out[i] != 1:
+                    raise ValueError(f"shape mismatch: shapes {list(shapes)} do not broadcast")
+                out[i] = n
+    return tuple(out)
 
 
 def getitem(kit: Kit, a: Any, idx: tuple[Any, ...]) -> Any:
@@ -60,7 +82,7 @@ def positions(
     items: list[Any] = []
     for e in idx:  # masks as integer arrays, one per dim they cover
         if hasattr(e, "dtype") and e.dtype == b_t:
-            items.extend(xp.nonzero(e) if e.ndim else (xp.nonzero(xp.reshape(e, (1,)))[0],))
+            items.extend(kit.nonzero(e) if e.ndim else (kit.nonzero(xp.reshape(e, (1,)))[0],))
         else:
             items.append(e)
     if not shape and items and not any(e is Ellipsis for e in items):
@@ -74,11 +96,12 @@ def positions(
     for j in arrays:
         e = kit.cast(xp.asarray(items[j]), i64)
         n = shape[j]
-        if e.size and (bool(xp.any(e >= n)) or bool(xp.any(e < -n))):
+        # a lazy backend reads no value here: an index out of range raises when computed
+        if not kit.lazy and e.size and (bool(xp.any(e >= n)) or bool(xp.any(e < -n))):
             bad = int(xp.max(e)) if bool(xp.any(e >= n)) else int(xp.min(e))
             raise IndexError(f"index {bad} is out of bounds for dimension {j} with size {n}")
         items[j] = xp.where(e < 0, e + n, e)
-    bshape = tuple(xp.broadcast_shapes(*(tuple(items[j].shape) for j in arrays))) if arrays else ()
+    bshape = broadcast_shapes(xp, *(tuple(items[j].shape) for j in arrays)) if arrays else ()
     together = not arrays or arrays == list(range(arrays[0], arrays[-1] + 1))
     slices = [j for j in range(len(shape)) if j not in arrays]
     # the result's dims: ("s", j) for a sliced dim j, ("b", None) for the broadcast ones
@@ -135,30 +158,25 @@ def scatter(kit: Kit, flat: Any, pos: Any, vals: Any, accumulate: bool) -> Any:
     n = pos.shape[0]
     if n == 0:
         return flat
-    b_t = kit.storage[_dt.bool]
+    # no boolean-mask indexing (a lazy library cannot size its result without computing): each
+    # cell finds the run of its position in the sorted positions by two searches
     order = xp.argsort(pos, stable=True)
     ps = xp.take(pos, order)
     vs = xp.take(vals, order)
-    one = xp.ones((1,), dtype=b_t)
-    if not accumulate:
-        last = xp.concat([ps[1:] != ps[:-1], one])
-        rounds = [(ps[last], vs[last])]
-    else:
-        first = xp.concat([one, ps[1:] != ps[:-1]])
-        i64 = pos.dtype
-        run = xp.cumulative_sum(kit.cast(first, i64)) - 1
-        starts = kit.cast(xp.nonzero(first)[0], i64)
-        rank = xp.arange(n, dtype=i64) - xp.take(starts, run)
-        rounds = [(ps[rank == r], vs[rank == r]) for r in range(int(xp.max(rank)) + 1)]
     cells = xp.arange(flat.shape[0], dtype=pos.dtype)
+    left = xp.searchsorted(ps, cells, side="left")
+    right = xp.searchsorted(ps, cells, side="right")
+    if not accumulate:  # the last value written at a position: the end of its run (stable)
+        got = xp.take(vs, xp.clip(right - 1, 0, n - 1))
+        return xp.where(right > left, got, flat)
+    # one round per repetition, in order, as numpy's add.at adds them: the number of rounds
+    # is the longest run, read on the host (the one value this reads)
+    runs = xp.searchsorted(ps, ps, side="right") - xp.searchsorted(ps, ps, side="left")
     out = flat
-    for u, w in rounds:
-        m = u.shape[0]
-        j = xp.searchsorted(u, cells)
-        jc = xp.clip(j, 0, m - 1)
-        hit = (j < m) & (xp.take(u, jc) == cells)
-        got = xp.take(w, jc)
-        out = xp.where(hit, out + got if accumulate else got, out)
+    for r in range(int(xp.max(runs))):
+        k = left + r
+        got = xp.take(vs, xp.clip(k, 0, n - 1))
+        out = xp.where(k < right, out + got, out)
     return out
 
 
@@ -166,6 +184,13 @@ def take_along_axis(kit: Kit, a: Any, idx: Any, axis: int) -> Any:
     """``take_along_axis`` by ``take`` on the flattened array: ``idx`` has ``a``'s shape but
     along ``axis``."""
     xp = kit.xp
+    if kit.lazy and idx.shape[axis] == 1:
+        # one pick per row (a loss's target class): comparing with each position keeps every
+        # chunk's work in the chunk, where the flattened take below would regroup the chunks
+        ax = axis % a.ndim
+        pos = xp.reshape(xp.arange(a.shape[ax]), (-1,) + (1,) * (a.ndim - ax - 1))
+        hit = kit.cast(idx, kit.storage[_dt.int64]) == pos
+        return xp.sum(xp.where(hit, a, xp.zeros((), dtype=a.dtype)), axis=ax, keepdims=True)
     a2 = xp.moveaxis(a, axis, -1)
     i2 = xp.moveaxis(idx, axis, -1)
     shape = tuple(i2.shape)

@@ -251,8 +251,17 @@ def _default_storage(xp: Any) -> tuple[dict[_dt.dtype, Any], dict[_dt.dtype, Any
             if x is not None:
                 storage[d] = x
                 break
+    numpy_dtypes = getattr(xp, "__name__", "") == "numpy" or (
+        _dt.float16 not in storage and _holds_numpy_dtypes(xp)
+    )
+    if numpy_dtypes and _dt.float16 not in storage:
+        # a library whose arrays hold numpy dtypes but that names only some (dask.array names
+        # none of float16): numpy's dtype object is its dtype
+        import numpy
+
+        storage[_dt.float16] = numpy.dtype("float16")
     compute: dict[_dt.dtype, Any] = {}
-    if _dt.bfloat16 not in storage and getattr(xp, "__name__", "") == "numpy":
+    if _dt.bfloat16 not in storage and numpy_dtypes:
         try:
             import ml_dtypes
         except ImportError:  # bfloat16 unsupported; the kit says so on use
@@ -261,6 +270,24 @@ def _default_storage(xp: Any) -> tuple[dict[_dt.dtype, Any], dict[_dt.dtype, Any
             storage[_dt.bfloat16] = ml_dtypes.bfloat16
             compute[_dt.bfloat16] = xp.float32
     return storage, compute
+
+
+def _holds_numpy_dtypes(xp: Any) -> bool:
+    """Whether ``xp``'s arrays are made with numpy's dtype objects and keep them (dask.array):
+    then numpy's float16 and ml_dtypes' bfloat16 are its dtypes too."""
+    import sys
+    import warnings
+
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        return False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # array_api_strict warns about numpy's dtypes
+            a = xp.zeros((1,), dtype=numpy.dtype("float16"))
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return bool(getattr(a, "dtype", None) == numpy.dtype("float16"))
 
 
 def _to_host_by_dlpack(a: Any) -> Any:

@@ -19,7 +19,8 @@ a sample that asks for a dtype it lacks (``.to(float16)``) is skipped as such.
 ``expected_failures=`` names cases known to fail (``"op"``, ``"op-dtype"`` or a whole case id
 ``"op-dtype-sample"``, or a pattern such as ``"diagonal-*-batched_dims"``; ``"grad:op"`` for a
 gradient case): they run as strict xfails (a case of them that passes fails, so a fix shows),
-and a name that matches no case is an error. Usage::
+and a name that matches no case is an error. ``select=`` keeps the cases whose id it accepts
+(a sample, for a backend whose cases are slow: tensorplug-dask's). Usage::
 
     instantiate_device_type_tests(
         globals(), "foo", dtypes=("float32", "float64", "int64", "bool"),
@@ -30,7 +31,7 @@ and a name that matches no case is an error. Usage::
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ._grads import grad_cases, gradients, run_grad_case
@@ -98,6 +99,7 @@ def instantiate_device_type_tests(
     dtypes: Iterable[str] | None = None,
     expected_failures: Mapping[str, str] | Iterable[str] = (),
     grads: bool = True,
+    select: Callable[[str], bool] | None = None,
 ) -> None:
     """Define ``test_op_<device>`` (and ``test_grad_<device>``) in ``scope`` (a test module's
     ``globals()``), parametrized over the OpInfo cases (see the module docstring)."""
@@ -119,7 +121,11 @@ def instantiate_device_type_tests(
     else:
         dtypes = frozenset(dtypes) & supported_dtypes(device)
 
-    @pytest.mark.parametrize(("info", "dtype", "sample"), _marked(cases(dtypes), op_expected))
+    op_cases = list(cases(dtypes))
+    if select is not None:  # a sample of the cases, by their ids
+        op_cases = [p for p in op_cases if select(p.id)]
+
+    @pytest.mark.parametrize(("info", "dtype", "sample"), _marked(op_cases, op_expected))
     def test_op(info: OpInfo, dtype: str, sample: SampleInput) -> None:
         run_op_case(info, dtype, sample, device)
 
@@ -128,7 +134,11 @@ def instantiate_device_type_tests(
     if not grads or "autograd" not in tp.plugins.loaded_names():
         return
 
-    @pytest.mark.parametrize(("info", "sample"), _marked(grad_cases(), grad_expected))
+    g_cases = list(grad_cases())
+    if select is not None:
+        g_cases = [p for p in g_cases if select(p.id)]
+
+    @pytest.mark.parametrize(("info", "sample"), _marked(g_cases, grad_expected))
     def test_grad(info: OpInfo, sample: SampleInput) -> None:
         run_grad_case(info, sample, device)
 

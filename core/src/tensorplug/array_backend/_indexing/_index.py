@@ -33,9 +33,10 @@ _INT_INDEX = (_dt.int64, _dt.int32)
 
 
 def out_of_range(kit: Kit, i: Any, n: int) -> int | None:
-    """The first index bound (the least, else the greatest) of ``i`` outside ``[0, n)``."""
+    """The first index bound (the least, else the greatest) of ``i`` outside ``[0, n)``;
+    None on a lazy backend, which reads no index (Note [Lazy backends read no values])."""
     xp = kit.xp
-    if not i.size:
+    if kit.lazy or not i.size:
         return None
     lo, hi = int(xp.min(i)), int(xp.max(i))
     return lo if lo < 0 else hi if hi >= n else None
@@ -132,7 +133,7 @@ def integer_index(kit: Kit, idx: tuple[Any, ...]) -> tuple[Any, ...]:
     out: list[Any] = []
     for e in idx:
         if getattr(e, "dtype", None) is not None and e.dtype == bool_t:
-            out.extend(xp.nonzero(e) if e.ndim else (xp.nonzero(xp.reshape(e, (1,)))[0],))
+            out.extend(kit.nonzero(e) if e.ndim else (kit.nonzero(xp.reshape(e, (1,)))[0],))
         else:
             out.append(e)
     return tuple(out)

@@ -176,7 +176,7 @@ def masked_select(kit: Kit, self: Tensor, mask: Tensor) -> Tensor:
     # PyTorch broadcasts (mask, self), in that order: the message names them a and b
     shape = check_broadcast(tuple(mask._data.shape), tuple(self._data.shape))
     m = xp.broadcast_to(kit.condition(mask, self._device), shape)
-    r = xp.broadcast_to(self._data, shape)[m]
+    r = kit.known(xp.broadcast_to(self._data, shape)[m])
     return kit.wrap(xp.reshape(r, (-1,)), self._dtype, self._device)
 
 
@@ -187,7 +187,7 @@ def nonzero(kit: Kit, self: Tensor) -> Tensor:
     if a.ndim == 0:  # numpy refuses nonzero of a 0-d array; PyTorch gives (0 or 1, 0)
         rows = 1 if bool(kit.truth(a)) else 0
         return kit.wrap(xp.zeros((rows, 0), dtype=long_t), _dt.int64, self._device)
-    where = xp.nonzero(kit.truth(a))  # != 0 for the dtypes numpy's nonzero does not know
+    where = kit.nonzero(kit.truth(a))  # != 0 for the dtypes numpy's nonzero does not know
     return kit.wrap(xp.stack(where, axis=1), _dt.int64, self._device)
 
 

@@ -280,14 +280,23 @@ def nll_loss(kit: Kit) -> Kernel:
         valid = t != ignore_index
         safe = xp.where(valid, t, xp.zeros((), dtype=t.dtype))
         bad = valid & ((safe < 0) | (safe >= n_classes))
-        if bool(xp.any(bad)):
+        if kit.lazy:
+            # no value read (Note [Lazy backends read no values]): a target out of range gives
+            # a NaN loss where PyTorch raises (docs/dask.md)
+            safe = xp.where(bad, xp.zeros((), dtype=t.dtype), safe)
+        elif bool(xp.any(bad)):
             first = int(xp.reshape(t[bad], (-1,))[0])
             raise IndexError(f"Target {first} is out of bounds.")
         if batched:
             picked = xp.squeeze(kit.take_along_axis(x, xp.expand_dims(safe, axis=1), 1), axis=1)
         else:
             picked = kit.getitem(x, (safe,))
-        wt = kit.getitem(w, (safe,)) * kit.cast(valid, x.dtype)
+        if kit.lazy:
+            picked = xp.where(bad, xp.asarray(float("nan"), dtype=picked.dtype), picked)
+        if weight is None:  # every class weighs 1: no lookup
+            wt = kit.cast(valid, x.dtype)
+        else:
+            wt = kit.getitem(w, (safe,)) * kit.cast(valid, x.dtype)
         loss = -picked * wt
         if reduction == "none":
             return kit.wrap(loss, d, device)

@@ -73,6 +73,23 @@ class _Writer:
         self.pending.append((t, x))
         return x
 
+    def done(self, t: Tensor, x: Any) -> None:
+        """``x`` is ``t``'s new value: where the arrays' in-place operators made a new array
+        (dask's ``P -= u`` rebinds ``P``), it is written into ``t``'s (or its pending copy);
+        numpy's and CuPy's wrote in place, and nothing happens."""
+        if t._dtype in self.kit.native:
+            if x is not t._data:
+                if self.kit.lazy:  # a graph shares no memory: the new one replaces it
+                    t._data = x
+                else:
+                    t._data[...] = x
+            return
+        for j, (u, old) in enumerate(self.pending):
+            if u is t:
+                if x is not old:
+                    self.pending[j] = (t, x)
+                return
+
     def flush(self) -> None:
         for t, x in self.pending:
             t._data[...] = self.kit.cast(x, self.kit.storage[t._dtype])
@@ -90,6 +107,11 @@ def foreach_add_scalar_(kit: Kit, self: list[Tensor], scalar: Any) -> None:
         if d in kit.native:
             a = t._data
             a += kit.scalar(scalar, d)
+            if a is not t._data:  # arrays without in-place operators (dask)
+                if kit.lazy:
+                    t._data = a
+                else:
+                    t._data[...] = a
         else:
             x = kit.as_compute(t, d) + kit.scalar(scalar, d)
             t._data[...] = kit.cast(x, kit.storage[d])
@@ -139,6 +161,7 @@ def _adam(
         if weight_decay != 0:
             if decoupled:
                 P *= _scalar(kit, 1 - lr * weight_decay, cd)
+                w.done(p, P)
             else:
                 G = G + P * weight_decay
         VM = w.open(max_exp_avg_sqs[i]) if amsgrad else None
@@ -164,6 +187,9 @@ def _adam(
         update = M / denom
         update *= _scalar(kit, step_size, cd)
         P -= update
+        w.done(p, P)
+        w.done(exp_avgs[i], M)
+        w.done(exp_avg_sqs[i], V)
     w.flush()
 
 
@@ -270,8 +296,10 @@ def fused_sgd_(kit: Kit, self: list[Tensor], grads: list[Tensor],
             else:
                 B *= momentum
                 B += G * (1 - dampening)
+            w.done(momentum_buffer_list[i], B)
             G = G + B * momentum if nesterov else B
         P -= G * _scalar(kit, lr, cd)
+        w.done(p, P)
     w.flush()
 
 
@@ -319,6 +347,8 @@ def fused_adagrad_(kit: Kit, self: list[Tensor], grads: list[Tensor], state_sums
             continue
         S += G * G
         P -= G / (xp.sqrt(S) + eps) * clr
+        w.done(state_sums[i], S)
+        w.done(p, P)
     w.flush()
 
 

@@ -20,6 +20,7 @@ from ... import dtypes as _dt
 from ...device import canonical
 from ...device import device as Device
 from ...tensor import Tensor
+from .. import _standard
 from .._kit import Kernel, Kernels, Kit, OpError, Scalar, bind, check_broadcast, check_fits
 
 
@@ -94,15 +95,17 @@ def copy_(kit: Kit, self: Tensor, src: Tensor, non_blocking: bool = False) -> Te
     elif src._device != self._device:
         v = kit.from_host_array(kit.to_host(v), self._device)
     check_broadcast(tuple(self._data.shape), tuple(v.shape))
-    if tuple(kit.xp.broadcast_shapes(tuple(self._data.shape), tuple(v.shape))) != tuple(
+    if tuple(_standard.broadcast_shapes(kit.xp, tuple(self._data.shape), tuple(v.shape))) != tuple(
         self._data.shape
     ):
         raise OpError(
             f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-            f"{list(kit.xp.broadcast_shapes(tuple(self._data.shape), tuple(v.shape)))}"
+            f"{list(_standard.broadcast_shapes(kit.xp, tuple(self._data.shape), tuple(v.shape)))}"
         )
     if src._dtype.kind == "c" and self._dtype.kind != "c":
         v = kit.xp.real(v)
+    if self._data.size == 0:  # nothing to write (dask's a[...] = v refuses a 0-length dim)
+        return self
     self._data[...] = kit.cast(v, kit.storage[self._dtype])
     return self
 

@@ -244,7 +244,7 @@ def groups(kit: Kit, new: Any, order: Any) -> tuple[Any, Any]:
     n = new.shape[0]
     group = xp.cumulative_sum(kit.cast(new, i64)) - 1
     inverse = xp.take(group, xp.argsort(order, stable=True)) if n else group
-    ends = xp.concat([kit.cast(xp.nonzero(new)[0], i64), xp.asarray([n], dtype=i64)])
+    ends = xp.concat([kit.cast(kit.nonzero(new)[0], i64), xp.asarray([n], dtype=i64)])
     return inverse, ends[1:] - ends[:-1]
 
 
@@ -280,7 +280,7 @@ def unique2(
     empty = xp.zeros((0,), dtype=i64)
     dev = self._device
     return (
-        kit.wrap(s_[new], d, dev),
+        kit.wrap(xp.take(s_, kit.nonzero(new)[0]), d, dev),  # Note [Value-dependent shapes]
         longs(kit, xp.reshape(inverse, self._data.shape) if return_inverse else empty, dev),
         longs(kit, counts if return_counts else empty, dev),
     )
@@ -321,7 +321,8 @@ def unique_dim(
     s_ = xp.take(rows, order, axis=0)
     new = first_of_runs(kit, s_, rows=True)
     inverse, counts = groups(kit, new, order)
-    out = xp.moveaxis(xp.reshape(xp.take(m, order, axis=0)[new], (-1, *m.shape[1:])), 0, ax)
+    firsts = xp.take(xp.take(m, order, axis=0), kit.nonzero(new)[0], axis=0)  # known length
+    out = xp.moveaxis(firsts, 0, ax)
     return (
         kit.wrap(out, d, dev),
         longs(kit, inverse if return_inverse else empty, dev),

@@ -39,6 +39,9 @@ EXPECTED_CHANGES = {
     ("special_log1p", "accel"): "an alias of log1p",
     ("special_softmax", "accel"): "an alias of softmax",
     ("special_log_softmax", "accel"): "an alias of log_softmax",
+    # numpy's names of the pointwise ops (PyTorch's aliases run the listed op)
+    ("arccos", "accel"): "an alias of acos",
+    ("arcsin", "accel"): "an alias of asin",
     # PyTorch's matrix_power and pinv multiply with matmul as well
     **{
         (op, dev): "PyTorch's runs matmul"
@@ -53,6 +56,9 @@ EXPECTED_CHANGES = {
         for dev in ("cpu", "accel")
     },  # fmt: skip
 }
+# composites of a promoted op: float16 beside bfloat16 raises in a region, as the op does
+# (tests/autocast covers the promote policy)
+PROMOTED_ALIASES = {("arctan2", "accel"): "an alias of atan2"}
 FLOAT_DTYPES = ("float32", "float16", "bfloat16")
 
 
@@ -87,6 +93,8 @@ def _dtypes(r: Any) -> Any:
 @pytest.mark.parametrize("device", ["cpu", "accel"])
 @pytest.mark.parametrize("info", _composites(), ids=lambda i: i.name)
 def test_composite_keeps_its_dtype_in_a_region(request: Any, info: OpInfo, device: str) -> None:
+    if (info.name, device) in PROMOTED_ALIASES:
+        pytest.skip(PROMOTED_ALIASES[info.name, device])
     if device == "accel":
         request.getfixturevalue("accel")
     changed = []

@@ -26,6 +26,206 @@ def clip_tensor_(self: Any, min: Any = None, max: Any = None) -> Any:
     return aten.clamp_.Tensor(self, min, max)
 
 
+# --- numpy's names: PyTorch's aliases of the pointwise ops --------------------------------------
+# Each runs the op it names (its kernel, formula, batching rule and autocast policy), as
+# PyTorch's alias ops do (CompositeImplicitAutograd, aten/src/ATen/native/UnaryOps.cpp).
+
+
+def absolute(self: Any) -> Any:
+    return aten.abs.default(self)
+
+
+def absolute_(self: Any) -> Any:
+    return aten.abs_.default(self)
+
+
+def arccos(self: Any) -> Any:
+    return aten.acos.default(self)
+
+
+def arccos_(self: Any) -> Any:
+    return aten.acos_.default(self)
+
+
+def arccosh(self: Any) -> Any:
+    return aten.acosh.default(self)
+
+
+def arccosh_(self: Any) -> Any:
+    return aten.acosh_.default(self)
+
+
+def arcsin(self: Any) -> Any:
+    return aten.asin.default(self)
+
+
+def arcsin_(self: Any) -> Any:
+    return aten.asin_.default(self)
+
+
+def arcsinh(self: Any) -> Any:
+    return aten.asinh.default(self)
+
+
+def arcsinh_(self: Any) -> Any:
+    return aten.asinh_.default(self)
+
+
+def arctan(self: Any) -> Any:
+    return aten.atan.default(self)
+
+
+def arctan_(self: Any) -> Any:
+    return aten.atan_.default(self)
+
+
+def arctanh(self: Any) -> Any:
+    return aten.atanh.default(self)
+
+
+def arctanh_(self: Any) -> Any:
+    return aten.atanh_.default(self)
+
+
+def arctan2(self: Any, other: Any) -> Any:
+    return aten.atan2.default(self, other)
+
+
+def arctan2_(self: Any, other: Any) -> Any:
+    return aten.atan2_.default(self, other)
+
+
+def divide_tensor(self: Any, other: Any) -> Any:
+    return aten.div.Tensor(self, other)
+
+
+def divide__tensor(self: Any, other: Any) -> Any:
+    return aten.div_.Tensor(self, other)
+
+
+def divide_scalar(self: Any, other: Any) -> Any:
+    return aten.div.Scalar(self, other)
+
+
+def divide__scalar(self: Any, other: Any) -> Any:
+    return aten.div_.Scalar(self, other)
+
+
+def true_divide_tensor(self: Any, other: Any) -> Any:
+    return aten.div.Tensor(self, other)
+
+
+def true_divide__tensor(self: Any, other: Any) -> Any:
+    return aten.div_.Tensor(self, other)
+
+
+def true_divide_scalar(self: Any, other: Any) -> Any:
+    return aten.div.Scalar(self, other)
+
+
+def true_divide__scalar(self: Any, other: Any) -> Any:
+    return aten.div_.Scalar(self, other)
+
+
+def multiply_tensor(self: Any, other: Any) -> Any:
+    return aten.mul.Tensor(self, other)
+
+
+def multiply__tensor(self: Any, other: Any) -> Any:
+    return aten.mul_.Tensor(self, other)
+
+
+def multiply_scalar(self: Any, other: Any) -> Any:
+    return aten.mul.Scalar(self, other)
+
+
+def multiply__scalar(self: Any, other: Any) -> Any:
+    return aten.mul_.Scalar(self, other)
+
+
+def divide_tensor_mode(self: Any, other: Any, *, rounding_mode: str | None) -> Any:
+    return aten.div.Tensor_mode(self, other, rounding_mode=rounding_mode)
+
+
+def subtract_tensor(self: Any, other: Any, *, alpha: Any = 1) -> Any:
+    return aten.sub.Tensor(self, other, alpha=alpha)
+
+
+def subtract__tensor(self: Any, other: Any, *, alpha: Any = 1) -> Any:
+    return aten.sub_.Tensor(self, other, alpha=alpha)
+
+
+def subtract_scalar(self: Any, other: Any, alpha: Any = 1) -> Any:
+    return aten.sub.Scalar(self, other, alpha)
+
+
+def subtract__scalar(self: Any, other: Any, alpha: Any = 1) -> Any:
+    return aten.sub_.Scalar(self, other, alpha)
+
+
+def negative(self: Any) -> Any:
+    return aten.neg.default(self)
+
+
+def negative_(self: Any) -> Any:
+    return aten.neg_.default(self)
+
+
+def positive(self: Any) -> Any:
+    """``self`` itself (``+x``), refused for bool as PyTorch does."""
+    if self.dtype.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
+def fix(self: Any) -> Any:
+    return aten.trunc.default(self)
+
+
+def fix_(self: Any) -> Any:
+    return aten.trunc_.default(self)
+
+
+def greater_tensor(self: Any, other: Any) -> Any:
+    return aten.gt.Tensor(self, other)
+
+
+def greater_scalar(self: Any, other: Any) -> Any:
+    return aten.gt.Scalar(self, other)
+
+
+def greater_equal_tensor(self: Any, other: Any) -> Any:
+    return aten.ge.Tensor(self, other)
+
+
+def greater_equal_scalar(self: Any, other: Any) -> Any:
+    return aten.ge.Scalar(self, other)
+
+
+def less_tensor(self: Any, other: Any) -> Any:
+    return aten.lt.Tensor(self, other)
+
+
+def less_scalar(self: Any, other: Any) -> Any:
+    return aten.lt.Scalar(self, other)
+
+
+def less_equal_tensor(self: Any, other: Any) -> Any:
+    return aten.le.Tensor(self, other)
+
+
+def less_equal_scalar(self: Any, other: Any) -> Any:
+    return aten.le.Scalar(self, other)
+
+
+def not_equal_tensor(self: Any, other: Any) -> Any:
+    return aten.ne.Tensor(self, other)
+
+
+def not_equal_scalar(self: Any, other: Any) -> Any:
+    return aten.ne.Scalar(self, other)
+
+
 # --- copies ---------------------------------------------------------------------------------
 
 

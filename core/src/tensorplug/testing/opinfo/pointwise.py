@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -1257,6 +1258,83 @@ for _name, _np in (
             result_dtype=promoted(0, 1),
         )
     )
+
+
+# --- numpy's names: aliases of the pointwise ops ------------------------------------------------
+# PyTorch's alias ops (absolute, arccos, divide, greater, ...) run the op they name: its
+# oracle, on the first few of its samples (the op itself runs them all).
+
+
+def _first(base: OpInfo, n: int = 2) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
+    def gen(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        for i, s in enumerate(base.sample_inputs(d, rng)):
+            if i == n:
+                return
+            yield s
+
+    return gen
+
+
+def _alias_of(of: str, name: str, public: str, *, function: bool = True) -> None:
+    """``name`` (public as ``tp.<public>`` when ``function``, and ``Tensor.<public>``): the
+    op ``of`` under PyTorch's alias."""
+    base = _info(of)
+    call = fn(public) if function else meth(public)
+    method = meth(public) if function else None
+    add(replace(base, name=name, op=call, method=method, sample_inputs=_first(base)))
+
+
+for _alias, _of in (
+    ("absolute", "abs"),
+    ("arccos", "acos"),
+    ("arccosh", "acosh"),
+    ("arcsin", "asin"),
+    ("arcsinh", "asinh"),
+    ("arctan", "atan"),
+    ("arctanh", "atanh"),
+    ("arctan2", "atan2"),
+    ("negative", "neg"),
+    ("fix", "trunc"),
+):
+    _alias_of(_of, _alias, _alias)
+    # absolute_ and arctan2_ are methods only, as in PyTorch
+    _alias_of(f"{_of}_", f"{_alias}_", f"{_alias}_", function=_alias not in ("absolute", "arctan2"))
+for _alias, _of in (
+    ("divide", "div"),
+    ("true_divide", "div"),
+    ("multiply", "mul"),
+    ("subtract", "sub"),
+):
+    for _overload in ("Tensor", "Scalar"):
+        _alias_of(f"{_of}.{_overload}", f"{_alias}.{_overload}", _alias)
+        _alias_of(f"{_of}_.{_overload}", f"{_alias}_.{_overload}", f"{_alias}_", function=False)
+_alias_of("div.Tensor_mode", "divide.Tensor_mode", "divide")
+for _alias, _of in (
+    ("greater", "gt"),
+    ("greater_equal", "ge"),
+    ("less", "lt"),
+    ("less_equal", "le"),
+    ("not_equal", "ne"),
+):
+    for _overload in ("Tensor", "Scalar"):
+        _alias_of(f"{_of}.{_overload}", f"{_alias}.{_overload}", _alias)
+
+
+def _positive_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((3, 4), d, rng))
+    yield S("0dim", make((), d, rng))
+
+
+positive = add(
+    OpInfo(
+        "positive",
+        op=fn("positive"),
+        method=meth("positive"),
+        sample_inputs=_positive_samples,
+        ref=lambda x: x,
+        dtypes=NUMERIC,
+    )
+)
 
 
 # --- copies and conversion --------------------------------------------------------------------

@@ -268,6 +268,15 @@ EXCLUDED = {
         for op in ("fmod.Tensor", "fmod_.Tensor")
     },
     **{(op, "domain_ends"): "0, 1 and outside [0, 1]: inf and NaN" for op in ("logit", "logit_")},
+    **{
+        (op, "signed_zeros"): "other is +-0 and self 0 there: x +- eps flips the sign"
+        for op in ("copysign.Tensor", "copysign_.Tensor")
+    },
+    **{
+        (op, "infinities"): "infinite inputs: finite differences are NaN"
+        for op in ("logaddexp", "logaddexp2")
+    },
+    ("frexp.Tensor", "specials"): "0, infinities and powers of two, where the exponent steps",
     ("special_entr", "special_points"): "0 and -1: entr's derivative is -inf and undefined",
     ("angle", "signs"): "NaN input, and 0 where angle steps from pi to 0",
     ("sinc", "special_points"): "x = 0: sinc's gradient is pinned to 0 there (PyTorch's "

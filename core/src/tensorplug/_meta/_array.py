@@ -48,6 +48,7 @@ class MetaValueRead(Exception):
 
 
 _b, _u8, _i64, _f32, _f64 = _dt.bool, _dt.uint8, _dt.int64, _dt.float32, _dt.float64
+_i32 = _dt.int32
 _c64, _c128 = _dt.complex64, _dt.complex128
 
 

@@ -14,6 +14,7 @@ from ._array import (
     _broadcast,
     _f32,
     _f64,
+    _i32,
     _promote,
     _shp,
     asarray,
@@ -111,6 +112,16 @@ def clip(x: MetaArray, /, min: Any = None, max: Any = None) -> MetaArray:  # noq
 @_api
 def where(cond: Any, a: Any, b: Any, /) -> MetaArray:
     return MetaArray(_broadcast(_shp(cond), _shp(a), _shp(b)), _promote(a, b))
+
+
+# gcd and lcm (integers: their operands' dtype), frexp (the mantissa and int32 exponents)
+for _n in ("gcd", "lcm"):
+    setattr(xp, _n, _binary_fn(_n, False))
+
+
+@_api
+def frexp(x: MetaArray, /) -> tuple[MetaArray, MetaArray]:
+    return MetaArray(x.shape, x.dtype), MetaArray(x.shape, _i32)
 
 
 del _n

@@ -165,12 +165,22 @@ def install() -> None:
     _install("__rfloordiv__", _reflected(a.floor_divide.default, None))
     _install("__rmod__", _reflected(a.remainder.Tensor, None))
     _install("__rpow__", _reflected(a.pow.Tensor_Tensor, lambda s, o: a.pow.Scalar(o, s)))
+    # the shifts (PyTorch's __lshift__ / __rshift__ run the kernels of its bitwise shifts)
+    for name, op in (("lshift", a.bitwise_left_shift), ("rshift", a.bitwise_right_shift)):
+        _install(f"__{name}__", _binary(op.Tensor, op.Tensor_Scalar))
+        _install(f"__r{name}__", _reflected(op.Tensor, lambda s, o, op=op: op.Scalar_Tensor(o, s)))
     _install("__matmul__", _binary_tensor_only(a.matmul.default))
     _install("__rmatmul__", _reflected(a.matmul.default, None))
     _install("__iadd__", _inplace(a.add_.Tensor, a.add_.Scalar))
     _install("__isub__", _inplace(a.sub_.Tensor, a.sub_.Scalar))
     _install("__imul__", _inplace(a.mul_.Tensor, a.mul_.Scalar))
     _install("__itruediv__", _inplace(a.div_.Tensor, a.div_.Scalar))
+    _install(
+        "__ilshift__", _inplace(a.bitwise_left_shift_.Tensor, a.bitwise_left_shift_.Tensor_Scalar)
+    )
+    _install(
+        "__irshift__", _inplace(a.bitwise_right_shift_.Tensor, a.bitwise_right_shift_.Tensor_Scalar)
+    )
 
     def __neg__(self: Tensor) -> Any:
         return a.neg.default(self)

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from .. import dtypes as _dt
+from .._op_errors import torch_name
 from ..ops import ops
 
 aten = ops.aten
@@ -224,6 +227,131 @@ def not_equal_tensor(self: Any, other: Any) -> Any:
 
 def not_equal_scalar(self: Any, other: Any) -> Any:
     return aten.ne.Scalar(self, other)
+
+
+# --- numpy's numeric functions written in other operators ---------------------------------------
+# deg2rad / rad2deg multiply (PyTorch's own kernels do the same); ldexp, float_power and isreal
+# are PyTorch's composites; isposinf / isneginf compare with the infinity.
+
+_DEG2RAD = math.pi / 180
+_RAD2DEG = 180 / math.pi
+
+
+def _angle_factor(name: str, self: Any) -> None:
+    if self.dtype.is_complex:
+        raise RuntimeError(f"aten::{name}: {name} is not supported for complex tensors.")
+
+
+def _to_float(self: Any) -> Any:
+    """Integers and bool as the default dtype, as PyTorch's floating functions take them."""
+    if self.dtype.is_floating_point:
+        return self
+    return aten._to_copy.default(self, dtype=_dt.get_default_dtype())
+
+
+def deg2rad(self: Any) -> Any:
+    _angle_factor("deg2rad", self)
+    return aten.mul.Scalar(_to_float(self), _DEG2RAD)
+
+
+def deg2rad_(self: Any) -> Any:
+    _angle_factor("deg2rad", self)
+    return aten.mul_.Scalar(self, _DEG2RAD)
+
+
+def rad2deg(self: Any) -> Any:
+    _angle_factor("rad2deg", self)
+    return aten.mul.Scalar(_to_float(self), _RAD2DEG)
+
+
+def rad2deg_(self: Any) -> Any:
+    _angle_factor("rad2deg", self)
+    return aten.mul_.Scalar(self, _RAD2DEG)
+
+
+def ldexp(self: Any, other: Any) -> Any:
+    """``self * 2**other``, in the floating type of the promoted operands."""
+    d = _dt.result_type(self, other)
+    if not (d.is_floating_point or d.is_complex):
+        d = _dt.get_default_dtype()
+    r = aten.mul.Tensor(self, aten.pow.Scalar(2.0, other))
+    return r if r.dtype is d else aten._to_copy.default(r, dtype=d)
+
+
+def ldexp_(self: Any, other: Any) -> Any:
+    return aten.mul_.Tensor(self, aten.pow.Scalar(2.0, other))
+
+
+def _power_dtype(*operands: Any) -> Any:
+    """float_power computes in double, complex double when an operand is complex."""
+    complex_ = any(
+        isinstance(x, complex) or (hasattr(x, "dtype") and x.dtype.is_complex) for x in operands
+    )
+    return _dt.complex128 if complex_ else _dt.float64
+
+
+def _as(self: Any, d: Any) -> Any:
+    return self if self.dtype is d else aten._to_copy.default(self, dtype=d)
+
+
+def _scalar_as(value: Any, d: Any) -> Any:
+    return complex(value) if d.is_complex else float(value)
+
+
+def float_power_tensor_tensor(self: Any, exponent: Any) -> Any:
+    d = _power_dtype(self, exponent)
+    return aten.pow.Tensor_Tensor(_as(self, d), _as(exponent, d))
+
+
+def float_power_scalar(self: Any, exponent: Any) -> Any:
+    d = _power_dtype(self, exponent)
+    return aten.pow.Scalar(_scalar_as(self, d), _as(exponent, d))
+
+
+def float_power_tensor_scalar(self: Any, exponent: Any) -> Any:
+    d = _power_dtype(self, exponent)
+    return aten.pow.Tensor_Scalar(_as(self, d), _scalar_as(exponent, d))
+
+
+def _check_float_power_(self: Any, d: Any) -> None:
+    if self.dtype is not d:
+        raise RuntimeError(
+            f"aten::float_power_: the base given to float_power_ has dtype "
+            f"{torch_name(self.dtype)} but the operation's result requires dtype {torch_name(d)}"
+        )
+
+
+def float_power__scalar(self: Any, exponent: Any) -> Any:
+    d = _power_dtype(self, exponent)
+    _check_float_power_(self, d)
+    return aten.pow_.Scalar(self, _scalar_as(exponent, d))
+
+
+def float_power__tensor(self: Any, exponent: Any) -> Any:
+    d = _power_dtype(self, exponent)
+    _check_float_power_(self, d)
+    return aten.pow_.Tensor(self, _as(exponent, d))
+
+
+def _infinity_test(name: str, self: Any, value: float) -> Any:
+    if self.dtype.is_complex:
+        raise RuntimeError(f"aten::{name}: {name} does not support complex inputs.")
+    return aten.eq.Scalar(self, value)
+
+
+def isposinf(self: Any) -> Any:
+    return _infinity_test("isposinf", self, math.inf)
+
+
+def isneginf(self: Any) -> Any:
+    return _infinity_test("isneginf", self, -math.inf)
+
+
+def isreal(self: Any) -> Any:
+    """True where the imaginary part is 0; everywhere for a real tensor."""
+    if not self.dtype.is_complex:
+        return aten.ones_like.default(self, dtype=_dt.bool)
+    return aten.eq.Scalar(imag(self), 0)
 
 
 # --- copies ---------------------------------------------------------------------------------

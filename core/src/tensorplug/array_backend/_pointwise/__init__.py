@@ -7,6 +7,8 @@ elements at the same position of their (broadcast) operands.
 * ``_where``: clamp, where, masked_fill;
 * ``_complex``: complex, polar, angle and the complex views view_as_real / view_as_complex
   (Note [Complex views] there);
+* ``_numeric``: numpy's numeric functions PyTorch has too: gcd, lcm, the bitwise shifts,
+  copysign, logaddexp / logaddexp2, nextafter, frexp, logical_xor;
 * ``_copy``: the copies and conversions _to_copy, clone, copy_, fill_ (and _local_scalar_dense,
   ``item()``);
 
@@ -17,6 +19,6 @@ each with its in-place and ``out=`` forms, made by the builders of ``_elementwis
 
 from __future__ import annotations
 
-from . import _binary, _complex, _copy, _unary, _where
+from . import _binary, _complex, _copy, _numeric, _unary, _where
 
-PARTS = (_binary, _unary, _where, _copy, _complex)
+PARTS = (_binary, _unary, _where, _copy, _complex, _numeric)

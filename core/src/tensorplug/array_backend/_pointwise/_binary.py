@@ -32,6 +32,7 @@ from ._elementwise import (
     inplace,
     write_result,
 )
+from ._numeric import real_only
 from ._rules import (
     integral_only,
     no_bool_pow,
@@ -442,15 +443,17 @@ def build(kit: Kit) -> Kernels:
 
     # --- comparisons and logic ---------------------------------------------------------
 
+    for cmp, fn in (("eq", xp.equal), ("ne", xp.not_equal)):
+        binary(kit, k, cmp, fn, out_rule=to_bool, inplace=False)
+    # complex numbers have no order: PyTorch refuses them ("lt_cpu" not implemented ...)
     for cmp, fn in (
-        ("eq", xp.equal),
-        ("ne", xp.not_equal),
         ("lt", xp.less),
         ("le", xp.less_equal),
         ("gt", xp.greater),
         ("ge", xp.greater_equal),
     ):
-        binary(kit, k, cmp, fn, out_rule=to_bool, inplace=False)
+        rule = real_only(f"{cmp}_cpu")
+        binary(kit, k, cmp, fn, rule=rule, out_rule=to_bool, fast_kinds="buif", inplace=False)
 
     def logical(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         b_t = storage[_dt.bool]

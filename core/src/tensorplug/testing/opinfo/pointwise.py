@@ -1337,6 +1337,314 @@ positive = add(
 )
 
 
+# --- numpy's numeric functions: gcd, shifts, copysign, logaddexp, frexp, ... ----------------------
+
+
+def _gcd_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from binary_samples(promotion=False)(d, rng)
+    yield S("zeros_and_signs", np.array([0, 0, -4, 12, -18]), np.array([0, 5, 6, -8, -12]))
+
+
+for _name, _np in (("gcd", np.gcd), ("lcm", np.lcm)):
+    _base = add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_gcd_samples,
+            ref=_np,
+            dtypes=INTS,
+        )
+    )
+    add_inplace(_base, f"{_name}_", f"{_name}_", function=True)
+
+
+def _shift_ref(left: bool) -> Callable[[Any, Any], Any]:
+    """PyTorch's shifts of int64: by a negative amount or 64 or more, 0 to the left and the
+    sign to the right."""
+
+    def ref(a: Any, b: Any) -> Any:
+        a, b = np.asarray(a), np.asarray(b)
+        if a.dtype == bool:
+            a = a.astype(np.int64)
+        a, b = np.broadcast_arrays(a, np.asarray(b, dtype=a.dtype))
+        out = (b < 0) | (b >= 64)
+        safe = np.where(out, 0, b)
+        if left:
+            return np.where(out, 0, np.left_shift(a, safe))
+        return np.where(out, np.right_shift(a, 63), np.right_shift(a, safe))
+
+    return ref
+
+
+def _shift_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from binary_samples(rhs_low=0, rhs_high=8, promotion=False)(d, rng)
+    yield S("out_of_range", make((4,), d, rng), np.array([-1, 63, 64, 70]))
+
+
+def _shift_scalars(d: str) -> list[tuple[str, Any]]:
+    return [("shift", 3), ("past_width", 70)]
+
+
+def _shift_scalar_self(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("scalar_self", 5, make((2, 3), d, rng, 0, 8))
+    yield S("scalar_self_negative", -7, make((4,), d, rng, 0, 70))
+
+
+for _name, _left in (("bitwise_left_shift", True), ("bitwise_right_shift", False)):
+    _ref = _shift_ref(_left)
+    _T = add(
+        OpInfo(
+            f"{_name}.Tensor",
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_shift_samples,
+            ref=_ref,
+            dtypes=INTS,
+        )
+    )
+    _S = add(
+        OpInfo(
+            f"{_name}.Tensor_Scalar",
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=scalar_samples(scalars=_shift_scalars),
+            ref=_ref,
+            dtypes=INTS,
+        )
+    )
+    add(
+        OpInfo(
+            f"{_name}.Scalar_Tensor",
+            op=fn(_name),
+            sample_inputs=_shift_scalar_self,
+            ref=_ref,
+            dtypes=INTS,
+        )
+    )
+    add_inplace(_T, f"{_name}_.Tensor", f"{_name}_")
+    add_inplace(_S, f"{_name}_.Tensor_Scalar", f"{_name}_")
+
+
+def _copysign_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from binary_samples(bool_promotion=False)(d, rng)
+    if d in FLOATS:
+        signed_zeros = np.array([0.0, -0.0, 1.5, -2.0]).astype(d)
+        yield S("signed_zeros", signed_zeros, signed_zeros[::-1].copy())
+
+
+copysign_T = add(
+    OpInfo(
+        "copysign.Tensor",
+        op=fn("copysign"),
+        method=meth("copysign"),
+        sample_inputs=_copysign_samples,
+        ref=_f64_binary(np.copysign),
+        dtypes=ALL + LOWP,
+        result_dtype=promoted(0, 1, floating=True),
+    )
+)
+copysign_S = add(
+    OpInfo(
+        "copysign.Scalar",
+        op=fn("copysign"),
+        method=meth("copysign"),
+        sample_inputs=scalar_samples(scalars=lambda d: [("neg_int", -3), ("float", 2.5)]),
+        ref=_f64_binary(np.copysign),
+        dtypes=ALL + LOWP,
+        result_dtype=promoted(0, 1, floating=True),
+    )
+)
+add_inplace(copysign_T, "copysign_.Tensor", "copysign_")
+add_inplace(copysign_S, "copysign_.Scalar", "copysign_")
+
+
+def _logaddexp_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from binary_samples(bool_promotion=False, promotion=False)(d, rng)
+    if d in FLOATS:
+        inf = np.array([np.inf, -np.inf, -np.inf, 1.0]).astype(d)
+        yield S("infinities", inf, np.array([np.inf, -np.inf, 2.0, -np.inf]).astype(d))
+
+
+for _name, _np in (("logaddexp", np.logaddexp), ("logaddexp2", np.logaddexp2)):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_logaddexp_samples,
+            ref=_f64_binary(_np),
+            dtypes=FLOATS + LOWP,
+        )
+    )
+
+
+def _nextafter_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from binary_samples(promotion=False)(d, rng)
+    yield S("specials", np.array([0.0, 0.0, 1.0, -1.0, 2.0]).astype(d), np.array(
+        [1.0, -1.0, 1.0, -2.0, np.inf]).astype(d))  # fmt: skip
+
+
+nextafter = add(
+    OpInfo(
+        "nextafter",
+        op=fn("nextafter"),
+        method=meth("nextafter"),
+        sample_inputs=_nextafter_samples,
+        ref=np.nextafter,  # in the sample's own type (float16 / bfloat16: tests/ops)
+        dtypes=FLOATS,
+    )
+)
+add_inplace(nextafter, "nextafter_", "nextafter_")
+
+logical_xor = add(
+    OpInfo(
+        "logical_xor",
+        op=fn("logical_xor"),
+        method=meth("logical_xor"),
+        sample_inputs=binary_samples(),
+        ref=np.logical_xor,
+        dtypes=ALL,
+        result_dtype=fixed("bool"),
+    )
+)
+add_inplace(logical_xor, "logical_xor_", "logical_xor_")
+
+
+def _frexp_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from unary_samples()(d, rng)
+    yield S("specials", np.array([0.0, -0.0, 1.0, -1024.0, 0.75, np.inf, -np.inf]).astype(
+        np_dtype(d)))  # fmt: skip
+
+
+def _ref_frexp(x: Any) -> Any:
+    m, e = np.frexp(np.asarray(x, dtype=np.float64))
+    return m, e.astype(np.int32)
+
+
+add(
+    OpInfo(
+        "frexp.Tensor",
+        op=fn("frexp"),
+        method=meth("frexp"),
+        sample_inputs=_frexp_samples,
+        ref=_ref_frexp,
+        dtypes=FLOATS + LOWP,
+        result_dtype=lambda s, d: (d, "int32"),
+        returns_names=("mantissa", "exponent"),
+    )
+)
+
+for _name, _np in (("deg2rad", np.deg2rad), ("rad2deg", np.rad2deg)):
+    _base = add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=unary_samples(),
+            ref=lambda x, _np=_np: _np(np.asarray(x, dtype=np.float64)),
+            dtypes=ALL + LOWP,
+            result_dtype=unary_float,
+        )
+    )
+    add_inplace(_base, f"{_name}_", f"{_name}_", function=True)
+
+
+def _ldexp_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("same_shape", make((2, 3), d, rng), make((2, 3), "int64", rng, -4, 4))
+    yield S("broadcast", make((3, 1), d, rng), make((1, 4), "int64", rng, -4, 4))
+    yield S("0dim_other", make((2, 3), d, rng), np.array(3))
+    yield S("float_exponent", make((2, 3), d, rng), make((2, 3), d, rng, -2, 2))
+
+
+def _ref_ldexp(a: Any, b: Any) -> Any:
+    return np.asarray(a, dtype=np.float64) * 2.0 ** np.asarray(b, dtype=np.float64)
+
+
+ldexp = add(
+    OpInfo(
+        "ldexp.Tensor",
+        op=fn("ldexp"),
+        method=meth("ldexp"),
+        sample_inputs=_ldexp_samples,
+        ref=_ref_ldexp,
+        dtypes=NUMERIC,
+        result_dtype=promoted(0, 1, floating=True),
+    )
+)
+add_inplace(ldexp, "ldexp_", "ldexp_", function=True)
+
+
+def _float_power_ref(a: Any, b: Any) -> Any:
+    return np.power(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+
+
+def _float_power_scalar_base(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("scalar_base", 2.5, make((2, 3), d, rng, -2, 2))
+    yield S("int_base", 3, make((4,), d, rng, -2, 2))
+
+
+_FLOAT_POWER = (
+    ("Tensor_Tensor", binary_samples(low=1, high=3, rhs_low=-2, rhs_high=2, promotion=False)),
+    ("Tensor_Scalar", scalar_samples(low=1, high=3)),
+    ("Scalar", _float_power_scalar_base),
+)
+for _overload, _samples in _FLOAT_POWER:
+    add(
+        OpInfo(
+            f"float_power.{_overload}",
+            op=fn("float_power"),
+            method=None if _overload == "Scalar" else meth("float_power"),
+            sample_inputs=_samples,
+            ref=_float_power_ref,
+            dtypes=NUMERIC,
+            result_dtype=fixed("float64"),
+        )
+    )
+for _overload, _other in (("Tensor", "Tensor_Tensor"), ("Scalar", "Tensor_Scalar")):
+    _base = replace(_info(f"float_power.{_other}"), dtypes=("float64",))
+    add_inplace(_base, f"float_power_.{_overload}", "float_power_")
+
+
+def _infinity_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from unary_samples()(d, rng)
+    if is_float(d):
+        yield S("infinities", np.array([np.inf, -np.inf, np.nan, 0.0, 1.0]).astype(np_dtype(d)))
+
+
+for _name, _np in (("isposinf", np.isposinf), ("isneginf", np.isneginf)):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_infinity_samples,
+            ref=lambda x, _np=_np: _np(np.asarray(x, dtype=np.float64)),
+            dtypes=ALL + LOWP,
+            result_dtype=fixed("bool"),
+        )
+    )
+
+
+def _isreal_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield from unary_samples()(d, rng)
+    if d == "float32":
+        yield S("complex", np.array([1 + 1j, 2 + 0j, -0.0 + 0j, 1j], dtype=np.complex64))
+
+
+add(
+    OpInfo(
+        "isreal",
+        op=fn("isreal"),
+        method=meth("isreal"),
+        sample_inputs=_isreal_samples,
+        ref=np.isreal,
+        dtypes=ALL,
+        result_dtype=fixed("bool"),
+    )
+)
+
+
 # --- copies and conversion --------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from tensorplug import Tensor
 
 from ._table import (
     FORMULAS,
+    OUTPUT_DIFFERENTIABILITY,
     _aten,
     _cj,
     _cjs,
@@ -20,6 +21,7 @@ from ._table import (
     defderiv,
     nondifferentiable,
 )
+from .special import _not_implemented
 
 # --- pointwise binary arithmetic -----------------------------------------------------------------
 
@@ -397,6 +399,52 @@ nondifferentiable(
     "bitwise_or.Tensor",
     "bitwise_xor.Tensor",
 )
+
+# --- numpy's numeric functions: gcd, shifts, copysign, logaddexp, frexp, ... --------------------
+# (PyTorch's derivatives.yaml; the integer functions have no derivative, nextafter none either)
+
+nondifferentiable(
+    "gcd",
+    "lcm",
+    *(
+        f"bitwise_{side}_shift.{overload}"
+        for side in ("left", "right")
+        for overload in ("Tensor", "Tensor_Scalar", "Scalar_Tensor")
+    ),
+    "logical_xor",
+)
+
+
+def _copysign_self(g: Tensor, self: Tensor, result: Tensor) -> Tensor:
+    """PyTorch's copysign_tensor_self_backward: ``result / self`` (the sign flip), 0 where
+    self is 0."""
+    return g * (result / self).masked_fill(self == 0, 0)
+
+
+defderiv(
+    "copysign.Tensor",
+    self=lambda g, s: _copysign_self(g, s.self, s.result),
+    other=lambda g, s: _zeros(g, s.other_shape),
+)
+defderiv("copysign.Scalar", self=lambda g, s: _copysign_self(g, s.self, s.result))
+defderiv(
+    "logaddexp",
+    self=lambda g, s: g / (1 + (s.other - s.self).exp()),
+    other=lambda g, s: g / (1 + (s.self - s.other).exp()),
+)
+defderiv(
+    "logaddexp2",
+    self=lambda g, s: g / (1 + tp.pow(2, s.other - s.self)),
+    other=lambda g, s: g / (1 + tp.pow(2, s.self - s.other)),
+)
+defderiv(
+    "nextafter",
+    self=_not_implemented("nextafter"),
+    other=_not_implemented("nextafter"),
+)
+# the mantissa's: x = m * 2**e with e locally constant; the exponent is an integer
+defderiv("frexp.Tensor", self=lambda g, s: g[0] / s.result[1].exp2())
+OUTPUT_DIFFERENTIABILITY["frexp.Tensor"] = (True, False)
 
 # --- copies and conversion -----------------------------------------------------------------------
 

@@ -338,6 +338,22 @@ for _name in ("add", "sub", "mul", "div"):
     defrule(f"{_name}.out")(_out_maker(f"{_name}.Tensor"))
 
 
+# --- frexp: two results -------------------------------------------------------------------------
+
+
+@defrule("frexp.Tensor")
+def _frexp_maker(op: Any) -> Kernel:
+    """Elementwise with two results (mantissa, exponent): each keeps the batch dimension."""
+
+    def kernel(self: Any) -> Any:
+        if type(self) is not BatchedTensor:
+            return passdown(op, (self,), {})
+        mantissa, exponent = op(self.value)
+        return wrap(mantissa, self.bdim, self.level), wrap(exponent, self.bdim, self.level)
+
+    return kernel
+
+
 # --- elementwise operators the yaml does not tag -------------------------------------------------
 
 # copies and fills keep the shape (the *_like factories: factories.py)

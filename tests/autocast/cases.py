@@ -437,6 +437,23 @@ CASES += (
     ]
 )
 
+# --- statistics: quantiles (CPU), dist and renorm (CUDA)
+CASES += [
+    # (quantiles of float16 and bfloat16 tensors are refused outside the CPU list, as PyTorch)
+    Case(
+        "quantile", lambda m, mk, ints: m.quantile(mk([2, 5]), mk([2]).sigmoid(), 1), halves=False
+    ),
+    Case("quantile.scalar", lambda m, mk, ints: m.quantile(mk([2, 5]), 0.3, 1), halves=False),
+    Case(
+        "nanquantile",
+        lambda m, mk, ints: m.nanquantile(mk([2, 5]), mk([2]).sigmoid(), 1),
+        halves=False,
+    ),
+    Case("nanquantile.scalar", lambda m, mk, ints: m.nanquantile(mk([2, 5]), 0.3), halves=False),
+    Case("dist", lambda m, mk, ints: m.dist(mk([2, 3]), mk([2, 3]))),
+    Case("renorm", lambda m, mk, ints: m.renorm(mk([2, 3]), 2, 0, 1.0)),
+]
+
 
 def _real(m: Any, z: Any) -> Any:
     return z.abs()  # not view_as_real: torch's ifft of a real input is a lazy conjugate

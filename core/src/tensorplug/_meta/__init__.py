@@ -161,6 +161,9 @@ class _MetaRng:
     def permutation(self, n: int) -> MetaArray:
         return MetaArray((int(n),), _dt.int64)
 
+    def poisson(self, lam: Any, size: Any = None) -> MetaArray:
+        return MetaArray(tuple(lam.shape), _dt.int64)
+
 
 # --- storage ------------------------------------------------------------------------------------
 

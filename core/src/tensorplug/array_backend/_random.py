@@ -499,6 +499,26 @@ def multinomial(
     return kit.wrap(out, _dt.int64, dev)
 
 
+# --- poisson: a count drawn for each rate ------------------------------------------------------
+
+
+def poisson(kit: Kit, self: Tensor, generator: _random.Generator | None = None) -> Tensor:
+    """Counts drawn from Poisson distributions of the rates ``self``, in its floating dtype.
+    The rates go to the generator where it lives (the host, for a backend drawing there)."""
+    xp = kit.xp
+    d, dev = self._dtype, self._device
+    if d.kind != "f":
+        raise refuse("poisson", "poisson_cpu", d)
+    lam = kit.operand(self, _dt.float64, dev)
+    if not bool(xp.all(lam >= 0)):
+        raise OpError("invalid Poisson rate, expected rate to be non-negative")
+    gen = rng(kit, generator, dev)
+    on_host = kit.from_rng is kit.from_host_array
+    with kit.on(dev):
+        counts = gen.poisson(kit.to_host(lam) if on_host else lam)
+    return kit.wrap(kit.from_rng(counts, dev), d, dev)
+
+
 KERNELS: dict[str, Callable[..., Any]] = {
     "rand": rand,
     "randn": randn,
@@ -519,6 +539,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "random_.to": random_to,
     "random_": random_default,
     "multinomial": multinomial,
+    "poisson": poisson,
 }
 
 

@@ -4,8 +4,10 @@ full; the random ones are the ``random`` family's; the copies contiguous and zer
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
+from .. import dtypes as _dt
 from ..ops import ops
 
 aten = ops.aten
@@ -65,3 +67,52 @@ def full_like(
     memory_format: Any = None,
 ) -> Any:
     return aten.full.default(list(self.shape), fill_value, **_like(self, dtype, device))
+
+
+# --- range: deprecated in PyTorch ---------------------------------------------------------------
+
+_RANGE_DEPRECATED = (
+    "torch.range is deprecated and will be removed in a future release because its behavior "
+    "is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
+    "values in [start, end)."
+)
+
+
+def range_step(
+    start: Any,
+    end: Any,
+    step: Any = 1,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+) -> Any:
+    """``start, start + step, ...`` up to ``end`` included, in the default dtype unless
+    ``dtype`` says otherwise, with PyTorch's deprecation warning (tensorplug's message says
+    torch.range, as PyTorch's, so filters written for it apply)."""
+    warnings.warn(_RANGE_DEPRECATED.replace("torch.", "tensorplug."), UserWarning, stacklevel=4)
+    if step == 0:
+        raise RuntimeError("aten::range.step: step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError(
+            "aten::range.step: upper bound and lower bound inconsistent with step sign"
+        )
+    d = dtype or _dt.get_default_dtype()
+    n = int((end - start) / step) + 1
+    wide = _dt.float64 if d.is_floating_point or d.is_complex else _dt.int64
+    i = aten.arange.default(n, dtype=wide, device=device)
+    values = aten.add.Scalar(aten.mul.Scalar(i, step), start)
+    return aten._to_copy.default(values, dtype=d)
+
+
+def range_default(
+    start: Any,
+    end: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+) -> Any:
+    return range_step(start, end, 1, dtype=dtype, device=device)

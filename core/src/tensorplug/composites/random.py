@@ -33,3 +33,33 @@ def randn_like(
     memory_format: Any = None,
 ) -> Any:
     return aten.randn.default(list(self.shape), **_like(self, dtype, device))
+
+
+# --- randint_like -----------------------------------------------------------------------------
+
+
+def randint_like(
+    self: Any,
+    high: int,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+    memory_format: Any = None,
+) -> Any:
+    return aten.randint.default(high, list(self.shape), **_like(self, dtype, device))
+
+
+def randint_like_low(
+    self: Any,
+    low: int,
+    high: int,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+    memory_format: Any = None,
+) -> Any:
+    return aten.randint.low(low, high, list(self.shape), **_like(self, dtype, device))

@@ -254,6 +254,13 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "stft": (FP32, _),
     "stft.center": (FP32, _),
     "erfinv": (_, FP32),
+    # --- statistics: quantiles (CPU), dist and renorm (CUDA) in float32
+    "quantile": (FP32, _),
+    "quantile.scalar": (FP32, _),
+    "nanquantile": (FP32, _),
+    "nanquantile.scalar": (FP32, _),
+    "dist": (_, FP32),
+    "renorm": (_, FP32),
 }
 
 # (overload, "cpu" or "cuda") of the entries above that PyTorch's lists do not have
@@ -275,7 +282,7 @@ ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
     ),
     FP32: (
         "fractional_max_pool2d", "fractional_max_pool3d", "_grid_sampler_2d_cpu_fallback",
-        "quantile", "quantile.scalar", "nanquantile", "nanquantile.scalar", "cdist",
+        "cdist",
         "fake_quantize_per_tensor_affine",
         "cosine_embedding_loss", "nll_loss2d", "hinge_embedding_loss", "poisson_nll_loss",
         "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
@@ -296,8 +303,7 @@ ABSENT_CUDA: Final[dict[Policy, tuple[str, ...]]] = {
         "native_layer_norm", "frobenius_norm.dim",
         "nuclear_norm", "nuclear_norm.dim", "poisson_nll_loss", "cosine_embedding_loss",
         "nll_loss2d", "hinge_embedding_loss", "margin_ranking_loss", "multilabel_margin_loss",
-        "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "dist", "pdist", "cdist",
-        "renorm",
+        "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "pdist", "cdist",
     ),
     PROMOTE: ("bilinear", "cross"),
 }  # fmt: skip

@@ -3,7 +3,8 @@
 * ``_sums``: sum, prod, mean, var, std, logsumexp, any/all, count_nonzero, linalg_vector_norm,
   cumsum/cumprod;
 * ``_extrema``: amax/amin, max/min, argmax/argmin, aminmax; isclose/allclose/equal;
-* ``_sorting``: sort, topk, median, kthvalue, cummax/cummin, searchsorted/bucketize, unique.
+* ``_sorting``: sort, topk, median, kthvalue, cummax/cummin, searchsorted/bucketize, unique;
+* ``_statistics``: mode, nanmedian, logcumsumexp.
 
 Sorting is here because its ops order or search the elements along a dim, as the reductions
 combine them there (``median`` and ``kthvalue`` reduce it; ``cummax`` scans it as ``cumsum``
@@ -13,6 +14,6 @@ general path. :data:`PARTS` are the modules ``register`` builds (one ``build(kit
 
 from __future__ import annotations
 
-from . import _extrema, _sorting, _sums
+from . import _extrema, _sorting, _statistics, _sums
 
-PARTS = (_sums, _extrema, _sorting)
+PARTS = (_sums, _extrema, _sorting, _statistics)

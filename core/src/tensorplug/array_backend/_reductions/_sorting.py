@@ -24,6 +24,7 @@ from ... import dtypes as _dt
 from ...tensor import Tensor
 from .. import _standard
 from .._kit import Kernels, Kit, OpError, bind, torch_name, wrap_dim
+from .._pointwise._numeric import NotImplementedForDtype
 
 # what PyTorch's median of an empty tensor holds: NaN converted to the dtype by the C++ cast
 _NAN_AS = {"bool": True, "uint8": 0, "int8": 0, "int16": 0, "int32": -(2**31), "int64": -(2**63)}
@@ -102,8 +103,8 @@ def topk(
 
 
 def median_check(name: str, d: _dt.dtype) -> None:
-    if d.kind in "bc":
-        raise OpError(f"\"{name}\" not implemented for '{torch_name(d)}'")
+    if d.kind in "bc":  # PyTorch's dispatch macro: NotImplementedError
+        raise NotImplementedForDtype(f"\"{name}\" not implemented for '{torch_name(d)}'")
 
 
 def median_all(kit: Kit, self: Tensor) -> Tensor:

@@ -245,6 +245,38 @@ _factory(
 )
 
 
+# --- range: arange with its end included (deprecated in PyTorch) -------------------------------
+
+
+def _range_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("0_5", 0, 5, dtype=DT(d))
+    yield S("1_10_3", 1, 10, 3, dtype=DT(d))
+    yield S("down", 5, 0, -2, dtype=DT(d))
+    yield S("one", 2, 2, dtype=DT(d))
+    if d != "int64":
+        yield S("fraction", 0, 1, 0.25, dtype=DT(d))
+    if d == "float32":
+        yield S("default_dtype_of_ints", 1, 4)
+
+
+def _ref_range(start: Any, end: Any, step: Any = 1, *, dtype: Any = None) -> Any:
+    n = int((end - start) / step) + 1
+    return start + np.arange(n, dtype=np.float64) * step
+
+
+for _name in ("range", "range.step"):
+    _factory(
+        _name,
+        _ref_range,
+        samples=(
+            _range_samples
+            if _name == "range.step"
+            else lambda d, rng: (s for s in _range_samples(d, rng) if len(s.args) == 2)
+        ),
+        dtypes=("float32", "float64", "int64"),
+    )
+
+
 # --- *_like factories -------------------------------------------------------------------------
 
 

@@ -178,6 +178,61 @@ def _check_dropout(x: np.ndarray, s: SampleInput, d: str) -> None:
 _random("dropout", _dropout_samples, _check_dropout, result_dtype=same)
 
 
+def _randint_like_samples(low: bool) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
+    def gen(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        bounds = (-3, 4) if low else (0, 6)
+        lo, hi = bounds
+        args = (lo, hi) if low else (hi,)
+
+        def meta(shape: tuple[int, ...]) -> dict[str, Any]:
+            return {"low": lo, "high": hi, "size": shape}
+
+        yield S("2x3", make((2, 3), d, rng), *args, meta=meta((2, 3)))
+        yield S("large", make((40, 50), d, rng), *args, meta=meta((40, 50)))
+        yield S("0dim", make((), d, rng), *args, meta=meta(()))
+        if d == "float32":
+            yield S(
+                "dtype_int64", make((2, 2), d, rng), *args, dtype=DT("int64"), meta=meta((2, 2))
+            )
+
+    return gen
+
+
+_random(
+    "randint_like",
+    _randint_like_samples(False),
+    _check_randint,
+    dtypes=("float32", "int64"),
+    result_dtype=dtype_kwarg(same),
+)
+_random(
+    "randint_like.low_dtype",
+    _randint_like_samples(True),
+    _check_randint,
+    dtypes=("float32", "int64"),
+    result_dtype=dtype_kwarg(same),
+)
+
+
+def _poisson_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("rates", make((40, 50), d, rng, 0.5, 6.0))
+    yield S("zero_rates", np.zeros((3, 2), dtype=d))
+    yield S("0dim", make((), d, rng, 0.5, 2.0))
+    yield S("empty", make((0, 3), d, rng, 0.5, 2.0))
+
+
+def _check_poisson(x: np.ndarray, s: SampleInput, d: str) -> None:
+    rates = np.asarray(s.args[0], np.float64)
+    assert np.all(x >= 0) and np.all(x == np.trunc(x)), "poisson counts are not whole numbers"
+    assert np.all(x[rates == 0] == 0), "a zero rate drew a nonzero count"
+    if x.size >= 1000:
+        err = abs(float(x.mean()) - float(rates.mean()))
+        assert err < 0.1 * float(rates.mean()), f"poisson mean {x.mean()} far from {rates.mean()}"
+
+
+_random("poisson", _poisson_samples, _check_poisson, result_dtype=same)
+
+
 # --- random ops of tensors and in-place random fills ------------------------------------------
 # meta: "size" (the result's shape) and the distribution's parameters, for the checks below.
 # The "large" samples hold 2000 draws: a mean is then within about 0.07 standard deviations of

@@ -21,6 +21,7 @@ from ._core import (
     S,
     SampleInput,
     add,
+    binary_samples,
     dtype_kwarg,
     fixed,
     fn,
@@ -29,6 +30,7 @@ from ._core import (
     make,
     meth,
     np_dtype,
+    promoted,
     same,
     sum_rule,
 )
@@ -1091,6 +1093,398 @@ for _name, _np in (("cumsum", np.cumsum), ("cumprod", np.cumprod)):
             tol=LOWP_TOL_LOOSE,
         )
     )
+
+# --- statistics: nan-aware reductions, quantiles, mode, logcumsumexp, dist, renorm ---------------
+
+
+def _with_nans(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``x`` with about a quarter of its values NaN (each slice keeps at least one number)."""
+    x = x.copy()
+    if x.ndim:
+        mask = rng.random(x.shape) < 0.25
+        mask[(..., 0)] = False
+        x[mask] = np.nan
+    return x
+
+
+def _nansum_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng)  # noqa: E731
+    maybe_nan = (lambda a: _with_nans(a, rng)) if is_float(d) else (lambda a: a)  # noqa: E731
+    yield S("all", maybe_nan(x((3, 4))))
+    yield S("dim1", maybe_nan(x((3, 4))), 1)
+    yield S("dims_keepdim", maybe_nan(x((2, 3, 4))), [0, 2], True)
+    yield S("0dim", x(()))
+    yield S("empty", x((0, 3)), 1)
+    if d == "float32":
+        yield S("dtype_float64", maybe_nan(x((3, 4))), 0, dtype=DT("float64"))
+
+
+def _ref_nan_reduction(f: Callable[..., Any]) -> Callable[..., Any]:
+    def ref(x: Any, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
+        x = np.asarray(x)
+        if x.dtype == bool:
+            x = x.astype(np.int64)
+        axis = None if dim is None else tuple(np.atleast_1d(dim))
+        return f(x.astype(np.float64) if x.dtype.kind == "f" else x, axis=axis, keepdims=keepdim)
+
+    return ref
+
+
+add(
+    OpInfo(
+        "nansum",
+        op=fn("nansum"),
+        method=meth("nansum"),
+        sample_inputs=_nansum_samples,
+        ref=_ref_nan_reduction(np.nansum),
+        dtypes=ALL,
+        result_dtype=sum_rule,
+    )
+)
+add(
+    OpInfo(
+        "nanmean",
+        op=fn("nanmean"),
+        method=meth("nanmean"),
+        sample_inputs=lambda d, rng: (s for s in _nansum_samples(d, rng) if s.name != "empty"),
+        ref=_ref_nan_reduction(np.nanmean),
+        dtypes=FLOATS,
+        result_dtype=dtype_kwarg(same),
+    )
+)
+
+
+def _ref_nanmedian(x: Any) -> Any:
+    x = np.asarray(x).reshape(-1)
+    valid = np.sort(x[~np.isnan(x)]) if x.dtype.kind == "f" else np.sort(x)
+    return np.asarray(valid[(valid.size - 1) // 2] if valid.size else np.nan, dtype=x.dtype)
+
+
+def _ref_nanmedian_dim(x: Any, dim: int, keepdim: bool = False) -> Any:
+    """The lower median of the numbers and its index in a stable sort (NaNs last)."""
+    x = np.asarray(x)
+    if x.ndim == 0:
+        return x, np.asarray(0)
+    order = np.argsort(x, axis=dim, kind="stable")
+    valid = np.sum(~np.isnan(x), axis=dim, keepdims=True) if x.dtype.kind == "f" else None
+    if valid is None:
+        valid = np.full_like(np.take(order, [0], axis=dim), x.shape[dim])
+    idx = np.take_along_axis(order, np.maximum(valid - 1, 0) // 2, axis=dim)
+    vals = np.take_along_axis(x, idx, axis=dim)
+    if not keepdim:
+        idx, vals = np.squeeze(idx, axis=dim), np.squeeze(vals, axis=dim)
+    return vals, idx
+
+
+def _nanmedian_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, -3, 3)  # noqa: E731 - ties in ints
+    yield S("2d", x((3, 4)))
+    yield S("0dim", x(()))
+    if is_float(d):
+        yield S("nan", np.array([1.0, np.nan, -2.0, 4.0, np.nan], dtype=d))
+        yield S("all_nan", np.array([np.nan, np.nan], dtype=d))
+
+
+def _nanmedian_dim_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, -3, 3)  # noqa: E731
+    yield S("dim1", x((3, 4)), 1)
+    yield S("dim0_keepdim", x((5, 3)), 0, True)
+    yield S("0dim", x(()), 0)
+    if is_float(d):
+        yield S("nan", np.array([[1.0, np.nan, 2.0, np.nan], [3.0, 1.0, 2.0, 0.0]], dtype=d), 1)
+
+
+add(
+    OpInfo(
+        "nanmedian",
+        op=fn("nanmedian"),
+        method=meth("nanmedian"),
+        sample_inputs=_nanmedian_samples,
+        ref=_ref_nanmedian,
+        dtypes=NUMERIC,
+    )
+)
+add(
+    OpInfo(
+        "nanmedian.dim",
+        op=fn("nanmedian"),
+        method=meth("nanmedian"),
+        sample_inputs=_nanmedian_dim_samples,
+        ref=_ref_nanmedian_dim,
+        dtypes=NUMERIC,
+        result_dtype=lambda s, d: (d, "int64"),
+        returns_names=("values", "indices"),
+    )
+)
+
+
+def _ref_mode(x: Any, dim: int = -1, keepdim: bool = False) -> Any:
+    """Slice by slice: the value of most occurrences (the smallest of equals; each NaN counts
+    once), and the last index where it occurs."""
+    x = np.asarray(x)
+    if x.ndim == 0:
+        return x, np.asarray(0)
+    moved = np.moveaxis(x, dim, -1)
+    vals = np.empty(moved.shape[:-1], dtype=x.dtype)
+    idx = np.empty(moved.shape[:-1], dtype=np.int64)
+    for pos in np.ndindex(*moved.shape[:-1]):
+        row = moved[pos]
+        best, best_count = None, 0
+        for v in sorted(set(row[~np.isnan(row)] if row.dtype.kind == "f" else row)):
+            count = int(np.sum(row == v))
+            if count > best_count:
+                best, best_count = v, count
+        if row.dtype.kind == "f" and np.isnan(row).any() and best_count < 1:
+            best = np.nan
+        vals[pos] = best
+        hits = np.flatnonzero(np.isnan(row) if best != best else row == best)
+        idx[pos] = hits[-1]
+    if keepdim:
+        vals, idx = np.expand_dims(vals, dim), np.expand_dims(idx, dim)
+    return vals, idx
+
+
+def _mode_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng, -2, 2)  # noqa: E731 - many repeats
+    yield S("default_dim", x((3, 6)))
+    yield S("dim0_keepdim", x((5, 3)), 0, True)
+    yield S("0dim", x(()))
+    yield S("dim_kw", x((2, 3, 4)), dim=1)
+    if is_float(d):
+        yield S("nan", np.array([[1.0, np.nan, 2.0, np.nan, 2.0, 1.0]], dtype=d), 1)
+
+
+add(
+    OpInfo(
+        "mode",
+        op=fn("mode"),
+        method=meth("mode"),
+        sample_inputs=_mode_samples,
+        ref=_ref_mode,
+        dtypes=ALL,
+        result_dtype=lambda s, d: (d, "int64"),
+        returns_names=("values", "indices"),
+    )
+)
+
+
+def _quantile_samples(scalar: bool) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
+    def gen(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        def q(values: Any) -> Any:
+            return float(values[0]) if scalar else np.array(values, dtype=d)
+
+        x = lambda shape: make(shape, d, rng)  # noqa: E731
+        yield S("all", x((3, 4)), q([0.3, 0.5]) if not scalar else 0.3)
+        yield S("dim1", x((3, 5)), q([0.0, 0.25, 1.0]), 1)
+        yield S("dim0_keepdim", x((4, 3)), q([0.4]), 0, True)
+        yield S("all_keepdim", x((2, 3)), q([0.6, 0.1]), None, True)
+        for mode in ("lower", "higher", "midpoint", "nearest"):
+            yield S(mode, x((2, 5)), q([0.125, 0.375, 0.7]), 1, interpolation=mode)
+        yield S("0dim_q", x((5,)), np.array(0.8, dtype=d) if not scalar else 0.8)
+        yield S("nan", _with_nans(x((3, 6)), rng), q([0.2, 0.9]), 1)
+        yield S("all_nan_row", np.array([[np.nan, np.nan], [1.0, 2.0]], dtype=d), q([0.5]), 1)
+
+    return gen
+
+
+def _ref_quantile(ignore_nan: bool) -> Callable[..., Any]:
+    f = np.nanquantile if ignore_nan else np.quantile
+
+    def ref(
+        x: Any, q: Any, dim: Any = None, keepdim: bool = False, interpolation: str = "linear"
+    ) -> Any:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN slice
+            return f(
+                np.asarray(x, np.float64), np.asarray(q, np.float64), axis=dim,
+                keepdims=keepdim, method=interpolation,
+            )  # fmt: skip
+
+    return ref
+
+
+for _name, _nan in (("quantile", False), ("nanquantile", True)):
+    for _overload, _scalar in (("", False), (".scalar", True)):
+        add(
+            OpInfo(
+                f"{_name}{_overload}",
+                op=fn(_name),
+                method=meth(_name),
+                sample_inputs=_quantile_samples(_scalar),
+                ref=_ref_quantile(_nan),
+                dtypes=FLOATS,
+            )
+        )
+
+
+def _msort_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((4, 3), d, rng))
+    yield S("1d", make((5,), d, rng))
+    yield S("0dim", make((), d, rng))
+
+
+add(
+    OpInfo(
+        "msort",
+        op=fn("msort"),
+        method=meth("msort"),
+        sample_inputs=_msort_samples,
+        ref=lambda x: np.sort(np.asarray(x), axis=0) if np.ndim(x) else np.asarray(x),
+        dtypes=ALL,
+    )
+)
+
+
+def _logcumsumexp_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng)  # noqa: E731
+    yield S("dim1", x((3, 4)), 1)
+    yield S("dim0", x((4, 2)), 0)
+    yield S("neg_dim", x((2, 3, 4)), -1)
+    yield S("0dim", x(()), 0)
+    yield S("empty", x((0, 3)), 1)
+    if d in FLOATS:
+        yield S("spread", np.array([-1000.0, 0.0, -np.inf, 3.0], dtype=d), 0)
+
+
+def _ref_logcumsumexp(x: Any, dim: int) -> Any:
+    x = np.asarray(x, np.float64)
+    return x if x.ndim == 0 else np.logaddexp.accumulate(x, axis=dim)
+
+
+add(
+    OpInfo(
+        "logcumsumexp",
+        op=fn("logcumsumexp"),
+        method=meth("logcumsumexp"),
+        sample_inputs=_logcumsumexp_samples,
+        ref=_ref_logcumsumexp,
+        dtypes=FLOATS + LOWP,
+        tol=LOWP_TOL_LOOSE,
+    )
+)
+
+
+def _dist_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng)  # noqa: E731
+    yield S("p2", x((3, 4)), x((3, 4)))
+    yield S("broadcast_p1", x((3, 1)), x((4,)), 1)
+    yield S("p0", x((5,)), x((5,)), 0)
+    yield S("p_inf", x((2, 3)), x((2, 3)), float("inf"))
+    yield S("p3", x((4,)), x((4,)), 3)
+    yield S("0dim", x(()), x(()))
+
+
+def _ref_dist(a: Any, b: Any, p: Any = 2) -> Any:
+    diff = np.abs(np.subtract(np.asarray(a, np.float64), np.asarray(b, np.float64))).reshape(-1)
+    if p == 0:
+        return np.asarray(float(np.count_nonzero(diff)))
+    if p == float("inf"):
+        return np.asarray(diff.max())
+    return np.asarray(np.sum(diff**p) ** (1 / p))
+
+
+add(
+    OpInfo(
+        "dist",
+        op=fn("dist"),
+        method=meth("dist"),
+        sample_inputs=_dist_samples,
+        ref=_ref_dist,
+        dtypes=FLOATS,
+    )
+)
+
+
+def _renorm_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng)  # noqa: E731
+    yield S("p2_dim0", x((3, 4)), 2, 0, 3.0)
+    yield S("p1_dim1", x((3, 4)), 1, 1, 2.5)
+    yield S("p3_3d", x((2, 3, 4)), 3, -1, 2.0)
+    yield S("large_maxnorm", x((3, 4)), 2, 0, 100.0)
+
+
+def _ref_renorm(x: Any, p: Any, dim: int, maxnorm: Any) -> Any:
+    x = np.asarray(x, np.float64)
+    others = tuple(i for i in range(x.ndim) if i != dim % x.ndim)
+    norm = np.sum(np.abs(x) ** p, axis=others, keepdims=True) ** (1 / p)
+    return x * np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+
+
+renorm = add(
+    OpInfo(
+        "renorm",
+        op=fn("renorm"),
+        method=meth("renorm"),
+        sample_inputs=_renorm_samples,
+        ref=_ref_renorm,
+        dtypes=FLOATS,
+    )
+)
+add(
+    OpInfo(
+        "renorm_",
+        op=meth("renorm_"),
+        sample_inputs=_renorm_samples,
+        ref=_ref_renorm,
+        dtypes=FLOATS,
+        kind="inplace",
+    )
+)
+
+
+def _unbiased_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = lambda shape: make(shape, d, rng)  # noqa: E731
+    yield S("dim1", x((3, 4)), 1)
+    yield S("dim0_biased", x((3, 4)), 0, False)
+    yield S("dims_keepdim", x((2, 3, 4)), [0, 2], True, True)
+    yield S("kw", x((5, 3)), dim=0, unbiased=False, keepdim=True)
+
+
+def _ref_unbiased(stat: Callable[..., Any], with_mean: bool) -> Callable[..., Any]:
+    def ref(x: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> Any:
+        x = np.asarray(x, np.float64)
+        axis = None if dim is None else tuple(np.atleast_1d(dim))
+        r = stat(x, axis=axis, ddof=1 if unbiased else 0, keepdims=keepdim)
+        return (r, np.mean(x, axis=axis, keepdims=keepdim)) if with_mean else r
+
+    return ref
+
+
+for _name, _stat, _mean in (
+    ("var", np.var, False),
+    ("std", np.std, False),
+    ("var_mean", np.var, True),
+    ("std_mean", np.std, True),
+):
+    add(
+        OpInfo(
+            f"{_name}.dim",
+            op=fn(_name),
+            method=None if _mean else meth(_name),
+            sample_inputs=_unbiased_samples,
+            ref=_ref_unbiased(_stat, _mean),
+            dtypes=FLOATS,
+            result_dtype=(lambda s, d: (d, d)) if _mean else same,
+        )
+    )
+
+for _name, _np in (("max", np.maximum), ("min", np.minimum)):
+    add(
+        OpInfo(
+            f"{_name}.other",
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=lambda d, rng: (
+                s for s in binary_samples(bool_promotion=False)(d, rng) if len(s.args) == 2
+            ),
+            ref=_np,
+            dtypes=ALL,
+            result_dtype=promoted(0, 1),
+        )
+    )
+
 
 # --- sort, argsort, topk ------------------------------------------------------------------------
 # Ties: every sort and topk keep them in their original order in both directions (Note [Tie

@@ -31,3 +31,4 @@ defderiv("normal_", self=lambda g, s: _zeros(g, s.self_shape))
 defderiv("exponential_", self=lambda g, s: _zeros(g, s.self_shape))
 for _fill in ("random_", "random_.from", "random_.to"):
     defderiv(_fill, self=lambda g, s: _zeros(g, s.self_shape))
+defderiv("poisson", self=lambda g, s: _zeros(g, s.self_shape))

@@ -180,6 +180,43 @@ defderiv(
 )
 
 
+# --- statistics: nanmedian, mode, logcumsumexp (derivatives.yaml's formulas) ----------------------
+
+
+def _logcumsumexp_backward(g: Tensor, x: Tensor, result: Tensor, dim: int) -> Tensor:
+    """PyTorch's logcumsumexp_backward: sum over i >= j of g_i * exp(x_j - result_i), its
+    positive and negative parts each a reversed logcumsumexp (no overflow)."""
+    if g.ndim == 0 or g.numel() == 0:
+        return g
+    lowest = tp.dtypes.finfo(g.dtype).min
+
+    def reversed_lcse(t: Tensor) -> Tensor:
+        return t.flip([dim]).logcumsumexp(dim).flip([dim])
+
+    log_abs = g.abs().log()
+    positive = tp.where(g > 0, log_abs, lowest)
+    negative = tp.where(g < 0, log_abs, lowest)
+    return (reversed_lcse(positive - result) + x).exp() - (
+        reversed_lcse(negative - result) + x
+    ).exp()
+
+
+defderiv("nanmedian", self=lambda g, s: _evenly_distribute(g, s.self, s.result))
+defderiv(
+    "nanmedian.dim",
+    self=lambda g, s: _value_selecting_backward(g[0], s.self_shape, s.dim, s.result[1], s.keepdim),
+)
+OUTPUT_DIFFERENTIABILITY["nanmedian.dim"] = (True, False)
+defderiv(
+    "mode",
+    self=lambda g, s: _value_selecting_backward(g[0], s.self_shape, s.dim, s.result[1], s.keepdim),
+)
+OUTPUT_DIFFERENTIABILITY["mode"] = (True, False)
+defderiv(
+    "logcumsumexp",
+    self=lambda g, s: _logcumsumexp_backward(g, s.self, s.result, s.dim),
+)
+
 # --- reductions: median, scans, sorting (derivatives.yaml's formulas) ----------------------------
 
 

@@ -164,6 +164,22 @@ for _name in ("bernoulli.p", "bernoulli_.float", "uniform_.default", "normal_.de
     _SAME[_name] = _value_free_same
 
 
+# --- poisson: one count per rate; "same" randomness with batched rates is refused, as in
+# functorch (its unary_pointwise_random_batch_rule)
+
+
+def _poisson_same(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    raise RuntimeError(
+        "vmap: Vmap does not currently support same randomness with a batched tensor input. "
+        f"Please file an issue with functorch ({op.name})"
+    )
+
+
+RANDOM_OPS = (*RANDOM_OPS, "poisson.default")
+_DIFFERENT["poisson.default"] = _direct
+_SAME["poisson.default"] = _poisson_same
+
+
 def _physical_args(
     args: tuple[Any, ...], tensors: tuple[int, ...], lvl: int, size: int
 ) -> list[Any]:

@@ -140,6 +140,12 @@ defdim(
     "sort.stable", "topk.default",
 )  # fmt: skip
 
+# --- statistics: nanmedian, mode (reduce a dim), logcumsumexp (scans it) -----------------------
+
+defreduction("nanmedian.dim", "mode.default")
+deffull("nanmedian.default", lambda x: aten.nanmedian.dim(x, 1)[0], empty_ok=False)
+defdim("logcumsumexp.default")
+
 # --- shapes that depend on values ---------------------------------------------------------------
 
 defdynamic("_unique2.default", "unique_dim.default")

@@ -86,7 +86,7 @@ def _shift(kit: Kit, left: bool) -> Callable[[Any, Any], Any]:
     def shift(a: Any, b: Any) -> Any:
         if not hasattr(b, "dtype"):
             b = xp.asarray(b, dtype=a.dtype)
-        bits = xp.iinfo(a.dtype).bits
+        bits = 8 * kit.dtype_of(a).itemsize
         out_of_range = (b < 0) | (b >= bits)
         if kind(b) == "u":
             out_of_range = b >= bits

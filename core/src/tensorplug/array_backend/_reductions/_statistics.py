@@ -102,9 +102,10 @@ def nanmedian_all(kit: Kit, self: Tensor) -> Tensor:
         return kit.wrap(xp.asarray(float("nan")), d, self._device)
     a = xp.reshape(kit.as_compute(self, d), (-1,))
     s = xp.sort(a)  # NaNs last
-    valid = int(xp.sum(kit.cast(a == a, kit.storage[_dt.int64]))) if kit.kind(a) == "f" else a.size
-    v = s[0] if valid == 0 else s[(valid - 1) // 2]
-    return kit.wrap(xp.asarray(v), d, self._device)
+    i64 = kit.storage[_dt.int64]
+    valid = xp.sum(kit.cast(a == a, i64), keepdims=True)  # an array: no value read (Meta)
+    middle = xp.where(valid > 0, (valid - 1) // 2, xp.zeros_like(valid))
+    return kit.wrap(xp.reshape(xp.take(s, middle, axis=0), ()), d, self._device)
 
 
 def nanmedian_dim(kit: Kit, self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:

@@ -229,6 +229,57 @@ def not_equal_scalar(self: Any, other: Any) -> Any:
     return aten.ne.Scalar(self, other)
 
 
+def _compare_(op: Any, self: Any, other: Any) -> Any:
+    """A comparison written into ``self`` (1 and 0 in its dtype), as PyTorch's ``gt_``."""
+    r = op(self, other)
+    if tuple(r.shape) != tuple(self.shape):
+        raise RuntimeError(
+            f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+            f"{list(r.shape)}"
+        )
+    return aten.copy_.default(self, r)
+
+
+def greater__tensor(self: Any, other: Any) -> Any:
+    return _compare_(aten.gt.Tensor, self, other)
+
+
+def greater__scalar(self: Any, other: Any) -> Any:
+    return _compare_(aten.gt.Scalar, self, other)
+
+
+def greater_equal__tensor(self: Any, other: Any) -> Any:
+    return _compare_(aten.ge.Tensor, self, other)
+
+
+def greater_equal__scalar(self: Any, other: Any) -> Any:
+    return _compare_(aten.ge.Scalar, self, other)
+
+
+def less__tensor(self: Any, other: Any) -> Any:
+    return _compare_(aten.lt.Tensor, self, other)
+
+
+def less__scalar(self: Any, other: Any) -> Any:
+    return _compare_(aten.lt.Scalar, self, other)
+
+
+def less_equal__tensor(self: Any, other: Any) -> Any:
+    return _compare_(aten.le.Tensor, self, other)
+
+
+def less_equal__scalar(self: Any, other: Any) -> Any:
+    return _compare_(aten.le.Scalar, self, other)
+
+
+def not_equal__tensor(self: Any, other: Any) -> Any:
+    return _compare_(aten.ne.Tensor, self, other)
+
+
+def not_equal__scalar(self: Any, other: Any) -> Any:
+    return _compare_(aten.ne.Scalar, self, other)
+
+
 # --- numpy's numeric functions written in other operators ---------------------------------------
 # deg2rad / rad2deg multiply (PyTorch's own kernels do the same); ldexp, float_power and isreal
 # are PyTorch's composites; isposinf / isneginf compare with the infinity.

@@ -1318,6 +1318,8 @@ for _alias, _of in (
 ):
     for _overload in ("Tensor", "Scalar"):
         _alias_of(f"{_of}.{_overload}", f"{_alias}.{_overload}", _alias)
+        # in place: the bools written into self (PyTorch's gt_, ...)
+        add_inplace(_info(f"{_alias}.{_overload}"), f"{_alias}_.{_overload}", f"{_alias}_")
 
 
 def _positive_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:

@@ -56,6 +56,13 @@ OPERATORS = {
             "gt",
             "ge",
             "getitem",
+            # the shifts (issue 29)
+            "lshift",
+            "rshift",
+            "rlshift",
+            "rrshift",
+            "ilshift",
+            "irshift",
         )
     },
     "__eq__": "Tensor",  # elementwise, as in PyTorch (a type checker's object.__eq__ differs)

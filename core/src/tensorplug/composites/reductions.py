@@ -87,15 +87,11 @@ def std_dim(self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -
     return aten.std.correction(self, dim, correction=1 if unbiased else 0, keepdim=keepdim)
 
 
-def var_mean_dim(
-    self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False
-) -> tuple[Any, Any]:
+def var_mean_dim(self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> Any:
     return aten.var_mean.correction(self, dim, correction=1 if unbiased else 0, keepdim=keepdim)
 
 
-def std_mean_dim(
-    self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False
-) -> tuple[Any, Any]:
+def std_mean_dim(self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> Any:
     return aten.std_mean.correction(self, dim, correction=1 if unbiased else 0, keepdim=keepdim)
 
 

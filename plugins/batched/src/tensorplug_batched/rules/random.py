@@ -41,7 +41,7 @@ __all__ = ["register_vmap_mode", "random_error"]
 
 aten = tp.ops.aten
 
-RANDOM_OPS = (
+RANDOM_OPS: tuple[str, ...] = (
     "bernoulli.default", "bernoulli.p", "normal.Tensor_float", "normal.float_Tensor",
     "normal.Tensor_Tensor", "multinomial.default", "bernoulli_.float", "uniform_.default",
     "normal_.default", "exponential_.default", "random_.from", "random_.to", "random_.default",

@@ -155,6 +155,21 @@ for _n in ("max.dim", "min.dim", "median.dim", "kthvalue"):
 for _n in ("sort", "sort.stable", "topk", "cummax", "cummin"):
     defforward(_n, self=lambda t, s: (_at_indices(t, s.dim, s.result[1], True), None))
 
+# --- statistics: nanmedian.dim and mode pick values; logcumsumexp (PyTorch's logcumsumexp_jvp)
+for _n in ("nanmedian.dim", "mode"):
+    defforward(_n, self=lambda t, s: (_at_indices(t, s.dim, s.result[1], s.keepdim), None))
+
+
+def _logcumsumexp_t(t: Tensor, x: Tensor, dim: int) -> Tensor:
+    """The running softmax-weighted tangent: cumsum(exp(x - m) * t) / cumsum(exp(x - m))."""
+    if x.ndim == 0:
+        return t
+    e = (x - x.amax(dim, True)).exp()
+    return (e * t).cumsum(dim) / e.cumsum(dim)
+
+
+defforward("logcumsumexp", self=lambda t, s: _logcumsumexp_t(t, s.self, s.dim))
+
 
 def _dims(dim: Any, ndim: int) -> list[int]:
     if dim is None or (not isinstance(dim, int) and len(dim) == 0):

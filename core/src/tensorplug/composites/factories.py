@@ -4,6 +4,7 @@ full; the random ones are the ``random`` family's; the copies contiguous and zer
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Any
 
@@ -78,6 +79,23 @@ _RANGE_DEPRECATED = (
 )
 
 
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that attributes a warning of the caller to the first frame outside
+    tensorplug and its plugins (the user's call of ``tp.range``, however it was dispatched)."""
+    frame = sys._getframe(2)  # the caller of the function that warns
+    level = 2
+    while frame is not None and _is_ours(frame):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
+
+def _is_ours(frame: Any) -> bool:
+    """A frame of tensorplug's modules, its plugins' or its generated code (``<tensorplug...``)."""
+    name = str(frame.f_globals.get("__name__", ""))
+    return name.startswith("tensorplug") or frame.f_code.co_filename.startswith("<tensorplug")
+
+
 def range_step(
     start: Any,
     end: Any,
@@ -91,7 +109,11 @@ def range_step(
     """``start, start + step, ...`` up to ``end`` included, in the default dtype unless
     ``dtype`` says otherwise, with PyTorch's deprecation warning (tensorplug's message says
     torch.range, as PyTorch's, so filters written for it apply)."""
-    warnings.warn(_RANGE_DEPRECATED.replace("torch.", "tensorplug."), UserWarning, stacklevel=4)
+    warnings.warn(
+        _RANGE_DEPRECATED.replace("torch.", "tensorplug."),
+        UserWarning,
+        stacklevel=_user_stacklevel(),
+    )
     if step == 0:
         raise RuntimeError("aten::range.step: step must be nonzero")
     if (step > 0 and end < start) or (step < 0 and end > start):

@@ -150,6 +150,47 @@ def divide_tensor_mode(self: Any, other: Any, *, rounding_mode: str | None) -> A
     return aten.div.Tensor_mode(self, other, rounding_mode=rounding_mode)
 
 
+def _wrapped(value: Any, like: Any) -> Any:
+    """A Python scalar as the 0-dim tensor PyTorch wraps it in: int64, the default floating
+    dtype, complex64 or bool, which the tensor's dtype wins over within its category."""
+    d = (
+        _dt.bool if isinstance(value, bool)
+        else _dt.int64 if isinstance(value, int)
+        else _dt.complex64 if isinstance(value, complex)
+        else _dt.get_default_dtype()
+    )  # fmt: skip
+    return aten.full.default([], value, dtype=d, device=like.device)
+
+
+def divide_scalar_mode(self: Any, other: Any, *, rounding_mode: str | None) -> Any:
+    return aten.div.Tensor_mode(self, _wrapped(other, self), rounding_mode=rounding_mode)
+
+
+def _divide_into(self: Any, other: Any, rounding_mode: str | None) -> Any:
+    """``div(self, other, rounding_mode)`` written into ``self``, with the checks of PyTorch's
+    ``div_``: the broadcast shape is self's, the result's dtype casts to self's."""
+    r = aten.div.Tensor_mode(self, other, rounding_mode=rounding_mode)
+    if tuple(r.shape) != tuple(self.shape):
+        raise RuntimeError(
+            f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+            f"{list(r.shape)}"
+        )
+    if not _dt.can_cast(r.dtype, self.dtype):
+        raise RuntimeError(
+            f"result type {torch_name(r.dtype)} can't be cast to the desired output type "
+            f"{torch_name(self.dtype)}"
+        )
+    return aten.copy_.default(self, r)
+
+
+def divide__tensor_mode(self: Any, other: Any, *, rounding_mode: str | None) -> Any:
+    return _divide_into(self, other, rounding_mode)
+
+
+def divide__scalar_mode(self: Any, other: Any, *, rounding_mode: str | None) -> Any:
+    return _divide_into(self, _wrapped(other, self), rounding_mode)
+
+
 def subtract_tensor(self: Any, other: Any, *, alpha: Any = 1) -> Any:
     return aten.sub.Tensor(self, other, alpha=alpha)
 

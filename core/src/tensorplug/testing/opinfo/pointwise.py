@@ -1309,6 +1309,28 @@ for _alias, _of in (
         _alias_of(f"{_of}.{_overload}", f"{_alias}.{_overload}", _alias)
         _alias_of(f"{_of}_.{_overload}", f"{_alias}_.{_overload}", f"{_alias}_", function=False)
 _alias_of("div.Tensor_mode", "divide.Tensor_mode", "divide")
+add_inplace(_info("divide.Tensor_mode"), "divide_.Tensor_mode", "divide_")
+
+
+def _divide_scalar_mode_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    for mode in ("trunc", "floor", None):
+        m = mode or "true"
+        yield S(f"{m}_int", make((2, 3), d, rng), -3, rounding_mode=mode)
+        yield S(f"{m}_float", make((4,), d, rng), 2.5, rounding_mode=mode)
+
+
+divide_scalar_mode = add(
+    OpInfo(
+        "divide.Scalar_mode",
+        op=fn("divide"),
+        method=meth("divide"),
+        sample_inputs=_divide_scalar_mode_samples,
+        ref=_ref_div_mode,
+        dtypes=NUMERIC,
+        result_dtype=_div_mode_dtype,
+    )
+)
+add_inplace(divide_scalar_mode, "divide_.Scalar_mode", "divide_")
 for _alias, _of in (
     ("greater", "gt"),
     ("greater_equal", "ge"),

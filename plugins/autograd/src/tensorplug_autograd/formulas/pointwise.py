@@ -428,9 +428,9 @@ defderiv(
 )
 defderiv("copysign.Scalar", self=lambda g, s: _copysign_self(g, s.self, s.result))
 defderiv(
-    "logaddexp",
-    self=lambda g, s: g / (1 + (s.other - s.self).exp()),
-    other=lambda g, s: g / (1 + (s.self - s.other).exp()),
+    "logaddexp",  # holomorphic: the derivative conjugated (Note [Complex gradients])
+    self=lambda g, s: g / _cj(1 + (s.other - s.self).exp()),
+    other=lambda g, s: g / _cj(1 + (s.self - s.other).exp()),
 )
 defderiv(
     "logaddexp2",

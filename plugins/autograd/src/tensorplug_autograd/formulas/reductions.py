@@ -188,6 +188,8 @@ def _logcumsumexp_backward(g: Tensor, x: Tensor, result: Tensor, dim: int) -> Te
     positive and negative parts each a reversed logcumsumexp (no overflow)."""
     if g.ndim == 0 or g.numel() == 0:
         return g
+    if g.dtype.is_complex:  # holomorphic: sum over i >= j of g_i * conj(exp(x_j - result_i))
+        return _cj(x.exp()) * _reverse_cumsum(g * _cj((-result).exp()), dim)
     lowest = tp.dtypes.finfo(g.dtype).min
 
     def reversed_lcse(t: Tensor) -> Tensor:

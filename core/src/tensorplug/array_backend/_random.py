@@ -510,6 +510,8 @@ def poisson(kit: Kit, self: Tensor, generator: _random.Generator | None = None) 
     if d.kind != "f":
         raise refuse("poisson", "poisson_cpu", d)
     lam = kit.operand(self, _dt.float64, dev)
+    if 0 in tuple(lam.shape):
+        return kit.wrap(kit.copy(self._data), d, dev)
     if not bool(xp.all(lam >= 0)):
         raise OpError("invalid Poisson rate, expected rate to be non-negative")
     gen = rng(kit, generator, dev)

@@ -439,6 +439,8 @@ def write_result(kit: Kit, dst: Tensor, r: Any, od: _dt.dtype, *, in_place: bool
     shape = tuple(r.shape) if hasattr(r, "shape") else ()
     dshape = tuple(dst._data.shape)
     if shape == dshape:
+        if 0 in shape:  # nothing to write (and dask refuses a[...] = v with a 0-length dim)
+            return
         dst._data[...] = kit.cast(kit.xp.asarray(r), kit.storage[dst._dtype])
     elif in_place:
         raise OpError(

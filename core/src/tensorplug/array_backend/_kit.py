@@ -214,6 +214,10 @@ class Kit:
         # the special-function namespace (scipy.special, cupyx.scipy.special) or None: Note
         # [Special-function namespace] in _special.py; set by register(special=...)
         self.special: Any = None
+        # Note [Strided layout] in tensorplug/_strides.py; set by register(strided=...):
+        # whether the arrays are strided, and the library's as_strided(a, shape, strides)
+        self.strided = False
+        self.as_strided: Callable[..., Any] | None = None
 
     def device(self, d: Device) -> Device:
         """One device object per device, so kernels compare devices with ``is``; a device

@@ -57,6 +57,7 @@ from . import (
     _random,
     _reductions,
     _shape,
+    _strided,
     _special,
 )
 from ._checks import qualified
@@ -79,7 +80,7 @@ __all__ = [
 # The modules whose ``build(kit)`` makes the kernels: one per op family (docs/extending.md),
 # the parts of a family that is a package, and ``_backward`` (the backward kernels).
 _MODULES: tuple[ModuleType, ...] = (
-    *_pointwise.PARTS, *_reductions.PARTS, _shape, *_indexing.PARTS, _linalg, _linalg_solvers, *_nn.PARTS, _random,
+    *_pointwise.PARTS, *_reductions.PARTS, _shape, _strided, *_indexing.PARTS, _linalg, _linalg_solvers, *_nn.PARTS, _random,
     _factories, _special, _fft, _backward,
 )  # fmt: skip
 

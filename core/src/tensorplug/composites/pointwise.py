@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import _strides
 from ..ops import ops
 
 aten = ops.aten
@@ -30,11 +31,14 @@ def clip_tensor_(self: Any, min: Any = None, max: Any = None) -> Any:
 
 
 def contiguous(self: Any, *, memory_format: Any = "contiguous_format") -> Any:
-    data = self._data
-    flags = getattr(data, "flags", None)
-    if flags is not None and flags["C_CONTIGUOUS"]:
+    """``self`` where it is already laid out as ``memory_format`` asks, else a copy that is
+    (Note [Strided layout] in _strides.py); a backend without strides has row-major order."""
+    fmt = _strides.check_format(memory_format, "contiguous")
+    if fmt == "preserve_format":
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    if self.is_contiguous(memory_format=fmt):
         return self
-    return aten.clone.default(self, memory_format="contiguous_format")
+    return aten.clone.default(self, memory_format=fmt)
 
 
 def zero_(self: Any) -> Any:

@@ -118,7 +118,9 @@ def strides_for(sizes: Sequence[int], fmt: str, op: str = "") -> tuple[int, ...]
     """The strides of a new tensor of ``sizes`` in memory format ``fmt`` (not preserve)."""
     if fmt == "channels_last":
         if len(sizes) != 4:
-            raise RuntimeError(f"{op + ': ' if op else ''}required rank 4 tensor to use channels_last format")
+            raise RuntimeError(
+                f"{op + ': ' if op else ''}required rank 4 tensor to use channels_last format"
+            )
         return _order_strides(sizes, _CL_2D)
     if fmt == "channels_last_3d":
         if len(sizes) != 5:
@@ -144,13 +146,11 @@ def _dense_in_order(sizes: Sequence[int], strides: Sequence[int], order: Sequenc
 
 def is_contiguous_for(sizes: Sequence[int], strides: Sequence[int], fmt: str) -> bool:
     """``is_contiguous(memory_format=fmt)``, c10's rules (an empty tensor is contiguous; size-1
-    dims' strides do not count)."""
+    dims' strides do not count; preserve_format asks what contiguous_format does)."""
     if fmt == "channels_last":
         return len(sizes) == 4 and _dense_in_order(sizes, strides, _CL_2D)
     if fmt == "channels_last_3d":
         return len(sizes) == 5 and _dense_in_order(sizes, strides, _CL_3D)
-    if fmt == "preserve_format":
-        raise RuntimeError("is_contiguous: preserve memory format is unsupported by the contiguous operator")
     for n in sizes:
         if n == 0:
             return True
@@ -210,11 +210,33 @@ def dense_strides_like(sizes: Sequence[int], strides: Sequence[int]) -> tuple[in
 
 
 def dim_order(sizes: Sequence[int], strides: Sequence[int]) -> tuple[int, ...]:
-    """``Tensor.dim_order()``: the dims from outermost to innermost (stable, by stride)."""
-    return tuple(sorted(range(len(sizes)), key=lambda d: -strides[d]))
+    """``Tensor.dim_order()``: the dims from the outermost to the innermost, PyTorch's
+    ``compute_elementwise_output_logical_to_physical_perm`` (an insertion sort from the
+    last dim that leaves stride-0 and tied dims where they are)."""
+    nd = len(sizes)
+    contiguous = is_contiguous_for(sizes, strides, "contiguous_format")
+    cl = is_contiguous_for(sizes, strides, "channels_last")
+    if contiguous and not cl:
+        return tuple(range(nd))
+    if cl and not contiguous:
+        return (0, *range(2, nd), 1)
 
+    def should_swap(a: int, b: int) -> int:
+        sa, sb = strides[a], strides[b]
+        if sa == 0 or sb == 0:
+            return 0
+        if sa != sb:
+            return -1 if sa < sb else 1
+        return 1 if sizes[a] > sizes[b] else 0
 
-def permutation_of(strides: Sequence[int]) -> tuple[int, ...]:
-    """The order of dims, outermost first, that lays out dense ``strides`` row-major: a
-    tensor with these strides is ``empty(permuted sizes).permute(inverse)``."""
-    return tuple(sorted(range(len(strides)), key=lambda d: -strides[d]))
+    perm = list(reversed(range(nd)))
+    for i in range(1, nd):
+        d1 = i
+        for d0 in reversed(range(i)):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return tuple(reversed(perm))

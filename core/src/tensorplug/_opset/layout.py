@@ -84,10 +84,8 @@ def is_contiguous(self: Tensor, memory_format: Any = _strides.contiguous_format)
     """Whether the strides are those of ``memory_format`` (c10's rules: size-1 dims' strides
     do not count). A backend without strides answers for row-major order."""
     fmt = _strides.check_format(memory_format, "is_contiguous")
-    if fmt == "preserve_format":
-        raise RuntimeError("is_contiguous: preserve memory format is unsupported")
     if not _storage.is_strided(self):
-        return fmt == "contiguous_format"
+        return fmt == "contiguous_format" or fmt == "preserve_format"
     shape = tuple(self._data.shape)
     return _strides.is_contiguous_for(shape, _storage.geometry(self, "").strides, fmt)
 

@@ -67,7 +67,9 @@ class ArrayStorage:
             return None
         shape = tuple(i["shape"])
         item = int(data.itemsize)
-        strides = i.get("strides")
+        strides = getattr(data, "strides", None)  # the interface omits them when row-major
+        if strides is None:
+            strides = i.get("strides")
         if strides is None:  # row-major
             acc, out = item, []
             for n in reversed(shape):

@@ -34,10 +34,10 @@ def contiguous(self: Any, *, memory_format: Any = "contiguous_format") -> Any:
     """``self`` where it is already laid out as ``memory_format`` asks, else a copy that is
     (Note [Strided layout] in _strides.py); a backend without strides has row-major order."""
     fmt = _strides.check_format(memory_format, "contiguous")
-    if fmt == "preserve_format":
-        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
     if self.is_contiguous(memory_format=fmt):
         return self
+    if fmt == "preserve_format":
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
     return aten.clone.default(self, memory_format=fmt)
 
 

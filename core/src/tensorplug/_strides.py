@@ -185,8 +185,10 @@ def suggest_memory_format(sizes: Sequence[int], strides: Sequence[int]) -> memor
 
 def is_non_overlapping_and_dense(sizes: Sequence[int], strides: Sequence[int]) -> bool:
     """Whether the elements fill a block of memory exactly once (c10's rule: size-1 dims
-    ignored, the others sorted by stride must be dense)."""
+    ignored, the others sorted by stride must be dense; an empty tensor is)."""
     nd = len(sizes)
+    if 0 in sizes:  # no elements: nothing overlaps
+        return True
     if nd == 1:
         return sizes[0] < 2 or strides[0] == 1
     dims = sorted(range(nd), key=lambda d: (sizes[d] < 2, strides[d]))
@@ -202,11 +204,48 @@ def is_non_overlapping_and_dense(sizes: Sequence[int], strides: Sequence[int]) -
 
 
 def dense_strides_like(sizes: Sequence[int], strides: Sequence[int]) -> tuple[int, ...]:
-    """The strides ``empty_like``/``clone`` keep under preserve_format: ``strides`` where they
-    are non-overlapping and dense, else those of the suggested format (PyTorch's rule)."""
+    """The strides ``empty_like``/``clone`` give under preserve_format: ``strides`` where they
+    are non-overlapping and dense, else dense strides in the same order of dims (PyTorch's
+    ``infer_dense_strides``)."""
     if is_non_overlapping_and_dense(sizes, strides):
         return tuple(strides)
-    return strides_for(sizes, suggest_memory_format(sizes, strides))
+    return infer_dense_strides(sizes, strides)
+
+
+def _order(sizes: Sequence[int], strides: Sequence[int]) -> list[int]:
+    """The dims from the innermost out: c10's insertion sort from the last dim, stride-0 and
+    tied dims left in place (``infer_dense_strides``, ``compute_elementwise_output_...``)."""
+
+    def should_swap(a: int, b: int) -> int:
+        sa, sb = strides[a], strides[b]
+        if sa == 0 or sb == 0:
+            return 0
+        if sa != sb:
+            return -1 if sa < sb else 1
+        return 1 if sizes[a] > sizes[b] else 0
+
+    perm = list(reversed(range(len(sizes))))
+    for i in range(1, len(sizes)):
+        d1 = i
+        for d0 in reversed(range(i)):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm
+
+
+def infer_dense_strides(sizes: Sequence[int], strides: Sequence[int]) -> tuple[int, ...]:
+    """Dense strides laying the dims out in the order ``strides`` do (c10's)."""
+    out = [0] * len(sizes)
+    acc = 1
+    for d in _order(sizes, strides):
+        out[d] = acc
+        if sizes[d] > 1:
+            acc *= sizes[d]
+    return tuple(out)
 
 
 def dim_order(sizes: Sequence[int], strides: Sequence[int]) -> tuple[int, ...]:
@@ -220,23 +259,4 @@ def dim_order(sizes: Sequence[int], strides: Sequence[int]) -> tuple[int, ...]:
         return tuple(range(nd))
     if cl and not contiguous:
         return (0, *range(2, nd), 1)
-
-    def should_swap(a: int, b: int) -> int:
-        sa, sb = strides[a], strides[b]
-        if sa == 0 or sb == 0:
-            return 0
-        if sa != sb:
-            return -1 if sa < sb else 1
-        return 1 if sizes[a] > sizes[b] else 0
-
-    perm = list(reversed(range(nd)))
-    for i in range(1, nd):
-        d1 = i
-        for d0 in reversed(range(i)):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
-    return tuple(reversed(perm))
+    return tuple(reversed(_order(sizes, strides)))

@@ -106,7 +106,10 @@ CASES: list[tuple[str, str]] = [
     (X4, "T.empty_like(x.contiguous(memory_format=T.channels_last))"),
     (X4, "T.zeros_like(x.contiguous(memory_format=T.channels_last))"),
     (X4, "T.ones_like(x, memory_format=T.channels_last)"),
-    (X4, "T.zeros_like(x.contiguous(memory_format=T.channels_last), memory_format=T.contiguous_format)"),
+    (
+        X4,
+        "T.zeros_like(x.contiguous(memory_format=T.channels_last), memory_format=T.contiguous_format)",
+    ),
     (X4, "x.permute(0, 2, 3, 1)"),
     (X4, "x.permute(0, 2, 3, 1).contiguous()"),
     (X4, "x.permute(0, 3, 1, 2).clone()"),

@@ -31,8 +31,8 @@ from types import ModuleType
 
 from . import _meta, overrides, plugins, schema
 from ._opset import api as _api
-from ._opset import lu as _lu
 from ._opset import layout as _layout
+from ._opset import lu as _lu
 from ._opset import operators as _operators
 from ._opset import own_ops as _own_ops
 from ._opset import repr as _repr

@@ -109,7 +109,9 @@ def dim_order(self: Tensor) -> tuple[int, ...]:
 def is_set_to(self: Tensor, tensor: Tensor) -> bool:
     """Whether both tensors have the same storage, offset, sizes and strides."""
     if not isinstance(tensor, Tensor):
-        raise TypeError(f"is_set_to(): argument 'tensor' must be Tensor, not {type(tensor).__name__}")
+        raise TypeError(
+            f"is_set_to(): argument 'tensor' must be Tensor, not {type(tensor).__name__}"
+        )
     if tuple(self.shape) != tuple(tensor.shape) or self.device != tensor.device:
         return False
     a = _storage.geometry(self, "Tensor.is_set_to")

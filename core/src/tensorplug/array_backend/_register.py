@@ -57,8 +57,8 @@ from . import (
     _random,
     _reductions,
     _shape,
-    _strided,
     _special,
+    _strided,
 )
 from ._checks import qualified
 from ._kit import Kernel, Kit

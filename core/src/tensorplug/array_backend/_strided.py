@@ -12,7 +12,7 @@ row-major arrays, the only order such a backend has.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import _strides
@@ -249,7 +249,7 @@ def empty_strided(
     return kit.new(arr, d, dev, kit.keyset)
 
 
-KERNELS = {
+KERNELS: dict[str, Callable[..., Any]] = {
     "as_strided": as_strided,
     "as_strided_": as_strided_,
     "as_strided_scatter": as_strided_scatter,

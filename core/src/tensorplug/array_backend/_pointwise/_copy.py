@@ -52,10 +52,10 @@ def to_copy(
         dev = kit.device(dev)  # "cuda" is the current device
     if dev == self._device:
         kit.check_dtype(d)
-        out = convert(kit, self._data, self._dtype, d)
+        r = convert(kit, self._data, self._dtype, d)
         if kit.strided or memory_format is not None:
-            out = conform(kit, self._data, out, memory_format, "aten::_to_copy", self._device)
-        return kit.new(out, d, self._device, kit.keyset)
+            r = conform(kit, self._data, r, memory_format, "aten::_to_copy", self._device)
+        return kit.new(r, d, self._device, kit.keyset)
     # another device: through the host (Note in the module docstring)
     target = _backends.for_device_type(dev.type)
     if d in kit.storage:

@@ -126,7 +126,8 @@ LAYOUT = {
         "is_shared",
     )
 }
-LAYOUT["pin_memory"] = "Tensor"
+LAYOUT["const_data_ptr"] = "Any"
+LAYOUT["pin_memory"] = LAYOUT["new_empty_strided"] = "Tensor"
 LAYOUT_PROPERTIES = {"nbytes": "Any", "itemsize": "Any", "layout": "Any"}
 
 # attached by tensorplug.serialization (``__reduce_ex__`` is object's; ``__deepcopy__`` is not)

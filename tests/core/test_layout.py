@@ -87,6 +87,9 @@ def test_sizes_and_metadata() -> None:
     assert isinstance(tp.channels_last, tp.memory_format)
     assert x.is_set_to(x) and x.is_set_to(x[:]) and not x.is_set_to(x.t().t().clone())
     assert not x.is_pinned() and not x.is_shared()
+    assert x.const_data_ptr() == x.data_ptr()
+    y = x.new_empty_strided((2, 3), (1, 2))
+    assert (y.dtype, y.device, y.stride()) == (tp.float64, x.device, (1, 2))
     with pytest.raises(RuntimeError, match="Cannot access accelerator device"):
         x.pin_memory()
     with pytest.raises(TypeError, match="memory_format must be one of"):

@@ -17,6 +17,7 @@ from typing import Any
 from .. import _strides
 from .. import storage as _storage
 from ..device import device as Device
+from ..ops import ops
 from ..tensor import Tensor, _wrap_dim
 
 __all__ = ["UntypedStorage", "install"]
@@ -95,6 +96,27 @@ def data_ptr(self: Tensor) -> int:
     return _storage.geometry(self, "Tensor.data_ptr").data_ptr
 
 
+def new_empty_strided(
+    self: Tensor,
+    size: Any,
+    stride: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
+) -> Tensor:
+    """``tp.empty_strided`` with ``self``'s dtype and device unless given."""
+    r: Tensor = ops.aten.empty_strided.default(
+        list(size),
+        list(stride),
+        dtype=self._dtype if dtype is None else dtype,
+        device=self._device if device is None else device,
+    )
+    return r.requires_grad_() if requires_grad else r
+
+
 def untyped_storage(self: Tensor) -> UntypedStorage:
     """The memory this tensor and its views share (a new object each call, as PyTorch's)."""
     g = _storage.geometry(self, "Tensor.untyped_storage")
@@ -149,6 +171,8 @@ def install() -> None:
     T.storage_offset = storage_offset
     T.is_contiguous = is_contiguous
     T.data_ptr = data_ptr
+    T.const_data_ptr = data_ptr
+    T.new_empty_strided = new_empty_strided
     T.untyped_storage = untyped_storage
     T.dim_order = dim_order
     T.is_set_to = is_set_to

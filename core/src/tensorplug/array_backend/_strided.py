@@ -24,7 +24,15 @@ from ._checks import check_sizes, wrap_dim
 from ._factories import target
 from ._kit import Kernels, Kit, OpError, bind
 
-__all__ = ["KERNELS", "build", "conform", "element_strides", "strided_array"]
+__all__ = [
+    "KERNELS",
+    "build",
+    "check_geometry",
+    "conform",
+    "element_strides",
+    "span",
+    "strided_array",
+]
 
 
 # --- helpers: arrays with given strides --------------------------------------------------------
@@ -36,7 +44,7 @@ def element_strides(a: Any) -> tuple[int, ...]:
     return tuple(int(s) // item for s in a.strides)
 
 
-def _span(size: Sequence[int], stride: Sequence[int]) -> int:
+def span(size: Sequence[int], stride: Sequence[int]) -> int:
     """The elements of storage a view of ``size`` and ``stride`` reaches from its first."""
     if any(n == 0 for n in size):
         return 0
@@ -52,7 +60,7 @@ def strided_array(
     with kit.on(device):
         if not kit.strided or kit.as_strided is None:
             return xp.empty(tuple(size), dtype=dtype)
-        flat = xp.empty((_span(size, stride),), dtype=dtype)
+        flat = xp.empty((span(size, stride),), dtype=dtype)
         item = int(flat.itemsize)
         return kit.as_strided(flat, tuple(size), tuple(s * item for s in stride))
 
@@ -94,7 +102,7 @@ def conform(kit: Kit, src: Any, out: Any, fmt: Any, op: str, device: Device) -> 
 # --- as_strided --------------------------------------------------------------------------------
 
 
-def _check_geometry(size: Sequence[int], stride: Sequence[int], offset: int) -> None:
+def check_geometry(size: Sequence[int], stride: Sequence[int], offset: int) -> None:
     if len(size) != len(stride):
         raise OpError(
             f"mismatch in length of strides and shape: sizes {list(size)}, strides {list(stride)}"
@@ -120,9 +128,9 @@ def _storage_view(
         raise _storage.no_strides_error(self, what)
     g = _storage.geometry(self, what)
     off = g.offset if offset is None else int(offset)
-    _check_geometry(size, stride, off)
+    check_geometry(size, stride, off)
     item = g.itemsize
-    need = (off + _span(size, stride)) * item if _span(size, stride) else 0
+    need = (off + span(size, stride)) * item if span(size, stride) else 0
     if need > g.storage_nbytes:
         raise OpError(
             f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off}, and "
@@ -244,7 +252,7 @@ def empty_strided(
     layout: Any = None, device: Any = None, pin_memory: bool | None = None,
 ) -> Tensor:  # fmt: skip
     d, dev = target(kit, dtype, device)
-    _check_geometry(size, stride, 0)
+    check_geometry(size, stride, 0)
     arr = strided_array(kit, tuple(size), tuple(stride), kit.storage[d], dev)
     return kit.new(arr, d, dev, kit.keyset)
 

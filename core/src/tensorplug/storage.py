@@ -6,7 +6,9 @@ the data, and the backend's storage (``registry.add_storage_backend``; the one t
 through an optional method ``memory_layout(array) -> (address, strides, itemsize) | None``, in
 bytes. These functions ask it, so a plugin needs no array library of its own to reason about
 views: the autograd plugin finds where a view's elements lie in its base this way, with
-tensorplug operators for the index arithmetic.
+tensorplug operators for the index arithmetic. On a strided backend (``register(strided=)``)
+:func:`geometry` gives PyTorch's view of the same facts: strides and storage offset in
+elements, and the storage of the view's root base (Note [Strided layout] in _strides.py).
 
 Usage::
 

@@ -183,3 +183,16 @@ def test_meta_has_no_strides_yet() -> None:
     with pytest.raises(RuntimeError, match="Meta backend .*have no strides"):
         x.stride()
     assert x.t().contiguous().shape == (3, 2)
+
+
+def test_as_strided_inplace_has_no_derivative() -> None:
+    if "autograd" not in tp.plugins.loaded_names():
+        pytest.skip("needs the tensorplug-autograd plugin loaded")
+    x = tp.arange(6.0, dtype=tp.float64).requires_grad_()
+    c = x * 1
+    c.as_strided_((2,), (2,))
+    with pytest.raises(NotImplementedError, match="'as_strided_' is not implemented"):
+        c.sum().backward()
+    x.grad = None
+    x.as_strided((2,), (2,), 1).sum().backward()  # the out-of-place one has one
+    assert x.grad.tolist() == [0.0, 1.0, 0.0, 1.0, 0.0, 0.0]

@@ -19,6 +19,7 @@ from .. import storage as _storage
 from ..device import device as Device
 from ..ops import ops
 from ..tensor import Tensor, _wrap_dim
+from . import predicates as _predicates
 
 __all__ = ["UntypedStorage", "install"]
 
@@ -166,6 +167,7 @@ def is_shared(self: Tensor) -> bool:
 
 
 def install() -> None:
+    _predicates.STORAGE_CLASSES.append(UntypedStorage)  # tp.is_storage knows it
     T: Any = Tensor
     T.stride = stride
     T.storage_offset = storage_offset

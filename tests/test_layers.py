@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "base",
         (
-            "_types", "_protocol", "_version", "errors", "dtypes", "device", "codegen",
+            "_types", "_protocol", "_version", "errors", "dtypes", "device", "codegen", "_strides",
             "_entry_points", "_manifest", "_settings",
         ),
     ),

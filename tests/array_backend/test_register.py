@@ -209,3 +209,36 @@ def test_kernels_that_cannot_be_built_are_missing_and_said_so(backend, capsys):
         assert "aten::mm" in out and "aten::add.Tensor" not in out
     finally:
         b.close()
+
+
+# --- strided=: Note [Strided layout] in tensorplug/_strides.py ------------------------------
+
+
+def test_strides_are_detected_for_numpy(backend):
+    b = array_backend.register(FakeRegistry(), backend.name, np)
+    try:
+        x = tp.zeros(2, 3, device="testdev")
+        assert b.storage.strided
+        assert (x.t().stride(), x[1:].storage_offset()) == ((1, 3), 3)
+    finally:
+        b.close()
+
+
+def test_a_backend_declared_without_strides_refuses_them(backend):
+    b = array_backend.register(FakeRegistry(), backend.name, np, strided=False)
+    try:
+        x = tp.zeros(2, 3, device="testdev")
+        with pytest.raises(RuntimeError, match=r"TestBackend backend \(tests.array_backend\)"):
+            x.stride()
+        with pytest.raises(RuntimeError, match="aten::as_strided: .* have no strides"):
+            x.as_strided((2,), (1,))
+        assert x.is_contiguous()
+        assert x.unfold(1, 2, 1).shape == (2, 2, 2)
+    finally:
+        b.close()
+
+
+def test_strided_true_needs_as_strided(backend):
+    strict = pytest.importorskip("array_api_strict")
+    with pytest.raises(tp.RegistrationError, match="no lib.stride_tricks.as_strided"):
+        array_backend.register(FakeRegistry(), backend.name, strict, strided=True)

@@ -26,7 +26,7 @@ import yaml
 
 import tensorplug as tp
 from tensorplug import Tensor
-from tensorplug.testing import has_special_functions
+from tensorplug.testing import has_special_functions, has_strides
 from tensorplug.testing.opinfo import DT, OPS_BY_NAME, OpInfo, SampleInput
 from tests import needs
 
@@ -231,6 +231,9 @@ EXCLUDED = {
     ("linalg_vector_norm", "zero_row_p3"): "the norm's gradient jumps at 0; its subgradient "
     "there is pinned in tests/ops/test_sorting.py",
     ("unbind.int", "empty"): "no outputs: nothing to differentiate",
+    ("as_strided_", "column_major"): "its derivative raises (formulas/shape.py: the value "
+    "saved before an in-place op has lost its place in the storage)",
+    ("as_strided_", "broadcast_offset"): "its derivative raises, as above",
     ("cummax", "nan"): "NaN input: finite differences are NaN",
     ("cummin", "nan"): "NaN input: finite differences are NaN",
     ("kthvalue", "nan"): "NaN input: finite differences are NaN",
@@ -345,6 +348,8 @@ def _run_gradcheck(
     info = OPS_BY_NAME[key]
     if info.needs_special and not has_special_functions(device):
         pytest.skip(f"the {device} backend has no special-function namespace")
+    if info.needs_strides and not has_strides(device):
+        pytest.skip(f"the {device} backend has no strides")
     leaves, args, kwargs = _prepare(key, sample, _differentiable_names(formula), device)
     call = _caller(info, args, kwargs, inplace=key in INPLACE)
     if not leaves:

@@ -41,6 +41,7 @@ REFUSALS = (
     "vmap: inplace arithmetic(self, *extra_args) is not possible",
     "vmap: It looks like you're calling .item() on a Tensor.",  # narrow.Tensor's start
     "aten::view: view size is not compatible",  # a batch not first, as PyTorch
+    "vmap: Calling Tensor.as_strided",  # a batch not first in memory, or as_strided_
 )
 
 

@@ -27,6 +27,7 @@ def test_every_method_and_operator_of_tensor_is_declared() -> None:
     declared = (
         set(gen.yaml_methods()) | set(gen.OPERATORS) | set(gen.FUNCTIONAL) | set(gen.PROPERTIES)
     ) | set(gen.SERIALIZATION)
+    declared |= set(gen.LAYOUT) | set(gen.LAYOUT_PROPERTIES)
     declared |= gen.defined_on_tensor() | set(gen.CLASSMETHODS)
     for name in dir(tp):  # make every lazily made method
         getattr(tp, name, None)

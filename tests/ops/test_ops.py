@@ -31,7 +31,7 @@ import yaml
 
 import tensorplug as tp
 from tensorplug.tensor import Tensor
-from tensorplug.testing import case_failures, cases, has_special_functions
+from tensorplug.testing import case_failures, cases, has_special_functions, has_strides
 from tensorplug.testing.opinfo import (
     OP_DB,
     OPS_BY_NAME,
@@ -59,6 +59,8 @@ def test_op(info: OpInfo, dtype: str, sample: SampleInput, device: str) -> None:
         pytest.skip(f"the {device} backend has no {dtype} (docs/cuda.md)")
     if info.needs_special and not has_special_functions(device):
         pytest.skip(f"the {device} backend has no special-function namespace")
+    if info.needs_strides and not has_strides(device):
+        pytest.skip(f"the {device} backend has no strides")
     failures = case_failures(info, dtype, sample, device)
     if failures:
         head = f"{info.name} {dtype} {sample.name} on {device}"

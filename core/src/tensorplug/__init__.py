@@ -20,6 +20,7 @@ from ._opset.api import return_types
 from ._opset.construct import tensor
 from ._opset.control_flow import cond
 from ._opset.interop import as_tensor, asarray, from_dlpack, from_file, from_numpy, frombuffer
+from ._opset.layout import UntypedStorage
 from ._opset.lu import lu as lu
 from ._opset.predicates import (
     Size,
@@ -60,6 +61,15 @@ from ._settings import (
     set_num_threads,
     set_warn_always,
     use_deterministic_algorithms,
+)
+from ._strides import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    strided,
 )
 from ._version import __version__ as __version__
 from .cpu import Event, Stream, get_device_module
@@ -166,4 +176,7 @@ __all__ = [  # the public API (plus the generated functions: tensorplug.add, ten
     "promote_types", "random", "result_type", "return_types", "save", "load", "schema",
     "serialization", "set_default_device", "set_default_dtype", "short", "special", "storage",
     "tensor", "uint8", "utils",
+    # layout (docs/layout.md)
+    "UntypedStorage", "channels_last", "channels_last_3d", "contiguous_format", "layout",
+    "memory_format", "preserve_format", "strided",
 ]  # fmt: skip

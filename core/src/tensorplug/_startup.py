@@ -31,6 +31,7 @@ from types import ModuleType
 
 from . import _meta, overrides, plugins, schema
 from ._opset import api as _api
+from ._opset import layout as _layout
 from ._opset import lu as _lu
 from ._opset import operators as _operators
 from ._opset import own_ops as _own_ops
@@ -72,6 +73,7 @@ def start(package: ModuleType) -> None:
 
     # 4. Tensor's Python operators and methods, and its repr
     _operators.install()
+    _layout.install()
     Tensor.unique = _unique.unique  # type: ignore[method-assign, assignment]
     Tensor.lu = _lu.lu  # type: ignore[method-assign, assignment]
     Tensor.__repr__ = _repr.tensor_repr  # type: ignore[method-assign]

@@ -6,7 +6,9 @@ the data, and the backend's storage (``registry.add_storage_backend``; the one t
 through an optional method ``memory_layout(array) -> (address, strides, itemsize) | None``, in
 bytes. These functions ask it, so a plugin needs no array library of its own to reason about
 views: the autograd plugin finds where a view's elements lie in its base this way, with
-tensorplug operators for the index arithmetic.
+tensorplug operators for the index arithmetic. On a strided backend (``register(strided=)``)
+:func:`geometry` gives PyTorch's view of the same facts: strides and storage offset in
+elements, and the storage of the view's root base (Note [Strided layout] in _strides.py).
 
 Usage::
 
@@ -24,9 +26,19 @@ import gc
 from typing import NamedTuple
 
 from . import _backends
-from .tensor import Tensor, new_tensor
+from .tensor import LogicalShape, Tensor, new_tensor
 
-__all__ = ["MemoryLayout", "alias", "memory_layout", "views_of"]
+__all__ = [
+    "Geometry",
+    "MemoryLayout",
+    "alias",
+    "geometry",
+    "is_strided",
+    "memory_layout",
+    "no_strides_error",
+    "storage_root",
+    "views_of",
+]
 
 
 class MemoryLayout(NamedTuple):
@@ -71,3 +83,87 @@ def views_of(base: Tensor) -> list[Tensor]:
         if isinstance(r, Tensor) and r is not base and r._base is base:
             views.append(r)
     return views
+
+
+# --- strided layout (Note [Strided layout] in _strides.py) ------------------------------------
+
+
+class Geometry(NamedTuple):
+    """A strided tensor's place in its storage, PyTorch's terms: in elements of its dtype,
+    except ``storage_ptr`` and ``storage_nbytes``, in bytes."""
+
+    strides: tuple[int, ...]
+    offset: int  # storage_offset(), in elements
+    data_ptr: int  # the address of the first element
+    storage_ptr: int  # the address where the storage starts
+    storage_nbytes: int
+    itemsize: int
+
+
+def is_strided(t: Tensor) -> bool:
+    """Whether ``t``'s backend declares its arrays strided (``array_backend.register(...,
+    strided=)``) and ``t`` has data of its own (it is no wrapper)."""
+    if type(t._data) is LogicalShape:
+        return False
+    return bool(getattr(_backends.for_device_type(t._device.type), "strided", False))
+
+
+def storage_root(t: Tensor) -> Tensor:
+    """The tensor whose memory is ``t``'s storage: the root base of a view, the tensor a
+    ``detach()`` was taken of, else ``t`` itself."""
+    root = t._base
+    if root is None:
+        root = t._storage_base
+    return t if root is None else root
+
+
+def _extent(lay: MemoryLayout, shape: tuple[int, ...]) -> tuple[int, int]:
+    """``(lowest address, bytes spanned)`` of an array's elements."""
+    lo, span = lay.address, lay.itemsize
+    for n, s in zip(shape, lay.strides, strict=True):
+        if n == 0:
+            return lay.address, 0
+        if s < 0:
+            lo += s * (n - 1)
+        span += abs(s) * (n - 1)
+    return lo, span
+
+
+def no_strides_error(t: Tensor, what: str) -> RuntimeError:
+    """What asking a tensor without strides for ``what`` raises (Note [Strided layout])."""
+    if type(t._data) is LogicalShape:
+        return RuntimeError(
+            f"{what}: this tensor is a wrapper (a {type(t).__name__} of another plugin, e.g. "
+            "inside vmap) and has no storage of its own; ask outside the transform"
+        )
+    store = _backends.for_device_type(t._device.type)
+    key = getattr(store, "key_name", t._device.type)
+    plugin = getattr(store, "plugin", "?")
+    return RuntimeError(
+        f"{what}: tensors on the {key} backend ({plugin}) have no strides: its arrays "
+        f"({type(t._data).__module__}.{type(t._data).__name__}) are not strided, so strides, "
+        "storage offsets, data pointers and as_strided views do not exist there. Use "
+        "reshape/permute/expand instead, or move the tensor to a strided backend "
+        "(t.to('cpu')); a backend whose arrays are strided declares it with "
+        "tensorplug.array_backend.register(..., strided=True)"
+    )
+
+
+def geometry(t: Tensor, what: str) -> Geometry:
+    """Where ``t`` lies in its storage (Note [Strided layout]); ``what`` names the caller in
+    the error a tensor without strides raises."""
+    lay = memory_layout(t) if is_strided(t) else None
+    if lay is None:
+        raise no_strides_error(t, what)
+    item = lay.itemsize
+    shape = tuple(t._data.shape)
+    root = storage_root(t)
+    start, span = _extent(lay, shape)
+    if root is not t:
+        rlay = memory_layout(root)
+        if rlay is not None:
+            rstart, rspan = _extent(rlay, tuple(root._data.shape))
+            if rstart <= start and start + span <= rstart + rspan:
+                start, span = rstart, rspan
+    strides = tuple(s // item for s in lay.strides)
+    return Geometry(strides, (lay.address - start) // item, lay.address, start, span, item)

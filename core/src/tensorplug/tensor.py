@@ -66,6 +66,7 @@ class Tensor(_Declared):
     # Rarely set, so not slots: a new tensor stores nothing for them (they live in __dict__
     # once set) and reads fall back to these class defaults.
     _base: Tensor | None = None
+    _storage_base: Tensor | None = None  # what a detach() shares memory with (storage.py)
     _batched: Any = None
     # The tensor protocol for plugins: the slots above under public names (set below the class)
     tp_data: Any

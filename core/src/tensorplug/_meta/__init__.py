@@ -130,7 +130,56 @@ def _ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False
     return _meta_tensor(MetaArray(tuple(batch.shape) + tuple(b[-2:]), LD._dtype), LD._dtype)
 
 
+# --- strided views: Meta arrays have no strides (Note [Strided layout] in _strides.py), so
+# these take every Meta tensor's storage to be its root base's elements, row-major, and check
+# the view against that as the CPU checks it against its memory
+
+
+def _meta_view_check(self: Tensor, size: Any, stride: Any, storage_offset: Any, what: str) -> None:
+    from .. import storage
+    from ..array_backend._strided import check_geometry, span
+
+    off = 0 if storage_offset is None else int(storage_offset)
+    check_geometry(size, stride, off)
+    item = self._dtype.itemsize
+    have = int(storage.storage_root(self)._data.size) * item
+    reach = span(size, stride)
+    need = (off + reach) * item if reach else 0
+    if need > have:
+        raise OpError(
+            f"{what}: setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+            f"{off}, and itemsize {item} requiring a storage size of {need} are out of bounds "
+            f"for storage of size {have}"
+        )
+
+
+def _as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
+    _meta_view_check(self, size, stride, storage_offset, "aten::as_strided")
+    return self._alias(MetaArray(tuple(size), self._dtype))
+
+
+def _as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
+    _meta_view_check(self, size, stride, storage_offset, "aten::as_strided_")
+    self._data = MetaArray(tuple(size), self._dtype)
+    return self
+
+
+def _as_strided_scatter(
+    self: Tensor, src: Tensor, size: Any, stride: Any, storage_offset: Any = None
+) -> Tensor:
+    _meta_view_check(self, size, stride, storage_offset, "aten::as_strided_scatter")
+    if tuple(src._data.shape) != tuple(size):
+        raise OpError(
+            "aten::as_strided_scatter: expected src to have a size equal to the slice of self. "
+            f"src size = {list(src._data.shape)}, slice size = {list(size)}"
+        )
+    return _meta_tensor(MetaArray(tuple(self._data.shape), self._dtype), self._dtype)
+
+
 OVERRIDES: dict[str, Callable[..., Any]] = {
+    "as_strided": _as_strided,
+    "as_strided_": _as_strided_,
+    "as_strided_scatter": _as_strided_scatter,
     "_local_scalar_dense": _item,
     "repeat_interleave.Tensor": _repeat_interleave,
     "median": _median,

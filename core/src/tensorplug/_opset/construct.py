@@ -8,8 +8,9 @@ import builtins
 from collections.abc import Callable
 from typing import Any
 
-from .. import _backends
+from .. import _backends, _strides
 from .. import dtypes as _dtypes
+from .. import storage as _storage
 from ..device import canonical as _canonical_device
 from ..device import device as _Device
 from ..ops import ops
@@ -49,18 +50,31 @@ def parse_to(
 
 
 def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; ``copy=``."""
+    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; ``copy=``,
+    ``memory_format=`` (a copy unless the strides already suggest that format, as PyTorch's
+    ``to_will_alias``)."""
+    fmt = kwargs.pop("memory_format", None)
     dev, dtype, non_blocking, copy = parse_to(args, kwargs)
     target_dev = _canonical_device(dev) if dev is not None else self.device
     if target_dev.index is None and target_dev.type == self.device.type != "cpu":
         target_dev = _backends.resolve_device(target_dev)  # "cuda": the current device
     target_dtype = dtype if dtype is not None else self.dtype
+    if fmt is not None:
+        fmt = _strides.check_format(fmt, "to")
     if target_dev == self.device and target_dtype is self.dtype and not copy:
-        return self
+        if fmt is None or fmt == "preserve_format" or _suggested_format(self) == fmt:
+            return self
     r: Tensor = ops.aten._to_copy.default(
-        self, dtype=target_dtype, device=target_dev, non_blocking=non_blocking
+        self, dtype=target_dtype, device=target_dev, non_blocking=non_blocking, memory_format=fmt
     )
     return r
+
+
+def _suggested_format(self: Tensor) -> str:
+    """The memory format ``self``'s strides suggest (row-major without strides)."""
+    if not _storage.is_strided(self):
+        return "contiguous_format"
+    return _strides.suggest_memory_format(tuple(self.shape), self.stride())
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:

@@ -214,6 +214,10 @@ class Kit:
         # the special-function namespace (scipy.special, cupyx.scipy.special) or None: Note
         # [Special-function namespace] in _special.py; set by register(special=...)
         self.special: Any = None
+        # Note [Strided layout] in tensorplug/_strides.py; set by register(strided=...):
+        # whether the arrays are strided, and the library's as_strided(a, shape, strides)
+        self.strided = False
+        self.as_strided: Callable[..., Any] | None = None
 
     def device(self, d: Device) -> Device:
         """One device object per device, so kernels compare devices with ``is``; a device
@@ -287,11 +291,16 @@ class Kit:
 
     def contiguous_copy(self, arr: Any) -> Any:
         """A new array equal to ``arr`` in row-major (C) order: numpy's and CuPy's ``asarray``
-        keep the source's order, their ``copy()`` gives C order; a library without memory
-        orders (no ``flags``) has nothing to change."""
+        keep the source's order, their ``copy()`` gives C order; a library that shows no
+        memory order (no ``flags``) gets a copy of its flattened array, which is row-major."""
         flags = getattr(arr, "flags", None)
         if flags is not None and not flags["C_CONTIGUOUS"] and hasattr(arr, "copy"):
             return arr.copy()
+        if flags is None and arr.ndim > 1:
+            # a library that keeps an order it does not show (array_api_strict over numpy):
+            # flattening copies in row-major order where the order is another
+            xp = self.xp
+            return xp.reshape(xp.asarray(xp.reshape(arr, (-1,)), copy=True), tuple(arr.shape))
         return self.xp.asarray(arr, copy=True)
 
     def as_compute(self, t: Tensor, d: _dt.dtype) -> Any:

@@ -58,6 +58,7 @@ from . import (
     _reductions,
     _shape,
     _special,
+    _strided,
 )
 from ._checks import qualified
 from ._kit import Kernel, Kit
@@ -79,7 +80,7 @@ __all__ = [
 # The modules whose ``build(kit)`` makes the kernels: one per op family (docs/extending.md),
 # the parts of a family that is a package, and ``_backward`` (the backward kernels).
 _MODULES: tuple[ModuleType, ...] = (
-    *_pointwise.PARTS, *_reductions.PARTS, _shape, *_indexing.PARTS, _linalg, _linalg_solvers, *_nn.PARTS, _random,
+    *_pointwise.PARTS, *_reductions.PARTS, _shape, _strided, *_indexing.PARTS, _linalg, _linalg_solvers, *_nn.PARTS, _random,
     _factories, _special, _fft, _backward,
 )  # fmt: skip
 
@@ -243,6 +244,7 @@ def register(
     current_device: Callable[[], int] | None = None,
     special: Any = None,
     lazy: bool | None = None,
+    strided: bool | None = None,
 ) -> ArrayBackend:
     """Register the array kernels for backend ``key`` over array namespace ``xp``.
 
@@ -267,7 +269,12 @@ def register(
       (``kit.special``); without it those ops raise "not supported by this backend" (Note
       [Special-function namespace] in _special.py); ``lazy``: whether ``xp``'s arrays are
       graphs computed when read (default: detected by dask's collection protocol), so kernels
-      read no values for their checks (Note [Lazy backends read no values] in _kit.py).
+      read no values for their checks (Note [Lazy backends read no values] in _kit.py);
+    * ``strided``: whether the arrays are strided views of memory, with PyTorch's layout
+      semantics (``stride()``, ``storage_offset()``, ``data_ptr()``, ``as_strided``, memory
+      formats: Note [Strided layout] in tensorplug/_strides.py). Default: detected, true when
+      the library has ``lib.stride_tricks.as_strided`` and its arrays describe their memory
+      (``__array_interface__`` or ``__cuda_array_interface__``, as numpy's and CuPy's do).
 
     ``xp`` is used as it is when it implements the array API standard, else adapted by
     array-api-compat (:func:`standard_namespace`); the kernels call only the standard and the
@@ -304,6 +311,17 @@ def register(
     kit.make_rng = make_rng
     kit.current_device = current_device
     kit.special = special
+    tricks = getattr(getattr(library, "lib", None), "stride_tricks", None)
+    kit.as_strided = getattr(tricks, "as_strided", None)
+    if strided is None:
+        strided = kit.as_strided is not None and _describes_memory(kit.array_type)
+    elif strided and kit.as_strided is None:
+        raise RegistrationError(
+            f"array_backend.register: backend {k.name!r} is declared strided=True, but "
+            f"{getattr(library, '__name__', library)!r} has no lib.stride_tricks.as_strided "
+            "to make strided views with: pass strided=False"
+        )
+    kit.strided = bool(strided)
     if rng_on_host:
         host_dtypes = _host_dtypes()
         kit.from_rng = from_host
@@ -362,6 +380,13 @@ def register(
     store = ArrayStorage(kit, plugin, None)
     registry.add_storage_backend(store)
     return ArrayBackend(kit, lib, store, registered, skipped, unbuilt)
+
+
+def _describes_memory(array_type: type) -> bool:
+    """Whether arrays of ``array_type`` tell where their elements lie (numpy's and CuPy's)."""
+    return any(
+        hasattr(array_type, n) for n in ("__array_interface__", "__cuda_array_interface__")
+    ) and hasattr(array_type, "strides")
 
 
 def _device_guard(fn: Kernel, kit: Kit) -> Kernel:

@@ -499,6 +499,7 @@ def detach(kit: Kit, self: Tensor) -> Tensor:
     # the data and the version counter are shared, but the result is no view (PyTorch's
     # detach() has no _base): an in-place change of it changes a tensor of its own
     t = self._alias(self._data[...])
+    t._storage_base = t._base  # it still shares its storage (Note [Strided layout])
     del t._base
     return t
 

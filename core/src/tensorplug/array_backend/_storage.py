@@ -52,6 +52,11 @@ class ArrayStorage:
     def to_host(self, data: Any) -> Any:
         return self.kit.to_host(data)
 
+    @property
+    def strided(self) -> bool:
+        """Whether the arrays are strided (``register(strided=)``, Note [Strided layout])."""
+        return self.kit.strided
+
     def memory_layout(self, data: Any) -> tuple[int, tuple[int, ...], int] | None:
         """``(address, strides, itemsize)`` of array ``data``, in bytes, from the array
         interface numpy and cupy describe their memory with; None for arrays without one."""
@@ -62,7 +67,9 @@ class ArrayStorage:
             return None
         shape = tuple(i["shape"])
         item = int(data.itemsize)
-        strides = i.get("strides")
+        strides = getattr(data, "strides", None)  # the interface omits them when row-major
+        if strides is None:
+            strides = i.get("strides")
         if strides is None:  # row-major
             acc, out = item, []
             for n in reversed(shape):

@@ -8,7 +8,10 @@ from typing import Any
 
 from .. import dtypes as _dt
 from .._op_errors import torch_name
+from .. import _strides
+from .. import storage as _storage
 from ..ops import ops
+from ..tensor import is_wrapper
 
 aten = ops.aten
 
@@ -450,11 +453,20 @@ def isreal(self: Any) -> Any:
 
 
 def contiguous(self: Any, *, memory_format: Any = "contiguous_format") -> Any:
-    data = self._data
-    flags = getattr(data, "flags", None)
-    if flags is not None and flags["C_CONTIGUOUS"]:
+    """``self`` where it is already laid out as ``memory_format`` asks, else a copy that is
+    (Note [Strided layout] in _strides.py); a backend without strides has row-major order."""
+    fmt = _strides.check_format(memory_format, "contiguous")
+    if not _storage.is_strided(self) and not is_wrapper(self):
+        # its order is the array library's own business: a row-major copy is what a view
+        # needs (is_contiguous() answers True there, as for PyTorch's XLA tensors)
+        if fmt != "contiguous_format":
+            _strides.strides_for(tuple(self.shape), fmt)  # the rank error
+        return aten.clone.default(self, memory_format="contiguous_format")
+    if self.is_contiguous(memory_format=fmt):
         return self
-    return aten.clone.default(self, memory_format="contiguous_format")
+    if fmt == "preserve_format":
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return aten.clone.default(self, memory_format=fmt)
 
 
 def zero_(self: Any) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ops import ops
-from .factories import _like
+from .factories import _in_layout, _like
 
 aten = ops.aten
 
@@ -20,7 +20,8 @@ def rand_like(
     pin_memory: Any = None,
     memory_format: Any = None,
 ) -> Any:
-    return aten.rand.default(list(self.shape), **_like(self, dtype, device))
+    out = aten.rand.default(list(self.shape), **_like(self, dtype, device))
+    return _in_layout(self, out, memory_format, "rand_like")
 
 
 def randn_like(
@@ -32,7 +33,8 @@ def randn_like(
     pin_memory: Any = None,
     memory_format: Any = None,
 ) -> Any:
-    return aten.randn.default(list(self.shape), **_like(self, dtype, device))
+    out = aten.randn.default(list(self.shape), **_like(self, dtype, device))
+    return _in_layout(self, out, memory_format, "randn_like")
 
 
 # --- randint_like -----------------------------------------------------------------------------
@@ -48,7 +50,8 @@ def randint_like(
     pin_memory: Any = None,
     memory_format: Any = None,
 ) -> Any:
-    return aten.randint.default(high, list(self.shape), **_like(self, dtype, device))
+    out = aten.randint.default(high, list(self.shape), **_like(self, dtype, device))
+    return _in_layout(self, out, memory_format, "randint_like")
 
 
 def randint_like_low(
@@ -62,4 +65,5 @@ def randint_like_low(
     pin_memory: Any = None,
     memory_format: Any = None,
 ) -> Any:
-    return aten.randint.low(low, high, list(self.shape), **_like(self, dtype, device))
+    out = aten.randint.low(low, high, list(self.shape), **_like(self, dtype, device))
+    return _in_layout(self, out, memory_format, "randint_like")

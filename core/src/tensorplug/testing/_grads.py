@@ -87,10 +87,12 @@ def run_grad_case(info: OpInfo, sample: SampleInput, device: str) -> None:
     """The device's gradients of ``info`` at ``sample`` equal the CPU's."""
     import pytest
 
-    from ._harness import has_special_functions
+    from ._harness import has_special_functions, has_strides
 
     if info.needs_special and not has_special_functions(device):
         pytest.skip(f"the {device} backend has no special-function namespace")
+    if info.needs_strides and not has_strides(device):
+        pytest.skip(f"the {device} backend has no strides")
     try:
         want = gradients(info, sample, "cpu")
     except Exception as e:  # noqa: BLE001 - the CPU refusing the sample is not this test's

@@ -422,6 +422,8 @@ def run_op_case(info: OpInfo, dtype: str, sample: SampleInput, device: str = "cp
         pytest.skip(f"the {device} backend has no {', '.join(lacking)}")
     if info.needs_special and not has_special_functions(device):
         pytest.skip(f"the {device} backend has no special-function namespace")
+    if info.needs_strides and not has_strides(device):
+        pytest.skip(f"the {device} backend has no strides")
     failures = case_failures(info, dtype, sample, device)
     if failures:
         pytest.fail(
@@ -452,6 +454,11 @@ def supported_dtypes(device: str) -> frozenset[str]:
 
 
 _SPECIAL: dict[tuple[str, int], bool] = {}
+
+
+def has_strides(device: str) -> bool:
+    """Whether ``device``'s backend is strided (``array_backend.register(..., strided=)``)."""
+    return tp.storage.is_strided(tp.zeros(1, device=device))
 
 
 def has_special_functions(device: str) -> bool:

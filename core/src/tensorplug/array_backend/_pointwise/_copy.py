@@ -22,6 +22,7 @@ from ...device import device as Device
 from ...tensor import Tensor
 from .. import _standard
 from .._kit import Kernel, Kernels, Kit, OpError, Scalar, bind, check_broadcast, check_fits
+from .._strided import conform
 
 
 def convert(kit: Kit, a: Any, src: _dt.dtype, d: _dt.dtype) -> Any:
@@ -51,7 +52,10 @@ def to_copy(
         dev = kit.device(dev)  # "cuda" is the current device
     if dev == self._device:
         kit.check_dtype(d)
-        return kit.new(convert(kit, self._data, self._dtype, d), d, self._device, kit.keyset)
+        r = convert(kit, self._data, self._dtype, d)
+        if kit.strided or memory_format is not None:
+            r = conform(kit, self._data, r, memory_format, "aten::_to_copy", self._device)
+        return kit.new(r, d, self._device, kit.keyset)
     # another device: through the host (Note in the module docstring)
     target = _backends.for_device_type(dev.type)
     if d in kit.storage:
@@ -70,11 +74,16 @@ def to_copy(
 
 
 def clone(kit: Kit, self: Tensor, *, memory_format: Any = None) -> Tensor:
-    # preserve_format (the default) keeps the source's memory order, as PyTorch's clone keeps
-    # its strides; contiguous_format gives row-major data (what contiguous() asks for)
+    # preserve_format (the default) keeps the source's strides where they are dense, as
+    # PyTorch's clone does; contiguous_format gives row-major data (what contiguous() asks
+    # for), channels_last(_3d) NHWC order (Note [Strided layout] in tensorplug/_strides.py)
+    a = self._data
     if memory_format == "contiguous_format":
-        return kit.new(kit.contiguous_copy(self._data), self._dtype, self._device, kit.keyset)
-    return kit.new(kit.copy(self._data), self._dtype, self._device, kit.keyset)
+        return kit.new(kit.contiguous_copy(a), self._dtype, self._device, kit.keyset)
+    out = kit.copy(a)
+    if kit.strided or memory_format is not None:
+        out = conform(kit, a, out, memory_format, "aten::clone", self._device)
+    return kit.new(out, self._dtype, self._device, kit.keyset)
 
 
 def copy_(kit: Kit, self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:

@@ -282,6 +282,9 @@ class OpInfo:
     # a view only where the array library has strided views (Note [Complex views] in
     # array_backend/_pointwise/_complex.py): elsewhere a copy, its values checked, not writes
     strided_view: bool = False
+    # an op of strided backends only (as_strided: Note [Strided layout] in _strides.py):
+    # skipped on a backend whose arrays are not strided, where it raises
+    needs_strides: bool = False
 
     @property
     def op_name(self) -> str:

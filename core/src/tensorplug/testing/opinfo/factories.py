@@ -80,6 +80,20 @@ _factory(
 )
 
 
+def _empty_strided_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("transposed", [2, 3], [1, 2], dtype=DT(d))
+    yield S("padded", [2, 3], [4, 1], dtype=DT(d))
+    yield S("empty", [0, 2], [2, 1], dtype=DT(d))
+
+
+_factory(
+    "empty_strided",
+    lambda size, stride, *, dtype=None: np.empty(size, _np_factory_dtype(dtype)),
+    samples=_empty_strided_samples,
+    check_values=False,
+)
+
+
 def _full_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     v = scalar_for(d)
     yield S("2x3", [2, 3], v, dtype=DT(d))

@@ -538,6 +538,108 @@ def _ref_diagonal(x: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
 _view_op("diagonal", _diagonal_samples, _ref_diagonal)
 
 
+# --- strided views (strided backends only: Note [Strided layout] in tensorplug/_strides.py) --
+# The samples' inputs are new row-major tensors, so their storage is the oracle's ``x.ravel()``.
+
+
+def _strided_ref(x: Any, size: Any, stride: Any, storage_offset: Any = None) -> Any:
+    flat = x.reshape(-1)[storage_offset or 0 :]
+    item = x.itemsize
+    return np.lib.stride_tricks.as_strided(flat, tuple(size), tuple(s * item for s in stride))
+
+
+def _as_strided_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("transposed", make((6,), d, rng), (2, 3), (1, 2))
+    yield S("offset", make((3, 4), d, rng), (2, 3), (4, 1), 1)
+    yield S("overlapping", make((5,), d, rng), (3, 2), (1, 1))
+    yield S("zero_stride_kw", make((2, 3), d, rng), [2, 2], [0, 1], storage_offset=2)
+    yield S("0dim", make((4,), d, rng), (), (), 3)
+    yield S("empty", make((3,), d, rng), (0, 2), (1, 1))
+
+
+def _unfold_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim1", make((3, 5), d, rng), 1, 2, 1)
+    yield S("step2", make((3, 5), d, rng), 1, 3, 2)
+    yield S("dim0_neg", make((4, 3), d, rng), -2, 2, 2)
+    yield S("3d", make((2, 5, 2), d, rng), 1, 4, 1)
+    yield S("size0", make((4,), d, rng), 0, 0, 1)
+    yield S("0dim", make((), d, rng), 0, 1, 1)
+
+
+def _ref_unfold(x: Any, dimension: int, size: int, step: int) -> Any:
+    if x.ndim == 0:
+        return x.reshape((size,))
+    dim = dimension % x.ndim
+    n = (x.shape[dim] - size) // step + 1
+    shape = (*x.shape[:dim], n, *x.shape[dim + 1 :], size)
+    st = x.strides
+    strides = (*st[:dim], st[dim] * step, *st[dim + 1 :], st[dim])
+    return np.lib.stride_tricks.as_strided(x, shape, strides)
+
+
+def _as_strided_scatter_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("diagonal", make((3, 3), d, rng), make((3,), d, rng), (3,), (4,))
+    yield S("block_offset", make((3, 4), d, rng), make((2, 2), d, rng), (2, 2), (4, 1), 5)
+
+
+def _ref_as_strided_scatter(
+    x: Any, src: Any, size: Any, stride: Any, storage_offset: Any = None
+) -> Any:
+    out = x.copy()
+    _strided_ref(out, size, stride, storage_offset)[...] = src
+    return out
+
+
+for _name, _samples, _ref, _method_only in (
+    ("as_strided", _as_strided_samples, _strided_ref, False),
+    ("unfold", _unfold_samples, _ref_unfold, True),
+):
+    add(
+        OpInfo(
+            _name,
+            op=meth(_name) if _method_only else fn(_name),
+            method=None if _method_only else meth(_name),
+            sample_inputs=_samples,
+            ref=_ref,
+            dtypes=VIEW_DTYPES,
+            kind="view",
+            needs_strides=_name == "as_strided",
+            strided_view=_name == "unfold",  # a copy on a backend without strides
+        )
+    )
+
+
+def _as_strided_inplace_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    # in place, the shape stays: what the harness's in-place checks compare
+    yield S("column_major", make((2, 3), d, rng), (2, 3), (1, 2))
+    yield S("broadcast_offset", make((4,), d, rng), (4,), (0,), 2)
+
+
+add(
+    OpInfo(
+        "as_strided_",
+        op=meth("as_strided_"),
+        method=None,
+        sample_inputs=_as_strided_inplace_samples,
+        ref=_strided_ref,
+        dtypes=VIEW_DTYPES,
+        kind="inplace",
+        needs_strides=True,
+    )
+)
+add(
+    OpInfo(
+        "as_strided_scatter",
+        op=fn("as_strided_scatter"),
+        method=meth("as_strided_scatter"),
+        sample_inputs=_as_strided_scatter_samples,
+        ref=_ref_as_strided_scatter,
+        dtypes=ALL,
+        needs_strides=True,
+    )
+)
+
+
 def _cat_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield S("dim0", [make((2, 3), d, rng), make((1, 3), d, rng)])
     yield S("dim1", [make((2, 3), d, rng), make((2, 2), d, rng)], 1)

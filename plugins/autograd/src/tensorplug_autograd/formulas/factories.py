@@ -10,6 +10,7 @@ nondifferentiable(
     "zeros",
     "ones",
     "empty.memory_format",
+    "empty_strided",
     "full",
     "arange",
     "arange.start_step",

@@ -73,6 +73,134 @@ defderiv("split_with_sizes", self=lambda g, s: tp.cat(list(g), s.dim))
 defderiv("unbind.int", self=lambda g, s: tp.stack(list(g), s.dim))
 
 
+# --- strided views (strided backends: Note [Strided layout] in tensorplug/_strides.py) -------
+
+
+def _positions(size: Shape, stride: Shape, start: int, device: object) -> Tensor:
+    """The storage positions of a view's elements, relative to a chosen origin: an int64
+    tensor of ``size``."""
+    pos = tp.full(list(size), start, dtype=tp.int64, device=device)
+    for k, (n, st) in enumerate(zip(size, stride, strict=True)):
+        if n > 1 and st:
+            step = tp.arange(n, dtype=tp.int64, device=device) * st
+            pos = pos + step.reshape([n if d == k else 1 for d in range(len(size))])
+    return pos
+
+
+def _reach(size: Shape, stride: Shape, start: int) -> tuple[int, int]:
+    """The lowest and highest position a non-empty view reaches."""
+    lo = hi = start
+    for n, st in zip(size, stride, strict=True):
+        lo += min(0, (n - 1) * st)
+        hi += max(0, (n - 1) * st)
+    return lo, hi
+
+
+def _as_strided_backward(
+    g: Tensor, self_: Tensor, result: Tensor, size: Shape, stride: Shape
+) -> Tensor:
+    """PyTorch's ``as_strided_backward``: the gradient is accumulated per storage position
+    (outputs that overlap add up), then read at the input's positions, divided by how many
+    input elements share a position where the input overlaps itself. Positions count from
+    the input's first element (their difference is what the data pointers give), so the
+    formula needs no storage offsets; built of differentiable ops (double backward)."""
+    shape = list(self_.shape)
+    if g.numel() == 0 or self_.numel() == 0:
+        return _zeros(g, shape)
+    item = self_.element_size()
+    in_stride = self_.stride()
+    rel = (result.data_ptr() - self_.data_ptr()) // item
+    if not _overlap(self_, result):
+        # as_strided_ runs this formula with the value saved before the write: a copy, which
+        # has lost the input's place in the storage (its memory is its own)
+        raise NotImplementedError(
+            "the derivative for 'as_strided_' is not implemented in tensorplug (the value "
+            "saved before an in-place op is a copy, which has lost the input's place in its "
+            "storage), nor for an as_strided view that reads none of its input's memory: "
+            "use the out-of-place as_strided over the input"
+        )
+    in_lo, in_hi = _reach(shape, in_stride, 0)
+    out_lo, out_hi = _reach(size, stride, rel)
+    lo, hi = min(in_lo, out_lo), max(in_hi, out_hi)
+    dev = g.device
+    out_idx = _positions(size, stride, rel - lo, dev).reshape(-1)
+    in_idx = _positions(shape, in_stride, -lo, dev).reshape(-1)
+    storage = _zeros(g, [hi - lo + 1]).index_add(0, out_idx, g.reshape(-1))
+    if not _dense(shape, in_stride):
+        count = _zeros(g, [hi - lo + 1]).index_add(0, in_idx, tp.ones_like(in_idx, dtype=g.dtype))
+        storage = storage / count.clamp(min=1)
+    return storage.index_select(0, in_idx).reshape(shape)
+
+
+def _overlap(a: Tensor, b: Tensor) -> bool:
+    """Whether the memory ranges of ``a``'s and ``b``'s elements overlap."""
+    la, lb = tp.storage.memory_layout(a), tp.storage.memory_layout(b)
+    if la is None or lb is None:
+        return True
+
+    def extent(lay: tp.storage.MemoryLayout, shape: Shape) -> tuple[int, int]:
+        lo = hi = lay.address
+        for n, st in zip(shape, lay.strides, strict=True):
+            lo += min(0, (n - 1) * st)
+            hi += max(0, (n - 1) * st)
+        return lo, hi + lay.itemsize
+
+    a0, a1 = extent(la, a.shape)
+    b0, b1 = extent(lb, b.shape)
+    return a0 < b1 and b0 < a1
+
+
+def _dense(shape: Shape, stride: Shape) -> bool:
+    """Whether no two elements of a view share a storage position (c10's sufficient test)."""
+    dims = sorted((st, n) for n, st in zip(shape, stride, strict=True) if n > 1)
+    need = 1
+    for st, n in dims:
+        if st < need:
+            return False
+        need = st * n
+    return True
+
+
+def _unfold_backward(g: Tensor, shape: Shape, dim: int, size: int, step: int) -> Tensor:
+    """PyTorch's ``unfold_backward``: each window's gradient added back at its positions."""
+    if not shape:  # a 0-dim input: one window of size 0 or 1
+        return g.sum()
+    d = dim % len(shape)
+    windows = g.shape[d]
+    if windows == 0 or size == 0:
+        return _zeros(g, shape)
+    idx = (
+        tp.arange(windows, dtype=tp.int64, device=g.device).reshape([windows, 1]) * step
+        + tp.arange(size, dtype=tp.int64, device=g.device).reshape([1, size])
+    ).reshape(-1)
+    merged = g.movedim(-1, d + 1)
+    merged = merged.reshape([*merged.shape[:d], windows * size, *merged.shape[d + 2 :]])
+    return _zeros(g, shape).index_add(d, idx, merged)
+
+
+def _as_strided_scatter_self(g: Tensor, size: Shape, stride: Shape, off: int | None) -> Tensor:
+    """``grad`` with the scattered region zeroed (PyTorch's formula: the input is
+    contiguous when it requires grad, so ``grad.contiguous()`` has its layout)."""
+    c = g.contiguous()
+    return tp.as_strided_scatter(c, _zeros(g, size), size, stride, off)
+
+
+defderiv(
+    "as_strided",
+    self=lambda g, s: _as_strided_backward(g, s.self, s.result, s.size, s.stride),
+)
+defderiv(
+    "unfold",
+    self=lambda g, s: _unfold_backward(g, s.self_shape, s.dimension, s.size, s.step),
+)
+
+defderiv(
+    "as_strided_scatter",
+    self=lambda g, s: _as_strided_scatter_self(g, s.size, s.stride, s.storage_offset),
+    src=lambda g, s: g.contiguous().as_strided(s.size, s.stride, s.storage_offset),
+)
+
+
 def _roll_backward(g: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int]) -> Tensor:
     back = [-shifts] if isinstance(shifts, int) else [-n for n in shifts]
     return g.roll(back, dims)

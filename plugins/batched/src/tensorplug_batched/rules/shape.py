@@ -245,6 +245,51 @@ def _contiguous_rule(
     return wrap(c, 0, self.level)
 
 
+# --- strided views (Note [Strided layout] in tensorplug/_strides.py) -------------------------
+
+
+@defrule("unfold.default")
+@_unary_view
+def _unfold_rule(op: Any, self: BatchedTensor, dimension: int, size: int, step: int) -> Any:
+    if self.ndim == 0:  # a 0-dim sample unfolds to (size,): unfold a size-1 dim instead
+        p = _unsqueeze(front(self), 1)
+        return wrap(_squeeze_dim(op(p, 1, size, step), 1), 0, self.level)
+    p = _phys(wrap_dim(dimension, self.ndim, op), self.bdim)
+    return wrap(op(self.value, p, size, step), self.bdim, self.level)
+
+
+@defrule("as_strided.default")
+@_unary_view
+def _as_strided_rule(
+    op: Any, self: BatchedTensor, size: Any, stride: Any, storage_offset: Any = None
+) -> Any:
+    """PyTorch's rule: each sample's view lies where the batch dim's stride puts it, so one
+    physical view with that stride first; ``storage_offset`` is sample 0's (as PyTorch's,
+    which assumes every sample's storage offset differs by the batch stride)."""
+    p = front(self)
+    sample_strides = p.stride()[1:]
+    span = 1 + sum((n - 1) * abs(s) for n, s in zip(p.shape[1:], sample_strides, strict=True))
+    if p.shape[0] > 1 and p.stride(0) < span:
+        raise RuntimeError(
+            "vmap: Calling Tensor.as_strided is not supported unless the batch dims being "
+            "vmapped over are at the front of the tensor (in memory layout). Please try "
+            "calling .contiguous() first."
+        )
+    physical = op(p, [p.shape[0], *size], [p.stride(0), *stride], storage_offset)
+    return wrap(physical, 0, self.level)
+
+
+@defrule("as_strided_.default")
+@_unary_view
+def _as_strided_inplace_rule(op: Any, self: BatchedTensor, *args: Any, **kwargs: Any) -> Any:
+    """Refused: it changes the shape of the tensor in place, which a batched wrapper's fixed
+    logical shape cannot follow (the loop would write values, not change a layout)."""
+    raise RuntimeError(
+        "vmap: Calling Tensor.as_strided_ is not supported inside vmap (it changes the "
+        "tensor's shape and strides in place); call the out-of-place as_strided instead"
+    )
+
+
 # --- cat and stack ----------------------------------------------------------------------------
 
 

@@ -1,0 +1,198 @@
+"""Strided layout (Note [Strided layout] in tensorplug/_strides.py): strides, storage offsets,
+contiguity and memory sharing against PyTorch's, frozen by tools/gen_layout.py and compared with
+torch itself where it is importable; memory formats; what a backend without strides says."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+from tensorplug import _strides
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = json.loads((Path(__file__).parent / "data" / "layout.json").read_text())
+sys.path.insert(0, str(ROOT / "tools"))
+from gen_layout import CASES, record  # noqa: E402
+
+sys.path.remove(str(ROOT / "tools"))
+
+
+def _case_id(case: dict[str, Any]) -> str:
+    return case["expr"].replace("T.", "")
+
+
+@pytest.mark.parametrize("case", DATA["cases"], ids=_case_id)
+def test_layout_matches_pytorch_frozen(case: dict[str, Any]) -> None:
+    assert record(tp, case["setup"], case["expr"]) == case["torch"]
+
+
+def test_the_frozen_cases_are_the_generator_s() -> None:
+    """tools/gen_layout.py was run after its cases last changed."""
+    assert [(c["setup"], c["expr"]) for c in DATA["cases"]] == CASES
+
+
+def test_layout_matches_pytorch_live() -> None:
+    torch = pytest.importorskip("torch")
+    for setup, expr in CASES:
+        assert record(tp, setup, expr) == record(torch, setup, expr), expr
+
+
+# --- storage sharing --------------------------------------------------------------------------
+
+
+def test_views_share_storage_and_writes() -> None:
+    x = tp.zeros(3, 4)
+    v = x.t()[1:, ::2]
+    assert v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    assert v.data_ptr() == x.data_ptr() + v.storage_offset() * x.element_size()
+    v.fill_(1.0)
+    assert x.sum().item() == v.numel()
+    c = v.clone()
+    assert c.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+    assert c.storage_offset() == 0
+
+
+def test_detach_shares_its_storage() -> None:
+    x = tp.arange(6.0)
+    d = x[2:].detach()
+    assert d.storage_offset() == 2
+    assert d.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    assert d.untyped_storage().nbytes() == 24
+
+
+def test_as_strided_writes_reach_the_base() -> None:
+    x = tp.zeros(6)
+    x[1:].as_strided((2,), (3,), 0).fill_(5.0)  # offset 0 of the storage: x[0] and x[3]
+    assert x.tolist() == [5.0, 0.0, 0.0, 5.0, 0.0, 0.0]
+
+
+def test_as_strided_inplace_keeps_the_storage() -> None:
+    x = tp.arange(6.0)
+    assert x.as_strided_((2,), (2,), 1) is x
+    assert (x.tolist(), x.stride(), x.storage_offset()) == ([1.0, 3.0], (2,), 1)
+    assert x.untyped_storage().nbytes() == 24
+
+
+def test_sizes_and_metadata() -> None:
+    x = tp.zeros(2, 3, dtype=tp.float64)
+    assert (x.nbytes, x.itemsize, x.element_size()) == (48, 8, 8)
+    assert x.layout is tp.strided and repr(tp.strided) == "tensorplug.strided"
+    assert repr(tp.channels_last) == "tensorplug.channels_last"
+    assert isinstance(tp.channels_last, tp.memory_format)
+    assert x.is_set_to(x) and x.is_set_to(x[:]) and not x.is_set_to(x.t().t().clone())
+    assert not x.is_pinned() and not x.is_shared()
+    assert x.const_data_ptr() == x.data_ptr()
+    y = x.new_empty_strided((2, 3), (1, 2))
+    assert (y.dtype, y.device, y.stride()) == (tp.float64, x.device, (1, 2))
+    with pytest.raises(RuntimeError, match="Cannot access accelerator device"):
+        x.pin_memory()
+    with pytest.raises(TypeError, match="memory_format must be one of"):
+        x.contiguous(memory_format="nchw")
+
+
+def test_stride_of_one_dim() -> None:
+    x = tp.zeros(2, 3, 4).transpose(0, 2)
+    assert (x.stride(0), x.stride(-1)) == (1, 12)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.stride(3)
+
+
+def test_memory_format_survives_the_copies() -> None:
+    x = tp.randn(2, 3, 4, 5).contiguous(memory_format=tp.channels_last)
+    for y in (x.clone(), x.double(), x.to(tp.float16), tp.empty_like(x), tp.randn_like(x)):
+        assert y.is_contiguous(memory_format=tp.channels_last), y.stride()
+    assert tp.equal(x.contiguous(), x)
+    assert x.contiguous().is_contiguous()
+
+
+# --- the rules on (sizes, strides), where the frozen cases reach few of them --------------
+
+
+@pytest.mark.parametrize(
+    ("sizes", "strides", "want"),
+    [
+        ((2, 3, 4, 5), (60, 1, 15, 3), "channels_last"),
+        ((2, 3, 4, 5), (60, 20, 5, 1), "contiguous_format"),
+        ((2, 1, 4, 5), (20, 20, 5, 1), "contiguous_format"),  # N1HW: ambiguous, row-major
+        ((2, 1, 4, 5), (20, 1, 5, 1), "channels_last"),
+        ((2, 3, 1, 1), (3, 1, 3, 3), "channels_last"),
+        ((2, 3, 4, 5, 6), (360, 1, 90, 18, 3), "channels_last_3d"),
+        ((2, 3), (1, 2), "contiguous_format"),
+    ],
+)
+def test_suggest_memory_format(sizes: Any, strides: Any, want: str) -> None:
+    assert _strides.suggest_memory_format(sizes, strides) == want
+
+
+def test_the_rules_against_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        sizes = tuple(int(n) for n in rng.integers(0, 4, 4))
+        perm = rng.permutation(4)
+        t = torch.empty([sizes[p] for p in perm]).permute(*np.argsort(perm).tolist())
+        if rng.random() < 0.3:
+            t = t[:, :, ::2]
+        st = t.stride()
+        sz = tuple(t.shape)
+        assert _strides.is_contiguous_for(sz, st, "contiguous_format") == t.is_contiguous()
+        assert _strides.is_contiguous_for(sz, st, "channels_last") == t.is_contiguous(
+            memory_format=torch.channels_last
+        )
+        assert _strides.dim_order(sz, st) == t.dim_order(), (sz, st)
+        assert _strides.dense_strides_like(sz, st) == torch.empty_like(t).stride(), (sz, st)
+        assert _strides.dense_strides_like(sz, st) == t.clone().stride(), (sz, st)
+        assert _strides.dense_strides_like(sz, st) == t.double().stride(), (sz, st)
+
+
+# --- a backend without strides --------------------------------------------------------------
+
+
+def test_a_backend_without_strides_says_so() -> None:
+    pytest.importorskip("tensorplug_strict")
+    if "strict" not in tp.plugins.loaded_names():
+        pytest.skip("the strict example backend is not loaded")
+    x = tp.arange(6.0, device="strict").reshape(2, 3)
+    for call in (
+        x.stride,
+        x.storage_offset,
+        x.data_ptr,
+        x.untyped_storage,
+        lambda: x.as_strided((2,), (1,)),
+        lambda: tp.as_strided_scatter(x, tp.ones(2, device="strict"), (2,), (1,)),
+    ):
+        with pytest.raises(RuntimeError, match=r"Strict backend .*have no strides.*to\('cpu'\)"):
+            call()
+    # what does not need strides still works: row-major order, unfold's values, the formats
+    assert x.is_contiguous() and not x.is_contiguous(memory_format=tp.channels_last)
+    assert x.t().contiguous().view(-1).tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+    assert x.unfold(1, 2, 1).tolist() == [[[0.0, 1.0], [1.0, 2.0]], [[3.0, 4.0], [4.0, 5.0]]]
+    assert tp.empty_strided((2, 3), (1, 2), device="strict").shape == (2, 3)
+    with pytest.raises(RuntimeError, match="required rank 4"):
+        x.contiguous(memory_format=tp.channels_last)
+
+
+def test_meta_has_no_strides_yet() -> None:
+    x = tp.empty(2, 3, device="meta")
+    with pytest.raises(RuntimeError, match="Meta backend .*have no strides"):
+        x.stride()
+    assert x.t().contiguous().shape == (3, 2)
+
+
+def test_as_strided_inplace_has_no_derivative() -> None:
+    if "autograd" not in tp.plugins.loaded_names():
+        pytest.skip("needs the tensorplug-autograd plugin loaded")
+    x = tp.arange(6.0, dtype=tp.float64).requires_grad_()
+    c = x * 1
+    c.as_strided_((2,), (2,))
+    with pytest.raises(NotImplementedError, match="'as_strided_' is not implemented"):
+        c.sum().backward()
+    x.grad = None
+    x.as_strided((2,), (2,), 1).sum().backward()  # the out-of-place one has one
+    assert x.grad.tolist() == [0.0, 1.0, 0.0, 1.0, 0.0, 0.0]

@@ -8,8 +8,8 @@ import sys
 import warnings
 from typing import Any
 
-from .. import dtypes as _dt
 from .. import _strides
+from .. import dtypes as _dt
 from .. import storage as _storage
 from ..ops import ops
 

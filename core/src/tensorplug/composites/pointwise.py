@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import dtypes as _dt
-from .._op_errors import torch_name
 from .. import _strides
+from .. import dtypes as _dt
 from .. import storage as _storage
+from .._op_errors import torch_name
 from ..ops import ops
 from ..tensor import is_wrapper
 

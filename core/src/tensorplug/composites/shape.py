@@ -309,10 +309,9 @@ def _tensor_split_at(self: Any, bounds: list[int], d: int) -> Any:
     """The pieces of ``self`` between consecutive ``bounds`` along ``d``: views (slices)."""
     n = self.shape[d]
     out, start = [], 0
-    for b in [*bounds, n]:
-        stop = min(max(b, start), n)
-        out.append(aten.slice.Tensor(self, d, start, stop))
-        start = stop
+    for b in [*bounds, n]:  # each piece from the last index to this one, as slices clamp them
+        out.append(aten.slice.Tensor(self, d, start, max(b, start)))
+        start = b
     return out
 
 
@@ -352,11 +351,6 @@ def tensor_split_tensor_indices_or_sections(
 ) -> Any:
     t = tensor_indices_or_sections
     name = "aten::tensor_split.tensor_indices_or_sections"
-    if str(t.device) != "cpu":
-        raise RuntimeError(
-            f"{name}: tensor_split expected tensor_indices_or_sections to be on cpu, but it's on "
-            f"{t.device}"
-        )
     if t.dtype is not _dt.int64:
         raise RuntimeError(
             f"{name}: tensor_split expected tensor_indices_or_sections to have dtype of long, but "

@@ -814,10 +814,14 @@ _view_op("tensor_split.indices", _tensor_split_indices_samples, _ref_tensor_spli
 _view_op("tensor_split.tensor_indices_or_sections", _tensor_split_tensor_samples, _ref_tensor_split)
 
 
-def _np_split_samples(least: int) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
+def _np_split_samples(
+    least: int, overload: str
+) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
     def samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
         shape = (4, 6, 4)[:least] if least > 1 else (6,)
-        yield S("even", make(shape, d, rng), 2)
+        if overload == "int":
+            yield S("even", make(shape, d, rng), 2)
+            return
         yield S("indices", make(shape, d, rng), [1, 3])
         if least == 1:
             yield S("2d", make((2, 4), d, rng), [3])
@@ -830,16 +834,12 @@ for _name, _least, _np_fn in (
     ("vsplit", 2, np.vsplit),
     ("dsplit", 3, np.dsplit),
 ):
-    _view_op(
-        f"{_name}.int",
-        lambda d, rng, _s=_np_split_samples(_least): (s for s in _s(d, rng) if s.name == "even"),
-        lambda x, n, _f=_np_fn: _f(x, n),
-    )
-    _view_op(
-        f"{_name}.array",
-        lambda d, rng, _s=_np_split_samples(_least): (s for s in _s(d, rng) if s.name != "even"),
-        lambda x, n, _f=_np_fn: _f(x, n),
-    )
+    for _overload in ("int", "array"):
+        _view_op(
+            f"{_name}.{_overload}",
+            _np_split_samples(_least, _overload),
+            lambda x, n, _f=_np_fn: _f(x, n),
+        )
 
 
 def _concat_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:

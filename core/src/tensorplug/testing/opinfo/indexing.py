@@ -442,6 +442,202 @@ add(
 )
 
 
+# --- writes at positions and numpy's picks (issue 29) ------------------------------------------
+
+
+def _ref_select_scatter(x: Any, src: Any, dim: int, index: int) -> Any:
+    out = x.copy()
+    out[(slice(None),) * (dim % x.ndim) + (index,)] = src
+    return out
+
+
+def _select_scatter_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", make((3, 2), d, rng), make((2,), d, rng), 0, 1)
+    yield S("neg_dim_index", make((2, 3, 2), d, rng), make((2, 3), d, rng), -1, -1)
+    yield S("1d", make((4,), d, rng), make((), d, rng), 0, 2)
+
+
+add(
+    OpInfo(
+        "select_scatter",
+        op=fn("select_scatter"),
+        method=meth("select_scatter"),
+        sample_inputs=_select_scatter_samples,
+        ref=_ref_select_scatter,
+        dtypes=ALL,
+    )
+)
+
+
+def _ref_slice_scatter(
+    x: Any, src: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1
+) -> Any:
+    out = x.copy()
+    out[(slice(None),) * (dim % x.ndim) + (slice(start, end, step),)] = src
+    return out
+
+
+def _slice_scatter_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default_all", make((3, 2), d, rng), make((3, 2), d, rng))
+    yield S("dim1_step", make((2, 5), d, rng), make((2, 2), d, rng), 1, 1, None, 2)
+    yield S("kw_neg_start", make((4,), d, rng), make((2,), d, rng), start=-2)
+    yield S("empty", make((3, 2), d, rng), make((0, 2), d, rng), 0, 2, 1)
+
+
+add(
+    OpInfo(
+        "slice_scatter",
+        op=fn("slice_scatter"),
+        method=meth("slice_scatter"),
+        sample_inputs=_slice_scatter_samples,
+        ref=_ref_slice_scatter,
+        dtypes=ALL,
+    )
+)
+
+
+def _ref_diagonal_scatter(x: Any, src: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+    out = x.copy()
+    view = np.moveaxis(out, (dim1, dim2), (-2, -1))  # a view of ``out``
+    n, m = view.shape[-2:]
+    r0, c0 = (0, offset) if offset >= 0 else (-offset, 0)
+    length = max(0, min(n - r0, m - c0))
+    i = np.arange(length)
+    view[..., r0 + i, c0 + i] = src
+    return out
+
+
+def _diagonal_scatter_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("square", make((3, 3), d, rng), make((3,), d, rng))
+    yield S("offset", make((3, 4), d, rng), make((3,), d, rng), 1)
+    yield S("neg_offset_dims", make((3, 2, 4), d, rng), make((4, 2), d, rng), -1, 0, 1)
+    yield S("kw_dims", make((2, 3, 2), d, rng), make((3, 2), d, rng), dim1=2, dim2=0)
+
+
+add(
+    OpInfo(
+        "diagonal_scatter",
+        op=fn("diagonal_scatter"),
+        method=meth("diagonal_scatter"),
+        sample_inputs=_diagonal_scatter_samples,
+        ref=_ref_diagonal_scatter,
+        dtypes=ALL,
+    )
+)
+
+
+def _ref_diag_embed(x: Any, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:
+    n = x.shape[-1] + abs(offset)
+    out = np.zeros((*x.shape[:-1], n, n), x.dtype)
+    r0, c0 = (0, offset) if offset >= 0 else (-offset, 0)
+    i = np.arange(x.shape[-1])
+    out[..., r0 + i, c0 + i] = x
+    nd = x.ndim + 1
+    return np.moveaxis(out, (-2, -1), (dim1 % nd, dim2 % nd))
+
+
+def _diag_embed_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("1d", make((3,), d, rng))
+    yield S("batched_offset", make((2, 3), d, rng), 1)
+    yield S("dims", make((2, 3), d, rng), -1, 0, 2)
+    yield S("kw_swapped", make((2,), d, rng), dim1=1, dim2=0)
+
+
+add(
+    OpInfo(
+        "diag_embed",
+        op=fn("diag_embed"),
+        method=meth("diag_embed"),
+        sample_inputs=_diag_embed_samples,
+        ref=_ref_diag_embed,
+        dtypes=ALL,
+    )
+)
+
+
+def _ref_index_copy(x: Any, dim: int, index: Any, source: Any) -> Any:
+    out = x.copy()
+    if x.ndim == 0:
+        return np.asarray(source).reshape(())
+    out[(slice(None),) * (dim % x.ndim) + (index.reshape(-1),)] = source
+    return out
+
+
+def _index_copy_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", make((4, 2), d, rng), 0, np.array([3, 0], np.int64), make((2, 2), d, rng))
+    yield S("dim1", make((2, 3), d, rng), -1, np.array([2, 0, 1], np.int64), make((2, 3), d, rng))
+    yield S("0d_index", make((3,), d, rng), 0, np.array(1, np.int64), make((1,), d, rng))
+    yield S("scalar", make((), d, rng), 0, np.array([0], np.int64), make((), d, rng))
+
+
+index_copy = add(
+    OpInfo(
+        "index_copy",
+        op=fn("index_copy"),
+        method=meth("index_copy"),
+        sample_inputs=_index_copy_samples,
+        ref=_ref_index_copy,
+        dtypes=ALL,
+    )
+)
+_add_inplace_of(index_copy, "index_copy_", "index_copy_")
+
+
+def _ref_take_along_dim(x: Any, indices: Any, dim: Any = None) -> Any:
+    if dim is None:
+        return np.take(x.reshape(-1), indices.reshape(-1))
+    d = dim % x.ndim
+    shape = list(
+        np.broadcast_shapes(
+            x.shape[:d] + (1,) + x.shape[d + 1 :], indices.shape[:d] + (1,) + indices.shape[d + 1 :]
+        )
+    )
+    xs, js = shape.copy(), shape.copy()
+    xs[d], js[d] = x.shape[d], indices.shape[d]
+    return np.take_along_axis(np.broadcast_to(x, xs), np.broadcast_to(indices, js), d)
+
+
+def _take_along_dim_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    idx = np.array([[0, 2], [1, 1]], np.int64)
+    yield S("dim1", make((2, 3), d, rng), idx, 1)
+    yield S("no_dim", make((2, 3), d, rng), np.array([5, 0, 3], np.int64))
+    yield S("broadcast", make((2, 3), d, rng), np.array([[1]], np.int64), dim=0)
+    yield S("neg_dim_bcast", make((1, 3), d, rng), np.array([[0, 1], [2, 2]], np.int64), -1)
+
+
+add(
+    OpInfo(
+        "take_along_dim",
+        op=fn("take_along_dim"),
+        method=meth("take_along_dim"),
+        sample_inputs=_take_along_dim_samples,
+        ref=_ref_take_along_dim,
+        dtypes=ALL,
+    )
+)
+
+
+def _argwhere_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = make((3, 4), d, rng)
+    x.reshape(-1)[::3] = 0
+    yield S("2d", x)
+    yield S("0d", np.asarray(make((), d, rng, 1, 2)))
+    yield S("empty", make((0, 2), d, rng))
+
+
+add(
+    OpInfo(
+        "argwhere",
+        op=fn("argwhere"),
+        method=meth("argwhere"),
+        sample_inputs=_argwhere_samples,
+        ref=lambda x: np.argwhere(x).astype(np.int64),
+        dtypes=ALL,
+        result_dtype=fixed("int64"),
+    )
+)
+
+
 def _masked_fill_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     v = scalar_for(d)
     yield S("same_shape", make((3, 4), d, rng), make((3, 4), "bool", rng), v)

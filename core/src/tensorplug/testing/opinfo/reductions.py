@@ -1049,6 +1049,216 @@ add(
     )
 )
 
+# --- integrals, gradients and covariance (issue 29) --------------------------------------------
+
+
+def _float_of(d: str) -> str:
+    return d if is_float(d) else "float32"
+
+
+def _ref_trapezoid_x(y: Any, x: Any, *, dim: int = -1) -> Any:
+    if y.shape[dim] == 0:
+        return np.zeros(np.delete(np.array(y.shape), dim % y.ndim), y.dtype)
+    return np.asarray(np.trapezoid(y.astype(np.float64), x.astype(np.float64), axis=dim))
+
+
+def _ref_trapezoid_dx(y: Any, *, dx: Any = 1, dim: int = -1) -> Any:
+    if y.shape[dim] == 0:
+        return np.zeros(np.delete(np.array(y.shape), dim % y.ndim), y.dtype)
+    return np.asarray(np.trapezoid(y.astype(np.float64), dx=dx, axis=dim))
+
+
+def _trapezoid_x_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("1d", make((4,), d, rng), np.sort(make((4,), d, rng)))
+    yield S("x_1d_dim0", make((3, 2), d, rng), make((3,), d, rng), dim=0)
+    yield S("x_full", make((2, 3), d, rng), make((2, 3), d, rng))
+    yield S("x_padded", make((2, 3), d, rng), make((3,), d, rng), dim=-1)
+    yield S("empty", make((0, 2), d, rng), make((0,), d, rng), dim=0)
+
+
+def _trapezoid_dx_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((5,), d, rng))
+    yield S("dx_dim0", make((3, 2), d, rng), dx=2, dim=0)
+    yield S("float_dx", make((2, 3), d, rng), dx=0.5)
+    yield S("one_sample", make((1, 2), d, rng), dim=0)
+    yield S("empty", make((2, 0), d, rng))
+
+
+for _name in ("trapezoid", "trapz"):
+    add(
+        OpInfo(
+            f"{_name}.x",
+            op=fn(_name),
+            sample_inputs=_trapezoid_x_samples,
+            ref=_ref_trapezoid_x,
+            dtypes=NUMERIC,
+            result_dtype=lambda s, d: d if s.args[0].size == 0 else _float_of(d),
+        )
+    )
+    add(
+        OpInfo(
+            f"{_name}.dx",
+            op=fn(_name),
+            sample_inputs=_trapezoid_dx_samples,
+            ref=_ref_trapezoid_dx,
+            dtypes=NUMERIC,
+            result_dtype=lambda s, d: d if s.args[0].size == 0 else _float_of(d),
+        )
+    )
+
+
+def _cumulative_trapezoid(y: Any, dx: Any, dim: int) -> Any:
+    y = y.astype(np.float64)
+    d = dim % y.ndim
+    n = y.shape[d]
+    left = np.take(y, range(0, max(n - 1, 0)), axis=d)
+    right = np.take(y, range(1, n), axis=d)
+    return np.cumsum(dx * (left + right) / 2.0, axis=d)
+
+
+def _ref_cumulative_trapezoid_x(y: Any, x: Any, *, dim: int = -1) -> Any:
+    d = dim % y.ndim
+    if x.ndim == 1:
+        shape = [1] * y.ndim
+        shape[d] = -1
+        x = x.reshape(shape)
+    return _cumulative_trapezoid(y, np.diff(x.astype(np.float64), axis=d), dim)
+
+
+add(
+    OpInfo(
+        "cumulative_trapezoid.x",
+        op=fn("cumulative_trapezoid"),
+        sample_inputs=_trapezoid_x_samples,
+        ref=_ref_cumulative_trapezoid_x,
+        dtypes=NUMERIC,
+        result_dtype=lambda s, d: _float_of(d),
+    )
+)
+add(
+    OpInfo(
+        "cumulative_trapezoid.dx",
+        op=fn("cumulative_trapezoid"),
+        sample_inputs=_trapezoid_dx_samples,
+        ref=lambda y, *, dx=1, dim=-1: _cumulative_trapezoid(y, dx, dim),
+        dtypes=NUMERIC,
+        result_dtype=lambda s, d: _float_of(d),
+    )
+)
+
+
+def _ref_gradient(x: Any, *, spacing: Any = None, dim: Any = None, edge_order: int = 1) -> Any:
+    axes = list(range(x.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    if spacing is None:
+        spacing = [1.0] * len(axes)
+    elif not isinstance(spacing, (list, tuple)):
+        spacing = [spacing] * len(axes)
+    spacing = [s.astype(np.float64) if isinstance(s, np.ndarray) else s for s in spacing]
+    out = np.gradient(x.astype(np.float64), *spacing, axis=axes, edge_order=edge_order)
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def _gradient_samples(overload: str) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
+    def samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        x2 = make((3, 4), d, rng)
+        if overload == "scalarint":
+            yield S("default", make((5,), d, rng))
+            yield S("spacing_dim", x2, spacing=2.0, dim=1)
+            yield S("edge2_all", x2, spacing=0.5, edge_order=2)
+        elif overload == "scalararray":
+            yield S("two_dims", x2, spacing=2, dim=[1, 0])
+        elif overload == "array":
+            yield S("one_dim", x2, dim=[-1], edge_order=2)
+        elif overload == "scalarrayint":
+            yield S("per_dim", x2, spacing=[1.5, 2.0])
+            yield S("one", make((4,), d, rng), spacing=[3.0], dim=0, edge_order=2)
+        elif overload == "scalarrayarray":
+            yield S("per_dim", x2, spacing=[2.0], dim=[1])
+        else:
+            c0 = np.array([0.0, 1.0, 3.0], np.float64 if d == "float64" else np.float32)
+            c1 = np.array([0.0, 0.5, 2.0, 2.5], c0.dtype)
+            kw = {} if overload == "tensorarrayint" else {"dim": [0, 1]}
+            yield S("coordinates", x2, spacing=[c0, c1], **kw)
+            yield S("coordinates_edge2", x2, spacing=[c0, c1], edge_order=2, **kw)
+
+    return samples
+
+
+for _overload in (
+    "scalarint",
+    "scalararray",
+    "array",
+    "scalarrayint",
+    "scalarrayarray",
+    "tensorarrayint",
+    "tensorarray",
+):
+    add(
+        OpInfo(
+            f"gradient.{_overload}",
+            op=fn("gradient"),
+            sample_inputs=_gradient_samples(_overload),
+            ref=_ref_gradient,
+            dtypes=FLOATS if _overload.startswith("tensor") else NUMERIC,
+            result_dtype=lambda s, d: _float_of(d),
+        )
+    )
+
+
+def _ref_cov(x: Any, *, correction: int = 1, fweights: Any = None, aweights: Any = None) -> Any:
+    x = x.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.cov(x, ddof=correction, fweights=fweights, aweights=aweights))
+
+
+def _cov_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((2, 5), d, rng))
+    yield S("1d", make((4,), d, rng))
+    yield S("correction0", make((3, 4), d, rng), correction=0)
+    yield S("fweights", make((2, 4), d, rng), fweights=np.array([1, 2, 0, 3], np.int64))
+    yield S("aweights", make((2, 3), d, rng), aweights=np.array([0.5, 1.0, 2.0], np.float32))
+    yield S(
+        "both",
+        make((2, 3), d, rng),
+        correction=2,
+        fweights=np.array([1, 2, 1], np.int64),
+        aweights=np.array([0.5, 1.0, 2.0], np.float32),
+    )
+
+
+add(
+    OpInfo(
+        "cov",
+        op=fn("cov"),
+        method=meth("cov"),
+        sample_inputs=_cov_samples,
+        ref=_ref_cov,
+        dtypes=NUMERIC,
+        result_dtype=lambda s, d: _float_of(d),
+        tol={"float32": (1e-4, 1e-5)},
+    )
+)
+
+
+def _corrcoef_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((3, 5), d, rng))
+    yield S("1d", make((4,), d, rng))
+
+
+add(
+    OpInfo(
+        "corrcoef",
+        op=fn("corrcoef"),
+        method=meth("corrcoef"),
+        sample_inputs=_corrcoef_samples,
+        ref=lambda x: np.clip(np.corrcoef(x.astype(np.float64)), -1, 1),
+        dtypes=NUMERIC,
+        result_dtype=lambda s, d: _float_of(d),
+        tol={"float32": (1e-4, 1e-5)},
+    )
+)
+
+
 # --- cumsum, cumprod ----------------------------------------------------------------------------
 
 

@@ -219,7 +219,7 @@ def inner(self: Any, other: Any) -> Any:
         )
     if self.dtype is not other.dtype:
         raise RuntimeError("aten::inner: both inputs should have same dtype")
-    return tensordot(self, other, [-1], [-1])
+    return aten.tensordot.default(self, other, [-1], [-1])  # autocast sees tensordot
 
 
 def cross(self: Any, other: Any, dim: Any = None) -> Any:

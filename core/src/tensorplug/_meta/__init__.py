@@ -130,12 +130,38 @@ def _ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False
     return _meta_tensor(MetaArray(tuple(batch.shape) + tuple(b[-2:]), LD._dtype), LD._dtype)
 
 
+# --- issue 29's kernels that read values on CPU: shapes from their arguments ------------------
+
+
+def _scatter_reduce(
+    self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True
+) -> Tensor:
+    """``scatter_reduce``: ``self``'s shape and dtype (the CPU kernel's bounds check reads the
+    index)."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise OpError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if index._dtype is not _dt.int64:
+        raise OpError("scatter_reduce(): Expected dtype int64 for index")
+    if src._dtype is not self._dtype:
+        raise OpError("scatter_reduce(): Expected self.dtype to be equal to src.dtype")
+    return _meta_tensor(MetaArray(tuple(self._data.shape), self._dtype), self._dtype)
+
+
+def _scatter_reduce_(
+    self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True
+) -> Tensor:
+    _scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+    return self
+
+
 OVERRIDES: dict[str, Callable[..., Any]] = {
     "_local_scalar_dense": _item,
     "repeat_interleave.Tensor": _repeat_interleave,
     "median": _median,
     "linalg_ldl_factor_ex": _ldl_factor_ex,
     "linalg_ldl_solve": _ldl_solve,
+    "scatter_reduce.two": _scatter_reduce,
+    "scatter_reduce_.two": _scatter_reduce_,
 }
 
 

@@ -190,3 +190,68 @@ def take_along_dim(self: Any, indices: Any, dim: Any = None) -> Any:
 
 def argwhere(self: Any) -> Any:
     return aten.nonzero.default(self)
+
+
+def index_reduce(
+    self: Any, dim: int, index: Any, source: Any, reduce: str, *, include_self: bool = True
+) -> Any:
+    """scatter_reduce with ``index`` spread along ``dim`` over ``source``'s shape (PyTorch's
+    kernel of its own; the values and gradients agree)."""
+    name = "aten::index_reduce"
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(
+            f"{name}: index_reduce(): Expected reduce to be one of prod, mean, amax or amin but "
+            f"got {reduce}."
+        )
+    if index.ndim > 1:
+        raise IndexError(
+            f"{name}: index_reduce_(): Index is supposed to be a vector, but got dim: "
+            f"{index.ndim} with type: {torch_name(index.dtype)} and size: {list(index.shape)}"
+        )
+    if index.dtype not in (_dt.int64, _dt.int32):
+        raise RuntimeError(
+            f"{name}: index_reduce_(): Expected dtype int32/int64 for index but got: "
+            f"{torch_name(index.dtype)}"
+        )
+    if self.dtype is not source.dtype:
+        raise RuntimeError(
+            f"{name}: index_reduce_(): self ({torch_name(self.dtype)}) and source "
+            f"({torch_name(source.dtype)}) must have the same scalar type"
+        )
+    if self.ndim == 0:
+        flat = index_reduce(
+            aten.reshape.default(self, [1]),
+            0,
+            index,
+            aten.reshape.default(source, [1]),
+            reduce,
+            include_self=include_self,
+        )
+        return aten.reshape.default(flat, [])
+    d = _wrap_dim(dim, self.ndim, "index_reduce")
+    src = aten.unsqueeze.default(source, 0) if source.ndim == 0 else source
+    n = aten.reshape.default(index, [-1]).shape[0]
+    if (
+        src.ndim != self.ndim
+        or src.shape[d] != n
+        or any(src.shape[k] != self.shape[k] for k in range(self.ndim) if k != d)
+    ):
+        raise RuntimeError(
+            f"{name}: index_reduce_(): Number of indices ({n}) should be equal to source.size(dim) "
+            f"({src.shape[d] if src.ndim > d else 1}) and source tensor shape must match self "
+            f"tensor shape, excluding the specified dimension. Got self.shape = "
+            f"{list(self.shape)} source.shape = {list(src.shape)}"
+        )
+    view = [1] * self.ndim
+    view[d] = n
+    spread = aten.expand.default(
+        aten.reshape.default(aten._to_copy.default(index, dtype=_dt.int64), view), list(src.shape)
+    )
+    return aten.scatter_reduce.two(self, d, spread, src, reduce, include_self=include_self)
+
+
+def index_reduce_(
+    self: Any, dim: int, index: Any, source: Any, reduce: str, *, include_self: bool = True
+) -> Any:
+    out = index_reduce(self, dim, index, source, reduce, include_self=include_self)
+    return aten.copy_.default(self, out)

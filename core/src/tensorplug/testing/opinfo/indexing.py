@@ -583,6 +583,120 @@ index_copy = add(
 _add_inplace_of(index_copy, "index_copy_", "index_copy_")
 
 
+def _ref_scatter_reduce(
+    x: Any, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True
+) -> Any:
+    """One element of ``index`` at a time, in order."""
+    d = dim % max(x.ndim, 1)
+    out = x.astype(np.float64 if x.dtype.kind == "f" else x.dtype).copy().reshape(x.shape or (1,))
+    idx = index.reshape(index.shape or (1,))
+    s = src.reshape(src.shape or (1,))
+    got: dict[tuple[int, ...], list[Any]] = {}
+    for pos in np.ndindex(*idx.shape):
+        t = list(pos)
+        t[d] = int(idx[pos])
+        got.setdefault(tuple(t), []).append(s[pos])
+    for t, vals in got.items():
+        vals = ([out[t]] if include_self else []) + vals
+        if x.dtype == np.bool_:
+            r = any(vals) if reduce in ("sum", "mean", "amax") else all(vals)
+        elif reduce == "sum":
+            r = np.sum(vals)
+        elif reduce == "prod":
+            r = np.prod(vals)
+        elif reduce == "amax":
+            r = np.max(vals)
+        elif reduce == "amin":
+            r = np.min(vals)
+        else:
+            r = np.sum(vals) / len(vals) if x.dtype.kind == "f" else np.sum(vals) // len(vals)
+        out[t] = r
+    return out.reshape(x.shape).astype(x.dtype)
+
+
+def _scatter_reduce_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    low = 1 if d == "float64" else None  # prod's gradient away from zero
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+        yield S(
+            f"{reduce}_1d",
+            make((4,), d, rng, low, 3 if low else None),
+            0,
+            np.array([0, 1, 0, 3, 1], np.int64),
+            make((5,), d, rng, low, 3 if low else None),
+            reduce,
+        )
+        yield S(
+            f"{reduce}_2d_exclude_self",
+            make((3, 2), d, rng, low, 3 if low else None),
+            1,
+            np.array([[1, 1], [0, 1]], np.int64),
+            make((2, 3), d, rng, low, 3 if low else None),
+            reduce,
+            include_self=False,
+        )
+    yield S(
+        "empty_index", make((2,), d, rng), 0, np.zeros((0,), np.int64), make((0,), d, rng), "sum"
+    )
+
+
+scatter_reduce = add(
+    OpInfo(
+        "scatter_reduce.two",
+        op=fn("scatter_reduce"),
+        method=meth("scatter_reduce"),
+        sample_inputs=_scatter_reduce_samples,
+        ref=_ref_scatter_reduce,
+        dtypes=ALL,
+    )
+)
+_add_inplace_of(scatter_reduce, "scatter_reduce_.two", "scatter_reduce_")
+
+
+def _ref_index_reduce(
+    x: Any, dim: int, index: Any, source: Any, reduce: str, *, include_self: bool = True
+) -> Any:
+    d = dim % max(x.ndim, 1)
+    shape = [1] * source.ndim
+    shape[d] = -1
+    spread = np.broadcast_to(index.reshape(shape), source.shape)
+    return _ref_scatter_reduce(x, d, spread, source, reduce, include_self=include_self)
+
+
+def _index_reduce_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    low = 1 if d == "float64" else None
+    for reduce in ("prod", "mean", "amax", "amin"):
+        yield S(
+            f"{reduce}_dim0",
+            make((3, 2), d, rng, low, 3 if low else None),
+            0,
+            np.array([0, 2, 0], np.int64),
+            make((3, 2), d, rng, low, 3 if low else None),
+            reduce,
+        )
+        yield S(
+            f"{reduce}_dim1_exclude_self",
+            make((2, 3), d, rng, low, 3 if low else None),
+            -1,
+            np.array([1, 1], np.int64),
+            make((2, 2), d, rng, low, 3 if low else None),
+            reduce,
+            include_self=False,
+        )
+
+
+index_reduce = add(
+    OpInfo(
+        "index_reduce",
+        op=fn("index_reduce"),
+        method=meth("index_reduce"),
+        sample_inputs=_index_reduce_samples,
+        ref=_ref_index_reduce,
+        dtypes=NUMERIC,
+    )
+)
+_add_inplace_of(index_reduce, "index_reduce_", "index_reduce_")
+
+
 def _ref_take_along_dim(x: Any, indices: Any, dim: Any = None) -> Any:
     if dim is None:
         return np.take(x.reshape(-1), indices.reshape(-1))

@@ -65,7 +65,7 @@ def _refusal(name: str) -> MetaDataError:
 # ops that always read values (PyTorch refuses them on meta too)
 _READS_VALUES = frozenset(
     ("nonzero", "masked_select", "_unique2", "unique_dim", "unique_consecutive", "equal",
-     "allclose")
+     "allclose", "bincount")
 )  # fmt: skip
 
 
@@ -154,6 +154,25 @@ def _scatter_reduce_(
     return self
 
 
+def _histc(self: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:  # noqa: A002
+    """``histc``: ``bins`` counts of the input's dtype (the CPU kernel reads its range)."""
+    d = self._dtype
+    if not d.is_floating_point:
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{torch_name(d)}'")
+    if bins <= 0:
+        raise OpError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    return _meta_tensor(MetaArray((bins,), d), d)
+
+
+def _histogram(self: Tensor, bins: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
+    """``histogram``: the counts and the edges, of the input's dtype."""
+    d = self._dtype
+    n = bins if isinstance(bins, int) else int(bins._data.shape[0]) - 1
+    if not d.is_floating_point:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{torch_name(d)}'")
+    return _meta_tensor(MetaArray((n,), d), d), _meta_tensor(MetaArray((n + 1,), d), d)
+
+
 OVERRIDES: dict[str, Callable[..., Any]] = {
     "_local_scalar_dense": _item,
     "repeat_interleave.Tensor": _repeat_interleave,
@@ -162,6 +181,9 @@ OVERRIDES: dict[str, Callable[..., Any]] = {
     "linalg_ldl_solve": _ldl_solve,
     "scatter_reduce.two": _scatter_reduce,
     "scatter_reduce_.two": _scatter_reduce_,
+    "histc": _histc,
+    "histogram.bin_ct": _histogram,
+    "histogram.bins_tensor": _histogram,
 }
 
 

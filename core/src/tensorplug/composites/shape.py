@@ -363,7 +363,7 @@ def tensor_split_tensor_indices_or_sections(
         )
     if t.ndim == 0:
         return tensor_split_sections(self, int(t.item()), dim)
-    return tensor_split_indices(self, [int(v) for v in t.tolist()], dim)
+    return tensor_split_indices(self, [int(v.item()) for v in aten.unbind.int(t, 0)], dim)
 
 
 def _numpy_split(name: str, dim: int, least: int, self: Any, sections: Any) -> Any:

@@ -5,6 +5,7 @@
 * ``_extrema``: amax/amin, max/min, argmax/argmin, aminmax; isclose/allclose/equal;
 * ``_sorting``: sort, topk, median, kthvalue, cummax/cummin, searchsorted/bucketize, unique;
 * ``_statistics``: mode, nanmedian, logcumsumexp.
+* ``_counting``: bincount, histc, histogram, isin, unique_consecutive.
 
 Sorting is here because its ops order or search the elements along a dim, as the reductions
 combine them there (``median`` and ``kthvalue`` reduce it; ``cummax`` scans it as ``cumsum``
@@ -17,3 +18,6 @@ from __future__ import annotations
 from . import _extrema, _sorting, _statistics, _sums
 
 PARTS = (_sums, _extrema, _sorting, _statistics)
+from . import _counting, _extrema, _sorting, _sums
+
+PARTS = (_sums, _extrema, _sorting, _counting)

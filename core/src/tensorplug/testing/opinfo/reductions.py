@@ -1259,6 +1259,234 @@ add(
 )
 
 
+# --- counting: bincount, histograms, isin, unique_consecutive (issue 29) -----------------------
+
+
+def _bincount_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("plain", rng.integers(0, 5, size=(6,)).astype(np.int64))
+    yield S("minlength", np.array([1, 1, 0], np.int64), minlength=5)
+    yield S("weights_f32", np.array([2, 0, 2], np.int64), np.array([0.5, 1.0, 2.0], np.float32))
+    yield S("weights_f64", np.array([3, 1], np.int64), weights=np.array([1.5, 2.0]), minlength=2)
+    yield S("weights_int", np.array([3, 1], np.int64), np.array([4, 5], np.int64))
+    yield S("empty", np.zeros((0,), np.int64), minlength=3)
+
+
+def _ref_bincount(x: Any, weights: Any = None, minlength: int = 0) -> Any:
+    if weights is None:
+        return np.bincount(x, minlength=minlength).astype(np.int64)
+    dt = np.float32 if weights.dtype == np.float32 else np.float64
+    return np.bincount(x, weights.astype(np.float64), minlength).astype(dt)
+
+
+add(
+    OpInfo(
+        "bincount",
+        op=fn("bincount"),
+        method=meth("bincount"),
+        sample_inputs=_bincount_samples,
+        ref=_ref_bincount,
+        dtypes=INTS,
+        result_dtype=lambda s, d: (
+            "int64"
+            if len(s.args) < 2 and "weights" not in s.kwargs
+            else "float32"
+            if (s.args[1] if len(s.args) > 1 else s.kwargs["weights"]).dtype == np.float32
+            else "float64"
+        ),
+    )
+)
+
+
+def _histc_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default_bins", make((20,), d, rng))
+    yield S("range", make((3, 4), d, rng), 5, -1, 1)
+    yield S("constant", np.full((3,), 1.0, np_dtype(d)), bins=4)
+    yield S("equal_min_max", np.array([1.0, 2.0, 1.0], np_dtype(d)), 3, 2, 2)
+    yield S("empty", make((0,), d, rng), 4)
+
+
+def _ref_histc(x: Any, bins: int = 100, min: Any = 0, max: Any = 0) -> Any:  # noqa: A002
+    x = x.reshape(-1).astype(np.float64)
+    lo, hi = float(min), float(max)
+    if lo == hi and x.size:
+        lo, hi = x.min(), x.max()
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    keep = x[(x >= lo) & (x <= hi)]
+    pos = np.minimum(np.floor((keep - lo) * (bins / (hi - lo))).astype(np.int64), bins - 1)
+    return np.bincount(pos, minlength=bins).astype(np.float64)
+
+
+add(
+    OpInfo(
+        "histc",
+        op=fn("histc"),
+        method=meth("histc"),
+        sample_inputs=_histc_samples,
+        ref=_ref_histc,
+        dtypes=FLOATS,
+    )
+)
+
+
+def _histogram_bin_ct_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((30,), d, rng))
+    yield S(
+        "range_weight",
+        make((2, 5), d, rng),
+        4,
+        range=[-1.0, 2.0],
+        weight=make((2, 5), d, rng, 0, 1),
+    )
+    yield S("density", make((8,), d, rng), bins=3, density=True)
+    yield S("constant", np.ones((3,), np_dtype(d)), 4)
+    yield S("empty", make((0,), d, rng), 2)
+
+
+def _histogram_bins_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    edges = np.array([-2.0, -0.5, 0.0, 1.0, 3.0], np_dtype(d))
+    yield S("edges", make((12,), d, rng), edges)
+    yield S(
+        "weight_density",
+        make((3, 3), d, rng),
+        edges,
+        weight=make((3, 3), d, rng, 0, 1),
+        density=True,
+    )
+
+
+def _ref_histogram(
+    x: Any, bins: Any = 100, *, range: Any = None, weight: Any = None, density: bool = False
+) -> Any:  # noqa: A002
+    x = x.reshape(-1)
+    w = None if weight is None else weight.reshape(-1).astype(np.float64)
+    if isinstance(bins, np.ndarray):
+        edges = bins.astype(np.float64)
+    else:
+        lo, hi = range if range is not None else ((x.min(), x.max()) if x.size else (0.0, 1.0))
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = np.linspace(lo, hi, bins + 1, dtype=x.dtype).astype(np.float64)
+    hist, _ = np.histogram(x.astype(np.float64), edges, weights=w, density=density)
+    return hist, edges
+
+
+for _ov, _samples in (
+    ("bin_ct", _histogram_bin_ct_samples),
+    ("bins_tensor", _histogram_bins_tensor_samples),
+):
+    add(
+        OpInfo(
+            f"histogram.{_ov}",
+            op=fn("histogram"),
+            method=meth("histogram"),
+            sample_inputs=_samples,
+            ref=_ref_histogram,
+            dtypes=FLOATS,
+            result_dtype=lambda s, d: (d, d),
+            returns_names=("hist", "bin_edges"),
+        )
+    )
+
+
+def _isin_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((3, 4), d, rng, -3, 3), make((5,), d, rng, -3, 3))
+    yield S("invert", make((4,), d, rng, -2, 2), make((2, 2), d, rng, -2, 2), invert=True)
+    yield S("empty_test", make((3,), d, rng), make((0,), d, rng))
+    yield S(
+        "assume_unique",
+        np.arange(4).astype(np_dtype(d)),
+        np.array([1, 3], np_dtype(d)),
+        assume_unique=True,
+    )
+    if d == "float32":
+        yield S("promote", np.array([1, 2, 3], np.int64), np.array([2.5, 3.0], np.float32))
+
+
+def _isin_scalar_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("in", np.array([[1, 2], [2, 0]], np_dtype(d)), 2)
+    yield S("invert", np.array([1, 2], np_dtype(d)), 2, invert=True)
+
+
+add(
+    OpInfo(
+        "isin.Tensor_Tensor",
+        op=fn("isin"),
+        sample_inputs=_isin_tensor_samples,
+        ref=lambda e, t, *, assume_unique=False, invert=False: np.isin(e, t, invert=invert),
+        dtypes=NUMERIC,
+        result_dtype=fixed("bool"),
+    )
+)
+add(
+    OpInfo(
+        "isin.Tensor_Scalar",
+        op=fn("isin"),
+        sample_inputs=_isin_scalar_samples,
+        ref=lambda e, t, *, assume_unique=False, invert=False: np.isin(e, [t], invert=invert),
+        dtypes=NUMERIC,
+        result_dtype=fixed("bool"),
+    )
+)
+add(
+    OpInfo(
+        "isin.Scalar_Tensor",
+        op=fn("isin"),
+        sample_inputs=lambda d, rng: (
+            S(s.name, s.args[1], s.args[0], **s.kwargs) for s in _isin_scalar_samples(d, rng)
+        ),
+        ref=lambda e, t, *, assume_unique=False, invert=False: np.asarray(
+            np.isin(e, t, invert=invert)
+        ),
+        dtypes=NUMERIC,
+        result_dtype=fixed("bool"),
+    )
+)
+
+
+def _unique_consecutive_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = np.array([1, 1, 2, 2, 3, 1, 1], np.int64).astype(np_dtype(d))
+    yield S("1d", x, True, True)
+    yield S("2d_flat", x[:6].reshape(2, 3), True, True)
+    rows = np.array([[1, 1], [1, 1], [2, 3], [1, 1]], np.int64).astype(np_dtype(d))
+    yield S("dim0", rows, True, True, 0)
+    yield S("dim1", rows.T.copy(), True, True, -1)
+    yield S("0d", np.array(5).astype(np_dtype(d)), True, True)
+    yield S("empty", np.zeros((0,), np_dtype(d)), True, True)
+
+
+def _ref_unique_consecutive(
+    x: Any, return_inverse: bool = False, return_counts: bool = False, dim: Any = None
+) -> Any:
+    if dim is None:
+        flat = x.reshape(-1)
+        new = np.concatenate([[True], flat[1:] != flat[:-1]]) if flat.size else np.zeros(0, bool)
+        values = flat[new]
+        shape = x.shape
+    else:
+        m = np.moveaxis(x, dim, 0)
+        rows = m.reshape(m.shape[0], -1)
+        new = np.concatenate([[True], (rows[1:] != rows[:-1]).any(1)])
+        values = np.moveaxis(m[new], 0, dim)
+        shape = (m.shape[0],)
+    inverse = (np.cumsum(new) - 1).reshape(shape).astype(np.int64)
+    ends = np.append(np.flatnonzero(new), new.size)
+    return values, inverse, np.diff(ends).astype(np.int64)
+
+
+add(
+    OpInfo(
+        "unique_consecutive",
+        op=fn("unique_consecutive"),
+        method=meth("unique_consecutive"),
+        sample_inputs=_unique_consecutive_samples,
+        ref=_ref_unique_consecutive,
+        dtypes=ALL,
+        result_dtype=lambda s, d: (d, "int64", "int64"),
+    )
+)
+
+
 # --- cumsum, cumprod ----------------------------------------------------------------------------
 
 

@@ -254,7 +254,6 @@ def isin_tensor_scalar(
     assume_unique: bool = False,
     invert: bool = False,
 ) -> Tensor:
-    xp = kit.xp
     d = _isin_dtype("isin", elements._dtype, kit.result_dtype(elements, test_element))
     e = kit.cast(kit.as_compute(elements, elements._dtype), kit.storage[d])
     found = e == kit.scalar(test_element, d)

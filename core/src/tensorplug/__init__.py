@@ -20,6 +20,12 @@ from ._opset.api import return_types
 from ._opset.construct import tensor
 from ._opset.control_flow import cond
 from ._opset.interop import as_tensor, asarray, from_dlpack, from_file, from_numpy, frombuffer
+from ._opset.functional import (
+    lobpcg as lobpcg,
+    pca_lowrank as pca_lowrank,
+    svd_lowrank as svd_lowrank,
+    unravel_index as unravel_index,
+)
 from ._opset.lu import lu as lu
 from ._opset.predicates import (
     Size,

@@ -138,7 +138,7 @@ def _scatter_reduce(
 ) -> Tensor:
     """``scatter_reduce``: ``self``'s shape and dtype (the CPU kernel's bounds check reads the
     index)."""
-    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+    if reduce not in ("sum", "prod", "mean", "amax", "amin", "max", "min"):
         raise OpError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     if index._dtype is not _dt.int64:
         raise OpError("scatter_reduce(): Expected dtype int64 for index")

@@ -8,7 +8,8 @@ as the public function and method of the same name rewrite them before the overl
   2-row tensor (``aten::tensordot``); ``dims=n`` stays ``tensordot.int``;
 * ``cdist(..., compute_mode="use_mm_for_euclid_dist")``: the mode names as the integers
   ``aten::cdist`` takes;
-* ``unique_consecutive``: the output alone, or with the inverse and/or counts asked for.
+* ``unique_consecutive``: the output alone, or with the inverse and/or counts asked for;
+* ``block_diag()`` with no tensors.
 
 ``FUNCTIONS`` and ``METHODS`` map a public name to a wrapper maker ``form(fn) -> fn``.
 """
@@ -129,7 +130,20 @@ def _unique_consecutive(fn: Callable[..., Any]) -> Callable[..., Any]:
     return unique_consecutive
 
 
+def _block_diag(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``block_diag()`` of no tensors: PyTorch's empty 1x0 matrix of the default dtype (the
+    dispatcher has no tensor to dispatch on)."""
+
+    def block_diag(*args: Any, **kwargs: Any) -> Any:
+        if args or kwargs:
+            return fn(*args, **kwargs)
+        return ops.aten.empty.memory_format([1, 0])
+
+    return block_diag
+
+
 FUNCTIONS: dict[str, Form] = {
+    "block_diag": _block_diag,
     "nonzero": _nonzero,
     "einsum": _einsum,
     "tensordot": _tensordot,

@@ -120,7 +120,7 @@ def index_copy(self: Any, dim: int, index: Any, source: Any) -> Any:
             f"{name}: index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})"
         )
     if index.dtype is not _dt.int64:
-        raise IndexError(
+        raise RuntimeError(
             f"{name}: index_copy_(): Expected a long tensor for index, but got "
             f"{torch_name(index.dtype)}"
         )

@@ -539,8 +539,6 @@ def block_diag(tensors: Any) -> Any:
                 f"dimensions. Input {i} has {x.ndim} dimensions"
             )
         mats.append(atleast_2d(x))
-    if not mats:
-        return aten.empty.memory_format([1, 0])
     d = mats[0].dtype
     for m in mats[1:]:
         d = _dt.promote_types(d, m.dtype)

@@ -24,6 +24,7 @@ from .._kit import Kernels, Kit, OpError, bind, fmt_shape, wrap_dim
 from ._index import check_range, written_back
 
 REDUCES = ("sum", "prod", "mean", "amax", "amin")
+ALIASES = {"max": "amax", "min": "amin"}  # PyTorch still takes scatter_reduce's old names
 _UFUNC = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
 
 
@@ -105,6 +106,7 @@ def scatter_reduce(
 ) -> Tensor:
     xp = kit.xp
     i64 = kit.storage[_dt.int64]
+    reduce = ALIASES.get(reduce, reduce)
     d = _check(self, dim, index, src, reduce, "scatter_reduce")
     dt = self._dtype
     dev = self._device

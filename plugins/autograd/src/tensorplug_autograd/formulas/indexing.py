@@ -139,7 +139,8 @@ defderiv(
 def _scatter_reduce_backward(g: Tensor, s: Any) -> tuple[Any, Any]:
     """derivatives.yaml's scatter_reduce_backward: ``self``'s and ``src``'s gradients for
     each reduction; a position ``include_self=False`` wrote gets none for ``self``."""
-    dim, index, reduce = s.dim, s.index, s.reduce
+    dim, index = s.dim, s.index
+    reduce = {"max": "amax", "min": "amin"}.get(s.reduce, s.reduce)
     self, result = s.self, s.result
     # only the part of src that index covers takes part (the rest gets zeros, _pad_to below)
     src = s.src[tuple(slice(0, n) for n in index.shape)] if index.ndim else s.src

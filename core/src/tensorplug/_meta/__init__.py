@@ -173,6 +173,24 @@ def _histogram(self: Tensor, bins: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
     return _meta_tensor(MetaArray((n,), d), d), _meta_tensor(MetaArray((n + 1,), d), d)
 
 
+def _histogramdd_bin_edges(self: Tensor, bins: Any, **kwargs: Any) -> list[Tensor]:
+    """``_histogramdd_bin_edges``: ``bins[d] + 1`` edges per dim (the CPU kernel reads the
+    data's extent)."""
+    d = self._dtype
+    if not d.is_floating_point:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{torch_name(d)}'")
+    return [_meta_tensor(MetaArray((int(b) + 1,), d), d) for b in bins]
+
+
+def _histogramdd_from_bin_tensors(self: Tensor, bins: Any, **kwargs: Any) -> Tensor:
+    """``_histogramdd_from_bin_tensors``: one cell per pair of consecutive edges per dim."""
+    d = self._dtype
+    if not d.is_floating_point:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{torch_name(d)}'")
+    shape = tuple(int(b._data.shape[0]) - 1 for b in bins)
+    return _meta_tensor(MetaArray(shape, d), d)
+
+
 OVERRIDES: dict[str, Callable[..., Any]] = {
     "_local_scalar_dense": _item,
     "repeat_interleave.Tensor": _repeat_interleave,
@@ -184,6 +202,8 @@ OVERRIDES: dict[str, Callable[..., Any]] = {
     "histc": _histc,
     "histogram.bin_ct": _histogram,
     "histogram.bins_tensor": _histogram,
+    "_histogramdd_bin_edges": _histogramdd_bin_edges,
+    "_histogramdd_from_bin_tensors": _histogramdd_from_bin_tensors,
 }
 
 

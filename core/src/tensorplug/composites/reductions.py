@@ -611,3 +611,30 @@ def corrcoef(self: Any) -> Any:
     c = aten.div.Tensor(c, aten.reshape.default(std, [-1, 1]))
     c = aten.div.Tensor(c, aten.reshape.default(std, [1, -1]))
     return aten.clamp.default(c, -1, 1)
+
+
+# --- histogramdd (issue 29): edges, then counts, as PyTorch's composite ------------------------
+
+
+def histogramdd(
+    self: Any, bins: Any, range: Any = None, weight: Any = None, density: bool = False
+) -> Any:
+    edges = aten._histogramdd_bin_edges.default(
+        self, list(bins), range=range, weight=weight, density=density
+    )
+    hist = aten._histogramdd_from_bin_tensors.default(self, edges, weight=weight, density=density)
+    return hist, edges
+
+
+def histogramdd_int_bins(
+    self: Any, bins: int, range: Any = None, weight: Any = None, density: bool = False
+) -> Any:
+    n = self.shape[-1] if self.ndim else 1
+    return histogramdd(self, [bins] * n, range, weight, density)
+
+
+def histogramdd_tensorlist_bins(
+    self: Any, bins: Any, range: Any = None, weight: Any = None, density: bool = False
+) -> Any:
+    hist = aten._histogramdd_from_bin_tensors.default(self, bins, weight=weight, density=density)
+    return hist, list(bins)

@@ -18,6 +18,8 @@ from ...tensor import Tensor
 from .._kit import Kernels, Kit, OpError, bind, torch_name, wrap_dim
 from ._sorting import first_of_runs, longs
 
+builtins_range = range  # histogram's argument named range hides the builtin
+
 
 def _integral(d: _dt.dtype) -> bool:
     return not (d.is_floating_point or d.is_complex or d is _dt.bool)
@@ -208,6 +210,141 @@ def histogram_bins_tensor(
     return _histogram(kit, self, edges, weight, density)
 
 
+def _points(self: Tensor, weight: Tensor | None) -> int:
+    """histogramdd's checks: a ``(..., D)`` input of floats, one weight per point."""
+    _floating_input("histogramdd", self._dtype)
+    shape = tuple(self._data.shape)
+    if len(shape) < 2:
+        raise OpError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    if weight is not None:
+        if weight._dtype is not self._dtype:
+            raise OpError(
+                "torch.histogramdd: if weight tensor is provided, input tensor and weight tensor "
+                f"should have the same dtype, but got input({_c_name(self._dtype)}), and "
+                f"weight({_c_name(weight._dtype)})"
+            )
+        if tuple(weight._data.shape) != shape[:-1]:
+            raise OpError(
+                "torch.histogramdd: if weight tensor is provided it should have the same shape "
+                "as the input tensor excluding its innermost dimension"
+            )
+    return int(shape[-1])
+
+
+def histogramdd_bin_edges(
+    kit: Kit,
+    self: Tensor,
+    bins: Any,
+    *,
+    range: Any = None,  # noqa: A002
+    weight: Tensor | None = None,
+    density: bool = False,
+) -> list[Tensor]:
+    """The ``bins[d] + 1`` evenly spaced edges of each dim ``d``, over ``range`` or the data's
+    extent (widened by 0.5 each side when it is one value, as numpy's)."""
+    xp = kit.xp
+    n_dims = _points(self, weight)
+    if len(bins) != n_dims:
+        raise OpError(
+            "histogramdd: The size of bins must be equal to the innermost dimension of the input."
+        )
+    if range is not None and len(range) != 2 * n_dims:
+        raise OpError(
+            f"torch.histogramdd: for a {n_dims}-dimensional histogram range should have "
+            f"{2 * n_dims} elements, but got {len(range)}"
+        )
+    pts = xp.reshape(kit.as_compute(self, self._dtype), (-1, n_dims))
+    out = []
+    for d in builtins_range(n_dims):
+        if bins[d] <= 0:
+            raise OpError(
+                f"torch.histogramdd(): bins must be > 0, but got {bins[d]} for dimension {d}"
+            )
+        if range is not None:
+            lo, hi = float(range[2 * d]), float(range[2 * d + 1])
+        elif pts.shape[0]:
+            lo, hi = float(xp.min(pts[:, d])), float(xp.max(pts[:, d]))
+        else:
+            lo, hi = 0.0, 1.0
+        if lo > hi:
+            raise OpError(
+                f"torch.histogramdd: min should not exceed max, but got min {_num(lo)} max "
+                f"{_num(hi)} for dimension {d}"
+            )
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise OpError(
+                f"torch.histogramdd: dimension {d}'s range [{_num(lo)}, {_num(hi)}] is not finite"
+            )
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = xp.linspace(lo, hi, bins[d] + 1, dtype=pts.dtype)
+        out.append(kit.wrap(edges, self._dtype, self._device))
+    return out
+
+
+def histogramdd_from_bin_tensors(
+    kit: Kit,
+    self: Tensor,
+    bins: Any,
+    *,
+    weight: Tensor | None = None,
+    density: bool = False,
+) -> Tensor:
+    """The counts (or summed weights) of the points in each cell of the grid the edges
+    ``bins`` make: each coordinate's bin by a search of its edges, the top edge closed."""
+    xp = kit.xp
+    n_dims = _points(self, weight)
+    if len(bins) != n_dims:
+        raise OpError(
+            "histogramdd: The size of bins must be equal to the innermost dimension of the input."
+        )
+    d_t = self._dtype
+    dev = self._device
+    i64 = kit.storage[_dt.int64]
+    pts = xp.reshape(kit.as_compute(self, d_t), (-1, n_dims))
+    n_pts = pts.shape[0]
+    valid = xp.ones((n_pts,), dtype=kit.storage[_dt.bool])
+    flat = xp.zeros((n_pts,), dtype=i64)
+    sizes = []
+    all_edges = []
+    for d, b in enumerate(bins):
+        if b._dtype is not d_t:
+            raise OpError(
+                "torch.histogramdd: input tensor and bins tensors should have the same dtype, "
+                f"but got input with dtype {_c_name(d_t)} and bins for dimension {d} with dtype "
+                f"{_c_name(b._dtype)}"
+            )
+        if b._data.ndim != 1 or b._data.shape[0] < 1:
+            raise OpError(
+                "torch.histogramdd: bins tensor should have one dimension and at least 1 "
+                f"element, but got shape {list(b._data.shape)} for dimension {d}"
+            )
+        edges = kit.operand(b, d_t, dev)
+        all_edges.append(edges)
+        nb = int(edges.shape[0]) - 1
+        sizes.append(nb)
+        x = pts[:, d]
+        valid = valid & (x >= edges[0]) & (x <= edges[-1])
+        pos = kit.cast(xp.searchsorted(edges, x, side="right"), i64) - 1
+        pos = xp.where(pos >= nb, xp.full_like(pos, max(nb - 1, 0)), pos)
+        flat = flat * nb + xp.where(pos < 0, xp.zeros_like(pos), pos)
+    total = math.prod(sizes)
+    w = None if weight is None else xp.reshape(kit.as_compute(weight, d_t), (-1,))
+    if total == 0:
+        hist = xp.zeros(tuple(sizes), dtype=pts.dtype)
+        return kit.wrap(hist, d_t, dev)
+    hist = xp.reshape(_bin_counts(kit, pts, flat, valid, total, w, pts.dtype), tuple(sizes))
+    if density:
+        volume = None
+        for d, edges in enumerate(all_edges):
+            widths = edges[1:] - edges[:-1]
+            shape = tuple(-1 if k == d else 1 for k in builtins_range(n_dims))
+            widths = xp.reshape(widths, shape)
+            volume = widths if volume is None else volume * widths
+        hist = hist / (xp.sum(hist) * volume)
+    return kit.wrap(hist, d_t, dev)
+
+
 def _isin(kit: Kit, e: Any, t: Any, invert: bool) -> Any:
     """Whether each of ``e`` is in ``t`` (both flat): a search of the sorted ``t``."""
     xp = kit.xp
@@ -335,6 +472,8 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "isin.Tensor_Scalar": isin_tensor_scalar,
     "isin.Scalar_Tensor": isin_scalar_tensor,
     "unique_consecutive": unique_consecutive,
+    "_histogramdd_bin_edges": histogramdd_bin_edges,
+    "_histogramdd_from_bin_tensors": histogramdd_from_bin_tensors,
 }
 
 

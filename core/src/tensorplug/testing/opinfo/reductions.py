@@ -1389,6 +1389,110 @@ for _ov, _samples in (
     )
 
 
+def _hdd_points(d: str, rng: np.random.Generator) -> np.ndarray:
+    return make((7, 2), d, rng)
+
+
+def _ref_hdd_edges(x: Any, bins: Any, range: Any = None) -> list[Any]:  # noqa: A002
+    pts = x.reshape(-1, x.shape[-1])
+    out = []
+    for k, b in enumerate(bins):
+        if range is not None:
+            lo, hi = range[2 * k], range[2 * k + 1]
+        else:
+            lo, hi = (pts[:, k].min(), pts[:, k].max()) if len(pts) else (0.0, 1.0)
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        out.append(np.linspace(lo, hi, b + 1, dtype=x.dtype))
+    return out
+
+
+def _ref_histogramdd(
+    x: Any,
+    bins: Any,
+    range: Any = None,
+    weight: Any = None,
+    density: bool = False,  # noqa: A002
+) -> Any:
+    n = x.shape[-1]
+    if isinstance(bins, int):
+        bins = [bins] * n
+    edges = bins if isinstance(bins[0], np.ndarray) else _ref_hdd_edges(x, bins, range)
+    pts = x.reshape(-1, n).astype(np.float64)
+    w = None if weight is None else weight.reshape(-1).astype(np.float64)
+    hist, _ = np.histogramdd(pts, [e.astype(np.float64) for e in edges], weights=w, density=density)
+    return hist, list(edges)
+
+
+def _histogramdd_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("bins_list", _hdd_points(d, rng), [2, 3])
+    yield S(
+        "range_weight_density",
+        _hdd_points(d, rng),
+        [2, 2],
+        [-1.0, 1.0, 0.0, 2.0],
+        make((7,), d, rng, 0, 1),
+        True,
+    )
+    yield S("batched_points", make((2, 3, 2), d, rng), [1, 2])
+
+
+def _histogramdd_int_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("int", _hdd_points(d, rng), 3)
+    yield S("int_kw", make((4, 3), d, rng), bins=2, weight=make((4,), d, rng, 0, 1))
+
+
+def _histogramdd_tensors_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    e0 = np.array([-3.0, 0.0, 3.0], np_dtype(d))
+    e1 = np.array([-1.0, 0.5, 1.0, 2.0], np_dtype(d))
+    yield S("edges", _hdd_points(d, rng), [e0, e1])
+    yield S("edges_density", _hdd_points(d, rng), [e0, e1], density=True)
+
+
+for _ov, _samples in (
+    ("", _histogramdd_samples),
+    (".int_bins", _histogramdd_int_samples),
+    (".TensorList_bins", _histogramdd_tensors_samples),
+):
+    add(
+        OpInfo(
+            f"histogramdd{_ov}",
+            op=fn("histogramdd"),
+            sample_inputs=_samples,
+            ref=_ref_histogramdd,
+            dtypes=FLOATS,
+            result_dtype=lambda s, d: (d, d),
+            returns_names=("hist", "bin_edges"),
+            tol={"float32": (1e-5, 1e-5)},
+        )
+    )
+add(
+    OpInfo(
+        "_histogramdd_bin_edges",
+        op=fn("_histogramdd_bin_edges"),
+        sample_inputs=lambda d, rng: (
+            S("bins", _hdd_points(d, rng), [2, 3]),
+            S("range", _hdd_points(d, rng), [1, 2], range=[0.0, 1.0, -1.0, -1.0]),
+        ),
+        ref=lambda x, bins, *, range=None, weight=None, density=False: _ref_hdd_edges(  # noqa: A002
+            x, bins, range
+        ),
+        dtypes=FLOATS,
+    )
+)
+add(
+    OpInfo(
+        "_histogramdd_from_bin_tensors",
+        op=fn("_histogramdd_from_bin_tensors"),
+        sample_inputs=_histogramdd_tensors_samples,
+        ref=lambda x, bins, *, weight=None, density=False: _ref_histogramdd(
+            x, bins, weight=weight, density=density
+        )[0],
+        dtypes=FLOATS,
+    )
+)
+
+
 def _isin_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield S("2d", make((3, 4), d, rng, -3, 3), make((5,), d, rng, -3, 3))
     yield S("invert", make((4,), d, rng, -2, 2), make((2, 2), d, rng, -2, 2), invert=True)

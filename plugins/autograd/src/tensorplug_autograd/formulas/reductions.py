@@ -307,5 +307,7 @@ nondifferentiable(
     "isin.Tensor_Scalar",
     "isin.Scalar_Tensor",
     "unique_consecutive",
+    "_histogramdd_bin_edges",
+    "_histogramdd_from_bin_tensors",
 )
 nondifferentiable("isclose")  # a closeness mask

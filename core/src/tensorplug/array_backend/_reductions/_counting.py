@@ -120,7 +120,8 @@ def _histogram(
     hist = _bin_counts(kit, x, pos, valid, bins, w, x.dtype)
     if density:
         widths = edges[1:] - edges[:-1]
-        hist = hist / (xp.sum(hist) * widths)
+        with kit.quiet():  # no points in range: 0/0, NaN as PyTorch's
+            hist = hist / (xp.sum(hist) * widths)
     return kit.wrap(hist, d, dev), kit.wrap(kit.copy(edges), d, dev)
 
 
@@ -341,7 +342,8 @@ def histogramdd_from_bin_tensors(
             shape = tuple(-1 if k == d else 1 for k in builtins_range(n_dims))
             widths = xp.reshape(widths, shape)
             volume = widths if volume is None else volume * widths
-        hist = hist / (xp.sum(hist) * volume)
+        with kit.quiet():  # no points in range: 0/0, NaN as PyTorch's
+            hist = hist / (xp.sum(hist) * volume)
     return kit.wrap(hist, d_t, dev)
 
 

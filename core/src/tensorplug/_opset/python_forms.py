@@ -73,18 +73,22 @@ def _einsum(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _tensordot(fn: Callable[..., Any]) -> Callable[..., Any]:
-    def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None, **kwargs: Any) -> Any:
-        if isinstance(dims, Tensor):
-            dims = int(dims.item()) if dims.ndim == 0 else dims.tolist()
-        if isinstance(dims, int):
-            r = fn(a, b, dims, **kwargs)
+    def tensordot(a: Any, b: Any, dims: Any = 2, *rest: Any, **kwargs: Any) -> Any:
+        out = kwargs.pop("out", None)
+        if rest or "dims_other" in kwargs or "dims_self" in kwargs:  # the schema's own form
+            r = fn(a, b, dims, *rest, **kwargs)
         else:
-            if len(dims) != 2:
-                raise RuntimeError("tensordot expects dims to be a pair of lists of dims")
-            da, db = dims
-            da = [da] if isinstance(da, int) else list(da)
-            db = [db] if isinstance(db, int) else list(db)
-            r = fn(a, b, da, db, **kwargs)
+            if isinstance(dims, Tensor):
+                dims = int(dims.item()) if dims.ndim == 0 else dims.tolist()
+            if isinstance(dims, int):
+                r = fn(a, b, dims, **kwargs)
+            else:
+                if len(dims) != 2:
+                    raise RuntimeError("tensordot expects dims to be a pair of lists of dims")
+                da, db = dims
+                da = [da] if isinstance(da, int) else list(da)
+                db = [db] if isinstance(db, int) else list(db)
+                r = fn(a, b, da, db, **kwargs)
         if out is not None:
             out.copy_(r)
             return out
@@ -112,18 +116,15 @@ def _cdist(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _unique_consecutive(fn: Callable[..., Any]) -> Callable[..., Any]:
-    def unique_consecutive(
-        input: Any,  # noqa: A002 - torch's name
-        return_inverse: bool = False,
-        return_counts: bool = False,
-        dim: int | None = None,
-    ) -> Any:
-        output, inverse, counts = fn(input, return_inverse, return_counts, dim)
-        if return_inverse and return_counts:
+    def unique_consecutive(*args: Any, **kwargs: Any) -> Any:
+        output, inverse, counts = fn(*args, **kwargs)  # the schema's errors, as the operator's
+        inv = args[1] if len(args) > 1 else kwargs.get("return_inverse", False)
+        cnt = args[2] if len(args) > 2 else kwargs.get("return_counts", False)
+        if inv and cnt:
             return output, inverse, counts
-        if return_inverse:
+        if inv:
             return output, inverse
-        if return_counts:
+        if cnt:
             return output, counts
         return output
 

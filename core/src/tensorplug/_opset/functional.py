@@ -60,14 +60,14 @@ def unravel_index(indices: Tensor, shape: int | Sequence[int]) -> tuple[Tensor, 
     return tuple(out)
 
 
-def _long(v: int, like: Tensor) -> Tensor:
+def _long(v: int, like: Tensor) -> Any:
     return aten.full.default([], v, dtype=_dt.int64, device=like.device)
 
 
 # --- randomized low-rank factorizations (torch/_lowrank.py) ---------------------------------------
 
 
-def _mh(x: Tensor) -> Tensor:
+def _mh(x: Tensor) -> Any:
     t = aten.transpose.int(x, -2, -1)
     return aten.conj.default(t) if x.dtype.is_complex else t
 
@@ -76,15 +76,15 @@ def _float_dtype(a: Tensor) -> Any:
     return a.dtype if a.dtype.is_floating_point or a.dtype.is_complex else _dt.float32
 
 
-def _qr_q(x: Tensor) -> Tensor:
+def _qr_q(x: Tensor) -> Any:
     return aten.linalg_qr.default(x)[0]
 
 
-def _approximate_basis(a: Tensor, q: int, niter: int, m: Tensor | None) -> Tensor:
+def _approximate_basis(a: Tensor, q: int, niter: int, m: Tensor | None) -> Any:
     """An orthonormal basis ``Q`` (columns) of about the range of ``a - m``: a Gaussian
     sketch, then ``niter`` power iterations re-orthonormalized each half step."""
 
-    def times(x: Tensor, y: Tensor, mx: Tensor | None) -> Tensor:
+    def times(x: Tensor, y: Tensor, mx: Tensor | None) -> Any:
         r = aten.matmul.default(x, y)
         return r if mx is None else aten.sub.Tensor(r, aten.matmul.default(mx, y))
 
@@ -143,7 +143,7 @@ def pca_lowrank(
 # --- LOBPCG (torch/_lobpcg.py) ------------------------------------------------------------------
 
 
-def _b_orthonormal(s: Tensor, b: Tensor | None) -> Tensor:
+def _b_orthonormal(s: Tensor, b: Tensor | None) -> Any:
     """The columns of ``s`` made B-orthonormal (``s^T B s = I``) through a Cholesky factor of
     their Gram matrix, after an orthonormalization that drops their scale."""
     s = _qr_q(s)

@@ -5,8 +5,9 @@ and its in-place form.
 Note [Reducing at repeated positions]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 numpy and CuPy combine values at repeated flat positions with their ufuncs' ``at``
-(``np.maximum.at``). A namespace without them (the array API standard has none) sorts the
-positions and combines one round per repetition: round ``r`` takes the ``r``-th value written
+(``np.maximum.at``). A namespace without them (the array API standard has none), or a ufunc
+whose ``at`` the library does not implement, sorts the positions and combines one round per
+repetition: round ``r`` takes the ``r``-th value written
 to each position, whose positions are distinct, so a gather, the elementwise combination and a
 scatter (:func:`_standard.scatter`) do it; the rounds are as many as the most repeated
 position's count.
@@ -52,8 +53,11 @@ def reduce_at(kit: Kit, flat: Any, pos: Any, vals: Any, reduce: str) -> Any:
     at = getattr(getattr(xp, name, None), "at", None) if kit.fancy_setitem else None
     out = kit.copy(flat)
     if at is not None:
-        at(out, pos, vals)
-        return out
+        try:
+            at(out, pos, vals)
+            return out
+        except (NotImplementedError, TypeError):  # a ufunc whose at() the library lacks
+            out = kit.copy(flat)
     n = pos.shape[0]
     if n == 0:
         return out

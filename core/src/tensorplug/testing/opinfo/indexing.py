@@ -464,7 +464,7 @@ add(
         method=meth("select_scatter"),
         sample_inputs=_select_scatter_samples,
         ref=_ref_select_scatter,
-        dtypes=ALL,
+        dtypes=("float32", "int64"),
     )
 )
 
@@ -491,7 +491,7 @@ add(
         method=meth("slice_scatter"),
         sample_inputs=_slice_scatter_samples,
         ref=_ref_slice_scatter,
-        dtypes=ALL,
+        dtypes=("float32", "int64"),
     )
 )
 
@@ -521,7 +521,7 @@ add(
         method=meth("diagonal_scatter"),
         sample_inputs=_diagonal_scatter_samples,
         ref=_ref_diagonal_scatter,
-        dtypes=ALL,
+        dtypes=("float32", "int64"),
     )
 )
 
@@ -550,7 +550,7 @@ add(
         method=meth("diag_embed"),
         sample_inputs=_diag_embed_samples,
         ref=_ref_diag_embed,
-        dtypes=ALL,
+        dtypes=("float32", "int64"),
     )
 )
 
@@ -577,7 +577,7 @@ index_copy = add(
         method=meth("index_copy"),
         sample_inputs=_index_copy_samples,
         ref=_ref_index_copy,
-        dtypes=ALL,
+        dtypes=("float32", "int64"),
     )
 )
 _add_inplace_of(index_copy, "index_copy_", "index_copy_")
@@ -691,7 +691,7 @@ index_reduce = add(
         method=meth("index_reduce"),
         sample_inputs=_index_reduce_samples,
         ref=_ref_index_reduce,
-        dtypes=NUMERIC,
+        dtypes=("float32", "int64"),
     )
 )
 _add_inplace_of(index_reduce, "index_reduce_", "index_reduce_")
@@ -726,7 +726,7 @@ add(
         method=meth("take_along_dim"),
         sample_inputs=_take_along_dim_samples,
         ref=_ref_take_along_dim,
-        dtypes=ALL,
+        dtypes=("float32", "int64"),
     )
 )
 
@@ -746,7 +746,7 @@ add(
         method=meth("argwhere"),
         sample_inputs=_argwhere_samples,
         ref=lambda x: np.argwhere(x).astype(np.int64),
-        dtypes=ALL,
+        dtypes=("float32", "int64"),
         result_dtype=fixed("int64"),
     )
 )

@@ -160,7 +160,7 @@ add(
         method=meth("mv"),
         sample_inputs=_mv_samples,
         ref=lambda self, vec: _np_matmul(self, vec),
-        dtypes=NUMERIC,
+        dtypes=("float32", "int64"),
         tol=MATMUL_TOL,
     )
 )
@@ -201,7 +201,7 @@ addmv = add(
         method=meth("addmv"),
         sample_inputs=_addmv_samples,
         ref=_ref_addmv,
-        dtypes=NUMERIC,
+        dtypes=("float32", "int64"),
         tol=MATMUL_TOL,
     )
 )
@@ -234,7 +234,7 @@ addr = add(
         method=meth("addr"),
         sample_inputs=_addr_samples,
         ref=_ref_addr,
-        dtypes=ALL,
+        dtypes=("float32", "int64", "bool"),
         result_dtype=promoted(0, 1, 2),
     )
 )
@@ -253,7 +253,7 @@ add(
         method=meth("ger"),
         sample_inputs=_ger_samples,
         ref=lambda a, b: np.multiply.outer(a, b),
-        dtypes=ALL,
+        dtypes=("float32", "int64"),
     )
 )
 
@@ -272,7 +272,7 @@ add(
         method=meth("inner"),
         sample_inputs=_inner_samples,
         ref=lambda a, b: np.asarray(np.inner(a, b)) if a.ndim and b.ndim else a * b,
-        dtypes=NUMERIC,
+        dtypes=("float32", "int64"),
         tol=MATMUL_TOL,
     )
 )
@@ -298,7 +298,7 @@ add(
         method=meth("cross"),
         sample_inputs=_cross_samples,
         ref=_ref_cross,
-        dtypes=NUMERIC,
+        dtypes=("float32", "int64"),
     )
 )
 

@@ -289,6 +289,8 @@ def renorm(self: Any, p: Any, dim: int, maxnorm: Any) -> Any:
 def renorm_(self: Any, p: Any, dim: int, maxnorm: Any) -> Any:
     # the norm is taken of a copy: the graph keeps the old values that self's write replaces
     return aten.copy_.default(self, renorm(aten.clone.default(self), p, dim, maxnorm))
+
+
 # --- integrals, gradients and covariance (issue 29) --------------------------------------------
 
 

@@ -292,7 +292,6 @@ ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
     ),
     FP32: (
         "fractional_max_pool2d", "fractional_max_pool3d", "_grid_sampler_2d_cpu_fallback",
-        "quantile", "quantile.scalar", "nanquantile", "nanquantile.scalar",
         "fake_quantize_per_tensor_affine",
         "cosine_embedding_loss", "nll_loss2d", "hinge_embedding_loss", "poisson_nll_loss",
         "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
@@ -314,7 +313,6 @@ ABSENT_CUDA: Final[dict[Policy, tuple[str, ...]]] = {
         "nuclear_norm", "nuclear_norm.dim", "poisson_nll_loss", "cosine_embedding_loss",
         "nll_loss2d", "hinge_embedding_loss", "margin_ranking_loss", "multilabel_margin_loss",
         "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "pdist",
-        "renorm",
     ),
     PROMOTE: ("bilinear",),
 }  # fmt: skip

@@ -288,6 +288,13 @@ CASES: list[Case] = [
     Case("dot", lambda m, mk, ints: m.dot(mk([3]), mk([3]))),
     Case("index_put", lambda m, mk, ints: m.index_put(mk([3]), (ints([0, 2]),), mk([2]))),
     Case("scatter_add", lambda m, mk, ints: m.scatter_add(mk([3]), 0, ints([0, 1, 2]), mk([3]))),
+    # issue 29's names
+    Case("mv", lambda m, mk, ints: m.mv(mk([2, 3]), mk([3]))),
+    Case("addmv", lambda m, mk, ints: m.addmv(mk([2]), mk([2, 3]), mk([3]))),
+    Case("addr", lambda m, mk, ints: m.addr(mk([2, 3]), mk([2]), mk([3]))),
+    Case("cdist", lambda m, mk, ints: m.cdist(mk([2, 3]), mk([4, 3]))),
+    Case("cross", lambda m, mk, ints: m.cross(mk([2, 3]), mk([2, 3]), dim=1)),
+    Case("index_copy", lambda m, mk, ints: m.index_copy(mk([3, 2]), 0, ints([2, 0]), mk([2, 2]))),
     Case(
         "tensordot",
         lambda m, mk, ints: m.ops.aten.tensordot.default(mk([2, 3]), mk([3, 4]), [1], [0]),

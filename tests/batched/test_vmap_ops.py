@@ -105,7 +105,9 @@ def _stack(results: list[Any]) -> Any:
             column = [r[k] for r in results]
             if all(c is None for c in column):  # an output the call asked not to compute
                 out.append(None)
-            elif all(isinstance(c, tp.Tensor) for c in column):
+            elif all(isinstance(c, tp.Tensor) for c in column) or all(
+                isinstance(c, (list, tuple)) for c in column
+            ):  # a tensor, or a list of them (histogramdd's edges)
                 out.append(_stack(column))
             else:
                 raise ValueError("a non-tensor result")

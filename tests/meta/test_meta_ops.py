@@ -30,6 +30,9 @@ READS_VALUES = {
     "repeat_interleave.Tensor", "repeat_interleave.self_Tensor", "narrow.Tensor",
     "index.Tensor", "index_put", "index_put_",  # with boolean masks
     "istft",  # its window-envelope check reads a value (item()), as PyTorch's
+    # issue 29: lengths from values (combinations picks with nonzero of a mask, as PyTorch's
+    # masked_select), indices given as a tensor, weights checked by value
+    "bincount", "argwhere", "combinations", "tensor_split.tensor_indices_or_sections", "cov",
 }  # fmt: skip
 REFUSAL = re.compile(r"depends on the values of its inputs|cannot be called on meta tensors|"
                      r"without output_size")  # fmt: skip

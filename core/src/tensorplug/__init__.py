@@ -19,6 +19,18 @@ from ._opset import api as _api
 from ._opset.api import return_types
 from ._opset.construct import tensor
 from ._opset.control_flow import cond
+from ._opset.functional import (
+    lobpcg as lobpcg,
+)
+from ._opset.functional import (
+    pca_lowrank as pca_lowrank,
+)
+from ._opset.functional import (
+    svd_lowrank as svd_lowrank,
+)
+from ._opset.functional import (
+    unravel_index as unravel_index,
+)
 from ._opset.interop import as_tensor, asarray, from_dlpack, from_file, from_numpy, frombuffer
 from ._opset.layout import UntypedStorage
 from ._opset.lu import lu as lu

@@ -75,6 +75,21 @@ def fmt_shape(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(n) for n in shape) + "]"
 
 
+def broadcast_sizes(a: Sequence[int], b: Sequence[int]) -> list[int]:
+    """The broadcast of shapes ``a`` and ``b``, with ATen's message when they do not fit."""
+    n = max(len(a), len(b))
+    pa, pb = [1] * (n - len(a)) + list(a), [1] * (n - len(b)) + list(b)
+    out = []
+    for i, (x, y) in enumerate(zip(pa, pb, strict=True)):
+        if x != y and x != 1 and y != 1:
+            raise OpError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                f"non-singleton dimension {i}"
+            )
+        out.append(y if x == 1 else x)
+    return out
+
+
 def infer_size(shape: Sequence[int], numel: int) -> tuple[int, ...]:
     """``shape`` with its one ``-1`` filled in; PyTorch's errors otherwise."""
     infer = -1

@@ -65,7 +65,7 @@ def _refusal(name: str) -> MetaDataError:
 # ops that always read values (PyTorch refuses them on meta too)
 _READS_VALUES = frozenset(
     ("nonzero", "masked_select", "_unique2", "unique_dim", "unique_consecutive", "equal",
-     "allclose")
+     "allclose", "bincount")
 )  # fmt: skip
 
 
@@ -176,6 +176,67 @@ def _as_strided_scatter(
     return _meta_tensor(MetaArray(tuple(self._data.shape), self._dtype), self._dtype)
 
 
+# --- issue 29's kernels that read values on CPU: shapes from their arguments ------------------
+
+
+def _scatter_reduce(
+    self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True
+) -> Tensor:
+    """``scatter_reduce``: ``self``'s shape and dtype (the CPU kernel's bounds check reads the
+    index)."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin", "max", "min"):
+        raise OpError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if index._dtype is not _dt.int64:
+        raise OpError("scatter_reduce(): Expected dtype int64 for index")
+    if src._dtype is not self._dtype:
+        raise OpError("scatter_reduce(): Expected self.dtype to be equal to src.dtype")
+    return _meta_tensor(MetaArray(tuple(self._data.shape), self._dtype), self._dtype)
+
+
+def _scatter_reduce_(
+    self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True
+) -> Tensor:
+    _scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+    return self
+
+
+def _histc(self: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:  # noqa: A002
+    """``histc``: ``bins`` counts of the input's dtype (the CPU kernel reads its range)."""
+    d = self._dtype
+    if not d.is_floating_point:
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{torch_name(d)}'")
+    if bins <= 0:
+        raise OpError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    return _meta_tensor(MetaArray((bins,), d), d)
+
+
+def _histogram(self: Tensor, bins: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
+    """``histogram``: the counts and the edges, of the input's dtype."""
+    d = self._dtype
+    n = bins if isinstance(bins, int) else int(bins._data.shape[0]) - 1
+    if not d.is_floating_point:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{torch_name(d)}'")
+    return _meta_tensor(MetaArray((n,), d), d), _meta_tensor(MetaArray((n + 1,), d), d)
+
+
+def _histogramdd_bin_edges(self: Tensor, bins: Any, **kwargs: Any) -> list[Tensor]:
+    """``_histogramdd_bin_edges``: ``bins[d] + 1`` edges per dim (the CPU kernel reads the
+    data's extent)."""
+    d = self._dtype
+    if not d.is_floating_point:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{torch_name(d)}'")
+    return [_meta_tensor(MetaArray((int(b) + 1,), d), d) for b in bins]
+
+
+def _histogramdd_from_bin_tensors(self: Tensor, bins: Any, **kwargs: Any) -> Tensor:
+    """``_histogramdd_from_bin_tensors``: one cell per pair of consecutive edges per dim."""
+    d = self._dtype
+    if not d.is_floating_point:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{torch_name(d)}'")
+    shape = tuple(int(b._data.shape[0]) - 1 for b in bins)
+    return _meta_tensor(MetaArray(shape, d), d)
+
+
 OVERRIDES: dict[str, Callable[..., Any]] = {
     "as_strided": _as_strided,
     "as_strided_": _as_strided_,
@@ -185,6 +246,13 @@ OVERRIDES: dict[str, Callable[..., Any]] = {
     "median": _median,
     "linalg_ldl_factor_ex": _ldl_factor_ex,
     "linalg_ldl_solve": _ldl_solve,
+    "scatter_reduce.two": _scatter_reduce,
+    "scatter_reduce_.two": _scatter_reduce_,
+    "histc": _histc,
+    "histogram.bin_ct": _histogram,
+    "histogram.bins_tensor": _histogram,
+    "_histogramdd_bin_edges": _histogramdd_bin_edges,
+    "_histogramdd_from_bin_tensors": _histogramdd_from_bin_tensors,
 }
 
 

@@ -20,6 +20,7 @@ from ..ops import OpPacket, _types_decide, ops
 from ..schema import type_name
 from ..tensor import Tensor
 from . import python_args as _python_args
+from . import python_forms as _python_forms
 from .native import OpEntry
 from .templates import _FUNCTION, _METHOD, _NO, _PICK, _WITH_ALPHA, _inlined, _pack
 
@@ -272,6 +273,9 @@ def _make_function(name: str, es: list[OpEntry], module: str = "tensorplug") -> 
         at = _tensor_varargs_at(es)
         if at is not None:  # meshgrid(a, b) means meshgrid([a, b])
             fn = _with_tensor_varargs(fn, at, lone=any(_takes_tensor_at(e, at) for e in es))
+        form = _python_forms.FUNCTIONS.get(name) if module == "tensorplug" else None
+        if form is not None:  # nonzero(as_tuple=True), einsum's sublists, ...
+            fn = form(fn)
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = module
     fn.__doc__ = _doc(f"{module}.{name}", es)
@@ -418,6 +422,9 @@ def _make_method(
             )
 
         result = reordered
+    form = _python_forms.METHODS.get(name)
+    if form is not None:  # x.nonzero(as_tuple=True), ...
+        result = form(result)
     result.__name__ = name
     result.__qualname__ = f"Tensor.{name}"
     result.__doc__ = _doc(name, es)

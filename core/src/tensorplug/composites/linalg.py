@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from .. import dtypes as _dt
-from .._op_errors import cpp_name, torch_name
+from .._op_errors import broadcast_sizes, cpp_name, torch_name
 from ..ops import ops
 from ..tensor import _wrap_dim
 
@@ -95,6 +95,202 @@ def kron(self: Any, other: Any) -> Any:
     spread_b = aten.reshape.default(other, [x for m in b for x in (1, m)])
     prod = aten.mul.Tensor(spread_a, spread_b)
     return aten.reshape.default(prod, [n * m for n, m in zip(a, b, strict=True)])
+
+
+# --- matrix-vector products, inner and cross products, distances (issue 29) --------------------
+# mv, addmv and addr are kernels in PyTorch (BLAS); here they are matmul/mul and add, whose
+# formulas give derivatives.yaml's. cdist is CompositeImplicitAutograd in PyTorch too.
+
+
+def _scaled_check(name: str, self: Any, beta: Any, alpha: Any) -> None:
+    if not (self.dtype.is_floating_point or self.dtype.is_complex) and self.dtype is not _dt.bool:
+        for what, v in (("beta", beta), ("alpha", alpha)):
+            if isinstance(v, float):
+                raise RuntimeError(
+                    f"aten::{name}: For integral input tensors, argument {what} must not be a "
+                    "floating point number."
+                )
+
+
+def _mv_checks(name: str, self: Any, mat: Any, vec: Any) -> None:
+    if mat.ndim != 2 or vec.ndim != 1 or self.ndim > 1:
+        raise RuntimeError(
+            f"aten::{name}: vector + matrix @ vector expected, got {self.ndim}, {mat.ndim}, "
+            f"{vec.ndim}"
+        )
+    n, k = mat.shape
+    if vec.shape[0] != k or (self.ndim == 1 and self.shape[0] not in (1, n)):
+        given = f"({self.shape[0]})" if self.ndim == 1 else "()"
+        raise RuntimeError(
+            f"aten::{name}: size mismatch, got input {given}, mat ({n}x{k}), vec ({vec.shape[0]})"
+        )
+    if not (self.dtype is mat.dtype is vec.dtype):
+        raise RuntimeError(
+            f"aten::{name}: {name.rstrip('_')} input tensors must have the same dtype, but got "
+            f"{cpp_name(self.dtype)}, {cpp_name(mat.dtype)}, and {cpp_name(vec.dtype)}"
+        )
+
+
+def mv(self: Any, vec: Any) -> Any:
+    if self.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(
+            f"aten::mv: vector + matrix @ vector expected, got 1, {self.ndim}, {vec.ndim}"
+        )
+    if self.shape[1] != vec.shape[0]:
+        raise RuntimeError(
+            f"aten::mv: size mismatch, got input ({self.shape[0]}), mat "
+            f"({self.shape[0]}x{self.shape[1]}), vec ({vec.shape[0]})"
+        )
+    if self.dtype is not vec.dtype:
+        raise RuntimeError(
+            f"aten::mv: addmv input tensors must have the same dtype, but got "
+            f"{cpp_name(vec.dtype)}, {cpp_name(self.dtype)}, and {cpp_name(vec.dtype)}"
+        )
+    return aten.matmul.default(self, vec)
+
+
+def addmv(self: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """``beta * self + alpha * (mat @ vec)``; ``self`` is ignored when ``beta`` is 0."""
+    _mv_checks("addmv", self, mat, vec)
+    _scaled_check("addmv", self, beta, alpha)
+    product = aten.matmul.default(mat, vec)
+    if self.dtype is _dt.bool:
+        return _bool_scaled(self, product, beta, alpha)
+    return _scaled_sum(self, product, beta, alpha)
+
+
+def addmv_(self: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    out = addmv(self, mat, vec, beta=beta, alpha=alpha)
+    if list(out.shape) != list(self.shape):
+        raise RuntimeError(
+            f"aten::addmv_: output with shape {list(self.shape)} doesn't match the broadcast "
+            f"shape {list(out.shape)}"
+        )
+    return aten.copy_.default(self, out)
+
+
+def _bool_scaled(self: Any, product: Any, beta: Any, alpha: Any) -> Any:
+    """The bool form of ``beta * self + alpha * product``: ``(beta and self) or (alpha and
+    product)``."""
+    bias = aten.expand.default(self, list(product.shape))
+    terms = [t for t, k in ((bias, beta), (product, alpha)) if k]
+    if not terms:
+        return aten.zeros.default(list(product.shape), dtype=_dt.bool, device=product.device)
+    return terms[0] if len(terms) == 1 else aten.logical_or.default(*terms)
+
+
+def addr(self: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """``beta * self + alpha * outer(vec1, vec2)``, the three promoted to one dtype."""
+    for what, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(
+                f"aten::addr: addr: Expected 1-D argument {what}, but got {v.ndim}-D"
+            )
+    d = _dt.promote_types(_dt.promote_types(self.dtype, vec1.dtype), vec2.dtype)
+    _scaled_check("addr", aten.empty.memory_format([0], dtype=d), beta, alpha)
+    product = aten.mul.Tensor(aten.reshape.default(vec1, [vec1.shape[0], 1]), vec2)
+    if d is _dt.bool:
+        return _bool_scaled(self, product, beta, alpha)
+    self_ = aten._to_copy.default(self, dtype=d) if self.dtype is not d else self
+    return _scaled_sum(self_, product, beta, alpha)
+
+
+def addr_(self: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    out = addr(self, vec1, vec2, beta=beta, alpha=alpha)
+    if list(out.shape) != list(self.shape):
+        raise RuntimeError(
+            f"aten::addr_: output with shape {list(self.shape)} doesn't match the broadcast "
+            f"shape {list(out.shape)}"
+        )
+    return aten.copy_.default(self, out)
+
+
+def ger(self: Any, vec2: Any) -> Any:
+    return outer(self, vec2)
+
+
+def inner(self: Any, other: Any) -> Any:
+    if self.ndim == 0 or other.ndim == 0:
+        return aten.mul.Tensor(self, other)
+    if self.shape[-1] != other.shape[-1]:
+        raise RuntimeError(
+            "aten::inner: inner() the last dimension must match on both input tensors but got "
+            f"shapes {list(self.shape)} and {list(other.shape)}"
+        )
+    if self.dtype is not other.dtype:
+        raise RuntimeError("aten::inner: both inputs should have same dtype")
+    return aten.tensordot.default(self, other, [-1], [-1])  # autocast sees tensordot
+
+
+def cross(self: Any, other: Any, dim: Any = None) -> Any:
+    if dim is None:  # PyTorch's deprecated default: the first dim of length 3
+        if self.ndim != other.ndim:
+            raise RuntimeError(
+                "aten::cross: linalg.cross: inputs must have the same number of dimensions."
+            )
+        shape = broadcast_sizes(list(self.shape), list(other.shape))
+        sizes = [n for n in shape]
+        if 3 not in sizes:
+            raise RuntimeError("aten::cross: no dimension of size 3 in input")
+        dim = sizes.index(3)
+    return aten.linalg_cross.default(self, other, dim=dim)
+
+
+_CDIST_MODES = {None: 0, 0: 0, 1: 1, 2: 2}
+
+
+def cdist(x1: Any, x2: Any, p: float = 2.0, compute_mode: int | None = None) -> Any:
+    """The ``p``-norm distance between each row of ``x1`` and each row of ``x2``, batch dims
+    broadcast. ``compute_mode`` 0 (the default) takes the matrix-product form of the euclidean
+    distance when either side has more than 25 rows, 1 always, 2 never, as PyTorch. The direct
+    form is ``linalg_vector_norm`` of the differences, whose formula gives PyTorch's gradients
+    (zero where a distance is zero)."""
+    name = "aten::cdist"
+    if x1.ndim < 2:
+        raise RuntimeError(f"{name}: cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
+    if x2.ndim < 2:
+        raise RuntimeError(f"{name}: cdist only supports at least 2D tensors, X2 got: {x2.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(
+            f"{name}: X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: "
+            f"{x2.shape[-1]}"
+        )
+    for what, x in (("X1", x1), ("X2", x2)):
+        if not x.dtype.is_floating_point:
+            raise RuntimeError(
+                f"{name}: cdist only supports floating-point dtypes, {what} got: "
+                f"{torch_name(x.dtype)}"
+            )
+    if x1.dtype is not x2.dtype:
+        raise RuntimeError(
+            f"{name}: expected scalar type {torch_name(x1.dtype)} but found {torch_name(x2.dtype)}"
+        )
+    if p < 0:
+        raise RuntimeError(f"{name}: cdist only supports non-negative p values")
+    if compute_mode not in _CDIST_MODES:
+        raise RuntimeError(f"{name}: possible modes: 0, 1, 2, but was: {compute_mode}")
+    mode = _CDIST_MODES[compute_mode]
+    r1, r2, c = x1.shape[-2], x2.shape[-2], x1.shape[-1]
+    batch = broadcast_sizes(list(x1.shape[:-2]), list(x2.shape[:-2]))
+    a = aten.expand.default(x1, [*batch, r1, c])
+    b = aten.expand.default(x2, [*batch, r2, c])
+    if p == 2 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25))):
+        return _euclidean_dist(a, b)
+    diff = aten.sub.Tensor(aten.unsqueeze.default(a, -2), aten.unsqueeze.default(b, -3))
+    return aten.linalg_vector_norm.default(diff, p, [-1])
+
+
+def _euclidean_dist(x1: Any, x2: Any) -> Any:
+    """PyTorch's _euclidean_dist: ``|a|^2 - 2 a.b + |b|^2`` as one matrix product of padded
+    operands, clamped at 0 before the square root."""
+    n1 = aten.sum.dim_IntList(aten.pow.Tensor_Scalar(x1, 2), [-1], True)
+    n2 = aten.sum.dim_IntList(aten.pow.Tensor_Scalar(x2, 2), [-1], True)
+    o1 = aten.ones_like.default(n1)
+    o2 = aten.ones_like.default(n2)
+    a = aten.cat.default([aten.mul.Scalar(x1, -2), n1, o1], -1)
+    b = aten.cat.default([x2, o2, n2], -1)
+    prod = aten.matmul.default(a, aten.transpose.int(b, -2, -1))
+    return aten.sqrt.default(aten.clamp_min.default(prod, 0))
 
 
 def tensordot(self: Any, other: Any, dims_self: Any, dims_other: Any) -> Any:

@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from .. import dtypes as _dt
-from .._op_errors import infer_size
+from .._op_errors import infer_size, torch_name
 from ..ops import ops
 from ..tensor import _wrap_dim
 
@@ -300,6 +300,263 @@ def column_stack(tensors: Any) -> Any:
     _stack_check(tensors, "column_stack")
     cols = [aten.reshape.default(x, [x.numel(), 1]) if x.ndim <= 1 else x for x in tensors]
     return aten.cat.default(cols, 1)
+
+
+# --- numpy's names for splits, stacks and rotations (issue 29) ---------------------------------
+
+
+def _tensor_split_at(self: Any, bounds: list[int], d: int) -> Any:
+    """The pieces of ``self`` between consecutive ``bounds`` along ``d``: views (slices)."""
+    n = self.shape[d]
+    out, start = [], 0
+    for b in [*bounds, n]:  # each piece from the last index to this one, as slices clamp them
+        out.append(aten.slice.Tensor(self, d, start, max(b, start)))
+        start = b
+    return out
+
+
+def _tensor_split_dim(self: Any, dim: int, overload: str) -> int:
+    if self.ndim == 0:
+        raise RuntimeError(
+            f"aten::tensor_split.{overload}: tensor_split expected at least a 1-dimensional "
+            "tensor, but got a tensor with 0 dims"
+        )
+    return _wrap_dim(dim, self.ndim, f"tensor_split.{overload}")
+
+
+def tensor_split_sections(self: Any, sections: int, dim: int = 0) -> Any:
+    d = _tensor_split_dim(self, dim, "sections")
+    if sections <= 0:
+        raise RuntimeError(
+            f"aten::tensor_split.sections: number of sections must be larger than 0, got {sections}"
+        )
+    n = self.shape[d]
+    small, extra = divmod(n, sections)
+    bounds, at = [], 0
+    for i in range(sections - 1):
+        at += small + (1 if i < extra else 0)
+        bounds.append(at)
+    return _tensor_split_at(self, bounds, d)
+
+
+def tensor_split_indices(self: Any, indices: Any, dim: int = 0) -> Any:
+    d = _tensor_split_dim(self, dim, "indices")
+    n = self.shape[d]
+    # a negative index counts from the end, as a slice's start does
+    return _tensor_split_at(self, [i + n if i < 0 else i for i in indices], d)
+
+
+def tensor_split_tensor_indices_or_sections(
+    self: Any, tensor_indices_or_sections: Any, dim: int = 0
+) -> Any:
+    t = tensor_indices_or_sections
+    name = "aten::tensor_split.tensor_indices_or_sections"
+    if t.dtype is not _dt.int64:
+        raise RuntimeError(
+            f"{name}: tensor_split expected tensor_indices_or_sections to have dtype of long, but "
+            f"got {torch_name(t.dtype)}"
+        )
+    if t.ndim > 1:
+        raise RuntimeError(
+            f"{name}: tensor_split expected tensor_indices_or_sections to be a zero-dimensional "
+            f"or one-dimensional tensor, but got a tensor with {t.ndim} dims"
+        )
+    if t.ndim == 0:
+        return tensor_split_sections(self, int(t.item()), dim)
+    return tensor_split_indices(self, [int(v.item()) for v in aten.unbind.int(t, 0)], dim)
+
+
+def _numpy_split(name: str, dim: int, least: int, self: Any, sections: Any) -> Any:
+    """hsplit/vsplit/dsplit: tensor_split along ``dim``, ``sections`` dividing it evenly."""
+    overload = "int" if isinstance(sections, int) else "array"
+    if self.ndim < least:
+        raise RuntimeError(
+            f"aten::{name}.{overload}: torch.{name} requires a tensor with at least {least} "
+            f"dimension, but got a tensor with {self.ndim} dimensions!"
+        )
+    if overload == "array":
+        return tensor_split_indices(self, list(sections), dim)
+    if sections == 0 or self.shape[dim] % sections != 0:
+        raise RuntimeError(
+            f"aten::{name}.int: torch.{name} attempted to split along dimension {dim}, but the "
+            f"size of the dimension {self.shape[dim]} is not divisible by the split_size "
+            f"{sections}!"
+        )
+    return tensor_split_sections(self, sections, dim)
+
+
+def hsplit_int(self: Any, sections: int) -> Any:
+    return _numpy_split("hsplit", 0 if self.ndim == 1 else 1, 1, self, sections)
+
+
+def hsplit_array(self: Any, indices: Any) -> Any:
+    return _numpy_split("hsplit", 0 if self.ndim == 1 else 1, 1, self, indices)
+
+
+def vsplit_int(self: Any, sections: int) -> Any:
+    return _numpy_split("vsplit", 0, 2, self, sections)
+
+
+def vsplit_array(self: Any, indices: Any) -> Any:
+    return _numpy_split("vsplit", 0, 2, self, indices)
+
+
+def dsplit_int(self: Any, sections: int) -> Any:
+    return _numpy_split("dsplit", 2, 3, self, sections)
+
+
+def dsplit_array(self: Any, indices: Any) -> Any:
+    return _numpy_split("dsplit", 2, 3, self, indices)
+
+
+def concat(tensors: Any, dim: int = 0) -> Any:
+    return aten.cat.default(tensors, dim)
+
+
+def concatenate(tensors: Any, dim: int = 0) -> Any:
+    return aten.cat.default(tensors, dim)
+
+
+def row_stack(tensors: Any) -> Any:
+    _stack_check(tensors, "row_stack")
+    return aten.cat.default([atleast_2d(x) for x in tensors], 0)
+
+
+def swapdims(self: Any, dim0: int, dim1: int) -> Any:
+    return aten.transpose.int(self, dim0, dim1)
+
+
+def adjoint(self: Any) -> Any:
+    """The conjugate transpose of the last two dims: a view of a real tensor."""
+    if self.ndim < 2:
+        raise RuntimeError(
+            "aten::adjoint: tensor.adjoint() is only supported on matrices or batches of "
+            f"matrices. Got {self.ndim}-D tensor."
+        )
+    t = aten.transpose.int(self, -2, -1)
+    return aten.conj.default(t) if self.dtype.is_complex else t
+
+
+def diagflat(self: Any, offset: int = 0) -> Any:
+    return aten.diag.default(aten.reshape.default(self, [-1]), offset)
+
+
+def rot90(self: Any, k: int = 1, dims: Any = (0, 1)) -> Any:
+    """``k`` quarter turns from ``dims[0]`` towards ``dims[1]``: flips and a transpose."""
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(
+            f"aten::rot90: expected total rotation dims == 2, but got dims = {len(dims)}"
+        )
+    if self.ndim < 2:
+        raise RuntimeError(
+            f"aten::rot90: expected total dims >= 2, but got total dims = {self.ndim}"
+        )
+    d0, d1 = (_wrap_dim(d, self.ndim, "rot90") for d in dims)
+    if d0 == d1:
+        raise RuntimeError(
+            f"aten::rot90: expected rotation dims to be different, but got dim0 = {d0} and "
+            f"dim1 = {d1}"
+        )
+    k %= 4
+    if k == 1:
+        return aten.transpose.int(aten.flip.default(self, [d1]), d0, d1)
+    if k == 2:
+        return aten.flip.default(self, [d0, d1])
+    if k == 3:
+        return aten.flip.default(aten.transpose.int(self, d0, d1), [d1])
+    return aten.clone.default(self)
+
+
+def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
+    """Columns ``x**0 ... x**(N-1)`` (reversed unless ``increasing``), as a cumulative product;
+    integral and bool ``x`` give int64."""
+    if x.ndim != 1:
+        raise RuntimeError("aten::vander: x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("aten::vander: N must be non-negative.")
+    d = _dt.promote_types(x.dtype, _dt.int64)
+    m = x.shape[0]
+    ones = aten.ones.default([m, min(n, 1)], dtype=d, device=x.device)
+    cols = [ones]
+    if n > 1:
+        xs = aten.expand.default(
+            aten.reshape.default(aten._to_copy.default(x, dtype=d), [m, 1]), [m, n - 1]
+        )
+        cols.append(aten.cumprod.default(xs, 1))
+    out = aten.cat.default(cols, 1)
+    return out if increasing else aten.flip.default(out, [1])
+
+
+def cartesian_prod(tensors: Any) -> Any:
+    for x in tensors:
+        if x.ndim != 1:
+            raise RuntimeError(
+                f"aten::cartesian_prod: Expect a 1D vector, but got shape {list(x.shape)}"
+            )
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = aten.meshgrid.indexing(tensors, indexing="ij")
+    return aten.stack.default([aten.reshape.default(g, [-1]) for g in grids], 1)
+
+
+def combinations(self: Any, r: int = 2, with_replacement: bool = False) -> Any:
+    """The r-element combinations of a vector's elements, in lexicographic order of positions.
+
+    The positions are the coordinates of the ordered cells of an ``n**r`` grid (``nonzero`` of
+    a mask made of ``arange``): they depend on ``n`` and ``r`` only, so under vmap they stay
+    unbatched and the values are picked with ``index_select``."""
+    if self.ndim != 1:
+        raise RuntimeError(
+            f"aten::combinations: Expect a 1D vector, but got shape {list(self.shape)}"
+        )
+    if r < 0:
+        raise RuntimeError(f"aten::combinations: Expect a non-negative number, but got {r}")
+    if r == 0:
+        return aten.empty.memory_format([0], dtype=self.dtype, device=self.device)
+    n = self.shape[0]
+    pos = aten.arange.default(n, dtype=_dt.int64, device=self.device)
+    grids = aten.meshgrid.indexing([pos] * r, indexing="ij")
+    mask = aten.ones.default([n] * r, dtype=_dt.bool, device=self.device)
+    for a, b in zip(grids, grids[1:], strict=False):
+        ordered = aten.le.Tensor(a, b) if with_replacement else aten.lt.Tensor(a, b)
+        mask = aten.logical_and.default(mask, ordered)
+    idx = aten.nonzero.default(mask)  # (count, r)
+    picked = aten.index_select.default(self, 0, aten.reshape.default(idx, [-1]))
+    return aten.reshape.default(picked, [idx.shape[0], r])
+
+
+def block_diag(tensors: Any) -> Any:
+    """The tensors (each at most 2-d; a 0-d one is 1x1, a 1-d one a row) on the diagonal of one
+    matrix of their promoted dtype, zeros elsewhere: each row band padded by zeros and the
+    bands concatenated (PyTorch's kernel copies into zeros; the values and gradients agree)."""
+    mats = []
+    for i, x in enumerate(tensors):
+        if x.ndim > 2:
+            raise RuntimeError(
+                "aten::block_diag: torch.block_diag: Input tensors must have 2 or fewer "
+                f"dimensions. Input {i} has {x.ndim} dimensions"
+            )
+        mats.append(atleast_2d(x))
+    d = mats[0].dtype
+    for m in mats[1:]:
+        d = _dt.promote_types(d, m.dtype)
+    device = mats[0].device
+    width = sum(m.shape[1] for m in mats)
+    bands, left = [], 0
+    for m in mats:
+        rows, cols = m.shape
+        m = aten._to_copy.default(m, dtype=d) if m.dtype is not d else m
+        parts = [aten.zeros.default([rows, left], dtype=d, device=device), m]
+        parts.append(aten.zeros.default([rows, width - left - cols], dtype=d, device=device))
+        bands.append(aten.cat.default(parts, 1))
+        left += cols
+    return aten.cat.default(bands, 0)
+
+
+def narrow_copy(self: Any, dim: int, start: int, length: int) -> Any:
+    return aten.clone.default(narrow(self, dim, start, length))
 
 
 def fliplr(self: Any) -> Any:

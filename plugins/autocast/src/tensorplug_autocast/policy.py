@@ -234,6 +234,13 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "scatter_add": (_, PROMOTE),
     "tensordot": (_, PROMOTE),
     "tensordot.int": (_, PROMOTE),  # CUDA: Note [Entries PyTorch does not have]
+    # --- issue 29's names: matrix-vector products, distances, cross products, index_copy ---
+    "mv": (OPAQUE, LOWER),  # CPU: Note [Entries PyTorch does not have]
+    "addmv": (OPAQUE, LOWER),  # CPU: Note [Entries PyTorch does not have]
+    "addr": (OPAQUE, LOWER),  # CPU: Note [Entries PyTorch does not have]
+    "cdist": (FP32, FP32),
+    "cross": (_, PROMOTE),
+    "index_copy": (PROMOTE, _),
     # --- FFT, complex numbers and special functions: float32 ------------------------------
     "fft_fft": (FP32, _),
     "fft_ifft": (FP32, _),
@@ -270,6 +277,9 @@ NOT_IN_PYTORCH: Final = frozenset(
         ("trace", "cuda"),
         ("mish", "cuda"),
         ("tensordot.int", "cuda"),
+        ("mv", "cpu"),
+        ("addmv", "cpu"),
+        ("addr", "cpu"),
     }
 )
 
@@ -282,20 +292,19 @@ ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
     ),
     FP32: (
         "fractional_max_pool2d", "fractional_max_pool3d", "_grid_sampler_2d_cpu_fallback",
-        "cdist",
         "fake_quantize_per_tensor_affine",
         "cosine_embedding_loss", "nll_loss2d", "hinge_embedding_loss", "poisson_nll_loss",
         "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
         "multilabel_margin_loss", "multilabel_margin_loss_forward", "ctc_loss.IntList",
         "ctc_loss.Tensor",
     ),
-    PROMOTE: ("index_copy",),
+    PROMOTE: (),
 }  # fmt: skip
 
 ABSENT_CUDA: Final[dict[Policy, tuple[str, ...]]] = {
     LOWER: (
         "_convolution", "_convolution.deprecated", "conv_tbc", "cudnn_convolution",
-        "cudnn_convolution_transpose", "addmv", "addr", "mv",
+        "cudnn_convolution_transpose",
         "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell",
         "_scaled_dot_product_flash_attention",
     ),
@@ -303,7 +312,7 @@ ABSENT_CUDA: Final[dict[Policy, tuple[str, ...]]] = {
         "native_layer_norm", "frobenius_norm.dim",
         "nuclear_norm", "nuclear_norm.dim", "poisson_nll_loss", "cosine_embedding_loss",
         "nll_loss2d", "hinge_embedding_loss", "margin_ranking_loss", "multilabel_margin_loss",
-        "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "pdist", "cdist",
+        "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "pdist",
     ),
-    PROMOTE: ("bilinear", "cross"),
+    PROMOTE: ("bilinear",),
 }  # fmt: skip

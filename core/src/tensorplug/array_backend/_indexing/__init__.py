@@ -3,6 +3,7 @@
 * ``_index``: index (advanced indexing), index_put_, index_select, index_add, index_fill, take;
 * ``_scatter``: gather, scatter, scatter_add, masked_select, masked_scatter, nonzero;
 * ``_search``: searchsorted and bucketize;
+* ``_reduce``: scatter_reduce (sum, prod, mean, amax, amin);
 
 with the in-place forms of index_add, index_fill, scatter and masked_scatter (the functional
 kernel's result written back into ``self``). :data:`PARTS` are the modules ``register`` builds
@@ -21,6 +22,6 @@ index is negative (numpy would wrap it) and leaves the upper bound to ``add.at``
 
 from __future__ import annotations
 
-from . import _index, _scatter, _search
+from . import _index, _reduce, _scatter, _search
 
-PARTS = (_index, _scatter, _search)
+PARTS = (_index, _scatter, _search, _reduce)

@@ -4,7 +4,8 @@
   cumsum/cumprod;
 * ``_extrema``: amax/amin, max/min, argmax/argmin, aminmax; isclose/allclose/equal;
 * ``_sorting``: sort, topk, median, kthvalue, cummax/cummin, searchsorted/bucketize, unique;
-* ``_statistics``: mode, nanmedian, logcumsumexp.
+* ``_statistics``: mode, nanmedian, logcumsumexp;
+* ``_counting``: bincount, histc, histogram, isin, unique_consecutive.
 
 Sorting is here because its ops order or search the elements along a dim, as the reductions
 combine them there (``median`` and ``kthvalue`` reduce it; ``cummax`` scans it as ``cumsum``
@@ -14,6 +15,6 @@ general path. :data:`PARTS` are the modules ``register`` builds (one ``build(kit
 
 from __future__ import annotations
 
-from . import _extrema, _sorting, _statistics, _sums
+from . import _counting, _extrema, _sorting, _statistics, _sums
 
-PARTS = (_sums, _extrema, _sorting, _statistics)
+PARTS = (_sums, _extrema, _sorting, _statistics, _counting)

@@ -442,6 +442,316 @@ add(
 )
 
 
+# --- writes at positions and numpy's picks (issue 29) ------------------------------------------
+
+
+def _ref_select_scatter(x: Any, src: Any, dim: int, index: int) -> Any:
+    out = x.copy()
+    out[(slice(None),) * (dim % x.ndim) + (index,)] = src
+    return out
+
+
+def _select_scatter_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", make((3, 2), d, rng), make((2,), d, rng), 0, 1)
+    yield S("neg_dim_index", make((2, 3, 2), d, rng), make((2, 3), d, rng), -1, -1)
+    yield S("1d", make((4,), d, rng), make((), d, rng), 0, 2)
+
+
+add(
+    OpInfo(
+        "select_scatter",
+        op=fn("select_scatter"),
+        method=meth("select_scatter"),
+        sample_inputs=_select_scatter_samples,
+        ref=_ref_select_scatter,
+        dtypes=("float32", "int64"),
+    )
+)
+
+
+def _ref_slice_scatter(
+    x: Any, src: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1
+) -> Any:
+    out = x.copy()
+    out[(slice(None),) * (dim % x.ndim) + (slice(start, end, step),)] = src
+    return out
+
+
+def _slice_scatter_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default_all", make((3, 2), d, rng), make((3, 2), d, rng))
+    yield S("dim1_step", make((2, 5), d, rng), make((2, 2), d, rng), 1, 1, None, 2)
+    yield S("kw_neg_start", make((4,), d, rng), make((2,), d, rng), start=-2)
+    yield S("empty", make((3, 2), d, rng), make((0, 2), d, rng), 0, 2, 1)
+
+
+add(
+    OpInfo(
+        "slice_scatter",
+        op=fn("slice_scatter"),
+        method=meth("slice_scatter"),
+        sample_inputs=_slice_scatter_samples,
+        ref=_ref_slice_scatter,
+        dtypes=("float32", "int64"),
+    )
+)
+
+
+def _ref_diagonal_scatter(x: Any, src: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+    out = x.copy()
+    view = np.moveaxis(out, (dim1, dim2), (-2, -1))  # a view of ``out``
+    n, m = view.shape[-2:]
+    r0, c0 = (0, offset) if offset >= 0 else (-offset, 0)
+    length = max(0, min(n - r0, m - c0))
+    i = np.arange(length)
+    view[..., r0 + i, c0 + i] = src
+    return out
+
+
+def _diagonal_scatter_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("square", make((3, 3), d, rng), make((3,), d, rng))
+    yield S("offset", make((3, 4), d, rng), make((3,), d, rng), 1)
+    yield S("neg_offset_dims", make((3, 2, 4), d, rng), make((4, 2), d, rng), -1, 0, 1)
+    yield S("kw_dims", make((2, 3, 2), d, rng), make((3, 2), d, rng), dim1=2, dim2=0)
+
+
+add(
+    OpInfo(
+        "diagonal_scatter",
+        op=fn("diagonal_scatter"),
+        method=meth("diagonal_scatter"),
+        sample_inputs=_diagonal_scatter_samples,
+        ref=_ref_diagonal_scatter,
+        dtypes=("float32", "int64"),
+    )
+)
+
+
+def _ref_diag_embed(x: Any, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:
+    n = x.shape[-1] + abs(offset)
+    out = np.zeros((*x.shape[:-1], n, n), x.dtype)
+    r0, c0 = (0, offset) if offset >= 0 else (-offset, 0)
+    i = np.arange(x.shape[-1])
+    out[..., r0 + i, c0 + i] = x
+    nd = x.ndim + 1
+    return np.moveaxis(out, (-2, -1), (dim1 % nd, dim2 % nd))
+
+
+def _diag_embed_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("1d", make((3,), d, rng))
+    yield S("batched_offset", make((2, 3), d, rng), 1)
+    yield S("dims", make((2, 3), d, rng), -1, 0, 2)
+    yield S("kw_swapped", make((2,), d, rng), dim1=1, dim2=0)
+
+
+add(
+    OpInfo(
+        "diag_embed",
+        op=fn("diag_embed"),
+        method=meth("diag_embed"),
+        sample_inputs=_diag_embed_samples,
+        ref=_ref_diag_embed,
+        dtypes=("float32", "int64"),
+    )
+)
+
+
+def _ref_index_copy(x: Any, dim: int, index: Any, source: Any) -> Any:
+    out = x.copy()
+    if x.ndim == 0:
+        return np.asarray(source).reshape(())
+    out[(slice(None),) * (dim % x.ndim) + (index.reshape(-1),)] = source
+    return out
+
+
+def _index_copy_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", make((4, 2), d, rng), 0, np.array([3, 0], np.int64), make((2, 2), d, rng))
+    yield S("dim1", make((2, 3), d, rng), -1, np.array([2, 0, 1], np.int64), make((2, 3), d, rng))
+    yield S("0d_index", make((3,), d, rng), 0, np.array(1, np.int64), make((1,), d, rng))
+    yield S("scalar", make((), d, rng), 0, np.array([0], np.int64), make((), d, rng))
+
+
+index_copy = add(
+    OpInfo(
+        "index_copy",
+        op=fn("index_copy"),
+        method=meth("index_copy"),
+        sample_inputs=_index_copy_samples,
+        ref=_ref_index_copy,
+        dtypes=("float32", "int64"),
+    )
+)
+_add_inplace_of(index_copy, "index_copy_", "index_copy_")
+
+
+def _ref_scatter_reduce(
+    x: Any, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True
+) -> Any:
+    """One element of ``index`` at a time, in order."""
+    d = dim % max(x.ndim, 1)
+    out = x.astype(np.float64 if x.dtype.kind == "f" else x.dtype).copy().reshape(x.shape or (1,))
+    idx = index.reshape(index.shape or (1,))
+    s = src.reshape(src.shape or (1,))
+    got: dict[tuple[int, ...], list[Any]] = {}
+    for pos in np.ndindex(*idx.shape):
+        t = list(pos)
+        t[d] = int(idx[pos])
+        got.setdefault(tuple(t), []).append(s[pos])
+    for t, vals in got.items():
+        vals = ([out[t]] if include_self else []) + vals
+        if x.dtype == np.bool_:
+            r = any(vals) if reduce in ("sum", "mean", "amax") else all(vals)
+        elif reduce == "sum":
+            r = np.sum(vals)
+        elif reduce == "prod":
+            r = np.prod(vals)
+        elif reduce == "amax":
+            r = np.max(vals)
+        elif reduce == "amin":
+            r = np.min(vals)
+        else:
+            r = np.sum(vals) / len(vals) if x.dtype.kind == "f" else np.sum(vals) // len(vals)
+        out[t] = r
+    return out.reshape(x.shape).astype(x.dtype)
+
+
+def _scatter_reduce_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    low = 1 if d == "float64" else None  # prod's gradient away from zero
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+        yield S(
+            f"{reduce}_1d",
+            make((4,), d, rng, low, 3 if low else None),
+            0,
+            np.array([0, 1, 0, 3, 1], np.int64),
+            make((5,), d, rng, low, 3 if low else None),
+            reduce,
+        )
+        yield S(
+            f"{reduce}_2d_exclude_self",
+            make((3, 2), d, rng, low, 3 if low else None),
+            1,
+            np.array([[1, 1], [0, 1]], np.int64),
+            make((2, 3), d, rng, low, 3 if low else None),
+            reduce,
+            include_self=False,
+        )
+    yield S(
+        "empty_index", make((2,), d, rng), 0, np.zeros((0,), np.int64), make((0,), d, rng), "sum"
+    )
+
+
+scatter_reduce = add(
+    OpInfo(
+        "scatter_reduce.two",
+        op=fn("scatter_reduce"),
+        method=meth("scatter_reduce"),
+        sample_inputs=_scatter_reduce_samples,
+        ref=_ref_scatter_reduce,
+        dtypes=ALL,
+    )
+)
+_add_inplace_of(scatter_reduce, "scatter_reduce_.two", "scatter_reduce_")
+
+
+def _ref_index_reduce(
+    x: Any, dim: int, index: Any, source: Any, reduce: str, *, include_self: bool = True
+) -> Any:
+    d = dim % max(x.ndim, 1)
+    shape = [1] * source.ndim
+    shape[d] = -1
+    spread = np.broadcast_to(index.reshape(shape), source.shape)
+    return _ref_scatter_reduce(x, d, spread, source, reduce, include_self=include_self)
+
+
+def _index_reduce_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    low = 1 if d == "float64" else None
+    for reduce in ("prod", "mean", "amax", "amin"):
+        yield S(
+            f"{reduce}_dim0",
+            make((3, 2), d, rng, low, 3 if low else None),
+            0,
+            np.array([0, 2, 0], np.int64),
+            make((3, 2), d, rng, low, 3 if low else None),
+            reduce,
+        )
+        yield S(
+            f"{reduce}_dim1_exclude_self",
+            make((2, 3), d, rng, low, 3 if low else None),
+            -1,
+            np.array([1, 1], np.int64),
+            make((2, 2), d, rng, low, 3 if low else None),
+            reduce,
+            include_self=False,
+        )
+
+
+index_reduce = add(
+    OpInfo(
+        "index_reduce",
+        op=fn("index_reduce"),
+        method=meth("index_reduce"),
+        sample_inputs=_index_reduce_samples,
+        ref=_ref_index_reduce,
+        dtypes=("float32", "int64"),
+    )
+)
+_add_inplace_of(index_reduce, "index_reduce_", "index_reduce_")
+
+
+def _ref_take_along_dim(x: Any, indices: Any, dim: Any = None) -> Any:
+    if dim is None:
+        return np.take(x.reshape(-1), indices.reshape(-1))
+    d = dim % x.ndim
+    shape = list(
+        np.broadcast_shapes(
+            x.shape[:d] + (1,) + x.shape[d + 1 :], indices.shape[:d] + (1,) + indices.shape[d + 1 :]
+        )
+    )
+    xs, js = shape.copy(), shape.copy()
+    xs[d], js[d] = x.shape[d], indices.shape[d]
+    return np.take_along_axis(np.broadcast_to(x, xs), np.broadcast_to(indices, js), d)
+
+
+def _take_along_dim_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    idx = np.array([[0, 2], [1, 1]], np.int64)
+    yield S("dim1", make((2, 3), d, rng), idx, 1)
+    yield S("no_dim", make((2, 3), d, rng), np.array([5, 0, 3], np.int64))
+    yield S("broadcast", make((2, 3), d, rng), np.array([[1]], np.int64), dim=0)
+    yield S("neg_dim_bcast", make((1, 3), d, rng), np.array([[0, 1], [2, 2]], np.int64), -1)
+
+
+add(
+    OpInfo(
+        "take_along_dim",
+        op=fn("take_along_dim"),
+        method=meth("take_along_dim"),
+        sample_inputs=_take_along_dim_samples,
+        ref=_ref_take_along_dim,
+        dtypes=("float32", "int64"),
+    )
+)
+
+
+def _argwhere_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = make((3, 4), d, rng)
+    x.reshape(-1)[::3] = 0
+    yield S("2d", x)
+    yield S("0d", np.asarray(make((), d, rng, 1, 2)))
+    yield S("empty", make((0, 2), d, rng))
+
+
+add(
+    OpInfo(
+        "argwhere",
+        op=fn("argwhere"),
+        method=meth("argwhere"),
+        sample_inputs=_argwhere_samples,
+        ref=lambda x: np.argwhere(x).astype(np.int64),
+        dtypes=("float32", "int64"),
+        result_dtype=fixed("int64"),
+    )
+)
+
+
 def _masked_fill_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     v = scalar_for(d)
     yield S("same_shape", make((3, 4), d, rng), make((3, 4), "bool", rng), v)

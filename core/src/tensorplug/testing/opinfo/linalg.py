@@ -20,6 +20,7 @@ from ._core import (
     add,
     alias,
     fn,
+    is_float,
     is_int,
     make,
     meth,
@@ -116,6 +117,224 @@ add(
         ref=lambda self, tensor: _np_matmul(self, tensor),
         dtypes=NUMERIC + LOWP,
         tol=MATMUL_TOL,
+    )
+)
+
+
+# --- matrix-vector products, inner and cross products, distances (issue 29) --------------------
+
+
+def _inplace_of(base: OpInfo, name: str, function: bool = False) -> None:
+    """``name`` in place on ``base``'s samples whose result has ``self``'s shape and dtype."""
+
+    def gen(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        for s in base.sample_inputs(d, rng):
+            r = np.asarray(base.ref(*s.args, **s.kwargs))  # type: ignore[misc]
+            if r.shape == s.args[0].shape and base.result_dtype(s, d) == d:
+                yield s
+
+    add(
+        OpInfo(
+            name,
+            op=fn(name) if function else meth(name),
+            method=meth(name) if function else None,
+            sample_inputs=gen,
+            ref=base.ref,
+            dtypes=base.dtypes,
+            kind="inplace",
+            tol=base.tol,
+        )
+    )
+
+
+def _mv_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2x3", _mat((2, 3), d, rng), _mat((3,), d, rng))
+    yield S("empty_inner", _mat((2, 0), d, rng), _mat((0,), d, rng))
+    yield S("kw", _mat((1, 2), d, rng), vec=_mat((2,), d, rng))
+
+
+add(
+    OpInfo(
+        "mv",
+        op=fn("mv"),
+        method=meth("mv"),
+        sample_inputs=_mv_samples,
+        ref=lambda self, vec: _np_matmul(self, vec),
+        dtypes=("float32", "int64"),
+        tol=MATMUL_TOL,
+    )
+)
+
+
+def _ref_addmv(self: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    prod = _np_matmul(mat, vec)
+    if self.dtype == np.bool_:
+        return (bool(beta) & self) | (bool(alpha) & (prod != 0))
+    out = alpha * prod
+    return out if beta == 0 else out + beta * np.asarray(self, out.dtype)
+
+
+def _addmv_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", _mat((2,), d, rng), _mat((2, 3), d, rng), _mat((3,), d, rng))
+    yield S("broadcast_self", _mat((1,), d, rng), _mat((2, 3), d, rng), _mat((3,), d, rng))
+    if is_int(d):
+        yield S(
+            "scaled", _mat((2,), d, rng), _mat((2, 2), d, rng), _mat((2,), d, rng), beta=2, alpha=3
+        )
+    else:
+        yield S(
+            "scaled",
+            _mat((2,), d, rng),
+            _mat((2, 2), d, rng),
+            _mat((2,), d, rng),
+            beta=0.5,
+            alpha=2,
+        )
+    nan_self = np.full((2,), np.nan if not is_int(d) else 7, dtype=np.dtype(d))
+    yield S("beta0", nan_self, _mat((2, 3), d, rng), _mat((3,), d, rng), beta=0)
+
+
+addmv = add(
+    OpInfo(
+        "addmv",
+        op=fn("addmv"),
+        method=meth("addmv"),
+        sample_inputs=_addmv_samples,
+        ref=_ref_addmv,
+        dtypes=("float32", "int64"),
+        tol=MATMUL_TOL,
+    )
+)
+_inplace_of(addmv, "addmv_", function=True)
+
+
+def _ref_addr(self: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    prod = np.multiply.outer(vec1, vec2)
+    if prod.dtype == np.bool_:
+        return (bool(beta) & self) | (bool(alpha) & prod)
+    out = alpha * prod
+    return out if beta == 0 else out + beta * self
+
+
+def _addr_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((2, 3), d, rng), make((2,), d, rng), make((3,), d, rng))
+    yield S("broadcast_self", make((3,), d, rng), make((2,), d, rng), make((3,), d, rng))
+    k = {"beta": 2, "alpha": 3} if not is_float(d) else {"beta": 0.5, "alpha": 2.0}
+    if d == "bool":
+        k = {"beta": False, "alpha": True}
+    yield S("scaled", make((2, 2), d, rng), make((2,), d, rng), make((2,), d, rng), **k)
+    if d == "float32":
+        yield S("promote", make((2, 2), d, rng), make((2,), "int64", rng), make((2,), d, rng))
+
+
+addr = add(
+    OpInfo(
+        "addr",
+        op=fn("addr"),
+        method=meth("addr"),
+        sample_inputs=_addr_samples,
+        ref=_ref_addr,
+        dtypes=("float32", "int64", "bool"),
+        result_dtype=promoted(0, 1, 2),
+    )
+)
+_inplace_of(addr, "addr_")
+
+
+def _ger_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2_3", make((2,), d, rng), make((3,), d, rng))
+    yield S("empty", make((0,), d, rng), make((2,), d, rng))
+
+
+add(
+    OpInfo(
+        "ger",
+        op=fn("ger"),
+        method=meth("ger"),
+        sample_inputs=_ger_samples,
+        ref=lambda a, b: np.multiply.outer(a, b),
+        dtypes=("float32", "int64"),
+    )
+)
+
+
+def _inner_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("vec_vec", _mat((3,), d, rng), _mat((3,), d, rng))
+    yield S("mat_3d", _mat((2, 3), d, rng), _mat((4, 2, 3), d, rng))
+    yield S("scalar", _mat((), d, rng), _mat((2, 2), d, rng))
+    yield S("empty", _mat((2, 0), d, rng), _mat((0,), d, rng))
+
+
+add(
+    OpInfo(
+        "inner",
+        op=fn("inner"),
+        method=meth("inner"),
+        sample_inputs=_inner_samples,
+        ref=lambda a, b: np.asarray(np.inner(a, b)) if a.ndim and b.ndim else a * b,
+        dtypes=("float32", "int64"),
+        tol=MATMUL_TOL,
+    )
+)
+
+
+def _cross_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default_dim", make((2, 3), d, rng), make((2, 3), d, rng))
+    yield S("first_3", make((3, 3), d, rng), make((3, 3), d, rng))
+    yield S("dim0_broadcast", make((3, 1), d, rng), make((3, 2), d, rng), 0)
+    yield S("kw_neg", make((2, 3), d, rng), make((1, 3), d, rng), dim=-1)
+
+
+def _ref_cross(a: Any, b: Any, dim: Any = None) -> Any:
+    if dim is None:
+        dim = list(np.broadcast_shapes(a.shape, b.shape)).index(3)
+    return np.cross(a, b, axis=dim)
+
+
+add(
+    OpInfo(
+        "cross",
+        op=fn("cross"),
+        method=meth("cross"),
+        sample_inputs=_cross_samples,
+        ref=_ref_cross,
+        dtypes=("float32", "int64"),
+    )
+)
+
+
+def _cdist_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("p2", make((3, 2), d, rng), make((4, 2), d, rng))
+    yield S("p1_batched", make((2, 3, 2), d, rng), make((1, 2, 2), d, rng), 1.0)
+    yield S("p0", np.round(make((3, 2), d, rng)), np.round(make((2, 2), d, rng)), 0.0)
+    yield S("pinf", make((2, 3), d, rng), make((2, 3), d, rng), float("inf"))
+    yield S("p3", make((2, 2), d, rng), make((3, 2), d, rng), p=3.0)
+    yield S("p_half", make((2, 2), d, rng), make((3, 2), d, rng), 0.5)
+    yield S("mm_mode", make((3, 2), d, rng), make((2, 2), d, rng), 2.0, 1)
+    yield S("no_mm_mode", make((3, 2), d, rng), make((2, 2), d, rng), compute_mode=2)
+    yield S("mm_by_size", make((26, 2), d, rng), make((2, 2), d, rng))
+    yield S("empty_rows", make((0, 2), d, rng), make((2, 2), d, rng))
+
+
+def _ref_cdist(x1: Any, x2: Any, p: float = 2.0, compute_mode: Any = None) -> Any:
+    diff = np.abs(x1[..., :, None, :].astype(np.float64) - x2[..., None, :, :])
+    if p == 0:
+        out = (diff != 0).sum(-1).astype(np.float64)
+    elif p == float("inf"):
+        out = diff.max(-1, initial=0.0)
+    else:
+        out = (diff**p).sum(-1) ** (1 / p)
+    return out
+
+
+add(
+    OpInfo(
+        "cdist",
+        op=fn("cdist"),
+        sample_inputs=_cdist_samples,
+        ref=_ref_cdist,
+        dtypes=FLOATS,
+        tol={"float32": (1e-4, 1e-4)},
     )
 )
 

@@ -1049,6 +1049,548 @@ add(
     )
 )
 
+# --- integrals, gradients and covariance (issue 29) --------------------------------------------
+
+
+def _float_of(d: str) -> str:
+    return d if is_float(d) else "float32"
+
+
+def _ref_trapezoid_x(y: Any, x: Any, *, dim: int = -1) -> Any:
+    if y.shape[dim] == 0:
+        return np.zeros(np.delete(np.array(y.shape), dim % y.ndim), y.dtype)
+    return np.asarray(np.trapezoid(y.astype(np.float64), x.astype(np.float64), axis=dim))
+
+
+def _ref_trapezoid_dx(y: Any, *, dx: Any = 1, dim: int = -1) -> Any:
+    if y.shape[dim] == 0:
+        return np.zeros(np.delete(np.array(y.shape), dim % y.ndim), y.dtype)
+    return np.asarray(np.trapezoid(y.astype(np.float64), dx=dx, axis=dim))
+
+
+def _trapezoid_x_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("1d", make((4,), d, rng), np.sort(make((4,), d, rng)))
+    yield S("x_1d_dim0", make((3, 2), d, rng), make((3,), d, rng), dim=0)
+    yield S("x_full", make((2, 3), d, rng), make((2, 3), d, rng))
+    yield S("x_padded", make((2, 3), d, rng), make((3,), d, rng), dim=-1)
+    yield S("empty", make((0, 2), d, rng), make((0,), d, rng), dim=0)
+
+
+def _trapezoid_dx_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((5,), d, rng))
+    yield S("dx_dim0", make((3, 2), d, rng), dx=2, dim=0)
+    yield S("float_dx", make((2, 3), d, rng), dx=0.5)
+    yield S("one_sample", make((1, 2), d, rng), dim=0)
+    yield S("empty", make((2, 0), d, rng))
+
+
+for _name in ("trapezoid", "trapz"):
+    add(
+        OpInfo(
+            f"{_name}.x",
+            op=fn(_name),
+            sample_inputs=_trapezoid_x_samples,
+            ref=_ref_trapezoid_x,
+            dtypes=("float32", "int64"),
+            result_dtype=lambda s, d: d if s.args[0].size == 0 else _float_of(d),
+        )
+    )
+    add(
+        OpInfo(
+            f"{_name}.dx",
+            op=fn(_name),
+            sample_inputs=_trapezoid_dx_samples,
+            ref=_ref_trapezoid_dx,
+            dtypes=("float32", "int64"),
+            result_dtype=lambda s, d: d if s.args[0].size == 0 else _float_of(d),
+        )
+    )
+
+
+def _cumulative_trapezoid(y: Any, dx: Any, dim: int) -> Any:
+    y = y.astype(np.float64)
+    d = dim % y.ndim
+    n = y.shape[d]
+    left = np.take(y, range(0, max(n - 1, 0)), axis=d)
+    right = np.take(y, range(1, n), axis=d)
+    return np.cumsum(dx * (left + right) / 2.0, axis=d)
+
+
+def _ref_cumulative_trapezoid_x(y: Any, x: Any, *, dim: int = -1) -> Any:
+    d = dim % y.ndim
+    if x.ndim == 1:
+        shape = [1] * y.ndim
+        shape[d] = -1
+        x = x.reshape(shape)
+    return _cumulative_trapezoid(y, np.diff(x.astype(np.float64), axis=d), dim)
+
+
+add(
+    OpInfo(
+        "cumulative_trapezoid.x",
+        op=fn("cumulative_trapezoid"),
+        sample_inputs=_trapezoid_x_samples,
+        ref=_ref_cumulative_trapezoid_x,
+        dtypes=("float32", "int64"),
+        result_dtype=lambda s, d: _float_of(d),
+    )
+)
+add(
+    OpInfo(
+        "cumulative_trapezoid.dx",
+        op=fn("cumulative_trapezoid"),
+        sample_inputs=_trapezoid_dx_samples,
+        ref=lambda y, *, dx=1, dim=-1: _cumulative_trapezoid(y, dx, dim),
+        dtypes=("float32", "int64"),
+        result_dtype=lambda s, d: _float_of(d),
+    )
+)
+
+
+def _ref_gradient(x: Any, *, spacing: Any = None, dim: Any = None, edge_order: int = 1) -> Any:
+    axes = list(range(x.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    if spacing is None:
+        spacing = [1.0] * len(axes)
+    elif not isinstance(spacing, (list, tuple)):
+        spacing = [spacing] * len(axes)
+    spacing = [s.astype(np.float64) if isinstance(s, np.ndarray) else s for s in spacing]
+    out = np.gradient(x.astype(np.float64), *spacing, axis=axes, edge_order=edge_order)
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def _gradient_samples(overload: str) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
+    def samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        x2 = make((3, 4), d, rng)
+        if overload == "scalarint":
+            yield S("default", make((5,), d, rng))
+            yield S("spacing_dim", x2, spacing=2.0, dim=1)
+            yield S("edge2_all", x2, spacing=0.5, edge_order=2)
+        elif overload == "scalararray":
+            yield S("two_dims", x2, spacing=2, dim=[1, 0])
+        elif overload == "array":
+            yield S("one_dim", x2, dim=[-1], edge_order=2)
+        elif overload == "scalarrayint":
+            yield S("per_dim", x2, spacing=[1.5, 2.0])
+            yield S("one", make((4,), d, rng), spacing=[3.0], dim=0, edge_order=2)
+        elif overload == "scalarrayarray":
+            yield S("per_dim", x2, spacing=[2.0], dim=[1])
+        else:
+            c0 = np.array([0.0, 1.0, 3.0], np.float64 if d == "float64" else np.float32)
+            c1 = np.array([0.0, 0.5, 2.0, 2.5], c0.dtype)
+            kw = {} if overload == "tensorarrayint" else {"dim": [0, 1]}
+            yield S("coordinates", x2, spacing=[c0, c1], **kw)
+            yield S("coordinates_edge2", x2, spacing=[c0, c1], edge_order=2, **kw)
+
+    return samples
+
+
+for _overload in (
+    "scalarint",
+    "scalararray",
+    "array",
+    "scalarrayint",
+    "scalarrayarray",
+    "tensorarrayint",
+    "tensorarray",
+):
+    add(
+        OpInfo(
+            f"gradient.{_overload}",
+            op=fn("gradient"),
+            sample_inputs=_gradient_samples(_overload),
+            ref=_ref_gradient,
+            dtypes=("float32",) if _overload.startswith("tensor") else ("float32", "int64"),
+            result_dtype=lambda s, d: _float_of(d),
+        )
+    )
+
+
+def _ref_cov(x: Any, *, correction: int = 1, fweights: Any = None, aweights: Any = None) -> Any:
+    x = x.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.cov(x, ddof=correction, fweights=fweights, aweights=aweights))
+
+
+def _cov_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((2, 5), d, rng))
+    yield S("1d", make((4,), d, rng))
+    yield S("correction0", make((3, 4), d, rng), correction=0)
+    yield S("fweights", make((2, 4), d, rng), fweights=np.array([1, 2, 0, 3], np.int64))
+    yield S("aweights", make((2, 3), d, rng), aweights=np.array([0.5, 1.0, 2.0], np.float32))
+    yield S(
+        "both",
+        make((2, 3), d, rng),
+        correction=2,
+        fweights=np.array([1, 2, 1], np.int64),
+        aweights=np.array([0.5, 1.0, 2.0], np.float32),
+    )
+
+
+add(
+    OpInfo(
+        "cov",
+        op=fn("cov"),
+        method=meth("cov"),
+        sample_inputs=_cov_samples,
+        ref=_ref_cov,
+        dtypes=("float32", "int64"),
+        result_dtype=lambda s, d: _float_of(d),
+        tol={"float32": (1e-4, 1e-5)},
+    )
+)
+
+
+def _corrcoef_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((3, 5), d, rng))
+    yield S("1d", make((4,), d, rng))
+
+
+add(
+    OpInfo(
+        "corrcoef",
+        op=fn("corrcoef"),
+        method=meth("corrcoef"),
+        sample_inputs=_corrcoef_samples,
+        ref=lambda x: np.clip(np.corrcoef(x.astype(np.float64)), -1, 1),
+        dtypes=("float32", "int64"),
+        result_dtype=lambda s, d: _float_of(d),
+        tol={"float32": (1e-4, 1e-5)},
+    )
+)
+
+
+# --- counting: bincount, histograms, isin, unique_consecutive (issue 29) -----------------------
+
+
+def _bincount_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("plain", rng.integers(0, 5, size=(6,)).astype(np.int64))
+    yield S("minlength", np.array([1, 1, 0], np.int64), minlength=5)
+    yield S("weights_f32", np.array([2, 0, 2], np.int64), np.array([0.5, 1.0, 2.0], np.float32))
+    yield S("weights_f64", np.array([3, 1], np.int64), weights=np.array([1.5, 2.0]), minlength=2)
+    yield S("weights_int", np.array([3, 1], np.int64), np.array([4, 5], np.int64))
+    yield S("empty", np.zeros((0,), np.int64), minlength=3)
+
+
+def _ref_bincount(x: Any, weights: Any = None, minlength: int = 0) -> Any:
+    if weights is None:
+        return np.bincount(x, minlength=minlength).astype(np.int64)
+    dt = np.float32 if weights.dtype == np.float32 else np.float64
+    return np.bincount(x, weights.astype(np.float64), minlength).astype(dt)
+
+
+add(
+    OpInfo(
+        "bincount",
+        op=fn("bincount"),
+        method=meth("bincount"),
+        sample_inputs=_bincount_samples,
+        ref=_ref_bincount,
+        dtypes=INTS,
+        result_dtype=lambda s, d: (
+            "int64"
+            if len(s.args) < 2 and "weights" not in s.kwargs
+            else "float32"
+            if (s.args[1] if len(s.args) > 1 else s.kwargs["weights"]).dtype == np.float32
+            else "float64"
+        ),
+    )
+)
+
+
+def _histc_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default_bins", make((20,), d, rng))
+    yield S("range", make((3, 4), d, rng), 5, -1, 1)
+    yield S("constant", np.full((3,), 1.0, np_dtype(d)), bins=4)
+    yield S("equal_min_max", np.array([1.0, 2.0, 1.0], np_dtype(d)), 3, 2, 2)
+    yield S("empty", make((0,), d, rng), 4)
+
+
+def _ref_histc(x: Any, bins: int = 100, min: Any = 0, max: Any = 0) -> Any:  # noqa: A002
+    x = x.reshape(-1).astype(np.float64)
+    lo, hi = float(min), float(max)
+    if lo == hi and x.size:
+        lo, hi = x.min(), x.max()
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    keep = x[(x >= lo) & (x <= hi)]
+    pos = np.minimum(np.floor((keep - lo) * (bins / (hi - lo))).astype(np.int64), bins - 1)
+    return np.bincount(pos, minlength=bins).astype(np.float64)
+
+
+add(
+    OpInfo(
+        "histc",
+        op=fn("histc"),
+        method=meth("histc"),
+        sample_inputs=_histc_samples,
+        ref=_ref_histc,
+        dtypes=FLOATS,
+    )
+)
+
+
+def _histogram_bin_ct_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((30,), d, rng))
+    yield S(
+        "range_weight",
+        make((2, 5), d, rng),
+        4,
+        range=[-1.0, 2.0],
+        weight=make((2, 5), d, rng, 0, 1),
+    )
+    yield S("density", make((8,), d, rng), bins=3, density=True)
+    yield S("constant", np.ones((3,), np_dtype(d)), 4)
+    yield S("empty", make((0,), d, rng), 2)
+
+
+def _histogram_bins_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    edges = np.array([-2.0, -0.5, 0.0, 1.0, 3.0], np_dtype(d))
+    yield S("edges", make((12,), d, rng), edges)
+    yield S(
+        "weight_density",
+        make((3, 3), d, rng),
+        edges,
+        weight=make((3, 3), d, rng, 0, 1),
+        density=True,
+    )
+
+
+def _ref_histogram(
+    x: Any, bins: Any = 100, *, range: Any = None, weight: Any = None, density: bool = False
+) -> Any:  # noqa: A002
+    x = x.reshape(-1)
+    w = None if weight is None else weight.reshape(-1).astype(np.float64)
+    if isinstance(bins, np.ndarray):
+        edges = bins.astype(np.float64)
+    else:
+        lo, hi = range if range is not None else ((x.min(), x.max()) if x.size else (0.0, 1.0))
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = np.linspace(lo, hi, bins + 1, dtype=x.dtype).astype(np.float64)
+    hist, _ = np.histogram(x.astype(np.float64), edges, weights=w, density=density)
+    return hist, edges
+
+
+for _ov, _samples in (
+    ("bin_ct", _histogram_bin_ct_samples),
+    ("bins_tensor", _histogram_bins_tensor_samples),
+):
+    add(
+        OpInfo(
+            f"histogram.{_ov}",
+            op=fn("histogram"),
+            method=meth("histogram"),
+            sample_inputs=_samples,
+            ref=_ref_histogram,
+            dtypes=FLOATS,
+            result_dtype=lambda s, d: (d, d),
+            returns_names=("hist", "bin_edges"),
+        )
+    )
+
+
+def _hdd_points(d: str, rng: np.random.Generator) -> np.ndarray:
+    return make((7, 2), d, rng)
+
+
+def _ref_hdd_edges(x: Any, bins: Any, range: Any = None) -> list[Any]:  # noqa: A002
+    pts = x.reshape(-1, x.shape[-1])
+    out = []
+    for k, b in enumerate(bins):
+        if range is not None:
+            lo, hi = range[2 * k], range[2 * k + 1]
+        else:
+            lo, hi = (pts[:, k].min(), pts[:, k].max()) if len(pts) else (0.0, 1.0)
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        out.append(np.linspace(lo, hi, b + 1, dtype=x.dtype))
+    return out
+
+
+def _ref_histogramdd(
+    x: Any,
+    bins: Any,
+    range: Any = None,
+    weight: Any = None,
+    density: bool = False,  # noqa: A002
+) -> Any:
+    n = x.shape[-1]
+    if isinstance(bins, int):
+        bins = [bins] * n
+    edges = bins if isinstance(bins[0], np.ndarray) else _ref_hdd_edges(x, bins, range)
+    pts = x.reshape(-1, n).astype(np.float64)
+    w = None if weight is None else weight.reshape(-1).astype(np.float64)
+    hist, _ = np.histogramdd(pts, [e.astype(np.float64) for e in edges], weights=w, density=density)
+    return hist, list(edges)
+
+
+def _histogramdd_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("bins_list", _hdd_points(d, rng), [2, 3])
+    yield S(
+        "range_weight_density",
+        _hdd_points(d, rng),
+        [2, 2],
+        [-1.0, 1.0, 0.0, 2.0],
+        make((7,), d, rng, 0, 1),
+        True,
+    )
+    yield S("batched_points", make((2, 3, 2), d, rng), [1, 2])
+
+
+def _histogramdd_int_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("int", _hdd_points(d, rng), 3)
+    yield S("int_kw", make((4, 3), d, rng), bins=2, weight=make((4,), d, rng, 0, 1))
+
+
+def _histogramdd_tensors_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    e0 = np.array([-3.0, 0.0, 3.0], np_dtype(d))
+    e1 = np.array([-1.0, 0.5, 1.0, 2.0], np_dtype(d))
+    yield S("edges", _hdd_points(d, rng), [e0, e1])
+    yield S("edges_density", _hdd_points(d, rng), [e0, e1], density=True)
+
+
+for _ov, _samples in (
+    ("", _histogramdd_samples),
+    (".int_bins", _histogramdd_int_samples),
+    (".TensorList_bins", _histogramdd_tensors_samples),
+):
+    add(
+        OpInfo(
+            f"histogramdd{_ov}",
+            op=fn("histogramdd"),
+            sample_inputs=_samples,
+            ref=_ref_histogramdd,
+            dtypes=FLOATS,
+            result_dtype=lambda s, d: (d, d),
+            returns_names=("hist", "bin_edges"),
+            tol={"float32": (1e-5, 1e-5)},
+        )
+    )
+add(
+    OpInfo(
+        "_histogramdd_bin_edges",
+        op=fn("_histogramdd_bin_edges"),
+        sample_inputs=lambda d, rng: (
+            S("bins", _hdd_points(d, rng), [2, 3]),
+            S("range", _hdd_points(d, rng), [1, 2], range=[0.0, 1.0, -1.0, -1.0]),
+        ),
+        ref=lambda x, bins, *, range=None, weight=None, density=False: _ref_hdd_edges(  # noqa: A002
+            x, bins, range
+        ),
+        dtypes=FLOATS,
+    )
+)
+add(
+    OpInfo(
+        "_histogramdd_from_bin_tensors",
+        op=fn("_histogramdd_from_bin_tensors"),
+        sample_inputs=_histogramdd_tensors_samples,
+        ref=lambda x, bins, *, weight=None, density=False: _ref_histogramdd(
+            x, bins, weight=weight, density=density
+        )[0],
+        dtypes=FLOATS,
+    )
+)
+
+
+def _isin_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((3, 4), d, rng, -3, 3), make((5,), d, rng, -3, 3))
+    yield S("invert", make((4,), d, rng, -2, 2), make((2, 2), d, rng, -2, 2), invert=True)
+    yield S("empty_test", make((3,), d, rng), make((0,), d, rng))
+    yield S(
+        "assume_unique",
+        np.arange(4).astype(np_dtype(d)),
+        np.array([1, 3], np_dtype(d)),
+        assume_unique=True,
+    )
+    if d == "float32":
+        yield S("promote", np.array([1, 2, 3], np.int64), np.array([2.5, 3.0], np.float32))
+
+
+def _isin_scalar_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("in", np.array([[1, 2], [2, 0]], np_dtype(d)), 2)
+    yield S("invert", np.array([1, 2], np_dtype(d)), 2, invert=True)
+
+
+add(
+    OpInfo(
+        "isin.Tensor_Tensor",
+        op=fn("isin"),
+        sample_inputs=_isin_tensor_samples,
+        ref=lambda e, t, *, assume_unique=False, invert=False: np.isin(e, t, invert=invert),
+        dtypes=("float32", "int64"),
+        result_dtype=fixed("bool"),
+    )
+)
+add(
+    OpInfo(
+        "isin.Tensor_Scalar",
+        op=fn("isin"),
+        sample_inputs=_isin_scalar_samples,
+        ref=lambda e, t, *, assume_unique=False, invert=False: np.isin(e, [t], invert=invert),
+        dtypes=("float32", "int64"),
+        result_dtype=fixed("bool"),
+    )
+)
+add(
+    OpInfo(
+        "isin.Scalar_Tensor",
+        op=fn("isin"),
+        sample_inputs=lambda d, rng: (
+            S(s.name, s.args[1], s.args[0], **s.kwargs) for s in _isin_scalar_samples(d, rng)
+        ),
+        ref=lambda e, t, *, assume_unique=False, invert=False: np.asarray(
+            np.isin(e, t, invert=invert)
+        ),
+        dtypes=("float32", "int64"),
+        result_dtype=fixed("bool"),
+    )
+)
+
+
+def _unique_consecutive_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = np.array([1, 1, 2, 2, 3, 1, 1], np.int64).astype(np_dtype(d))
+    yield S("1d", x, True, True)
+    yield S("2d_flat", x[:6].reshape(2, 3), True, True)
+    rows = np.array([[1, 1], [1, 1], [2, 3], [1, 1]], np.int64).astype(np_dtype(d))
+    yield S("dim0", rows, True, True, 0)
+    yield S("dim1", rows.T.copy(), True, True, -1)
+    yield S("0d", np.array(5).astype(np_dtype(d)), True, True)
+    yield S("empty", np.zeros((0,), np_dtype(d)), True, True)
+
+
+def _ref_unique_consecutive(
+    x: Any, return_inverse: bool = False, return_counts: bool = False, dim: Any = None
+) -> Any:
+    if dim is None:
+        flat = x.reshape(-1)
+        new = np.concatenate([[True], flat[1:] != flat[:-1]]) if flat.size else np.zeros(0, bool)
+        values = flat[new]
+        shape = x.shape
+    else:
+        m = np.moveaxis(x, dim, 0)
+        rows = m.reshape(m.shape[0], -1)
+        new = np.concatenate([[True], (rows[1:] != rows[:-1]).any(1)])
+        values = np.moveaxis(m[new], 0, dim)
+        shape = (m.shape[0],)
+    inverse = (np.cumsum(new) - 1).reshape(shape).astype(np.int64)
+    ends = np.append(np.flatnonzero(new), new.size)
+    return values, inverse, np.diff(ends).astype(np.int64)
+
+
+add(
+    OpInfo(
+        "unique_consecutive",
+        op=fn("unique_consecutive"),
+        method=meth("unique_consecutive"),
+        sample_inputs=_unique_consecutive_samples,
+        ref=_ref_unique_consecutive,
+        dtypes=("float32", "int64", "bool"),
+        result_dtype=lambda s, d: (d, "int64", "int64"),
+    )
+)
+
+
 # --- cumsum, cumprod ----------------------------------------------------------------------------
 
 

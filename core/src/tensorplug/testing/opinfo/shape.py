@@ -3,6 +3,7 @@ composites of the shape ops (repeat_interleave included)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -21,6 +22,7 @@ from ._core import (
     add_inplace,
     fixed,
     fn,
+    is_float,
     make,
     meth,
     promoted,
@@ -872,6 +874,304 @@ for _name, _np_flip in (("fliplr", np.fliplr), ("flipud", np.flipud)):
             dtypes=ALL,
         )
     )
+
+
+# --- numpy's names for splits, stacks and rotations (issue 29) ---------------------------------
+
+# composites of dtype-generic ops: one floating dtype and one integral (gradcheck draws its
+# float64 samples from the same generators)
+_GENERIC = ("float32", "int64")
+
+
+def _tensor_split_sections_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("7_into_3", make((7,), d, rng), 3)
+    yield S("dim1_uneven", make((2, 5), d, rng), 3, 1)
+    yield S("more_than_size", make((2,), d, rng), 4)
+    yield S("neg_dim_kw", make((3, 4), d, rng), sections=2, dim=-1)
+
+
+def _tensor_split_indices_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("ordered", make((6,), d, rng), [1, 4])
+    yield S("unordered_negative", make((5, 2), d, rng), [4, 2, -1])
+    yield S("beyond_dim1", make((2, 3), d, rng), [2, 9], 1)
+    yield S("none", make((3,), d, rng), [])
+
+
+def _tensor_split_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("indices", make((6, 2), d, rng), np.array([2, 3], np.int64))
+    yield S("sections_0d", make((2, 5), d, rng), np.array(2, np.int64), 1)
+
+
+def _ref_tensor_split(x: Any, at: Any, dim: int = 0) -> list[Any]:
+    at = at.tolist() if isinstance(at, np.ndarray) else at
+    return np.array_split(x, at, axis=dim) if isinstance(at, int) else np.split(x, at, axis=dim)
+
+
+def _ref_tensor_split_kw(x: Any, sections: Any = None, dim: int = 0) -> list[Any]:
+    return _ref_tensor_split(x, sections, dim)
+
+
+_view_op(
+    "tensor_split.sections",
+    _tensor_split_sections_samples,
+    lambda x, sections, dim=0: _ref_tensor_split(x, sections, dim),
+    dtypes=_GENERIC,
+)
+_view_op("tensor_split.indices", _tensor_split_indices_samples, _ref_tensor_split, dtypes=_GENERIC)
+_view_op("tensor_split.tensor_indices_or_sections", _tensor_split_tensor_samples, _ref_tensor_split)
+
+
+def _np_split_samples(
+    least: int, overload: str
+) -> Callable[[str, np.random.Generator], Iterator[SampleInput]]:
+    def samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        shape = (4, 6, 4)[:least] if least > 1 else (6,)
+        if overload == "int":
+            yield S("even", make(shape, d, rng), 2)
+            return
+        yield S("indices", make(shape, d, rng), [1, 3])
+        if least == 1:
+            yield S("2d", make((2, 4), d, rng), [3])
+
+    return samples
+
+
+for _name, _least, _np_fn in (
+    ("hsplit", 1, np.hsplit),
+    ("vsplit", 2, np.vsplit),
+    ("dsplit", 3, np.dsplit),
+):
+    for _overload in ("int", "array"):
+        _view_op(
+            f"{_name}.{_overload}",
+            _np_split_samples(_least, _overload),
+            lambda x, n, _f=_np_fn: _f(x, n),
+            dtypes=_GENERIC,
+        )
+
+
+def _concat_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", [make((2, 3), d, rng), make((1, 3), d, rng)])
+    yield S("dim1_kw", [make((2, 1), d, rng), make((2, 2), d, rng)], dim=1)
+    yield S("neg_dim", [make((2,), d, rng), make((3,), d, rng)], -1)
+
+
+for _name in ("concat", "concatenate"):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            sample_inputs=_concat_samples,
+            ref=lambda ts, dim=0: np.concatenate(ts, axis=dim),
+            dtypes=("float32", "int64"),
+        )
+    )
+
+
+def _row_stack_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("1d", [make((3,), d, rng), make((3,), d, rng)])
+    yield S("2d_and_1d", [make((2, 3), d, rng), make((3,), d, rng)])
+    yield S("0d", [make((), d, rng), make((), d, rng)])
+
+
+add(
+    OpInfo(
+        "row_stack",
+        op=fn("row_stack"),
+        sample_inputs=_row_stack_samples,
+        ref=lambda ts: np.vstack(ts),
+        dtypes=("float32", "int64"),
+    )
+)
+
+
+def _swapdims_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((2, 3), d, rng), 0, 1)
+    yield S("3d_neg", make((2, 3, 4), d, rng), -1, 0)
+    yield S("same", make((2, 3), d, rng), 1, 1)
+
+
+_view_op("swapdims", _swapdims_samples, lambda x, a, b: np.swapaxes(x, a, b), dtypes=_GENERIC)
+
+
+def _adjoint_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((2, 3), d, rng))
+    yield S("batched", make((2, 3, 1), d, rng))
+
+
+_view_op(
+    "adjoint", _adjoint_samples, lambda x: np.swapaxes(x, -1, -2), dtypes=_GENERIC
+)  # real: no conjugate
+
+
+def _diagflat_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("1d", make((3,), d, rng))
+    yield S("2d_offset", make((2, 2), d, rng), 1)
+    yield S("neg_offset_kw", make((2,), d, rng), offset=-2)
+    yield S("0d", make((), d, rng))
+
+
+add(
+    OpInfo(
+        "diagflat",
+        op=fn("diagflat"),
+        method=meth("diagflat"),
+        sample_inputs=_diagflat_samples,
+        ref=lambda x, offset=0: np.diagflat(x, offset),
+        dtypes=("float32", "int64"),
+    )
+)
+
+
+def _rot90_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((2, 3), d, rng))
+    yield S("k2", make((2, 3), d, rng), 2)
+    yield S("k3_dims", make((2, 3, 4), d, rng), 3, [2, 0])
+    yield S("k_neg", make((3, 2), d, rng), -1)
+    yield S("k0_kw", make((2, 2), d, rng), k=4, dims=[1, 0])
+
+
+add(
+    OpInfo(
+        "rot90",
+        op=fn("rot90"),
+        method=meth("rot90"),
+        sample_inputs=_rot90_samples,
+        ref=lambda x, k=1, dims=(0, 1): np.rot90(x, k, tuple(dims)).copy(),
+        dtypes=("float32", "int64"),
+    )
+)
+
+
+def _vander_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((3,), d, rng, -2, 2))
+    yield S("N4_increasing", make((3,), d, rng, -2, 2), 4, True)
+    yield S("N1", make((2,), d, rng), N=1)
+    yield S("N0", make((2,), d, rng), 0)
+    yield S("empty", make((0,), d, rng))
+
+
+def _ref_vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
+    if x.dtype.kind in "biu":
+        x = x.astype(np.int64)
+    return np.vander(x, N, increasing)
+
+
+add(
+    OpInfo(
+        "vander",
+        op=fn("vander"),
+        sample_inputs=_vander_samples,
+        ref=_ref_vander,
+        dtypes=("float32", "int64"),
+        result_dtype=lambda s, d: d if is_float(d) else "int64",
+    )
+)
+
+
+def _cartesian_prod_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("two", [make((2,), d, rng), make((3,), d, rng)])
+    yield S("three", [make((2,), d, rng), make((1,), d, rng), make((2,), d, rng)])
+    yield S("one", [make((3,), d, rng)])
+    yield S("empty", [make((0,), d, rng), make((2,), d, rng)])
+
+
+def _ref_cartesian_prod(ts: list[Any]) -> Any:
+    if len(ts) == 1:
+        return ts[0]
+    grids = np.meshgrid(*ts, indexing="ij")
+    return np.stack([g.reshape(-1) for g in grids], axis=1)
+
+
+add(
+    OpInfo(
+        "cartesian_prod",
+        op=fn("cartesian_prod"),
+        sample_inputs=_cartesian_prod_samples,
+        ref=_ref_cartesian_prod,
+        dtypes=("float32", "int64"),
+    )
+)
+
+
+def _combinations_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("default", make((4,), d, rng))
+    yield S("r3", make((4,), d, rng), 3)
+    yield S("r1", make((3,), d, rng), 1)
+    yield S("replacement", make((3,), d, rng), 2, True)
+    yield S("r_beyond", make((2,), d, rng), r=3)
+    yield S("r0", make((3,), d, rng), 0)
+
+
+def _ref_combinations(x: Any, r: int = 2, with_replacement: bool = False) -> Any:
+    if r == 0:
+        return x[:0]
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    idx = np.array(list(pick(range(len(x)), r)), np.int64).reshape(-1, r)
+    return x[idx]
+
+
+add(
+    OpInfo(
+        "combinations",
+        op=fn("combinations"),
+        sample_inputs=_combinations_samples,
+        ref=_ref_combinations,
+        dtypes=("float32", "int64"),
+    )
+)
+
+
+def _block_diag_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("mats", [make((2, 2), d, rng), make((1, 3), d, rng)])
+    yield S("0d_1d_empty", [make((), d, rng), make((2,), d, rng), make((0, 2), d, rng)])
+    yield S("one", [make((2, 3), d, rng)])
+    if d == "float32":
+        yield S("promote", [make((1, 1), "int64", rng), make((2, 2), d, rng)])
+
+
+def _ref_block_diag(ts: list[Any]) -> Any:
+    mats = [np.atleast_2d(t) for t in ts]
+    out = np.zeros(
+        (sum(m.shape[0] for m in mats), sum(m.shape[1] for m in mats)), np.result_type(*mats)
+    )
+    r = c = 0
+    for m in mats:
+        out[r : r + m.shape[0], c : c + m.shape[1]] = m
+        r, c = r + m.shape[0], c + m.shape[1]
+    return out
+
+
+add(
+    OpInfo(
+        "block_diag",
+        op=fn("block_diag"),
+        sample_inputs=_block_diag_samples,
+        ref=_ref_block_diag,
+        dtypes=("float32", "int64"),
+        result_dtype=lambda s, d: result_type(*s.args[0]),
+    )
+)
+
+
+def _narrow_copy_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("dim0", make((4, 2), d, rng), 0, 1, 2)
+    yield S("neg_start", make((2, 5), d, rng), 1, -3, 3)
+    yield S("empty", make((3,), d, rng), 0, 3, 0)
+
+
+add(
+    OpInfo(
+        "narrow_copy",
+        op=fn("narrow_copy"),
+        method=meth("narrow_copy"),
+        sample_inputs=_narrow_copy_samples,
+        ref=lambda x, dim, start, length: np.take(
+            x, range(start % x.shape[dim], start % x.shape[dim] + length), axis=dim
+        ),
+        dtypes=("float32", "int64"),
+    )
+)
 
 
 def _diff_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:

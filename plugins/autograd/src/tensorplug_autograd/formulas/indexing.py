@@ -9,6 +9,7 @@ import tensorplug as tp
 from tensorplug import Tensor
 
 from ._table import (
+    FORMULAS,
     Shape,
     _pad_to,
     _scale,
@@ -132,6 +133,62 @@ defderiv(
     self=lambda g, s: g.masked_fill(s.mask, 0),
     source=lambda g, s: _masked_scatter_source_backward(g, s.mask, s.source_shape),
 )
+# --- scatter_reduce (issue 29) -------------------------------------------------------------------
+
+
+def _scatter_reduce_backward(g: Tensor, s: Any) -> tuple[Any, Any]:
+    """derivatives.yaml's scatter_reduce_backward: ``self``'s and ``src``'s gradients for
+    each reduction; a position ``include_self=False`` wrote gets none for ``self``."""
+    dim, index = s.dim, s.index
+    reduce = {"max": "amax", "min": "amin"}.get(s.reduce, s.reduce)
+    self, result = s.self, s.result
+    # only the part of src that index covers takes part (the rest gets zeros, _pad_to below)
+    src = s.src[tuple(slice(0, n) for n in index.shape)] if index.ndim else s.src
+    if reduce == "sum":
+        grad_self, grad_src = g, g.gather(dim, index)
+    elif reduce == "mean":
+        n = tp.ones_like(g) if s.include_self else tp.zeros_like(g)
+        n = n.scatter_add(dim, index, tp.ones_like(src))
+        n = n.masked_fill(n == 0, 1)
+        grad_self, grad_src = g / n, g.gather(dim, index) / n.gather(dim, index)
+    elif reduce == "prod":
+        # division by the zeros of self and src avoided as PyTorch does: a product with one
+        # zero of src gets its gradient from the product of the others
+        masked_self = self.masked_fill(self == 0, 1)
+        masked_self_result = masked_self.scatter_reduce(
+            dim, index, src, "prod", include_self=s.include_self
+        )
+        grad_self = g * masked_self_result / masked_self
+        src_zero = src == 0
+        zeros_per = tp.zeros_like(self).scatter_add(dim, index, src_zero.to(self.dtype))
+        single = src_zero & (zeros_per.gather(dim, index) == 1)
+        masked_src = src.masked_fill(single, 1)
+        masked_src_result = self.scatter_reduce(
+            dim, index, masked_src, "prod", include_self=s.include_self
+        )
+        grad_src = tp.where(
+            single,
+            (g * masked_src_result).gather(dim, index),
+            (g * result).gather(dim, index) / src.masked_fill(src_zero, 1),
+        )
+    else:  # amax, amin: the gradient shared evenly between the values that reached the result
+        value = result.gather(dim, index)
+        self_is = (self == result).to(g.dtype)
+        src_is = (src == value).to(g.dtype)
+        if not s.include_self:
+            self_is = self_is.scatter(dim, index, 0)
+        n = self_is.scatter_add(dim, index, src_is)
+        share = g / n
+        grad_self = self_is * share
+        grad_src = src_is * share.gather(dim, index)
+    if not s.include_self:
+        grad_self = grad_self.scatter(dim, index, 0)
+    return grad_self, _pad_to(grad_src, s.src_shape)
+
+
+FORMULAS["scatter_reduce.two"] = {("self", "src"): _scatter_reduce_backward}
+
+
 defderiv("masked_fill.Scalar", self=lambda g, s: g.masked_fill(s.mask, 0))
 defderiv(
     "masked_fill.Tensor",

@@ -297,4 +297,17 @@ defderiv("cumprod", self=lambda g, s: _cumprod_backward(g, s.self, s.result, s.d
 
 # --- closeness (isclose is built with allclose and equal, docs/extending.md) ------------------
 
+# counts, membership masks and runs of values (issue 29): PyTorch records no derivative
+nondifferentiable(
+    "bincount",
+    "histc",
+    "histogram.bins_tensor",
+    "histogram.bin_ct",
+    "isin.Tensor_Tensor",
+    "isin.Tensor_Scalar",
+    "isin.Scalar_Tensor",
+    "unique_consecutive",
+    "_histogramdd_bin_edges",
+    "_histogramdd_from_bin_tensors",
+)
 nondifferentiable("isclose")  # a closeness mask

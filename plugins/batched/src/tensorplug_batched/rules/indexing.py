@@ -246,6 +246,10 @@ defdim(
     "scatter_add.default",
 )  # fmt: skip
 
+# --- scatter_reduce (issue 29): along a dimension, keeping the rank ------------------------------
+
+defdim("scatter_reduce.two", "scatter_reduce_.two")
+
 # --- shapes that depend on values ---------------------------------------------------------------
 
 defdynamic("nonzero.default", "masked_select.default", "where.default")

@@ -150,6 +150,11 @@ defdim("logcumsumexp.default")
 
 defdynamic("_unique2.default", "unique_dim.default")
 
+# --- counting (issue 29): bincount's length and unique_consecutive's runs depend on values; histc,
+# histogram and isin take the loop fallback (their shapes do not)
+
+defdynamic("bincount.default", "unique_consecutive.default")
+
 # isclose is elementwise, but its family is reductions, with allclose and equal, which are
 # built on it (docs/extending.md, "Which family")
 defbroadcasting("isclose.default", promote=())  # compares as given: no promotion to imitate

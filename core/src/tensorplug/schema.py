@@ -394,7 +394,11 @@ class _Parser:
         name = self.ident("an argument name")
         # out= arguments are keyword-only, as in PyTorch: a positional argument named out is
         # an input (the forward output _scaled_dot_product_flash_attention_for_cpu_backward reads)
-        is_out = kwarg_only and (name == "out" or _is_out_name(self.overload))
+        # (in an ``*_out`` overload, an optional tensor is an input: linalg_matrix_rank's
+        # ``atol_rtol_tensor_out(Tensor input, *, Tensor? atol=None, ..., Tensor(a!) out)``)
+        is_out = kwarg_only and (
+            name == "out" or (_is_out_name(self.overload) and not isinstance(type_, OptionalType))
+        )
         if is_out and _base_is_tensor(type_) and not (annotation and annotation.is_write):
             # an out= argument is written in place: the dispatcher bumps its version counter and
             # every transform (autograd, tracing, vmap) treats it as written only if it says so

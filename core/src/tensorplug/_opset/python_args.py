@@ -8,6 +8,8 @@ PyTorch's Python argument parser instead, which also accepts
 
 * a 0-dim tensor that does not require grad where the schema says ``Scalar``
   (``tp.add(x, y, alpha=tp.tensor(2))``): the kernel gets its value (``item()``);
+* ``out=`` a tuple of tensors for an overload with several outs (``tp.sort(x, out=(v, i))``
+  binds ``sort.values(..., *, Tensor(a!) values, Tensor(b!) indices)``);
 * a Python number where the schema says ``Tensor``, for the few functions PyTorch allows it
   (``tp.add(x, 1, out=o)`` binds ``add.out``): the number becomes a 0-dim tensor of
   ``result_type(number)`` on the device of the call's first tensor, which type promotion ranks
@@ -78,6 +80,12 @@ def _converted(
     for key, value in kwargs.items():
         named = by_name.get(key)
         if named is None:
+            writes = [a.name for a in schema.kwarg_only if a.is_write]
+            if key == "out" and type(value) in (tuple, list) and len(writes) == len(value) > 1:
+                # out=(values, indices) names an overload's several outs, in order
+                new_kwargs.update(zip(writes, value, strict=True))
+                changed = True
+                continue
             return None
         new = _value(named, value, numbers, like)
         changed |= new is not _MISSING

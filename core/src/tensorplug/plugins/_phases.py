@@ -29,12 +29,12 @@ from typing import Any, Final
 import pluggy
 
 from .. import _backends
-from ..dispatcher import _library as _dispatcher_library
 from .. import hookspecs as _hookspecs
 from .. import keys as _keys
 from .._opset import api as _api
 from .._opset import repr as _repr
 from .._opset import values as _values
+from ..dispatcher import _library as _dispatcher_library
 from ._plugin import (
     _ABSENT,
     KernelRegistry,

@@ -463,10 +463,11 @@ def test_hostile_schemas_raise_schema_error(text: str, column: int, reason: str)
 
 @pytest.mark.parametrize(
     ("literal", "value"),
-    [('"a\\x00b"', "a\x00b"), ('"\x00"', "\x00"), ('"\ud800"', "\ud800"), ('"a\rb"', "a\rb"),
+    [('"a\\x00b"', "a\x00b"), ('"\x00"', "\x00"), ('"\\ud800"', "\ud800"), ('"a\rb"', "a\rb"),
      ("'\\u00e9\\'s'", "\u00e9's"), ('"\\\\"', "\\")],
 )  # fmt: skip
 def test_string_defaults_hold_any_character(literal: str, value: str) -> None:
+    # (a lone surrogate is written escaped: raw in the text it is a SchemaError, issue 32)
     schema = parse(f"f(str x={literal}) -> int")
     assert schema.arguments[0].default_value == value
     assert str(schema) == f"f(str x={literal}) -> int"

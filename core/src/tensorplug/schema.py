@@ -65,6 +65,7 @@ Usage::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal, TypeAlias
@@ -525,12 +526,23 @@ def _parse_type(text: str) -> Type:
     return type_
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def parse(text: str) -> FunctionSchema:
     """Parse schema text; raises :class:`SchemaError` pointing at the offending column.
 
     The result's ``str()`` is the canonical text, which is checked to parse back to an equal
     schema.
     """
+    if not text.isascii():
+        bad = _SURROGATE.search(text)
+        if bad is not None:  # it would parse, and then fail to print or encode
+            raise SchemaError(
+                text,
+                bad.start() + 1,
+                f"a lone surrogate {bad.group()!a} is not a character; a schema is UTF-8 text",
+            )
     result = _Parser(text).schema()
     canonical = str(result)
     if _Parser(canonical).schema() != result:

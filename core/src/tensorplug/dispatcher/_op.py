@@ -11,6 +11,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from .. import _binding
 from .. import keys as _keys
 from .. import schema as _sch
 from ..errors import DispatchError, RegistrationError
@@ -400,6 +401,8 @@ class OpOverload:
                 f"{self._name}(): argument '{arg.name}'{pos} must be "
                 f"{_sch.type_name(arg.type)}, {e.detail}"
             ) from None
+        except _binding.IntOverflow as e:  # an int beyond int64
+            raise ValueError(f"{self._name}(): argument '{arg.name}'{pos}: {e}") from None
         except OverflowError as e:  # Note [Scalar ints] in _binding.py
             raise OverflowError(f"{self._name}(): argument '{arg.name}'{pos}: {e}") from None
 

@@ -52,6 +52,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, NoReturn, Protocol
 
+from tensorplug import dtypes as _dtypes
 from tensorplug._protocol import is_tensor
 from tensorplug._types import BaseType, OptionalType, Type
 
@@ -329,10 +330,17 @@ def _python_type(name: str) -> Normalizer:
             return value
         if isinstance(value, classes) or (name == "Device" and isinstance(value, str)):
             return value
+        if name == "ScalarType" and value in _PYTHON_DTYPES:  # dtype=float, as PyTorch
+            return _PYTHON_DTYPES[value]
         _reject(value)
 
     return check
 
+
+# the Python types PyTorch takes for a dtype (``tp.zeros(2, dtype=float)`` is float64)
+_PYTHON_DTYPES: dict[Any, Any] = {
+    float: _dtypes.float64, int: _dtypes.int64, bool: _dtypes.bool, complex: _dtypes.complex128,
+}  # fmt: skip
 
 _BASE_NORMALIZERS: dict[str, Normalizer] = {
     "Tensor": _to_tensor,

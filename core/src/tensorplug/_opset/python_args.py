@@ -33,12 +33,16 @@ from ..tensor import Tensor
 
 __all__ = ["NUMBERS_AS_TENSORS", "convert"]
 
-# The public names PyTorch's argument parser lets take numbers for tensors (the same list).
+# The public names PyTorch's argument parser lets take numbers for tensors (the same list,
+# and those whose Scalar overloads PyTorch has and our yaml has not).
 NUMBERS_AS_TENSORS = frozenset(
     {
         "add", "add_", "sub", "sub_", "subtract", "subtract_", "mul", "mul_", "multiply",
         "multiply_", "div", "div_", "divide", "divide_", "true_divide", "true_divide_",
         "floor_divide", "floor_divide_", "copy_",
+        # (overloads PyTorch has that take numbers: where.Scalar, bitwise_*.Scalar)
+        "where", "bitwise_and", "bitwise_and_", "bitwise_or", "bitwise_or_", "bitwise_xor",
+        "bitwise_xor_",
     }
 )  # fmt: skip
 

@@ -43,8 +43,8 @@ _CONVERTED: tuple[type[BaseException], ...] = (
 )
 # PyTorch raises NotImplementedError (a RuntimeError) for a dtype an op has no kernel for
 _NOT_IMPLEMENTED = re.compile(
-    r"not implemented for '|not supported for complex|does not support complex|"
-    r"is not supported for complex"
+    r"not implemented for '|not supported for complex|^(?!arg)\w+\(\): does not support complex|"
+    r"torch.sign is not intended to support complex"
 )
 
 

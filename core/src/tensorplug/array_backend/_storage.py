@@ -245,8 +245,10 @@ def _check_convertible(host: Any, inferred: _dt.dtype, d: _dt.dtype) -> None:
         )
     info = numpy.iinfo(d.name)
     lo, hi = host.min(), host.max()
-    if lo < info.min or hi > info.max:
-        bad = lo if lo < info.min else hi
+    # an unsigned dtype takes negatives down to -max, wrapped (PyTorch's c10::overflows)
+    least = -int(info.max) if info.min == 0 else int(info.min)
+    if lo < least or hi > info.max:
+        bad = lo if lo < least else hi
         raise RuntimeError(
             f"tensor(): value cannot be converted to type {d.name} without overflow: {bad} is "
             f"outside [{info.min}, {info.max}]"

@@ -361,6 +361,8 @@ class OpOverload:
             a.tensor_kind in ("Tensor[]", "Tensor?[]") for a in self._schema.arguments
         ):
             # the only tensors would have come from an empty list: nothing names a backend
+            if self._schema.name == "stack":  # PyTorch's stack says it with a RuntimeError
+                return RuntimeError(f"{self._name}: stack expects a non-empty TensorList")
             return ValueError(f"{self._name}: expected a non-empty list of Tensors")
         if key is None:
             msg = (

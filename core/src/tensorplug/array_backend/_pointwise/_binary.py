@@ -38,6 +38,7 @@ from ._rules import (
     real_float,
     real_floating_only,
     real_no_bool,
+    real_no_complex,
     same,
     shape_error,
     to_bool,
@@ -368,7 +369,8 @@ def build(kit: Kit) -> Kernels:
     trunc_fn = scalar_to_array(int_division("trunc"))
     rem_fn = scalar_to_array(int_division("remainder"))
     binary(kit, k, "floor_divide", floor_fn, fast_kinds="f", inplace=False, quiet=True, overload="")
-    binary(kit, k, "remainder", rem_fn, fast_kinds="f", inplace=False, quiet=True)
+    binary(kit, k, "remainder", rem_fn, rule=real_no_bool("remainder_cpu"), fast_kinds="f",
+           inplace=False, quiet=True)  # fmt: skip
     # floor_divide.Scalar is registered under "floor_divide.Scalar" by binary(kit, k, scalar=True)
 
     def fmod_fn(a: Any, b: Any) -> Any:
@@ -450,7 +452,10 @@ def build(kit: Kit) -> Kernels:
         ("gt", xp.greater),
         ("ge", xp.greater_equal),
     ):
-        binary(kit, k, cmp, fn, out_rule=to_bool, inplace=False)
+        # complex numbers have no order: PyTorch's "lt_cpu" not implemented for 'ComplexFloat'
+        order = cmp not in ("eq", "ne")
+        binary(kit, k, cmp, fn, rule=real_no_complex(f"{cmp}_cpu") if order else same,
+               out_rule=to_bool, inplace=False)  # fmt: skip
 
     def logical(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         b_t = storage[_dt.bool]

@@ -16,7 +16,6 @@ from ..ops import ops
 from ..tensor import Tensor
 from . import api as _api
 
-
 _PY_DTYPES: dict[Any, _dtypes.dtype] = {
     float: _dtypes.float64, builtins.int: _dtypes.int64, builtins.bool: _dtypes.bool,
     complex: _dtypes.complex128,

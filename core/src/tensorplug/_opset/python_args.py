@@ -55,6 +55,10 @@ def convert(
 ) -> tuple[Any, tuple[Any, ...], dict[str, Any]] | None:
     """The first of ``overloads`` the call fits after Note [Python argument conversions],
     with the converted arguments; ``None`` when none fits that way either."""
+    if name == "norm":
+        by_string = _norm_by_string(args, kwargs)
+        if by_string is not None:
+            return by_string
     numbers = name in NUMBERS_AS_TENSORS
     like = next((v for v in (*args, *kwargs.values()) if is_tensor(v)), None)
     for op in overloads:
@@ -62,6 +66,31 @@ def convert(
         if converted is not None and op.schema.try_bind(*converted) is not None:
             return op, converted[0], converted[1]
     return None
+
+
+def _norm_by_string(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, tuple[Any, ...], dict[str, Any]] | None:
+    """``norm(x, p="fro" | "nuc", dim, keepdim, dtype=)``: torch.norm's string orders, which
+    its Python function takes (Frobenius: the 2-norm of the elements over ``dim``; nuclear:
+    the matrix norm over ``dim``, the last two by default)."""
+    names = ("input", "p", "dim", "keepdim")
+    values = dict(zip(names, args, strict=False))
+    values.update((("input" if k == "self" else k), v) for k, v in kwargs.items())
+    p = values.get("p")
+    if not isinstance(p, str) or set(values) - {*names, "dtype", "out"} or "out" in values:
+        return None
+    x, dim, keepdim = values.get("input"), values.get("dim"), values.get("keepdim", False)
+    rest = {"dtype": values["dtype"]} if values.get("dtype") is not None else {}
+    dims = [dim] if type(dim) is int else (None if dim is None else list(dim))
+    if p == "fro" and (dims is None or len(dims) <= 2):
+        return ops.aten.linalg_vector_norm.default, (x, 2, dims, keepdim), rest
+    if p == "nuc":
+        return ops.aten.linalg_matrix_norm.str_ord, (x, "nuc", dims or [-2, -1], keepdim), rest
+    raise RuntimeError(
+        f"norm(): p={p!r} is not a norm: the string orders are 'fro' (over at most two dims) "
+        "and 'nuc'; pass a number for a vector norm"
+    )
 
 
 def _converted(

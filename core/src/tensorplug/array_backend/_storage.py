@@ -95,7 +95,6 @@ class ArrayStorage:
 
     def from_python(self, data: Any, dtype: _dt.dtype | None, device: Any) -> Tensor:
         """``tp.tensor(data)``: always a copy; dtype inferred as ``torch.tensor`` does."""
-        import numpy
 
         kit = self.kit
         dev = kit.device(canonical(device))

@@ -385,7 +385,9 @@ def _list_normalizer(elem: Normalizer, size: int | None, elem_type: Type) -> Nor
                         f"but found element of type {type(item).__name__} at pos {i}"
                     ) from None
                 except IntOverflow as e:  # PyTorch: a TypeError for a list's element
-                    raise _Reject(f'failed to unpack the object at pos {i} with error "{e}"') from None
+                    raise _Reject(
+                        f'failed to unpack the object at pos {i} with error "{e}"'
+                    ) from None
             if keep_as_given:
                 return value
             if type(value) is tuple and all(a is b for a, b in zip(out, value, strict=True)):

@@ -168,7 +168,7 @@ def fast_types(type: Type) -> frozenset[type[Any]]:
         return frozenset()
     name = type.name
     if name in _INT_NAMES:
-        return frozenset({int})
+        return frozenset()  # ints are range-checked: int64 only (IntOverflow)
     if name in _FLOAT_NAMES:
         return frozenset({int, float})
     if name in _BOOL_NAMES:

@@ -94,8 +94,8 @@ class Rule:
             used |= _names_read(fn.__code__)
         self.used = frozenset(used)  # the names the formulas read (s.<name>)
         self.saved = frozenset(i for i, _ in self.tensor_args if self.arg_names[i] in used)
-        self.saves_scalar = any(
-            a.name in used and "Scalar" in str(a.type) and not a.tensor_kind for a in args
+        self.saves_scalar = any(  # mul.Scalar's ``other``, not add's ``alpha``
+            a.name == "other" and a.name in used and str(a.type) == "Scalar" for a in args
         )
         self.saves_result = "result" in used or any(n and n in used for n in self.return_names)
         self.saves_self_before = self.inplace and "self" in used
@@ -120,9 +120,9 @@ class Rule:
             {
                 "_rule": self,
                 "__slots__": (),
-                # a Scalar the formulas read counts as saved: PyTorch's Python calls pass it
-                # as a wrapped-number tensor (``a * 2`` is mul.Tensor), which its node saves,
-                # so a second backward through the freed graph raises there too
+                # a Scalar ``other`` the formulas read counts as saved: PyTorch's Python calls
+                # pass it as a wrapped-number tensor (``a * 2`` is mul.Tensor), which its node
+                # saves, so a second backward through the freed graph raises there too
                 "_saves": bool(self.saved) or self.saves_result or self.saves_scalar,
                 "_spans": self.static_spans,  # what the fast kernel's calls have
             },

@@ -109,7 +109,7 @@ def _converted(
         changed |= new is not _MISSING
         new_args.append(value if new is _MISSING else new)
     by_name = {a.name: a for a in schema.arguments}
-    new_kwargs = {}
+    new_kwargs: dict[str, Any] = {}
     for key, value in kwargs.items():
         named = by_name.get(key)
         if named is None:

@@ -256,7 +256,7 @@ class Library:
         defined again (another plugin unregistered and registered again) back on top of the
         new operators' stacks; returns their names. Kernels whose operator is not defined any
         more stay detached."""
-        moved = []
+        moved: list[str] = []
         with _dispatcher._lock:
             if self._closed:
                 return moved

@@ -103,7 +103,7 @@ def _for_another_process() -> bool:
     and ``tp.save`` keep it as a leaf, as PyTorch's do. Told from the callers' frames, so that
     ``import tensorplug`` does not import multiprocessing to register a reducer; looked at
     only for such a tensor."""
-    frame = sys._getframe(2)
+    frame: Any = sys._getframe(2)
     for _ in range(12):
         if frame is None:
             return False

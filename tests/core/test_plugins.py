@@ -850,6 +850,16 @@ def test_entry_points_plugin_calling_sys_exit_at_import_fails_alone(tmp_path):
             "TENSORPLUG_AUTOLOAD='maybe' is not understood; it takes 0/false/no/off to load no "
             "plugin, or 1/true/yes/on to load them (the default). Loading them.",
         ),
+        (  # contradictory settings (issue 32, item 5)
+            {"TENSORPLUG_PLUGINS": "fixture_good", "TENSORPLUG_DISABLE_PLUGINS": "fixture_good"},
+            "'fixture_good' is both listed in TENSORPLUG_PLUGINS and disabled by "
+            "TENSORPLUG_DISABLE_PLUGINS; disabling wins, so it is not loaded.",
+        ),
+        (
+            {"TENSORPLUG_AUTOLOAD": "0", "TENSORPLUG_PLUGINS": "fixture_good"},
+            "TENSORPLUG_AUTOLOAD=0 loads no plugin, so TENSORPLUG_PLUGINS is ignored; unset "
+            "TENSORPLUG_AUTOLOAD to load the plugins they select.",
+        ),
     ],
 )
 def test_entry_points_bogus_selection_values_warn(site, env, warning):
@@ -1064,3 +1074,48 @@ def test_a_plugin_imported_before_tensorplug_says_so():
         "its module 'tensorplug_batched' was still being imported when tensorplug loaded its "
         "plugins (it was imported before tensorplug); import tensorplug first" in message
     )
+
+
+# --- issue 32, item 5 -------------------------------------------------------------------------
+
+
+def test_own_library_of_a_failing_plugin_is_rolled_back(clean, ns):
+    """A plugin that registers through a tp.Library it creates itself, then fails: the
+    warning says everything was rolled back, and it was."""
+    with tp.Library(ns, "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: "own", "CPU")
+
+        def register_kernels(registry: Any) -> None:
+            tp.Library(ns, "IMPL").impl("f", lambda x: "hijacked", "CPU", override=True)
+            raise RuntimeError("failed after registering")
+
+        with pytest.raises(plugins.PluginError, match="Everything it registered was rolled back"):
+            plugins.register(make_plugin(tensorplug_register_kernels=register_kernels), "own_lib")
+        assert getattr(tp.ops, ns).f(FakeTensor("CPU")) == "own"
+        plugins.unregister("own_lib")
+
+
+def test_override_survives_the_owner_registered_again(clean, ns):
+    """Plugin 'over' overrides plugin 'owner''s op; 'owner' is unregistered and registered
+    again: the override holds again, as 'over' is still loaded."""
+
+    def owner_kernels(registry: Any) -> None:
+        lib = registry.library(ns, "DEF")
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: "owner", "CPU")
+
+    def over_kernels(registry: Any) -> None:
+        registry.library(ns, "IMPL").impl("f", lambda x: "override", "CPU", override=True)
+
+    owner = make_plugin(tensorplug_register_kernels=owner_kernels)
+    plugins.register(owner, "owner")
+    plugins.register(make_plugin(tensorplug_register_kernels=over_kernels), "over")
+    assert getattr(tp.ops, ns).f(FakeTensor("CPU")) == "override"
+    plugins.unregister("owner")
+    plugins.register(make_plugin(tensorplug_register_kernels=owner_kernels), "owner")
+    assert "over" in plugins.loaded_names()
+    assert getattr(tp.ops, ns).f(FakeTensor("CPU")) == "override"
+    plugins.unregister("over")
+    assert getattr(tp.ops, ns).f(FakeTensor("CPU")) == "owner"
+    plugins.unregister("owner")

@@ -463,10 +463,11 @@ def test_hostile_schemas_raise_schema_error(text: str, column: int, reason: str)
 
 @pytest.mark.parametrize(
     ("literal", "value"),
-    [('"a\\x00b"', "a\x00b"), ('"\x00"', "\x00"), ('"\ud800"', "\ud800"), ('"a\rb"', "a\rb"),
+    [('"a\\x00b"', "a\x00b"), ('"\x00"', "\x00"), ('"\\ud800"', "\ud800"), ('"a\rb"', "a\rb"),
      ("'\\u00e9\\'s'", "\u00e9's"), ('"\\\\"', "\\")],
 )  # fmt: skip
 def test_string_defaults_hold_any_character(literal: str, value: str) -> None:
+    # (a lone surrogate is written escaped: raw in the text it is a SchemaError, issue 32)
     schema = parse(f"f(str x={literal}) -> int")
     assert schema.arguments[0].default_value == value
     assert str(schema) == f"f(str x={literal}) -> int"
@@ -791,9 +792,12 @@ def test_bind_identifier_defaults_pass_through() -> None:
 
 def test_bind_uses_fast_types() -> None:
     s = parse("f(int a, float b, Scalar c, str d, bool e, int? f) -> ()")
-    values = (10**30, 2.5, 1j, "s", True, None)
+    values = (10**15, 2.5, 1j, "s", True, None)
     bound, _ = s.bind(values, {})
     assert all(x is y for x, y in zip(bound, values, strict=True))
+    # an int beyond int64 is PyTorch's ValueError (issue 32)
+    with pytest.raises(ValueError, match="Overflow when unpacking long long"):
+        s.bind((10**30, *values[1:]), {})
 
 
 # --------------------------------------------------------------------------------------------
@@ -864,14 +868,14 @@ def test_tensor_values_are_returned_unchanged() -> None:
 
 
 def test_fast_types_sets() -> None:
-    assert fast_types(t("int")) == {int}
-    assert fast_types(t("SymInt")) == {int}
+    assert fast_types(t("int")) == frozenset()  # an int needs its int64 range test
+    assert fast_types(t("SymInt")) == frozenset()
     assert fast_types(t("float")) == {float, int}
     assert fast_types(t("bool")) == {bool}
     assert fast_types(t("complex")) == {complex, float, int}
     assert fast_types(t("Scalar")) == {bool, float, complex}  # an int needs its range test
     assert fast_types(t("str")) == {str}
-    assert fast_types(t("int?")) == {int, type(None)}
+    assert fast_types(t("int?")) == {type(None)}
     for empty in ["Tensor", "Tensor?", "Tensor[]", "Tensor?[]", "int[]", "int[2]", "Any"]:
         assert fast_types(t(empty)) == frozenset(), empty
 

@@ -157,3 +157,12 @@ def test_import_never_unpickles_a_cache(tmp_path):
     assert not marker.exists()
     assert [p.suffix for p in folder.iterdir()] == [".json"]
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+def test_relative_xdg_cache_home_is_ignored(tmp_path, monkeypatch):
+    # the XDG Base Directory spec: a relative path is invalid and ignored (issue 32, item 5)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert _schema_cache.directory() == str(tmp_path / ".cache" / "tensorplug")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "abs"))
+    assert _schema_cache.directory() == str(tmp_path / "abs" / "tensorplug")

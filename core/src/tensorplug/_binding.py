@@ -52,6 +52,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, NoReturn, Protocol
 
+from tensorplug import dtypes as _dtypes
 from tensorplug._protocol import is_tensor
 from tensorplug._types import BaseType, OptionalType, Type
 
@@ -167,7 +168,7 @@ def fast_types(type: Type) -> frozenset[type[Any]]:
         return frozenset()
     name = type.name
     if name in _INT_NAMES:
-        return frozenset({int})
+        return frozenset()  # ints are range-checked: int64 only (IntOverflow)
     if name in _FLOAT_NAMES:
         return frozenset({int, float})
     if name in _BOOL_NAMES:
@@ -224,15 +225,27 @@ def _to_tensor(value: Any) -> Any:
     _reject(value)
 
 
+class IntOverflow(ValueError):
+    """An ``int`` argument beyond int64: PyTorch's ``ValueError("Overflow when unpacking long
+    long")`` (``x.split(2**64 + 1)``, ``linspace(0, 1, 2**63)``, ``sum(dim=2**70)``)."""
+
+
+INT_MIN = -(2**63)
+INT_MAX = 2**63 - 1
+
+
 def _to_int(value: Any) -> Any:
-    if type(value) is int:
-        return value
-    if isinstance(value, bool) or _is_numpy_bool(value):
-        _reject(value)
-    try:
-        return operator.index(value)
-    except TypeError:
-        _reject(value)
+    if type(value) is not int:
+        if isinstance(value, bool) or _is_numpy_bool(value):
+            _reject(value)
+        try:
+            value = operator.index(value)
+        except TypeError:
+            _reject(value)
+    if not INT_MIN <= value <= INT_MAX:
+        shown = str(value) if value.bit_length() < 200 else f"a {value.bit_length()}-bit integer"
+        raise IntOverflow(f"Overflow when unpacking long long: {shown} is beyond int64")
+    return value
 
 
 def _to_float(value: Any) -> Any:
@@ -317,10 +330,17 @@ def _python_type(name: str) -> Normalizer:
             return value
         if isinstance(value, classes) or (name == "Device" and isinstance(value, str)):
             return value
+        if name == "ScalarType" and value in _PYTHON_DTYPES:  # dtype=float, as PyTorch
+            return _PYTHON_DTYPES[value]
         _reject(value)
 
     return check
 
+
+# the Python types PyTorch takes for a dtype (``tp.zeros(2, dtype=float)`` is float64)
+_PYTHON_DTYPES: dict[Any, Any] = {
+    float: _dtypes.float64, int: _dtypes.int64, bool: _dtypes.bool, complex: _dtypes.complex128,
+}  # fmt: skip
 
 _BASE_NORMALIZERS: dict[str, Normalizer] = {
     "Tensor": _to_tensor,
@@ -363,6 +383,10 @@ def _list_normalizer(elem: Normalizer, size: int | None, elem_type: Type) -> Nor
                 except _Reject:
                     raise _Reject(
                         f"but found element of type {type(item).__name__} at pos {i}"
+                    ) from None
+                except IntOverflow as e:  # PyTorch: a TypeError for a list's element
+                    raise _Reject(
+                        f'failed to unpack the object at pos {i} with error "{e}"'
                     ) from None
             if keep_as_given:
                 return value
@@ -433,7 +457,7 @@ class Binder:
         try:
             return self._bind(args, kwargs)
         except _Mismatch as e:
-            error = OverflowError if e.kind == "overflow" else TypeError
+            error = {"overflow": OverflowError, "int_overflow": ValueError}.get(e.kind, TypeError)
             raise error(self._message(e, args, op_name or self.op_name)) from None
 
     def try_bind(
@@ -445,6 +469,8 @@ class Binder:
         except _Mismatch as e:
             if e.kind == "overflow":
                 raise OverflowError(self._message(e, args, self.op_name)) from None
+            if e.kind == "int_overflow":
+                raise ValueError(self._message(e, args, self.op_name)) from None
             return None
 
     def _bind(
@@ -483,6 +509,8 @@ class Binder:
             return slot.normalize(value)
         except _Reject as e:
             raise _Mismatch("type", slot, e) from None
+        except IntOverflow as e:  # not a mismatch, an error
+            raise _Mismatch("int_overflow", slot, e) from None
         except OverflowError as e:  # Note [Scalar ints]: not a mismatch, an error
             raise _Mismatch("overflow", slot, e) from None
 
@@ -502,7 +530,7 @@ class Binder:
         if e.kind == "missing":
             return f"{op}() missing required argument '{slot.name}' ({slot.expected})"
         where = "" if slot.position is None else f" (position {slot.position})"
-        if e.kind == "overflow":
+        if e.kind in ("overflow", "int_overflow"):
             return f"{op}(): argument '{slot.name}'{where}: {e.value}"
         return f"{op}(): argument '{slot.name}'{where} must be {slot.expected}, {e.value.detail}"
 

@@ -61,7 +61,10 @@ def digest(raw: bytes, tag: str) -> str:
 
 
 def directory() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    # the XDG Base Directory spec: a relative $XDG_CACHE_HOME is invalid and ignored
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base or not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "tensorplug")
 
 

@@ -29,7 +29,8 @@ class SchemaError(ValueError):
         self.column = column
         self.reason = reason
         # Tabs and newlines would break the caret's alignment; show them as spaces.
-        shown = re.sub(r"\s", " ", text)
+        # (a lone surrogate cannot be printed: shown as U+FFFD)
+        shown = re.sub("[\ud800-\udfff]", "\ufffd", re.sub(r"\s", " ", text))
         super().__init__(f"{reason} at column {column}:\n    {shown}\n    {' ' * (column - 1)}^")
 
     def __reduce__(self) -> tuple[Any, ...]:

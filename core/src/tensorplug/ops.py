@@ -92,6 +92,12 @@ class OpPacket:
                     if cacheable and _types_decide(op, args, kwargs):
                         self._choice[sig] = op
                     return op
+            # an out= overload is a keyword of the function in PyTorch's signatures: a call
+            # without out= that fits no other overload gets the one overload's own message
+            # (``maximum(): argument 'other' (position 2) must be Tensor, not int``)
+            shown = [op for op in ovs if not _outs_not_given(op, kwargs)]
+            if len(shown) == 1:
+                return shown[0]
         got = ", ".join(
             [
                 *(type(a).__name__ for a in args),
@@ -126,6 +132,12 @@ def _types_decide(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> boo
             if a is not None and a.tensor_kind is None and isinstance(v, Tensor):
                 return False
     return True
+
+
+def _outs_not_given(op: OpOverload, kwargs: dict[str, Any]) -> bool:
+    """Whether ``op`` is an out= overload and the call names none of its outs."""
+    writes = [a.name for a in op.schema.kwarg_only if a.is_write]
+    return bool(writes) and "out" not in kwargs and not any(w in kwargs for w in writes)
 
 
 def _fits(op: OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:

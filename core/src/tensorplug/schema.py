@@ -65,6 +65,7 @@ Usage::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal, TypeAlias
@@ -394,7 +395,11 @@ class _Parser:
         name = self.ident("an argument name")
         # out= arguments are keyword-only, as in PyTorch: a positional argument named out is
         # an input (the forward output _scaled_dot_product_flash_attention_for_cpu_backward reads)
-        is_out = kwarg_only and (name == "out" or _is_out_name(self.overload))
+        # (in an ``*_out`` overload, an optional tensor is an input: linalg_matrix_rank's
+        # ``atol_rtol_tensor_out(Tensor input, *, Tensor? atol=None, ..., Tensor(a!) out)``)
+        is_out = kwarg_only and (
+            name == "out" or (_is_out_name(self.overload) and not isinstance(type_, OptionalType))
+        )
         if is_out and _base_is_tensor(type_) and not (annotation and annotation.is_write):
             # an out= argument is written in place: the dispatcher bumps its version counter and
             # every transform (autograd, tracing, vmap) treats it as written only if it says so
@@ -521,12 +526,23 @@ def _parse_type(text: str) -> Type:
     return type_
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def parse(text: str) -> FunctionSchema:
     """Parse schema text; raises :class:`SchemaError` pointing at the offending column.
 
     The result's ``str()`` is the canonical text, which is checked to parse back to an equal
     schema.
     """
+    if not text.isascii():
+        bad = _SURROGATE.search(text)
+        if bad is not None:  # it would parse, and then fail to print or encode
+            raise SchemaError(
+                text,
+                bad.start() + 1,
+                f"a lone surrogate {bad.group()!a} is not a character; a schema is UTF-8 text",
+            )
     result = _Parser(text).schema()
     canonical = str(result)
     if _Parser(canonical).schema() != result:

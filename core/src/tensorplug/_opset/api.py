@@ -35,6 +35,7 @@ from ..ops import OpPacket
 from ..tensor import Tensor
 from .functions import _make_function, _make_method, _named_tuple, _named_tuples, return_types
 from .native import PYTHON_MODULES, OpEntry, _load_yaml
+from .outs import out_kernel
 
 __all__ = [
     "OpEntry",
@@ -75,6 +76,7 @@ def install(namespace: dict[str, Any]) -> None:
     """Define the standard operators; their functions go into ``namespace`` on first use."""
     global _library, _namespace, function_names
     lib = _library = Library("aten", "DEF", owner="tensorplug")
+    _defined: dict[str, OpOverload] = {}  # "abs.default" -> its overload
     with _dispatcher_deferred_changes():  # Note [Deferred change listeners]
         for raw, parsed in _load_yaml():
             variants = tuple(v.strip() for v in str(raw.get("variants", "function")).split(","))
@@ -85,13 +87,19 @@ def install(namespace: dict[str, Any]) -> None:
                 tuple(raw.get("tags") or ()),
                 raw.get("python"),
                 raw.get("python_module"),
+                raw.get("derived_from"),
             )
             e.op = lib.define(parsed, tags=e.tags)
             e.op.allow_mixed_devices = "mixed_devices" in e.tags
             for key, fn_name in e.dispatch.items():
                 lib.impl(e.op, getattr(composites, fn_name), key)
-            if "factory" in e.tags:
+            if e.derived_from is not None:  # Note [Derived out= overloads]
+                functional, outs, dropped = e.derived_from
+                kernel = out_kernel(e.op, _defined[functional], outs, dropped)
+                lib.impl(e.op, kernel, "CompositeExplicitAutograd")
+            elif "factory" in e.tags:
                 lib.impl(e.op, _backend_select(e.op), "BackendSelect", with_keyset=True)
+            _defined[e.op.name.partition("::")[2]] = e.op
             entries.append(e)
 
     # Note [Lazy public functions]

@@ -17,6 +17,11 @@ from ..ops import ops
 from ..tensor import Tensor
 from . import api as _api
 
+_PY_DTYPES: dict[Any, _dtypes.dtype] = {
+    float: _dtypes.float64, builtins.int: _dtypes.int64, builtins.bool: _dtypes.bool,
+    complex: _dtypes.complex128,
+}  # fmt: skip
+
 
 def parse_to(
     args: tuple[Any, ...], kwargs: dict[str, Any], *, copy_allowed: bool = True
@@ -32,6 +37,7 @@ def parse_to(
     kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    dtype = _PY_DTYPES.get(dtype, dtype) if type(dtype) is type else dtype
     for a in args:
         if isinstance(a, _dtypes.dtype):
             dtype = a
@@ -41,6 +47,8 @@ def parse_to(
             dev = a
         elif type(a) is builtins.bool:
             non_blocking = a
+        elif type(a) is type and a in _PY_DTYPES:  # to(float) is float64, as in PyTorch
+            dtype = _PY_DTYPES[a]
         else:
             raise TypeError(
                 f"to() received an invalid argument of type {type(a).__name__}; expected a "

@@ -74,6 +74,8 @@ def _parse_index(self: Tensor, index: Any) -> tuple[Tensor, list[Any]]:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             advanced.append(t)
             dim += t.ndim if t.dtype is _dtypes.bool else 1
+        elif isinstance(i, str | bytes):  # PyTorch takes it for a sequence of data
+            raise TypeError(f"new(): invalid data type '{type(i).__name__}' (an index)")
         else:
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte "

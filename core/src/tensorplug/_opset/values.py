@@ -25,9 +25,7 @@ def _one_value(self: Tensor, what: str) -> Any:
     if self.numel() != 1:
         if what == "Boolean":
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        raise RuntimeError(
-            f"only one element tensors can be converted to Python scalars ({what}())"
-        )
+        raise ValueError(f"only one element tensors can be converted to Python scalars ({what}())")
     return item(self)
 
 

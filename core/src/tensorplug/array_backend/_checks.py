@@ -39,6 +39,12 @@ _CONVERTED: tuple[type[BaseException], ...] = (
     OverflowError,
     ZeroDivisionError,
     OpError,
+    MemoryError,
+)
+# PyTorch raises NotImplementedError (a RuntimeError) for a dtype an op has no kernel for
+_NOT_IMPLEMENTED = re.compile(
+    r"not implemented for '|not supported for complex|^(?!arg)\w+\(\): does not support complex|"
+    r"torch.sign is not intended to support complex"
 )
 
 
@@ -57,11 +63,15 @@ def convert_error(qual: str, e: BaseException, key: str = "") -> BaseException:
             "single memory location. Please clone() the tensor before performing the operation."
         )
     cls: type[BaseException] = IndexError if isinstance(e, IndexError) else RuntimeError
+    if isinstance(e, OpError) and _NOT_IMPLEMENTED.search(msg):
+        cls = NotImplementedError
+    elif isinstance(e, MemoryError):  # the array library's: a RuntimeError naming op and size
+        msg = f"out of memory: {msg or 'the allocation failed'}"
     if isinstance(e, OpTypeError):
         cls = TypeError
     elif isinstance(e, OpError) and isinstance(e, NotImplementedError):
         cls = NotImplementedError  # PyTorch's "... not implemented for 'Float'" of some ops
-    if isinstance(e, (OpError, OpTypeError)) or cls is IndexError:
+    if isinstance(e, (OpError, OpTypeError, MemoryError)) or cls is IndexError:
         out = cls(f"{qual}: {msg}")
     else:
         where = f" of the {key} backend" if key else ""

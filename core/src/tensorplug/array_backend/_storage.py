@@ -102,7 +102,6 @@ class ArrayStorage:
 
     def from_python(self, data: Any, dtype: _dt.dtype | None, device: Any) -> Tensor:
         """``tp.tensor(data)``: always a copy; dtype inferred as ``torch.tensor`` does."""
-        import numpy
 
         kit = self.kit
         dev = kit.device(canonical(device))
@@ -110,8 +109,8 @@ class ArrayStorage:
         d = inferred if dtype is None else dtype
         kit.check_dtype(d)
         want = self._host_dtypes[d]
-        if inferred.kind == "c" and d.kind != "c":
-            host = numpy.real(host)
+        if dtype is not None and d is not inferred:
+            _check_convertible(host, inferred, d)
         out = host.astype(want) if host.dtype != want else host.copy()
         return kit.new(kit.from_host_array(out, dev), d, dev, kit.keyset)
 
@@ -201,25 +200,65 @@ class ArrayStorage:
             host = numpy.asarray(data)  # (the buffers of tp.load, Note [Tensor pickles])
             return host, self.host_dtype(host)
         if isinstance(data, (list, tuple)):
-            data = _plain(data)
+            try:
+                data = _plain(data)
+            except RecursionError:
+                raise ValueError(
+                    "tensor(): the data nests too deeply, or contains itself (a list that is "
+                    "its own element); pass nested sequences of numbers"
+                ) from None
         try:
             host = numpy.asarray(data)
-        except (OverflowError, ValueError) as e:
-            raise TypeError(f"Could not convert {type(data).__name__} to a tensor: {e}") from e
+        except OverflowError as e:
+            raise ValueError(f"Overflow when unpacking long: {e}") from e
+        except ValueError as e:  # ragged nested lists
+            raise ValueError(
+                f"tensor(): could not convert {type(data).__name__} to a tensor: the nested "
+                f"sequences must all have the same length at each depth ({e})"
+            ) from e
         kind = host.dtype.kind
         if kind == "b":
             return host, _dt.bool
         if kind in "iu":
             if kind == "u" or host.dtype.itemsize > 8:
-                raise OverflowError("Overflow when unpacking long")
+                raise ValueError("Overflow when unpacking long long: an int beyond int64")
             return host.astype(numpy.int64), _dt.int64
         if kind == "f":
             return host, _dt.get_default_dtype()
         if kind == "c":
             return host, _dt.get_default_dtype().to_complex()
         if kind == "O" and host.size and all(isinstance(x, int) for x in host.reshape(-1)):
-            raise OverflowError("Overflow when unpacking long")
+            raise ValueError("Overflow when unpacking long long: an int beyond int64")
         raise _no_dtype(data)
+
+
+def _check_convertible(host: Any, inferred: _dt.dtype, d: _dt.dtype) -> None:
+    """PyTorch's checks of ``tp.tensor(data, dtype=d)``: no complex into a real dtype, no
+    NaN or infinity into an integer one, no integer beyond the integer dtype's range."""
+    import numpy
+
+    if inferred.kind == "c" and d.kind != "c":
+        raise TypeError(
+            f"tensor(): can't convert complex to {d.name}: the data holds complex numbers; "
+            "pass a complex dtype or the real parts"
+        )
+    if d.kind not in ("i", "u") or host.size == 0 or host.dtype.kind not in "iuf":
+        return
+    if host.dtype.kind == "f" and not numpy.isfinite(host).all():
+        raise RuntimeError(
+            f"tensor(): value cannot be converted to type {d.name} without overflow: the data "
+            "holds NaN or infinity"
+        )
+    info = numpy.iinfo(d.name)
+    lo, hi = host.min(), host.max()
+    # an unsigned dtype takes negatives down to -max, wrapped (PyTorch's c10::overflows)
+    least = -int(info.max) if info.min == 0 else int(info.min)
+    if lo < least or hi > info.max:
+        bad = lo if lo < least else hi
+        raise RuntimeError(
+            f"tensor(): value cannot be converted to type {d.name} without overflow: {bad} is "
+            f"outside [{info.min}, {info.max}]"
+        )
 
 
 def _no_dtype(data: Any) -> Exception:

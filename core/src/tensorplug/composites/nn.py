@@ -50,6 +50,11 @@ def cross_entropy(
     label_smoothing: float = 0.0,
 ) -> Any:
     _check_reduction("cross_entropy_loss", reduction)
+    if label_smoothing > 1.0:  # (a negative one is accepted and unused, as in PyTorch)
+        raise RuntimeError(
+            "aten::cross_entropy_loss: label_smoothing must be between 0.0 and 1.0. Got: "
+            f"{label_smoothing:g}"
+        )
     class_dim = 0 if self.ndim == 1 else 1
     # PyTorch's rule: a target shaped like the input holds class probabilities, any other
     # holds class indices (nll_loss checks those, with its messages)

@@ -218,6 +218,8 @@ def split_sizes(self: Any, split_size: Any, dim: int = 0) -> Any:
 
 
 def chunk(self: Any, chunks: int, dim: int = 0) -> Any:
+    if self.ndim == 0:
+        raise RuntimeError("aten::chunk: chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(
             f"aten::chunk: chunk expects `chunks` to be greater than 0, got: {chunks}"

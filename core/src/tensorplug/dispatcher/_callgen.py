@@ -118,6 +118,18 @@ def generate(op: Any, cache: dict[int, Callable[..., Any]]) -> tuple[Callable[..
                 f"{pad}    elif type({name}) not in _F{i}:\n"
                 f"{pad}        {name} = _op._normalize({i}, {name})"
             )
+        elif _int(a.type):
+            # an int beyond int64 is PyTorch's ValueError: a range test, as a Scalar's
+            ns[f"_F{i}"] = _schema.fast_types(a.type)
+            pad = "    " if a.has_default else ""
+            checks.append(
+                (f"    if {name} is not _D{i}:\n" if a.has_default else "")
+                + f"{pad}    if type({name}) is int:\n"
+                f"{pad}        if not {_binding.INT_MIN} <= {name} <= {_binding.INT_MAX}:\n"
+                f"{pad}            {name} = _op._normalize({i}, {name})\n"
+                f"{pad}    elif type({name}) not in _F{i}:\n"
+                f"{pad}        {name} = _op._normalize({i}, {name})"
+            )
         else:
             ns[f"_F{i}"] = _schema.fast_types(a.type)
             # an argument left at its default is the default object itself: one ``is`` test
@@ -320,6 +332,9 @@ def specialized_body(
         if _scalar(a.type) and t is int:  # Note [Scalar ints] in _binding.py
             lo, hi = _binding.SCALAR_INT_MIN, _binding.SCALAR_INT_MAX
             checks += [f"if not {lo} <= {v} <= {hi}:", f"    {normalize}"]
+        elif _int(a.type) and t is int:  # beyond int64: PyTorch's ValueError
+            lo, hi = _binding.INT_MIN, _binding.INT_MAX
+            checks += [f"if not {lo} <= {v} <= {hi}:", f"    {normalize}"]
         elif t in _schema.fast_types(a.type):
             pass
         elif _int_list(a.type) and t in (list, tuple):
@@ -373,11 +388,18 @@ def _int_list(t: Any) -> bool:
     )
 
 
+def _int(t: Any) -> bool:
+    """``int`` or ``int?`` (``SymInt`` too)."""
+    if isinstance(t, _schema.OptionalType):
+        t = t.elem
+    return isinstance(t, _schema.BaseType) and t.name in ("int", "SymInt")
+
+
 def ints(xs: tuple[Any, ...]) -> bool:
     """Whether every element is exactly an int (not a bool, not a numpy integer)."""
     for x in xs:
-        if type(x) is not int:
-            return False
+        if type(x) is not int or not -0x8000000000000000 <= x <= 0x7FFFFFFFFFFFFFFF:
+            return False  # (beyond int64: the binder's TypeError)
     return True
 
 

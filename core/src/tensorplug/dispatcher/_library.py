@@ -34,6 +34,10 @@ LibraryKind = Literal["DEF", "IMPL", "FRAGMENT"]
 
 _def_libraries: dict[str, Library] = {}  # namespace -> its open DEF library
 
+# called with every new Library: the plugin loader records the libraries a plugin creates
+# itself while its hooks run, so that its rollback closes them too (Note [Plugin rollback])
+creation_observers: list[Callable[[Library], None]] = []
+
 
 class Library:
     """Registrations into the dispatcher, owned and removable as a whole."""
@@ -74,6 +78,8 @@ class Library:
         self._kernels: list[tuple[OpOverload, Kernel]] = []
         self._fallbacks: list[Kernel] = []
         self._closed = False
+        for observe in creation_observers:
+            observe(self)
 
     # --- definitions ---------------------------------------------------------------------
 
@@ -244,6 +250,26 @@ class Library:
             if _def_libraries.get(self.ns) is self:
                 del _def_libraries[self.ns]
             _dispatcher._changed()
+
+    def _reattach(self) -> list[str]:
+        """Put this library's kernels for operators that were removed and have since been
+        defined again (another plugin unregistered and registered again) back on top of the
+        new operators' stacks; returns their names. Kernels whose operator is not defined any
+        more stay detached."""
+        moved: list[str] = []
+        with _dispatcher._lock:
+            if self._closed:
+                return moved
+            for i, (op, kern) in enumerate(self._kernels):
+                if not op._removed:
+                    continue
+                new = _dispatcher._ops.get(op._name)
+                if new is None or new is op or str(new.schema) != str(op.schema):
+                    continue
+                new._add_kernel(kern, True)
+                self._kernels[i] = (new, kern)
+                moved.append(new.name)
+        return moved
 
     def _check_open(self) -> None:
         if self._closed:

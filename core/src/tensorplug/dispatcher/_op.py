@@ -11,6 +11,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from .. import _binding
 from .. import keys as _keys
 from .. import schema as _sch
 from ..errors import DispatchError, RegistrationError
@@ -360,6 +361,8 @@ class OpOverload:
             a.tensor_kind in ("Tensor[]", "Tensor?[]") for a in self._schema.arguments
         ):
             # the only tensors would have come from an empty list: nothing names a backend
+            if self._schema.name == "stack":  # PyTorch's stack says it with a RuntimeError
+                return RuntimeError(f"{self._name}: stack expects a non-empty TensorList")
             return ValueError(f"{self._name}: expected a non-empty list of Tensors")
         if key is None:
             msg = (
@@ -400,6 +403,8 @@ class OpOverload:
                 f"{self._name}(): argument '{arg.name}'{pos} must be "
                 f"{_sch.type_name(arg.type)}, {e.detail}"
             ) from None
+        except _binding.IntOverflow as e:  # an int beyond int64
+            raise ValueError(f"{self._name}(): argument '{arg.name}'{pos}: {e}") from None
         except OverflowError as e:  # Note [Scalar ints] in _binding.py
             raise OverflowError(f"{self._name}(): argument '{arg.name}'{pos}: {e}") from None
 

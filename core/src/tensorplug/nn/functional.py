@@ -21,6 +21,7 @@ from typing import Any
 import tensorplug
 
 from .. import dtypes as _dtypes
+from .._op_errors import torch_name
 from ..ops import ops
 from ..overrides import _overridable_function
 from ..tensor import Tensor
@@ -503,6 +504,10 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+    if not input.dtype.is_floating_point:  # PyTorch has no integer elu
+        raise NotImplementedError(
+            f"elu: \"elu_cpu\" not implemented for '{torch_name(input.dtype)}'"
+        )
     neg = _tp.mul(_tp.expm1(_tp.clamp_max(input, 0)), alpha)
     r: Tensor = _tp.where(_tp.gt(input, 0), input, neg)
     return _copy_into(input, r) if inplace else r

@@ -13,8 +13,8 @@ because :func:`tensorplug.plugins.unregister` was called -- undoes those records
 order. A failing plugin is reported with a :class:`PluginLoadWarning` that names it and the
 variable that skips it; the other plugins carry on. Any exception counts, ``SystemExit``
 included; a ``KeyboardInterrupt`` (or another ``BaseException`` that is not an error) is
-re-raised once the rollback is done. Registrations a plugin makes behind the loader's back (a
-``tp.Library`` it creates itself) are not recorded and cannot be rolled back.
+re-raised once the rollback is done. A ``tp.Library`` the plugin creates itself while one of
+its hooks runs (or while it is imported) is recorded as its own too, and closed with it.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from .. import keys as _keys
 from .._opset import api as _api
 from .._opset import repr as _repr
 from .._opset import values as _values
+from ..dispatcher import _library as _dispatcher_library
 from ._plugin import (
     _ABSENT,
     KernelRegistry,
@@ -243,12 +244,51 @@ _PHASES: Final[tuple[tuple[str, Callable[[_Plugin], None]], ...]] = (
 )
 
 
+_loading = threading.local()  # .plugin: the plugin whose hook runs in this thread
+
+
+def _record_library(lib: Any) -> None:
+    """A ``tp.Library`` created while a plugin's hook runs is that plugin's (Note [Plugin
+    rollback]): closed when it fails or is unregistered."""
+    p = getattr(_loading, "plugin", None)
+    if p is not None and lib not in p.libraries:
+        p.libraries.append(lib)
+
+
+_dispatcher_library.creation_observers.append(_record_library)
+
+
 def _load(plugins: list[_Plugin], *, raise_errors: bool) -> None:
     """Run the phases over ``plugins``: each phase for all of them before the next phase."""
+    try:
+        _run_phases(plugins, raise_errors=raise_errors)
+    finally:
+        _reattach_overrides()
+
+
+def _reattach_overrides() -> None:
+    """Note [Overrides outlive their operator's plugin]."""
+    for other in list(_state.records.values()):
+        if other.status == "loaded":
+            for lib in other.libraries:
+                lib._reattach()
+
+
+# Note [Overrides outlive their operator's plugin]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Plugin B overrides a kernel of an operator that plugin A defines. Unregistering A removes the
+# operator, and B's kernel with it; B stays loaded. When A is registered again, its operators
+# are new ones: after every load, the kernels of the loaded plugins' libraries whose operator
+# was removed and is defined again with the same schema go back on top of its stacks, so B's
+# override holds again as it did before A went away.
+
+
+def _run_phases(plugins: list[_Plugin], *, raise_errors: bool) -> None:
     for phase, run in _PHASES:
         for p in plugins:
             if p.status != "loaded":
                 continue
+            _loading.plugin = p
             try:
                 run(p)
             except BaseException as e:  # noqa: B036 - rolled back whatever it is
@@ -263,7 +303,9 @@ def _load(plugins: list[_Plugin], *, raise_errors: bool) -> None:
                 msg = _failure_message(p, e, phase, problems)
                 if raise_errors:
                     raise PluginError(msg, plugin=p.name, distribution=p.distribution) from e
-                warnings.warn(msg, PluginLoadWarning, stacklevel=4)
+                warnings.warn(msg, PluginLoadWarning, stacklevel=5)
+            finally:
+                _loading.plugin = None
 
 
 def _failure_message(p: _Plugin, e: BaseException, phase: str, problems: Iterable[str]) -> str:

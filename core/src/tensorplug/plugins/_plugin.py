@@ -183,7 +183,8 @@ class KernelRegistry:
     def library(self, ns: str, kind: LibraryKind, dispatch_key: str = "") -> Library:
         """A :class:`~tensorplug.Library` owned by this plugin, closed when it is removed."""
         lib = Library(ns, kind, dispatch_key, owner=self._plugin.name)
-        self._plugin.libraries.append(lib)
+        if lib not in self._plugin.libraries:  # (recorded already while a hook runs)
+            self._plugin.libraries.append(lib)
         return lib
 
     def add_storage_backend(self, backend: _backends.StorageBackend) -> None:

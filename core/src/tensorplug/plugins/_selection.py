@@ -54,7 +54,31 @@ def _check_environment(installed: Iterable[str]) -> None:
                 PluginLoadWarning,
                 stacklevel=4,
             )
+    both = sorted(
+        set(_env_list("TENSORPLUG_PLUGINS") or ())
+        & set(_env_list("TENSORPLUG_DISABLE_PLUGINS") or ())
+    )
+    if both:
+        warnings.warn(
+            f"{', '.join(map(repr, both))} is both listed in TENSORPLUG_PLUGINS and disabled by "
+            "TENSORPLUG_DISABLE_PLUGINS; disabling wins, so it is not loaded. Remove it from "
+            "one of them.",
+            PluginLoadWarning,
+            stacklevel=4,
+        )
     autoload = os.environ.get("TENSORPLUG_AUTOLOAD")
+    if autoload is not None and autoload.strip().lower() in _OFF:
+        ignored = [
+            v for v in ("TENSORPLUG_PLUGINS", "TENSORPLUG_DISABLE_PLUGINS") if v in os.environ
+        ]
+        if ignored:
+            warnings.warn(
+                f"TENSORPLUG_AUTOLOAD={autoload} loads no plugin, so "
+                f"{' and '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} ignored; "
+                "unset TENSORPLUG_AUTOLOAD to load the plugins they select.",
+                PluginLoadWarning,
+                stacklevel=4,
+            )
     if autoload is not None and autoload.strip().lower() not in _OFF + _ON:
         warnings.warn(
             f"TENSORPLUG_AUTOLOAD={autoload!r} is not understood; it takes 0/false/no/off to "

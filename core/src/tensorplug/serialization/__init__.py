@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -86,7 +87,30 @@ def safe_globals(safe_globals: list[Any]) -> Iterator[None]:
 def _reduce_ex(self: Tensor, protocol: Any) -> tuple[Any, ...]:
     """Pickle (and copy) by device type, dtype and data, never key bits (Note [Tensor
     pickles])."""
+    if self.requires_grad and not self.is_leaf and _for_another_process():
+        raise RuntimeError(
+            "Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd "
+            "does not support crossing process boundaries.  If you just want to transfer the "
+            "data, call detach() on the tensor before serializing (e.g., putting it on the "
+            "queue)."
+        )
     return reduce_tensor(self)
+
+
+def _for_another_process() -> bool:
+    """Whether the pickling in progress is multiprocessing's (a ``Queue``, a spawned process's
+    arguments), where PyTorch refuses a non-leaf tensor that requires grad; ``pickle.dumps``
+    and ``tp.save`` keep it as a leaf, as PyTorch's do. Told from the callers' frames, so that
+    ``import tensorplug`` does not import multiprocessing to register a reducer; looked at
+    only for such a tensor."""
+    frame: Any = sys._getframe(2)
+    for _ in range(12):
+        if frame is None:
+            return False
+        if frame.f_globals.get("__name__") == "multiprocessing.reduction":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _deepcopy(self: Tensor, memo: dict[int, Any]) -> Tensor:

@@ -169,6 +169,35 @@ def _functional_name(name: str) -> str | None:
     return None
 
 
+def _refusing(op: OpOverload) -> Callable[..., Any]:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            f"{op.name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad. Call it under "
+            "tp.no_grad(), or use the functional form."
+        )
+
+    return refuse
+
+
+def _out_functional(op: OpOverload, packets: dict[str, list[OpOverload]]) -> str | None:
+    """The functional overload of an out= overload whose name does not say it (``sort.values``
+    -> ``sort.default``, ``max.dim_max`` -> ``max.dim``): the overload of the same operator
+    taking the same arguments less the outs (a factory's TensorOptions aside)."""
+    schema = op.schema
+    if not any(a.kwarg_only and a.is_write for a in schema.arguments):
+        return None
+    options = {"dtype", "layout", "device", "pin_memory", "memory_format"}
+    mine = [(a.name, a.type) for a in schema.arguments if not a.is_write]
+    for other in packets.get(op.qualname, ()):
+        if other is op or other.schema.is_mutable:
+            continue
+        theirs = [(a.name, a.type) for a in other.schema.arguments]
+        if theirs == mine or [t for t in theirs if t[0] not in options] == mine:
+            return short_name(other.name).removesuffix(".default")
+    return None
+
+
 def _same_arguments(a: str, b: str) -> bool:
     """Whether overloads ``a`` and ``b`` take the same arguments (alias annotations aside)."""
 
@@ -190,6 +219,9 @@ def _find(short: str) -> bool:
 def register_all(lib: Any) -> int:
     """Register the Autograd kernel (or fallthrough) of every standard op; returns the count."""
     count = 0
+    packets: dict[str, list[OpOverload]] = {}
+    for op in dispatcher.ops_in("aten"):
+        packets.setdefault(op.qualname, []).append(op)
     for op in dispatcher.ops_in("aten"):
         if core_composite(op):
             continue
@@ -203,7 +235,7 @@ def register_all(lib: Any) -> int:
         table = _formulas.FORMULAS.get(short)
         functional = None
         if table is None:
-            functional = _functional_name(short)
+            functional = _functional_name(short) or _out_functional(op, packets)
             if functional is not None:
                 if functional in _formulas.NON_DIFFERENTIABLE:
                     lib.impl(op, fallthrough_kernel, "Autograd")
@@ -211,6 +243,11 @@ def register_all(lib: Any) -> int:
                     continue
                 table = _formulas.FORMULAS.get(functional)
         if table is None:
+            if functional is not None and op.schema.is_mutable:
+                # the out= overload of a composite (matmul.out): reached only when an argument
+                # requires grad, which PyTorch refuses
+                lib.impl(op, _refusing(op), "Autograd")
+                count += 1
             continue  # the fallback: works forward, raises on backward
 
         def build(

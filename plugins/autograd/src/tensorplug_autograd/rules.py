@@ -94,6 +94,9 @@ class Rule:
             used |= _names_read(fn.__code__)
         self.used = frozenset(used)  # the names the formulas read (s.<name>)
         self.saved = frozenset(i for i, _ in self.tensor_args if self.arg_names[i] in used)
+        self.saves_scalar = any(  # mul.Scalar's ``other``, not add's ``alpha``
+            a.name == "other" and a.name in used and str(a.type) == "Scalar" for a in args
+        )
         self.saves_result = "result" in used or any(n and n in used for n in self.return_names)
         self.saves_self_before = self.inplace and "self" in used
         self.list_args = frozenset(
@@ -117,7 +120,10 @@ class Rule:
             {
                 "_rule": self,
                 "__slots__": (),
-                "_saves": bool(self.saved) or self.saves_result,
+                # a Scalar ``other`` the formulas read counts as saved: PyTorch's Python calls
+                # pass it as a wrapped-number tensor (``a * 2`` is mul.Tensor), which its node
+                # saves, so a second backward through the freed graph raises there too
+                "_saves": bool(self.saved) or self.saves_result or self.saves_scalar,
                 "_spans": self.static_spans,  # what the fast kernel's calls have
             },
         )

@@ -68,7 +68,7 @@ def check_index(
 def gather(kit: Kit, self: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     xp = kit.xp
     d = wrap_dim(dim, self._data.ndim)
-    i = check_index(kit, "gather", self, index, d)
+    i = check_index(kit, "gather", self, index, d, int32_ok=True)  # (PyTorch 2.13 takes int32)
     a = self._data
     if a.ndim == 0:
         r = xp.reshape(kit.getitem(xp.reshape(a, (1,)), (xp.reshape(i, (-1,)),)), tuple(i.shape))

@@ -369,7 +369,8 @@ def build(kit: Kit) -> Kernels:
     trunc_fn = scalar_to_array(int_division("trunc"))
     rem_fn = scalar_to_array(int_division("remainder"))
     binary(kit, k, "floor_divide", floor_fn, fast_kinds="f", inplace=False, quiet=True, overload="")
-    binary(kit, k, "remainder", rem_fn, fast_kinds="f", inplace=False, quiet=True)
+    binary(kit, k, "remainder", rem_fn, rule=real_no_bool("remainder_cpu"), fast_kinds="f",
+           inplace=False, quiet=True)  # fmt: skip
     # floor_divide.Scalar is registered under "floor_divide.Scalar" by binary(kit, k, scalar=True)
 
     def fmod_fn(a: Any, b: Any) -> Any:

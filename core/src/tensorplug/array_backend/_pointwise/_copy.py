@@ -17,6 +17,7 @@ from typing import Any
 
 from ... import _backends
 from ... import dtypes as _dt
+from ..._opset.overlap import overlap_error, partially_overlap
 from ...device import canonical
 from ...device import device as Device
 from ...tensor import Tensor
@@ -103,6 +104,10 @@ def copy_(kit: Kit, self: Tensor, src: Tensor, non_blocking: bool = False) -> Te
         )
     elif src._device != self._device:
         v = kit.from_host_array(kit.to_host(v), self._device)
+    base = getattr(v, "base", None)  # Note [Memory overlap] in _opset/overlap.py
+    if base is not None and (base is self._data or base is getattr(self._data, "base", None)):
+        if partially_overlap(self._data, v):
+            raise overlap_error("aten::copy_")
     check_broadcast(tuple(self._data.shape), tuple(v.shape))
     if tuple(_standard.broadcast_shapes(kit.xp, tuple(self._data.shape), tuple(v.shape))) != tuple(
         self._data.shape
@@ -121,15 +126,35 @@ def copy_(kit: Kit, self: Tensor, src: Tensor, non_blocking: bool = False) -> Te
 
 def fill_(kit: Kit, self: Tensor, value: Scalar) -> Tensor:
     d = self._dtype
+    a = _fillable(self._data)
     if d.kind == "f" and d.itemsize == 2 and not isinstance(value, complex):
         with kit.quiet():  # PyTorch's float16 and bfloat16 fills round to inf, unchecked
-            self._data[...] = kit.scalar(value, d)
+            a[...] = kit.scalar(value, d)
         return self
     check_fits(value, d)
     if d.kind in "ui" and isinstance(value, float):
         value = int(value)
-    self._data[...] = bool(value) if d.kind == "b" else kit.scalar(value, d)
+    a[...] = bool(value) if d.kind == "b" else kit.scalar(value, d)
     return self
+
+
+def _fillable(a: Any) -> Any:
+    """``a``, or where it is a read-only NumPy view of writable memory (an expanded tensor:
+    ``broadcast_to``), a writable view of the same memory: PyTorch fills an expanded tensor
+    (``v.expand(2, 3).fill_(0)``, ``zero_()``), every element of one location taking the one
+    value, where it refuses other in-place writes to it."""
+    flags = getattr(a, "flags", None)
+    if flags is None or flags.writeable or type(a).__module__ != "numpy":
+        return a
+    owner = a.base
+    while owner is not None and not getattr(owner, "flags", flags).writeable:
+        owner = getattr(owner, "base", None)
+    if owner is None or type(owner) is not type(a) or not owner.flags.c_contiguous:
+        return a
+    offset = a.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    if offset < 0 or offset >= owner.nbytes:
+        return a
+    return type(a)(a.shape, a.dtype, buffer=owner, offset=offset, strides=a.strides)
 
 
 def local_scalar_dense(kit: Kit, self: Tensor) -> Scalar:

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ... import dtypes as _dt
+from ..._opset.overlap import overlap_error, partially_overlap
 from ...tensor import Tensor
 from .._kit import (
     _CONVERTED,
@@ -341,6 +342,9 @@ def binary(
 
             def binary_inplace(self: Tensor, other: Tensor, alpha: Scalar = 1) -> Tensor:
                 d = self._dtype
+                base = getattr(other._data, "base", None)  # Note [Memory overlap]
+                if base is not None and overlaps(self._data, other._data, base):
+                    raise overlap_error(f"aten::{name}_.Tensor")
                 if d is other._dtype and self._device is other._device:
                     if alpha == 1:
                         if d in ipfast and write(self._data, other._data, self._data):
@@ -354,6 +358,9 @@ def binary(
 
             def binary_inplace(self: Tensor, other: Tensor, alpha: Scalar = 1) -> Tensor:
                 d = self._dtype
+                base = getattr(other._data, "base", None)  # Note [Memory overlap]
+                if base is not None and overlaps(self._data, other._data, base):
+                    raise overlap_error(f"aten::{name}_.Tensor")
                 if d is other._dtype and self._device is other._device:
                     if alpha == 1:
                         if d not in ipfast:
@@ -390,6 +397,11 @@ def binary(
 
         def binary_out(self: Tensor, other: Tensor, *, alpha: Scalar = 1, out: Tensor) -> Tensor:
             d = self._dtype
+            o = out._data
+            for x in (self._data, other._data):  # Note [Memory overlap]
+                base = getattr(x, "base", None)
+                if base is not None and overlaps(o, x, base):
+                    raise overlap_error(qual_o)
             if (
                 inplace
                 and alpha == 1
@@ -431,6 +443,15 @@ def binary(
             k[f"{name}.out"] = guarded(binary_out_noalpha)
         else:
             k[f"{name}.out"] = guarded(binary_out)
+
+
+def overlaps(a: Any, b: Any, b_base: Any) -> bool:
+    """Whether ``a`` (written) partially overlaps ``b`` (read), whose ``base`` is ``b_base``:
+    a pointer compare first (arrays of different buffers never overlap), the address ranges
+    only for views of one buffer (Note [Memory overlap] in _opset/overlap.py)."""
+    if b_base is not a and b_base is not getattr(a, "base", None):
+        return False
+    return partially_overlap(a, b)
 
 
 def write_result(kit: Kit, dst: Tensor, r: Any, od: _dt.dtype, *, in_place: bool) -> None:
@@ -516,6 +537,8 @@ def unary(
             t._vc = None
             return t
         if d.kind in reject:
+            if name == "relu" and d.kind == "b":  # PyTorch's words for relu
+                raise OpError("Boolean inputs not supported for relu")
             raise OpError(f"\"{name}\" not implemented for '{torch_name(d)}'")
         cd = rule(d)
         kit.check_dtype(cd)

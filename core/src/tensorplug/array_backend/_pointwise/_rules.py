@@ -105,6 +105,17 @@ def real_no_bool(kernel_name: str) -> Rule:
     return rule
 
 
+def real_no_complex(kernel_name: str) -> Rule:
+    """Every real dtype (bool included) keeps its dtype; complex ones are refused."""
+
+    def rule(d: _dt.dtype) -> _dt.dtype:
+        if d.kind == "c":
+            raise OpError(f"\"{kernel_name}\" not implemented for '{torch_name(d)}'")
+        return d
+
+    return rule
+
+
 def real_float(kernel_name: str) -> Rule:
     """Integer and bool inputs give the default dtype; complex ones are refused."""
 

@@ -273,7 +273,10 @@ def build(kit: Kit) -> Kernels:
             )
         if kind(a) == "b":
             return kit.copy(a)
-        return xp.sign(a)
+        r = xp.sign(a)
+        if kind(a) == "f":  # PyTorch's sign(nan) is 0
+            r = xp.where(xp.isnan(r), xp.zeros_like(r), r)
+        return r
 
     unary(kit, k, "neg", neg)
     # quiet: |complex| can overflow; sin/cos of inf and complex tanh are invalid (numpy warns)

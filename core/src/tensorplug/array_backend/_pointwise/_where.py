@@ -32,6 +32,8 @@ def clamp(kit: Kit, self: Tensor, min: Scalar | None = None, max: Scalar | None 
     od = kit.result_dtype(self, *bounds)
     if od is _dt.bool:
         raise OpError("\"clamp_scalar_cpu\" not implemented for 'Bool'")
+    if od.kind == "c":
+        raise OpError("clamp is not supported for complex types")
     for b in bounds:
         check_fits(b, od)
     r = kit.as_compute(self, od)

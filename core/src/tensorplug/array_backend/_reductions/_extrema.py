@@ -145,11 +145,13 @@ def with_indices(kit: Kit, name: str, arg_name: str) -> tuple[Kernel, Kernel]:
     def indices(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
         d = self._dtype
         no_complex("arg" + name, d)
+        if d is _dt.bool:
+            raise OpError(f"arg{name}(): does not support bool input")
         a = kit.as_compute(self, d)
         device = self._device
         if dim is None:
             if a.size == 0:
-                raise OpError(
+                raise IndexError(
                     f"arg{name}(): Expected reduction dim to be specified for input.numel() == 0."
                 )
             r = arg(xp.reshape(a, (-1,)))

@@ -214,6 +214,12 @@ def _converted_call(
     raise  # the TypeError the caller is handling
 
 
+def _writes_out(e: OpEntry) -> bool:
+    """Whether the entry's op is an ``out=`` overload (a keyword-only argument it writes)."""
+    op = e.op
+    return op is not None and any(a.is_write for a in op.schema.kwarg_only)
+
+
 def _make_function(name: str, es: list[OpEntry], module: str = "tensorplug") -> Callable[..., Any]:
     target = _target(es)
     nt = _named_tuples[name if module == "tensorplug" else f"{module}.{name}"]
@@ -225,12 +231,16 @@ def _make_function(name: str, es: list[OpEntry], module: str = "tensorplug") -> 
     fn: Callable[..., Any]
     if is_factory:
         pack = _packs_int_varargs(es, method=False)
+        # a call without ``out=`` picks among the functional overloads only (``zeros`` and not
+        # ``zeros.out``): one op, not a packet, for most factories
+        plain = [e for e in es if not _writes_out(e)]
+        no_out = _target(plain) if plain else target
 
         def factory(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Any:
             if pack and args and type(args[0]) is int:  # zeros(2, 3) means zeros([2, 3])
                 args = (list(args),)
             try:
-                r = target(*args, **kwargs)
+                r = (target if "out" in kwargs else no_out)(*args, **kwargs)
             except TypeError:
                 r = _converted_call(factory, target, args, kwargs)
             if requires_grad:

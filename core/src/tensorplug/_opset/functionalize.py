@@ -137,8 +137,12 @@ def _kind(op: Any) -> tuple[str, int]:
     return got
 
 
+_FZ_BIT = _keys.get("Functionalize").bit  # a built-in key: its bit never changes
+
+
 def _below(ks: int) -> int:
-    return int(_keys.DispatchKeySet(ks).below("Functionalize"))
+    """The keys of ``ks`` below ``Functionalize`` (the backend's)."""
+    return int(ks) & _keys._state.below_mask[_FZ_BIT]
 
 
 def _tensors(values: Any) -> list[Tensor]:
@@ -149,6 +153,20 @@ def _tensors(values: Any) -> list[Tensor]:
         elif isinstance(v, list | tuple):
             out.extend(x for x in v if isinstance(x, Tensor))
     return out
+
+
+def _sync_all(values: Any, ks: int) -> None:
+    for v in values:
+        if isinstance(v, Tensor):
+            rec = v._fz_view
+            if rec is not None and rec.gen != rec.base._fz_gen:
+                _regenerate(v, rec, ks)
+        elif isinstance(v, list | tuple):
+            for x in v:
+                if isinstance(x, Tensor):
+                    rec = x._fz_view
+                    if rec is not None and rec.gen != rec.base._fz_gen:
+                        _regenerate(x, rec, ks)
 
 
 def _regenerate(t: Tensor, rec: _View, ks: int) -> None:
@@ -169,26 +187,27 @@ def sync(t: Tensor) -> None:
 
 def functionalize_fallback(op: Any, keyset: Any, *args: Any, **kwargs: Any) -> Any:
     """The boxed kernel of ``Functionalize`` (Note [Functionalization])."""
-    ks = _below(int(keyset))
+    ks = _below(keyset)
+    kind, pos = _KINDS.get(op) or _kind(op)
+    if kind == "plain":  # most calls: sync the arguments, run
+        _sync_all(args, ks)
+        if kwargs:
+            _sync_all(kwargs.values(), ks)
+        return op.redispatch(ks, *args, **kwargs)
     args, kwargs = op.schema.bind(args, kwargs, op.name)
-    for t in _tensors((*args, *kwargs.values())):
-        rec = t._fz_view
-        if rec is not None and rec.gen != rec.base._fz_gen:
-            _regenerate(t, rec, ks)
-    kind, pos = _kind(op)
+    values = (*args, *kwargs.values())
+    _sync_all(values, ks)
     result = op.redispatch(ks, *args, **kwargs)
     if kind == "view":
         _record(op, args, kwargs, pos, result)
-    elif kind == "write":
-        schema = op.schema
-        values = (*args, *kwargs.values())
-        seen: set[int] = set()
-        for a, v in zip(schema.arguments, values, strict=True):
-            if a.is_write:
-                for t in _tensors((v,)):
-                    if id(t) not in seen:
-                        seen.add(id(t))
-                        _written(t, ks)
+        return result
+    seen: set[int] = set()
+    for a, v in zip(op.schema.arguments, values, strict=True):
+        if a.is_write:
+            for t in _tensors((v,)):
+                if id(t) not in seen:
+                    seen.add(id(t))
+                    _written(t, ks)
     return result
 
 

@@ -41,9 +41,9 @@ kit's ~30 view operators and any a plugin defines work as they are; a backend ne
 scatter kernels), and it is exact for every view that selects elements, which is every view
 that keeps the dtype. The cost is an int64 index array of the base's size per write through a
 view (a lazy backend only adds it to its graph). Views that change the dtype
-(``view_as_real``, ``view_as_complex``, ``view.dtype``, ``real``/``imag``) select no elements:
-the chain is cut at them and each is inverted by its own inverse (``view_as_complex``,
-``view_as_real``, ``view.dtype`` back, ``complex`` with the other part).
+(``view_as_real``, ``view_as_complex``, ``real``/``imag``) select no elements: the chain is cut
+at them and each is inverted by its own inverse (``view_as_complex``, ``view_as_real``,
+``complex`` with the other part).
 
 Cost. Backends with real views carry no ``Functionalize`` bit, so their calls never reach this
 module: no check anywhere on their path (the key's bit is not in their key sets; the only
@@ -305,8 +305,6 @@ def _invert(step: Any, before: Tensor, new: Tensor, ks: int) -> Tensor:
         return _aten.view_as_complex.default.redispatch(ks, _contiguous(new, ks))  # type: ignore[no-any-return]
     if name == "aten::view_as_complex.default":
         return _aten.view_as_real.default.redispatch(ks, new)  # type: ignore[no-any-return]
-    if name == "aten::view.dtype":
-        return _aten.view.dtype.redispatch(ks, _contiguous(new, ks), step.in_dtype)  # type: ignore[no-any-return]
     if name == "aten::real.default":
         imag = _aten.imag.default.redispatch(ks, before)
         return _aten.complex.default.redispatch(ks, new, _contiguous(imag, ks))  # type: ignore[no-any-return]

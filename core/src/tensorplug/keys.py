@@ -390,6 +390,8 @@ def set_has_views(backend: KeyLike, has_views: bool) -> None:
             raise DispatchKeyError(
                 f"set_has_views: {b.name!r} is a {b.kind.value} key, not a backend key"
             )
+        if has_views == (b.name not in _state.no_views):
+            return  # unchanged: no recompute (every backend registered says so once)
         if has_views:
             _state.no_views.discard(b.name)
         else:

@@ -29,6 +29,7 @@ def test_builtin_order_matches_design():
         ["Tracer"],
         ["AutogradMeta", "AutogradCUDA", "AutogradCPU"],
         ["ADInplaceOrView"],
+        ["Functionalize"],
         ["BackendSelect"],
         ["Meta"],
         ["CUDA"],

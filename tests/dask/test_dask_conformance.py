@@ -8,9 +8,6 @@ int64 and bool, and the gradients (about 7,000 cases, the better part of an hour
 
 The expected failures:
 
-* views (issue 33, item 2: functionalization, not built yet). dask arrays share no memory, so
-  a view is a new array: writing through a ``view``/``transpose``/slice does not reach its base,
-  nor the base its views. The values of every view op are right; the kit's view check fails.
 * dask's linalg has no ``det``, ``slogdet``, ``eigh``, ``eig``, QR's ``mode='raw'`` nor an SVD
   with ``full_matrices=True`` (which norms, ranks and condition numbers use).
 * dask's reshape splits and merges only whole chunks evenly (the ``padding='same'``
@@ -33,47 +30,10 @@ from tensorplug.testing import OP_DB, instantiate_device_type_tests
 
 FULL = os.environ.get("TENSORPLUG_DASK_CONFORMANCE", "") == "full"
 
-VIEWS = "dask arrays share no memory: views are copies (functionalization: issue 33 item 2)"
 NO_LINALG = "dask.array.linalg has no {}"
 NO_SVD = "dask's svd has no full_matrices=True"
 
 EXPECTED: dict[str, str] = {
-    **{
-        op: VIEWS
-        for op in (
-            "t",
-            "transpose.int",
-            "swapaxes",
-            "permute",
-            "movedim.intlist",
-            "movedim.int",
-            "view",
-            "reshape",
-            "view_as",
-            "reshape_as",
-            "unsqueeze",
-            "squeeze",
-            "squeeze.dim",
-            "expand",
-            "expand_as",
-            "flatten.using_ints",
-            "unflatten.int",
-            "select.int",
-            "unbind.int",
-            "slice.Tensor",
-            "narrow",
-            "narrow.Tensor",
-            "split.Tensor",
-            "split_with_sizes",
-            "chunk",
-            "diagonal",
-            "moveaxis.int",
-            "moveaxis.intlist",
-            "ravel",
-            "broadcast_to",
-            "split.sizes",
-        )
-    },  # fmt: skip
     "linalg_det": NO_LINALG.format("det"),
     "det": NO_LINALG.format("det"),
     "linalg_slogdet": NO_LINALG.format("slogdet"),
@@ -137,8 +97,8 @@ instantiate_device_type_tests(
 
 
 def test_dask_arrays_share_no_memory():
-    """Why views fail: an assignment into a slice of a dask array is not seen by the array it
-    was sliced from (numpy's view would see it)."""
+    """Why the plugin registers ``views=False``: an assignment into a slice of a dask array is
+    not seen by the array it was sliced from (numpy's view would see it)."""
     a = da.zeros(4)
     v = a[1:3]
     v[...] = 1
@@ -166,9 +126,13 @@ def test_dask_take_with_one_index_reports_the_whole_axis():
     assert r.shape == (3, 3) and r.compute().shape == (1, 3)
 
 
-def test_views_on_dask_have_the_right_values_but_write_nowhere():
+def test_views_on_dask_write_through_to_their_base():
+    """Functionalization (docs/functionalization.md) gives dask tensors PyTorch's views."""
+    assert not tp.keys.has_views("Dask")
     x = tp.arange(6, dtype=tp.float32, device="dask")
     v = x.view(2, 3)
     assert v.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
-    v.add_(1)
-    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]  # the base is unchanged (item 2)
+    v.t()[0].add_(1)
+    assert x.tolist() == [1.0, 1.0, 2.0, 4.0, 4.0, 5.0] and x._version == 1
+    x.mul_(2)
+    assert v.tolist() == [[2.0, 2.0, 4.0], [8.0, 8.0, 10.0]]

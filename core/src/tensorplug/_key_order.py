@@ -23,6 +23,7 @@ _CHAIN: Final = (
     "Tracer",
     "<Autograd>",
     "ADInplaceOrView",
+    "Functionalize",
     "BackendSelect",
     "<third-party>",
     "Meta",

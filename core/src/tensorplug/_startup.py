@@ -6,7 +6,9 @@ Note [Start-up]
 these steps run, each once:
 
 1. the core's own fallthroughs: ``BackendSelect`` and ``ADInplaceOrView`` are keys every call
-   may pass through without a kernel (Note [BackendSelect is always included]);
+   may pass through without a kernel (Note [BackendSelect is always included]); and the
+   ``Functionalize`` fallback, which only tensors of a backend without views reach (Note
+   [Functionalization] in _opset/functionalize.py);
 2. the Python types of schema arguments (``ScalarType``, ``Device``, ``Generator``);
 3. the standard operators (native_functions.yaml) and their public functions, made on first
    use (Note [Lazy public functions] in _opset/api.py), and the ``tensorplug`` namespace's
@@ -31,6 +33,7 @@ from types import ModuleType
 
 from . import _meta, overrides, plugins, schema
 from ._opset import api as _api
+from ._opset import functionalize as _functionalize
 from ._opset import layout as _layout
 from ._opset import lu as _lu
 from ._opset import operators as _operators
@@ -61,6 +64,7 @@ def start(package: ModuleType) -> None:
     core = _library.Library("_", "IMPL", owner="tensorplug")
     core.fallback(_library.fallthrough_kernel, "BackendSelect")
     core.fallback(_library.fallthrough_kernel, "ADInplaceOrView")
+    core.fallback(_functionalize.functionalize_fallback, "Functionalize")
 
     # 2. Python types of schema arguments
     schema.register_python_type("ScalarType", dtype)

@@ -5,14 +5,15 @@ A dispatch key names one reason to run a kernel. There are four kinds (DESIGN §
 * **backend** keys name where data lives (``CPU``, ``CUDA``, ``Meta``, and any a plugin adds);
   each owns a device type string (``"cpu"``);
 * **functionality** keys add behaviour on top (``Batched``, ``Tracer``, ``ADInplaceOrView``,
-  ``BackendSelect``, and any a plugin adds);
+  ``Functionalize``, ``BackendSelect``, and any a plugin adds);
 * **per-backend functionality** keys exist once per backend: registering backend ``B``
   creates ``AutogradB`` and ``AutocastB``;
 * **alias** keys are for registration only and stand for a set of runtime keys:
   ``Autograd``, ``Autocast``, ``CompositeExplicitAutograd``, ``CompositeImplicitAutograd``,
   and ``CompositeExplicitAutogradNonFunctional`` (PyTorch's name for an explicit composite
-  built from views or in-place ops; tensorplug has no functionalization pass, so it covers
-  every backend, like ``CompositeExplicitAutograd``).
+  built from views or in-place ops; it covers every backend, like
+  ``CompositeExplicitAutograd``: functionalization runs above the backend kernel, at the
+  ``Functionalize`` key, Note [Functionalization] in _opset/functionalize.py).
 
 Note [Bits and priority]
 ~~~~~~~~~~~~~~~~~~~~~~~~
@@ -22,8 +23,8 @@ stored on existing tensors stay valid when plugins add keys; the bits of an unre
 to another key only once no live tensor carries them (Note [Bit reuse]). Priority is kept separately, as an
 ordered list recomputed whenever a key is added: the built-in chain
 
-    Batched > Autocast<B>... > Tracer > Autograd<B>... > ADInplaceOrView > BackendSelect
-            > third-party backends > Meta > CUDA > CPU
+    Batched > Autocast<B>... > Tracer > Autograd<B>... > ADInplaceOrView > Functionalize
+            > BackendSelect > third-party backends > Meta > CUDA > CPU
 
 plus the ``before=``/``after=`` constraints of plugin keys, topologically sorted. Among keys that
 the constraints leave free, the sort keeps each key next to its anchor. Because bits do not
@@ -74,6 +75,7 @@ __all__ = [
     "device_types",
     "expand",
     "get",
+    "has_views",
     "keyset",
     "per_backend",
     "plain_mask",
@@ -81,6 +83,7 @@ __all__ = [
     "register_backend",
     "register_functionality",
     "remove_listener",
+    "set_has_views",
     "tensor_keyset",
     "unregister",
 ]
@@ -183,6 +186,8 @@ class _KeyState:
         self.backend_mask = 0
         # backend name -> tensor_keyset(name), filled on use (factories ask on every call)
         self.tensor_keysets: dict[str, int] = {}
+        # backends whose arrays share no memory: their tensors carry Functionalize
+        self.no_views: set[str] = set()
 
 
 _state = _KeyState()
@@ -357,7 +362,8 @@ def keyset(*keys: KeyLike) -> DispatchKeySet:
 
 
 def tensor_keyset(backend: KeyLike) -> int:
-    """The key set a plain tensor of ``backend`` carries: the backend and its ``Autocast`` key."""
+    """The key set a plain tensor of ``backend`` carries: the backend and its ``Autocast`` key,
+    and ``Functionalize`` for a backend without views (:func:`set_has_views`)."""
     cache = _state.tensor_keysets  # replaced, not cleared, when keys change: no stale entry
     if type(backend) is str:
         ks = cache.get(backend)
@@ -365,8 +371,37 @@ def tensor_keyset(backend: KeyLike) -> int:
             return ks
     b = get(backend)
     ks = (1 << b.bit) | (1 << per_backend("Autocast", b).bit)
+    if b.name in _state.no_views:
+        ks |= _state.by_name["Functionalize"].mask
     cache[b.name] = ks
     return ks
+
+
+def set_has_views(backend: KeyLike, has_views: bool) -> None:
+    """Declare whether ``backend``'s arrays share memory (``has_views=True``, the default of
+    every backend: numpy, CuPy) or not (``False``: dask, array_api_strict, any library whose
+    view functions copy). Tensors of a backend without views made from then on carry the
+    ``Functionalize`` key, whose kernel gives them PyTorch's view semantics (Note
+    [Functionalization] in _opset/functionalize.py); ``tp.array_backend.register(...,
+    views=False)`` calls this."""
+    with registry_lock:
+        b = get(backend)
+        if b.kind is not KeyKind.BACKEND:
+            raise DispatchKeyError(
+                f"set_has_views: {b.name!r} is a {b.kind.value} key, not a backend key"
+            )
+        if has_views == (b.name not in _state.no_views):
+            return  # unchanged: no recompute (every backend registered says so once)
+        if has_views:
+            _state.no_views.discard(b.name)
+        else:
+            _state.no_views.add(b.name)
+        _recompute()
+
+
+def has_views(backend: KeyLike) -> bool:
+    """Whether ``backend``'s arrays share memory (:func:`set_has_views`)."""
+    return get(backend).name not in _state.no_views
 
 
 # --- registration ---------------------------------------------------------------------------
@@ -472,6 +507,7 @@ def unregister(name: KeyLike) -> None:
         names = [k.name]
         if k.kind is KeyKind.BACKEND:
             names += [fam + k.name for fam in PER_BACKEND_FAMILIES]
+        _state.no_views.discard(k.name)
         for n in names:
             gone = _state.by_name.pop(n, None)
             _state.constraints.pop(n, None)
@@ -511,7 +547,7 @@ def _recompute() -> None:
     _state.below_mask = below
     plain = 0
     for k in order:
-        if k.kind is KeyKind.BACKEND or k.family == "Autocast":
+        if k.kind is KeyKind.BACKEND or k.family == "Autocast" or k.name == "Functionalize":
             plain |= 1 << k.bit
     _state.plain_mask = plain
     _state.backend_mask = sum(1 << k.bit for k in order if k.kind is KeyKind.BACKEND)
@@ -554,7 +590,7 @@ def initial_not_excluded() -> int:
 
 
 def _builtin() -> None:
-    for name in ("Batched", "Tracer", "ADInplaceOrView", "BackendSelect"):
+    for name in ("Batched", "Tracer", "ADInplaceOrView", "Functionalize", "BackendSelect"):
         (bit,) = _new_bits([(name, False)])
         _add_key(DispatchKey(name, KeyKind.FUNCTIONALITY, bit))
     for alias in (
@@ -583,7 +619,8 @@ def all_runtime_mask() -> int:
 
 
 def plain_mask() -> int:
-    """Bits of backend and ``Autocast<B>`` keys: ``ks & plain_mask()`` strips functionality."""
+    """Bits of backend and ``Autocast<B>`` keys, and ``Functionalize`` (which a tensor of a
+    backend without views always carries): ``ks & plain_mask()`` strips functionality."""
     return _state.plain_mask
 
 

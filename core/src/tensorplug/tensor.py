@@ -68,6 +68,11 @@ class Tensor(_Declared):
     _base: Tensor | None = None
     _storage_base: Tensor | None = None  # what a detach() shares memory with (storage.py)
     _batched: Any = None
+    # Functionalization (Note [Functionalization] in _opset/functionalize.py): a view's record
+    # of how to regenerate it from its base, and a base's generation; only tensors of a backend
+    # without views ever set them
+    _fz_view: Any = None
+    _fz_gen: int = 0
     # The tensor protocol for plugins: the slots above under public names (set below the class)
     tp_data: Any
     tp_dtype: _dtypes.dtype

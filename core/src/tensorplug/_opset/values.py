@@ -12,6 +12,7 @@ from .. import dtypes as _dtypes
 from ..keys import DispatchKeySet, KeyKind
 from ..ops import ops
 from ..tensor import LogicalShape, Tensor, no_storage_error
+from .functionalize import sync
 
 # Functions ``fn(tensor, method)`` called before ``tolist()`` / ``numpy()`` hand a tensor's values
 # to Python outside the dispatcher (plugins add them: KernelRegistry.add_value_read_hook).
@@ -42,6 +43,8 @@ def item(self: Tensor) -> Any:
 
 
 def _host(self: Tensor) -> Any:
+    if self._fz_view is not None:  # a view of a backend without views (Note [Functionalization])
+        sync(self)
     data = self._data
     if type(data) is LogicalShape:  # Note [Wrapper tensors] in tensor.py
         raise no_storage_error()
@@ -87,6 +90,8 @@ def numpy(self: Tensor, *, force: bool = False) -> Any:
                 "copy the tensor to host memory first."
             )
         return _host(self)
+    if self._fz_view is not None:
+        sync(self)
     data = self._data
     if type(data) is LogicalShape:
         raise no_storage_error()

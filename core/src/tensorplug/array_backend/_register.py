@@ -245,6 +245,7 @@ def register(
     special: Any = None,
     lazy: bool | None = None,
     strided: bool | None = None,
+    views: bool = True,
 ) -> ArrayBackend:
     """Register the array kernels for backend ``key`` over array namespace ``xp``.
 
@@ -275,12 +276,17 @@ def register(
       formats: Note [Strided layout] in tensorplug/_strides.py). Default: detected, true when
       the library has ``lib.stride_tricks.as_strided`` and its arrays describe their memory
       (``__array_interface__`` or ``__cuda_array_interface__``, as numpy's and CuPy's do).
+    * ``views=False``: ``xp``'s arrays share no memory (its slices and transposes are copies:
+      dask, array_api_strict), so the backend's tensors carry the ``Functionalize`` key, which
+      gives them PyTorch's view semantics (``tp.keys.set_has_views``; Note
+      [Functionalization] in _opset/functionalize.py).
 
     ``xp`` is used as it is when it implements the array API standard, else adapted by
     array-api-compat (:func:`standard_namespace`); the kernels call only the standard and the
     extensions of Note [Optional extensions] in _kit.py, each with a standard fallback.
     """
     k, dev_type = backend_key("register", key, device_type)
+    _keys.set_has_views(k, views)  # before the kit reads the backend's tensor key set
     if dtypes is None:
         storage, compute = _default_storage(xp)
     else:

@@ -2,7 +2,8 @@
 
 array_api_strict implements the array API standard and nothing more, so this plugin shows
 that tensorplug's generic kernels need nothing beyond the standard: the whole backend is the
-template call of ``tensorplug.array_backend.register``.
+template call of ``tensorplug.array_backend.register``, with ``views=False`` because the
+standard promises no views (functionalization gives them, docs/functionalization.md).
 """
 
 from __future__ import annotations
@@ -23,4 +24,4 @@ def tensorplug_add_keys(keys: Any) -> None:
 
 @tp.hookimpl
 def tensorplug_register_kernels(registry: Any) -> None:
-    tp.array_backend.register(registry, "Strict", array_api_strict)
+    tp.array_backend.register(registry, "Strict", array_api_strict, views=False)

@@ -33,6 +33,7 @@ def load() -> dict[str, Any]:
         "from_host": from_host,
         "make_rng": make_rng,
         "special": SpecialFunctions(),
+        "views": False,  # dask arrays share no memory: functionalization gives views
     }
 
 

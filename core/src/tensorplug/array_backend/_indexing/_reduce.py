@@ -139,8 +139,8 @@ def scatter_reduce(
     vals = xp.reshape(s[tuple(slice(0, n) for n in ishape)], (-1,))
     flat = xp.reshape(a, (-1,))
     if not include_self:
-        start = kit.scalar(_identity(kit, reduce, dt), dt)
-        flat = _standard.scatter(kit, kit.copy(flat), pos, xp.broadcast_to(start, pos.shape), False)
+        start = xp.full(pos.shape, _identity(kit, reduce, dt), dtype=flat.dtype)
+        flat = _standard.scatter(kit, kit.copy(flat), pos, start, False)
     if dt is _dt.bool and reduce in ("sum", "mean"):
         out = reduce_at(kit, flat, pos, vals, "amax")  # a bool sum is a logical or
     elif dt is _dt.bool and reduce == "prod":

@@ -9,6 +9,7 @@ import textwrap
 import zipfile
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,7 +53,29 @@ def sites(tmp_path, monkeypatch) -> tuple[Path, Path]:
     return a, b
 
 
-def test_scan_matches_importlib_metadata(sites):
+@pytest.fixture
+def plain_finders(monkeypatch) -> None:
+    """The standard library's metadata finder alone, as in a plain environment: a process that
+    imported the ``importlib_metadata`` backport (dask does) has it disable the stdlib finder
+    and serve metadata itself, and the scan then rightly leaves the work to importlib."""
+    import importlib.metadata
+    from importlib.machinery import PathFinder
+
+    def find_distributions(*args: Any, **kwargs: Any) -> Any:
+        return importlib.metadata.MetadataPathFinder.find_distributions(*args, **kwargs)
+
+    if getattr(PathFinder, "find_distributions", None) is None:
+        monkeypatch.setattr(
+            PathFinder, "find_distributions", staticmethod(find_distributions), raising=False
+        )
+    monkeypatch.setattr(
+        sys,
+        "meta_path",
+        [f for f in sys.meta_path if f is PathFinder or not hasattr(f, "find_distributions")],
+    )
+
+
+def test_scan_matches_importlib_metadata(sites, plain_finders):
     a, b = sites
     dist_info(a, "pkg_one-1.0.dist-info", "pkg-one", "1.0", f"""
         # a comment

@@ -40,7 +40,7 @@ def _matmul_self(g: Tensor, self_shape: Shape, other: Tensor) -> Tensor:
     return _sum_to(g.matmul(_mH(other)), self_shape)
 
 
-def _matmul_other(g: Tensor, self: Tensor, other_shape: Shape) -> Tensor:
+def _matmul_other(g: Tensor, self: Tensor, other: Tensor, other_shape: Shape) -> Tensor:
     if self.ndim == 1 and len(other_shape) == 1:  # dot
         return g * _cj(self)
     if self.ndim == 1:  # (k,) @ (..., k, m)
@@ -51,6 +51,8 @@ def _matmul_other(g: Tensor, self: Tensor, other_shape: Shape) -> Tensor:
         # (..., n, k) @ (k, m): the batch sum of the per-matrix products is one product of
         # the stacked rows, (k, B n) @ (B n, m), which a GEMM runs at once
         return _mH(self.reshape(-1, self.shape[-1])).matmul(g.reshape(-1, g.shape[-1]))
+    if self.ndim == 2 and len(other_shape) == 2:
+        return _mm_mat2(g, self, other)  # ``x @ w.T``: the weight's layout (as mm's)
     return _sum_to(_mH(self).matmul(g), other_shape)
 
 
@@ -83,7 +85,7 @@ defderiv(
 defderiv(
     "matmul",
     self=lambda g, s: _matmul_self(g, s.self_shape, s.other),
-    other=lambda g, s: _matmul_other(g, s.self, s.other_shape),
+    other=lambda g, s: _matmul_other(g, s.self, s.other, s.other_shape),
 )
 defderiv(
     "addmm",

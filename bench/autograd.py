@@ -6,7 +6,10 @@
   for that call (:func:`python_floor`, a model);
 * a training step of an MLP 784-128-10 (batch 64, ReLU, cross-entropy): forward + backward,
   and with an SGD update (goal for both: at most 1.20x the hand-written numpy step, ahead of
-  torch eager).
+  torch eager);
+* the same step written each way users write it (``F.linear`` or ``@``/``+``, ``backward()``
+  or ``autograd.grad``, SGD or Adam: :func:`forms`), against torch eager's same form (goal:
+  at most 1.0x torch each).
 
 The numpy step is the floor: the same arithmetic written by hand, with no graph. Next to it,
 the floor of any autograd written in Python: the same step on a bare pure-Python autograd over
@@ -354,11 +357,73 @@ def mlp() -> None:
         )
 
 
+FORMS = [
+    (model, grad, opt)
+    for model in ("F.linear", "@ and +")
+    for grad in ("backward()", "autograd.grad")
+    for opt in ("SGD", "Adam")
+]
+
+
+def form_step(lib: Any, model: str, grad: str, opt: str) -> Any:
+    """The MLP step written one of the ways users write it (issue 34): the layers as
+    ``F.linear`` or as ``@``/``+``; the gradients by ``loss.backward()`` or by
+    ``autograd.grad`` put into ``.grad``; the update by the library's SGD or Adam."""
+    xn, yn, *params_np = mlp_data()
+    if lib is tp:
+        x, y = tp.tensor(xn), tp.tensor(yn)
+        params = [tp.tensor(p, requires_grad=True) for p in params_np]
+    else:
+        x, y = lib.from_numpy(xn), lib.from_numpy(yn)
+        params = [lib.tensor(p, requires_grad=True) for p in params_np]
+    w1, b1, w2, b2 = params
+    f = lib.nn.functional
+    o = lib.optim.SGD(params, lr=LR) if opt == "SGD" else lib.optim.Adam(params, lr=1e-3)
+
+    def forward() -> Any:
+        if model == "F.linear":
+            return f.linear(f.linear(x, w1, b1).relu(), w2, b2)
+        return lib.relu(x @ w1.T + b1) @ w2.T + b2
+
+    def step() -> Any:
+        loss = f.cross_entropy(forward(), y)
+        if grad == "backward()":
+            o.zero_grad()
+            loss.backward()
+        else:
+            for p, g in zip(params, lib.autograd.grad(loss, params), strict=True):
+                p.grad = g
+        o.step()
+        return loss
+
+    return step
+
+
+def forms() -> None:
+    """Every form of the step against torch eager's same form, interleaved in one process
+    (goal, issue 34: each at most 1.0x torch, none regressing to reach another)."""
+    if torch is None:
+        print("forms of the MLP step: torch is not importable here, so there is no ratio to show")
+        return
+    fns: dict[Any, Any] = {}
+    for form in FORMS:
+        fns[("tp", *form)] = form_step(tp, *form)
+        fns[("torch", *form)] = form_step(torch, *form)
+    t = interleaved(fns, number=30, rounds=15)
+    print(
+        "MLP 784-128-10, batch 64, float32: each form of the step, tensorplug against torch eager"
+    )
+    for form in FORMS:
+        a, b = t[("tp", *form)], t[("torch", *form)]
+        print(f"  {' / '.join(form):34s} {us(a)}  torch {us(b)}  {a / b:5.2f}x torch")
+
+
 def main() -> None:
     if "autograd" not in tp.plugins.loaded_names():
         sys.exit("bench/autograd.py needs the tensorplug-autograd plugin")
     tiny()
     mlp()
+    forms()
 
 
 if __name__ == "__main__":

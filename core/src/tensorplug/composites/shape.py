@@ -386,3 +386,8 @@ def repeat_interleave_self_tensor(
         )
     index = aten.repeat_interleave.Tensor(repeats, output_size=output_size)
     return aten.index_select.default(x, d, index)
+
+
+def swapaxes_(self: Any, axis0: int, axis1: int) -> Any:
+    """``swapaxes`` in place (an alias of ``transpose_``, as in PyTorch)."""
+    return aten.transpose_.default(self, axis0, axis1)

@@ -367,8 +367,8 @@ def build(kit: Kit) -> Kernels:
     floor_fn = scalar_to_array(int_division("floor"))
     trunc_fn = scalar_to_array(int_division("trunc"))
     rem_fn = scalar_to_array(int_division("remainder"))
-    binary(kit, k, "floor_divide", floor_fn, fast_kinds="f", inplace=False, quiet=True, overload="")
-    binary(kit, k, "remainder", rem_fn, fast_kinds="f", inplace=False, quiet=True)
+    binary(kit, k, "floor_divide", floor_fn, fast_kinds="f", quiet=True, overload="")
+    binary(kit, k, "remainder", rem_fn, fast_kinds="f", quiet=True)
     # floor_divide.Scalar is registered under "floor_divide.Scalar" by binary(kit, k, scalar=True)
 
     def fmod_fn(a: Any, b: Any) -> Any:
@@ -450,7 +450,7 @@ def build(kit: Kit) -> Kernels:
         ("gt", xp.greater),
         ("ge", xp.greater_equal),
     ):
-        binary(kit, k, cmp, fn, out_rule=to_bool, inplace=False)
+        binary(kit, k, cmp, fn, out_rule=to_bool)
 
     def logical(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         b_t = storage[_dt.bool]
@@ -487,8 +487,13 @@ def build(kit: Kit) -> Kernels:
         ("bitwise_xor", xp.bitwise_xor),
     ):
         binary(
-            kit, k, bw, fn, rule=integral_only(bw), fast_kinds="bui", scalar=False, inplace=False
+            kit, k, bw, fn, rule=integral_only(bw), fast_kinds="bui", scalar=False
         )
+
+    # --- in-place logic (issue 29): the result (bool) is written in self's dtype, as PyTorch
+    # writes 1 and 0 into a floating self
+    inplace(kit, k, "logical_and_", "logical_and")
+    inplace(kit, k, "logical_or_", "logical_or")
 
     inplace(kit, k, "atan2_", "atan2", promoted=True)
     inplace(kit, k, "hypot_", "hypot", promoted=True)

@@ -74,6 +74,16 @@ defderiv(
 defderiv("fmod.Scalar", self=lambda g, s: g)
 nondifferentiable("floor_divide", "floor_divide.Scalar")
 
+# --- in-place comparisons (issue 29): the results are 0 and 1 written into self, whose old
+# values get zero gradients (derivatives.yaml's eq_), as do the other operand's
+for _cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
+    defderiv(f"{_cmp}_.Scalar", self=lambda g, s: _zeros(g, s.self_shape))
+    defderiv(
+        f"{_cmp}_.Tensor",
+        self=lambda g, s: _zeros(g, s.self_shape),
+        other=lambda g, s: _zeros(g, s.other_shape),
+    )
+
 
 def _pow_self_scalar(g: Tensor, self: Tensor, exponent: Any) -> Tensor:
     if exponent == 0:

@@ -96,6 +96,32 @@ def _transpose_rule(op: Any, self: BatchedTensor, dim0: int, dim1: int) -> Any:
     return wrap(op(self.value, _phys(d0, b), _phys(d1, b)), b, self.level)
 
 
+# --- in-place views (issue 29): self becomes the view the functional op's rule makes -----------
+# (Note [In-place views] in tensorplug_autograd/inplace_views.py): its value, batch dim and
+# logical shape are the view's.
+_INPLACE_VIEWS = {
+    "squeeze_": aten.squeeze.default,
+    "squeeze_.dim": aten.squeeze.dim,
+    "unsqueeze_": aten.unsqueeze.default,
+    "transpose_": aten.transpose.int,
+}
+
+
+@defrule("squeeze_.default", "squeeze_.dim", "unsqueeze_.default", "transpose_.default")
+def _inplace_view(op: Any) -> Kernel:
+    view_op = _INPLACE_VIEWS[op.name.partition("::")[2].removesuffix(".default")]
+
+    def kernel(self: Any, *args: Any) -> Any:
+        if type(self) is not BatchedTensor:
+            return passdown(op, (self, *args), {})
+        view = view_op(self, *args)  # the functional op's rule, at self's level
+        self.value, self.bdim = view.value, view.bdim
+        self.tp_data = view.tp_data  # the logical shape
+        return self
+
+    return kernel
+
+
 @defrule("permute.default")
 @_unary_view
 def _permute_rule(op: Any, self: BatchedTensor, dims: Any) -> Any:

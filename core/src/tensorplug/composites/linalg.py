@@ -328,10 +328,11 @@ def addbmm_(self: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 
 
 
 def t_(self: Any) -> Any:
-    """``t()`` in place: a matrix transposed, a vector or scalar left as it is."""
+    """``t()`` in place: a matrix transposed, a vector or scalar left as it is (still an
+    in-place op: its version moves on, as PyTorch's ``transpose_(0, 0)``)."""
     nd = self.ndim
     if nd > 2:
         raise RuntimeError(
             f"aten::t_: t_() expects a tensor with <= 2 dimensions, but self is {nd}D"
         )
-    return aten.transpose_.default(self, 0, 1) if nd == 2 else self
+    return aten.transpose_.default(self, 0, 0 if nd < 2 else 1)

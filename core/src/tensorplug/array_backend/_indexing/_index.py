@@ -351,9 +351,7 @@ def take(kit: Kit, self: Tensor, index: Tensor) -> Tensor:
     return kit.wrap(kit.getitem(flat, (i,)), self._dtype, self._device)
 
 
-def put_(
-    kit: Kit, self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False
-) -> Tensor:
+def put_(kit: Kit, self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """``self.put_(index, source)``: ``source``'s values written at the flat (row-major)
     positions ``index`` of self; with ``accumulate``, added, repeated positions adding up."""
     xp = kit.xp

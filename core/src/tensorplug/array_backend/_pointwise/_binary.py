@@ -486,9 +486,7 @@ def build(kit: Kit) -> Kernels:
         ("bitwise_or", xp.bitwise_or),
         ("bitwise_xor", xp.bitwise_xor),
     ):
-        binary(
-            kit, k, bw, fn, rule=integral_only(bw), fast_kinds="bui", scalar=False
-        )
+        binary(kit, k, bw, fn, rule=integral_only(bw), fast_kinds="bui", scalar=False)
 
     # --- in-place logic (issue 29): the result (bool) is written in self's dtype, as PyTorch
     # writes 1 and 0 into a floating self

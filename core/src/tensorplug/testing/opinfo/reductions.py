@@ -1224,3 +1224,11 @@ add(
         returns_names=("values", "indices"),
     )
 )
+
+
+# --- cumsum_ and cumprod_ (issue 29) ------------------------------------------------------------
+
+from ._core import OP_DB, add_inplace_of_shape  # noqa: E402
+
+for _name in ("cumsum", "cumprod"):
+    add_inplace_of_shape(next(i for i in OP_DB if i.name == _name), f"{_name}_", f"{_name}_")

@@ -976,3 +976,18 @@ add(
         result_dtype=fixed("int64"),
     )
 )
+
+
+# --- in-place views (issue 29): self becomes the view -------------------------------------------
+
+from ._core import OP_DB, add_inplace_of_shape  # noqa: E402
+
+for _base_name, _name in (
+    ("squeeze", "squeeze_"),
+    ("squeeze.dim", "squeeze_.dim"),
+    ("unsqueeze", "unsqueeze_"),
+    ("transpose.int", "transpose_"),
+    ("swapaxes", "swapaxes_"),
+    ("t", "t_"),
+):
+    add_inplace_of_shape(next(i for i in OP_DB if i.name == _base_name), _name, _name.split(".")[0])

@@ -24,11 +24,11 @@ from ._kit import (
     Kernels,
     Kit,
     OpError,
-    cpp_name,
     bind,
     check_broadcast,
     check_fits,
     check_sizes,
+    cpp_name,
     torch_name,
 )
 

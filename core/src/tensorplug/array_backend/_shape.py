@@ -25,6 +25,7 @@ from typing import Any
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._kit import (
+    Kernel,
     Kernels,
     Kit,
     OpError,

@@ -65,3 +65,30 @@ def full_like(
     memory_format: Any = None,
 ) -> Any:
     return aten.full.default(list(self.shape), fill_value, **_like(self, dtype, device))
+
+
+def new_empty_strided(
+    self: Any,
+    size: Any,
+    stride: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+) -> Any:
+    """An uninitialized tensor of ``size`` with ``self``'s dtype and device unless given.
+    ``stride`` is checked for length and otherwise not kept: a backend's new array is
+    contiguous (row-major)."""
+    if len(stride) != len(size):
+        raise RuntimeError(
+            f"aten::new_empty_strided: dimensionality of sizes ({len(size)}) must match "
+            f"dimensionality of strides ({len(stride)})"
+        )
+    return aten.empty.memory_format(
+        list(size),
+        dtype=dtype if dtype is not None else self.dtype,
+        layout=layout,
+        device=device if device is not None else self.device,
+        pin_memory=pin_memory,
+    )

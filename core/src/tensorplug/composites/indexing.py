@@ -51,3 +51,15 @@ def fill_diagonal_(self: Any, fill_value: Any, wrap: bool = False) -> Any:
         aten.eq.Scalar(aten.remainder.Scalar(pos, step), 0), aten.lt.Scalar(pos, limit)
     )
     return aten.masked_fill_.Scalar(self, aten.reshape.default(on, shape), fill_value)
+
+
+def nonzero_static(self: Any, *, size: int, fill_value: int = -1) -> Any:
+    """``nonzero`` with exactly ``size`` rows: cut, or padded with ``fill_value``."""
+    if size < 0:
+        raise RuntimeError("aten::nonzero_static: 'size' must be an non-negative integer")
+    nz = aten.nonzero.default(self)
+    n, ndim = nz.shape
+    if n >= size:
+        return aten.slice.Tensor(nz, 0, 0, size)
+    pad = aten.full.default([size - n, ndim], fill_value, dtype=nz.dtype, device=self.device)
+    return aten.cat.default([nz, pad], 0)

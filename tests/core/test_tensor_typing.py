@@ -28,6 +28,7 @@ def test_every_method_and_operator_of_tensor_is_declared() -> None:
         set(gen.yaml_methods()) | set(gen.OPERATORS) | set(gen.FUNCTIONAL) | set(gen.PROPERTIES)
     ) | set(gen.SERIALIZATION)
     declared |= gen.defined_on_tensor() | set(gen.CLASSMETHODS)
+    declared |= set(gen.ATTRIBUTES) | set(gen.ATTRIBUTE_PROPERTIES)
     for name in dir(tp):  # make every lazily made method
         getattr(tp, name, None)
     standard = {n for n in vars(tp.Tensor) if not n.startswith("_") or n.endswith("__")}

@@ -59,6 +59,8 @@ def convert_error(qual: str, e: BaseException, key: str = "") -> BaseException:
     cls: type[BaseException] = IndexError if isinstance(e, IndexError) else RuntimeError
     if isinstance(e, OpTypeError):
         cls = TypeError
+    elif isinstance(e, NotImplementedError):
+        cls = NotImplementedError
     if isinstance(e, (OpError, OpTypeError)) or cls is IndexError:
         out = cls(f"{qual}: {msg}")
     else:

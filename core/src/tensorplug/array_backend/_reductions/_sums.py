@@ -22,6 +22,7 @@ from .._kit import (
     Kit,
     OpError,
     Scalar,
+    cpp_name,
     guard,
     guarded,
     optional,
@@ -424,6 +425,11 @@ def scan_inplace(kit: Kit, scan: Kernel) -> Kernel:
     """``cumsum_`` / ``cumprod_``: the scan (in ``dtype`` when given) written into self."""
 
     def scan_(self: Tensor, dim: int, *, dtype: _dt.dtype | None = None) -> Tensor:
+        if dtype is not None and dtype is not self._dtype:
+            raise OpError(
+                f"Bad in-place call: input tensor dtype {cpp_name(self._dtype)} and output "
+                f"tensor dtype {cpp_name(dtype)} should match"
+            )
         r = scan(self, dim, dtype=dtype)
         write_result(kit, self, r._data, r._dtype, in_place=True)
         return self

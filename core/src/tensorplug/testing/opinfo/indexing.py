@@ -795,3 +795,30 @@ add(
         kind="inplace",
     )
 )
+
+
+def _nonzero_static_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    for s in _nonzero_samples(d, rng):
+        x = s.args[0]
+        n = int(np.count_nonzero(x)) if x.ndim else int(x != 0)
+        yield S(f"{s.name}_cut", x, size=max(n - 1, 0))
+        yield S(f"{s.name}_pad", x, size=n + 2, fill_value=-7)
+
+
+def _ref_nonzero_static(x: Any, *, size: int, fill_value: int = -1) -> Any:
+    nz = _ref_nonzero(x)
+    pad = np.full((max(size - nz.shape[0], 0), nz.shape[1]), fill_value, np.int64)
+    return np.concatenate([nz[:size], pad], axis=0)
+
+
+add(
+    OpInfo(
+        "nonzero_static",
+        op=fn("nonzero_static"),
+        method=meth("nonzero_static"),
+        sample_inputs=_nonzero_static_samples,
+        ref=_ref_nonzero_static,
+        dtypes=ALL,
+        result_dtype=fixed("int64"),
+    )
+)

@@ -113,7 +113,7 @@ EXPRESSIONS = [
     "T.unsafe_split(v, 2)", "x.unsafe_split_with_sizes([1, 1])", "T.unsafe_split_with_sizes(v, [1, 2])",
     "x.module_load(T.ones(2, 2))", "x.clone().module_load(T.ones(2, 2), assign=True)",
     "x.record_stream(None)", "x.xpu()", "x.ipu()", "x.mtia()",
-    "x.lstsq(x)", "x.solve(x)", "x.eig()", "x.symeig()",
+    "x.lstsq(x)", "x.solve(x)", "x.eig()", "x.symeig()", "x.reinforce(x)",
     # properties
     "x.H", "x.cfloat().mul(1j).H", "x.cfloat().mH", "T.zeros(2, 3, 4).mH.shape", "T.zeros(3).H",
     "T.zeros(2, 3, 4).H", "T.zeros(3).mH", "T.tensor(2.0).H",

@@ -107,6 +107,7 @@ ATTRIBUTES = {
     **{n: "Tensor" for n in ("to_dense", "dequantize", "coalesce", "indices", "values")},
     **{n: "Any" for n in ("type", "get_device", "ndimension", "is_inference", "record_stream")},
     **{n: "Any" for n in ("lstsq", "solve", "eig", "symeig", "dense_dim", "sparse_dim")},
+    "reinforce": "Any",
     **{
         n: "Any"
         for n in (

@@ -260,6 +260,14 @@ def _removed(name: str, message: str) -> Callable[..., Any]:
     return removed
 
 
+def _reinforce(self: Tensor, reward: Any) -> None:
+    raise RuntimeError(
+        "reinforce() was removed. Use a score-function estimator instead: sample an action "
+        "from the probabilities, then backward() through -log(probs[action]) * reward "
+        "(PyTorch's torch.distributions.Categorical(probs).log_prob(action))."
+    )
+
+
 def _adjoint_check(self: Tensor, name: str) -> bool:
     """Whether ``self`` is 0-d (PyTorch warns and conjugates), else checks its rank."""
     nd = self.ndim
@@ -366,6 +374,7 @@ METHODS: dict[str, Any] = {
     "solve": _removed("solve", _SOLVE),
     "eig": _removed("eig", _EIG),
     "symeig": _removed("symeig", _SYMEIG),
+    "reinforce": _reinforce,
     "H": property(_H),
     "mH": property(_mH),
     "volatile": property(_volatile),

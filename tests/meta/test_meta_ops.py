@@ -30,6 +30,7 @@ READS_VALUES = {
     "repeat_interleave.Tensor", "repeat_interleave.self_Tensor", "narrow.Tensor",
     "index.Tensor", "index_put", "index_put_",  # with boolean masks
     "istft",  # its window-envelope check reads a value (item()), as PyTorch's
+    "is_nonzero",  # bool() of the one value
 }  # fmt: skip
 REFUSAL = re.compile(r"depends on the values of its inputs|cannot be called on meta tensors|"
                      r"without output_size")  # fmt: skip

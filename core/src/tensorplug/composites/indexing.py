@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import dtypes as _dt
 from ..ops import ops
 
 aten = ops.aten
@@ -57,6 +58,8 @@ def nonzero_static(self: Any, *, size: int, fill_value: int = -1) -> Any:
     """``nonzero`` with exactly ``size`` rows: cut, or padded with ``fill_value``."""
     if size < 0:
         raise RuntimeError("aten::nonzero_static: 'size' must be an non-negative integer")
+    if self.device.type == "meta":  # the shape is static: what PyTorch's meta kernel gives
+        return aten.empty.memory_format([size, self.ndim], dtype=_dt.int64, device=self.device)
     nz = aten.nonzero.default(self)
     n, ndim = nz.shape
     if n >= size:

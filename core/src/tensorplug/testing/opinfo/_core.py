@@ -504,6 +504,9 @@ def add_inplace_of_shape(
                     continue
             if _CATEGORY[base.result_dtype(s, d)] > _CATEGORY[dtype_name(self_)]:
                 continue
+            dt = s.kwargs.get("dtype")
+            if isinstance(dt, DT) and dt.name != dtype_name(self_):
+                continue  # an in-place op computes in self's dtype (cumsum_'s dtype= is self's)
             yield s
 
     add(

@@ -203,9 +203,9 @@ def forward_kernel(op: OpOverload, keyset: Any, *args: Any, **kwargs: Any) -> An
             return op.redispatch(down, *args, **kwargs)
         if "inplace_view" in op.tags:  # the tangent takes the same view (Note [In-place views])
             out = op.redispatch(down, *args, **kwargs)
-            t = dual.tangent(args[0], level)
-            if t is not None:
-                op(t, *args[1:], **kwargs)
+            tan = dual.tangent(args[0], level)
+            if tan is not None:
+                op(tan, *args[1:], **kwargs)
             return out
         values = _values(rule, op, args, kwargs)
         before = None

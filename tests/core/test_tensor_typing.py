@@ -29,6 +29,7 @@ def test_every_method_and_operator_of_tensor_is_declared() -> None:
     ) | set(gen.SERIALIZATION)
     declared |= set(gen.LAYOUT) | set(gen.LAYOUT_PROPERTIES)
     declared |= gen.defined_on_tensor() | set(gen.CLASSMETHODS)
+    declared |= set(gen.ATTRIBUTES) | set(gen.ATTRIBUTE_PROPERTIES)
     for name in dir(tp):  # make every lazily made method
         getattr(tp, name, None)
     standard = {n for n in vars(tp.Tensor) if not n.startswith("_") or n.endswith("__")}

@@ -33,6 +33,7 @@ READS_VALUES = {
     # issue 29: lengths from values (combinations picks with nonzero of a mask, as PyTorch's
     # masked_select), indices given as a tensor, weights checked by value
     "bincount", "argwhere", "combinations", "tensor_split.tensor_indices_or_sections", "cov",
+    "is_nonzero",  # bool() of the one value
 }  # fmt: skip
 REFUSAL = re.compile(r"depends on the values of its inputs|cannot be called on meta tensors|"
                      r"without output_size")  # fmt: skip

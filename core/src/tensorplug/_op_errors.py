@@ -15,12 +15,25 @@ from collections.abc import Sequence
 
 from . import dtypes as _dt
 
-__all__ = ["OpError", "OpTypeError", "cpp_name", "fmt_shape", "infer_size", "torch_name"]
+__all__ = [
+    "OpError",
+    "OpNotImplementedError",
+    "OpTypeError",
+    "cpp_name",
+    "fmt_shape",
+    "infer_size",
+    "torch_name",
+]
 
 
 class OpError(RuntimeError):
     """An error a kernel raises with PyTorch's wording; ``array_backend``'s ``guard`` adds the
     op name."""
+
+
+class OpNotImplementedError(OpError, NotImplementedError):
+    """A dtype the kernel does not implement (PyTorch's ``"add_cpu" not implemented for
+    'Bool'``): it stays a ``NotImplementedError``, as PyTorch's is."""
 
 
 class OpTypeError(TypeError):

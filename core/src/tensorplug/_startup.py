@@ -34,12 +34,14 @@ from types import ModuleType
 
 from . import _meta, overrides, plugins, schema
 from ._opset import api as _api
+from ._opset import attributes as _attributes
 from ._opset import functionalize as _functionalize
 from ._opset import layout as _layout
 from ._opset import lu as _lu
 from ._opset import operators as _operators
 from ._opset import own_ops as _own_ops
 from ._opset import repr as _repr
+from ._opset import sparse as _sparse
 from ._opset import unique as _unique
 from .device import device
 from .dispatcher import _library
@@ -93,6 +95,8 @@ def _start(package: ModuleType) -> None:
     # 4. Tensor's Python operators and methods, and its repr
     _operators.install()
     _layout.install()
+    _attributes.install()  # conversions, queries, properties (issue 29)
+    _sparse.install()  # Note [No sparse layouts, no quantized dtypes]
     Tensor.unique = _unique.unique  # type: ignore[method-assign, assignment]
     Tensor.lu = _lu.lu  # type: ignore[method-assign, assignment]
     Tensor.__repr__ = _repr.tensor_repr  # type: ignore[method-assign]

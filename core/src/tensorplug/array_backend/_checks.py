@@ -69,7 +69,7 @@ def convert_error(qual: str, e: BaseException, key: str = "") -> BaseException:
         msg = f"out of memory: {msg or 'the allocation failed'}"
     if isinstance(e, OpTypeError):
         cls = TypeError
-    elif isinstance(e, OpError) and isinstance(e, NotImplementedError):
+    elif isinstance(e, NotImplementedError):
         cls = NotImplementedError  # PyTorch's "... not implemented for 'Float'" of some ops
     if isinstance(e, (OpError, OpTypeError, MemoryError)) or cls is IndexError:
         out = cls(f"{qual}: {msg}")

@@ -431,9 +431,29 @@ def _mask3(output_mask: Any) -> tuple[bool, bool, bool]:
     return mask
 
 
+def addmm_inplace(kit: Kit, addmm: Kernel) -> Kernel:
+    """``addmm_``: addmm's result, which must have self's shape, written into self."""
+
+    def addmm_(
+        self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Scalar = 1, alpha: Scalar = 1
+    ) -> Tensor:
+        r = addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+        if tuple(r._data.shape) != tuple(self._data.shape):
+            raise OpError(
+                f"Bad in-place call: input tensor size {list(self._data.shape)} and output "
+                f"tensor size {list(r._data.shape)} should match"
+            )
+        self._data[...] = kit.cast(r._data, kit.storage[self._dtype])
+        return self
+
+    return addmm_
+
+
 def build(kit: Kit) -> Kernels:
+    fast = fast_kernels(kit)
     return {
-        **fast_kernels(kit),
+        **fast,
+        "addmm_": addmm_inplace(kit, fast["addmm"]),  # issue 29
         "bmm": bind(kit, bmm),
         "dot": bind(kit, dot),
         "linear_backward": linear_backward(kit),

@@ -28,6 +28,7 @@ from ._kit import (
     check_broadcast,
     check_fits,
     check_sizes,
+    cpp_name,
     torch_name,
 )
 
@@ -358,6 +359,74 @@ def exponential_(
     return fill_with(kit, self, e / lambd)
 
 
+# --- cauchy_, log_normal_, geometric_ (issue 29): inverse CDFs of uniform draws -------------
+
+
+def _continuous(name: str, d: _dt.dtype) -> None:
+    if d.kind != "f":
+        cname = cpp_name(d) if d.kind == "c" else _C_NAMES.get(d, str(d))
+        if d is _dt.int64:
+            cname = "long int"  # PyTorch prints the C++ type of int64_t on Linux
+        raise OpError(
+            f"{name} distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {cname}"
+        )
+
+
+def cauchy_(
+    kit: Kit,
+    self: Tensor,
+    median: float = 0.0,
+    sigma: float = 1.0,
+    *,
+    generator: _random.Generator | None = None,
+) -> Tensor:
+    if not sigma > 0.0:
+        raise OpError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    _continuous("Cauchy", self._dtype)
+    u = uniform(kit, generator, tuple(self._data.shape), self._device)
+    with kit.quiet():
+        return fill_with(kit, self, median + sigma * kit.xp.tan(math.pi * (u - 0.5)))
+
+
+def log_normal_(
+    kit: Kit,
+    self: Tensor,
+    mean: float = 1.0,
+    std: float = 2.0,
+    *,
+    generator: _random.Generator | None = None,
+) -> Tensor:
+    if not std > 0.0:
+        raise OpError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    d, dev = self._dtype, self._device
+    if d.kind != "f":
+        raise refuse("log_normal_", "log_normal_cpu", d)
+    z = draw(kit, rng(kit, generator, dev), "standard_normal", tuple(self._data.shape), d, dev)
+    with kit.quiet():
+        return fill_with(kit, self, kit.xp.exp(z * std + mean))
+
+
+def geometric_(
+    kit: Kit, self: Tensor, p: float, *, generator: _random.Generator | None = None
+) -> Tensor:
+    """The number of Bernoulli(p) trials up to the first success (1, 2, ...), in any real
+    dtype but bool; integer dtypes wrap as PyTorch's cast does."""
+    if not 0.0 < p < 1.0:
+        raise OpError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    d = self._dtype
+    if d.kind in "bc":
+        raise refuse("geometric_", "geometric_cpu", d)
+    xp = kit.xp
+    u = uniform(kit, generator, tuple(self._data.shape), self._device)
+    with kit.quiet():  # 1 - u lies in (0, 1]: log never sees 0
+        k = xp.ceil(xp.log(1.0 - u) / math.log1p(-p))
+        k = xp.where(k < 1.0, 1.0, k)
+    if d.kind in "ui":
+        k = kit.cast(k, kit.storage[_dt.int64])  # then wrapped into self's dtype
+    return fill_with(kit, self, k)
+
+
 # random_: integers drawn uniformly from [from, to); without ``to``, up to the largest
 # value the dtype holds (for floating dtypes, the largest 2^digits below which every
 # integer is exact). PyTorch's messages name the C++ types.
@@ -537,6 +606,9 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "uniform_": uniform_,
     "normal_": normal_,
     "exponential_": exponential_,
+    "cauchy_": cauchy_,
+    "log_normal_": log_normal_,
+    "geometric_": geometric_,
     "random_.from": random_from,
     "random_.to": random_to,
     "random_": random_default,

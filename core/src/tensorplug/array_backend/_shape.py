@@ -25,6 +25,7 @@ from typing import Any
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._kit import (
+    Kernel,
     Kernels,
     Kit,
     OpError,
@@ -610,7 +611,28 @@ KERNELS: dict[str, Callable[..., Any]] = {
 }
 
 
+# --- in-place views (issue 29) --------------------------------------------------------------
+# ``x.squeeze_()`` makes ``x`` itself the view ``x.squeeze()`` would be: the same memory, its
+# new shape. (The autograd plugin gives x the view's history, the batched plugin its layout.)
+INPLACE_VIEWS = {
+    "squeeze_": "squeeze",
+    "squeeze_.dim": "squeeze.dim",
+    "unsqueeze_": "unsqueeze",
+    "transpose_": "transpose.int",
+}
+
+
+def inplace_view(view: Kernel) -> Kernel:
+    def inplace_view(self: Tensor, *args: Any) -> Tensor:
+        self._data = view(self, *args)._data
+        return self
+
+    return inplace_view
+
+
 def build(kit: Kit) -> Kernels:
     k: Kernels = views(kit)
     k.update((name, bind(kit, fn)) for name, fn in KERNELS.items())
+    for name, functional in INPLACE_VIEWS.items():
+        k[name] = inplace_view(k[functional])
     return k

@@ -33,6 +33,7 @@ from typing import Any
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._kit import Kernels, Kit, OpError, Scalar, torch_name
+from ._pointwise._elementwise import inplace, write_result
 
 # op -> (scipy.special name, PyTorch's kernel name in its dtype errors, half precision taken)
 _UNARY: dict[str, tuple[str, str, bool]] = {
@@ -278,6 +279,18 @@ def _polynomial(kit: Kit, name: str) -> Callable[..., Tensor]:
     return polynomial
 
 
+def _polygamma_inplace(kit: Kit, polygamma: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``self.polygamma_(n)``: ``polygamma(n, self)`` written into self (the in-place form
+    takes ``self`` first, as PyTorch's schema does)."""
+
+    def polygamma_(self: Tensor, n: int) -> Tensor:
+        r = polygamma(n, self)
+        write_result(kit, self, r._data, r._dtype, in_place=True)
+        return self
+
+    return polygamma_
+
+
 KERNELS: dict[str, Callable[..., Any]] = {
     "polygamma": polygamma,
     "mvlgamma": mvlgamma,
@@ -304,4 +317,11 @@ def build(kit: Kit) -> Kernels:
     for name in _POLYNOMIALS:
         poly = k[f"special_{name}"] = _polynomial(kit, name)
         k[f"special_{name}.x_scalar"] = k[f"special_{name}.n_scalar"] = poly
+    # --- in-place forms (issue 29): the functional kernel, written into self ---
+    for name in ("lgamma", "digamma", "erfinv", "erfc", "i0", "sinc", "mvlgamma"):
+        inplace(kit, k, f"{name}_", name)
+    for name in ("igamma", "igammac", "xlogy.Tensor", "xlogy.Scalar_Other"):
+        op, _, overload = name.partition(".")
+        inplace(kit, k, f"{op}_.{overload}" if overload else f"{op}_", name, promoted=True)
+    k["polygamma_"] = _polygamma_inplace(kit, k["polygamma"])
     return k

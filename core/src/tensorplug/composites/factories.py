@@ -169,3 +169,30 @@ def range_default(
     pin_memory: Any = None,
 ) -> Any:
     return range_step(start, end, 1, dtype=dtype, device=device)
+
+
+def new_empty_strided(
+    self: Any,
+    size: Any,
+    stride: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+) -> Any:
+    """An uninitialized tensor of ``size`` and ``stride`` with ``self``'s dtype and device
+    unless given (``empty_strided``: Note [Strided layout] in tensorplug/_strides.py)."""
+    if len(stride) != len(size):
+        raise RuntimeError(
+            f"aten::new_empty_strided: dimensionality of sizes ({len(size)}) must match "
+            f"dimensionality of strides ({len(stride)})"
+        )
+    return aten.empty_strided.default(
+        list(size),
+        list(stride),
+        dtype=dtype if dtype is not None else self.dtype,
+        layout=layout,
+        device=device if device is not None else self.device,
+        pin_memory=pin_memory,
+    )

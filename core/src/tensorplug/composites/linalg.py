@@ -498,3 +498,37 @@ def t(self: Any) -> Any:
 
 def linalg_matmul(self: Any, other: Any) -> Any:
     return aten.matmul.default(self, other)
+
+
+# --- in-place forms (issue 29) ----------------------------------------------------------------
+
+
+def _written_in_place(name: str, self: Any, result: Any) -> Any:
+    """``result`` (of self's shape) copied into ``self``: the in-place form of a composite."""
+    if list(result.shape) != list(self.shape):
+        raise RuntimeError(
+            f"aten::{name}: Bad in-place call: input tensor size {list(self.shape)} and output "
+            f"tensor size {list(result.shape)} should match"
+        )
+    return aten.copy_.default(self, result)
+
+
+def baddbmm_(self: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    return _written_in_place(
+        "baddbmm_", self, baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+    )
+
+
+def addbmm_(self: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    return _written_in_place("addbmm_", self, addbmm(self, batch1, batch2, beta=beta, alpha=alpha))
+
+
+def t_(self: Any) -> Any:
+    """``t()`` in place: a matrix transposed, a vector or scalar left as it is (still an
+    in-place op: its version moves on, as PyTorch's ``transpose_(0, 0)``)."""
+    nd = self.ndim
+    if nd > 2:
+        raise RuntimeError(
+            f"aten::t_: t_() expects a tensor with <= 2 dimensions, but self is {nd}D"
+        )
+    return aten.transpose_.default(self, 0, 0 if nd < 2 else 1)

@@ -640,3 +640,50 @@ def histogramdd_tensorlist_bins(
 ) -> Any:
     hist = aten._histogramdd_from_bin_tensors.default(self, bins, weight=weight, density=density)
     return hist, list(bins)
+
+
+# --- queries of one tensor (issue 29): is_nonzero, is_same_size, is_signed, is_distributed ----
+
+
+def is_nonzero(self: Any) -> bool:
+    """``bool(self)`` of a one-element tensor, with PyTorch's errors for the others."""
+    n = self.numel()
+    if n == 0:
+        raise RuntimeError("aten::is_nonzero: Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError(
+            "aten::is_nonzero: Boolean value of Tensor with more than one value is ambiguous"
+        )
+    return bool(aten._local_scalar_dense.default(self))
+
+
+def is_same_size(self: Any, other: Any) -> bool:
+    return list(self.shape) == list(other.shape)
+
+
+def is_signed(self: Any) -> bool:
+    """Whether the dtype holds negative values: every dtype but uint8 and bool."""
+    return self.dtype.name not in ("uint8", "bool")
+
+
+def is_distributed(self: Any) -> bool:
+    return False  # no tensor here is split across processes (PyTorch's answer too)
+
+
+def sum_to_size(self: Any, size: Any) -> Any:
+    """``self`` summed down to ``size``, a shape ``self`` expands from (the reverse of
+    ``expand``: PyTorch's sum_to): the leading dims summed away, the dims of size 1 kept."""
+    size = [int(s) for s in size]
+    shape = list(self.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or any(s != 1 and s != t for s, t in zip(size, shape[lead:], strict=True)):
+        raise RuntimeError(
+            f"aten::sum_to_size: size {{{size}}} is not expandable to size {{{shape}}}."
+        )
+    r = self
+    if lead:
+        r = aten.sum.dim_IntList(r, list(range(lead)))
+    ones = [i for i, (s, t) in enumerate(zip(size, shape[lead:], strict=True)) if s == 1 and t != 1]
+    if ones:
+        r = aten.sum.dim_IntList(r, ones, True)
+    return r  # self itself when nothing is summed, as PyTorch

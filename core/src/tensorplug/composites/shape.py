@@ -645,3 +645,26 @@ def repeat_interleave_self_tensor(
         )
     index = aten.repeat_interleave.Tensor(repeats, output_size=output_size)
     return aten.index_select.default(x, d, index)
+
+
+def swapaxes_(self: Any, axis0: int, axis1: int) -> Any:
+    """``swapaxes`` in place (an alias of ``transpose_``, as in PyTorch)."""
+    return aten.transpose_.default(self, axis0, axis1)
+
+
+# --- unsafe_chunk, unsafe_split, unsafe_split_with_sizes (issue 29) ----------------------------
+# PyTorch's "unsafe" forms return pieces autograd does not track as views, for code that
+# knows it will not write into them; here the pieces of chunk and split serve (writing into
+# them is tracked, so it stays correct).
+
+
+def unsafe_chunk(self: Any, chunks: int, dim: int = 0) -> Any:
+    return chunk(self, chunks, dim)
+
+
+def unsafe_split(self: Any, split_size: int, dim: int = 0) -> Any:
+    return aten.split.Tensor(self, split_size, dim)
+
+
+def unsafe_split_with_sizes(self: Any, split_sizes: Any, dim: int = 0) -> Any:
+    return aten.split_with_sizes.default(self, list(split_sizes), dim)

@@ -79,6 +79,8 @@ class FwdRule:
         short = _short(op)
         # the functional overload an in-place or out= one pairs with, as autograd pairs them
         functional = _functional_name(short) if (self.inplace or self.out) else None
+        if functional in _formulas.NON_DIFFERENTIABLE and short in _formulas.FORMULAS:
+            functional = None  # an in-place op with a zero gradient of its own (eq_)
         self.fname = functional or short
         self.fop = op if functional is None else dispatcher.find_op(f"{op.namespace}::{functional}")
         ns = op.namespace == "aten"
@@ -202,6 +204,12 @@ def forward_kernel(op: OpOverload, keyset: Any, *args: Any, **kwargs: Any) -> An
     try:
         if rule.nondiff:
             return op.redispatch(down, *args, **kwargs)
+        if "inplace_view" in op.tags:  # the tangent takes the same view (Note [In-place views])
+            out = op.redispatch(down, *args, **kwargs)
+            tan = dual.tangent(args[0], level)
+            if tan is not None:
+                op(tan, *args[1:], **kwargs)
+            return out
         values = _values(rule, op, args, kwargs)
         before = None
         if rule.reads_self:

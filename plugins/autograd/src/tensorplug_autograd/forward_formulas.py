@@ -128,6 +128,13 @@ for _n in (
 ):  # fmt: skip
     defforward(_n, self=_none)
 
+# in-place comparisons (issue 29): self's old values are overwritten by 0 and 1
+for _cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
+    defforward(f"{_cmp}_.Scalar", self=_none)
+    defforward(f"{_cmp}_.Tensor", self=_none, other=_none)
+for _n in ("cauchy_", "log_normal_", "geometric_"):
+    defforward(_n, self=_none)
+
 # --- reductions -----------------------------------------------------------------------------------
 
 deflinear("sum", "sum.dim_IntList", "mean", "mean.dim", "cumsum")

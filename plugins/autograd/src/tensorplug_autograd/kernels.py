@@ -48,6 +48,7 @@ from .accumulate import edge
 from .codegen import fast_factory, generated
 from .graph import Node, tensors_in
 from .inplace import run_inplace
+from .inplace_views import INPLACE_VIEWS, inplace_view_kernel
 from .masks import M
 from .meta import set_history
 from .recording import outputs, refuse_out, run
@@ -245,6 +246,10 @@ def _register_all(lib: Any) -> int:
         short = short_name(op.name)
         if short.endswith(".default"):
             short = short[: -len(".default")]
+        if short in INPLACE_VIEWS:  # Note [In-place views] in inplace_views.py
+            lib.impl(op, inplace_view_kernel(short, INPLACE_VIEWS[short]), "Autograd")
+            count += 1
+            continue
         if short in _formulas.NON_DIFFERENTIABLE:
             lib.impl(op, fallthrough_kernel, "Autograd")
             count += 1

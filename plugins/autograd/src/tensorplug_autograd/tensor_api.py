@@ -238,6 +238,12 @@ def _reverse_suffix(t: Any) -> list[str]:
     return []
 
 
+def _output_nr(self: Tensor) -> int:
+    """Which output of its ``grad_fn`` this tensor is (0 for a leaf)."""
+    m: AutogradMeta | None = self.tp_autograd
+    return 0 if m is None else m.output_nr
+
+
 METHODS: dict[str, Any] = {
     "requires_grad": property(_requires_grad, _set_requires_grad),
     "requires_grad_": requires_grad_,
@@ -251,6 +257,7 @@ METHODS: dict[str, Any] = {
     "register_hook": register_hook,
     "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     "data": property(_data, _set_data),
+    "output_nr": property(_output_nr),
     # not a method: the class default of the plugin's per-tensor state, an AutogradMeta once a
     # tensor takes part in a graph (Note [Autograd state of a tensor] in meta.py)
     "tp_autograd": None,

@@ -323,6 +323,13 @@ def composite_entry(op: OpOverload, below: int) -> bool:
 
 
 _SCALAR_READ = "aten::_local_scalar_dense.default"
+# operators whose Python result (a bool) is computed from tensor values: the graph keeps it as
+# a constant, as it keeps what item() read
+_VALUE_READS = {
+    "aten::is_nonzero.default": "is_nonzero()",
+    "aten::equal.default": "equal()",
+    "aten::allclose.default": "allclose()",
+}
 
 
 def tracer_fallback(op: OpOverload, keyset: Any, *args: Any, **kwargs: Any) -> Any:
@@ -358,6 +365,8 @@ def tracer_fallback(op: OpOverload, keyset: Any, *args: Any, **kwargs: Any) -> A
     rec.top.append(node)
     if op.name == _SCALAR_READ:
         _warn_read(rec, ".item(), bool(), int() or float() (aten::_local_scalar_dense)")
+    elif op.name in _VALUE_READS:
+        _warn_read(rec, _VALUE_READS[op.name])
     return out
 
 

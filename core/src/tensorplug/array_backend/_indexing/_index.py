@@ -11,6 +11,7 @@ the entries are translated.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -351,6 +352,46 @@ def take(kit: Kit, self: Tensor, index: Tensor) -> Tensor:
     return kit.wrap(kit.getitem(flat, (i,)), self._dtype, self._device)
 
 
+def put_(kit: Kit, self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """``self.put_(index, source)``: ``source``'s values written at the flat (row-major)
+    positions ``index`` of self; with ``accumulate``, added, repeated positions adding up."""
+    xp = kit.xp
+    if index._dtype is not _dt.int64:
+        raise OpError(
+            f"put_(): Expected a long tensor for index, but got {torch_name(index._dtype)}"
+        )
+    if source._dtype is not self._dtype:
+        raise OpError(
+            "put_(): self and source expected to have the same dtype, but got self.dtype = "
+            f"{torch_name(self._dtype)} and source.dtype = {torch_name(source._dtype)}"
+        )
+    if source._data.size != index._data.size:
+        raise IndexError(
+            "put_(): Expected source and index to have the same number of elements, but got "
+            f"source.numel() = {source._data.size}, index.numel() = {index._data.size}"
+        )
+    shape = tuple(self._data.shape)
+    n = math.prod(shape)
+    i = xp.reshape(kit.operand(index, _dt.int64, self._device), (-1,))
+    if i.size:
+        if n == 0:
+            raise IndexError("put_(): Tried to put elements into an empty tensor")
+        lo, hi = int(xp.min(i)), int(xp.max(i))
+        bad = lo if lo < -n else hi if hi >= n else None
+        if bad is not None:
+            raise IndexError(
+                f"out of range: tried to access index {bad} on a tensor of {n} elements."
+            )
+        i = xp.where(i < 0, i + n, i)
+    d = self._dtype
+    # a copy: source may be a view of self
+    work = kit.copy(kit.cast(xp.reshape(self._data, (-1,)), kit.compute[d]))
+    v = kit.cast(xp.reshape(kit.operand(source, d, self._device), (-1,)), kit.compute[d])
+    kit.put(work, (i,), v, accumulate=accumulate)
+    self._data[...] = kit.cast(xp.reshape(work, shape), kit.storage[d])
+    return self
+
+
 def written_back(functional: Kernel) -> Kernel:
     """The in-place form of ``functional`` (``scatter_`` of ``scatter``): its result written
     back into ``self``; it has self's dtype, and self's shape unless a broadcast
@@ -376,6 +417,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "index_fill.int_Scalar": index_fill,
     "index_fill.int_Tensor": index_fill_tensor,
     "take": take,
+    "put_": put_,
 }
 
 

@@ -277,6 +277,7 @@ INPLACE = {
     "scatter_.src": "scatter.src",
     "scatter_.value": "scatter.value",
     "masked_scatter_": "masked_scatter",
+    "scatter_add_": "scatter_add",
 }
 
 

@@ -368,9 +368,9 @@ def build(kit: Kit) -> Kernels:
     floor_fn = scalar_to_array(int_division("floor"))
     trunc_fn = scalar_to_array(int_division("trunc"))
     rem_fn = scalar_to_array(int_division("remainder"))
-    binary(kit, k, "floor_divide", floor_fn, fast_kinds="f", inplace=False, quiet=True, overload="")
+    binary(kit, k, "floor_divide", floor_fn, fast_kinds="f", quiet=True, overload="")
     binary(kit, k, "remainder", rem_fn, rule=real_no_bool("remainder_cpu"), fast_kinds="f",
-           inplace=False, quiet=True)  # fmt: skip
+           quiet=True)  # fmt: skip
     # floor_divide.Scalar is registered under "floor_divide.Scalar" by binary(kit, k, scalar=True)
 
     def fmod_fn(a: Any, b: Any) -> Any:
@@ -445,7 +445,7 @@ def build(kit: Kit) -> Kernels:
     # --- comparisons and logic ---------------------------------------------------------
 
     for cmp, fn in (("eq", xp.equal), ("ne", xp.not_equal)):
-        binary(kit, k, cmp, fn, out_rule=to_bool, inplace=False)
+        binary(kit, k, cmp, fn, out_rule=to_bool)
     # complex numbers have no order: PyTorch refuses them ("lt_cpu" not implemented ...)
     for cmp, fn in (
         ("lt", xp.less),
@@ -454,7 +454,7 @@ def build(kit: Kit) -> Kernels:
         ("ge", xp.greater_equal),
     ):
         rule = real_only(f"{cmp}_cpu")
-        binary(kit, k, cmp, fn, rule=rule, out_rule=to_bool, fast_kinds="buif", inplace=False)
+        binary(kit, k, cmp, fn, rule=rule, out_rule=to_bool, fast_kinds="buif")
 
     def logical(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         b_t = storage[_dt.bool]
@@ -490,9 +490,12 @@ def build(kit: Kit) -> Kernels:
         ("bitwise_or", xp.bitwise_or),
         ("bitwise_xor", xp.bitwise_xor),
     ):
-        binary(
-            kit, k, bw, fn, rule=integral_only(bw), fast_kinds="bui", scalar=False, inplace=False
-        )
+        binary(kit, k, bw, fn, rule=integral_only(bw), fast_kinds="bui", scalar=False)
+
+    # --- in-place logic (issue 29): the result (bool) is written in self's dtype, as PyTorch
+    # writes 1 and 0 into a floating self
+    inplace(kit, k, "logical_and_", "logical_and")
+    inplace(kit, k, "logical_or_", "logical_or")
 
     inplace(kit, k, "atan2_", "atan2", promoted=True)
     inplace(kit, k, "hypot_", "hypot", promoted=True)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ... import dtypes as _dt
+from ..._op_errors import OpNotImplementedError
 from ...tensor import Tensor
 from .._kit import OpError, Scalar, check_broadcast, convert_error, torch_name
 
@@ -146,7 +147,7 @@ def bool_to_long(d: _dt.dtype) -> _dt.dtype:
 def integral_only(name: str) -> Rule:
     def rule(d: _dt.dtype) -> _dt.dtype:
         if d.kind not in "bui":
-            raise OpError(f"\"{name}_cpu\" not implemented for '{torch_name(d)}'")
+            raise OpNotImplementedError(f"\"{name}_cpu\" not implemented for '{torch_name(d)}'")
         return d
 
     return rule

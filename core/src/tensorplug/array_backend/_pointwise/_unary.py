@@ -428,6 +428,9 @@ def build(kit: Kit) -> Kernels:
         op, _, overload = name.partition(".")
         inplace(kit, k, f"{op}_.{overload}" if overload else f"{op}_", name)
     k["abs_"] = abs_inplace(k["abs_"])
+    # --- more in-place forms (issue 29) ---
+    for name in ("sign", "log1p", "rsqrt", "logical_not", "bitwise_not", "conj_physical"):
+        inplace(kit, k, f"{name}_", name)
     return k
 
 

@@ -22,6 +22,7 @@ from .._kit import (
     Kit,
     OpError,
     Scalar,
+    cpp_name,
     guard,
     guarded,
     optional,
@@ -29,6 +30,7 @@ from .._kit import (
     wrap_dim,
     wrap_dims,
 )
+from .._pointwise._elementwise import write_result
 from ._common import Fast, _one_axis, reduce
 
 
@@ -419,8 +421,26 @@ BUILDERS: dict[str, Any] = {
 }
 
 
+def scan_inplace(kit: Kit, scan: Kernel) -> Kernel:
+    """``cumsum_`` / ``cumprod_``: the scan (in ``dtype`` when given) written into self."""
+
+    def scan_(self: Tensor, dim: int, *, dtype: _dt.dtype | None = None) -> Tensor:
+        if dtype is not None and dtype is not self._dtype:
+            raise OpError(
+                f"Bad in-place call: input tensor dtype {cpp_name(self._dtype)} and output "
+                f"tensor dtype {cpp_name(dtype)} should match"
+            )
+        r = scan(self, dim, dtype=dtype)
+        write_result(kit, self, r._data, r._dtype, in_place=True)
+        return self
+
+    return scan_
+
+
 def build(kit: Kit) -> Kernels:
     k: Kernels = {name: make(kit) for name, make in BUILDERS.items()}
+    for name in ("cumsum", "cumprod"):  # in place (issue 29)
+        k[f"{name}_"] = scan_inplace(kit, k[name])
     for name in ("any", "all"):
         k[name], k[f"{name}.dim"], k[f"{name}.dims"] = logical(kit, name)
     return k

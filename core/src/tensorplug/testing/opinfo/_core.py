@@ -479,6 +479,54 @@ def add_inplace(base: OpInfo, name: str, method_name: str, function: bool = Fals
     )
 
 
+def add_inplace_of_shape(
+    base: OpInfo,
+    name: str,
+    method_name: str,
+    *,
+    function: bool = False,
+    samples: Callable[[str, np.random.Generator], Iterable[SampleInput]] | None = None,
+    ref: Callable[..., Any] | None = None,
+) -> None:
+    """``name`` as the in-place form of ``base`` where self does not broadcast with the other
+    arguments (``addmm_``, ``cumsum_``, the in-place views): the samples (``samples``, else
+    base's) whose result (``ref``, else base's) has self's shape and no higher category."""
+    reference = ref or base.ref
+    assert reference is not None
+    source = samples or base.sample_inputs
+
+    def gen(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        for s in source(d, rng):
+            self_ = s.args[0]
+            if not isinstance(self_, np.ndarray):
+                continue
+            if base.kind != "view":  # a view op's result has another shape by design
+                args = [np_dtype(a.name) if isinstance(a, DT) else a for a in s.args]
+                kw = {k: np_dtype(v.name) if isinstance(v, DT) else v for k, v in s.kwargs.items()}
+                if np.shape(reference(*args, **kw)) != self_.shape:
+                    continue
+            if _CATEGORY[base.result_dtype(s, d)] > _CATEGORY[dtype_name(self_)]:
+                continue
+            dt = s.kwargs.get("dtype")
+            if isinstance(dt, DT) and dt.name != dtype_name(self_):
+                continue  # an in-place op computes in self's dtype (cumsum_'s dtype= is self's)
+            yield s
+
+    add(
+        OpInfo(
+            name,
+            op=fn(method_name) if function else meth(method_name),
+            method=meth(method_name) if function else None,
+            sample_inputs=gen,
+            ref=reference,
+            dtypes=base.dtypes,
+            result_dtype=same,
+            kind="inplace",
+            tol=base.tol,
+        )
+    )
+
+
 def add_out(base: OpInfo, name: str, fn_name: str) -> None:
     add(
         OpInfo(

@@ -358,3 +358,27 @@ for _name, _np_fn in (("tril_indices", np.tril_indices), ("triu_indices", np.tri
         dtypes=("int64",),
         result_dtype=factory_rule(lambda s: "int64"),
     )
+
+
+# --- new_empty_strided (issue 29): self's dtype and device unless given; values unchecked ----
+
+from ._core import meth  # noqa: E402
+
+
+def _new_empty_strided_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((2, 2), d, rng), [2, 3], [3, 1])
+    yield S("dtype", make((3,), d, rng), [4], [1], dtype=DT("float64"))
+    yield S("0dim", make((), d, rng), [], [])
+
+
+add(
+    OpInfo(
+        "new_empty_strided",
+        op=meth("new_empty_strided"),
+        sample_inputs=_new_empty_strided_samples,
+        ref=lambda x, size, stride, *, dtype=None: np.empty(size, dtype or x.dtype),
+        dtypes=ALL,
+        result_dtype=dtype_kwarg(same),
+        check_values=False,
+    )
+)

@@ -1031,3 +1031,104 @@ add(
         result_dtype=_index_rule,
     )
 )
+
+
+# --- scatter_add_, put, put_ and fill_diagonal_ (issue 29) -------------------------------------
+
+from ._core import OP_DB, same  # noqa: E402
+
+_add_inplace_of(
+    next(info for info in OP_DB if info.name == "scatter_add"), "scatter_add_", "scatter_add_"
+)
+
+
+def _put_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((3, 4), d, rng), _idx([0, 11, 5]), make((3,), d, rng))
+    yield S("negative", make((3, 4), d, rng), _idx([-1, -12]), make((2,), d, rng))
+    yield S("index_2d", make((2, 3), d, rng), _idx([[1, 2], [4, 0]]), make((2, 2), d, rng))
+    yield S("0dim_self", make((), d, rng), _idx([0]), make((1,), d, rng))
+    yield S("empty_index", make((3, 4), d, rng), np.zeros((0,), np.int64), make((0,), d, rng))
+    if d != "bool":
+        src = make((4,), d, rng)
+        yield S("accumulate", make((3, 4), d, rng), _idx([1, 1, -11, 3]), src, True)
+        yield S("accumulate_kw", make((6,), d, rng), _idx([0, 0]), src[:2], accumulate=True)
+
+
+def _ref_put(x: Any, index: Any, source: Any, accumulate: bool = False) -> Any:
+    out = np.array(x, copy=True).reshape(-1)
+    i = np.reshape(index, -1)
+    i = np.where(i < 0, i + out.size, i)
+    if accumulate:
+        np.add.at(out, i, np.reshape(source, -1))
+    else:
+        out[i] = np.reshape(source, -1)
+    return out.reshape(np.shape(x))
+
+
+_put = add(
+    OpInfo(
+        "put",
+        op=fn("put"),
+        method=meth("put"),
+        sample_inputs=_put_samples,
+        ref=_ref_put,
+        dtypes=ALL,
+    )
+)
+_add_inplace_of(_put, "put_", "put_")
+
+
+def _fill_diagonal_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    v = scalar_for(d)
+    yield S("square", make((3, 3), d, rng), v)
+    yield S("tall", make((7, 3), d, rng), v)
+    yield S("tall_wrap", make((7, 3), d, rng), v, True)
+    yield S("wide", make((2, 5), d, rng), v, wrap=True)
+    yield S("cube", make((2, 2, 2), d, rng), v)
+    yield S("empty", make((0, 3), d, rng), v)
+
+
+def _ref_fill_diagonal(x: Any, value: Any, wrap: bool = False) -> Any:
+    out = np.array(x, copy=True)
+    np.fill_diagonal(out, value, wrap=wrap)
+    return out
+
+
+add(
+    OpInfo(
+        "fill_diagonal_",
+        op=meth("fill_diagonal_"),
+        sample_inputs=_fill_diagonal_samples,
+        ref=_ref_fill_diagonal,
+        dtypes=ALL,
+        result_dtype=same,
+        kind="inplace",
+    )
+)
+
+
+def _nonzero_static_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    for s in _nonzero_samples(d, rng):
+        x = s.args[0]
+        n = int(np.count_nonzero(x)) if x.ndim else int(x != 0)
+        yield S(f"{s.name}_cut", x, size=max(n - 1, 0))
+        yield S(f"{s.name}_pad", x, size=n + 2, fill_value=-7)
+
+
+def _ref_nonzero_static(x: Any, *, size: int, fill_value: int = -1) -> Any:
+    nz = _ref_nonzero(x)
+    pad = np.full((max(size - nz.shape[0], 0), nz.shape[1]), fill_value, np.int64)
+    return np.concatenate([nz[:size], pad], axis=0)
+
+
+add(
+    OpInfo(
+        "nonzero_static",
+        op=fn("nonzero_static"),
+        method=meth("nonzero_static"),
+        sample_inputs=_nonzero_static_samples,
+        ref=_ref_nonzero_static,
+        dtypes=ALL,
+        result_dtype=fixed("int64"),
+    )
+)

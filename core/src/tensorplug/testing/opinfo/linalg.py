@@ -475,3 +475,11 @@ add(
 
 
 alias("linalg_matmul", "matmul", "linalg.matmul")
+
+
+# --- addmm_, baddbmm_, addbmm_ (issue 29): self must have the result's shape ---------------------
+
+from ._core import OP_DB, add_inplace_of_shape  # noqa: E402
+
+for _name in ("addmm", "baddbmm", "addbmm"):
+    add_inplace_of_shape(next(i for i in OP_DB if i.name == _name), f"{_name}_", f"{_name}_")

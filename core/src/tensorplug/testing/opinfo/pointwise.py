@@ -1836,3 +1836,49 @@ add(
         compare=_compare_local_scalar,
     )
 )
+
+
+# --- more in-place forms (issue 29) -----------------------------------------------------------
+# the base op's samples whose result fits in self; the comparisons and logical ops write their
+# 0/1 results in self's dtype
+
+for _base_name, _name, _function in (
+    *((f"{c}.{o}", f"{c}_.{o}", False) for c in ("eq", "ne", "lt", "le", "gt", "ge") for o in ("Tensor", "Scalar")),
+    ("floor_divide", "floor_divide_.Tensor", False),
+    ("floor_divide.Scalar", "floor_divide_.Scalar", False),
+    ("remainder.Tensor", "remainder_.Tensor", False),
+    ("remainder.Scalar", "remainder_.Scalar", False),
+    ("logical_and", "logical_and_", False),
+    ("logical_or", "logical_or_", False),
+    ("logical_not", "logical_not_", False),
+    ("bitwise_not", "bitwise_not_", False),
+    ("bitwise_and.Tensor", "bitwise_and_.Tensor", False),
+    ("bitwise_or.Tensor", "bitwise_or_.Tensor", False),
+    ("bitwise_xor.Tensor", "bitwise_xor_.Tensor", False),
+    ("sign", "sign_", False),
+    ("log1p", "log1p_", True),
+    ("rsqrt", "rsqrt_", True),
+    ("conj_physical", "conj_physical_", True),
+):  # fmt: skip
+    add_inplace(_info(_base_name), _name, _name.split(".")[0], function=_function)
+
+
+def _bitwise_scalar_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((3, 4), d, rng), scalar_for(d))
+    yield S("0dim", make((), d, rng), scalar_for(d))
+    if d != "bool":
+        yield S("negative", make((5,), d, rng), -6)
+
+
+for _bw, _np_bw in (("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor)):
+    add(
+        OpInfo(
+            f"bitwise_{_bw}_.Scalar",
+            op=meth(f"bitwise_{_bw}_"),
+            sample_inputs=_bitwise_scalar_samples,
+            ref=lambda x, v, f=_np_bw: f(x, np.asarray(v, x.dtype)),
+            dtypes=INTS + BOOL,
+            result_dtype=same,
+            kind="inplace",
+        )
+    )

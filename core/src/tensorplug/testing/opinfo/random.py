@@ -535,3 +535,78 @@ def _random_default_samples(d: str, rng: np.random.Generator) -> Iterator[Sample
 _random_fill("random_.from", _random_from_samples, _check_random_fill, dtypes=FLOATS + INTS)
 _random_fill("random_.to", _random_to_samples, _check_random_fill, dtypes=FLOATS + INTS)
 _random_fill("random_", _random_default_samples, _check_random_fill, dtypes=ALL)
+
+
+# --- cauchy_, log_normal_, geometric_ (issue 29): a Kolmogorov-Smirnov test against scipy's
+# distribution where scipy is installed, else the quartiles (cauchy, log-normal) or the mean
+
+
+def _ks(x: np.ndarray, cdf: Callable[[Any], Any], what: str) -> bool:
+    """Whether scipy ran the test (and ``x`` passed it)."""
+    try:
+        from scipy import stats
+    except ImportError:
+        return False
+    p = stats.kstest(np.asarray(x, np.float64).reshape(-1), cdf).pvalue
+    assert p > 1e-4, f"{what}: Kolmogorov-Smirnov p-value {p:.2g}"
+    return True
+
+
+def _check_quartiles(x: np.ndarray, q: tuple[float, float, float], what: str) -> None:
+    got = np.quantile(np.asarray(x, np.float64), [0.25, 0.5, 0.75])
+    spread = q[2] - q[0]
+    assert np.all(np.abs(got - q) < 0.15 * spread), f"{what}: quartiles {got}, expected {q}"
+
+
+def _check_cauchy_fill(x: np.ndarray, s: SampleInput, d: str) -> None:
+    median, sigma = _args_kw(s, ("median", "sigma"), (0.0, 1.0))
+    if x.size < 1000:
+        return
+    if not _ks(x, lambda v: 0.5 + np.arctan((v - median) / sigma) / np.pi, "cauchy_"):
+        _check_quartiles(x, (median - sigma, median, median + sigma), "cauchy_")
+
+
+def _check_log_normal_fill(x: np.ndarray, s: SampleInput, d: str) -> None:
+    mean, std = _args_kw(s, ("mean", "std"), (1.0, 2.0))
+    assert np.all(x > 0), "log_normal_ produced values <= 0"
+    if x.size < 1000:
+        return
+    from math import erf, exp, sqrt
+
+    def cdf(v: Any) -> Any:
+        z = (np.log(np.maximum(v, 1e-300)) - mean) / (std * sqrt(2))
+        return 0.5 * (1 + np.vectorize(erf)(z))
+
+    if not _ks(x, cdf, "log_normal_"):
+        q = tuple(exp(mean + std * k) for k in (-0.6745, 0.0, 0.6745))
+        _check_quartiles(np.log(x), tuple(np.log(q)), "log_normal_")  # type: ignore[arg-type]
+
+
+def _check_geometric_fill(x: np.ndarray, s: SampleInput, d: str) -> None:
+    (p,) = _args_kw(s, ("p",), (0.5,))
+    assert np.all(x >= 1) and np.all(x == np.trunc(x)), "geometric_ values are not 1, 2, ..."
+    if x.size >= 1000:  # a discrete law: the mean 1/p and the share of ones, p
+        assert abs(float(x.mean()) * p - 1) < 0.1, f"geometric_ mean {x.mean()}"
+        assert abs(float((x == 1).mean()) - p) < 0.05, f"geometric_ P(1) {(x == 1).mean()}"
+
+
+_random_fill(
+    "cauchy_",
+    _fill_samples(("default", (), {}), ("shifted", (3.0, 0.5), {}), ("kw", (), {"sigma": 2.0})),
+    _check_cauchy_fill,
+)
+_random_fill(
+    "log_normal_",
+    _fill_samples(("default", (), {}), ("pos", (0.0, 0.5), {}), ("kw", (), {"std": 0.25})),
+    _check_log_normal_fill,
+)
+
+
+def _geometric_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("large_p0.3", make((40, 50), d, rng), 0.3)
+    yield S("large_kw", make((40, 50), d, rng), p=0.8)
+    yield S("0dim", make((), d, rng), 0.5)
+    yield S("empty", make((0, 3), d, rng), 0.5)
+
+
+_random_fill("geometric_", _geometric_samples, _check_geometric_fill, dtypes=FLOATS + INTS)

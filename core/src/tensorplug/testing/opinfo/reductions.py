@@ -2161,3 +2161,76 @@ add(
         returns_names=("values", "indices"),
     )
 )
+
+
+# --- cumsum_ and cumprod_ (issue 29) ------------------------------------------------------------
+
+from ._core import OP_DB, add_inplace_of_shape  # noqa: E402
+
+for _name in ("cumsum", "cumprod"):
+    add_inplace_of_shape(next(i for i in OP_DB if i.name == _name), f"{_name}_", f"{_name}_")
+
+
+# --- queries and sum_to_size (issue 29) ----------------------------------------------------------
+
+
+def _is_nonzero_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("0dim", make((), d, rng))
+    yield S("one", make((1, 1), d, rng))
+    yield S("zero", np.zeros((1,), np_dtype(d)))
+
+
+def _pair_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("same", make((2, 3), d, rng), make((2, 3), d, rng))
+    yield S("other", make((2, 3), d, rng), make((3, 2), d, rng))
+    yield S("0dim", make((), d, rng), make((1,), d, rng))
+
+
+def _one_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("2d", make((2, 3), d, rng))
+
+
+for _name, _samples, _ref in (
+    ("is_nonzero", _is_nonzero_samples, lambda x: bool(np.asarray(x).reshape(-1)[0] != 0)),
+    ("is_same_size", _pair_samples, lambda x, y: x.shape == y.shape),
+    ("is_signed", _one_samples, lambda x: x.dtype.name not in ("uint8", "bool")),
+    ("is_distributed", _one_samples, lambda x: False),
+):
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name),
+            method=meth(_name),
+            sample_inputs=_samples,
+            ref=_ref,
+            dtypes=ALL,
+            compare=_compare_bool,
+        )
+    )
+
+
+def _sum_to_size_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("keep_ones", make((2, 3), d, rng), [2, 1])
+    yield S("leading", make((4, 2, 3), d, rng), [1, 3])
+    yield S("drop_leading", make((4, 3), d, rng), [3])
+    yield S("same", make((2, 3), d, rng), [2, 3])
+    yield S("to_scalar_shape", make((2, 3), d, rng), [1])
+
+
+def _ref_sum_to_size(x: Any, size: list[int]) -> Any:
+    lead = x.ndim - len(size)
+    r = x.sum(axis=tuple(range(lead))) if lead else x
+    ones = tuple(i for i, (s, t) in enumerate(zip(size, r.shape, strict=True)) if s == 1 and t != 1)
+    return r.sum(axis=ones, keepdims=True) if ones else r
+
+
+add(
+    OpInfo(
+        "sum_to_size",
+        op=meth("sum_to_size"),
+        sample_inputs=_sum_to_size_samples,
+        ref=_ref_sum_to_size,
+        dtypes=FLOATS + INTS,
+        result_dtype=same,
+    )
+)

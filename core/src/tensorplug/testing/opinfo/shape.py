@@ -1378,3 +1378,37 @@ add(
         result_dtype=fixed("int64"),
     )
 )
+
+
+# --- in-place views (issue 29): self becomes the view -------------------------------------------
+
+from ._core import OP_DB, add_inplace_of_shape  # noqa: E402
+
+for _base_name, _name in (
+    ("squeeze", "squeeze_"),
+    ("squeeze.dim", "squeeze_.dim"),
+    ("unsqueeze", "unsqueeze_"),
+    ("transpose.int", "transpose_"),
+    ("swapaxes", "swapaxes_"),
+    ("t", "t_"),
+):
+    add_inplace_of_shape(next(i for i in OP_DB if i.name == _base_name), _name, _name.split(".")[0])
+
+# unsafe_chunk / unsafe_split / unsafe_split_with_sizes: chunk's and split's samples and values
+# (their pieces are not checked as views: PyTorch does not promise that they are)
+for _base_name, _name in (
+    ("chunk", "unsafe_chunk"),
+    ("split.Tensor", "unsafe_split.Tensor"),
+    ("split_with_sizes", "unsafe_split_with_sizes"),
+):
+    _base = next(i for i in OP_DB if i.name == _base_name)
+    add(
+        OpInfo(
+            _name,
+            op=fn(_name.split(".")[0]),
+            method=meth(_name.split(".")[0]),
+            sample_inputs=_base.sample_inputs,
+            ref=_base.ref,
+            dtypes=_base.dtypes,
+        )
+    )

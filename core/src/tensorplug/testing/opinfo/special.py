@@ -385,3 +385,64 @@ _add(
         tol=_LOOSE,
     )
 )
+
+
+# --- in-place forms (issue 29) ----------------------------------------------------------------
+
+from ._core import OP_DB, inplace_samples, same  # noqa: E402
+
+
+def _special_inplace(
+    base_name: str,
+    name: str,
+    function: bool,
+    samples: Callable[[str, np.random.Generator], Iterator[SampleInput]] | None = None,
+    ref: Callable[..., Any] | None = None,
+) -> None:
+    base = next(info for info in OP_DB if info.name == base_name)
+    op = name.split(".")[0]
+    _add(
+        OpInfo(
+            name,
+            op=fn(op) if function else meth(op),
+            method=meth(op) if function else None,
+            sample_inputs=samples or inplace_samples(base),
+            ref=ref or base.ref,
+            dtypes=base.dtypes,
+            result_dtype=same,
+            kind="inplace",
+            tol=base.tol,
+            needs_special=base.needs_special,
+        )
+    )
+
+
+for _base_name, _name, _function in (
+    ("lgamma", "lgamma_", False),
+    ("digamma", "digamma_", False),
+    ("erfinv", "erfinv_", False),
+    ("erfc", "erfc_", True),
+    ("i0", "i0_", True),
+    ("sinc", "sinc_", True),
+    ("mvlgamma", "mvlgamma_", False),
+    ("igamma", "igamma_", False),
+    ("igammac", "igammac_", False),
+    ("xlogy.Tensor", "xlogy_.Tensor", True),
+    ("xlogy.Scalar_Other", "xlogy_.Scalar_Other", True),
+):
+    _special_inplace(_base_name, _name, _function)
+
+
+def _polygamma_inplace_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    """polygamma's samples with self first: ``x.polygamma_(n)``."""
+    for s in _polygamma_samples(d, rng):
+        yield S(s.name, s.args[1], s.args[0])
+
+
+_special_inplace(
+    "polygamma",
+    "polygamma_",
+    False,
+    samples=_polygamma_inplace_samples,
+    ref=lambda x, n: _ref_polygamma(n, x),
+)

@@ -195,3 +195,11 @@ defderiv(
     self=lambda g, s: g.masked_fill(s.mask, 0),
     value=lambda g, s: tp.where(s.mask, g, 0.0).sum(),  # the filled places, summed
 )
+
+
+# --- put (issue 29): put is put_ on a copy (a composite), so put_ has the entry --------------
+defderiv(
+    "put_",
+    self=lambda g, s: g if s.accumulate else g.put(s.index, _zeros(g, s.source_shape), False),
+    source=lambda g, s: g.take(s.index).reshape(s.source_shape),
+)

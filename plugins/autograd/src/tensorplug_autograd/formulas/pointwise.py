@@ -81,6 +81,20 @@ defderiv(
 defderiv("fmod.Scalar", self=lambda g, s: g)
 nondifferentiable("floor_divide", "floor_divide.Scalar")
 
+# floor_divide_.Tensor has no entry: its backward raises, as PyTorch's (derivatives.yaml has
+# none); the in-place bitwise ops of a Scalar take integers only (issue 29)
+nondifferentiable("bitwise_and_.Scalar", "bitwise_or_.Scalar", "bitwise_xor_.Scalar")
+
+# --- in-place comparisons (issue 29): the results are 0 and 1 written into self, whose old
+# values get zero gradients (derivatives.yaml's eq_), as do the other operand's
+for _cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
+    defderiv(f"{_cmp}_.Scalar", self=lambda g, s: _zeros(g, s.self_shape))
+    defderiv(
+        f"{_cmp}_.Tensor",
+        self=lambda g, s: _zeros(g, s.self_shape),
+        other=lambda g, s: _zeros(g, s.other_shape),
+    )
+
 
 def _pow_self_scalar(g: Tensor, self: Tensor, exponent: Any) -> Tensor:
     if exponent == 0:

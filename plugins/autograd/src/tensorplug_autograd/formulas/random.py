@@ -32,3 +32,8 @@ defderiv("exponential_", self=lambda g, s: _zeros(g, s.self_shape))
 for _fill in ("random_", "random_.from", "random_.to"):
     defderiv(_fill, self=lambda g, s: _zeros(g, s.self_shape))
 defderiv("poisson", self=lambda g, s: _zeros(g, s.self_shape))
+
+# --- cauchy_, log_normal_, geometric_ (issue 29): zeros for the old values, as the other fills --
+defderiv("cauchy_", self=lambda g, s: _zeros(g, s.self_shape))
+defderiv("log_normal_", self=lambda g, s: _zeros(g, s.self_shape))
+defderiv("geometric_", self=lambda g, s: _zeros(g, s.self_shape))

@@ -85,6 +85,8 @@ def _sinc_backward(g: Tensor, x: Tensor) -> Tensor:
 defderiv("lgamma", self=lambda g, s: g * tp.digamma(s.self))
 defderiv("digamma", self=lambda g, s: g * tp.polygamma(1, s.self))
 defderiv("polygamma", self=lambda g, s: g * tp.polygamma(s.n + 1, s.self))
+# polygamma_(self, n) takes its arguments in another order: its own entry (issue 29)
+defderiv("polygamma_", self=lambda g, s: g * tp.polygamma(s.n + 1, s.self))
 defderiv("erfinv", self=lambda g, s: 0.5 * _SQRT_PI * tp.exp(s.result * s.result) * g)
 defderiv("erfc", self=lambda g, s: -2.0 / _SQRT_PI * tp.exp(-(s.self * s.self)) * g)
 defderiv("i0", self=lambda g, s: g * tp.special.i1(s.self))

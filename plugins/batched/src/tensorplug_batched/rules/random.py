@@ -45,6 +45,7 @@ RANDOM_OPS: tuple[str, ...] = (
     "bernoulli.default", "bernoulli.p", "normal.Tensor_float", "normal.float_Tensor",
     "normal.Tensor_Tensor", "multinomial.default", "bernoulli_.float", "uniform_.default",
     "normal_.default", "exponential_.default", "random_.from", "random_.to", "random_.default",
+    "cauchy_.default", "log_normal_.default", "geometric_.default",  # issue 29
 )  # fmt: skip
 FACTORIES = (
     "rand.default",
@@ -161,6 +162,10 @@ for _name in ("normal.Tensor_float", "normal.float_Tensor", "normal.Tensor_Tenso
     _SAME[_name] = _normal_same
 for _name in ("bernoulli.p", "bernoulli_.float", "uniform_.default", "normal_.default",
               "exponential_.default", "random_.from", "random_.to", "random_.default"):  # fmt: skip
+    _SAME[_name] = _value_free_same
+# the fills of issue 29: as exponential_
+for _name in ("cauchy_.default", "log_normal_.default", "geometric_.default"):
+    _DIFFERENT[_name] = _direct
     _SAME[_name] = _value_free_same
 
 

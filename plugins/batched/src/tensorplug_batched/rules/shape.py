@@ -96,6 +96,55 @@ def _transpose_rule(op: Any, self: BatchedTensor, dim0: int, dim1: int) -> Any:
     return wrap(op(self.value, _phys(d0, b), _phys(d1, b)), b, self.level)
 
 
+# --- in-place views (issue 29): the physical value is changed in place, as functorch's rules
+# do (the caller's tensor takes the new shape, as each sample would), then the wrapper takes its
+# new batch dim and logical shape (Note [In-place views] in tensorplug_autograd/inplace_views.py)
+
+
+def _squeeze_physical(self: BatchedTensor, d: int) -> None:
+    """Squeeze logical dim ``d`` (of size 1) out of ``self.value``, in place."""
+    b = self.bdim
+    p = _phys(d, b)
+    aten.squeeze_.dim(self.value, p)
+    _relabel(self, b - 1 if p < b else b)
+
+
+def _relabel(self: BatchedTensor, bdim: int) -> None:
+    self.bdim = bdim
+    self.tp_data = wrap(self.value, bdim, self.level).tp_data  # the logical shape
+
+
+@defrule("squeeze_.default", "squeeze_.dim", "unsqueeze_.default", "transpose_.default")
+def _inplace_view(op: Any) -> Kernel:
+    name = op.name.partition("::")[2]
+
+    def kernel(self: Any, *args: Any) -> Any:
+        if type(self) is not BatchedTensor:
+            return passdown(op, (self, *args), {})
+        n, b = self.ndim, self.bdim
+        if name == "transpose_.default":
+            if n:  # (a 0-d tensor has nothing to swap)
+                d0, d1 = (wrap_dim(d, n, op) for d in args)
+                aten.transpose_.default(self.value, _phys(d0, b), _phys(d1, b))
+                _relabel(self, b)
+        elif name == "unsqueeze_.default":
+            # the new dim goes after the batch dim where it may, so that the batch stays put
+            d = wrap_dim(args[0], n + 1, op)
+            aten.unsqueeze_.default(self.value, d if d < b else d + 1)
+            _relabel(self, b + 1 if d < b else b)
+        elif name == "squeeze_.dim":
+            d = wrap_dim(args[0], n, op) if n else 0
+            if n and self.shape[d] == 1:
+                _squeeze_physical(self, d)
+        else:
+            for d in reversed(range(n)):
+                if self.shape[d] == 1:
+                    _squeeze_physical(self, d)
+        return self
+
+    return kernel
+
+
 @defrule("permute.default")
 @_unary_view
 def _permute_rule(op: Any, self: BatchedTensor, dims: Any) -> Any:

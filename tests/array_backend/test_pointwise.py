@@ -165,10 +165,10 @@ def test_inplace_fast_path_broadcasts_other_as_the_general_path(name, dtype):
                 f = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
                 other = arr(b) * alpha if alpha != 1 else arr(b)
                 np.testing.assert_array_equal(arr(got), f[name](arr(a), other).astype(arr(a).dtype))
-    # operands that overlap: as if the other one were a copy
+    # operands that overlap in part: refused as PyTorch refuses them
     x = tp.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=dtype)
-    aten.sub_.Tensor(x, aten.select.int(x, 0, 1))
-    np.testing.assert_array_equal(arr(x), [[-3, -3, -3], [0, 0, 0]])
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        aten.sub_.Tensor(x, aten.select.int(x, 0, 1))
     with pytest.raises(
         RuntimeError, match=r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"
     ):

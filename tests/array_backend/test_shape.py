@@ -87,8 +87,8 @@ def test_expand_is_a_readonly_broadcast_view():
         match=r"The expanded size of the tensor \(3\) must match the existing size \(2\) at non-singleton dimension 0",
     ):
         aten.expand.default(x, [3, 1])
-    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
-        aten.fill_.Scalar(e, 0.0)
+    aten.fill_.Scalar(e, 0.0)  # PyTorch fills an expanded view: one value, every alias
+    np.testing.assert_array_equal(arr(x), [[0.0], [0.0]])
 
 
 def test_split_sizes():

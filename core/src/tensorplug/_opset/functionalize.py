@@ -225,8 +225,10 @@ def _record(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], pos: int, re
     for i, out in enumerate(outs):
         # a view of the backend's making (Tensor._alias); a copy (reshape of a tensor that
         # cannot be viewed) or the input itself is no view to record
-        if not isinstance(out, Tensor) or out is src or out._base is None:
+        if not isinstance(out, Tensor) or out is src:
             continue
+        if out._base is None and op.name != "aten::detach.default":
+            continue  # detach's result is no autograd view but aliases all of its input
         step = _Step(
             op,
             stored_args,

@@ -21,9 +21,6 @@ DATA = pathlib.Path(__file__).parent / "data" / "bad_inputs.json"
 
 # case -> why tensorplug's outcome differs from PyTorch's (docs/bad_inputs.md)
 DELIBERATE: dict[str, str] = {
-    "x.view(T.int32)": "view(dtype) (aten::view.dtype) is not an operator of tensorplug yet",
-    "x.view(T.int64)": "view(dtype) (aten::view.dtype) is not an operator of tensorplug yet",
-    "x.view(T.float16)": "view(dtype) (aten::view.dtype) is not an operator of tensorplug yet",
     "x[None, ..., None, ...]": "a second Ellipsis in an index is refused, as NumPy does",
     "x[..., ...]": "a second Ellipsis in an index is refused, as NumPy does",
 }

@@ -153,6 +153,23 @@ def _meta_view_check(self: Tensor, size: Any, stride: Any, storage_offset: Any, 
         )
 
 
+def _view_dtype(self: Tensor, dtype: Any) -> Tensor:
+    """``view.dtype``: the last dim scaled by the element-size ratio (Meta has no strides to
+    check: the CPU checks those)."""
+    shape = tuple(self._data.shape)
+    s0, s1 = self._dtype.itemsize, dtype.itemsize
+    if s0 != s1:
+        what = f"to view {torch_name(self._dtype)} as {torch_name(dtype)} (different element sizes)"
+        if not shape:
+            raise OpError(f"self.dim() cannot be 0 {what}")
+        if s1 > s0 and shape[-1] % (s1 // s0):
+            raise OpError(
+                f"self.size(-1) must be divisible by {s1 // s0} {what}, but got {shape[-1]}"
+            )
+        shape = (*shape[:-1], shape[-1] * s0 // s1)
+    return self._alias(MetaArray(shape, dtype), dtype)
+
+
 def _as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
     _meta_view_check(self, size, stride, storage_offset, "aten::as_strided")
     return self._alias(MetaArray(tuple(size), self._dtype))
@@ -239,6 +256,7 @@ def _histogramdd_from_bin_tensors(self: Tensor, bins: Any, **kwargs: Any) -> Ten
 
 OVERRIDES: dict[str, Callable[..., Any]] = {
     "as_strided": _as_strided,
+    "view.dtype": _view_dtype,
     "as_strided_": _as_strided_,
     "as_strided_scatter": _as_strided_scatter,
     "_local_scalar_dense": _item,

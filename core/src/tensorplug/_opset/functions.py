@@ -472,14 +472,18 @@ def _with_alpha(
 def _packs_int_varargs(es: list[OpEntry], *, method: bool) -> bool:
     """Whether ``f(2, 3)`` means ``f([2, 3])``: the only positional argument is an int list.
 
-    True for ``zeros(size)``, and for methods like ``view(self, size)`` / ``permute(self, dims)``.
+    True for ``zeros(size)``, and for methods like ``view(self, size)`` / ``permute(self, dims)``,
+    also beside overloads that take no int (``view.dtype(self, ScalarType dtype)``).
     """
+    lists = False
     for e in es:
         assert e.op is not None
         pos = e.op.schema.positional[1 if method else 0 :]
-        if len(pos) != 1 or type_name(pos[0].type) not in ("int[]", "int[]?"):
-            return False
-    return True
+        if len(pos) == 1 and type_name(pos[0].type) in ("int[]", "int[]?"):
+            lists = True
+        elif any(type_name(a.type) in ("int", "int?", "Scalar", "Scalar?") for a in pos):
+            return False  # f(2) could mean this overload's int: no packing
+    return lists
 
 
 def _doc(name: str, es: list[OpEntry]) -> str:

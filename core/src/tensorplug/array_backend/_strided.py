@@ -18,6 +18,7 @@ from typing import Any
 from .. import _strides
 from .. import dtypes as _dt
 from .. import storage as _storage
+from .._op_errors import torch_name
 from ..device import device as Device
 from ..tensor import Tensor, new_tensor
 from ._checks import check_sizes, wrap_dim
@@ -257,7 +258,46 @@ def empty_strided(
     return kit.new(arr, d, dev, kit.keyset)
 
 
+def view_dtype(kit: Kit, self: Tensor, dtype: _dt.dtype) -> Tensor:
+    """``self``'s memory read as ``dtype``: the same shape for an equal element size, else the
+    last dim scaled by the size ratio, with PyTorch's conditions (a strided backend only)."""
+    d = self._dtype
+    if dtype is d:
+        return self._alias(self._data)
+    if not kit.strided:
+        raise _storage.no_strides_error(self, "aten::view.dtype")
+    a = self._data
+    s0, s1 = d.itemsize, dtype.itemsize
+    if s0 != s1:
+        what = f"to view {torch_name(d)} as {torch_name(dtype)} (different element sizes)"
+        if a.ndim == 0:
+            raise OpError(f"self.dim() cannot be 0 {what}")
+        g = _storage.geometry(self, "aten::view.dtype")
+        if g.strides[-1] != 1:
+            raise OpError(f"self.stride(-1) must be 1 {what}, but got {g.strides[-1]}")
+        if s1 > s0:
+            ratio = s1 // s0
+            if a.shape[-1] % ratio:
+                raise OpError(
+                    f"self.size(-1) must be divisible by {ratio} {what}, but got {a.shape[-1]}"
+                )
+            if g.offset % ratio:
+                raise OpError(
+                    f"self.storage_offset() must be divisible by {ratio} {what}, but got {g.offset}"
+                )
+            for k, st in enumerate(g.strides[:-1]):
+                if st % ratio:
+                    raise OpError(
+                        f"self.stride({k}) must be divisible by {ratio} {what}, but got {st}"
+                    )
+    if a.size == 0 and s0 != s1:  # numpy refuses to re-view an empty non-contiguous array
+        shape = (*a.shape[:-1], a.shape[-1] * s0 // s1)
+        return self._alias(kit.xp.empty(shape, dtype=kit.storage[dtype]), dtype)
+    return self._alias(a.view(kit.storage[dtype]), dtype)
+
+
 KERNELS: dict[str, Callable[..., Any]] = {
+    "view.dtype": view_dtype,
     "as_strided": as_strided,
     "as_strided_": as_strided_,
     "as_strided_scatter": as_strided_scatter,

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+import tensorplug as tp
+
 from ._core import (
     ALL,
     BOOL,
@@ -609,6 +611,40 @@ for _name, _samples, _ref, _method_only in (
             strided_view=_name == "unfold",  # a copy on a backend without strides
         )
     )
+
+
+# view.dtype: the same memory read as another dtype (numpy's ndarray.view); the samples' target
+# dtypes avoid float16/bfloat16, which the oracle computes in float64
+_VIEW_AS = {
+    "float32": ("int32", "int64", "uint8"),
+    "int32": ("float32", "int64", "int16"),
+    "float64": ("int64", "int32", "float32"),
+    "int64": ("float64", "int32", "uint8"),
+}
+
+
+def _view_dtype_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    same, wider, narrower = (getattr(tp, n) for n in _VIEW_AS[d])
+    yield S("same_size", make((2, 4), d, rng), same)
+    yield S("wider", make((3, 4), d, rng), wider)
+    yield S("narrower", make((2, 3), d, rng), narrower)
+    yield S("sliced_rows", make((4, 4), d, rng)[1:3], wider)
+
+
+add(
+    OpInfo(
+        "view.dtype",
+        op=lambda x, dtype: x.view(dtype),
+        method=None,
+        aten_variant=True,
+        sample_inputs=_view_dtype_samples,
+        ref=lambda x, dtype: x.view(dtype if isinstance(dtype, np.dtype | type) else dtype.name),
+        dtypes=("float32", "int32", "float64", "int64"),
+        result_dtype=lambda s, d: s.args[1].name if len(s.args) > 1 else d,
+        kind="view",
+        needs_strides=True,
+    )
+)
 
 
 def _as_strided_inplace_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:

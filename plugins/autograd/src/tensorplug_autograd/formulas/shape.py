@@ -14,6 +14,7 @@ from ._table import (
     _sum_to,
     _zeros,
     defderiv,
+    nondifferentiable,
 )
 
 # --- views and shape -----------------------------------------------------------------------------
@@ -57,6 +58,7 @@ def _select_backward(g: Tensor, shape: Shape, dim: int, index: int) -> Tensor:
 defderiv("transpose.int", self=lambda g, s: _aten.transpose.int(g, s.dim0, s.dim1))
 defderiv("permute", self=lambda g, s: _permute_backward(g, s.dims))
 defderiv("view", self=lambda g, s: g.reshape(list(s.self_shape)))
+nondifferentiable("view.dtype")  # a reinterpretation of bits: PyTorch's has no derivative
 defderiv("reshape", self=lambda g, s: g.reshape(list(s.self_shape)))
 defderiv("unsqueeze", self=lambda g, s: g.squeeze(s.dim))
 defderiv("squeeze", self=lambda g, s: _unsqueeze_to(g, s.self_shape))

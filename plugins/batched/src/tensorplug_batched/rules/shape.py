@@ -175,6 +175,17 @@ def _view_rule(op: Any, self: BatchedTensor, size: Any) -> Any:
     return wrap(op(p, [p.shape[0], *_resolve(size, self.numel())]), 0, self.level)
 
 
+@defrule("view.dtype")
+@_unary_view
+def _view_dtype_rule(op: Any, self: BatchedTensor, dtype: Any) -> Any:
+    p = front(self)  # the batch first: the last dim stays last
+    if self.bdim == self.value.ndim - 1 and self.ndim:
+        # the samples' last dim is strided by the batch now: a copy (as view_as_complex's
+        # rule), so the result no longer writes through to the input
+        p = tp.ops.aten.contiguous.default(p)
+    return wrap(op(p, dtype), 0, self.level)
+
+
 @defrule("expand.default")
 @_unary_view
 def _expand_rule(op: Any, self: BatchedTensor, size: Any, *, implicit: bool = False) -> Any:

@@ -161,25 +161,31 @@ def histogram_bin_ct(
     if bins <= 0:
         raise OpError(f"torch.histogramdd(): bins must be > 0, but got {bins} for dimension 0")
     x = xp.reshape(kit.as_compute(self, self._dtype), (-1,))
-    if range is not None:
-        lo, hi = float(range[0]), float(range[1])
-    elif x.shape[0]:
-        lo, hi = float(xp.min(x)), float(xp.max(x))
+    edges = _even_edges(xp, x, None if range is None else range[0:2], bins, 0)
+    return _histogram(kit, self, edges, weight, density)
+
+
+def _even_edges(xp: Any, values: Any, given: Any, bins: int, dim: int) -> Any:
+    """``bins + 1`` evenly spaced edges over ``given`` (low, high), else over the values'
+    extent, with PyTorch's checks for ``dim``; an empty extent widens by 0.5 each way."""
+    if given is not None:
+        lo, hi = float(given[0]), float(given[1])
+    elif values.shape[0]:
+        lo, hi = float(xp.min(values)), float(xp.max(values))
     else:
         lo, hi = 0.0, 1.0  # numpy's (and PyTorch's) range of no data
     if lo > hi:
         raise OpError(
             f"torch.histogramdd: min should not exceed max, but got min {_num(lo)} max "
-            f"{_num(hi)} for dimension 0"
+            f"{_num(hi)} for dimension {dim}"
         )
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise OpError(
-            f"torch.histogramdd: dimension 0's range [{_num(lo)}, {_num(hi)}] is not finite"
+            f"torch.histogramdd: dimension {dim}'s range [{_num(lo)}, {_num(hi)}] is not finite"
         )
     if lo == hi:
         lo, hi = lo - 0.5, hi + 0.5
-    edges = xp.linspace(lo, hi, bins + 1, dtype=x.dtype)
-    return _histogram(kit, self, edges, weight, density)
+    return xp.linspace(lo, hi, bins + 1, dtype=values.dtype)
 
 
 def histogram_bins_tensor(
@@ -261,24 +267,8 @@ def histogramdd_bin_edges(
             raise OpError(
                 f"torch.histogramdd(): bins must be > 0, but got {bins[d]} for dimension {d}"
             )
-        if range is not None:
-            lo, hi = float(range[2 * d]), float(range[2 * d + 1])
-        elif pts.shape[0]:
-            lo, hi = float(xp.min(pts[:, d])), float(xp.max(pts[:, d]))
-        else:
-            lo, hi = 0.0, 1.0
-        if lo > hi:
-            raise OpError(
-                f"torch.histogramdd: min should not exceed max, but got min {_num(lo)} max "
-                f"{_num(hi)} for dimension {d}"
-            )
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise OpError(
-                f"torch.histogramdd: dimension {d}'s range [{_num(lo)}, {_num(hi)}] is not finite"
-            )
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = xp.linspace(lo, hi, bins[d] + 1, dtype=pts.dtype)
+        given = None if range is None else range[2 * d : 2 * d + 2]
+        edges = _even_edges(xp, pts[:, d], given, bins[d], d)
         out.append(kit.wrap(edges, self._dtype, self._device))
     return out
 

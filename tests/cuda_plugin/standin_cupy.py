@@ -528,6 +528,9 @@ def _random_module(cp: Any) -> types.ModuleType:
         def standard_exponential(self, size: Any = None) -> Any:
             return self._out(self._g.standard_exponential(size))
 
+        def poisson(self, lam: Any = 1.0, size: Any = None) -> Any:
+            return self._out(self._g.poisson(_unwrap(lam), size))
+
         def integers(
             self,
             low: int,

@@ -169,6 +169,7 @@ MANIFEST: Final[tuple[FirstPartyPlugin, ...]] = (
             "register_hook",
             "register_post_accumulate_grad_hook",
             "data",
+            "output_nr",
         ),
         tensor_replaces=("requires_grad", "requires_grad_", "is_leaf", "detach_"),
         tensor_state=("tp_autograd", "tp_tangents"),

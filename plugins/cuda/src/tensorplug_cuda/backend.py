@@ -168,6 +168,9 @@ class DeviceGenerators:
     def standard_exponential(self, size: Any = None) -> Any:
         return self._generator().standard_exponential(size)
 
+    def poisson(self, lam: Any, size: Any = None) -> Any:
+        return self._generator().poisson(lam, size)
+
     def integers(
         self,
         low: int,

@@ -144,7 +144,8 @@ def _fillable(a: Any) -> Any:
     (``v.expand(2, 3).fill_(0)``, ``zero_()``), every element of one location taking the one
     value, where it refuses other in-place writes to it."""
     flags = getattr(a, "flags", None)
-    if flags is None or flags.writeable or type(a).__module__ != "numpy":
+    # CuPy's flags (and the stand-in's) have no writeable: their arrays always are
+    if flags is None or getattr(flags, "writeable", True) or type(a).__module__ != "numpy":
         return a
     owner = a.base
     while owner is not None and not getattr(owner, "flags", flags).writeable:

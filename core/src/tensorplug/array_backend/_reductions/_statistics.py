@@ -27,7 +27,10 @@ def _running(kit: Kit, f: Any, a: Any) -> Any:
     ``accumulate`` where the library has one, else one step per element."""
     acc = getattr(f, "accumulate", None)
     if acc is not None:
-        return acc(a, axis=-1)
+        try:
+            return acc(a, axis=-1)
+        except NotImplementedError:  # CuPy's logaddexp.accumulate exists and refuses
+            pass
     return _standard.running(kit, f, a, axis=a.ndim - 1)
 
 

@@ -154,19 +154,10 @@ def _meta_view_check(self: Tensor, size: Any, stride: Any, storage_offset: Any, 
 
 
 def _view_dtype(self: Tensor, dtype: Any) -> Tensor:
-    """``view.dtype``: the last dim scaled by the element-size ratio (Meta has no strides to
-    check: the CPU checks those)."""
-    shape = tuple(self._data.shape)
-    s0, s1 = self._dtype.itemsize, dtype.itemsize
-    if s0 != s1:
-        what = f"to view {torch_name(self._dtype)} as {torch_name(dtype)} (different element sizes)"
-        if not shape:
-            raise OpError(f"self.dim() cannot be 0 {what}")
-        if s1 > s0 and shape[-1] % (s1 // s0):
-            raise OpError(
-                f"self.size(-1) must be divisible by {s1 // s0} {what}, but got {shape[-1]}"
-            )
-        shape = (*shape[:-1], shape[-1] * s0 // s1)
+    """``view.dtype``: the kit's shape rule, without the stride checks (Meta has no strides)."""
+    from ..array_backend._strided import dtype_view_shape
+
+    shape = dtype_view_shape(tuple(self._data.shape), self._dtype, dtype)
     return self._alias(MetaArray(shape, dtype), dtype)
 
 

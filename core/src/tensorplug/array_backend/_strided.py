@@ -258,6 +258,41 @@ def empty_strided(
     return kit.new(arr, d, dev, kit.keyset)
 
 
+def dtype_view_shape(
+    shape: tuple[int, ...],
+    src: _dt.dtype,
+    dst: _dt.dtype,
+    strides: Sequence[int] | None = None,
+    offset: int = 0,
+) -> tuple[int, ...]:
+    """The shape of ``view.dtype`` from ``src`` to ``dst``: the last dim scaled by the
+    element-size ratio, with PyTorch's conditions in its order; the stride and offset ones
+    only where ``strides`` are known (Meta has none: the CPU checks those)."""
+    s0, s1 = src.itemsize, dst.itemsize
+    if s0 == s1:
+        return shape
+    what = f"to view {torch_name(src)} as {torch_name(dst)} (different element sizes)"
+    if not shape:
+        raise OpError(f"self.dim() cannot be 0 {what}")
+    if strides is not None and strides[-1] != 1:
+        raise OpError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+    if s1 > s0:
+        ratio = s1 // s0
+        if shape[-1] % ratio:
+            raise OpError(f"self.size(-1) must be divisible by {ratio} {what}, but got {shape[-1]}")
+        if strides is not None:
+            if offset % ratio:
+                raise OpError(
+                    f"self.storage_offset() must be divisible by {ratio} {what}, but got {offset}"
+                )
+            for k, st in enumerate(strides[:-1]):
+                if st % ratio:
+                    raise OpError(
+                        f"self.stride({k}) must be divisible by {ratio} {what}, but got {st}"
+                    )
+    return (*shape[:-1], shape[-1] * s0 // s1)
+
+
 def view_dtype(kit: Kit, self: Tensor, dtype: _dt.dtype) -> Tensor:
     """``self``'s memory read as ``dtype``: the same shape for an equal element size, else the
     last dim scaled by the size ratio, with PyTorch's conditions (a strided backend only)."""
@@ -267,31 +302,13 @@ def view_dtype(kit: Kit, self: Tensor, dtype: _dt.dtype) -> Tensor:
     if not kit.strided:
         raise _storage.no_strides_error(self, "aten::view.dtype")
     a = self._data
-    s0, s1 = d.itemsize, dtype.itemsize
-    if s0 != s1:
-        what = f"to view {torch_name(d)} as {torch_name(dtype)} (different element sizes)"
-        if a.ndim == 0:
-            raise OpError(f"self.dim() cannot be 0 {what}")
+    shape = tuple(a.shape)
+    if d.itemsize != dtype.itemsize and shape:
         g = _storage.geometry(self, "aten::view.dtype")
-        if g.strides[-1] != 1:
-            raise OpError(f"self.stride(-1) must be 1 {what}, but got {g.strides[-1]}")
-        if s1 > s0:
-            ratio = s1 // s0
-            if a.shape[-1] % ratio:
-                raise OpError(
-                    f"self.size(-1) must be divisible by {ratio} {what}, but got {a.shape[-1]}"
-                )
-            if g.offset % ratio:
-                raise OpError(
-                    f"self.storage_offset() must be divisible by {ratio} {what}, but got {g.offset}"
-                )
-            for k, st in enumerate(g.strides[:-1]):
-                if st % ratio:
-                    raise OpError(
-                        f"self.stride({k}) must be divisible by {ratio} {what}, but got {st}"
-                    )
-    if a.size == 0 and s0 != s1:  # numpy refuses to re-view an empty non-contiguous array
-        shape = (*a.shape[:-1], a.shape[-1] * s0 // s1)
+        shape = dtype_view_shape(shape, d, dtype, g.strides, g.offset)
+    else:
+        shape = dtype_view_shape(shape, d, dtype)
+    if a.size == 0 and d.itemsize != dtype.itemsize:  # numpy refuses to re-view these
         return self._alias(kit.xp.empty(shape, dtype=kit.storage[dtype]), dtype)
     return self._alias(a.view(kit.storage[dtype]), dtype)
 

@@ -19,7 +19,7 @@ from ..keys import DispatchKey, DispatchKeySet, KeyKind
 from . import _callgen, _registry
 from ._kernel import _CEA, _CEANF, _CIA, _COMPOSITES, Entry, Kernel
 from ._paths import _generic_call, _generic_redispatch, _trace, _traced_call, _traced_redispatch
-from ._registry import _fallback_for, _lock, _ops
+from ._registry import _by_namespace, _fallback_for, _lock, _ops
 from ._remedy import _remedy
 
 
@@ -518,7 +518,11 @@ def find_op(name: str | OpOverload) -> OpOverload:
             raise RegistrationError(
                 f"operator names are qualified: 'ns::op.overload', got {name!r}"
             )
-        similar = sorted(n for n in list(_ops) if n.startswith(name.split(".")[0] + "."))
+        ns, _, qual = name.partition("::")
+        # the registry's index by name: a miss costs no walk over every operator
+        similar = sorted(
+            o._name for o in list(_by_namespace.get(ns, {}).get(qual.split(".")[0], ()))
+        )
         hint = f" Known overloads: {', '.join(similar)}." if similar else ""
         raise RegistrationError(
             f"No operator named '{full}' is defined.{hint} Define it with "

@@ -210,32 +210,15 @@ def _same_arguments(a: str, b: str) -> bool:
 
 
 def _find(short: str) -> bool:
-    """Whether ``aten::<short>`` is defined (``short`` without an overload: the default one).
-    A set of the names, not ``find_op``'s error: registering asks this for ~700 names that
-    are missing, and each miss would list the similar names for its message."""
-    names = _NAMES[0]
-    if names is None:  # outside register_all: the op set as it is now
-        names = _aten_names()
-    return (short if "." in short else f"{short}.default") in names
-
-
-def _aten_names() -> frozenset[str]:
-    return frozenset(short_name(op.name) for op in dispatcher.ops_in("aten"))
-
-
-_NAMES: list[frozenset[str] | None] = [None]  # register_all's op names while it runs
+    try:
+        dispatcher.find_op(f"aten::{short}")
+        return True
+    except Exception:
+        return False
 
 
 def register_all(lib: Any) -> int:
     """Register the Autograd kernel (or fallthrough) of every standard op; returns the count."""
-    _NAMES[0] = _aten_names()  # registering kernels defines no op
-    try:
-        return _register_all(lib)
-    finally:
-        _NAMES[0] = None
-
-
-def _register_all(lib: Any) -> int:
     count = 0
     packets: dict[str, list[OpOverload]] = {}
     for op in dispatcher.ops_in("aten"):

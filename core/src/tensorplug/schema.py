@@ -263,6 +263,11 @@ class FunctionSchema:
         """True when some argument is written in place (``(a!)``)."""
         return any(a.is_write for a in self.arguments)
 
+    @property
+    def is_out(self) -> bool:
+        """True for an ``out=`` overload: a keyword-only argument it writes (``Tensor(a!) out``)."""
+        return any(a.is_write for a in self.kwarg_only)
+
     @cached_property
     def _binder(self) -> _binding.Binder:
         # Built on first use: parse() builds every schema twice (the round-trip check).

@@ -214,12 +214,6 @@ def _converted_call(
     raise  # the TypeError the caller is handling
 
 
-def _writes_out(e: OpEntry) -> bool:
-    """Whether the entry's op is an ``out=`` overload (a keyword-only argument it writes)."""
-    op = e.op
-    return op is not None and any(a.is_write for a in op.schema.kwarg_only)
-
-
 def _make_function(name: str, es: list[OpEntry], module: str = "tensorplug") -> Callable[..., Any]:
     target = _target(es)
     nt = _named_tuples[name if module == "tensorplug" else f"{module}.{name}"]
@@ -233,7 +227,7 @@ def _make_function(name: str, es: list[OpEntry], module: str = "tensorplug") -> 
         pack = _packs_int_varargs(es, method=False)
         # a call without ``out=`` picks among the functional overloads only (``zeros`` and not
         # ``zeros.out``): one op, not a packet, for most factories
-        plain = [e for e in es if not _writes_out(e)]
+        plain = [e for e in es if e.op is None or not e.op.schema.is_out]
         no_out = _target(plain) if plain else target
 
         def factory(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Any:

@@ -67,10 +67,8 @@ class FwdRule:
         self.defaults = tuple(a.default_value if a.has_default else _REQUIRED for a in s.arguments)
         self.kinds = {a.name: a.tensor_kind for a in s.arguments if a.tensor_kind}
         args = s.arguments
-        self.inplace = (
-            bool(args) and args[0].is_write and not any(a.kwarg_only and a.is_write for a in args)
-        )
-        self.out = any(a.kwarg_only and a.is_write for a in args)
+        self.out = s.is_out
+        self.inplace = bool(args) and args[0].is_write and not self.out
         self.composite = op.has_kernel("CompositeImplicitAutograd")
         first = s.returns[0] if s.returns else None
         self.view = (

@@ -186,7 +186,7 @@ def _out_functional(op: OpOverload, packets: dict[str, list[OpOverload]]) -> str
     -> ``sort.default``, ``max.dim_max`` -> ``max.dim``): the overload of the same operator
     taking the same arguments less the outs (a factory's TensorOptions aside)."""
     schema = op.schema
-    if not any(a.kwarg_only and a.is_write for a in schema.arguments):
+    if not schema.is_out:
         return None
     options = {"dtype", "layout", "device", "pin_memory", "memory_format"}
     mine = [(a.name, a.type) for a in schema.arguments if not a.is_write]

@@ -52,10 +52,8 @@ class Rule:
             and str(s.returns[0].type).endswith("[]")
         )
         self.n_out = len(s.returns)
-        self.inplace = (
-            bool(args) and args[0].is_write and not any(a.kwarg_only and a.is_write for a in args)
-        )
-        self.out = any(a.kwarg_only and a.is_write for a in args)
+        self.out = s.is_out
+        self.inplace = bool(args) and args[0].is_write and not self.out
         first = s.returns[0] if s.returns else None
         self.view = (
             first is not None

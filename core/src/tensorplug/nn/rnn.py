@@ -70,6 +70,21 @@ def _relu_step(gates: Tensor, h: Tensor, c: Any, w: tuple[Any, ...]) -> tuple[Te
 _STEPS = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _tanh_step, "RNN_RELU": _relu_step}
 
 
+def _lstm_layer(
+    x: Tensor, h0: Tensor, c0: Tensor | None, w: tuple[Any, ...], reverse: bool, layer: Any
+) -> tuple[Tensor, Tensor, Tensor | None]:
+    """One direction of one LSTM layer as one ``mkldnn_rnn_layer`` (Note [Fused recurrent
+    layer] in array_backend/_nn/_rnn_layer.py)."""
+    has_biases = w[2] is not None
+    # a layer without biases passes empty ones, which the kernel does not read
+    b_ih, b_hh = (w[2], w[3]) if has_biases else (x.new_empty([0]), x.new_empty([0]))
+    out, h, c, _ = ops.aten.mkldnn_rnn_layer.default(
+        x, w[0], w[1], b_ih, b_hh, h0, c0, reverse, [], 2, w[1].shape[1],
+        layer.num_layers, has_biases, layer.bidirectional, False, layer.training,
+    )  # fmt: skip
+    return out, h, c
+
+
 def _run_direction(
     mode: str,
     x: Tensor,
@@ -78,9 +93,12 @@ def _run_direction(
     w: tuple[Any, ...],
     reverse: bool,
     sizes: list[int] | None,
+    layer: Any = None,
 ) -> tuple[Tensor, Tensor, Tensor | None]:
     """One direction of one layer (Note [Recurrent time loop]): the outputs, ``(T, B, H)`` or
     packed ``(N, H)``, and the final hidden (and cell) state."""
+    if mode == "LSTM" and sizes is None and w[4] is None and not _autocast_on():
+        return _lstm_layer(x, h0, c0, w, reverse, layer)
     step = _STEPS[mode]
     if sizes is None:  # one 2-D product (addmm) for all steps: a 3-D matmul is slower
         T_, B_ = x.shape[0], x.shape[1]
@@ -340,6 +358,7 @@ class RNNBase(Module):
                     self._weights(layer, d),
                     d == 1,
                     sizes,
+                    self,
                 )
                 outs.append(out)
                 hs.append(h)

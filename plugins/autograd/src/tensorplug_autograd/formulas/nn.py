@@ -879,6 +879,89 @@ FORMULAS["_thnn_fused_gru_cell"] = {
 }
 OUTPUT_DIFFERENTIABILITY["_thnn_fused_gru_cell"] = (True, False)
 
+# --- recurrent layers ----------------------------------------------------------------------------
+# One LSTM layer over a whole sequence (Note [Fused recurrent layer] in
+# array_backend/_nn/_rnn_layer.py): one node per layer and direction, whose backward kernel
+# walks the steps backward and makes each weight gradient one product over all of them. A
+# backward that records a graph runs the same gradients as public ops recomputed from the
+# inputs (PyTorch's mkldnn_rnn_layer_differentiable_backward), so the layer has double backward.
+
+
+def _lstm_layer_differentiable(
+    gy: Tensor | None, ghy: Tensor | None, gcy: Tensor | None, s: Any
+) -> tuple[Tensor | None, ...]:
+    x, w_ih, w_hh = s.input, s.weight0, s.weight1
+    b_ih, b_hh = (s.weight2, s.weight3) if s.has_biases else (None, None)
+    if s.batch_first:
+        x = x.transpose(0, 1)
+        gy = None if gy is None else gy.transpose(0, 1)
+    T, B, I, H = x.shape[0], x.shape[1], x.shape[2], s.hidden_size  # noqa: E741
+    pre = (x.reshape([T * B, I]) @ w_ih.t()).reshape([T, B, 4 * H])
+    for b in (b_ih, b_hh):
+        if b is not None:
+            pre = pre + b
+    order = list(range(T - 1, -1, -1)) if s.reverse else list(range(T))
+    h, c = s.hx_, s.cx_
+    saved: list[Any] = [None] * T
+    for t in order:
+        i, f, gg, o = (pre[t] + h @ w_hh.t()).chunk(4, 1)
+        i, f, gg, o = i.sigmoid(), f.sigmoid(), gg.tanh(), o.sigmoid()
+        c_prev, h_prev = c, h
+        c = f * c + i * gg
+        tc = c.tanh()
+        h = o * tc
+        saved[t] = (i, f, gg, o, c_prev, tc, h_prev)
+    dh = tp.zeros_like(s.hx_) if ghy is None else ghy
+    dc = tp.zeros_like(s.cx_) if gcy is None else gcy
+    dgates: list[Any] = [None] * T
+    for t in reversed(order):
+        i, f, gg, o, c_prev, tc, _ = saved[t]
+        if gy is not None:
+            dh = dh + gy[t]
+        dc = dc + dh * o * (1 - tc * tc)
+        d = tp.cat(
+            [dc * gg * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - gg * gg),
+             dh * tc * o * (1 - o)],
+            1,
+        )  # fmt: skip
+        dc = dc * f
+        dh = d @ w_hh
+        dgates[t] = d
+    if T:
+        flat = tp.stack(dgates).reshape([T * B, 4 * H])
+        h_prev = tp.stack([st[6] for st in saved]).reshape([T * B, H])
+    else:
+        flat = x.new_zeros([0, 4 * H])
+        h_prev = x.new_zeros([0, H])
+    gx = (flat @ w_ih).reshape([T, B, I])
+    if s.batch_first:
+        gx = gx.transpose(0, 1)
+    gb = flat.sum(0) if s.has_biases else None
+    return gx, flat.t() @ x.reshape([T * B, I]), flat.t() @ h_prev, gb, gb, dh, dc
+
+
+def _lstm_layer_backward(g: tuple[Tensor | None, ...], s: Any) -> tuple[Tensor | None, ...]:
+    gy, ghy, gcy = g[0], g[1], g[2]
+    if gy is None and ghy is None and gcy is None:
+        return (None,) * 7
+    if tp.is_grad_enabled():
+        return _lstm_layer_differentiable(gy, ghy, gcy, s)
+    y, hy, cy, ws = s.result
+    return tuple(  # type: ignore[no-any-return]
+        _aten.mkldnn_rnn_layer_backward.default(
+            s.input, s.weight0, s.weight1, s.weight2, s.weight3, s.hx_, s.cx_, y, hy, cy,
+            gy, ghy, gcy, s.reverse, s.mode, s.hidden_size, s.num_layers, s.has_biases,
+            s.train, s.bidirectional, s.batch_sizes, s.batch_first, ws,
+        )
+    )  # fmt: skip
+
+
+FORMULAS["mkldnn_rnn_layer"] = {
+    ("input", "weight0", "weight1", "weight2", "weight3", "hx_", "cx_"): _lstm_layer_backward
+}
+OUTPUT_DIFFERENTIABILITY["mkldnn_rnn_layer"] = (True, True, True, False)
+nondifferentiable("mkldnn_rnn_layer_backward")
+
 # --- mixed precision training: GradScaler's bookkeeping, never part of a graph -------------------
 
 nondifferentiable("_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_")

@@ -18,11 +18,31 @@
 
 from __future__ import annotations
 
-from . import _attention, _conv, _functions, _norms, _optim, _pad, _pooling, _resample, _rnn, _rnn_layer
+from . import (
+    _attention,
+    _conv,
+    _functions,
+    _norms,
+    _optim,
+    _pad,
+    _pooling,
+    _resample,
+    _rnn,
+    _rnn_layer,
+)
 from ._functions import check_nll_weight, check_reduction, floating, nll_target
 
 PARTS = (
-    _functions, _optim, _attention, _conv, _pad, _resample, _pooling, _norms, _rnn, _rnn_layer,
+    _functions,
+    _optim,
+    _attention,
+    _conv,
+    _pad,
+    _resample,
+    _pooling,
+    _norms,
+    _rnn,
+    _rnn_layer,
 )
 
 __all__ = ["PARTS", "check_nll_weight", "check_reduction", "floating", "nll_target"]

@@ -155,6 +155,27 @@ CASES: list[Case] = [
         "_thnn_fused_gru_cell",
         lambda m, mk, ints: m.ops.aten._thnn_fused_gru_cell(mk([2, 6]), mk([2, 6]), mk([2, 2]))[0],
     ),
+    Case(
+        "mkldnn_rnn_layer",
+        lambda m, mk, ints: m.ops.aten.mkldnn_rnn_layer(
+            mk([3, 2, 4]),
+            mk([8, 4]),
+            mk([8, 2]),
+            mk([8]),
+            mk([8]),
+            mk([2, 2]),
+            mk([2, 2]),
+            False,
+            [],
+            2,
+            2,
+            1,
+            True,
+            False,
+            False,
+            False,
+        )[0],
+    ),
     *(
         Case(name, lambda m, mk, ints, name=name: getattr(m, name)(mk([3])))
         for name in (

@@ -15,6 +15,11 @@ at the end. A packed sequence runs the same loop on shrinking batches (the seque
 longest first): forward in time, the rows of sequences that have ended leave the state and are
 kept as their final hidden state; backward in time, the rows of sequences that start join the
 state with their initial values.
+
+An LSTM layer on an unpacked input, without ``proj_size`` and outside autocast, skips that
+loop: each direction is one ``mkldnn_rnn_layer``, which runs the time loop inside its kernel
+and has a backward of its own (Note [Fused recurrent layer] in array_backend/_nn/_rnn_layer.py),
+so autograd records one node per layer and direction instead of two per step.
 """
 
 from __future__ import annotations

@@ -102,6 +102,8 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     # lower precision: the fused recurrent cells (CUDA only, as PyTorch lists them)
     "_thnn_fused_lstm_cell": (_, LOWER),
     "_thnn_fused_gru_cell": (_, LOWER),
+    # lower precision: a whole LSTM layer (CPU only, as PyTorch lists it)
+    "mkldnn_rnn_layer": (LOWER, _),
     # float32: pointwise functions whose results overflow or lose precision in 16 bits
     "acos": (_, FP32),
     "asin": (_, FP32),
@@ -288,7 +290,6 @@ ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
     LOWER: (
         "_convolution.deprecated", "conv_tbc", "_addmm_activation",
         "_native_multi_head_attention",
-        "mkldnn_rnn_layer",
     ),
     FP32: (
         "fractional_max_pool2d", "fractional_max_pool3d", "_grid_sampler_2d_cpu_fallback",

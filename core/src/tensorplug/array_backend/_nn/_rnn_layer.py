@@ -153,7 +153,7 @@ def rnn_layer(
         ws = xp.empty((6, T, B, H), dtype=gx.dtype)
         out = xp.empty((T, B, H), dtype=gx.dtype)
         for t in _steps(T, reverse):
-            g = gx[t] + xp.matmul(h, w_hh_t)
+            g = gx[t, ...] + xp.matmul(h, w_hh_t)
             i = _sigmoid(xp, g[:, :H])
             f = _sigmoid(xp, g[:, H : 2 * H])
             gg = xp.tanh(g[:, 2 * H : 3 * H])
@@ -229,21 +229,23 @@ def rnn_layer_backward(
         for n in range(T - 1, -1, -1):
             t = order[n]
             if gy is not None:
-                dh = dh + gy[t]
-            i, f, g, o, _, tc = (ws[k, t] for k in range(6))
-            c_prev = c0 if n == 0 else ws[4, order[n - 1]]
+                dh = dh + gy[t, ...]
+            i, f, g, o, _, tc = (ws[k, t, ...] for k in range(6))
+            c_prev = c0 if n == 0 else ws[4, order[n - 1], ...]
             dc = dc + dh * o * (1 - tc * tc)
             dgates[t, :, :H] = dc * g * i * (1 - i)
             dgates[t, :, H : 2 * H] = dc * c_prev * f * (1 - f)
             dgates[t, :, 2 * H : 3 * H] = dc * i * (1 - g * g)
             dgates[t, :, 3 * H :] = dh * tc * o * (1 - o)
             dc = dc * f
-            dh = xp.matmul(dgates[t], w_hh)
+            dh = xp.matmul(dgates[t, ...], w_hh)
         # the hidden state each step read: hx first, then the previous step's output
         if T:
             h0e = xp.reshape(h0, (1, B, H))
             h_prev = (
-                xp.concat([y[1:], h0e], axis=0) if reverse else xp.concat([h0e, y[:-1]], axis=0)
+                xp.concat([y[1:, ...], h0e], axis=0)
+                if reverse
+                else xp.concat([h0e, y[:-1, ...]], axis=0)
             )
         else:
             h_prev = xp.zeros((0, B, H), dtype=x.dtype)

@@ -188,6 +188,54 @@ def _fused_gru_backward_maker(op: Any) -> Kernel:
     return kernel
 
 
+# --- recurrent layers ----------------------------------------------------------------------------
+# mkldnn_rnn_layer (Note [Fused recurrent layer] in array_backend/_nn/_rnn_layer.py): with the
+# weights the same for every sample, the samples are more sequences of the layer's batch (the
+# vmap dimension folds into the batch dim of the input and the states, and unfolds from the
+# output's, the states' and the workspace's); batched weights run the loop. The backward
+# always loops: folded, its weight gradients would sum over the samples.
+
+
+@defrule("mkldnn_rnn_layer.default")
+def _rnn_layer_maker(op: Any) -> Kernel:
+    def kernel(x: Any, w0: Any, w1: Any, w2: Any, w3: Any, hx: Any, cx: Any, *rest: Any) -> Any:
+        args = (x, w0, w1, w2, w3, hx, cx, *rest)
+        lvl = top_level(args[:7])
+        if lvl == 0:
+            return passdown(op, args, {})
+        if any(batched_at(w, lvl) for w in (w0, w1, w2, w3)):
+            return loop(op, args, {}, lvl)
+        size = _size_at(lvl, x, hx, cx)
+        batch_first = rest[-2]
+        bdim = 0 if batch_first else 1  # the batch among x's dims
+        out, hy, cy, ws = op(
+            _fold_into(physical(x, lvl, size), bdim),
+            w0, w1, w2, w3,
+            _fold_into(physical(hx, lvl, size), 0),
+            _fold_into(physical(cx, lvl, size), 0),
+            *rest,
+        )  # fmt: skip
+        return (
+            wrap(_unfold_from(out, bdim, size), 0, lvl),
+            wrap(_unfold_from(hy, 0, size), 0, lvl),
+            wrap(_unfold_from(cy, 0, size), 0, lvl),
+            wrap(_unfold_from(ws, 2, size), 0, lvl),
+        )
+
+    return kernel
+
+
+@defrule("mkldnn_rnn_layer_backward.default")
+def _rnn_layer_backward_maker(op: Any) -> Kernel:
+    def kernel(*args: Any) -> Any:
+        lvl = top_level(args)
+        if lvl == 0:
+            return passdown(op, args, {})
+        return loop(op, args, {}, lvl)
+
+    return kernel
+
+
 # --- convolution and padding ---------------------------------------------------------------------
 
 # Note [Batched convolution]

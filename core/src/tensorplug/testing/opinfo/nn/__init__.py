@@ -14,7 +14,8 @@ is imported:
   alpha dropouts;
 * ``_activations``: the composite activations (prelu, celu, selu, ..., channel_shuffle);
 * ``_embedding``: embedding_bag;
-* ``_rnn``: the fused recurrent cells and their backward kernels.
+* ``_rnn``: the fused recurrent cells and their backward kernels;
+* ``_rnn_layer``: a whole LSTM layer over a sequence and its backward.
 """
 
 from __future__ import annotations
@@ -30,4 +31,5 @@ from . import (  # noqa: F401
     _pooling,
     _resample,
     _rnn,
+    _rnn_layer,
 )  # fmt: skip

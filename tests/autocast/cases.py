@@ -198,6 +198,12 @@ CASES: list[Case] = [
     Case("pow.Tensor_Tensor", lambda m, mk, ints: m.pow(mk([3]), mk([3]))),
     Case("pow.Scalar", lambda m, mk, ints: m.pow(2.0, mk([3]))),
     Case("layer_norm", lambda m, mk, ints: F(m).layer_norm(mk([2, 4]), [4], mk([4]), mk([4]))),
+    Case(
+        "native_layer_norm",
+        lambda m, mk, ints: m.ops.aten.native_layer_norm(mk([2, 4]), [4], mk([4]), mk([4]), 1e-5)[
+            0
+        ],
+    ),
     Case("logsumexp", lambda m, mk, ints: m.logsumexp(mk([2, 3]), 1)),
     Case("prod", lambda m, mk, ints: m.prod(mk([3]))),
     Case("prod.dim_int", lambda m, mk, ints: m.prod(mk([2, 3]), 1)),

@@ -123,6 +123,7 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "pow.Scalar": (_, FP32),
     # float32: normalizations, reductions and losses
     "layer_norm": (_, FP32),
+    "native_layer_norm": (_, FP32),
     "logsumexp": (_, FP32),
     "prod": (FP32, FP32_SET_OPT_DTYPE),
     "prod.dim_int": (FP32, FP32_SET_OPT_DTYPE),
@@ -310,8 +311,7 @@ ABSENT_CUDA: Final[dict[Policy, tuple[str, ...]]] = {
         "_scaled_dot_product_flash_attention",
     ),
     FP32: (
-        "native_layer_norm", "frobenius_norm.dim",
-        "nuclear_norm", "nuclear_norm.dim", "poisson_nll_loss", "cosine_embedding_loss",
+        "frobenius_norm.dim", "nuclear_norm", "nuclear_norm.dim", "poisson_nll_loss", "cosine_embedding_loss",
         "nll_loss2d", "hinge_embedding_loss", "margin_ranking_loss", "multilabel_margin_loss",
         "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "pdist",
     ),

@@ -10,6 +10,7 @@
   their backward kernels, pixel_shuffle and pixel_unshuffle;
 * ``_pooling``: max, average and adaptive pooling, their backward kernels, max unpooling;
 * ``_norms``: batch and group normalization and their backward kernels;
+* ``_layer_norm``: layer normalization and its backward kernel;
 * ``_rnn``: the fused LSTM and GRU cells and their backward kernels;
 * ``_rnn_layer``: a whole LSTM layer over a sequence and its backward (``mkldnn_rnn_layer``);
 
@@ -22,6 +23,7 @@ from . import (
     _attention,
     _conv,
     _functions,
+    _layer_norm,
     _norms,
     _optim,
     _pad,
@@ -41,6 +43,7 @@ PARTS = (
     _resample,
     _pooling,
     _norms,
+    _layer_norm,
     _rnn,
     _rnn_layer,
 )

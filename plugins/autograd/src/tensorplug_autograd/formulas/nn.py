@@ -780,6 +780,52 @@ FORMULAS["native_group_norm_backward"] = {
 }
 
 
+# --- layer normalization ---------------------------------------------------------------------------
+# native_layer_norm as group norm is done (Note [Normalization double backward]): each row of
+# the normalized dims is a group (R: the normalized dims; S, the dims the weight is summed over:
+# the others), so the backward kernel's partials are _norm_partials'.
+
+
+def _ln_dims(x: Tensor, normalized_shape: Any) -> tuple[list[int], list[int], int]:
+    k = x.ndim - len(normalized_shape)
+    return list(range(k, x.ndim)), list(range(k)), math.prod(normalized_shape)
+
+
+def _ln_forward_backward(g: tuple[Tensor, ...], s: Any) -> tuple[Tensor | None, ...]:
+    x, w, b, shape = s.input, s.weight, s.bias, s.normalized_shape
+    mean, rstd = s.result[1], s.result[2]
+    if tp.is_grad_enabled():  # Note [Normalization double backward]
+        r = _ln_dims(x, shape)[0]
+        xf = x if x.dtype == mean.dtype else x.to(mean.dtype)
+        mean = xf.mean(r, True)
+        centered = xf - mean
+        rstd = ((centered * centered).mean(r, True) + s.eps).rsqrt()
+    need_x, need_w, need_b = s.grad_input_mask
+    mask = [need_x, need_w and w is not None, need_b and b is not None]
+    gi, gw, gb = _aten.native_layer_norm_backward.default(g[0], x, shape, mean, rstd, w, b, mask)
+    return gi, gw, gb
+
+
+def _ln_backward_partials(g: tuple[Tensor | None, ...], s: Any) -> tuple[Tensor | None, ...]:
+    x, w = s.input, s.weight
+    r, sdims, m = _ln_dims(x, s.normalized_shape)
+    d_g, d_x, d_w, d_mu, d_s = _norm_partials(
+        tuple(g), s.grad_out, x, w, s.mean, s.rstd, r, sdims, m, True
+    )
+    if d_w is not None and w is not None:
+        d_w = d_w.reshape(list(w.shape))
+    # the bias only says whether grad_bias is asked for: no gradient (PyTorch's Tensor())
+    return d_g, d_x, d_mu, d_s, d_w, None
+
+
+FORMULAS["native_layer_norm"] = {("input", "weight", "bias"): _ln_forward_backward}
+OUTPUT_DIFFERENTIABILITY["native_layer_norm"] = (True, False, False)
+SAVED_OUTPUTS["native_layer_norm"] = (1, 2)  # the mean and rstd, not the output
+FORMULAS["native_layer_norm_backward"] = {
+    ("grad_out", "input", "mean", "rstd", "weight", "bias"): _ln_backward_partials
+}
+
+
 # --- recurrent cells -----------------------------------------------------------------------------
 # The fused cells (Note [Fused recurrent cells] in array_backend/_nn/_rnn.py): their backward
 # kernels work from the saved workspace. The LSTM's two gate inputs and its two biases share one

@@ -720,6 +720,49 @@ def _group_norm_backward_maker(op: Any) -> Kernel:
     return kernel
 
 
+# --- layer normalization -------------------------------------------------------------------------
+# The normalized dims are the last ones, so the vmap dimension in front is one more outer dim:
+# with the weight and bias the same for every sample, the op runs once on the physical tensors
+# and its statistics come back batched in front. A batched weight or bias, and a backward asked
+# for the weight's or bias's gradient (folded, it would sum over the samples), loop.
+
+
+@defrule("native_layer_norm.default")
+def _layer_norm_maker(op: Any) -> Kernel:
+    def kernel(input: Any, normalized_shape: Any, weight: Any, bias: Any, eps: float) -> Any:
+        args = (input, normalized_shape, weight, bias, eps)
+        lvl = top_level((input, weight, bias))
+        if lvl == 0:
+            return passdown(op, args, {})
+        if batched_at(weight, lvl) or batched_at(bias, lvl):
+            return loop(op, args, {}, lvl)
+        out, mean, rstd = op(front(input), normalized_shape, weight, bias, eps)
+        return wrap(out, 0, lvl), wrap(mean, 0, lvl), wrap(rstd, 0, lvl)
+
+    return kernel
+
+
+@defrule("native_layer_norm_backward.default")
+def _layer_norm_backward_maker(op: Any) -> Kernel:
+    def kernel(grad_out: Any, input: Any, normalized_shape: Any, mean: Any, rstd: Any,
+               weight: Any, bias: Any, output_mask: Any) -> Any:  # fmt: skip
+        args = (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+        ts = (grad_out, input, mean, rstd, weight, bias)
+        lvl = top_level(ts)
+        if lvl == 0:
+            return passdown(op, args, {})
+        if batched_at(weight, lvl) or batched_at(bias, lvl) or any(output_mask[1:]):
+            return loop(op, args, {}, lvl)
+        size = _size_at(lvl, grad_out, input, mean, rstd)
+        gi, _, _ = op(
+            *(physical(t, lvl, size) for t in (grad_out, input)), normalized_shape,
+            *(physical(t, lvl, size) for t in (mean, rstd)), weight, bias, output_mask,
+        )  # fmt: skip
+        return (None if gi is None else wrap(gi, 0, lvl)), None, None
+
+    return kernel
+
+
 # --- losses -------------------------------------------------------------------------------------
 
 # Note [Batched losses]

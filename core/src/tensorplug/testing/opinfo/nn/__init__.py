@@ -12,6 +12,7 @@ is imported:
 * ``_pooling``: max, average and adaptive pooling, their backward kernels, max unpooling;
 * ``_norms``: batch, instance, group and RMS normalization and their kernels, the feature and
   alpha dropouts;
+* ``_layer_norm``: native_layer_norm and its backward kernel;
 * ``_activations``: the composite activations (prelu, celu, selu, ..., channel_shuffle);
 * ``_embedding``: embedding_bag;
 * ``_rnn``: the fused recurrent cells and their backward kernels;
@@ -26,6 +27,7 @@ from . import (  # noqa: F401
     _conv,
     _embedding,
     _functions,
+    _layer_norm,
     _norms,
     _optim,
     _pooling,

@@ -1,6 +1,6 @@
-"""The fused LSTM layer ``mkldnn_rnn_layer`` (Note [Fused recurrent layer] in
-array_backend/_nn/_rnn_layer.py): ``nn.LSTM`` runs through it and agrees with a loop of
-``nn.LSTMCell`` steps, values and gradients; gradcheck and gradgradcheck in float64; vmap folds
+"""The fused LSTM and GRU layer ``mkldnn_rnn_layer`` (Note [Fused recurrent layer] in
+array_backend/_nn/_rnn_layer.py): ``nn.LSTM`` and ``nn.GRU`` run through it and agree with a
+loop of ``nn.LSTMCell`` / ``nn.GRUCell`` steps, values and gradients; gradcheck and gradgradcheck in float64; vmap folds
 samples into the batch (or loops when the weights are batched); Meta; tp.compile keeps it in
 one graph."""
 
@@ -131,8 +131,8 @@ def test_meta_shapes() -> None:
 
 def test_refuses_other_modes_and_packed_input() -> None:
     args = [a.detach() for a in _args(tp.float32)]
-    with pytest.raises(RuntimeError, match=r"mkldnn_rnn_layer.*only the LSTM"):
-        ops.aten.mkldnn_rnn_layer.default(*args, False, [], 3, H, 1, True, False, False, True)
+    with pytest.raises(RuntimeError, match=r"mkldnn_rnn_layer.*only the LSTM .* and the GRU"):
+        ops.aten.mkldnn_rnn_layer.default(*args, False, [], 1, H, 1, True, False, False, True)
     with pytest.raises(RuntimeError, match=r"mkldnn_rnn_layer.*packed input"):
         ops.aten.mkldnn_rnn_layer.default(*args, False, [2, 2], 2, H, 1, True, False, False, True)
 
@@ -154,3 +154,56 @@ def test_compiled_lstm_is_one_graph_with_the_layer() -> None:
         got = compiled(x)
     assert tp.allclose(got, want, atol=1e-6)
     assert len(compiled.graphs) == 1
+
+
+# --- the GRU (mode 3) ---------------------------------------------------------------------------
+
+
+def _gru(x: Any, *w: Any, reverse: bool = False, hidden: int = H) -> Any:
+    out, hy, _, _ = ops.aten.mkldnn_rnn_layer.default(
+        x, *w[:4], w[4], w[4], reverse, [], 3, hidden, 1, True, False, False, True
+    )
+    return out, hy
+
+
+def _gru_args(sizes: tuple[int, ...] = (T, B, I, H)) -> list[Any]:
+    t, b, i, h = sizes
+    shapes = [(t, b, i), (3 * h, i), (3 * h, h), (3 * h,), (3 * h,), (b, h)]
+    return [tp.randn(*s, dtype=tp.float64, requires_grad=True) for s in shapes]
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_gru_gradcheck_and_gradgradcheck(reverse: bool) -> None:
+    tp.manual_seed(5)
+    assert tp.autograd.gradcheck(lambda *a: _gru(*a, reverse=reverse), _gru_args())
+    small = _gru_args((2, 2, 1, 1))
+    assert tp.autograd.gradgradcheck(lambda *a: _gru(*a, reverse=reverse, hidden=1), small)
+
+
+def test_gru_agrees_with_a_loop_of_cells() -> None:
+    tp.manual_seed(6)
+    gru = tp.nn.GRU(I, H, bidirectional=True, batch_first=True)
+    x = tp.randn(B, T, I, requires_grad=True)
+    h0 = tp.randn(2, B, H)
+    out, hn = gru(x, h0)
+    assert out.grad_fn.name() == "TransposeBackward0"  # of the layer's time-major output
+    for d, sfx in enumerate(("l0", "l0_reverse")):
+        cell = tp.nn.GRUCell(I, H)
+        with tp.no_grad():
+            for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                getattr(cell, name).copy_(getattr(gru, f"{name}_{sfx}"))
+        h, outs = h0[d], [None] * T
+        for t in range(T - 1, -1, -1) if d else range(T):
+            h = cell(x[:, t], h)
+            outs[t] = h
+        ref = tp.stack(outs, 1)
+        assert tp.allclose(out[..., d * H : (d + 1) * H], ref, atol=1e-6)
+        assert tp.allclose(hn[d], h, atol=1e-6)
+        got = tp.autograd.grad(
+            (out[..., d * H : (d + 1) * H] ** 2).sum() + hn[d].sum(),
+            [x, getattr(gru, f"weight_hh_{sfx}"), getattr(gru, f"bias_hh_{sfx}")],
+            retain_graph=True,
+        )
+        want = tp.autograd.grad((ref**2).sum() + h.sum(), [x, cell.weight_hh, cell.bias_hh])
+        for a, b in zip(got, want, strict=True):
+            assert tp.allclose(a, b, atol=1e-5)

@@ -47,6 +47,9 @@ from ...tensor import Tensor
 from .._kit import Kernel, Kernels, Kit, OpError, bind, fmt_shape, torch_name
 
 _LSTM = 2
+_GRU = 3
+_GATES = {_LSTM: 4, _GRU: 3}
+_PLANES = {_LSTM: 6, _GRU: 4}  # the workspace's: LSTM i, f, g, o, c, tanh(c); GRU r, z, n, hn
 _OP = "mkldnn_rnn_layer"
 _OP_BW = "mkldnn_rnn_layer_backward"
 
@@ -63,10 +66,10 @@ def _dtype(op: str, *ts: Tensor | None) -> _dt.dtype:
 
 
 def _check_mode(op: str, mode: int, batch_sizes: Any) -> None:
-    if mode != _LSTM:
+    if mode not in _GATES:
         raise OpError(
-            f"{op}: only the LSTM (mode 2) is implemented, but got mode {mode}; run other "
-            "recurrent layers through nn.RNN / nn.GRU"
+            f"{op}: only the LSTM (mode 2) and the GRU (mode 3) are implemented, but got mode "
+            f"{mode}; run the plain RNN through nn.RNN"
         )
     if len(batch_sizes):
         raise OpError(
@@ -76,22 +79,24 @@ def _check_mode(op: str, mode: int, batch_sizes: Any) -> None:
 
 
 def _check_shapes(
-    op: str, x: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, hx: Any, cx: Any, H: int
-) -> None:
+    op: str, x: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, hx: Any, cx: Any, H: int,
+    mode: int,
+) -> None:  # fmt: skip
+    n = _GATES[mode]
     ok = x.ndim == 3 and w_ih.ndim == 2 and w_hh.ndim == 2 and hx.ndim == 2 and cx.ndim == 2
     if ok:
         B, I = x.shape[1], x.shape[2]  # noqa: E741
         ok = (
-            tuple(w_ih.shape) == (4 * H, I)
-            and tuple(w_hh.shape) == (4 * H, H)
+            tuple(w_ih.shape) == (n * H, I)
+            and tuple(w_hh.shape) == (n * H, H)
             and tuple(hx.shape) == (B, H)
             and tuple(cx.shape) == (B, H)
-            and all(b is None or tuple(b.shape) == (4 * H,) for b in (b_ih, b_hh))
+            and all(b is None or tuple(b.shape) == (n * H,) for b in (b_ih, b_hh))
         )
     if not ok:
         raise OpError(
-            f"{op}: expected input (seq_len, batch, input_size), weight_ih (4 * hidden_size, "
-            "input_size), weight_hh (4 * hidden_size, hidden_size), biases (4 * hidden_size,) "
+            f"{op}: expected input (seq_len, batch, input_size), weight_ih ({n} * hidden_size, "
+            f"input_size), weight_hh ({n} * hidden_size, hidden_size), biases ({n} * hidden_size,) "
             f"and states (batch, hidden_size) with hidden_size {H}, but got input "
             f"{fmt_shape(x.shape)}, weights {fmt_shape(w_ih.shape)} and {fmt_shape(w_hh.shape)}, "
             f"states {fmt_shape(hx.shape)} and {fmt_shape(cx.shape)}"
@@ -141,10 +146,17 @@ def rnn_layer(
     if batch_first and x.ndim == 3:
         x = xp.permute_dims(x, (1, 0, 2))
     H = hidden_size
-    _check_shapes(_OP, x, w_ih, w_hh, b_ih, b_hh, h, c, H)
+    _check_shapes(_OP, x, w_ih, w_hh, b_ih, b_hh, h, c, H, mode)
     T, B, I = x.shape  # noqa: E741
     with kit.quiet():
         gx = xp.matmul(xp.reshape(x, (T * B, I)), xp.permute_dims(w_ih, (1, 0)))
+        if mode == _GRU:
+            out, h, ws = _gru_forward(xp, gx, T, w_hh, b_ih, b_hh, h, reverse)
+            if batch_first:
+                out = xp.permute_dims(out, (1, 0, 2))
+            wrap = kit.wrap
+            # the GRU has no cell state: cy is cx passed through
+            return wrap(out, d, device), wrap(h, d, device), wrap(c, d, device), wrap(ws, d, device)
         for b in (b_ih, b_hh):
             if b is not None:
                 gx = gx + b
@@ -214,13 +226,28 @@ def rnn_layer_backward(
         if gy is not None:
             gy = xp.permute_dims(gy, (1, 0, 2))
     H = hidden_size
-    _check_shapes(_OP_BW, x, w_ih, w_hh, None, None, h0, c0, H)
+    _check_shapes(_OP_BW, x, w_ih, w_hh, None, None, h0, c0, H, mode)
     T, B, I = x.shape  # noqa: E741
-    if tuple(ws.shape) != (6, T, B, H):
+    if tuple(ws.shape) != (_PLANES[mode], T, B, H):
         raise OpError(
-            f"{_OP_BW}: expected a workspace of shape {fmt_shape((6, T, B, H))} from "
-            f"mkldnn_rnn_layer, but got {fmt_shape(ws.shape)}"
+            f"{_OP_BW}: expected a workspace of shape {fmt_shape((_PLANES[mode], T, B, H))} "
+            f"from mkldnn_rnn_layer, but got {fmt_shape(ws.shape)}"
         )
+    if mode == _GRU:
+        with kit.quiet():
+            gx, gw_ih, gw_hh, gb_ih, gb_hh, dh = _gru_backward(
+                xp, x, w_ih, w_hh, h0, y, ws, gy, ghy, reverse, has_biases
+            )
+            if batch_first:
+                gx = xp.permute_dims(gx, (1, 0, 2))
+        wrap = kit.wrap
+        dc = xp.zeros_like(c0) if gcy is None else gcy  # cy is cx passed through
+        return (
+            wrap(gx, d, device), wrap(gw_ih, d, device), wrap(gw_hh, d, device),
+            None if gb_ih is None else wrap(gb_ih, d, device),
+            None if gb_hh is None else wrap(gb_hh, d, device),
+            wrap(dh, d, device), wrap(dc, d, device),
+        )  # fmt: skip
     with kit.quiet():
         dh = xp.zeros((B, H), dtype=x.dtype) if ghy is None else ghy
         dc = xp.zeros((B, H), dtype=x.dtype) if gcy is None else gcy
@@ -239,16 +266,7 @@ def rnn_layer_backward(
             dgates[t, :, 3 * H :] = dh * tc * o * (1 - o)
             dc = dc * f
             dh = xp.matmul(dgates[t, ...], w_hh)
-        # the hidden state each step read: hx first, then the previous step's output
-        if T:
-            h0e = xp.reshape(h0, (1, B, H))
-            h_prev = (
-                xp.concat([y[1:, ...], h0e], axis=0)
-                if reverse
-                else xp.concat([h0e, y[:-1, ...]], axis=0)
-            )
-        else:
-            h_prev = xp.zeros((0, B, H), dtype=x.dtype)
+        h_prev = _h_prev(xp, h0, y, reverse)
         flat = xp.reshape(dgates, (T * B, 4 * H))
         flat_t = xp.permute_dims(flat, (1, 0))
         gw_ih = xp.matmul(flat_t, xp.reshape(x, (T * B, I)))
@@ -269,6 +287,84 @@ def rnn_layer_backward(
         wrap(dh, d, device),
         wrap(dc, d, device),
     )
+
+
+def _h_prev(xp: Any, h0: Any, y: Any, reverse: bool) -> Any:
+    """The hidden state each step read, ``(T, B, H)``: ``hx`` first, then the previous step's
+    output (in the direction of the loop)."""
+    T, B, H = y.shape
+    if not T:
+        return xp.zeros((0, B, H), dtype=y.dtype)
+    h0e = xp.reshape(h0, (1, B, H))
+    if reverse:
+        return xp.concat([y[1:, ...], h0e], axis=0)
+    return xp.concat([h0e, y[:-1, ...]], axis=0)
+
+
+def _gru_forward(
+    xp: Any, gx: Any, T: int, w_hh: Any, b_ih: Any, b_hh: Any, h: Any, reverse: bool
+) -> tuple[Any, Any, Any]:
+    """The GRU's loop (Note [Fused recurrent cells]'s gates ``r, z, n``): the output, the last
+    hidden state and the workspace ``(4, T, B, H)`` of ``r, z, n`` and ``h_n + b_hn``."""
+    B, H = h.shape
+    if b_ih is not None:
+        gx = gx + b_ih
+    gx = xp.reshape(gx, (T, B, 3 * H))
+    w_hh_t = xp.permute_dims(w_hh, (1, 0))
+    ws = xp.empty((4, T, B, H), dtype=gx.dtype)
+    out = xp.empty((T, B, H), dtype=gx.dtype)
+    for t in _steps(T, reverse):
+        ig = gx[t, ...]
+        hg = xp.matmul(h, w_hh_t)
+        if b_hh is not None:
+            hg = hg + b_hh
+        rz = _sigmoid(xp, ig[:, : 2 * H] + hg[:, : 2 * H])
+        r, z = rz[:, :H], rz[:, H:]
+        hn = hg[:, 2 * H :]
+        n = xp.tanh(ig[:, 2 * H :] + r * hn)
+        h = n + z * (h - n)
+        for k, a in enumerate((r, z, n, hn)):
+            ws[k, t, ...] = a
+        out[t, ...] = h
+    return out, h, ws
+
+
+def _gru_backward(
+    xp: Any, x: Any, w_ih: Any, w_hh: Any, h0: Any, y: Any, ws: Any, gy: Any, ghy: Any,
+    reverse: bool, has_biases: bool,
+) -> tuple[Any, ...]:  # fmt: skip
+    """The GRU's gradients (the fused cell's backward, Note [Fused recurrent cells], step by
+    step), the weights' over all steps at once: ``(input, weight_ih, weight_hh, bias_ih,
+    bias_hh, hx)``."""
+    T, B, I = x.shape  # noqa: E741
+    H = h0.shape[1]
+    h_prev = _h_prev(xp, h0, y, reverse)
+    dh = xp.zeros((B, H), dtype=x.dtype) if ghy is None else ghy
+    dgi = xp.empty((T, B, 3 * H), dtype=x.dtype)
+    dgh = xp.empty((T, B, 3 * H), dtype=x.dtype)
+    for t in reversed(list(_steps(T, reverse))):
+        if gy is not None:
+            dh = dh + gy[t, ...]
+        r, z, n, hn = (ws[k, t, ...] for k in range(4))
+        grad_hx = dh * z
+        dn = (dh - grad_hx) * (1 - n * n)
+        dz = dh * (h_prev[t, ...] - n) * z * (1 - z)
+        dr = dn * hn * r * (1 - r)
+        dgi[t, :, :H] = dr
+        dgi[t, :, H : 2 * H] = dz
+        dgi[t, :, 2 * H :] = dn
+        dgh[t, :, :H] = dr
+        dgh[t, :, H : 2 * H] = dz
+        dgh[t, :, 2 * H :] = dn * r
+        dh = grad_hx + xp.matmul(dgh[t, ...], w_hh)
+    fi = xp.reshape(dgi, (T * B, 3 * H))
+    fh = xp.reshape(dgh, (T * B, 3 * H))
+    gw_ih = xp.matmul(xp.permute_dims(fi, (1, 0)), xp.reshape(x, (T * B, I)))
+    gw_hh = xp.matmul(xp.permute_dims(fh, (1, 0)), xp.reshape(h_prev, (T * B, H)))
+    gx = xp.reshape(xp.matmul(fi, w_ih), (T, B, I))
+    gb_ih = xp.sum(fi, axis=0) if has_biases else None
+    gb_hh = xp.sum(fh, axis=0) if has_biases else None
+    return gx, gw_ih, gw_hh, gb_ih, gb_hh, dh
 
 
 KERNELS: dict[str, Kernel] = {_OP: rnn_layer, _OP_BW: rnn_layer_backward}

@@ -926,7 +926,7 @@ FORMULAS["_thnn_fused_gru_cell"] = {
 OUTPUT_DIFFERENTIABILITY["_thnn_fused_gru_cell"] = (True, False)
 
 # --- recurrent layers ----------------------------------------------------------------------------
-# One LSTM layer over a whole sequence (Note [Fused recurrent layer] in
+# One LSTM or GRU layer over a whole sequence (Note [Fused recurrent layer] in
 # array_backend/_nn/_rnn_layer.py): one node per layer and direction, whose backward kernel
 # walks the steps backward and makes each weight gradient one product over all of them. A
 # backward that records a graph runs the same gradients as public ops recomputed from the
@@ -986,11 +986,66 @@ def _lstm_layer_differentiable(
     return gx, flat.t() @ x.reshape([T * B, I]), flat.t() @ h_prev, gb, gb, dh, dc
 
 
+def _gru_layer_differentiable(
+    gy: Tensor | None, ghy: Tensor | None, gcy: Tensor | None, s: Any
+) -> tuple[Tensor | None, ...]:
+    x, w_ih, w_hh = s.input, s.weight0, s.weight1
+    b_ih, b_hh = (s.weight2, s.weight3) if s.has_biases else (None, None)
+    if s.batch_first:
+        x = x.transpose(0, 1)
+        gy = None if gy is None else gy.transpose(0, 1)
+    T, B, I, H = x.shape[0], x.shape[1], x.shape[2], s.hidden_size  # noqa: E741
+    pre = (x.reshape([T * B, I]) @ w_ih.t()).reshape([T, B, 3 * H])
+    if b_ih is not None:
+        pre = pre + b_ih
+    order = list(range(T - 1, -1, -1)) if s.reverse else list(range(T))
+    h = s.hx_
+    saved: list[Any] = [None] * T
+    for t in order:
+        hg = h @ w_hh.t()
+        if b_hh is not None:
+            hg = hg + b_hh
+        xr, xz, xn = pre[t].chunk(3, 1)
+        hr, hz, hn = hg.chunk(3, 1)
+        r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
+        n = (xn + r * hn).tanh()
+        saved[t] = (r, z, n, hn, h)
+        h = n + z * (h - n)
+    dh = tp.zeros_like(s.hx_) if ghy is None else ghy
+    dgi: list[Any] = [None] * T
+    dgh: list[Any] = [None] * T
+    for t in reversed(order):
+        r, z, n, hn, h_prev = saved[t]
+        if gy is not None:
+            dh = dh + gy[t]
+        dn = dh * (1 - z) * (1 - n * n)
+        dz = dh * (h_prev - n) * z * (1 - z)
+        dr = dn * hn * r * (1 - r)
+        dgi[t] = tp.cat([dr, dz, dn], 1)
+        dgh[t] = tp.cat([dr, dz, dn * r], 1)
+        dh = dh * z + dgh[t] @ w_hh
+    if T:
+        fi = tp.stack(dgi).reshape([T * B, 3 * H])
+        fh = tp.stack(dgh).reshape([T * B, 3 * H])
+        h_prev = tp.stack([st[4] for st in saved]).reshape([T * B, H])
+    else:
+        fi = fh = x.new_zeros([0, 3 * H])
+        h_prev = x.new_zeros([0, H])
+    gx = (fi @ w_ih).reshape([T, B, I])
+    if s.batch_first:
+        gx = gx.transpose(0, 1)
+    gbi, gbh = (fi.sum(0), fh.sum(0)) if s.has_biases else (None, None)
+    gcx = gcy  # the GRU's cy is cx passed through
+    return gx, fi.t() @ x.reshape([T * B, I]), fh.t() @ h_prev, gbi, gbh, dh, gcx
+
+
 def _lstm_layer_backward(g: tuple[Tensor | None, ...], s: Any) -> tuple[Tensor | None, ...]:
     gy, ghy, gcy = g[0], g[1], g[2]
     if gy is None and ghy is None and gcy is None:
         return (None,) * 7
     if tp.is_grad_enabled():
+        if s.mode == 3:
+            return _gru_layer_differentiable(gy, ghy, gcy, s)
         return _lstm_layer_differentiable(gy, ghy, gcy, s)
     y, hy, cy, ws = s.result
     return tuple(  # type: ignore[no-any-return]

@@ -1048,7 +1048,7 @@ def _lstm_layer_backward(g: tuple[Tensor | None, ...], s: Any) -> tuple[Tensor |
             return _gru_layer_differentiable(gy, ghy, gcy, s)
         return _lstm_layer_differentiable(gy, ghy, gcy, s)
     y, hy, cy, ws = s.result
-    return tuple(  # type: ignore[no-any-return]
+    return tuple(
         _aten.mkldnn_rnn_layer_backward.default(
             s.input, s.weight0, s.weight1, s.weight2, s.weight3, s.hx_, s.cx_, y, hy, cy,
             gy, ghy, gcy, s.reverse, s.mode, s.hidden_size, s.num_layers, s.has_biases,

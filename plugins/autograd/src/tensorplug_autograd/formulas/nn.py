@@ -807,11 +807,16 @@ def _ln_forward_backward(g: tuple[Tensor, ...], s: Any) -> tuple[Tensor | None, 
 
 
 def _ln_backward_partials(g: tuple[Tensor | None, ...], s: Any) -> tuple[Tensor | None, ...]:
-    x, w = s.input, s.weight
+    x, w, go, mean, rstd = s.input, s.weight, s.grad_out, s.mean, s.rstd
+    gg = tuple(g)
+    flat = x.ndim == len(s.normalized_shape)  # no outer dims: one in front for the sums over S
+    if flat:
+        x, go, mean, rstd = x.unsqueeze(0), go.unsqueeze(0), mean.unsqueeze(0), rstd.unsqueeze(0)
+        gg = (None if gg[0] is None else gg[0].unsqueeze(0), *gg[1:])
     r, sdims, m = _ln_dims(x, s.normalized_shape)
-    d_g, d_x, d_w, d_mu, d_s = _norm_partials(
-        tuple(g), s.grad_out, x, w, s.mean, s.rstd, r, sdims, m, True
-    )
+    d_g, d_x, d_w, d_mu, d_s = _norm_partials(gg, go, x, w, mean, rstd, r, sdims, m, True)
+    if flat:
+        d_g, d_x, d_mu, d_s = (None if t is None else t.squeeze(0) for t in (d_g, d_x, d_mu, d_s))
     if d_w is not None and w is not None:
         d_w = d_w.reshape(list(w.shape))
     # the bias only says whether grad_bias is asked for: no gradient (PyTorch's Tensor())

@@ -207,3 +207,17 @@ def test_gru_agrees_with_a_loop_of_cells() -> None:
         want = tp.autograd.grad((ref**2).sum() + h.sum(), [x, cell.weight_hh, cell.bias_hh])
         for a, b in zip(got, want, strict=True):
             assert tp.allclose(a, b, atol=1e-5)
+
+
+@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
+def test_forward_mode_matches_finite_differences(cls: str) -> None:
+    tp.manual_seed(7)
+    m = getattr(tp.nn, cls)(I, H).double()
+    x, t = tp.randn(T, B, I, dtype=tp.float64), tp.randn(T, B, I, dtype=tp.float64)
+
+    def f(x: Any) -> Any:
+        return m(x)[0]
+
+    _, jv = tp.func.jvp(f, (x,), (t,))
+    numeric = (f(x + 1e-6 * t) - f(x - 1e-6 * t)) / 2e-6
+    assert tp.allclose(jv, numeric, atol=1e-8)

@@ -11,8 +11,9 @@ backward as one kernel each (PyTorch's schemas):
 and one backward instead of eight and about twelve. With ``xh = (x - mean) * rstd`` and ``u =
 g * w`` over the ``N`` normalized elements of a row, ``grad_input = rstd * (u - mean(u) - xh *
 mean(u * xh))``, ``grad_weight = sum(g * xh)`` and ``grad_bias = sum(g)`` over the other dims.
-Half precision is normalized in float32 and rounded once (the statistics too); the result
-dtype promotes the input's with the weight's and the bias's, as the composite did.
+Half precision is normalized in float32 and rounded once (the statistics too). As PyTorch's
+CPU kernel: the result has the input's dtype; the weight and bias share it, or are float32 for
+a half precision input (then the statistics are float32); other mixes raise.
 """
 
 from __future__ import annotations
@@ -55,6 +56,20 @@ def _vector(kit: Kit, t: Tensor | None, what: str, normalized: tuple[int, ...], 
     return kit.cast(kit.operand(t, t._dtype, device), acc)
 
 
+def _stats_dtype(d: _dt.dtype, weight: Tensor | None, bias: Tensor | None) -> _dt.dtype:
+    """PyTorch's CPU rule: the weight and bias share the input's dtype, or, for a half
+    precision input, may be float32 (then the statistics are float32); the result keeps the
+    input's dtype."""
+    params = {t._dtype for t in (weight, bias) if t is not None}
+    if not params or params == {d}:
+        return d
+    if d in (_dt.float16, _dt.bfloat16) and params == {_dt.float32}:
+        return _dt.float32
+    if d in (_dt.float16, _dt.bfloat16, _dt.float32):
+        raise OpError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    raise OpError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
 def native_layer_norm(
     kit: Kit,
     input: Tensor,
@@ -67,11 +82,9 @@ def native_layer_norm(
     shape = tuple(int(s) for s in input._data.shape)
     axes = _check(_OP, shape, normalized_shape)
     d = input._dtype
-    for t in (weight, bias):
-        if t is not None:
-            d = _dt.promote_types(d, t._dtype)
     if d.kind != "f":
         raise OpError(f"\"LayerNormKernelImpl\" not implemented for '{torch_name(d)}'")
+    stats = _stats_dtype(d, weight, bias)
     device = input._device
     acc = kit.accumulate[d]
     normalized = shape[len(shape) - len(axes) :]
@@ -88,7 +101,7 @@ def native_layer_norm(
             out = out * w
         if b is not None:
             out = out + b
-    return kit.wrap(out, d, device), kit.wrap(mean, d, device), kit.wrap(rstd, d, device)
+    return kit.wrap(out, d, device), kit.wrap(mean, stats, device), kit.wrap(rstd, stats, device)
 
 
 def native_layer_norm_backward(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -75,7 +76,8 @@ def main() -> None:
                 torch, torch.nn.functional.scaled_dot_product_attention, tq, tk, tv, tg,
                 is_causal=True,
             )  # fmt: skip
-        best = interleaved(fns, number=3 if T == 512 else 10, rounds=7)
+        # CPU time of this process: the shared machine deschedules it for long stretches
+        best = interleaved(fns, number=3 if T == 512 else 10, rounds=7, timer=time.process_time)
         print(f"\nT={T} (batch {B}, {H} heads of {D}), causal, forward + backward")
         for name, t in best.items():
             ratio = f"  {t / best['torch']:.2f}x torch" if "torch" in best else ""

@@ -3,7 +3,8 @@ AdamW; the model of tests/models/gpt.py, causal attention through
 ``F.scaled_dot_product_attention``), tensorplug eagerly and with the whole step under
 ``tp.compile``, against torch eagerly: one process, one thread each, in CPU time (``time.process_time``).
 
-Goal: at most 1.0x torch eager. Run with torch importable (HELPERS.md):
+Goal: at most 1.0x torch eager. The floor: the step's matrix products alone, as raw numpy
+calls of the same shapes and layouts (recorded from one eager step). Run with torch importable (HELPERS.md):
 ``PYTHONPATH=<torch site-packages> python bench/gpt.py [--mha] [--profile]``; ``--profile``
 prints cProfile's top functions of tensorplug's eager step (with ``--compiled``: the
 compiled step).
@@ -24,7 +25,29 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
 from _timing import interleaved  # noqa: E402
+
+# The floor: the step's matrix products alone. numpy's matmul is wrapped before tensorplug's
+# kernels bind it, so that one step's products (operand shapes, dtypes and layouts) can be
+# recorded and replayed as raw numpy calls (the wrapper costs a Python call per product, ~100
+# a step, well under 1% of it).
+_GEMMS: list[tuple[Any, Any]] | None = None
+_matmul = np.matmul
+
+
+def _layout(a: Any) -> Any:
+    transposed = a.ndim >= 2 and not a.flags.c_contiguous and a.swapaxes(-1, -2).flags.c_contiguous
+    return tuple(a.shape), a.dtype, transposed
+
+
+def _recording_matmul(a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
+    if _GEMMS is not None and isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        _GEMMS.append((_layout(a), _layout(b)))
+    return _matmul(a, b, *args, **kwargs)
+
+
+np.matmul = _recording_matmul  # type: ignore[assignment]
 
 import tensorplug as tp  # noqa: E402
 from tests.models import gpt  # noqa: E402
@@ -54,6 +77,26 @@ def make_step(lib: Any, attention: str, compiled: bool) -> Any:
     return lambda: step(xt, yt)
 
 
+def gemm_floor(step: Any) -> Any:
+    """The matrix products one call of ``step`` makes, replayed on numpy arrays of the same
+    shapes, dtypes and layouts (transposed views where the kernel passed one)."""
+    global _GEMMS
+    _GEMMS = []
+    step()
+    recorded, _GEMMS = _GEMMS, None
+    rng = np.random.default_rng(0)
+
+    def make(layout: Any) -> Any:
+        shape, dtype, transposed = layout
+        if transposed:
+            shape = (*shape[:-2], shape[-1], shape[-2])
+        a = rng.standard_normal(shape).astype(dtype)
+        return a.swapaxes(-1, -2) if transposed else a
+
+    pairs = [(make(a), make(b)) for a, b in recorded]
+    return lambda: [_matmul(a, b) for a, b in pairs]
+
+
 def main() -> None:
     attention = "mha" if "--mha" in sys.argv else "sdpa"
     fns = {
@@ -62,6 +105,7 @@ def main() -> None:
     }
     if torch is not None:
         fns["torch eager"] = make_step(torch, attention, False)
+    fns["floor: the GEMMs"] = gemm_floor(fns["tensorplug eager"])
     if "--profile" in sys.argv:
         import cProfile
         import pstats
@@ -80,6 +124,9 @@ def main() -> None:
     for name, t in best.items():
         ratio = f"  {t / best['torch eager']:.2f}x torch eager" if "torch eager" in best else ""
         print(f"  {name:20s} {t * 1e3:8.2f} ms{ratio}")
+    floor = best["floor: the GEMMs"]
+    for name in ("tensorplug eager", "tensorplug compiled"):
+        print(f"  {name} / floor: {best[name] / floor:.2f}x")
 
 
 if __name__ == "__main__":

@@ -155,6 +155,27 @@ CASES: list[Case] = [
         "_thnn_fused_gru_cell",
         lambda m, mk, ints: m.ops.aten._thnn_fused_gru_cell(mk([2, 6]), mk([2, 6]), mk([2, 2]))[0],
     ),
+    Case(
+        "mkldnn_rnn_layer",
+        lambda m, mk, ints: m.ops.aten.mkldnn_rnn_layer(
+            mk([3, 2, 4]),
+            mk([8, 4]),
+            mk([8, 2]),
+            mk([8]),
+            mk([8]),
+            mk([2, 2]),
+            mk([2, 2]),
+            False,
+            [],
+            2,
+            2,
+            1,
+            True,
+            False,
+            False,
+            False,
+        )[0],
+    ),
     *(
         Case(name, lambda m, mk, ints, name=name: getattr(m, name)(mk([3])))
         for name in (
@@ -177,6 +198,12 @@ CASES: list[Case] = [
     Case("pow.Tensor_Tensor", lambda m, mk, ints: m.pow(mk([3]), mk([3]))),
     Case("pow.Scalar", lambda m, mk, ints: m.pow(2.0, mk([3]))),
     Case("layer_norm", lambda m, mk, ints: F(m).layer_norm(mk([2, 4]), [4], mk([4]), mk([4]))),
+    Case(
+        "native_layer_norm",
+        lambda m, mk, ints: m.ops.aten.native_layer_norm(mk([2, 4]), [4], mk([4]), mk([4]), 1e-5)[
+            0
+        ],
+    ),
     Case("logsumexp", lambda m, mk, ints: m.logsumexp(mk([2, 3]), 1)),
     Case("prod", lambda m, mk, ints: m.prod(mk([3]))),
     Case("prod.dim_int", lambda m, mk, ints: m.prod(mk([2, 3]), 1)),

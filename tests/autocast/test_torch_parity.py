@@ -116,6 +116,9 @@ def _tp_dtype(case: Case, low: str, src: str) -> Any:
 # operators PyTorch has no CPU kernel for (its CUDA list names them; their CPU outcome is the
 # natural dtype, which test_policies.py checks)
 NO_TORCH_CPU_KERNEL = {"_thnn_fused_lstm_cell", "_thnn_fused_gru_cell"}
+# operators whose PyTorch CPU kernel (oneDNN's) refuses float16 on machines without float16
+# support ("could not create a primitive descriptor"); their bfloat16 outcome is checked
+NO_TORCH_CPU_FLOAT16 = {"mkldnn_rnn_layer"}
 
 
 @pytest.mark.parametrize("src", ["float32", "low"])
@@ -124,4 +127,6 @@ NO_TORCH_CPU_KERNEL = {"_thnn_fused_lstm_cell", "_thnn_fused_gru_cell"}
     "case", [c for c in CASES + UNLISTED if c.op not in NO_TORCH_CPU_KERNEL], ids=lambda c: c.op
 )
 def test_cpu_dtype_outcome_matches_pytorch(case: Case, low: str, src: str) -> None:
+    if low == "float16" and case.op in NO_TORCH_CPU_FLOAT16:
+        pytest.skip(f"PyTorch's CPU {case.op} has no float16 kernel here")
     assert _tp_dtype(case, low, src) == _torch_dtype(case, low, src)

@@ -561,26 +561,7 @@ def layer_norm(
             f"with shape [*, {', '.join(map(str, normalized_shape))}], but got input of size "
             f"{list(input.shape)}"
         )
-    dims = list(range(input.ndim - n, input.ndim))
-    # half precision is normalized in float32 and rounded once at the end, as PyTorch's kernel
-    # does: step by step in bfloat16 the result was several ulps off
-    result_dtype = input.dtype
-    for t in (weight, bias):
-        if t is not None:
-            result_dtype = _dt.promote_types(result_dtype, t.dtype)
-    x = input
-    if input.dtype in (_dt.float16, _dt.bfloat16):
-        x = aten._to_copy.default(input, dtype=_dt.float32)
-    mean = aten.mean.dim(x, dims, True)
-    centered = aten.sub.Tensor(x, mean)
-    var = aten.mean.dim(aten.mul.Tensor(centered, centered), dims, True)
-    out = aten.mul.Tensor(centered, aten.rsqrt.default(aten.add.Scalar(var, eps)))
-    if weight is not None:
-        out = aten.mul.Tensor(out, weight)
-    if bias is not None:
-        out = aten.add.Tensor(out, bias)
-    if out.dtype != result_dtype:
-        out = aten._to_copy.default(out, dtype=result_dtype)
+    out, _, _ = aten.native_layer_norm.default(input, normalized_shape, weight, bias, eps)
     return out
 
 

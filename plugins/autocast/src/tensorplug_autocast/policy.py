@@ -102,6 +102,8 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     # lower precision: the fused recurrent cells (CUDA only, as PyTorch lists them)
     "_thnn_fused_lstm_cell": (_, LOWER),
     "_thnn_fused_gru_cell": (_, LOWER),
+    # lower precision: a whole LSTM layer (CPU only, as PyTorch lists it)
+    "mkldnn_rnn_layer": (LOWER, _),
     # float32: pointwise functions whose results overflow or lose precision in 16 bits
     "acos": (_, FP32),
     "asin": (_, FP32),
@@ -121,6 +123,7 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "pow.Scalar": (_, FP32),
     # float32: normalizations, reductions and losses
     "layer_norm": (_, FP32),
+    "native_layer_norm": (_, FP32),
     "logsumexp": (_, FP32),
     "prod": (FP32, FP32_SET_OPT_DTYPE),
     "prod.dim_int": (FP32, FP32_SET_OPT_DTYPE),
@@ -288,7 +291,6 @@ ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
     LOWER: (
         "_convolution.deprecated", "conv_tbc", "_addmm_activation",
         "_native_multi_head_attention",
-        "mkldnn_rnn_layer",
     ),
     FP32: (
         "fractional_max_pool2d", "fractional_max_pool3d", "_grid_sampler_2d_cpu_fallback",
@@ -309,8 +311,7 @@ ABSENT_CUDA: Final[dict[Policy, tuple[str, ...]]] = {
         "_scaled_dot_product_flash_attention",
     ),
     FP32: (
-        "native_layer_norm", "frobenius_norm.dim",
-        "nuclear_norm", "nuclear_norm.dim", "poisson_nll_loss", "cosine_embedding_loss",
+        "frobenius_norm.dim", "nuclear_norm", "nuclear_norm.dim", "poisson_nll_loss", "cosine_embedding_loss",
         "nll_loss2d", "hinge_embedding_loss", "margin_ranking_loss", "multilabel_margin_loss",
         "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "pdist",
     ),

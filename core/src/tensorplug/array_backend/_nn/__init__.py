@@ -10,16 +10,42 @@
   their backward kernels, pixel_shuffle and pixel_unshuffle;
 * ``_pooling``: max, average and adaptive pooling, their backward kernels, max unpooling;
 * ``_norms``: batch and group normalization and their backward kernels;
+* ``_layer_norm``: layer normalization and its backward kernel;
 * ``_rnn``: the fused LSTM and GRU cells and their backward kernels;
+* ``_rnn_layer``: a whole LSTM layer over a sequence and its backward (``mkldnn_rnn_layer``);
 
 :data:`PARTS` are the modules ``register`` builds (one ``build(kit)`` each).
 """
 
 from __future__ import annotations
 
-from . import _attention, _conv, _functions, _norms, _optim, _pad, _pooling, _resample, _rnn
+from . import (
+    _attention,
+    _conv,
+    _functions,
+    _layer_norm,
+    _norms,
+    _optim,
+    _pad,
+    _pooling,
+    _resample,
+    _rnn,
+    _rnn_layer,
+)
 from ._functions import check_nll_weight, check_reduction, floating, nll_target
 
-PARTS = (_functions, _optim, _attention, _conv, _pad, _resample, _pooling, _norms, _rnn)
+PARTS = (
+    _functions,
+    _optim,
+    _attention,
+    _conv,
+    _pad,
+    _resample,
+    _pooling,
+    _norms,
+    _layer_norm,
+    _rnn,
+    _rnn_layer,
+)
 
 __all__ = ["PARTS", "check_nll_weight", "check_reduction", "floating", "nll_target"]

@@ -27,6 +27,17 @@ broadcast to ``(..., L, S)``; ``is_causal`` masks the upper-left aligned upper t
 kernel, these take any number of leading dimensions (they broadcast as ``matmul`` does) and a
 value head size different from the query's; dropout is refused as PyTorch's is (the composite
 runs the math path for ``dropout_p > 0``).
+
+Note [Causal blocks]
+~~~~~~~~~~~~~~~~~~~~
+A causal attention (``is_causal`` without a mask) of at least two blocks of query rows (64
+rows each) runs block by block: the rows ``r0..r1`` see the keys ``0..r1`` only, so each block
+computes its scores, softmax and products against those keys, and the masked upper triangle
+beyond them is never computed: about half the products and exponentials at long sequences,
+and one ``(64, r1)`` weight array per head alive at a time instead of ``(L, S)``. The backward
+does the same with the saved ``lse`` and adds each block's key and value gradients into the
+rows it saw. The arithmetic of every row is the whole attention's (the same scores, maximum,
+sums and products over the keys it sees), so the results agree to rounding.
 """
 
 from __future__ import annotations
@@ -78,7 +89,7 @@ def _scores(
     q: Any,
     k: Any,
     attn_mask: Tensor | None,
-    is_causal: bool,
+    is_causal: Any,
     scale: float | None,
     acc: Any,
 ) -> Any:
@@ -96,9 +107,10 @@ def _scores(
             xp.where(kit.truth(m), zero, ninf) if attn_mask._dtype is _dt.bool else kit.cast(m, acc)
         )
         s = _add(s, bias)
-    if is_causal:
+    if is_causal is not False:  # True, or the first row of a causal block (an int)
         L, S = s.shape[-2], s.shape[-1]
-        keep = xp.arange(S)[None, :] <= xp.arange(L)[:, None]
+        r0 = 0 if is_causal is True else int(is_causal)
+        keep = xp.arange(S)[None, :] <= xp.arange(r0, r0 + L)[:, None]
         s = _add(s, xp.where(keep, zero, ninf))
     return s
 
@@ -133,6 +145,38 @@ def _operands(kit: Kit, d: _dt.dtype, *ts: Tensor) -> tuple[Any, ...]:
     return tuple(kit.cast(kit.operand(t, d, device), acc) for t in ts)
 
 
+_BLOCK = 64  # query rows per block of a causal attention (Note [Causal blocks])
+
+
+def _causal_blocks(
+    q: Any, k: Any, attn_mask: Tensor | None, is_causal: bool
+) -> list[tuple[int, int, int]] | None:
+    """Note [Causal blocks]: ``(first row, end row, keys seen)`` of each block of query rows,
+    or None where the attention runs whole (not causal, a mask, or too few rows)."""
+    L, S = q.shape[-2], k.shape[-2]
+    if not is_causal or attn_mask is not None or L < 2 * _BLOCK or S == 0:
+        return None
+    return [(r0, min(L, r0 + _BLOCK), min(S, r0 + _BLOCK)) for r0 in range(0, L, _BLOCK)]
+
+
+def _forward(
+    kit: Kit, q: Any, k: Any, v: Any, attn_mask: Tensor | None, causal: Any,
+    scale: float | None, acc: Any,
+) -> tuple[Any, Any]:  # fmt: skip
+    """The output and ``lse`` (with its last dim kept) of one attention or block of query rows:
+    ``causal`` is False, True, or the first row of a causal block (an int)."""
+    xp = kit.xp
+    p = _scores(kit, q, k, attn_mask, causal, scale, acc)
+    top = xp.max(p, axis=-1, keepdims=True)
+    top = xp.where(xp.isfinite(top), top, xp.asarray(0.0, dtype=acc))
+    p -= top
+    p = _exp_(xp, p)
+    total = xp.sum(p, axis=-1, keepdims=True)
+    lse = xp.log(total) + top  # -inf on a row every key is masked from (its p is 0)
+    p /= xp.where(total == 0, xp.asarray(1.0, dtype=acc), total)
+    return xp.matmul(p, v), lse
+
+
 def flash_attention_for_cpu(
     kit: Kit,
     query: Tensor,
@@ -149,15 +193,16 @@ def flash_attention_for_cpu(
     acc = kit.accumulate[d]
     q, k, v = _operands(kit, d, query, key, value)
     with kit.quiet():
-        p = _scores(kit, q, k, attn_mask, is_causal, scale, acc)
-        top = xp.max(p, axis=-1, keepdims=True)
-        top = xp.where(xp.isfinite(top), top, xp.asarray(0.0, dtype=acc))
-        p -= top
-        p = _exp_(xp, p)
-        total = xp.sum(p, axis=-1, keepdims=True)
-        lse = xp.log(total) + top  # -inf on a row every key is masked from (its p is 0)
-        p /= xp.where(total == 0, xp.asarray(1.0, dtype=acc), total)
-        out = xp.matmul(p, v)
+        blocks = _causal_blocks(q, k, attn_mask, is_causal)
+        if blocks is None:
+            out, lse = _forward(kit, q, k, v, attn_mask, is_causal, scale, acc)
+        else:
+            parts = [
+                _forward(kit, q[..., r0:r1, :], k[..., :e, :], v[..., :e, :], None, r0, scale, acc)
+                for r0, r1, e in blocks
+            ]
+            out = xp.concat([o for o, _ in parts], axis=-2)
+            lse = xp.concat([m for _, m in parts], axis=-2)
     device = query._device
     lse_dtype = kit.dtype_of(lse)
     return kit.wrap(out, d, device), kit.wrap(lse[..., 0], lse_dtype, device)
@@ -182,26 +227,54 @@ def flash_attention_for_cpu_backward(
     acc = kit.accumulate[d]
     q, k, v, g, o = _operands(kit, d, query, key, value, grad_out, out)
     lse = kit.cast(logsumexp._data, acc)[..., None]
-    sc = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     with kit.quiet():
-        p = _scores(kit, q, k, attn_mask, is_causal, scale, acc)
-        # a row every key is masked from has lse -inf and only -inf scores: exp gives 0 there
-        p -= xp.where(xp.isfinite(lse), lse, xp.asarray(0.0, dtype=acc))
-        p = _exp_(xp, p)
-        # P^T dO as (dO^T P)^T: numpy's matmul of a transposed first operand is slower
-        dv = _mT(xp, xp.matmul(_mT(xp, g), p))
-        ds = xp.matmul(g, _mT(xp, v))  # dP, then dS in place
-        ds -= xp.sum(g * o, axis=-1, keepdims=True)
-        ds = _mul(ds, p)
-        ds *= sc
-        dq = xp.matmul(ds, k)
-        dk = _mT(xp, xp.matmul(_mT(xp, q), ds))
+        blocks = _causal_blocks(q, k, attn_mask, is_causal)
+        if blocks is None:
+            dq, dk, dv = _backward(kit, q, k, v, g, o, lse, attn_mask, is_causal, scale, acc)
+        else:
+            dqs, dk, dv = [], None, None
+            for r0, r1, e in blocks:
+                dq_b, dk_b, dv_b = _backward(
+                    kit, q[..., r0:r1, :], k[..., :e, :], v[..., :e, :], g[..., r0:r1, :],
+                    o[..., r0:r1, :], lse[..., r0:r1, :], None, r0, scale, acc,
+                )  # fmt: skip
+                dqs.append(dq_b)
+                if dk is None:  # the first block sees the fewest keys: zeros for the rest
+                    S = k.shape[-2]
+                    dk = xp.zeros((*dk_b.shape[:-2], S, dk_b.shape[-1]), dtype=dk_b.dtype)
+                    dv = xp.zeros((*dv_b.shape[:-2], S, dv_b.shape[-1]), dtype=dv_b.dtype)
+                dk[..., :e, :] += dk_b
+                dv[..., :e, :] += dv_b
+            dq = xp.concat(dqs, axis=-2)
     device = query._device
     return (
         kit.wrap(_sum_to(xp, dq, q.shape), d, device),
         kit.wrap(_sum_to(xp, dk, k.shape), d, device),
         kit.wrap(_sum_to(xp, dv, v.shape), d, device),
     )
+
+
+def _backward(
+    kit: Kit, q: Any, k: Any, v: Any, g: Any, o: Any, lse: Any, attn_mask: Tensor | None,
+    causal: Any, scale: float | None, acc: Any,
+) -> tuple[Any, Any, Any]:  # fmt: skip
+    """The three gradients of one attention or block of query rows (``causal`` as in
+    :func:`_forward`), the weights recomputed from ``lse``."""
+    xp = kit.xp
+    sc = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    p = _scores(kit, q, k, attn_mask, causal, scale, acc)
+    # a row every key is masked from has lse -inf and only -inf scores: exp gives 0 there
+    p -= xp.where(xp.isfinite(lse), lse, xp.asarray(0.0, dtype=acc))
+    p = _exp_(xp, p)
+    # P^T dO as (dO^T P)^T: numpy's matmul of a transposed first operand is slower
+    dv = _mT(xp, xp.matmul(_mT(xp, g), p))
+    ds = xp.matmul(g, _mT(xp, v))  # dP, then dS in place
+    ds -= xp.sum(g * o, axis=-1, keepdims=True)
+    ds = _mul(ds, p)
+    ds *= sc
+    dq = xp.matmul(ds, k)
+    dk = _mT(xp, xp.matmul(_mT(xp, q), ds))
+    return dq, dk, dv
 
 
 def _sum_to(xp: Any, a: Any, shape: tuple[int, ...]) -> Any:

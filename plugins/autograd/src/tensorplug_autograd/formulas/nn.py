@@ -780,6 +780,57 @@ FORMULAS["native_group_norm_backward"] = {
 }
 
 
+# --- layer normalization ---------------------------------------------------------------------------
+# native_layer_norm as group norm is done (Note [Normalization double backward]): each row of
+# the normalized dims is a group (R: the normalized dims; S, the dims the weight is summed over:
+# the others), so the backward kernel's partials are _norm_partials'.
+
+
+def _ln_dims(x: Tensor, normalized_shape: Any) -> tuple[list[int], list[int], int]:
+    k = x.ndim - len(normalized_shape)
+    return list(range(k, x.ndim)), list(range(k)), math.prod(normalized_shape)
+
+
+def _ln_forward_backward(g: tuple[Tensor, ...], s: Any) -> tuple[Tensor | None, ...]:
+    x, w, b, shape = s.input, s.weight, s.bias, s.normalized_shape
+    mean, rstd = s.result[1], s.result[2]
+    if tp.is_grad_enabled():  # Note [Normalization double backward]
+        r = _ln_dims(x, shape)[0]
+        xf = x if x.dtype == mean.dtype else x.to(mean.dtype)
+        mean = xf.mean(r, True)
+        centered = xf - mean
+        rstd = ((centered * centered).mean(r, True) + s.eps).rsqrt()
+    need_x, need_w, need_b = s.grad_input_mask
+    mask = [need_x, need_w and w is not None, need_b and b is not None]
+    gi, gw, gb = _aten.native_layer_norm_backward.default(g[0], x, shape, mean, rstd, w, b, mask)
+    return gi, gw, gb
+
+
+def _ln_backward_partials(g: tuple[Tensor | None, ...], s: Any) -> tuple[Tensor | None, ...]:
+    x, w, go, mean, rstd = s.input, s.weight, s.grad_out, s.mean, s.rstd
+    gg = tuple(g)
+    flat = x.ndim == len(s.normalized_shape)  # no outer dims: one in front for the sums over S
+    if flat:
+        x, go, mean, rstd = x.unsqueeze(0), go.unsqueeze(0), mean.unsqueeze(0), rstd.unsqueeze(0)
+        gg = (None if gg[0] is None else gg[0].unsqueeze(0), *gg[1:])
+    r, sdims, m = _ln_dims(x, s.normalized_shape)
+    d_g, d_x, d_w, d_mu, d_s = _norm_partials(gg, go, x, w, mean, rstd, r, sdims, m, True)
+    if flat:
+        d_g, d_x, d_mu, d_s = (None if t is None else t.squeeze(0) for t in (d_g, d_x, d_mu, d_s))
+    if d_w is not None and w is not None:
+        d_w = d_w.reshape(list(w.shape))
+    # the bias only says whether grad_bias is asked for: no gradient (PyTorch's Tensor())
+    return d_g, d_x, d_mu, d_s, d_w, None
+
+
+FORMULAS["native_layer_norm"] = {("input", "weight", "bias"): _ln_forward_backward}
+OUTPUT_DIFFERENTIABILITY["native_layer_norm"] = (True, False, False)
+SAVED_OUTPUTS["native_layer_norm"] = (1, 2)  # the mean and rstd, not the output
+FORMULAS["native_layer_norm_backward"] = {
+    ("grad_out", "input", "mean", "rstd", "weight", "bias"): _ln_backward_partials
+}
+
+
 # --- recurrent cells -----------------------------------------------------------------------------
 # The fused cells (Note [Fused recurrent cells] in array_backend/_nn/_rnn.py): their backward
 # kernels work from the saved workspace. The LSTM's two gate inputs and its two biases share one
@@ -878,6 +929,144 @@ FORMULAS["_thnn_fused_gru_cell"] = {
     )
 }
 OUTPUT_DIFFERENTIABILITY["_thnn_fused_gru_cell"] = (True, False)
+
+# --- recurrent layers ----------------------------------------------------------------------------
+# One LSTM or GRU layer over a whole sequence (Note [Fused recurrent layer] in
+# array_backend/_nn/_rnn_layer.py): one node per layer and direction, whose backward kernel
+# walks the steps backward and makes each weight gradient one product over all of them. A
+# backward that records a graph runs the same gradients as public ops recomputed from the
+# inputs (PyTorch's mkldnn_rnn_layer_differentiable_backward), so the layer has double backward.
+
+
+def _lstm_layer_differentiable(
+    gy: Tensor | None, ghy: Tensor | None, gcy: Tensor | None, s: Any
+) -> tuple[Tensor | None, ...]:
+    x, w_ih, w_hh = s.input, s.weight0, s.weight1
+    b_ih, b_hh = (s.weight2, s.weight3) if s.has_biases else (None, None)
+    if s.batch_first:
+        x = x.transpose(0, 1)
+        gy = None if gy is None else gy.transpose(0, 1)
+    T, B, I, H = x.shape[0], x.shape[1], x.shape[2], s.hidden_size  # noqa: E741
+    pre = (x.reshape([T * B, I]) @ w_ih.t()).reshape([T, B, 4 * H])
+    for b in (b_ih, b_hh):
+        if b is not None:
+            pre = pre + b
+    order = list(range(T - 1, -1, -1)) if s.reverse else list(range(T))
+    h, c = s.hx_, s.cx_
+    saved: list[Any] = [None] * T
+    for t in order:
+        i, f, gg, o = (pre[t] + h @ w_hh.t()).chunk(4, 1)
+        i, f, gg, o = i.sigmoid(), f.sigmoid(), gg.tanh(), o.sigmoid()
+        c_prev, h_prev = c, h
+        c = f * c + i * gg
+        tc = c.tanh()
+        h = o * tc
+        saved[t] = (i, f, gg, o, c_prev, tc, h_prev)
+    dh = tp.zeros_like(s.hx_) if ghy is None else ghy
+    dc = tp.zeros_like(s.cx_) if gcy is None else gcy
+    dgates: list[Any] = [None] * T
+    for t in reversed(order):
+        i, f, gg, o, c_prev, tc, _ = saved[t]
+        if gy is not None:
+            dh = dh + gy[t]
+        dc = dc + dh * o * (1 - tc * tc)
+        d = tp.cat(
+            [dc * gg * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - gg * gg),
+             dh * tc * o * (1 - o)],
+            1,
+        )  # fmt: skip
+        dc = dc * f
+        dh = d @ w_hh
+        dgates[t] = d
+    if T:
+        flat = tp.stack(dgates).reshape([T * B, 4 * H])
+        h_prev = tp.stack([st[6] for st in saved]).reshape([T * B, H])
+    else:
+        flat = x.new_zeros([0, 4 * H])
+        h_prev = x.new_zeros([0, H])
+    gx = (flat @ w_ih).reshape([T, B, I])
+    if s.batch_first:
+        gx = gx.transpose(0, 1)
+    gb = flat.sum(0) if s.has_biases else None
+    return gx, flat.t() @ x.reshape([T * B, I]), flat.t() @ h_prev, gb, gb, dh, dc
+
+
+def _gru_layer_differentiable(
+    gy: Tensor | None, ghy: Tensor | None, gcy: Tensor | None, s: Any
+) -> tuple[Tensor | None, ...]:
+    x, w_ih, w_hh = s.input, s.weight0, s.weight1
+    b_ih, b_hh = (s.weight2, s.weight3) if s.has_biases else (None, None)
+    if s.batch_first:
+        x = x.transpose(0, 1)
+        gy = None if gy is None else gy.transpose(0, 1)
+    T, B, I, H = x.shape[0], x.shape[1], x.shape[2], s.hidden_size  # noqa: E741
+    pre = (x.reshape([T * B, I]) @ w_ih.t()).reshape([T, B, 3 * H])
+    if b_ih is not None:
+        pre = pre + b_ih
+    order = list(range(T - 1, -1, -1)) if s.reverse else list(range(T))
+    h = s.hx_
+    saved: list[Any] = [None] * T
+    for t in order:
+        hg = h @ w_hh.t()
+        if b_hh is not None:
+            hg = hg + b_hh
+        xr, xz, xn = pre[t].chunk(3, 1)
+        hr, hz, hn = hg.chunk(3, 1)
+        r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
+        n = (xn + r * hn).tanh()
+        saved[t] = (r, z, n, hn, h)
+        h = n + z * (h - n)
+    dh = tp.zeros_like(s.hx_) if ghy is None else ghy
+    dgi: list[Any] = [None] * T
+    dgh: list[Any] = [None] * T
+    for t in reversed(order):
+        r, z, n, hn, h_prev = saved[t]
+        if gy is not None:
+            dh = dh + gy[t]
+        dn = dh * (1 - z) * (1 - n * n)
+        dz = dh * (h_prev - n) * z * (1 - z)
+        dr = dn * hn * r * (1 - r)
+        dgi[t] = tp.cat([dr, dz, dn], 1)
+        dgh[t] = tp.cat([dr, dz, dn * r], 1)
+        dh = dh * z + dgh[t] @ w_hh
+    if T:
+        fi = tp.stack(dgi).reshape([T * B, 3 * H])
+        fh = tp.stack(dgh).reshape([T * B, 3 * H])
+        h_prev = tp.stack([st[4] for st in saved]).reshape([T * B, H])
+    else:
+        fi = fh = x.new_zeros([0, 3 * H])
+        h_prev = x.new_zeros([0, H])
+    gx = (fi @ w_ih).reshape([T, B, I])
+    if s.batch_first:
+        gx = gx.transpose(0, 1)
+    gbi, gbh = (fi.sum(0), fh.sum(0)) if s.has_biases else (None, None)
+    gcx = gcy  # the GRU's cy is cx passed through
+    return gx, fi.t() @ x.reshape([T * B, I]), fh.t() @ h_prev, gbi, gbh, dh, gcx
+
+
+def _lstm_layer_backward(g: tuple[Tensor | None, ...], s: Any) -> tuple[Tensor | None, ...]:
+    gy, ghy, gcy = g[0], g[1], g[2]
+    if gy is None and ghy is None and gcy is None:
+        return (None,) * 7
+    if tp.is_grad_enabled():
+        if s.mode == 3:
+            return _gru_layer_differentiable(gy, ghy, gcy, s)
+        return _lstm_layer_differentiable(gy, ghy, gcy, s)
+    y, hy, cy, ws = s.result
+    return tuple(
+        _aten.mkldnn_rnn_layer_backward.default(
+            s.input, s.weight0, s.weight1, s.weight2, s.weight3, s.hx_, s.cx_, y, hy, cy,
+            gy, ghy, gcy, s.reverse, s.mode, s.hidden_size, s.num_layers, s.has_biases,
+            s.train, s.bidirectional, s.batch_sizes, s.batch_first, ws,
+        )
+    )  # fmt: skip
+
+
+FORMULAS["mkldnn_rnn_layer"] = {
+    ("input", "weight0", "weight1", "weight2", "weight3", "hx_", "cx_"): _lstm_layer_backward
+}
+OUTPUT_DIFFERENTIABILITY["mkldnn_rnn_layer"] = (True, True, True, False)
+nondifferentiable("mkldnn_rnn_layer_backward")
 
 # --- mixed precision training: GradScaler's bookkeeping, never part of a graph -------------------
 

@@ -188,6 +188,54 @@ def _fused_gru_backward_maker(op: Any) -> Kernel:
     return kernel
 
 
+# --- recurrent layers ----------------------------------------------------------------------------
+# mkldnn_rnn_layer (Note [Fused recurrent layer] in array_backend/_nn/_rnn_layer.py): with the
+# weights the same for every sample, the samples are more sequences of the layer's batch (the
+# vmap dimension folds into the batch dim of the input and the states, and unfolds from the
+# output's, the states' and the workspace's); batched weights run the loop. The backward
+# always loops: folded, its weight gradients would sum over the samples.
+
+
+@defrule("mkldnn_rnn_layer.default")
+def _rnn_layer_maker(op: Any) -> Kernel:
+    def kernel(x: Any, w0: Any, w1: Any, w2: Any, w3: Any, hx: Any, cx: Any, *rest: Any) -> Any:
+        args = (x, w0, w1, w2, w3, hx, cx, *rest)
+        lvl = top_level(args[:7])
+        if lvl == 0:
+            return passdown(op, args, {})
+        if any(batched_at(w, lvl) for w in (w0, w1, w2, w3)):
+            return loop(op, args, {}, lvl)
+        size = _size_at(lvl, x, hx, cx)
+        batch_first = rest[-2]
+        bdim = 0 if batch_first else 1  # the batch among x's dims
+        out, hy, cy, ws = op(
+            _fold_into(physical(x, lvl, size), bdim),
+            w0, w1, w2, w3,
+            _fold_into(physical(hx, lvl, size), 0),
+            _fold_into(physical(cx, lvl, size), 0),
+            *rest,
+        )  # fmt: skip
+        return (
+            wrap(_unfold_from(out, bdim, size), 0, lvl),
+            wrap(_unfold_from(hy, 0, size), 0, lvl),
+            wrap(_unfold_from(cy, 0, size), 0, lvl),
+            wrap(_unfold_from(ws, 2, size), 0, lvl),
+        )
+
+    return kernel
+
+
+@defrule("mkldnn_rnn_layer_backward.default")
+def _rnn_layer_backward_maker(op: Any) -> Kernel:
+    def kernel(*args: Any) -> Any:
+        lvl = top_level(args)
+        if lvl == 0:
+            return passdown(op, args, {})
+        return loop(op, args, {}, lvl)
+
+    return kernel
+
+
 # --- convolution and padding ---------------------------------------------------------------------
 
 # Note [Batched convolution]
@@ -668,6 +716,49 @@ def _group_norm_backward_maker(op: Any) -> Kernel:
             None if gi is None else _unfold_channels(gi, lvl, size),
             _per_sample(gw, lvl, size), _per_sample(gb, lvl, size),
         )  # fmt: skip
+
+    return kernel
+
+
+# --- layer normalization -------------------------------------------------------------------------
+# The normalized dims are the last ones, so the vmap dimension in front is one more outer dim:
+# with the weight and bias the same for every sample, the op runs once on the physical tensors
+# and its statistics come back batched in front. A batched weight or bias, and a backward asked
+# for the weight's or bias's gradient (folded, it would sum over the samples), loop.
+
+
+@defrule("native_layer_norm.default")
+def _layer_norm_maker(op: Any) -> Kernel:
+    def kernel(input: Any, normalized_shape: Any, weight: Any, bias: Any, eps: float) -> Any:
+        args = (input, normalized_shape, weight, bias, eps)
+        lvl = top_level((input, weight, bias))
+        if lvl == 0:
+            return passdown(op, args, {})
+        if batched_at(weight, lvl) or batched_at(bias, lvl):
+            return loop(op, args, {}, lvl)
+        out, mean, rstd = op(front(input), normalized_shape, weight, bias, eps)
+        return wrap(out, 0, lvl), wrap(mean, 0, lvl), wrap(rstd, 0, lvl)
+
+    return kernel
+
+
+@defrule("native_layer_norm_backward.default")
+def _layer_norm_backward_maker(op: Any) -> Kernel:
+    def kernel(grad_out: Any, input: Any, normalized_shape: Any, mean: Any, rstd: Any,
+               weight: Any, bias: Any, output_mask: Any) -> Any:  # fmt: skip
+        args = (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+        ts = (grad_out, input, mean, rstd, weight, bias)
+        lvl = top_level(ts)
+        if lvl == 0:
+            return passdown(op, args, {})
+        if batched_at(weight, lvl) or batched_at(bias, lvl) or any(output_mask[1:]):
+            return loop(op, args, {}, lvl)
+        size = _size_at(lvl, grad_out, input, mean, rstd)
+        gi, _, _ = op(
+            *(physical(t, lvl, size) for t in (grad_out, input)), normalized_shape,
+            *(physical(t, lvl, size) for t in (mean, rstd)), weight, bias, output_mask,
+        )  # fmt: skip
+        return (None if gi is None else wrap(gi, 0, lvl)), None, None
 
     return kernel
 

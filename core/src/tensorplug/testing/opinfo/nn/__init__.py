@@ -12,9 +12,11 @@ is imported:
 * ``_pooling``: max, average and adaptive pooling, their backward kernels, max unpooling;
 * ``_norms``: batch, instance, group and RMS normalization and their kernels, the feature and
   alpha dropouts;
+* ``_layer_norm``: native_layer_norm and its backward kernel;
 * ``_activations``: the composite activations (prelu, celu, selu, ..., channel_shuffle);
 * ``_embedding``: embedding_bag;
-* ``_rnn``: the fused recurrent cells and their backward kernels.
+* ``_rnn``: the fused recurrent cells and their backward kernels;
+* ``_rnn_layer``: a whole LSTM layer over a sequence and its backward.
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ from . import (  # noqa: F401
     _conv,
     _embedding,
     _functions,
+    _layer_norm,
     _norms,
     _optim,
     _pooling,
     _resample,
     _rnn,
+    _rnn_layer,
 )  # fmt: skip

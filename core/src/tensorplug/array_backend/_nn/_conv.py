@@ -176,37 +176,99 @@ class _Conv:
                      self.out, views)  # fmt: skip
 
 
-def _forward(xp: Any, strided: Any, x: Any, w: Any, geo: _Conv) -> Any:
+# Note [Convolution in batch chunks]: on the host, the windows of a few samples at a time
+# (``chunk`` of them, about _CHUNK_BYTES of columns) go through the product, the results written
+# into one output: the columns stay in the cache and in the allocator's reused memory instead of
+# one array of every sample's windows (75 MB for a ResNet block's 3x3 convolution, which the C
+# library maps afresh, page by page, on each call). Measured on the ResNet block's convolution
+# (32x64x32x32, 3x3): forward 34 -> 27 ms, weight gradient 34 -> 30 ms. Other devices take the
+# whole batch at once (``chunk`` = N).
+_CHUNK_BYTES = 4 << 20
+
+
+def chunk_size(kit: Kit, x: Any, channels: int, geo: _Conv) -> int:
+    """Samples per chunk for ``x`` (N, channels, ...) unfolded by ``geo``."""
+    n = x.shape[0]
+    if kit.device_type != "cpu" or _strided(kit.xp) is None:
+        return max(n, 1)
+    per = channels * math.prod(geo.kernel) * math.prod(geo.out) * int(x.dtype.itemsize)
+    return max(1, min(n, _CHUNK_BYTES // max(per, 1)))
+
+
+def _forward(xp: Any, strided: Any, x: Any, w: Any, geo: _Conv, chunk: int = 0) -> Any:
     """``x`` (N, C, *size) convolved with ``w`` (O, C/G, *kernel): (N, O, *out)."""
     n, c = x.shape[:2]
     o, g = w.shape[0], geo.groups
+    k, L = math.prod(geo.kernel), math.prod(geo.out)
+    wm = xp.reshape(w, (g, o // g, (c // g) * k))
+    if 0 < chunk < n:  # Note [Convolution in batch chunks]
+        y = xp.empty((n, g, o // g, L), dtype=wm.dtype)
+        for s in range(0, n, chunk):
+            cols = geo.unfold(xp, strided, x[s : s + chunk])
+            xp.matmul(wm, xp.reshape(cols, (-1, g, (c // g) * k, L)), out=y[s : s + chunk])
+        return xp.reshape(y, (n, o, *geo.out))
     cols = geo.unfold(xp, strided, x)  # (N, C, K, L)
-    k, L = cols.shape[2], cols.shape[3]
     cols = xp.reshape(cols, (n, g, (c // g) * k, L))
-    y = xp.matmul(xp.reshape(w, (g, o // g, (c // g) * k)), cols)  # (N, G, O/G, L)
+    y = xp.matmul(wm, cols)  # (N, G, O/G, L)
     return xp.reshape(y, (n, o, *geo.out))
 
 
-def _input_grad(xp: Any, g: Any, w: Any, geo: _Conv, c: int, views: bool) -> Any:
+def _as_convolution(geo: _Conv) -> _Conv | None:
+    """The plain convolution whose output is :func:`_input_grad`'s (a stride-1 convolution's
+    input gradient is the gradient convolved with the flipped, transposed weight, padded by
+    ``dilation * (kernel - 1) - padding``), or None where there is none."""
+    if any(s != 1 for s in geo.stride):
+        return None
+    pad = tuple(
+        d * (q - 1) - p for d, q, p in zip(geo.dilation, geo.kernel, geo.padding, strict=True)
+    )
+    if any(p < 0 for p in pad):
+        return None
+    size = tuple(
+        o + 2 * p - d * (q - 1)
+        for o, p, d, q in zip(geo.out, pad, geo.dilation, geo.kernel, strict=True)
+    )
+    if size != geo.size:  # a transposed convolution's output_padding
+        return None
+    return _Conv(geo.kernel, geo.stride, pad, geo.dilation, geo.groups, geo.out, geo.size)
+
+
+def _input_grad(
+    xp: Any, g: Any, w: Any, geo: _Conv, c: int, views: bool, strided: Any = None, chunk: int = 0
+) -> Any:
     """The gradient of :func:`_forward`'s ``x`` (``c`` channels) for ``g`` (N, O, *out)."""
     n, o = g.shape[:2]
     gr = geo.groups
     k = math.prod(geo.kernel)
     L = math.prod(geo.out)
+    flipped = _as_convolution(geo)
+    if flipped is not None:  # one convolution: no windows added back one offset at a time
+        nd = len(geo.kernel)
+        wt = xp.reshape(w, (gr, o // gr, c // gr, *geo.kernel))
+        wt = xp.permute_dims(wt, (0, 2, 1, *range(3, 3 + nd)))
+        wt = xp.flip(xp.reshape(wt, (c, o // gr, *geo.kernel)), axis=tuple(range(2, 2 + nd)))
+        return _forward(xp, strided, g, wt, flipped, chunk)
     wm = xp.reshape(w, (gr, o // gr, (c // gr) * k))
     gcols = xp.matmul(_mT(xp, wm), xp.reshape(g, (n, gr, o // gr, L)))
     return geo.fold(xp, xp.reshape(gcols, (n, c, k, L)), views)
 
 
-def _weight_grad(xp: Any, strided: Any, x: Any, g: Any, geo: _Conv) -> Any:
+def _weight_grad(xp: Any, strided: Any, x: Any, g: Any, geo: _Conv, chunk: int = 0) -> Any:
     """The gradient of :func:`_forward`'s ``w`` (O, C/G, *kernel) for ``g`` (N, O, *out)."""
     n, c = x.shape[:2]
     o, gr = g.shape[1], geo.groups
-    cols = geo.unfold(xp, strided, x)
-    k, L = cols.shape[2], cols.shape[3]
-    cols = xp.reshape(cols, (n, gr, (c // gr) * k, L))
+    k, L = math.prod(geo.kernel), math.prod(geo.out)
     gm = xp.reshape(g, (n, gr, o // gr, L))
-    gw = xp.sum(xp.matmul(gm, _mT(xp, cols)), axis=0)  # (G, O/G, C/G * K)
+    if not 0 < chunk < n:
+        chunk = max(n, 1)
+    gw = None
+    for s in range(0, n, chunk):  # Note [Convolution in batch chunks]
+        cols = geo.unfold(xp, strided, x[s : s + chunk])
+        cols = xp.reshape(cols, (-1, gr, (c // gr) * k, L))
+        part = xp.sum(xp.matmul(gm[s : s + chunk], _mT(xp, cols)), axis=0)  # (G, O/G, C/G * K)
+        gw = part if gw is None else gw + part
+    if gw is None:  # no samples
+        gw = xp.zeros((gr, o // gr, (c // gr) * k), dtype=g.dtype)
     return xp.reshape(gw, (o, c // gr, *geo.kernel))
 
 
@@ -392,9 +454,10 @@ def convolution(
     x, w = kit.cast(input._data, acc), kit.cast(weight._data, acc)
     strided = _strided(xp)
     if transposed:
-        y = _input_grad(xp, x, w, geo, shape[1], strided is not None)
+        chunk = chunk_size(kit, x, x.shape[1], geo)
+        y = _input_grad(xp, x, w, geo, shape[1], strided is not None, strided, chunk)
     else:
-        y = _forward(xp, strided, x, w, geo)
+        y = _forward(xp, strided, x, w, geo, chunk_size(kit, x, x.shape[1], geo))
     if bias is not None:
         kit.same_device(input, bias)
         b = xp.reshape(kit.cast(bias._data, acc), (1, shape[1]) + (1,) * (len(shape) - 2))
@@ -437,19 +500,23 @@ def convolution_backward(
         if mask[0] or mask[1]:
             w = kit.cast(weight._data, acc)
             if mask[0]:  # a plain convolution of the gradient; output_padding may give more
-                r = _forward(xp, strided, g, w, geo)
+                r = _forward(xp, strided, g, w, geo, chunk_size(kit, g, g.shape[1], geo))
                 r = r[(slice(None), slice(None), *(slice(0, n) for n in geo.out))]
                 gi = kit.wrap(r, d, device)
             if mask[1]:
-                gw = kit.wrap(_weight_grad(xp, strided, g, x, geo), d, device)
+                chunk = chunk_size(kit, g, g.shape[1], geo)
+                gw = kit.wrap(_weight_grad(xp, strided, g, x, geo, chunk), d, device)
     else:
         if mask[0]:
             w = kit.cast(weight._data, acc)
-            gi = _input_grad(xp, g, w, geo, input._data.shape[1], strided is not None)
+            c = input._data.shape[1]
+            chunk = chunk_size(kit, g, g.shape[1], geo)
+            gi = _input_grad(xp, g, w, geo, c, strided is not None, strided, chunk)
             gi = kit.wrap(gi, d, device)
         if mask[1]:
             x = kit.cast(input._data, acc)
-            gw = kit.wrap(_weight_grad(xp, strided, x, g, geo), d, device)
+            chunk = chunk_size(kit, x, x.shape[1], geo)
+            gw = kit.wrap(_weight_grad(xp, strided, x, g, geo, chunk), d, device)
     if mask[2]:
         axes = (0, *range(2, len(gs)))
         gb = kit.wrap(xp.sum(g, axis=axes), d, device)

@@ -204,8 +204,8 @@ def _forward(xp: Any, strided: Any, x: Any, w: Any, geo: _Conv, chunk: int = 0) 
     if 0 < chunk < n:  # Note [Convolution in batch chunks]
         y = xp.empty((n, g, o // g, L), dtype=wm.dtype)
         for s in range(0, n, chunk):
-            cols = geo.unfold(xp, strided, x[s : s + chunk])
-            xp.matmul(wm, xp.reshape(cols, (-1, g, (c // g) * k, L)), out=y[s : s + chunk])
+            cols = geo.unfold(xp, strided, x[s : s + chunk, ...])
+            xp.matmul(wm, xp.reshape(cols, (-1, g, (c // g) * k, L)), out=y[s : s + chunk, ...])
         return xp.reshape(y, (n, o, *geo.out))
     cols = geo.unfold(xp, strided, x)  # (N, C, K, L)
     cols = xp.reshape(cols, (n, g, (c // g) * k, L))
@@ -263,9 +263,9 @@ def _weight_grad(xp: Any, strided: Any, x: Any, g: Any, geo: _Conv, chunk: int =
         chunk = max(n, 1)
     gw = None
     for s in range(0, n, chunk):  # Note [Convolution in batch chunks]
-        cols = geo.unfold(xp, strided, x[s : s + chunk])
+        cols = geo.unfold(xp, strided, x[s : s + chunk, ...])
         cols = xp.reshape(cols, (-1, gr, (c // gr) * k, L))
-        part = xp.sum(xp.matmul(gm[s : s + chunk], _mT(xp, cols)), axis=0)  # (G, O/G, C/G * K)
+        part = xp.sum(xp.matmul(gm[s : s + chunk, ...], _mT(xp, cols)), axis=0)  # (G, O/G, C/G * K)
         gw = part if gw is None else gw + part
     if gw is None:  # no samples
         gw = xp.zeros((gr, o // gr, (c // gr) * k), dtype=g.dtype)

@@ -36,6 +36,7 @@ from ... import dtypes as _dt
 from ...tensor import Tensor
 from .._kit import Kernel, Kernels, Kit, OpError, bind, cpp_name, fmt_shape, torch_name
 from .._standard import matrix_transpose as _mT
+from ._layout import channels_last_of, relayout
 
 Ints = Sequence[int]
 
@@ -462,7 +463,10 @@ def convolution(
         kit.same_device(input, bias)
         b = xp.reshape(kit.cast(bias._data, acc), (1, shape[1]) + (1,) * (len(shape) - 2))
         y = xp.add(y, b, out=y) if kit.writes_out else y + b
-    return kit.wrap(y, d, device)
+    # Note [Channels last through the kernels]: PyTorch's CPU convolution gives channels_last
+    # when the input or the weight suggests it
+    fmt = channels_last_of(kit, input) or channels_last_of(kit, weight)
+    return relayout(kit, kit.wrap(y, d, device), fmt)
 
 
 def convolution_backward(
@@ -520,7 +524,12 @@ def convolution_backward(
     if mask[2]:
         axes = (0, *range(2, len(gs)))
         gb = kit.wrap(xp.sum(g, axis=axes), d, device)
-    return gi, gw, gb
+    # Note [Channels last through the kernels]: each gradient in its own argument's format
+    return (
+        relayout(kit, gi, channels_last_of(kit, input)),
+        relayout(kit, gw, channels_last_of(kit, weight)),
+        gb,
+    )
 
 
 # --- im2col and col2im (F.unfold and F.fold) --------------------------------------------------

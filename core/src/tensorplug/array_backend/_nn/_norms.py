@@ -34,6 +34,7 @@ from typing import Any
 from ... import dtypes as _dt
 from ...tensor import Tensor
 from .._kit import Kernel, Kernels, Kit, OpError, bind, fmt_shape, torch_name
+from ._layout import keeps_format
 
 
 def _floating(name: str, d: _dt.dtype) -> None:
@@ -298,10 +299,10 @@ def native_group_norm_backward(
 
 
 KERNELS: dict[str, Kernel] = {
-    "native_batch_norm": native_batch_norm,
-    "native_batch_norm_backward": native_batch_norm_backward,
-    "native_group_norm": native_group_norm,
-    "native_group_norm_backward": native_group_norm_backward,
+    "native_batch_norm": keeps_format(native_batch_norm),
+    "native_batch_norm_backward": keeps_format(native_batch_norm_backward, 1),
+    "native_group_norm": keeps_format(native_group_norm),
+    "native_group_norm_backward": keeps_format(native_group_norm_backward, 1),
 }
 
 

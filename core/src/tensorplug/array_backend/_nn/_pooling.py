@@ -676,21 +676,25 @@ def fractional_max_pool_forward(
     rs = tuple(int(n) for n in random_samples._data.shape)
     if len(rs) != 3:
         raise OpError(f"Expect _random_samples to be 3D; got {len(rs)}D.")
-    if rs[2] != nd:
-        raise OpError(f"Expect _random_samples.size(2) equals to {nd}; got {rs[2]}.")
     batch = shape[0] if len(shape) == nd + 2 else 1
     channels = shape[-nd - 1]
     if rs[0] < batch:
         raise OpError("Expect _random_samples.size(0) no less then input batch size.")
-    if rs[1] < channels:
-        raise OpError("Expect _random_samples.size(1) no less then input channels.")
+    if rs[1] != channels:
+        raise OpError("Expect _random_samples.size(1) equals to input channel size.")
+    if rs[2] != nd:
+        raise OpError(f"Expect _random_samples.size(2) equals to {nd}; got {rs[2]}.")
     if random_samples._dtype is not self._dtype:
         raise OpError("Expect _random_samples to have the same dtype as input")
     pool = [int(k) for k in kernel_size]
     out = [int(o) for o in output_size]
     spatial = shape[-nd:]
-    for dim, k, o, n in zip(_FRACTIONAL_DIMS[nd], pool, out, spatial, strict=True):
-        if o + k - 1 > n:
+    # PyTorch's checks: 2-d height then width, the window may end at the edge; 3-d time,
+    # width, height, strictly inside
+    order = (0, 1) if nd == 2 else (0, 2, 1)
+    for i in order:
+        dim, k, o, n = _FRACTIONAL_DIMS[nd][i], pool[i], out[i], spatial[i]
+        if o + k - 1 > n or (nd == 3 and o + k - 1 == n):
             raise OpError(f"{where}(): pool {dim} {k} too large relative to input {dim} {n}")
     d = self._dtype
     _floating(name, d)
@@ -749,6 +753,11 @@ def fractional_max_pool_backward(
     gshape = tuple(int(n) for n in grad_output._data.shape)
     want = (*shape[: len(shape) - nd], *(int(o) for o in output_size))
     if gshape != want:
+        if nd == 2 or len(gshape) != len(want):
+            raise OpError(f"{name}(): gradOutput sizes unexpected")
+        for i, dim in enumerate(_FRACTIONAL_DIMS[3]):
+            if gshape[i - 3] != want[i - 3]:
+                raise OpError(f"{name}_out(): gradOutput {dim} unexpected")
         raise OpError(f"{name}(): gradOutput sizes unexpected")
     if tuple(indices._data.shape) != gshape:
         raise OpError(f"{name}(): indices sizes unexpected")

@@ -273,6 +273,89 @@ def _weight_grad(xp: Any, strided: Any, x: Any, g: Any, geo: _Conv, chunk: int =
     return xp.reshape(gw, (o, c // gr, *geo.kernel))
 
 
+# Note [Channels-last convolution]: on the host, a channels_last input (N, C, *S viewed over
+# (N, *S, C) memory) is convolved in that order: the windows of a few samples, (n, L, K * C),
+# read as one strided view of the padded (n, *S, C) array whose last axis is contiguous, times
+# the weight laid out (K * C, O), give (n, L, O), the channels_last result itself (no copy back
+# to PyTorch's layout). The weight's gradient is ``cols^T @ g`` the same way; the stride-1
+# input gradient is this convolution of the gradient with the flipped weight (_as_convolution).
+# Groups of one only (the others take the row-major path and a copy into channels_last).
+# Measured on the ResNet block's convolution: see docs/performance.md.
+
+
+def _nhwc_padded(xp: Any, x: Any, padding: Ints) -> Any:
+    """``x`` (N, C, *S) as a new (N, *padded S, C) row-major array, zeros around."""
+    nd = x.ndim - 2
+    v = xp.permute_dims(x, (0, *range(2, 2 + nd), 1))
+    shape = (v.shape[0], *(n + 2 * p for n, p in zip(v.shape[1:-1], padding, strict=True)),
+             v.shape[-1])  # fmt: skip
+    if not any(padding):
+        z = xp.empty(shape, dtype=x.dtype)
+        z[...] = v
+        return z
+    z = xp.zeros(shape, dtype=x.dtype)
+    inner = tuple(slice(p, p + n) for n, p in zip(v.shape[1:-1], padding, strict=True))
+    z[(slice(None), *inner, slice(None))] = v
+    return z
+
+
+def _nhwc_cols(strided: Any, a: Any, geo: _Conv) -> Any:
+    """The windows of padded (n, *S, C) ``a``: (n, L, K * C), one copy."""
+    n, c = a.shape[0], a.shape[-1]
+    sp = a.strides[1:-1]
+    view = strided(
+        a,
+        shape=(n, *geo.out, *geo.kernel, c),
+        strides=(
+            a.strides[0],
+            *(s * t for s, t in zip(sp, geo.stride, strict=True)),
+            *(s * d for s, d in zip(sp, geo.dilation, strict=True)),
+            a.strides[-1],
+        ),
+    )
+    return view.reshape(n, math.prod(geo.out), math.prod(geo.kernel) * c)
+
+
+def _forward_cl(xp: Any, strided: Any, x: Any, w: Any, geo: _Conv, chunk: int) -> Any:
+    """:func:`_forward` in channels_last order (Note [Channels-last convolution]): (N, O, *out)
+    whose memory is (N, *out, O)."""
+    n, nd, o = x.shape[0], x.ndim - 2, w.shape[0]
+    a = _nhwc_padded(xp, x, geo.padding)
+    wm = xp.reshape(xp.permute_dims(w, (*range(2, 2 + nd), 1, 0)), (-1, o))  # (K * C, O)
+    L = math.prod(geo.out)
+    y = xp.empty((n, L, o), dtype=wm.dtype)
+    step = chunk if 0 < chunk < n else max(n, 1)
+    for s in range(0, n, step):
+        xp.matmul(_nhwc_cols(strided, a[s : s + step], geo), wm, out=y[s : s + step])
+    y = xp.reshape(y, (n, *geo.out, o))
+    return xp.permute_dims(y, (0, nd + 1, *range(1, nd + 1)))
+
+
+def _weight_grad_cl(xp: Any, strided: Any, x: Any, g: Any, geo: _Conv, chunk: int) -> Any:
+    """:func:`_weight_grad` in channels_last order: (O, C, *kernel)."""
+    n, c, nd, o = x.shape[0], x.shape[1], x.ndim - 2, g.shape[1]
+    a = _nhwc_padded(xp, x, geo.padding)
+    gl = xp.reshape(xp.permute_dims(g, (0, *range(2, 2 + nd), 1)), (n, -1, o))  # (N, L, O)
+    step = chunk if 0 < chunk < n else max(n, 1)
+    gw = xp.zeros((math.prod(geo.kernel) * c, o), dtype=g.dtype)
+    for s in range(0, n, step):
+        cols = _nhwc_cols(strided, a[s : s + step], geo)
+        gw = gw + xp.sum(xp.matmul(_mT(xp, cols), gl[s : s + step]), axis=0)
+    gw = xp.reshape(gw, (*geo.kernel, c, o))
+    return xp.permute_dims(gw, (nd + 1, nd, *range(nd)))
+
+
+def _input_grad_cl(xp: Any, strided: Any, g: Any, w: Any, geo: _Conv, chunk: int) -> Any:
+    """The stride-1 input gradient in channels_last order, or None where there is no
+    convolution form of it (:func:`_as_convolution`)."""
+    flipped = _as_convolution(geo)
+    if flipped is None:
+        return None
+    nd = len(geo.kernel)
+    wt = xp.flip(xp.permute_dims(w, (1, 0, *range(2, 2 + nd))), axis=tuple(range(2, 2 + nd)))
+    return _forward_cl(xp, strided, g, wt, flipped, chunk)
+
+
 # --- checks: PyTorch's, in its order and words ------------------------------------------------
 
 
@@ -454,7 +537,12 @@ def convolution(
     acc = kit.accumulate[d]
     x, w = kit.cast(input._data, acc), kit.cast(weight._data, acc)
     strided = _strided(xp)
-    if transposed:
+    # Note [Channels last through the kernels]: PyTorch's CPU convolution gives channels_last
+    # when the input or the weight suggests it
+    fmt = channels_last_of(kit, input) or channels_last_of(kit, weight)
+    if fmt is not None and _channels_last_path(kit, geo, transposed, input):
+        y = _forward_cl(xp, strided, x, w, geo, chunk_size(kit, x, x.shape[1], geo))
+    elif transposed:
         chunk = chunk_size(kit, x, x.shape[1], geo)
         y = _input_grad(xp, x, w, geo, shape[1], strided is not None, strided, chunk)
     else:
@@ -463,10 +551,19 @@ def convolution(
         kit.same_device(input, bias)
         b = xp.reshape(kit.cast(bias._data, acc), (1, shape[1]) + (1,) * (len(shape) - 2))
         y = xp.add(y, b, out=y) if kit.writes_out else y + b
-    # Note [Channels last through the kernels]: PyTorch's CPU convolution gives channels_last
-    # when the input or the weight suggests it
-    fmt = channels_last_of(kit, input) or channels_last_of(kit, weight)
     return relayout(kit, kit.wrap(y, d, device), fmt)
+
+
+def _channels_last_path(kit: Kit, geo: _Conv, transposed: bool, input: Tensor) -> bool:
+    """Whether Note [Channels-last convolution]'s path runs: a plain convolution of one group
+    of a channels_last input on the host."""
+    return (
+        not transposed
+        and geo.groups == 1
+        and kit.device_type == "cpu"
+        and _strided(kit.xp) is not None
+        and channels_last_of(kit, input) is not None
+    )
 
 
 def convolution_backward(
@@ -510,6 +607,17 @@ def convolution_backward(
             if mask[1]:
                 chunk = chunk_size(kit, g, g.shape[1], geo)
                 gw = kit.wrap(_weight_grad(xp, strided, g, x, geo, chunk), d, device)
+    elif _channels_last_path(kit, geo, transposed, input):  # Note [Channels-last convolution]
+        x = kit.cast(input._data, acc)
+        w = kit.cast(weight._data, acc)
+        chunk = chunk_size(kit, x, x.shape[1], geo)
+        if mask[0]:
+            r = _input_grad_cl(xp, strided, g, w, geo, chunk)
+            if r is None:
+                r = _input_grad(xp, g, w, geo, x.shape[1], True, strided, chunk)
+            gi = kit.wrap(r, d, device)
+        if mask[1]:
+            gw = kit.wrap(_weight_grad_cl(xp, strided, x, g, geo, chunk), d, device)
     else:
         if mask[0]:
             w = kit.cast(weight._data, acc)

@@ -163,12 +163,22 @@ def test_formats_torch(name: str) -> None:
         np.testing.assert_allclose(gx.numpy(), tg.numpy(), rtol=1e-4, atol=1e-4)
 
 
+@needs_autograd
 def test_conv_weight_channels_last() -> None:
-    # PyTorch's CPU convolution: channels_last when the weight suggests it, too
-    x = tp.tensor(X4)
-    w = tp.tensor(W4).to(memory_format=tp.channels_last)
+    # PyTorch's CPU convolution: channels_last when the weight suggests it, too; each gradient
+    # in its argument's format
+    x = tp.tensor(X4).requires_grad_()
+    w = tp.tensor(W4).to(memory_format=tp.channels_last).requires_grad_()
     y = tp.nn.functional.conv2d(x, w)
     assert y.is_contiguous(memory_format=tp.channels_last) and not y.is_contiguous()
+    y.sum().backward()
+    assert x.grad.is_contiguous()
+    assert w.grad.is_contiguous(memory_format=tp.channels_last) and not w.grad.is_contiguous()
+    # a channels_last input with a row-major weight: a row-major weight gradient
+    x2 = tp.tensor(X4).contiguous(memory_format=tp.channels_last).requires_grad_()
+    w2 = tp.tensor(W4).requires_grad_()
+    tp.nn.functional.conv2d(x2, w2, padding=1).sum().backward()
+    assert w2.grad.is_contiguous() and x2.grad.is_contiguous(memory_format=tp.channels_last)
 
 
 def test_module_to_memory_format() -> None:
@@ -204,3 +214,49 @@ def test_resnet_block_channels_last_step() -> None:
     ga, gb = a[0].weight.grad, b[0].weight.grad
     assert gb.is_contiguous(memory_format=tp.channels_last)
     np.testing.assert_allclose(gb.numpy(), ga.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@needs_autograd
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"padding": 1},
+        {"stride": 2, "padding": 1},
+        {"dilation": 2, "padding": 2},
+        {"padding": 0, "bias": True},
+        {"groups": 2, "padding": 1},
+        {"padding": 1, "nd": 3},
+    ],
+    ids=["pad1", "stride2", "dilation2", "bias", "groups2", "conv3d"],
+)
+def test_channels_last_convolution_path(kw: dict[str, Any]) -> None:
+    # Note [Channels-last convolution]: the (N, *S, C)-order kernels give the row-major path's
+    # values and gradients
+    kw = dict(kw)
+    nd = kw.pop("nd", 2)
+    bias = kw.pop("bias", False)
+    g = kw.get("groups", 1)
+    a = X4 if nd == 2 else X5
+    w = (W4 if nd == 2 else W5)[:, : 4 // g]
+    fmt = tp.channels_last if nd == 2 else tp.channels_last_3d
+    conv = tp.nn.functional.conv2d if nd == 2 else tp.nn.functional.conv3d
+    out = []
+    for layout in (False, True):
+        x = tp.tensor(a)
+        wt = tp.tensor(np.concatenate([w, w]) if g == 2 else w)
+        if layout:
+            x, wt = x.contiguous(memory_format=fmt), wt.contiguous(memory_format=fmt)
+        x.requires_grad_()
+        wt.requires_grad_()
+        b = tp.tensor(np.arange(wt.shape[0], dtype=np.float32)).requires_grad_() if bias else None
+        y = conv(x, wt, b, **kw)
+        go = tp.tensor(np.cos(np.arange(y.numel(), dtype=np.float32)).reshape(tuple(y.shape)))
+        y.backward(go)
+        if layout:
+            assert y.is_contiguous(memory_format=fmt) and x.grad.is_contiguous(memory_format=fmt)
+            assert wt.grad.is_contiguous(memory_format=fmt)
+        else:
+            assert x.grad.is_contiguous() and wt.grad.is_contiguous()
+        out.append([y.detach(), x.grad, wt.grad] + ([b.grad] if bias else []))
+    for r, c in zip(out[0], out[1], strict=True):
+        np.testing.assert_allclose(c.numpy(), r.numpy(), rtol=1e-4, atol=1e-4)

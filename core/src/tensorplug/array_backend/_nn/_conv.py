@@ -633,9 +633,11 @@ def convolution_backward(
         axes = (0, *range(2, len(gs)))
         gb = kit.wrap(xp.sum(g, axis=axes), d, device)
     # Note [Channels last through the kernels]: each gradient in its own argument's format
+    # (the channels-last kernels' results are row-major where their argument is)
+    row_major = "contiguous_format" if kit.strided else None
     return (
-        relayout(kit, gi, channels_last_of(kit, input)),
-        relayout(kit, gw, channels_last_of(kit, weight)),
+        relayout(kit, gi, channels_last_of(kit, input) or row_major),
+        relayout(kit, gw, channels_last_of(kit, weight) or row_major),
         gb,
     )
 

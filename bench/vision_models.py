@@ -6,7 +6,8 @@
   shortcut), batch 32 of 64x32x32, a mean-squared loss, SGD: goal at most 1.0x torch eager;
 
 each eager, and compiled with ``tp.compile`` (the whole step: forward, backward, update).
-Both frameworks start from the same weights and data. The ResNet block also runs as hand-written
+Both frameworks start from the same weights and data; times are the process's CPU time (best of
+7 interleaved rounds), so a loaded machine descheduling it adds nothing. The ResNet block also runs as hand-written
 numpy (``numpy_block_step``: the same step with the best numpy convolution we have, im2col of a
 few samples at a time + one matmul, the stride-1 input gradient as a convolution with the
 flipped weight, batch norm's closed-form gradient): the floor a numpy-backed step can reach, so
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +176,7 @@ def run(name: str, build: Any, x: np.ndarray, y: np.ndarray, loss: str, number: 
     if build is basic_block:
         state = {k: v.copy() for k, v in reference.initial_state(basic_block(tp)).items()}
         fns["numpy floor"] = lambda: numpy_block_step(x, y, state)
-    best = interleaved(fns, number=number, rounds=7)
+    best = interleaved(fns, number=number, rounds=7, timer=time.process_time)
     print(f"\n{name}")
     for k, t in best.items():
         ratio = f"  {t / best['torch eager']:.2f}x torch eager" if torch is not None else ""

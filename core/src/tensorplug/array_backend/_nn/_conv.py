@@ -217,7 +217,8 @@ def _forward(xp: Any, strided: Any, x: Any, w: Any, geo: _Conv, chunk: int = 0) 
 def _as_convolution(geo: _Conv) -> _Conv | None:
     """The plain convolution whose output is :func:`_input_grad`'s (a stride-1 convolution's
     input gradient is the gradient convolved with the flipped, transposed weight, padded by
-    ``dilation * (kernel - 1) - padding``), or None where there is none."""
+    ``dilation * (kernel - 1) - padding``), or None where there is none or it would cost more
+    products than adding the windows back (an input larger than the output)."""
     if any(s != 1 for s in geo.stride):
         return None
     pad = tuple(
@@ -230,6 +231,10 @@ def _as_convolution(geo: _Conv) -> _Conv | None:
         for o, p, d, q in zip(geo.out, pad, geo.dilation, geo.kernel, strict=True)
     )
     if size != geo.size:  # a transposed convolution's output_padding
+        return None
+    if math.prod(geo.size) > math.prod(geo.out):
+        # the padded gradient has more windows than the output has positions (LeNet's 5x5
+        # without padding: 144 against 64): more products than the windows added back
         return None
     return _Conv(geo.kernel, geo.stride, pad, geo.dilation, geo.groups, geo.out, geo.size)
 

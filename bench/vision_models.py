@@ -11,7 +11,8 @@ Both frameworks start from the same weights and data; times are the process's CP
 numpy (``numpy_block_step``: the same step with the best numpy convolution we have, im2col of a
 few samples at a time + one matmul, the stride-1 input gradient as a convolution with the
 flipped weight, batch norm's closed-form gradient): the floor a numpy-backed step can reach, so
-the gap to torch splits into "floor vs torch" and "tensorplug vs floor". Run: ``python bench/vision_models.py``
+the gap to torch splits into "floor vs torch" and "tensorplug vs floor"; and eagerly with
+``model.to(memory_format=channels_last)`` and a channels_last input. Run: ``python bench/vision_models.py``
 (torch where importable; without it, only tensorplug's times print).
 """
 
@@ -147,11 +148,16 @@ def numpy_block_step(x: np.ndarray, target: np.ndarray, state: dict[str, np.ndar
     return loss
 
 
-def make_step(fw: Any, build: Any, x: np.ndarray, y: np.ndarray, loss: str) -> Any:
+def make_step(
+    fw: Any, build: Any, x: np.ndarray, y: np.ndarray, loss: str, channels_last: bool = False
+) -> Any:
     model = build(fw)
     model.load_state_dict({k: fw.tensor(v) for k, v in reference.initial_state(model).items()})
-    opt = fw.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     xt, yt = fw.tensor(x), fw.tensor(y)
+    if channels_last:  # the model's weights, the input and the target
+        model.to(memory_format=fw.channels_last)
+        xt, yt = (t.contiguous(memory_format=fw.channels_last) for t in (xt, yt))
+    opt = fw.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     F = fw.nn.functional
     lossfn = F.cross_entropy if loss == "ce" else F.mse_loss
 
@@ -174,6 +180,7 @@ def run(name: str, build: Any, x: np.ndarray, y: np.ndarray, loss: str, number: 
     if torch is not None:
         fns["torch eager"] = make_step(torch, build, x, y, loss)
     if build is basic_block:
+        fns["tensorplug channels_last"] = make_step(tp, build, x, y, loss, channels_last=True)
         state = {k: v.copy() for k, v in reference.initial_state(basic_block(tp)).items()}
         fns["numpy floor"] = lambda: numpy_block_step(x, y, state)
     best = interleaved(fns, number=number, rounds=7, timer=time.process_time)

@@ -189,7 +189,7 @@ _CHUNK_BYTES = 4 << 20
 
 def chunk_size(kit: Kit, x: Any, channels: int, geo: _Conv) -> int:
     """Samples per chunk for ``x`` (N, channels, ...) unfolded by ``geo``."""
-    n = x.shape[0]
+    n = int(x.shape[0])
     if kit.device_type != "cpu" or _strided(kit.xp) is None:
         return max(n, 1)
     per = channels * math.prod(geo.kernel) * math.prod(geo.out) * int(x.dtype.itemsize)
@@ -556,7 +556,8 @@ def convolution(
         kit.same_device(input, bias)
         b = xp.reshape(kit.cast(bias._data, acc), (1, shape[1]) + (1,) * (len(shape) - 2))
         y = xp.add(y, b, out=y) if kit.writes_out else y + b
-    return relayout(kit, kit.wrap(y, d, device), fmt)
+    r: Tensor = relayout(kit, kit.wrap(y, d, device), fmt)
+    return r
 
 
 def _channels_last_path(kit: Kit, geo: _Conv, transposed: bool, input: Tensor) -> bool:

@@ -14,7 +14,7 @@ import numpy as np
 
 import tensorplug as tp
 
-from .._core import FLOATS, OpInfo, S, SampleInput, add, make
+from .._core import FLOATS, OpInfo, S, SampleInput, add, fn, make
 
 
 def _intervals(u: Any, size: int, out: int, pool: int) -> list[int]:
@@ -122,7 +122,7 @@ for _nd in (2, 3):
     add(
         OpInfo(
             f"fractional_max_pool{_nd}d_backward",
-            op=getattr(tp.ops.aten, f"fractional_max_pool{_nd}d_backward").default,
+            op=fn(f"fractional_max_pool{_nd}d_backward"),
             sample_inputs=_samples(_nd, True),
             ref=lambda g, x, k, o, i, _nd=_nd: _scatter(_nd, g, x, i),
             dtypes=FLOATS,

@@ -200,3 +200,21 @@ def test_meta_shapes() -> None:
         x, 2, 4, return_indices=True, _random_samples=tp.empty(2, 3, 2, device="meta")
     )
     assert y.shape == i.shape == (2, 3, 4, 4) and i.dtype == tp.int64
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_low_precision_windows_torch(dtype: str) -> None:
+    # the interval formula rounds each operation to the input's dtype, as PyTorch's scalar_t
+    # arithmetic does (bfloat16 is computed in float32 here)
+    torch = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(0)
+    td = getattr(torch, dtype)
+    x = torch.randn(2, 3, 23, 19, generator=g).to(td)
+    u = torch.rand(2, 3, 2, generator=g).to(td)
+    want = torch.ops.aten.fractional_max_pool2d(x, [2, 3], [9, 7], u)
+    d = getattr(tp, dtype)
+    got = tp.ops.aten.fractional_max_pool2d.default(
+        tp.tensor(x.float().numpy()).to(d), [2, 3], [9, 7], tp.tensor(u.float().numpy()).to(d)
+    )
+    np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
+    np.testing.assert_array_equal(got[0].float().numpy(), want[0].float().numpy())

@@ -637,17 +637,25 @@ def adaptive_max_pool_backward(
 _FRACTIONAL_DIMS = {2: ("height", "width"), 3: ("time", "height", "width")}
 
 
-def _fractional_starts(kit: Kit, samples: Any, size: int, out: int, pool: int, dtype: Any) -> Any:
-    """(planes, out) int64 window starts for the planes' samples (planes,)."""
+def _fractional_starts(
+    kit: Kit, samples: Any, size: int, out: int, pool: int, dtype: Any, storage: Any
+) -> Any:
+    """(planes, out) int64 window starts for the planes' samples (planes,), computed in
+    ``dtype`` with each operation's result rounded to ``storage`` (bfloat16 computed in float32
+    rounds as PyTorch's scalar_t arithmetic does)."""
     xp = kit.xp
     i64 = kit.storage[_dt.int64]
     last = xp.full((samples.shape[0], 1), size - pool, dtype=i64)
     if out <= 1:
         return last[:, :out]
-    alpha = xp.asarray(size - pool, dtype=dtype) / xp.asarray(out - 1, dtype=dtype)
-    i = xp.reshape(xp.arange(out - 1, dtype=dtype), (1, out - 1))
-    u = xp.reshape(samples, (-1, 1))
-    seq = xp.astype((i + u) * alpha, i64) - xp.astype(u * alpha, i64)
+
+    def r(a: Any) -> Any:
+        return a if storage == dtype else kit.astype(kit.astype(a, storage), dtype)
+
+    alpha = r(r(xp.asarray(size - pool, dtype=dtype)) / r(xp.asarray(out - 1, dtype=dtype)))
+    i = r(xp.reshape(xp.arange(out - 1, dtype=dtype), (1, out - 1)))
+    u = r(xp.reshape(samples, (-1, 1)))
+    seq = xp.astype(r(r(i + u) * alpha), i64) - xp.astype(r(u * alpha), i64)
     return xp.concat([seq, last], axis=1)
 
 
@@ -706,10 +714,10 @@ def fractional_max_pool_forward(
     flat = xp.reshape(a, (-1,))
     u = kit.cast(random_samples._data, comp)[:batch, :channels, :]
     u = xp.reshape(u, (planes, nd))
-    order = (0, 1) if nd == 2 else (0, 1, 2)  # the sample for each spatial dim
-    col = {2: (1, 0), 3: (0, 1, 2)}[nd]
+    col = {2: (1, 0), 3: (0, 1, 2)}[nd]  # the sample's column for each spatial dimension
     starts = [
-        _fractional_starts(kit, u[:, col[i]], spatial[i], out[i], pool[i], comp) for i in order
+        _fractional_starts(kit, u[:, col[i]], spatial[i], out[i], pool[i], comp, kit.storage[d])
+        for i in range(nd)
     ]
     strides = [math.prod(spatial[i + 1 :]) for i in range(nd)]
     # base position of each window: plane * plane_size + sum(start_i * stride_i), (P, *out)

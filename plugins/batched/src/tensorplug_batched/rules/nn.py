@@ -373,12 +373,16 @@ def _fractional_maker(op: Any) -> Kernel:
             return passdown(op, args, {})
         size = _size_at(lvl, self, random_samples)
         x = front(self) if batched_at(self, lvl) else materialize(self, size)
-        r = front(random_samples) if batched_at(random_samples, lvl) else (
-            materialize(random_samples, size)
+        r = (
+            front(random_samples)
+            if batched_at(random_samples, lvl)
+            else (materialize(random_samples, size))
         )
         n = self.shape[0] if self.ndim == nd + 2 else 1  # the rows each sample reads
-        if self.ndim not in (nd + 1, nd + 2) or random_samples.ndim != 3 or (
-            random_samples.shape[0] < n
+        if (
+            self.ndim not in (nd + 1, nd + 2)
+            or random_samples.ndim != 3
+            or (random_samples.shape[0] < n)
         ):
             return loop(op, args, {}, lvl)  # the kernel's message, per sample
         if self.ndim == nd + 2:

@@ -293,6 +293,18 @@ CASES: list[Case] = [
         "max_unpool3d",
         lambda m, mk, ints: F(m).max_unpool3d(mk([1, 1, 1, 1, 1]), ints([[[[[3]]]]]), 2),
     ),
+    Case(
+        "fractional_max_pool2d",
+        lambda m, mk, ints: F(m).fractional_max_pool2d(
+            mk([1, 1, 4, 4]), 2, 2, _random_samples=mk([1, 1, 2])
+        ),
+    ),
+    Case(
+        "fractional_max_pool3d",
+        lambda m, mk, ints: F(m).fractional_max_pool3d(
+            mk([1, 1, 4, 4, 4]), 2, 2, _random_samples=mk([1, 1, 3])
+        ),
+    ),
     Case("group_norm", lambda m, mk, ints: F(m).group_norm(mk([2, 4]), 2, mk([4]), mk([4]))),
     Case("rms_norm", lambda m, mk, ints: F(m).rms_norm(mk([2, 4]), [4], mk([4]))),
     Case("prelu", lambda m, mk, ints: F(m).prelu(mk([2, 3]), mk([3]))),

@@ -164,8 +164,8 @@ def test_every_activation_normalization_pooling_and_dropout_module_of_torch_exis
     import torch.nn.modules.normalization as norm
     import torch.nn.modules.pooling as pool
 
-    # left out: CrossMapLRN2d (legacy Lua torch) and FractionalMaxPool2d/3d
-    skip = {"CrossMapLRN2d", "FractionalMaxPool2d", "FractionalMaxPool3d"}
+    # left out: CrossMapLRN2d (legacy Lua torch)
+    skip = {"CrossMapLRN2d"}
     names = {n for m in (act, bn, cs, do, fl, inorm, norm, pool) for n in m.__all__} - skip
     assert torch is not None
     assert sorted(n for n in names if not hasattr(nn, n)) == []

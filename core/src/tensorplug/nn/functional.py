@@ -75,6 +75,10 @@ __all__ = [
     "embedding",
     "feature_alpha_dropout",
     "fold",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
     "embedding_bag",
     "gelu",
     "glu",
@@ -817,6 +821,70 @@ def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any,
 def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
                                      return_indices: bool = False) -> Any:  # fmt: skip
     return _adaptive_max(3, input, output_size, True)
+
+
+# --- fractional max pooling ---
+# torch.nn.functional's: output_size or output_ratio, random samples drawn with tp.rand (one
+# per plane and spatial dimension, in the input's dtype) unless _random_samples gives them.
+
+
+def _fractional_max(n: int, input: Tensor, kernel_size: Any, output_size: Any,
+                    output_ratio: Any, return_indices: bool, _random_samples: Any) -> Any:  # fmt: skip
+    name = f"fractional_max_pool{n}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        # len() of a bare float raises TypeError, as torch's function does (its module passes
+        # a tuple)
+        if len(output_ratio) > n:
+            raise ValueError(
+                f"{name} requires output_ratio to either be a single Int or tuple of Ints."
+            )
+        ratio = tuple(output_ratio) if len(output_ratio) == n else tuple(output_ratio) * n
+        shape = tuple(input.shape)
+        output_size = [int(shape[i - n] * ratio[i]) for i in range(n)]
+    if _random_samples is None:
+        batch = 1 if input.dim() == n + 1 else input.size(0)
+        _random_samples = tensorplug.rand(
+            batch, input.size(-n - 1), n, dtype=input.dtype, device=input.device
+        )
+    k = _tuple_arg(kernel_size, n)
+    op = ops.aten.fractional_max_pool2d if n == 2 else ops.aten.fractional_max_pool3d
+    pair = op.default(input, k, _tuple_arg(output_size, n), _random_samples)
+    return tuple(pair) if return_indices else pair[0]
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Any = None) -> Any:  # fmt: skip
+    """Max pooling over ``kernel_size`` windows at pseudo-random positions down to
+    ``output_size`` (or ``output_ratio`` of the input's size); ``_random_samples`` (N, C, 2)
+    in [0, 1) fixes the positions (PyTorch's interval formula: the same windows as torch)."""
+    return _fractional_max(
+        2, input, kernel_size, output_size, output_ratio, return_indices, _random_samples
+    )
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Any = None) -> Any:  # fmt: skip
+    """3-d fractional max pooling (as ``fractional_max_pool2d``; ``_random_samples`` is
+    (N, C, 3))."""
+    return _fractional_max(
+        3, input, kernel_size, output_size, output_ratio, return_indices, _random_samples
+    )
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = False,
+                                       _random_samples: Any = None) -> Any:  # fmt: skip
+    return _fractional_max(2, input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = False,
+                                       _random_samples: Any = None) -> Any:  # fmt: skip
+    return _fractional_max(3, input, kernel_size, output_size, output_ratio, True, _random_samples)
 
 
 def _lp_pool(n: int, input: Tensor, norm_type: float, kernel_size: Any, stride: Any,

@@ -444,8 +444,12 @@ class Module:
         ``to(device, dtype)``, ``to(tensor)``; a dtype applies to floating-point tensors only.
         ``non_blocking`` is accepted and ignored, as every copy is synchronous.
 
+        ``memory_format=`` (``tp.channels_last``, ...) lays out the 4-d and 5-d parameters and
+        buffers in that format, as PyTorch's (the others keep theirs).
+
         Parameters that change are replaced by new ones: build optimizers after ``to()``.
         """
+        fmt = kwargs.pop("memory_format", None)
         device, dtype, _, _ = _construct.parse_to(args, kwargs, copy_allowed=False)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError(
@@ -458,7 +462,10 @@ class Module:
             cast_ = (
                 dtype if dtype is not None and (t.is_floating_point() or t.is_complex()) else None
             )
-            r: Tensor = t.to(device=dev, dtype=cast_)
+            if fmt is not None and t.dim() in (4, 5):
+                r: Tensor = t.to(device=dev, dtype=cast_, memory_format=fmt)
+            else:
+                r = t.to(device=dev, dtype=cast_)
             return r
 
         return self._apply(convert)

@@ -1,7 +1,8 @@
 """Pooling modules, torch.nn's: ``MaxPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``,
-``AvgPool1d/2d/3d``, ``LPPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d`` and
-``AdaptiveAvgPool1d/2d/3d``, with PyTorch's constructor arguments, stored attributes and
-``extra_repr``; each calls the function of :mod:`tensorplug.nn.functional` of its name.
+``AvgPool1d/2d/3d``, ``LPPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d``,
+``AdaptiveAvgPool1d/2d/3d`` and ``FractionalMaxPool2d/3d``, with PyTorch's constructor
+arguments, stored attributes and ``extra_repr``; each calls the function of
+:mod:`tensorplug.nn.functional` of its name.
 
 Usage::
 
@@ -21,8 +22,8 @@ from .module import Module
 __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
-    "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d",
-    "MaxUnpool2d", "MaxUnpool3d",
+    "FractionalMaxPool2d", "FractionalMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
+    "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
 ]  # fmt: skip
 
 
@@ -293,5 +294,56 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
 
 class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     """3-d adaptive average pooling."""
+
+    _n = 3
+
+
+class _FractionalMaxPoolNd(Module):
+    """PyTorch's FractionalMaxPool2d/3d: ``output_size`` or ``output_ratio`` (in (0, 1)), and
+    ``_random_samples`` kept as a buffer (in the state_dict when given)."""
+
+    _n = 0
+
+    def __init__(
+        self,
+        kernel_size: Any,
+        output_size: Any = None,
+        output_ratio: Any = None,
+        return_indices: bool = False,
+        _random_samples: Any = None,
+    ) -> None:
+        super().__init__()
+        n = self._n
+        name = type(self).__name__
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, n) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(
+                f"{name} requires specifying either an output size, or a pooling ratio"
+            )
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor) -> Any:
+        pool = F.fractional_max_pool2d if self._n == 2 else F.fractional_max_pool3d
+        return pool(
+            input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+            _random_samples=self._random_samples,
+        )  # fmt: skip
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Max pooling over windows at pseudo-random positions (Graham's fractional max pooling)."""
+
+    _n = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-d fractional max pooling."""
 
     _n = 3

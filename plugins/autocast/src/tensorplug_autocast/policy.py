@@ -170,6 +170,9 @@ POLICIES: Final[dict[str, tuple[Policy | None, Policy | None]]] = {
     "adaptive_max_pool3d": (FP32, _),
     "max_unpool2d": (FP32, _),
     "max_unpool3d": (FP32, _),
+    # --- fractional max pooling (PyTorch's CPU float32 list) ---
+    "fractional_max_pool2d": (FP32, _),
+    "fractional_max_pool3d": (FP32, _),
     "group_norm": (_, FP32),
     "rms_norm": (_, FP32),
     # float32 unless the call gives a dtype
@@ -293,7 +296,7 @@ ABSENT_CPU: Final[dict[Policy, tuple[str, ...]]] = {
         "_native_multi_head_attention",
     ),
     FP32: (
-        "fractional_max_pool2d", "fractional_max_pool3d", "_grid_sampler_2d_cpu_fallback",
+        "_grid_sampler_2d_cpu_fallback",
         "fake_quantize_per_tensor_affine",
         "cosine_embedding_loss", "nll_loss2d", "hinge_embedding_loss", "poisson_nll_loss",
         "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",

@@ -25,6 +25,7 @@ from typing import Any
 from ... import dtypes as _dt
 from ...tensor import Tensor
 from .._kit import Kernel, Kernels, Kit, OpError, bind, fmt_shape
+from ._layout import keeps_format
 
 Ints = Sequence[int]
 
@@ -164,11 +165,11 @@ def _pad_backward_kernel(mode: str, k: int) -> Callable[..., Tensor]:
     return pad_backward
 
 
-KERNELS: dict[str, Kernel] = {"constant_pad_nd": constant_pad_nd}
+KERNELS: dict[str, Kernel] = {"constant_pad_nd": keeps_format(constant_pad_nd)}
 for _mode in ("reflection", "replication"):
     for _k in (1, 2, 3):
-        KERNELS[f"{_mode}_pad{_k}d"] = _pad_kernel(_mode, _k)
-        KERNELS[f"{_mode}_pad{_k}d_backward"] = _pad_backward_kernel(_mode, _k)
+        KERNELS[f"{_mode}_pad{_k}d"] = keeps_format(_pad_kernel(_mode, _k))
+        KERNELS[f"{_mode}_pad{_k}d_backward"] = keeps_format(_pad_backward_kernel(_mode, _k), 1)
 del _mode, _k
 
 

@@ -36,6 +36,7 @@ from typing import Any
 from ... import dtypes as _dt
 from ...tensor import Tensor
 from .._kit import Kernel, Kernels, Kit, OpError, bind, fmt_shape, torch_name
+from ._layout import keeps_format
 
 # --- arguments and shapes: PyTorch's checks, in its order and words -------------------------
 
@@ -622,6 +623,192 @@ def adaptive_max_pool_backward(
     return kit.wrap(r, d, self._device)
 
 
+# --- fractional max pooling -------------------------------------------------------------------
+# Note [Fractional max pooling]: windows of ``kernel_size`` that start at a pseudo-random
+# sequence per plane and dimension, PyTorch's ``generate_intervals`` computed in the input's
+# dtype (so a given ``random_samples`` picks the same windows): with ``u`` the plane's sample
+# for the dimension and ``alpha = (size - pool) / (out - 1)``, window ``i < out - 1`` starts at
+# ``int((i + u) * alpha) - int(u * alpha)`` and the last at ``size - pool``. The samples hold
+# (W, H) for 2-d and (T, H, W) for 3-d, as PyTorch reads them. Each window's elements are
+# gathered by flat position, one offset inside the window at a time, the first maximum (a NaN
+# wins) kept with its position in the plane; the backward adds the gradient at the positions
+# (windows may overlap).
+
+_FRACTIONAL_DIMS = {2: ("height", "width"), 3: ("time", "height", "width")}
+
+
+def _fractional_starts(
+    kit: Kit, samples: Any, size: int, out: int, pool: int, dtype: Any, storage: Any
+) -> Any:
+    """(planes, out) int64 window starts for the planes' samples (planes,), computed in
+    ``dtype`` with each operation's result rounded to ``storage`` (bfloat16 computed in float32
+    rounds as PyTorch's scalar_t arithmetic does)."""
+    xp = kit.xp
+    i64 = kit.storage[_dt.int64]
+    last = xp.full((samples.shape[0], 1), size - pool, dtype=i64)
+    if out <= 1:
+        return last[:, :out]
+
+    def r(a: Any) -> Any:
+        return a if storage == dtype else kit.astype(kit.astype(a, storage), dtype)
+
+    alpha = r(r(xp.asarray(size - pool, dtype=dtype)) / r(xp.asarray(out - 1, dtype=dtype)))
+    i = r(xp.reshape(xp.arange(out - 1, dtype=dtype), (1, out - 1)))
+    u = r(xp.reshape(samples, (-1, 1)))
+    seq = xp.astype(r(r(i + u) * alpha), i64) - xp.astype(r(u * alpha), i64)
+    return xp.concat([seq, last], axis=1)
+
+
+def fractional_max_pool_forward(
+    kit: Kit, nd: int, self: Tensor, kernel_size: Sequence[int], output_size: Sequence[int],
+    random_samples: Tensor,
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    xp = kit.xp
+    name = f"fractional_max_pool{nd}d"
+    where = name if nd == 2 else f"{name}_out"
+    if len(kernel_size) != nd:
+        raise OpError(f"{name}: kernel_size must either be a single Int or tuple of Ints")
+    if len(output_size) != nd:
+        raise OpError(f"{name}: output_size must either be a single Int or tuple of Ints")
+    shape = tuple(int(n) for n in self._data.shape)
+    if len(shape) not in (nd + 1, nd + 2):
+        raise OpError(
+            f"{where}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {fmt_shape(shape)}"
+        )
+    for i in range(1, len(shape)):
+        if shape[i] <= 0:
+            raise OpError(
+                f"{where}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"got{fmt_shape(shape)} with dimension {i} being empty."
+            )
+    rs = tuple(int(n) for n in random_samples._data.shape)
+    if len(rs) != 3:
+        raise OpError(f"Expect _random_samples to be 3D; got {len(rs)}D.")
+    batch = shape[0] if len(shape) == nd + 2 else 1
+    channels = shape[-nd - 1]
+    if rs[0] < batch:
+        raise OpError("Expect _random_samples.size(0) no less then input batch size.")
+    if rs[1] != channels:
+        raise OpError("Expect _random_samples.size(1) equals to input channel size.")
+    if rs[2] != nd:
+        raise OpError(f"Expect _random_samples.size(2) equals to {nd}; got {rs[2]}.")
+    if random_samples._dtype is not self._dtype:
+        raise OpError("Expect _random_samples to have the same dtype as input")
+    pool = [int(k) for k in kernel_size]
+    out = [int(o) for o in output_size]
+    spatial = shape[-nd:]
+    # PyTorch's checks: 2-d height then width, the window may end at the edge; 3-d time,
+    # width, height, strictly inside
+    order = (0, 1) if nd == 2 else (0, 2, 1)
+    for i in order:
+        dim, k, o, n = _FRACTIONAL_DIMS[nd][i], pool[i], out[i], spatial[i]
+        if o + k - 1 > n or (nd == 3 and o + k - 1 == n):
+            raise OpError(f"{where}(): pool {dim} {k} too large relative to input {dim} {n}")
+    d = self._dtype
+    _floating(name, d)
+    comp = kit.compute[d]
+    a = kit.as_compute(self, d)
+    planes = batch * channels
+    plane = math.prod(spatial)
+    i64 = kit.storage[_dt.int64]
+    flat = xp.reshape(a, (-1,))
+    u = kit.cast(random_samples._data, comp)[:batch, :channels, :]
+    u = xp.reshape(u, (planes, nd))
+    col = {2: (1, 0), 3: (0, 1, 2)}[nd]  # the sample's column for each spatial dimension
+    starts = [
+        _fractional_starts(kit, u[:, col[i]], spatial[i], out[i], pool[i], comp, kit.storage[d])
+        for i in range(nd)
+    ]
+    strides = [math.prod(spatial[i + 1 :]) for i in range(nd)]
+    # base position of each window: plane * plane_size + sum(start_i * stride_i), (P, *out)
+    base: Any = xp.reshape(xp.arange(planes, dtype=i64) * plane, (planes,) + (1,) * nd)
+    for i in range(nd):
+        shp = [planes] + [1] * nd
+        shp[1 + i] = out[i]
+        base = base + xp.reshape(starts[i] * strides[i], tuple(shp))
+    full = (planes, *out)
+    base = xp.broadcast_to(base, full)
+    best: Any = None
+    best_pos: Any = None
+    for offsets in itertools.product(*(range(k) for k in pool)):
+        step = sum(o * s for o, s in zip(offsets, strides, strict=True))
+        pos = base + step
+        v = xp.reshape(xp.take(flat, xp.reshape(pos, (-1,)), axis=0), full)
+        if best is None:
+            best, best_pos = v, pos
+            continue
+        take = (v > best) | xp.isnan(v)
+        best = xp.where(take, v, best)
+        best_pos = xp.where(take, pos, best_pos)
+    rshape = (*shape[: len(shape) - nd], *out)
+    if best is None or 0 in out:  # no windows
+        best = xp.zeros(rshape, dtype=comp)
+        index = xp.zeros(rshape, dtype=i64)
+    else:
+        index = best_pos - xp.reshape(xp.arange(planes, dtype=i64) * plane, (planes,) + (1,) * nd)
+        best, index = xp.reshape(best, rshape), xp.reshape(index, rshape)
+    return kit.wrap(best, d, self._device), kit.wrap(
+        xp.asarray(index, dtype=i64, copy=True), _dt.int64, self._device
+    )
+
+
+def fractional_max_pool_backward(
+    kit: Kit, nd: int, grad_output: Tensor, self: Tensor, kernel_size: Sequence[int],
+    output_size: Sequence[int], indices: Tensor,
+) -> Tensor:  # fmt: skip
+    name = f"fractional_max_pool{nd}d_backward"
+    shape = tuple(int(n) for n in self._data.shape)
+    gshape = tuple(int(n) for n in grad_output._data.shape)
+    want = (*shape[: len(shape) - nd], *(int(o) for o in output_size))
+    if gshape != want:
+        if nd == 2 or len(gshape) != len(want):
+            raise OpError(f"{name}(): gradOutput sizes unexpected")
+        for i, dim in enumerate(_FRACTIONAL_DIMS[3]):
+            if gshape[i - 3] != want[i - 3]:
+                raise OpError(f"{name}_out(): gradOutput {dim} unexpected")
+        raise OpError(f"{name}(): gradOutput sizes unexpected")
+    if tuple(indices._data.shape) != gshape:
+        raise OpError(f"{name}(): indices sizes unexpected")
+    d = grad_output._dtype
+    _floating(name, d)
+    g = kit.as_compute(grad_output, d)
+    idx = kit.operand(indices, _dt.int64, self._device)
+    r = _scatter_planes(kit, g, idx, shape, math.prod(shape[-nd:]), True)
+    return kit.wrap(r, d, self._device)
+
+
+def fractional_max_pool2d(
+    kit: Kit, self: Tensor, kernel_size: Sequence[int], output_size: Sequence[int],
+    random_samples: Tensor,
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    return fractional_max_pool_forward(kit, 2, self, kernel_size, output_size, random_samples)
+
+
+def fractional_max_pool3d(
+    kit: Kit, self: Tensor, kernel_size: Sequence[int], output_size: Sequence[int],
+    random_samples: Tensor,
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    return fractional_max_pool_forward(kit, 3, self, kernel_size, output_size, random_samples)
+
+
+def fractional_max_pool2d_backward(
+    kit: Kit, grad_output: Tensor, self: Tensor, kernel_size: Sequence[int],
+    output_size: Sequence[int], indices: Tensor,
+) -> Tensor:  # fmt: skip
+    return fractional_max_pool_backward(
+        kit, 2, grad_output, self, kernel_size, output_size, indices
+    )
+
+
+def fractional_max_pool3d_backward(
+    kit: Kit, grad_output: Tensor, self: Tensor, kernel_size: Sequence[int],
+    output_size: Sequence[int], indices: Tensor,
+) -> Tensor:  # fmt: skip
+    return fractional_max_pool_backward(
+        kit, 3, grad_output, self, kernel_size, output_size, indices
+    )
+
+
 # --- max unpooling ----------------------------------------------------------------------------
 
 
@@ -761,23 +948,27 @@ def max_unpool3d(
 
 
 KERNELS: dict[str, Kernel] = {
-    "max_pool2d_with_indices": max_pool2d_with_indices,
-    "max_pool3d_with_indices": max_pool3d_with_indices,
-    "max_pool2d_with_indices_backward": max_pool2d_with_indices_backward,
-    "max_pool3d_with_indices_backward": max_pool3d_with_indices_backward,
-    "avg_pool2d": avg_pool2d,
-    "avg_pool3d": avg_pool3d,
-    "avg_pool2d_backward": avg_pool2d_backward,
+    "max_pool2d_with_indices": keeps_format(max_pool2d_with_indices),
+    "max_pool3d_with_indices": keeps_format(max_pool3d_with_indices),
+    "max_pool2d_with_indices_backward": keeps_format(max_pool2d_with_indices_backward, 1),
+    "max_pool3d_with_indices_backward": keeps_format(max_pool3d_with_indices_backward, 1),
+    "avg_pool2d": keeps_format(avg_pool2d),
+    "avg_pool3d": keeps_format(avg_pool3d, row_major=True),
+    "avg_pool2d_backward": keeps_format(avg_pool2d_backward, 1),
     "avg_pool3d_backward": avg_pool3d_backward,
-    "_adaptive_avg_pool2d": _adaptive_avg_pool2d,
-    "_adaptive_avg_pool3d": _adaptive_avg_pool3d,
-    "_adaptive_avg_pool2d_backward": _adaptive_avg_pool2d_backward,
+    "_adaptive_avg_pool2d": keeps_format(_adaptive_avg_pool2d),
+    "_adaptive_avg_pool3d": keeps_format(_adaptive_avg_pool3d, row_major=True),
+    "_adaptive_avg_pool2d_backward": keeps_format(_adaptive_avg_pool2d_backward, 1),
     "_adaptive_avg_pool3d_backward": _adaptive_avg_pool3d_backward,
-    "adaptive_max_pool2d": adaptive_max_pool2d,
-    "adaptive_max_pool3d": adaptive_max_pool3d,
-    "adaptive_max_pool2d_backward": adaptive_max_pool2d_backward,
+    "adaptive_max_pool2d": keeps_format(adaptive_max_pool2d),
+    "adaptive_max_pool3d": keeps_format(adaptive_max_pool3d, row_major=True),
+    "adaptive_max_pool2d_backward": keeps_format(adaptive_max_pool2d_backward, 1),
     "adaptive_max_pool3d_backward": adaptive_max_pool3d_backward,
-    "max_unpool2d": max_unpool2d,
+    "max_unpool2d": keeps_format(max_unpool2d),
+    "fractional_max_pool2d": keeps_format(fractional_max_pool2d, row_major=True),
+    "fractional_max_pool3d": keeps_format(fractional_max_pool3d, row_major=True),
+    "fractional_max_pool2d_backward": fractional_max_pool2d_backward,
+    "fractional_max_pool3d_backward": fractional_max_pool3d_backward,
     "max_unpool3d": max_unpool3d,
 }
 

@@ -52,6 +52,7 @@ from typing import Any
 from ... import dtypes as _dt
 from ...tensor import Tensor
 from .._kit import Kernel, Kernels, Kit, OpError, bind, fmt_shape, guard, torch_name
+from ._layout import keeps_format_bound
 
 # --- coordinates ----------------------------------------------------------------------------
 
@@ -860,7 +861,25 @@ BUILDERS: dict[str, Any] = {
 }
 
 
+# Note [Channels last through the kernels]: the upsampling kernels keep their source's format
+# (the input's forward, the incoming gradient's backward)
+# but for the backward kernels PyTorch gives in row-major order
+_ROW_MAJOR = frozenset(
+    name + "_backward"
+    for name in (
+        "upsample_bicubic2d", "_upsample_bicubic2d_aa", "upsample_nearest3d",
+        "_upsample_nearest_exact3d",
+    )
+)  # fmt: skip
+_KEEPS_FORMAT = frozenset(UPSAMPLE) | {name + "_backward" for name in UPSAMPLE}
+
+
 def build(kit: Kit) -> Kernels:
-    k: Kernels = {name: make(kit) for name, make in BUILDERS.items()}
+    k: Kernels = {
+        name: keeps_format_bound(kit, make(kit), row_major=name in _ROW_MAJOR)
+        if name in _KEEPS_FORMAT
+        else make(kit)
+        for name, make in BUILDERS.items()
+    }
     k.update((name, guard(name, bind(kit, fn), kit.key_name)) for name, fn in KERNELS.items())
     return k

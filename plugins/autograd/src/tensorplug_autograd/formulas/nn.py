@@ -592,6 +592,34 @@ _pooling_formulas(2)
 _pooling_formulas(3)
 
 
+# --- fractional max pooling ----------------------------------------------------------------------
+# derivatives.yaml's: the gradient goes back to each window's maximum (the indices, saved as
+# result1); random_samples is not differentiable; the backward kernel's is the gather.
+
+
+def _fractional_formulas(nd: int) -> None:
+    name = f"fractional_max_pool{nd}d"
+    backward = getattr(_aten, f"{name}_backward").default
+
+    def self_grad(g: Any, s: Any) -> Tensor:
+        return backward(g[0], s.self, s.kernel_size, s.output_size, s.result[1])
+
+    def gather(g: Tensor, s: Any) -> Tensor:
+        return _gather_planes(g, s.indices, nd)
+
+    def zeros_self(g: Tensor, s: Any) -> Tensor:
+        return _zeros(g, s.self_shape)
+
+    defderiv(name, self=self_grad)
+    OUTPUT_DIFFERENTIABILITY[name] = (True, False)
+    SAVED_OUTPUTS[name] = (1,)
+    defderiv(f"{name}_backward", grad_output=gather, self=zeros_self)
+
+
+_fractional_formulas(2)
+_fractional_formulas(3)
+
+
 # --- normalization -------------------------------------------------------------------------------
 # Note [Normalization double backward]
 # native_batch_norm and native_group_norm return the statistics they normalized with, and their

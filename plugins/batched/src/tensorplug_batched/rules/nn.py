@@ -343,6 +343,8 @@ _POOLING = {
     **{f"adaptive_max_pool{n}d.default": n for n in (2, 3)},
     **{f"adaptive_max_pool{n}d_backward.default": n for n in (2, 3)},
     **{f"max_unpool{n}d.default": n for n in (2, 3)},
+    # fractional max pooling's backward kernel folds as the others do (its forward: below)
+    **{f"fractional_max_pool{n}d_backward.default": n for n in (2, 3)},
 }
 
 
@@ -403,6 +405,51 @@ def _batch_mode(op: Any, k: int, n_tensors: int) -> Kernel:
 
 for _name in _POOLING:
     defrule(_name)(_pooling_maker)
+
+
+def _fractional_maker(op: Any) -> Kernel:
+    """fractional_max_pool{2,3}d(self, kernel_size, output_size, random_samples): the vmap
+    dimension folds into the input's batch (Note [Batched pooling]), and the samples (S, C, nd),
+    whose first N rows (N the input's batch, 1 for an unbatched input) the kernel reads, fold
+    the same way: (B, N, C, nd) -> (B * N, C, nd), a row per sample of the folded batch."""
+    nd = 3 if "3d" in op.name else 2
+
+    def kernel(self: Any, kernel_size: Any, output_size: Any, random_samples: Any) -> Any:
+        args = (self, kernel_size, output_size, random_samples)
+        lvl = top_level(args)
+        if lvl == 0:
+            return passdown(op, args, {})
+        size = _size_at(lvl, self, random_samples)
+        x = front(self) if batched_at(self, lvl) else materialize(self, size)
+        r = (
+            front(random_samples)
+            if batched_at(random_samples, lvl)
+            else (materialize(random_samples, size))
+        )
+        n = self.shape[0] if self.ndim == nd + 2 else 1  # the rows each sample reads
+        if (
+            self.ndim not in (nd + 1, nd + 2)
+            or random_samples.ndim != 3
+            or (random_samples.shape[0] < n)
+        ):
+            return loop(op, args, {}, lvl)  # the kernel's message, per sample
+        if self.ndim == nd + 2:
+            x = _reshape(x, [size * n, *self.shape[1:]])
+        r = _reshape(r[:, :n], [size * n, *random_samples.shape[1:]])
+        out = op(x, kernel_size, output_size, r)
+
+        def unfold(o: Any) -> Any:
+            if self.ndim == nd + 2:
+                o = _reshape(o, [size, o.shape[0] // size, *o.shape[1:]])
+            return wrap(o, 0, lvl)
+
+        return map_out(out, unfold)
+
+    return kernel
+
+
+for _name in ("fractional_max_pool2d.default", "fractional_max_pool3d.default"):
+    defrule(_name)(_fractional_maker)
 
 
 # --- normalization -------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ is imported:
 * ``_resample``: the upsampling operators and their backward kernels, the grid samplers and
   their backward kernels, affine_grid_generator, pixel_shuffle and pixel_unshuffle;
 * ``_pooling``: max, average and adaptive pooling, their backward kernels, max unpooling;
+* ``_fractional``: fractional max pooling and its backward kernels;
 * ``_norms``: batch, instance, group and RMS normalization and their kernels, the feature and
   alpha dropouts;
 * ``_layer_norm``: native_layer_norm and its backward kernel;
@@ -26,6 +27,7 @@ from . import (  # noqa: F401
     _attention,
     _conv,
     _embedding,
+    _fractional,
     _functions,
     _layer_norm,
     _norms,

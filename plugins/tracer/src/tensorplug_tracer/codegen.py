@@ -36,6 +36,7 @@ import optree
 import tensorplug as tp
 from tensorplug.codegen import define
 from tensorplug.dispatch import local_state
+from tensorplug.tensor import new_tensor
 
 from .graph import Graph, Node, Value, _Keyword, _Shown, _shown_args, _shown_tree, op_label
 from .recorder import M, path_text
@@ -257,12 +258,16 @@ def lowered_function(
     returns the output (the leaf itself when the output is one leaf, else the tuple of flat
     leaves), and the (op, key set, kernel) it bound. ``guard(names)`` gives conditions (Python
     expressions over the parameters, the constants ``c<i>`` and the thread's masks ``_m``)
-    checked first: when one fails the function returns ``MISS`` and runs nothing."""
+    checked first: when one fails the function returns ``MISS`` and runs nothing.
+
+    Nodes whose kernel has a raw lowering for what the trace knows of their arguments run it
+    on arrays (Note [Raw lowered calls])."""
     names = _Names(graph)
     keep = autograd_nodes(graph)
     ns = names.ns
     ns["_tls"] = local_state
     ns["MISS"] = MISS
+    ns["_new"] = new_tensor
     bound: list[tuple[Any, int, Any]] = []
     body = ["    _m = _tls.masks"]
     conds = guard(names) if guard is not None else []
@@ -273,9 +278,8 @@ def lowered_function(
     for g in graph.grads:
         assert g.source is not None
         body.append(f"        {names.of[g]} = {g.source.name}.grad")
-    dead_after = _dead_after(graph, names)
-    mode: int | None = None
-    for i, n in enumerate(graph.nodes):
+    plan = []
+    for n in graph.nodes:
         kernel = None
         if n not in keep:
             ks = n.keyset & ~M.strip
@@ -288,33 +292,34 @@ def lowered_function(
             ks = n.keyset
             want = ~n.excluded
             kernel = n.op.kernel_for(ks)
-        if want != mode:
-            mode = want
-            ns[f"_X{i}"] = want
-            body.append(f"        _m.nexc = _n & _X{i}")
         bound.append((n.op, ks, kernel))
-        pos = [names.ref(a, False) for a in n.args]
-        kws = [names.ref(_Keyword(k, v), False) for k, v in n.kwargs.items()]
-        written = _written(n) if n.mutates else []
-        if written is None:  # a written list or optional tensor: the dispatcher bumps them
-            ns[f"r{i}"] = n.op.redispatch
-            ns[f"K{i}"] = ks
-            call = f"r{i}(K{i}, {', '.join([*pos, *kws])})"
+        plan.append((ks, want, kernel, None if n in keep else _raw_lowering(n, kernel)))
+    raw = _raw_nodes(graph, [p[3] for p in plan])
+    arrays: dict[Value, str] = {}  # the values whose array a name holds now
+    tensors = {*graph.inputs, *graph.grads, *graph.constants}  # the values a tensor name holds
+    owned: dict[Value, list[str]] = {}  # the names to delete when a value dies
+    dead_after = _dead_after(graph)
+    mode: int | None = None
+    for i, (n, (ks, want, kernel, lowering)) in enumerate(zip(graph.nodes, plan, strict=True)):
+        if i in raw:
+            assert lowering is not None
+            _raw_call(n, i, lowering[0], lowering[1], raw[i], names, body, arrays, tensors, owned)
         else:
-            ns[f"f{i}"] = kernel
-            call = f"f{i}({', '.join([*pos, *kws])})"
-        # a write bumps the version counter once, as a dispatched call does (Note [Generated
-        # call functions] in the core's _callgen.py): unless the kernel bumped it itself. The
-        # counter is read again after the call, not held across it: a kernel may tell a tensor
-        # with views by its counter's reference count (the autograd plugin's in-place kernels)
-        for j, v in enumerate(written or ()):
-            body.append(f"        _b{j} = {names.of[v]}.tp_version.value")
-        body.append(f"        {_targets(n, names)}{call}")
-        for j, v in enumerate(written or ()):
-            body.append(f"        _c{j} = {names.of[v]}.tp_version")
-            body.append(f"        if _c{j}.value == _b{j}: _c{j}.value = _b{j} + 1")
-        if dead_after[i]:
-            body.append(f"        del {', '.join(dead_after[i])}")
+            if want != mode:
+                mode = want
+                ns[f"_X{i}"] = want
+                body.append(f"        _m.nexc = _n & _X{i}")
+            _kernel_call(n, i, ks, kernel, names, body)
+            for o in n.outputs:
+                if isinstance(o, Value):
+                    tensors.add(o)
+                    owned.setdefault(o, []).append(names.of[o])
+            if n.mutates:  # it may have given a written tensor another array: read it again
+                for v in n.inputs:
+                    arrays.pop(v, None)
+        dead = [x for v in dead_after[i] for x in owned.pop(v, ())]
+        if dead:
+            body.append(f"        del {', '.join(dead)}")
     if body[-1] == "    try:":
         body.append("        pass")
     body.append("    finally:")
@@ -332,11 +337,165 @@ def lowered_function(
     return fn, bound
 
 
-def _dead_after(graph: Graph, names: _Names) -> list[list[str]]:
-    """Per node, the names of the values node outputs that no later node, effect or output
-    reads: the lowered form deletes them there, so an intermediate is freed as soon as eager
-    execution would free it, not at the return (a training step's peak memory, and the fresh
-    pages the allocator maps for it at every call, stay those of eager execution)."""
+def _kernel_call(n: Node, i: int, ks: int, kernel: Any, names: _Names, body: list[str]) -> None:
+    """The call of node ``i``'s kernel, on tensors (Note [Replay and lowering])."""
+    ns = names.ns
+    pos = [names.ref(a, False) for a in n.args]
+    kws = [names.ref(_Keyword(k, v), False) for k, v in n.kwargs.items()]
+    written = _written(n) if n.mutates else []
+    if written is None:  # a written list or optional tensor: the dispatcher bumps them
+        ns[f"r{i}"] = n.op.redispatch
+        ns[f"K{i}"] = ks
+        call = f"r{i}(K{i}, {', '.join([*pos, *kws])})"
+    else:
+        ns[f"f{i}"] = kernel
+        call = f"f{i}({', '.join([*pos, *kws])})"
+    # a write bumps the version counter once, as a dispatched call does (Note [Generated
+    # call functions] in the core's _callgen.py): unless the kernel bumped it itself. The
+    # counter is read again after the call, not held across it: a kernel may tell a tensor
+    # with views by its counter's reference count (the autograd plugin's in-place kernels)
+    for j, v in enumerate(written or ()):
+        body.append(f"        _b{j} = {names.of[v]}.tp_version.value")
+    body.append(f"        {_targets(n, names)}{call}")
+    for j, v in enumerate(written or ()):
+        body.append(f"        _c{j} = {names.of[v]}.tp_version")
+        body.append(f"        if _c{j}.value == _b{j}: _c{j}.value = _b{j} + 1")
+
+
+# Note [Raw lowered calls]
+# ~~~~~~~~~~~~~~~~~~~~~~~~
+# A kernel may say how to compute its result from the arrays of its tensor arguments, for
+# arguments like the traced ones (Note [Raw lowerings] in the core's array_backend/_kit.py):
+# the checks its fast path makes on dtypes, devices and shapes are proven by the trace and the
+# guards, once per call of the lowered function, not once per node. The lowered function then
+# keeps such a node's result as an array (``a5``) and makes a tensor of it (``v5``, with the
+# traced dtype and device) only where one is needed: an output, an effect (a ``.grad``), the
+# argument of a node that runs its kernel. A view's array is kept only where no tensor of it
+# is needed (a tensor view records its base: the kernel makes it). An in-place lowering
+# writes the arrays of its tensors, and the lowered function bumps their version counters
+# once, as the dispatcher would. Arrays of inputs and constants are read (``tp_data``) where
+# first needed, and again after a kernel that writes them.
+
+
+def _raw_lowering(n: Node, kernel: Any) -> tuple[Any, int] | None:
+    """``(fn, keyset)`` of the raw lowering of ``kernel`` for node ``n``'s arguments as
+    traced, or None (Note [Raw lowered calls])."""
+    lower = getattr(kernel, "tp_lower", None)
+    if lower is None or n.out_form not in ("one", "none"):
+        return None
+    if any(v.kind == "grad" for v in n.inputs):  # a .grad read at run time: not guarded
+        return None
+    if n.mutates and (_written(n) is None or n.out_form == "one" and n.outputs[0] is not n.args[0]
+                      and not isinstance(n.outputs[0], Value)):  # fmt: skip
+        return None
+    args = [_described(a) for a in n.args]
+    kwargs = {k: _described(v) for k, v in n.kwargs.items()}
+    found: tuple[Any, int] | None = lower(*args, **kwargs)
+    return found
+
+
+def _described(x: Any) -> Any:
+    if isinstance(x, Value):
+        return x.meta
+    if type(x) is list:
+        return [_described(v) for v in x]
+    return x
+
+
+def _is_view(n: Node) -> bool:
+    rets = n.op.schema.returns
+    return not n.mutates and bool(rets) and rets[0].annotation is not None
+
+
+def _raw_nodes(graph: Graph, lowerings: list[Any]) -> dict[int, bool]:
+    """The nodes run by their raw lowering, each with whether a tensor of its output is
+    needed (Note [Raw lowered calls]): the outputs and effects need tensors, and so does
+    every argument of a node that runs its kernel; a view runs raw only where no tensor of it
+    is needed, and a value written in place keeps its tensor (its version counter)."""
+    need: set[Value] = {v for v in graph.out_leaves if isinstance(v, Value)}
+    for e in graph.effects:
+        need.add(e.target)
+        if isinstance(e.value, Value):
+            need.add(e.value)
+    raw: dict[int, bool] = {}
+    for i in range(len(graph.nodes) - 1, -1, -1):
+        n = graph.nodes[i]
+        out = n.outputs[0] if n.out_form == "one" and isinstance(n.outputs[0], Value) else None
+        ok = lowerings[i] is not None
+        if ok and out is not None and out in need and _is_view(n):
+            ok = False
+        if not ok:
+            need.update(n.inputs)
+            continue
+        raw[i] = out is not None and out in need
+        if n.mutates:
+            written = _written(n) or []
+            need.update(written)
+    return raw
+
+
+def _raw_call(n: Node, i: int, fn: Any, keyset: int, wrap: bool, names: _Names, body: list[str],
+              arrays: dict[Value, str], tensors: set[Value],
+              owned: dict[Value, list[str]]) -> None:  # fmt: skip
+    """Node ``i`` by its raw lowering ``fn`` (Note [Raw lowered calls])."""
+    ns = names.ns
+    ns[f"L{i}"] = fn
+    args = []
+
+    def array_of(v: Value) -> str:
+        name = arrays.get(v)
+        if name is None:
+            assert v in tensors, v
+            name = arrays[v] = f"a_{names.of[v]}"
+            body.append(f"        {name} = {names.of[v]}.tp_data")
+            if v.kind == "node":
+                owned.setdefault(v, []).append(name)
+        return name
+
+    for x in [*n.args, *n.kwargs.values()]:
+        if isinstance(x, Value):
+            args.append(array_of(x))
+        elif type(x) is list and any(isinstance(v, Value) for v in x):
+            args.append("[" + ", ".join(array_of(v) for v in x) + "]")
+    call = f"L{i}({', '.join(args)})"
+    if n.mutates:
+        body.append(f"        {call}")
+        for v in _written(n) or ():
+            body.append(f"        {names.of[v]}.tp_version.value += 1")
+        out = n.outputs[0] if n.out_form == "one" else None
+        if isinstance(out, Value):  # the written tensor itself, under its own names
+            src = n.args[0]
+            assert isinstance(src, Value)
+            if src in arrays:
+                a = arrays[out] = f"a_{names.of[out]}"
+                body.append(f"        {a} = {arrays[src]}")
+                owned.setdefault(out, []).append(a)
+            if src in tensors:
+                body.append(f"        {names.of[out]} = {names.of[src]}")
+                tensors.add(out)
+                owned.setdefault(out, []).append(names.of[out])
+        return
+    if n.out_form == "none":
+        body.append(f"        {call}")
+        return
+    out = n.outputs[0]
+    assert isinstance(out, Value)
+    a = arrays[out] = f"a_{names.of[out]}"
+    owned.setdefault(out, []).append(a)
+    body.append(f"        {a} = {call}")
+    if wrap:
+        m = out.meta
+        ns[f"_D{i}_"], ns[f"_V{i}_"] = m.dtype, m.device
+        body.append(f"        {names.of[out]} = _new({a}, _D{i}_, _V{i}_, {keyset})")
+        tensors.add(out)
+        owned[out].append(names.of[out])
+
+
+def _dead_after(graph: Graph) -> list[list[Value]]:
+    """Per node, the values node outputs that no later node, effect or output reads: the
+    lowered form deletes them there, so an intermediate is freed as soon as eager execution
+    would free it, not at the return (a training step's peak memory, and the fresh pages the
+    allocator maps for it at every call, stay those of eager execution)."""
     last: dict[Value, int] = {}
     outer = {*graph.inputs, *graph.grads, *graph.constants}  # parameters and globals
     for i, n in enumerate(graph.nodes):
@@ -353,9 +512,9 @@ def _dead_after(graph: Graph, names: _Names) -> list[list[str]]:
     for v in graph.out_leaves:
         if isinstance(v, Value):
             last.pop(v, None)
-    dead: list[list[str]] = [[] for _ in graph.nodes]
+    dead: list[list[Value]] = [[] for _ in graph.nodes]
     for v, i in last.items():
-        dead[i].append(names.of[v])
+        dead[i].append(v)
     return dead
 
 

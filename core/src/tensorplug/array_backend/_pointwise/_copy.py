@@ -13,6 +13,7 @@ _register.py).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ... import _backends
@@ -22,7 +23,7 @@ from ...device import canonical
 from ...device import device as Device
 from ...tensor import Tensor
 from .. import _standard
-from .._kit import Kernel, Kernels, Kit, OpError, Scalar, bind, check_broadcast, check_fits
+from .._kit import Kernel, Kernels, Kit, OpError, Scalar, bind, check_broadcast, check_fits, lowers
 from .._strided import conform
 
 
@@ -85,6 +86,21 @@ def clone(kit: Kit, self: Tensor, *, memory_format: Any = None) -> Tensor:
     if kit.strided or memory_format is not None:
         out = conform(kit, a, out, memory_format, "aten::clone", self._device)
     return kit.new(out, self._dtype, self._device, kit.keyset)
+
+
+def lower_clone(kit: Kit, self: Any, *, memory_format: Any = None) -> Any:
+    """Note [Raw lowerings] in _kit.py: ``clone``'s copy, preserving the layout."""
+    if memory_format is not None:
+        return None
+    copy = kit.copy
+    if not kit.strided:
+        return copy, kit.keyset
+    device = self.device
+
+    def clone_arrays(a: Any) -> Any:
+        return conform(kit, a, copy(a), None, "aten::clone", device)
+
+    return clone_arrays, kit.keyset
 
 
 def copy_(kit: Kit, self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
@@ -179,4 +195,6 @@ DISPATCHING = frozenset(KERNELS)
 
 
 def build(kit: Kit) -> Kernels:
-    return {name: bind(kit, fn) for name, fn in KERNELS.items()}
+    k = {name: bind(kit, fn) for name, fn in KERNELS.items()}
+    lowers(kit, k["clone"], functools.partial(lower_clone, kit))
+    return k

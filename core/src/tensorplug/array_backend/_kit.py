@@ -87,7 +87,10 @@ arguments in place (``fn`` writes their arrays; the version counters are the cal
 Where the result depends on more than the description (the values of a target, an array the
 library refuses to write), ``fn`` calls the kernel itself on tensors made of the arrays, so it
 raises and falls back as the kernel does. None means no such function for these arguments
-(another dtype, an argument the fast path does not take): the caller calls the kernel.
+(another dtype, an argument the fast path does not take): the caller calls the kernel. A copy's
+``fn`` may carry ``tp_unshared``: the same function for a caller that proves no one else holds
+or reads its argument's array, which returns that array itself where the copy would equal it
+in values and layout (the gradient a ``.grad`` keeps: a clone of a transposed matrix product).
 
 ``tp.compile``'s lowered form (the tracer plugin's codegen.py) calls ``fn`` with the tensors'
 arrays, so a compiled step pays neither the checks the trace has already proven nor a tensor

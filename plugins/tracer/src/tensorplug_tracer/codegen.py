@@ -293,8 +293,9 @@ def lowered_function(
             want = ~n.excluded
             kernel = n.op.kernel_for(ks)
         bound.append((n.op, ks, kernel))
-        plan.append((ks, want, kernel, None if n in keep else _raw_lowering(n, kernel)))
+        plan.append((ks, want, kernel, None if n in keep else raw_lowering(n, kernel)))
     raw = _raw_nodes(graph, [p[3] for p in plan])
+    unshared = _unshared(graph, raw)
     arrays: dict[Value, str] = {}  # the values whose array a name holds now
     tensors = {*graph.inputs, *graph.grads, *graph.constants}  # the values a tensor name holds
     owned: dict[Value, list[str]] = {}  # the names to delete when a value dies
@@ -303,7 +304,10 @@ def lowered_function(
     for i, (n, (ks, want, kernel, lowering)) in enumerate(zip(graph.nodes, plan, strict=True)):
         if i in raw:
             assert lowering is not None
-            _raw_call(n, i, lowering[0], lowering[1], raw[i], names, body, arrays, tensors, owned)
+            fn = lowering[0]
+            if i in unshared:
+                fn = getattr(fn, "tp_unshared", fn)
+            _raw_call(n, i, fn, lowering[1], raw[i], names, body, arrays, tensors, owned)
         else:
             if want != mode:
                 mode = want
@@ -377,7 +381,7 @@ def _kernel_call(n: Node, i: int, ks: int, kernel: Any, names: _Names, body: lis
 # first needed, and again after a kernel that writes them.
 
 
-def _raw_lowering(n: Node, kernel: Any) -> tuple[Any, int] | None:
+def raw_lowering(n: Node, kernel: Any) -> tuple[Any, int] | None:
     """``(fn, keyset)`` of the raw lowering of ``kernel`` for node ``n``'s arguments as
     traced, or None (Note [Raw lowered calls])."""
     lower = getattr(kernel, "tp_lower", None)
@@ -432,6 +436,40 @@ def _raw_nodes(graph: Graph, lowerings: list[Any]) -> dict[int, bool]:
             written = _written(n) or []
             need.update(written)
     return raw
+
+
+def _unshared(graph: Graph, raw: dict[int, bool]) -> set[int]:
+    """The raw nodes whose one tensor argument's array no one else holds or reads (Note [Raw
+    lowered calls]): the output of a raw node that is no view and has no tensor, or a raw view
+    of such an array, read by no later node; a copy there may be skipped (``tp_unshared``)."""
+    index = {n: i for i, n in enumerate(graph.nodes)}
+    last: dict[Value, int] = {}
+    for i, n in enumerate(graph.nodes):
+        for v in n.inputs:
+            last[v] = i
+    escaping = {v for v in graph.out_leaves if isinstance(v, Value)}
+    for e in graph.effects:
+        escaping.update(x for x in (e.target, e.value) if isinstance(x, Value))
+
+    def owned_at(v: Value, i: int) -> bool:
+        if v.kind != "node" or v.node is None or v in escaping or last.get(v) != i:
+            return False
+        j = index[v.node]
+        n = v.node
+        if j not in raw or raw[j] or n.mutates:
+            return False
+        if not _is_view(n):
+            return True
+        src = n.inputs
+        return len(src) == 1 and owned_at(src[0], j)
+
+    found = set()
+    for i in raw:
+        n = graph.nodes[i]
+        ins = n.inputs
+        if not n.mutates and len(ins) == 1 and ins.count(ins[0]) == 1 and owned_at(ins[0], i):
+            found.add(i)
+    return found
 
 
 def _raw_call(n: Node, i: int, fn: Any, keyset: int, wrap: bool, names: _Names, body: list[str],

@@ -19,12 +19,13 @@ from typing import Any
 from ... import _backends
 from ... import dtypes as _dt
 from ..._opset.overlap import overlap_error, partially_overlap
+from ..._strides import dense_strides_like
 from ...device import canonical
 from ...device import device as Device
 from ...tensor import Tensor
 from .. import _standard
 from .._kit import Kernel, Kernels, Kit, OpError, Scalar, bind, check_broadcast, check_fits, lowers
-from .._strided import conform
+from .._strided import conform, element_strides
 
 
 def convert(kit: Kit, a: Any, src: _dt.dtype, d: _dt.dtype) -> Any:
@@ -89,18 +90,39 @@ def clone(kit: Kit, self: Tensor, *, memory_format: Any = None) -> Tensor:
 
 
 def lower_clone(kit: Kit, self: Any, *, memory_format: Any = None) -> Any:
-    """Note [Raw lowerings] in _kit.py: ``clone``'s copy, preserving the layout."""
+    """Note [Raw lowerings] in _kit.py: ``clone``'s copy, preserving the layout; its
+    ``tp_unshared`` returns an array no one else holds itself where the copy would have its
+    layout (dense: a permutation of a fresh array)."""
     if memory_format is not None:
         return None
     copy = kit.copy
-    if not kit.strided:
-        return copy, kit.keyset
     device = self.device
+    if not kit.strided:
+        clone_arrays = functools.partial(_copy_arrays, copy)
+        clone_arrays.tp_unshared = _same_array  # type: ignore[attr-defined]
+        return clone_arrays, kit.keyset
 
-    def clone_arrays(a: Any) -> Any:
+    def strided_clone_arrays(a: Any) -> Any:
         return conform(kit, a, copy(a), None, "aten::clone", device)
 
-    return clone_arrays, kit.keyset
+    def unshared(a: Any) -> Any:
+        flags = getattr(a, "flags", None)
+        if flags is not None and (flags.c_contiguous or flags.f_contiguous):
+            strides = element_strides(a)
+            if strides == dense_strides_like(tuple(a.shape), strides):
+                return a
+        return strided_clone_arrays(a)
+
+    strided_clone_arrays.tp_unshared = unshared  # type: ignore[attr-defined]
+    return strided_clone_arrays, kit.keyset
+
+
+def _copy_arrays(copy: Any, a: Any) -> Any:
+    return copy(a)
+
+
+def _same_array(a: Any) -> Any:
+    return a
 
 
 def copy_(kit: Kit, self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:

@@ -389,8 +389,7 @@ def raw_lowering(n: Node, kernel: Any) -> tuple[Any, int] | None:
         return None
     if any(v.kind == "grad" for v in n.inputs):  # a .grad read at run time: not guarded
         return None
-    if n.mutates and (_written(n) is None or n.out_form == "one" and n.outputs[0] is not n.args[0]
-                      and not isinstance(n.outputs[0], Value)):  # fmt: skip
+    if n.mutates and _written_values(n) is None:
         return None
     args = [_described(a) for a in n.args]
     kwargs = {k: _described(v) for k, v in n.kwargs.items()}
@@ -433,8 +432,7 @@ def _raw_nodes(graph: Graph, lowerings: list[Any]) -> dict[int, bool]:
             continue
         raw[i] = out is not None and out in need
         if n.mutates:
-            written = _written(n) or []
-            need.update(written)
+            need.update(_written_values(n) or ())
     return raw
 
 
@@ -498,7 +496,7 @@ def _raw_call(n: Node, i: int, fn: Any, keyset: int, wrap: bool, names: _Names, 
     call = f"L{i}({', '.join(args)})"
     if n.mutates:
         body.append(f"        {call}")
-        for v in _written(n) or ():
+        for v in dict.fromkeys(_written_values(n) or ()):
             body.append(f"        {names.of[v]}.tp_version.value += 1")
         out = n.outputs[0] if n.out_form == "one" else None
         if isinstance(out, Value):  # the written tensor itself, under its own names
@@ -567,6 +565,23 @@ def _written(n: Node) -> list[Value] | None:
         if a.tensor_kind != "Tensor" or not isinstance(v, Value):
             return None
         out.append(v)
+    return out
+
+
+def _written_values(n: Node) -> list[Value] | None:
+    """The values node ``n`` writes, those of written lists included; None when it writes
+    an optional tensor, or something that is no value of the graph."""
+    out: list[Value] = []
+    for i, a in enumerate(n.op.schema.arguments):
+        if not a.is_write:
+            continue
+        v = n.args[i] if i < len(n.args) else n.kwargs.get(a.name)
+        if isinstance(v, Value) and a.tensor_kind == "Tensor":
+            out.append(v)
+        elif type(v) is list and all(isinstance(x, Value) for x in v):
+            out.extend(v)
+        else:
+            return None
     return out
 
 

@@ -19,13 +19,12 @@ from typing import Any
 from ... import _backends
 from ... import dtypes as _dt
 from ..._opset.overlap import overlap_error, partially_overlap
-from ..._strides import dense_strides_like
 from ...device import canonical
 from ...device import device as Device
 from ...tensor import Tensor
 from .. import _standard
 from .._kit import Kernel, Kernels, Kit, OpError, Scalar, bind, check_broadcast, check_fits, lowers
-from .._strided import conform, element_strides
+from .._strided import conform
 
 
 def convert(kit: Kit, a: Any, src: _dt.dtype, d: _dt.dtype) -> Any:
@@ -106,10 +105,12 @@ def lower_clone(kit: Kit, self: Any, *, memory_format: Any = None) -> Any:
         return conform(kit, a, copy(a), None, "aten::clone", device)
 
     def unshared(a: Any) -> Any:
-        flags = getattr(a, "flags", None)
-        if flags is not None and (flags.c_contiguous or flags.f_contiguous):
-            strides = element_strides(a)
-            if strides == dense_strides_like(tuple(a.shape), strides):
+        # row- or column-major with no dimension of size 0 or 1: its strides are the dense
+        # ones the copy gets (dense_strides_like keeps them); else copy
+        shape = a.shape
+        if 1 not in shape and 0 not in shape:
+            flags = getattr(a, "flags", None)
+            if flags is not None and (flags.c_contiguous or flags.f_contiguous):
                 return a
         return strided_clone_arrays(a)
 

@@ -484,8 +484,9 @@ def _raw_call(n: Node, i: int, fn: Any, keyset: int, wrap: bool, names: _Names, 
             assert v in tensors, v
             name = arrays[v] = f"a_{names.of[v]}"
             body.append(f"        {name} = {names.of[v]}.tp_data")
-            if v.kind == "node":
-                owned.setdefault(v, []).append(name)
+            mine = owned.setdefault(v, []) if v.kind == "node" else []
+            if v.kind == "node" and name not in mine:
+                mine.append(name)
         return name
 
     for x in [*n.args, *n.kwargs.values()]:

@@ -11,7 +11,11 @@
   1.10x; next to it the eager step, torch eager, and two floors: the lowered graph without
   its guards (straight-line Python calling the kernels), and a minimal Python loop calling the
   same kernels over prepared argument lists. Ratios of these long calls are
-  medians of back-to-back pairs (bench/_timing.py's ``paired_ratio``).
+  medians of back-to-back pairs (bench/_timing.py's ``paired_ratio``);
+* the forms of issue 34: ``tp.compile`` of the step written with ``F.linear`` or with
+  ``@``/``+``, ``loss.backward()`` and the library's SGD or Adam (bench/autograd.py's
+  ``form_step``, returning the detached loss), against the same step by hand in numpy and
+  torch eager's same form, in one run (goals: at most 1.08x numpy and 0.85x torch eager).
 
 Run: ``python bench/tracer.py``.
 """
@@ -31,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import numpy as np  # noqa: E402
 from _timing import interleaved, paired_ratio, us  # noqa: E402
-from autograd import LR, mlp_data, numpy_step  # noqa: E402
+from autograd import FORMS, LR, form_step, mlp_data, numpy_step  # noqa: E402
 
 import tensorplug as tp  # noqa: E402
 from tensorplug_tracer import codegen  # noqa: E402
@@ -225,12 +229,92 @@ def headline() -> None:
     print(f"  graph: {len(entry.graph.nodes)} nodes, traced {compiled.trace_count} time(s)")
 
 
+def numpy_adam_step() -> Any:
+    """bench/autograd.py's numpy step with Adam (lr 1e-3, PyTorch's defaults) in place of SGD,
+    the update written as the kit's (the lerp form of the first moment, one scratch array)."""
+    x, y, *params = mlp_data()
+    state = [(np.zeros_like(p), np.zeros_like(p)) for p in params]
+    lr, beta1, beta2, eps = 1e-3, 0.9, 0.999, 1e-8
+    step_count = [0]
+    rows = np.arange(64)
+
+    def step() -> float:
+        w1, b1, w2, b2 = params
+        h = x @ w1.T + b1
+        a = np.maximum(h, 0)
+        z = a @ w2.T + b2
+        m = z.max(1, keepdims=True)
+        e = np.exp(z - m)
+        lsm = z - m - np.log(e.sum(1, keepdims=True))
+        loss = -lsm[rows, y].mean()
+        dz = np.exp(lsm)
+        dz[rows, y] -= 1
+        dz /= 64
+        dh = (dz @ w2) * (h > 0)
+        grads = (dh.T @ x, dh.sum(0), dz.T @ a, dz.sum(0))
+        step_count[0] += 1
+        t = step_count[0]
+        bc2_sqrt = (1 - beta2**t) ** 0.5
+        step_size = lr / (1 - beta1**t)
+        for p, g, (mm, vv) in zip(params, grads, state, strict=True):
+            buf = np.empty_like(p)
+            np.subtract(g, mm, out=buf)
+            buf *= 1 - beta1
+            mm += buf
+            np.multiply(g, g, out=buf)
+            buf *= 1 - beta2
+            vv *= beta2
+            vv += buf
+            np.sqrt(vv, out=buf)
+            buf /= bc2_sqrt
+            buf += eps
+            np.divide(mm, buf, out=buf)
+            buf *= step_size
+            p -= buf
+        return float(loss)
+
+    return step
+
+
+def compiled_forms() -> None:
+    """``tp.compile`` of each form of the step with ``loss.backward()`` (issue 34), against
+    the numpy step by hand with the same update and torch eager's same form, interleaved."""
+    forms = [f for f in FORMS if f[1] == "backward()"]
+    fns: dict[Any, Any] = {("numpy", "SGD"): numpy_step(True), ("numpy", "Adam"): numpy_adam_step()}
+    for form in forms:
+        step = form_step(tp, *form)
+        compiled = tp.compile(lambda step=step: step().detach())
+        for _ in range(4):  # the optimizer's state, then the confirming traces
+            compiled()
+        assert compiled.trace_count <= 3 and len(compiled.graphs) == 1, form
+        fns[("tp.compile", *form)] = compiled
+        if torch is not None:
+            torch.set_num_threads(1)
+            fns[("torch", *form)] = form_step(torch, *form)
+    t = interleaved(fns, number=30, rounds=12)
+    print("MLP 784-128-10, batch 64, float32: tp.compile of each form of the step")
+    for form in forms:
+        opt = form[2]
+        base = fns[("numpy", opt)]
+        c = ("tp.compile", *form)
+        rn = paired_ratio(fns[c], base, pairs=600)
+        line = f"  {' / '.join(form):28s} compiled {us(t[c])}  numpy {us(t[('numpy', opt)])}"
+        line += f"  {rn:5.3f}x numpy"
+        if torch is not None:
+            rt = paired_ratio(fns[c], fns[("torch", *form)], pairs=600)
+            line += f"  torch {us(t[('torch', *form)])}  {rt:5.3f}x torch"
+        print(line)
+    print("  goals: at most 1.08x numpy and 0.85x torch eager")
+
+
 def main() -> None:
     if not {"tracer", "autograd", "cpu"} <= tp.plugins.loaded_names():
         sys.exit("bench/tracer.py needs the tensorplug-tracer, -autograd and -cpu plugins")
-    tracing_cost()
-    replay()
-    headline()
+    if "--forms" not in sys.argv:
+        tracing_cost()
+        replay()
+        headline()
+    compiled_forms()
     np.seterr(all="ignore")
 
 

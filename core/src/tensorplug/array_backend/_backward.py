@@ -64,6 +64,7 @@ from ._kit import (
     check_broadcast,
     guard,
     guarded,
+    lowers,
     wrap_dim,
 )
 from ._nn import check_nll_weight, check_reduction, floating, nll_target
@@ -137,7 +138,22 @@ def threshold_backward(kit: Kit) -> Kernel:
                 return new(masked(ga, xa <= threshold), d, grad_output._device, ks)
         return slow(grad_output, self, threshold)  # type: ignore[no-any-return]
 
-    return threshold_backward
+    def lower(grad_output: Any, self: Any, threshold: Scalar) -> Any:
+        """Note [Raw lowerings]: the fast path's ``masked``."""
+        d = grad_output.dtype
+        if (
+            d in fast
+            and self.dtype is d
+            and self.device == grad_output.device
+            and (type(threshold) is float or type(threshold) is int)
+            and grad_output.shape == self.shape
+            and grad_output.shape
+            and kit.storage[d] in bits
+        ):
+            return (lambda ga, xa: masked(ga, xa <= threshold)), ks
+        return None
+
+    return lowers(kit, threshold_backward, lower)
 
 
 def _bit_views(kit: Kit) -> dict[Any, tuple[Any, Any]]:
@@ -215,6 +231,25 @@ def _softmax_kernel(kit: Kit, name: str, formula: Any, fast_formula: Any) -> Ker
                 return new(fast_formula(g, y, dim % n), d, output._device, ks)
         return slow(grad_output, output, dim, input_dtype)  # type: ignore[no-any-return]
 
+    def lower(grad_output: Any, output: Any, dim: int, input_dtype: _dt.dtype) -> Any:
+        """Note [Raw lowerings]: the fast path's ``fast_formula``."""
+        d = output.dtype
+        n = len(output.shape)
+        if (
+            d in fast
+            and d is input_dtype
+            and d is grad_output.dtype
+            and grad_output.device == output.device
+            and type(dim) is int
+            and grad_output.shape == output.shape
+            and n
+            and -n <= dim < n
+        ):
+            ax = dim % n
+            return (lambda g, y: fast_formula(g, y, ax)), ks
+        return None
+
+    lowers(kit, kernel, lower)
     # named as its builder's kernel (softmax_backward_data.<locals>.softmax_backward_data)
     short = name.lstrip("_")
     kernel.__name__ = short
@@ -404,7 +439,61 @@ def nll_loss_backward(kit: Kit) -> Kernel:
                         return new(out, d, device, ks)
         return slow(grad_output, self, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
 
-    return nll_loss_backward
+    def lower(
+        grad_output: Any,
+        self: Any,
+        target: Any,
+        weight: Any = None,
+        reduction: str = "mean",
+        ignore_index: int = -100,
+    ) -> Any:
+        """Note [Raw lowerings]: the fast path, whose target check (no negative target, none
+        past the last class) is made on each call; the kernel where it fails."""
+        d = self.dtype
+        device = self.device
+        shape = self.shape
+        if not (
+            d in fast
+            and weight is None
+            and (reduction == "mean" or reduction == "sum")
+            and type(ignore_index) is int
+            and ignore_index < 0
+            and grad_output.dtype is d
+            and target.dtype is _dt.int64
+            and grad_output.device == device
+            and target.device == device
+            and len(shape) == 2
+            and not grad_output.shape
+            and target.shape == shape[:1]
+            and shape[0]
+        ):
+            return None
+        rows = kit.row_numbers(shape[0], device)
+        n = shape[0]
+
+        def nll_loss_backward_arrays(g: Any, x: Any, t: Any) -> Any:
+            if min_(t) >= 0:
+                out = zeros(shape, dtype=x.dtype)
+                if host:
+                    v = float(g)
+                    coef: Any = -(v / n if reduction == "mean" else v)
+                else:
+                    coef = -(g / n if reduction == "mean" else g)
+                try:
+                    kit.put(out, (rows, t), coef)
+                except IndexError:
+                    pass
+                else:
+                    return out
+            r = nll_loss_backward(
+                new(g, d, device, ks), new(x, d, device, ks), new(t, _dt.int64, device, ks),
+                None, reduction, ignore_index,
+            )  # fmt: skip
+            return r._data
+
+        return nll_loss_backward_arrays, ks
+
+    return lowers(kit, nll_loss_backward, lower)
 
 
 # --- tensorplug::cross_entropy_loss_backward ----------------------------------------------

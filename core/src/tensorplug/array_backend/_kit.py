@@ -71,6 +71,32 @@ state in a context variable, so for numpy the kit sets that variable itself (two
 ``np.seterrcall`` still applies inside kernels). Other array libraries use their ``errstate``
 when they have one. Kernels that can prove no flag arises (a division by a finite scalar of
 magnitude at least 1, a shifted exponent <= 0) skip it.
+
+Note [Raw lowerings]
+~~~~~~~~~~~~~~~~~~~~
+A kernel may carry ``tp_lower`` (set by :func:`lowers`): a function of the kernel's arguments
+in which each tensor is replaced by a description of it (an object with ``shape``, ``dtype``
+and ``device``: what a tracer knows of a value), that returns ``(fn, keyset)`` or None. ``fn``
+takes the arrays of the tensor arguments, positionally in argument order (a list of tensors
+as a list of arrays), and computes what the kernel computes for any tensors so described,
+bit for bit: it returns the array of the kernel's result (the kernel's tensor is
+``new_tensor(array, dtype, device, keyset)`` with the result's dtype and device), a view of
+its input's array for a view kernel (the caller keeps such a view for arrays only: a tensor
+view needs the kernel, which records its base), or None for a kernel that writes its
+arguments in place (``fn`` writes their arrays; the version counters are the caller's).
+Where the result depends on more than the description (the values of a target, an array the
+library refuses to write), ``fn`` calls the kernel itself on tensors made of the arrays, so it
+raises and falls back as the kernel does. None means no such function for these arguments
+(another dtype, an argument the fast path does not take): the caller calls the kernel. A copy's
+``fn`` may carry ``tp_unshared``: the same function for a caller that proves no one else holds
+or reads its argument's array, which returns that array itself where the copy would equal it
+in values and layout (the gradient a ``.grad`` keeps: a clone of a transposed matrix product).
+
+``tp.compile``'s lowered form (the tracer plugin's codegen.py) calls ``fn`` with the tensors'
+arrays, so a compiled step pays neither the checks the trace has already proven nor a tensor
+per intermediate value. A lowering sits beside its kernel's fast path and calls the same array
+functions, so the two do not drift apart. Lazy backends and backends with several devices
+(their kernels hold a device guard) have none.
 """
 
 from __future__ import annotations
@@ -124,6 +150,7 @@ __all__ = [
     "guard",
     "guarded",
     "infer_size",
+    "lowers",
     "optional",
     "scalar_dtype",
     "torch_name",
@@ -565,6 +592,14 @@ def _backend_key(t: Tensor) -> str:
         if t._tp_keyset & (1 << k.bit):
             return k.name
     raise OpError(f"tensor on {t._device} carries no backend key")
+
+
+def lowers(kit: Kit, kernel: Kernel, lower: Callable[..., Any]) -> Kernel:
+    """``kernel`` with ``lower`` as its raw lowering where ``kit``'s backend has them (Note
+    [Raw lowerings])."""
+    if not kit.lazy and kit.device_context is None:
+        kernel.tp_lower = lower  # type: ignore[attr-defined]
+    return kernel
 
 
 def bind(kit: Kit, fn: Callable[..., Any]) -> Kernel:

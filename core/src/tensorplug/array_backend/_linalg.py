@@ -35,6 +35,7 @@ from ._kit import (
     cpp_name,
     guard,
     guarded,
+    lowers,
     torch_name,
 )
 from ._pointwise._elementwise import binary
@@ -232,7 +233,44 @@ def fast_kernels(kit: Kit) -> Kernels:
                 return new(r, d, dev, ks)
         return slow_addmm(self, mat1, mat2, beta=beta, alpha=alpha)  # type: ignore[no-any-return]
 
-    return {"mm": fast_mm, "matmul": fast_matmul, "addmm": fast_addmm}
+    # Note [Raw lowerings] in _kit.py: the fast paths' array calls, where the description of
+    # the arguments proves the fast path's conditions
+    def fast_described(a: Any, b: Any) -> bool:
+        return (
+            a.dtype is b.dtype
+            and a.device == b.device
+            and a.dtype in native
+            and len(a.shape) == 2
+            and len(b.shape) == 2
+            and a.shape[1] == b.shape[0]
+        )
+
+    def lower_product(self: Any, other: Any) -> Any:
+        return (matmul_fn, ks) if fast_described(self, other) else None
+
+    def lower_addmm(self: Any, mat1: Any, mat2: Any, *, beta: Scalar = 1, alpha: Scalar = 1) -> Any:
+        if not (beta == 1 and alpha == 1 and fast_described(mat1, mat2)):
+            return None
+        if self.dtype is not mat1.dtype or self.device != mat1.device:
+            return None
+        cols = mat2.shape[1]
+        if self.shape != (cols,) and self.shape != (mat1.shape[0], cols):
+            return None
+
+        def addmm_arrays(bias: Any, x: Any, y: Any) -> Any:
+            r = matmul_fn(x, y)
+            if writes_out:
+                add(r, bias, out=r)
+                return r
+            return add(r, bias)
+
+        return addmm_arrays, ks
+
+    return {
+        "mm": lowers(kit, fast_mm, lower_product),
+        "matmul": lowers(kit, fast_matmul, lower_product),
+        "addmm": lowers(kit, fast_addmm, lower_addmm),
+    }
 
 
 # --- linear_backward ----------------------------------------------------------------------

@@ -35,6 +35,7 @@ from ._kit import (
     guard,
     guarded,
     infer_size,
+    lowers,
     optional,
     torch_name,
     wrap_dim,
@@ -496,6 +497,11 @@ def diagonal(kit: Kit, self: Tensor, offset: int = 0, dim1: int = 0, dim2: int =
     return self._alias(r)
 
 
+def _same_array(a: Any) -> Any:
+    """``detach``'s raw lowering (Note [Raw lowerings] in _kit.py): its values are its input's."""
+    return a
+
+
 def detach(kit: Kit, self: Tensor) -> Tensor:
     # the data and the version counter are shared, but the result is no view (PyTorch's
     # detach() has no _base): an in-place change of it changes a tensor of its own
@@ -578,11 +584,27 @@ def views(kit: Kit) -> Kernels:
             return self._alias(a.reshape((*shape[:d], 1, *shape[d:])))
         return self._alias(xp.expand_dims(a, axis=d))
 
+    # Note [Raw lowerings] in _kit.py: the fast paths' array views
+    def lower_transpose(self: Any, dim0: int, dim1: int) -> Any:
+        nd = len(self.shape)
+        if swapaxes is None or nd < 2 or not (-nd <= dim0 < nd and -nd <= dim1 < nd):
+            return None
+        return (lambda a: swapaxes(a, dim0, dim1)), kit.keyset
+
+    def lower_permute(self: Any, dims: Sequence[int]) -> Any:
+        nd = len(self.shape)
+        if not nd or len(dims) != nd or not all(-nd <= d < nd for d in dims):
+            return None
+        wrapped = tuple(d % nd for d in dims)
+        if len(set(wrapped)) != nd:
+            return None
+        return (lambda a: permute_dims(a, wrapped)), kit.keyset
+
     return {
         "view": view,
         "reshape": reshape,
-        "transpose.int": transpose,
-        "permute": permute,
+        "transpose.int": lowers(kit, transpose, lower_transpose),
+        "permute": lowers(kit, permute, lower_permute),
         "unsqueeze": unsqueeze,
     }
 
@@ -633,6 +655,7 @@ def inplace_view(view: Kernel) -> Kernel:
 def build(kit: Kit) -> Kernels:
     k: Kernels = views(kit)
     k.update((name, bind(kit, fn)) for name, fn in KERNELS.items())
+    lowers(kit, k["detach"], lambda self: (_same_array, kit.keyset))  # Note [Raw lowerings]
     for name, functional in INPLACE_VIEWS.items():
         k[name] = inplace_view(k[functional])
     return k

@@ -36,6 +36,7 @@ import optree
 import tensorplug as tp
 from tensorplug.codegen import define
 from tensorplug.dispatch import local_state
+from tensorplug.tensor import new_tensor
 
 from .graph import Graph, Node, Value, _Keyword, _Shown, _shown_args, _shown_tree, op_label
 from .recorder import M, path_text
@@ -257,12 +258,16 @@ def lowered_function(
     returns the output (the leaf itself when the output is one leaf, else the tuple of flat
     leaves), and the (op, key set, kernel) it bound. ``guard(names)`` gives conditions (Python
     expressions over the parameters, the constants ``c<i>`` and the thread's masks ``_m``)
-    checked first: when one fails the function returns ``MISS`` and runs nothing."""
+    checked first: when one fails the function returns ``MISS`` and runs nothing.
+
+    Nodes whose kernel has a raw lowering for what the trace knows of their arguments run it
+    on arrays (Note [Raw lowered calls])."""
     names = _Names(graph)
     keep = autograd_nodes(graph)
     ns = names.ns
     ns["_tls"] = local_state
     ns["MISS"] = MISS
+    ns["_new"] = new_tensor
     bound: list[tuple[Any, int, Any]] = []
     body = ["    _m = _tls.masks"]
     conds = guard(names) if guard is not None else []
@@ -273,9 +278,8 @@ def lowered_function(
     for g in graph.grads:
         assert g.source is not None
         body.append(f"        {names.of[g]} = {g.source.name}.grad")
-    dead_after = _dead_after(graph, names)
-    mode: int | None = None
-    for i, n in enumerate(graph.nodes):
+    plan = []
+    for n in graph.nodes:
         kernel = None
         if n not in keep:
             ks = n.keyset & ~M.strip
@@ -288,33 +292,38 @@ def lowered_function(
             ks = n.keyset
             want = ~n.excluded
             kernel = n.op.kernel_for(ks)
-        if want != mode:
-            mode = want
-            ns[f"_X{i}"] = want
-            body.append(f"        _m.nexc = _n & _X{i}")
         bound.append((n.op, ks, kernel))
-        pos = [names.ref(a, False) for a in n.args]
-        kws = [names.ref(_Keyword(k, v), False) for k, v in n.kwargs.items()]
-        written = _written(n) if n.mutates else []
-        if written is None:  # a written list or optional tensor: the dispatcher bumps them
-            ns[f"r{i}"] = n.op.redispatch
-            ns[f"K{i}"] = ks
-            call = f"r{i}(K{i}, {', '.join([*pos, *kws])})"
+        plan.append((ks, want, kernel, None if n in keep else raw_lowering(n, kernel)))
+    raw = _raw_nodes(graph, [p[3] for p in plan])
+    unshared = _unshared(graph, raw)
+    arrays: dict[Value, str] = {}  # the values whose array a name holds now
+    tensors = {*graph.inputs, *graph.grads, *graph.constants}  # the values a tensor name holds
+    owned: dict[Value, list[str]] = {}  # the names to delete when a value dies
+    dead_after = _dead_after(graph)
+    mode: int | None = None
+    for i, (n, (ks, want, kernel, lowering)) in enumerate(zip(graph.nodes, plan, strict=True)):
+        if i in raw:
+            assert lowering is not None
+            fn = lowering[0]
+            if i in unshared:
+                fn = getattr(fn, "tp_unshared", fn)
+            _raw_call(n, i, fn, lowering[1], raw[i], names, body, arrays, tensors, owned)
         else:
-            ns[f"f{i}"] = kernel
-            call = f"f{i}({', '.join([*pos, *kws])})"
-        # a write bumps the version counter once, as a dispatched call does (Note [Generated
-        # call functions] in the core's _callgen.py): unless the kernel bumped it itself. The
-        # counter is read again after the call, not held across it: a kernel may tell a tensor
-        # with views by its counter's reference count (the autograd plugin's in-place kernels)
-        for j, v in enumerate(written or ()):
-            body.append(f"        _b{j} = {names.of[v]}.tp_version.value")
-        body.append(f"        {_targets(n, names)}{call}")
-        for j, v in enumerate(written or ()):
-            body.append(f"        _c{j} = {names.of[v]}.tp_version")
-            body.append(f"        if _c{j}.value == _b{j}: _c{j}.value = _b{j} + 1")
-        if dead_after[i]:
-            body.append(f"        del {', '.join(dead_after[i])}")
+            if want != mode:
+                mode = want
+                ns[f"_X{i}"] = want
+                body.append(f"        _m.nexc = _n & _X{i}")
+            _kernel_call(n, i, ks, kernel, names, body)
+            for o in n.outputs:
+                if isinstance(o, Value):
+                    tensors.add(o)
+                    owned.setdefault(o, []).append(names.of[o])
+            if n.mutates:  # it may have given a written tensor another array: read it again
+                for v in n.inputs:
+                    arrays.pop(v, None)
+        dead = [x for v in dead_after[i] for x in owned.pop(v, ())]
+        if dead:
+            body.append(f"        del {', '.join(dead)}")
     if body[-1] == "    try:":
         body.append("        pass")
     body.append("    finally:")
@@ -332,11 +341,198 @@ def lowered_function(
     return fn, bound
 
 
-def _dead_after(graph: Graph, names: _Names) -> list[list[str]]:
-    """Per node, the names of the values node outputs that no later node, effect or output
-    reads: the lowered form deletes them there, so an intermediate is freed as soon as eager
-    execution would free it, not at the return (a training step's peak memory, and the fresh
-    pages the allocator maps for it at every call, stay those of eager execution)."""
+def _kernel_call(n: Node, i: int, ks: int, kernel: Any, names: _Names, body: list[str]) -> None:
+    """The call of node ``i``'s kernel, on tensors (Note [Replay and lowering])."""
+    ns = names.ns
+    pos = [names.ref(a, False) for a in n.args]
+    kws = [names.ref(_Keyword(k, v), False) for k, v in n.kwargs.items()]
+    written = _written(n) if n.mutates else []
+    if written is None:  # a written list or optional tensor: the dispatcher bumps them
+        ns[f"r{i}"] = n.op.redispatch
+        ns[f"K{i}"] = ks
+        call = f"r{i}(K{i}, {', '.join([*pos, *kws])})"
+    else:
+        ns[f"f{i}"] = kernel
+        call = f"f{i}({', '.join([*pos, *kws])})"
+    # a write bumps the version counter once, as a dispatched call does (Note [Generated
+    # call functions] in the core's _callgen.py): unless the kernel bumped it itself. The
+    # counter is read again after the call, not held across it: a kernel may tell a tensor
+    # with views by its counter's reference count (the autograd plugin's in-place kernels)
+    for j, v in enumerate(written or ()):
+        body.append(f"        _b{j} = {names.of[v]}.tp_version.value")
+    body.append(f"        {_targets(n, names)}{call}")
+    for j, v in enumerate(written or ()):
+        body.append(f"        _c{j} = {names.of[v]}.tp_version")
+        body.append(f"        if _c{j}.value == _b{j}: _c{j}.value = _b{j} + 1")
+
+
+# Note [Raw lowered calls]
+# ~~~~~~~~~~~~~~~~~~~~~~~~
+# A kernel may say how to compute its result from the arrays of its tensor arguments, for
+# arguments like the traced ones (Note [Raw lowerings] in the core's array_backend/_kit.py):
+# the checks its fast path makes on dtypes, devices and shapes are proven by the trace and the
+# guards, once per call of the lowered function, not once per node. The lowered function then
+# keeps such a node's result as an array (``a5``) and makes a tensor of it (``v5``, with the
+# traced dtype and device) only where one is needed: an output, an effect (a ``.grad``), the
+# argument of a node that runs its kernel. A view's array is kept only where no tensor of it
+# is needed (a tensor view records its base: the kernel makes it). An in-place lowering
+# writes the arrays of its tensors, and the lowered function bumps their version counters
+# once, as the dispatcher would. Arrays of inputs and constants are read (``tp_data``) where
+# first needed, and again after a kernel that writes them.
+
+
+def raw_lowering(n: Node, kernel: Any) -> tuple[Any, int] | None:
+    """``(fn, keyset)`` of the raw lowering of ``kernel`` for node ``n``'s arguments as
+    traced, or None (Note [Raw lowered calls])."""
+    lower = getattr(kernel, "tp_lower", None)
+    if lower is None or n.out_form not in ("one", "none"):
+        return None
+    if any(v.kind == "grad" for v in n.inputs):  # a .grad read at run time: not guarded
+        return None
+    if n.mutates and _written_values(n) is None:
+        return None
+    args = [_described(a) for a in n.args]
+    kwargs = {k: _described(v) for k, v in n.kwargs.items()}
+    found: tuple[Any, int] | None = lower(*args, **kwargs)
+    return found
+
+
+def _described(x: Any) -> Any:
+    if isinstance(x, Value):
+        return x.meta
+    if type(x) is list:
+        return [_described(v) for v in x]
+    return x
+
+
+def _is_view(n: Node) -> bool:
+    rets = n.op.schema.returns
+    return not n.mutates and bool(rets) and rets[0].annotation is not None
+
+
+def _raw_nodes(graph: Graph, lowerings: list[Any]) -> dict[int, bool]:
+    """The nodes run by their raw lowering, each with whether a tensor of its output is
+    needed (Note [Raw lowered calls]): the outputs and effects need tensors, and so does
+    every argument of a node that runs its kernel; a view runs raw only where no tensor of it
+    is needed, and a value written in place keeps its tensor (its version counter)."""
+    need: set[Value] = {v for v in graph.out_leaves if isinstance(v, Value)}
+    for e in graph.effects:
+        need.add(e.target)
+        if isinstance(e.value, Value):
+            need.add(e.value)
+    raw: dict[int, bool] = {}
+    for i in range(len(graph.nodes) - 1, -1, -1):
+        n = graph.nodes[i]
+        out = n.outputs[0] if n.out_form == "one" and isinstance(n.outputs[0], Value) else None
+        ok = lowerings[i] is not None
+        if ok and out is not None and out in need and _is_view(n):
+            ok = False
+        if not ok:
+            need.update(n.inputs)
+            continue
+        raw[i] = out is not None and out in need
+        if n.mutates:
+            need.update(_written_values(n) or ())
+    return raw
+
+
+def _unshared(graph: Graph, raw: dict[int, bool]) -> set[int]:
+    """The raw nodes whose one tensor argument's array no one else holds or reads (Note [Raw
+    lowered calls]): the output of a raw node that is no view and has no tensor, or a raw view
+    of such an array, read by no later node; a copy there may be skipped (``tp_unshared``)."""
+    index = {n: i for i, n in enumerate(graph.nodes)}
+    last: dict[Value, int] = {}
+    for i, n in enumerate(graph.nodes):
+        for v in n.inputs:
+            last[v] = i
+    escaping = {v for v in graph.out_leaves if isinstance(v, Value)}
+    for e in graph.effects:
+        escaping.update(x for x in (e.target, e.value) if isinstance(x, Value))
+
+    def owned_at(v: Value, i: int) -> bool:
+        if v.kind != "node" or v.node is None or v in escaping or last.get(v) != i:
+            return False
+        j = index[v.node]
+        n = v.node
+        if j not in raw or raw[j] or n.mutates:
+            return False
+        if not _is_view(n):
+            return True
+        src = n.inputs
+        return len(src) == 1 and owned_at(src[0], j)
+
+    found = set()
+    for i in raw:
+        n = graph.nodes[i]
+        ins = n.inputs
+        if not n.mutates and len(ins) == 1 and ins.count(ins[0]) == 1 and owned_at(ins[0], i):
+            found.add(i)
+    return found
+
+
+def _raw_call(n: Node, i: int, fn: Any, keyset: int, wrap: bool, names: _Names, body: list[str],
+              arrays: dict[Value, str], tensors: set[Value],
+              owned: dict[Value, list[str]]) -> None:  # fmt: skip
+    """Node ``i`` by its raw lowering ``fn`` (Note [Raw lowered calls])."""
+    ns = names.ns
+    ns[f"L{i}"] = fn
+    args = []
+
+    def array_of(v: Value) -> str:
+        name = arrays.get(v)
+        if name is None:
+            assert v in tensors, v
+            name = arrays[v] = f"a_{names.of[v]}"
+            body.append(f"        {name} = {names.of[v]}.tp_data")
+            mine = owned.setdefault(v, []) if v.kind == "node" else []
+            if v.kind == "node" and name not in mine:
+                mine.append(name)
+        return name
+
+    for x in [*n.args, *n.kwargs.values()]:
+        if isinstance(x, Value):
+            args.append(array_of(x))
+        elif type(x) is list and any(isinstance(v, Value) for v in x):
+            args.append("[" + ", ".join(array_of(v) for v in x) + "]")
+    call = f"L{i}({', '.join(args)})"
+    if n.mutates:
+        body.append(f"        {call}")
+        for v in dict.fromkeys(_written_values(n) or ()):
+            body.append(f"        {names.of[v]}.tp_version.value += 1")
+        out = n.outputs[0] if n.out_form == "one" else None
+        if isinstance(out, Value):  # the written tensor itself, under its own names
+            src = n.args[0]
+            assert isinstance(src, Value)
+            if src in arrays:
+                a = arrays[out] = f"a_{names.of[out]}"
+                body.append(f"        {a} = {arrays[src]}")
+                owned.setdefault(out, []).append(a)
+            if src in tensors:
+                body.append(f"        {names.of[out]} = {names.of[src]}")
+                tensors.add(out)
+                owned.setdefault(out, []).append(names.of[out])
+        return
+    if n.out_form == "none":
+        body.append(f"        {call}")
+        return
+    out = n.outputs[0]
+    assert isinstance(out, Value)
+    a = arrays[out] = f"a_{names.of[out]}"
+    owned.setdefault(out, []).append(a)
+    body.append(f"        {a} = {call}")
+    if wrap:
+        m = out.meta
+        ns[f"_D{i}_"], ns[f"_V{i}_"] = m.dtype, m.device
+        body.append(f"        {names.of[out]} = _new({a}, _D{i}_, _V{i}_, {keyset})")
+        tensors.add(out)
+        owned[out].append(names.of[out])
+
+
+def _dead_after(graph: Graph) -> list[list[Value]]:
+    """Per node, the values node outputs that no later node, effect or output reads: the
+    lowered form deletes them there, so an intermediate is freed as soon as eager execution
+    would free it, not at the return (a training step's peak memory, and the fresh pages the
+    allocator maps for it at every call, stay those of eager execution)."""
     last: dict[Value, int] = {}
     outer = {*graph.inputs, *graph.grads, *graph.constants}  # parameters and globals
     for i, n in enumerate(graph.nodes):
@@ -353,9 +549,9 @@ def _dead_after(graph: Graph, names: _Names) -> list[list[str]]:
     for v in graph.out_leaves:
         if isinstance(v, Value):
             last.pop(v, None)
-    dead: list[list[str]] = [[] for _ in graph.nodes]
+    dead: list[list[Value]] = [[] for _ in graph.nodes]
     for v, i in last.items():
-        dead[i].append(names.of[v])
+        dead[i].append(v)
     return dead
 
 
@@ -370,6 +566,23 @@ def _written(n: Node) -> list[Value] | None:
         if a.tensor_kind != "Tensor" or not isinstance(v, Value):
             return None
         out.append(v)
+    return out
+
+
+def _written_values(n: Node) -> list[Value] | None:
+    """The values node ``n`` writes, those of written lists included; None when it writes
+    an optional tensor, or something that is no value of the graph."""
+    out: list[Value] = []
+    for i, a in enumerate(n.op.schema.arguments):
+        if not a.is_write:
+            continue
+        v = n.args[i] if i < len(n.args) else n.kwargs.get(a.name)
+        if isinstance(v, Value) and a.tensor_kind == "Tensor":
+            out.append(v)
+        elif type(v) is list and all(isinstance(x, Value) for x in v):
+            out.extend(v)
+        else:
+            return None
     return out
 
 

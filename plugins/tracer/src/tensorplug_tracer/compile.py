@@ -246,6 +246,7 @@ class CompiledFunction:
             if not codegen.autograd_nodes(graph):
                 passes.fold_transposes(graph)
                 passes.drop_copies(graph)
+                passes.fuse_addmm(graph)
             graph.eliminate_dead_code()
             keysets = dict(zip(graph.inputs, in_keysets, strict=True))
             keysets.update((c, c.tensor.tp_keyset) for c in graph.constants)

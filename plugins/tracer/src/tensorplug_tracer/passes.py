@@ -1,16 +1,21 @@
 """Rewrites of a graph that ``tp.compile`` applies before lowering it.
 
-Each rewrite keeps every value the graph computes bitwise equal; they only drop calls whose
-result is already at hand. Dead-code elimination is :meth:`Graph.eliminate_dead_code`.
+Each rewrite keeps every value the graph computes bitwise equal: most only drop calls whose
+result is already at hand; :func:`fuse_addmm` makes one call of two where the kernels say that
+computes the same. Dead-code elimination is :meth:`Graph.eliminate_dead_code`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .graph import Graph, Node, Value
+import tensorplug as tp
 
-__all__ = ["drop_copies", "fold_transposes"]
+from .codegen import raw_lowering
+from .graph import Graph, Node, Value
+from .recorder import M
+
+__all__ = ["drop_copies", "fold_transposes", "fuse_addmm"]
 
 _TRANSPOSES = ("aten::transpose.int", "aten::t.default")
 
@@ -145,3 +150,64 @@ def drop_copies(graph: Graph) -> int:
         n.kwargs = {k: _sub(v, replace) for k, v in n.kwargs.items()}
     graph._replay = None
     return len(replace)
+
+
+_PRODUCTS = ("aten::mm.default", "aten::matmul.default")
+
+
+def fuse_addmm(graph: Graph) -> int:
+    """Compute ``mm(a, b) + bias`` (``a @ b + bias``, whoever wrote it) as one
+    ``addmm(bias, a, b)``, for a graph run without autograd: where the product is read by
+    nothing but the add (alpha 1), does not leave the function, and the raw lowerings (Note
+    [Raw lowerings] in the core's array_backend/_kit.py) of the product, the add and addmm all
+    apply to the traced arguments. Then the add is ``add(matmul(a, b), bias)`` and addmm is
+    ``matmul(a, b)`` with ``bias`` added into it: the same numbers (addition commutes in IEEE
+    arithmetic), one pass over the product less. Returns the number of adds rewritten; the
+    products left unread go with dead-code elimination.
+    """
+    addmm = tp.ops.aten.addmm.default
+    escaping = _escaping(graph)
+    readers: dict[Value, int] = {}
+    for n in graph.nodes:
+        for v in n.inputs:
+            readers[v] = readers.get(v, 0) + 1
+    fused = 0
+    for n in graph.nodes:
+        if n.op.name != "aten::add.Tensor" or n.out_form != "one" or len(n.args) != 2:
+            continue
+        if n.kwargs.get("alpha", 1) != 1 or set(n.kwargs) - {"alpha"}:
+            continue
+        for prod, bias in (n.args, n.args[::-1]):
+            if not isinstance(prod, Value) or not isinstance(bias, Value) or prod is bias:
+                continue
+            p = prod.node
+            if p is None or p.op.name not in _PRODUCTS or p.kwargs or readers.get(prod) != 1:
+                continue
+            if prod in escaping or p.excluded != n.excluded:
+                continue
+            if not all(_lowered(m) for m in (p, n)):
+                continue
+            a, b = p.args
+            try:
+                kernel = addmm.kernel_for(n.keyset & ~M.strip)
+            except tp.DispatchError:
+                continue
+            trial = Node(addmm, (bias, a, b), {}, n.keyset, n.excluded, n.where)
+            trial.out_form, trial.outputs = n.out_form, n.outputs
+            if raw_lowering(trial, kernel) is None:
+                continue
+            n.op, n.args, n.kwargs = addmm, (bias, a, b), {}
+            fused += 1
+            break
+    if fused:
+        graph._replay = None
+    return fused
+
+
+def _lowered(n: Node) -> bool:
+    """Whether node ``n``'s kernel below autograd has a raw lowering for its arguments."""
+    try:
+        kernel = n.op.kernel_for(n.keyset & ~M.strip)
+    except tp.DispatchError:
+        return False
+    return raw_lowering(n, kernel) is not None

@@ -49,6 +49,7 @@ from .._kit import (
     fmt_shape,
     guard,
     guarded,
+    lowers,
     torch_name,
     wrap_dim,
 )
@@ -64,9 +65,10 @@ def softmax_dtype(name: str, self: Tensor, dtype: _dt.dtype | None) -> _dt.dtype
     return od
 
 
-def softmax_fast_path(kit: Kit, log: bool) -> Any:
+def softmax_fast_path(kit: Kit, log: bool) -> tuple[Any, Any]:
     """(log_)softmax on the fast path (Note [Reduction fast path]): a function of ``(self, dim,
-    dtype)`` that returns None where it does not apply.
+    dtype)`` that returns None where it does not apply, and its raw lowering (Note [Raw
+    lowerings] in _kit.py).
 
     The general path's array calls, with the last two writing into arrays it made.
     """
@@ -87,20 +89,31 @@ def softmax_fast_path(kit: Kit, log: bool) -> Any:
         ax = dim if 0 <= dim < n else dim + n if -n <= dim < 0 else None
         if ax is None:
             return None
+        return new(softmax_arrays(a, ax), d, self._device, ks)
+
+    def softmax_arrays(a: Any, ax: int) -> Any:
         token = hush()
         try:
             shifted = a - max_reduce(a, ax, None, None, True)  # type: ignore[misc]
             if log:
                 s = add_reduce(exp(shifted), ax, None, None, True)  # type: ignore[misc]
-                r = subtract(shifted, log_(s, out=s), out=shifted)
-            else:
-                e = exp(shifted, out=shifted)
-                r = divide(e, add_reduce(e, ax, None, None, True), out=e)  # type: ignore[misc]
+                return subtract(shifted, log_(s, out=s), out=shifted)
+            e = exp(shifted, out=shifted)
+            return divide(e, add_reduce(e, ax, None, None, True), out=e)  # type: ignore[misc]
         finally:
             unhush(token)
-        return new(r, d, self._device, ks)
 
-    return fast_softmax
+    def lower(self: Any, dim: int, dtype: _dt.dtype | None = None) -> Any:
+        d = self.dtype
+        n = len(self.shape)
+        if d not in floats or (dtype is not None and dtype is not d) or not n:
+            return None
+        if not all(self.shape) or type(dim) is not int or not -n <= dim < n:
+            return None
+        ax = dim % n
+        return (lambda a: softmax_arrays(a, ax)), ks
+
+    return fast_softmax, lower
 
 
 def softmax_kernel(kit: Kit, log: bool) -> Kernel:
@@ -108,7 +121,7 @@ def softmax_kernel(kit: Kit, log: bool) -> Kernel:
     path, else the general path in the accumulation dtype."""
     name = "log_softmax" if log else "softmax"
     xp = kit.xp
-    fast = softmax_fast_path(kit, log)
+    fast, lower = softmax_fast_path(kit, log)
 
     def general(self: Tensor, dim: int, dtype: _dt.dtype | None = None) -> Tensor:
         od = softmax_dtype(name, self, dtype)
@@ -137,6 +150,8 @@ def softmax_kernel(kit: Kit, log: bool) -> Kernel:
         if r is not None:
             return r  # type: ignore[no-any-return]
         return slow(self, dim, dtype)  # type: ignore[no-any-return]
+
+    lowers(kit, kernel, lower)
 
     # named as its builder's kernel (softmax.<locals>.softmax), as before the builders merged
     kernel.__name__ = name
@@ -242,21 +257,61 @@ def nll_loss(kit: Kit) -> Kernel:
             return None
         if reduction not in ("mean", "sum", "none"):
             return None
+        r = nll_arrays(x, t, kit.row_numbers(n, self._device), reduction)
+        return None if r is None else new(r, d, self._device, ks)
+
+    def nll_arrays(x: Any, t: Any, rows: Any, reduction: str) -> Any:
         if min_reduce(t, None) < 0:  # type: ignore[misc]
             return None  # ignored or negative targets
         try:
-            picked = kit.getitem(x, (kit.row_numbers(n, self._device), t))
+            picked = kit.getitem(x, (rows, t))
         except IndexError:
             return None  # a target past the last class
         loss = -picked
         if reduction == "none":
-            return new(loss, d, self._device, ks)
+            return loss
         total = add_reduce(loss)  # type: ignore[misc]
         if reduction == "mean":
-            total = total / x.dtype.type(n)  # a finite divisor >= 1: no warning to silence
+            total = total / x.dtype.type(rows.shape[0])  # finite, >= 1: no warning to silence
         if type(total) is not arr_t:
             total = asarray(total)
-        return new(total, d, self._device, ks)
+        return total
+
+    def lower(
+        self: Any, target: Any, weight: Any = None, reduction: str = "mean",
+        ignore_index: int = -100,
+    ) -> Any:  # fmt: skip
+        """Note [Raw lowerings]: the fast path, whose target check is made on each call; the
+        kernel where it fails."""
+        d = self.dtype
+        dev = self.device
+        if (
+            d not in fast_nll
+            or weight is not None
+            or target.dtype is not _dt.int64
+            or target.device != dev
+            or type(ignore_index) is not int
+            or ignore_index >= 0
+            or len(self.shape) != 2
+            or len(target.shape) != 1
+            or reduction not in ("mean", "sum", "none")
+        ):
+            return None
+        n = self.shape[0]
+        if target.shape[0] != n or not 0 < n < 1 << 24:
+            return None
+        rows = kit.row_numbers(n, dev)
+
+        def nll_loss_arrays(x: Any, t: Any) -> Any:
+            r = nll_arrays(x, t, rows, reduction)
+            if r is None:
+                out = kernel(
+                    new(x, d, dev, ks), new(t, _dt.int64, dev, ks), None, reduction, ignore_index
+                )
+                return out._data
+            return r
+
+        return nll_loss_arrays, ks
 
     def general(
         self: Tensor,
@@ -321,7 +376,8 @@ def nll_loss(kit: Kit) -> Kernel:
             return fast
         return slow(self, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
 
-    return nll_loss
+    kernel = lowers(kit, nll_loss, lower)
+    return kernel
 
 
 def binary_cross_entropy(kit: Kit) -> Kernel:

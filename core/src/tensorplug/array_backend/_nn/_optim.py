@@ -19,11 +19,12 @@ as in PyTorch.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ..._op_errors import OpError, torch_name
 from ...tensor import Tensor
-from .._kit import Kernel, Kit, bind
+from .._kit import Kernel, Kit, bind, lowers
 
 __all__ = ["build"]
 
@@ -270,25 +271,8 @@ def fused_sgd_(kit: Kit, self: list[Tensor], grads: list[Tensor],
             G = G + P * weight_decay
         B = w.open(momentum_buffer_list[i]) if momentum != 0 else None
         if ufuncs and P.dtype == G.dtype:
-            buf = xp.empty_like(P)
-            if B is not None:
-                if is_first_step:
-                    B[...] = G
-                else:
-                    B *= momentum
-                    if dampening != 0:
-                        xp.multiply(G, 1 - dampening, out=buf)
-                        B += buf
-                    else:
-                        B += G
-                if nesterov:
-                    xp.multiply(B, momentum, out=buf)
-                    buf += G
-                    G = buf
-                else:
-                    G = B
-            xp.multiply(G, _scalar(kit, lr, cd), out=buf)
-            P -= buf
+            _sgd_ufuncs(xp, P, G, B, momentum, dampening, nesterov, is_first_step,
+                        _scalar(kit, lr, cd))  # fmt: skip
             continue
         if B is not None:
             if is_first_step:
@@ -301,6 +285,143 @@ def fused_sgd_(kit: Kit, self: list[Tensor], grads: list[Tensor],
         P -= G * _scalar(kit, lr, cd)
         w.done(p, P)
     w.flush()
+
+
+def _sgd_ufuncs(xp: Any, P: Any, G: Any, B: Any, momentum: float, dampening: float,
+                nesterov: bool, is_first_step: bool, lr: Any) -> None:  # fmt: skip
+    """The SGD update of one parameter with ufuncs writing into one scratch array (the numpy
+    and CuPy fast path)."""
+    buf = xp.empty_like(P)
+    if B is not None:
+        if is_first_step:
+            B[...] = G
+        else:
+            B *= momentum
+            if dampening != 0:
+                xp.multiply(G, 1 - dampening, out=buf)
+                B += buf
+            else:
+                B += G
+        if nesterov:
+            xp.multiply(B, momentum, out=buf)
+            buf += G
+            G = buf
+        else:
+            G = B
+    xp.multiply(G, lr, out=buf)
+    P -= buf
+
+
+# --- raw lowerings (Note [Raw lowerings] in _kit.py) ----------------------------------------
+# The host backends' ufunc paths above, on the arrays of parameters whose dtypes are native
+# floating ones with gradients of their dtype, without grad_scale and found_inf: each list of
+# tensors comes as a list of arrays, an empty list not at all, a learning rate tensor as its
+# 0-d array; the step counts are read as the kernels read them.
+
+
+def _lowerable(kit: Kit, params: Any, *same: Any) -> bool:
+    if kit.device_type != "cpu" or getattr(kit.xp.add, "reduce", None) is None:
+        return False
+    for p in params:
+        if p.dtype.kind != "f" or p.dtype not in kit.native:
+            return False
+    n = len(params)
+    return all(len(ts) == n and all(t.dtype is p.dtype for t, p in zip(ts, params, strict=True))
+               for ts in same)  # fmt: skip
+
+
+def lower_fused_sgd_(kit: Kit, self: list[Any], grads: list[Any],
+                     momentum_buffer_list: list[Any], *, weight_decay: float, momentum: float,
+                     lr: Any, dampening: float, nesterov: bool, maximize: bool,
+                     is_first_step: bool, grad_scale: Any = None,
+                     found_inf: Any = None) -> Any:  # fmt: skip
+    buffers = momentum != 0
+    lists = [grads, momentum_buffer_list] if buffers else [grads]
+    if grad_scale is not None or found_inf is not None or not self:
+        return None
+    if not _lowerable(kit, self, *lists) or (not buffers and momentum_buffer_list):
+        return None
+    lr_tensor = not isinstance(lr, int | float)
+    xp = kit.xp
+
+    def fused_sgd_arrays(*arrays: Any) -> None:
+        Ps, Gs = arrays[0], arrays[1]
+        Bs = arrays[2] if buffers else None
+        rate = float(arrays[-1]) if lr_tensor else lr
+        for i, P in enumerate(Ps):
+            G = Gs[i]
+            if maximize:
+                G = -G
+            if weight_decay != 0:
+                G = G + P * weight_decay
+            _sgd_ufuncs(xp, P, G, Bs[i] if Bs is not None else None, momentum, dampening,
+                        nesterov, is_first_step, rate)  # fmt: skip
+
+    return fused_sgd_arrays, kit.keyset
+
+
+def _lower_adam(kit: Kit, decoupled: bool, self: list[Any], grads: list[Any],
+                exp_avgs: list[Any], exp_avg_sqs: list[Any], max_exp_avg_sqs: list[Any],
+                state_steps: list[Any], *, lr: Any, beta1: float, beta2: float,
+                weight_decay: float, eps: float, amsgrad: bool, maximize: bool,
+                grad_scale: Any = None, found_inf: Any = None) -> Any:  # fmt: skip
+    if grad_scale is not None or found_inf is not None or not self:
+        return None
+    lists = [grads, exp_avgs, exp_avg_sqs] + ([max_exp_avg_sqs] if amsgrad else [])
+    if not _lowerable(kit, self, *lists) or len(state_steps) != len(self):
+        return None
+    if not amsgrad and max_exp_avg_sqs:
+        return None
+    lr_tensor = not isinstance(lr, int | float)
+    xp = kit.xp
+
+    def fused_adam_arrays(*arrays: Any) -> None:
+        Ps, Gs, Ms, Vs = arrays[:4]
+        VMs = arrays[4] if amsgrad else None
+        steps = arrays[5 if amsgrad else 4]
+        rate = float(arrays[-1]) if lr_tensor else lr
+        scalars: dict[Any, tuple[Any, Any]] = {}
+        for i, P in enumerate(Ps):
+            G = Gs[i]
+            if maximize:
+                G = -G
+            step = float(steps[i])
+            known = scalars.get(step)
+            if known is None:
+                bias_correction1 = 1 - beta1**step
+                known = scalars[step] = ((1 - beta2**step) ** 0.5, bias_correction1)
+            bc2_sqrt, bc1 = known
+            if weight_decay != 0:
+                if decoupled:
+                    P *= 1 - rate * weight_decay
+                else:
+                    G = G + P * weight_decay
+            _adam_ufuncs(xp, P, G, Ms[i], Vs[i], VMs[i] if VMs is not None else None, beta1,
+                         beta2, eps, bc2_sqrt, rate / bc1)  # fmt: skip
+
+    return fused_adam_arrays, kit.keyset
+
+
+def lower_fused_adam_(kit: Kit, *args: Any, **kwargs: Any) -> Any:
+    return _lower_adam(kit, False, *args, **kwargs)
+
+
+def lower_fused_adamw_(kit: Kit, *args: Any, **kwargs: Any) -> Any:
+    return _lower_adam(kit, True, *args, **kwargs)
+
+
+def lower_foreach_add_scalar_(kit: Kit, self: list[Any], scalar: Any) -> Any:
+    if not self or any(t.dtype not in kit.native for t in self):
+        return None
+    if isinstance(scalar, float) and any(t.dtype.kind in "uib" for t in self):
+        return None  # the kernel's error
+    values = [kit.scalar(scalar, t.dtype) for t in self]
+
+    def foreach_add_arrays(arrays: list[Any]) -> None:
+        for a, v in zip(arrays, values, strict=True):
+            a += v
+
+    return foreach_add_arrays, kit.keyset
 
 
 def fused_adagrad_(kit: Kit, self: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
@@ -365,5 +486,19 @@ KERNELS: dict[str, Any] = {
 }
 
 
+LOWERINGS: dict[str, Any] = {
+    "_foreach_add_.Scalar": lower_foreach_add_scalar_,
+    "_fused_adam_": lower_fused_adam_,
+    "_fused_adam_.tensor_lr": lower_fused_adam_,
+    "_fused_adamw_": lower_fused_adamw_,
+    "_fused_adamw_.tensor_lr": lower_fused_adamw_,
+    "_fused_sgd_": lower_fused_sgd_,
+    "_fused_sgd_.tensor_lr": lower_fused_sgd_,
+}
+
+
 def build(kit: Kit) -> dict[str, Kernel]:
-    return {name: bind(kit, fn) for name, fn in KERNELS.items()}
+    k = {name: bind(kit, fn) for name, fn in KERNELS.items()}
+    for name, lower in LOWERINGS.items():
+        lowers(kit, k[name], functools.partial(lower, kit))
+    return k

@@ -13,6 +13,7 @@ _register.py).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ... import _backends
@@ -22,7 +23,7 @@ from ...device import canonical
 from ...device import device as Device
 from ...tensor import Tensor
 from .. import _standard
-from .._kit import Kernel, Kernels, Kit, OpError, Scalar, bind, check_broadcast, check_fits
+from .._kit import Kernel, Kernels, Kit, OpError, Scalar, bind, check_broadcast, check_fits, lowers
 from .._strided import conform
 
 
@@ -85,6 +86,44 @@ def clone(kit: Kit, self: Tensor, *, memory_format: Any = None) -> Tensor:
     if kit.strided or memory_format is not None:
         out = conform(kit, a, out, memory_format, "aten::clone", self._device)
     return kit.new(out, self._dtype, self._device, kit.keyset)
+
+
+def lower_clone(kit: Kit, self: Any, *, memory_format: Any = None) -> Any:
+    """Note [Raw lowerings] in _kit.py: ``clone``'s copy, preserving the layout; its
+    ``tp_unshared`` returns an array no one else holds itself where the copy would have its
+    layout (dense: a permutation of a fresh array)."""
+    if memory_format is not None:
+        return None
+    copy = kit.copy
+    device = self.device
+    if not kit.strided:
+        clone_arrays = functools.partial(_copy_arrays, copy)
+        clone_arrays.tp_unshared = _same_array  # type: ignore[attr-defined]
+        return clone_arrays, kit.keyset
+
+    def strided_clone_arrays(a: Any) -> Any:
+        return conform(kit, a, copy(a), None, "aten::clone", device)
+
+    def unshared(a: Any) -> Any:
+        # row- or column-major with no dimension of size 0 or 1: its strides are the dense
+        # ones the copy gets (dense_strides_like keeps them); else copy
+        shape = a.shape
+        if 1 not in shape and 0 not in shape:
+            flags = getattr(a, "flags", None)
+            if flags is not None and (flags.c_contiguous or flags.f_contiguous):
+                return a
+        return strided_clone_arrays(a)
+
+    strided_clone_arrays.tp_unshared = unshared  # type: ignore[attr-defined]
+    return strided_clone_arrays, kit.keyset
+
+
+def _copy_arrays(copy: Any, a: Any) -> Any:
+    return copy(a)
+
+
+def _same_array(a: Any) -> Any:
+    return a
 
 
 def copy_(kit: Kit, self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
@@ -179,4 +218,6 @@ DISPATCHING = frozenset(KERNELS)
 
 
 def build(kit: Kit) -> Kernels:
-    return {name: bind(kit, fn) for name, fn in KERNELS.items()}
+    k = {name: bind(kit, fn) for name, fn in KERNELS.items()}
+    lowers(kit, k["clone"], functools.partial(lower_clone, kit))
+    return k

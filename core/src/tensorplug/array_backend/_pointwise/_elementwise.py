@@ -51,6 +51,7 @@ from .._kit import (
     check_fits,
     convert_error,
     guarded,
+    lowers,
     torch_name,
 )
 from ._rules import Check, Rule, check_alpha, keeps, same, shape_error
@@ -233,8 +234,27 @@ def binary(
                 return t
             return slow(self, other, 1, qual_t)
 
+    def quiet_f(a: Any, b: Any) -> Any:
+        token = hush()
+        try:
+            return f(a, b)
+        finally:
+            unhush(token)
+
+    raw_f = quiet_f if quiet else f
+
+    def lower_binary(self: Any, other: Any, alpha: Scalar = 1) -> Any:
+        """Note [Raw lowerings]: the fast path's ``f(a, b)`` (an array from numpy as long as
+        an operand has a dimension)."""
+        d = self.dtype
+        if d is not other.dtype or self.device != other.device or d not in fast or alpha != 1:
+            return None
+        if self.shape or other.shape:
+            return raw_f, ks
+        return (lambda a, b: asarray(raw_f(a, b))), ks
+
     key = f"{name}.{overload}" if overload else name
-    k[key] = guarded(binary)
+    k[key] = lowers(kit, guarded(binary), lower_binary)
 
     if scalar:
         qual_s = f"aten::{name}.Scalar"
@@ -388,8 +408,34 @@ def binary(
                         return self
             return ip_s(self, other, alpha)
 
+        def lower_inplace(self: Any, other: Any, alpha: Scalar = 1) -> Any:
+            """Note [Raw lowerings]: the fast path's write; the kernel where the library
+            refuses it (a read-only array)."""
+            d = self.dtype
+            dev = self.device
+            if d is not other.dtype or dev != other.device:
+                return None
+            if alpha == 1:
+                if d not in ipfast:
+                    return None
+                scale = None
+            elif d in ipalpha and (type(alpha) is float or type(alpha) is int):
+                scale = alpha
+            else:
+                return None
+            kernel = k[f"{name}_.Tensor"]
+
+            def inplace_arrays(a: Any, b: Any) -> None:
+                base = getattr(b, "base", None)  # Note [Memory overlap]
+                if base is not None and overlaps(a, b, base):
+                    raise overlap_error(f"aten::{name}_.Tensor")
+                if not write(a, b if scale is None else b * scale, a):
+                    kernel(kit.new(a, d, dev, ks), kit.new(b, d, dev, ks), alpha)
+
+            return inplace_arrays, ks
+
         # (ops without alpha never receive one: alpha stays 1)
-        k[f"{name}_.Tensor"] = guarded(binary_inplace)
+        k[f"{name}_.Tensor"] = lowers(kit, guarded(binary_inplace), lower_inplace)
         k[f"{name}_.Scalar"] = guarded(binary_inplace_scalar)
 
     if out:

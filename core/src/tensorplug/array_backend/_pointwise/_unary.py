@@ -21,6 +21,7 @@ from .._kit import (
     bind,
     guard,
     guarded,
+    lowers,
     optional,
     torch_name,
 )
@@ -88,7 +89,17 @@ def relu_fast_path(kit: Kit, general: Kernel) -> Kernel:
             return t
         return slow(self)  # type: ignore[no-any-return]
 
-    return relu
+    def lower_relu(self: Any) -> Any:
+        """Note [Raw lowerings]: the fast path's ``maximum(a, 0)``."""
+        d = self.dtype
+        if d not in fast:
+            return None
+        zero = zeros[d]
+        if self.shape:
+            return (lambda a: maximum(a, zero)), ks
+        return (lambda a: asarray(maximum(a, zero))), ks
+
+    return lowers(kit, relu, lower_relu)
 
 
 def relu_inplace_fast_path(kit: Kit, general: Kernel) -> Kernel:

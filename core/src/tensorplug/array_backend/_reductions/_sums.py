@@ -25,6 +25,7 @@ from .._kit import (
     cpp_name,
     guard,
     guarded,
+    lowers,
     optional,
     torch_name,
     wrap_dim,
@@ -111,7 +112,31 @@ def sum_dim(kit: Kit) -> Kernel:
                 return new(r, self._dtype, self._device, ks)
         return slow(self, dim, keepdim, dtype=dtype)  # type: ignore[no-any-return]
 
-    return sum_dim
+    def lower(
+        self: Any,
+        dim: Sequence[int] | None,
+        keepdim: bool = False,
+        *,
+        dtype: _dt.dtype | None = None,
+    ) -> Any:
+        """Note [Raw lowerings]: the fast path's quiet ``add.reduce``."""
+        if dtype is not None or self.dtype not in floats:
+            return None
+        ax = _one_axis(dim, len(self.shape))
+        if ax is None:
+            return None
+
+        def sum_arrays(a: Any) -> Any:
+            token = hush()
+            try:
+                r = add_reduce(a, ax, None, None, keepdim)  # type: ignore[misc]
+            finally:
+                unhush(token)
+            return r if type(r) is arr_t else asarray(r)
+
+        return sum_arrays, ks
+
+    return lowers(kit, sum_dim, lower)
 
 
 def prod_all(kit: Kit) -> Kernel:

@@ -17,11 +17,15 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "vision_models.py"
 
 
 def _bench() -> object:
+    """The bench script as a module; the entries it puts on ``sys.path`` go again after."""
     spec = importlib.util.spec_from_file_location("_vision_models_bench", BENCH)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)
-    spec.loader.exec_module(module)
+    path = list(sys.path)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = path
     return module
 
 

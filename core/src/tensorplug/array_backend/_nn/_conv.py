@@ -255,8 +255,47 @@ def _input_grad(
         wt = xp.flip(xp.reshape(wt, (c, o // gr, *geo.kernel)), axis=tuple(range(2, 2 + nd)))
         return _forward(xp, strided, g, wt, flipped, chunk)
     wm = xp.reshape(w, (gr, o // gr, (c // gr) * k))
+    if views and all(st == 1 for st in geo.stride) and len(geo.kernel) > 1:
+        return _input_grad_wide(xp, g, wm, geo, c)
     gcols = xp.matmul(_mT(xp, wm), xp.reshape(g, (n, gr, o // gr, L)))
     return geo.fold(xp, xp.reshape(gcols, (n, c, k, L)), views)
+
+
+def _input_grad_wide(xp: Any, g: Any, wm: Any, geo: _Conv, c: int) -> Any:
+    """:func:`_input_grad` of a stride-1 convolution through widened rows: ``g``'s output grid
+    embedded in the padded input's (its dimensions after the first widened to the padded
+    input's, zeros in the extra positions), so that each kernel offset's windows are one
+    contiguous run of the padded input's flat memory and add back with one long add per
+    channel (LeNet's 5x5 over 14x14: 25 adds of 140-element runs instead of 25 of 10-element
+    rows; 1.7 -> 1.2 ms). The product grows by the widening (14/10 there)."""
+    n, o = g.shape[:2]
+    gr, k = geo.groups, math.prod(geo.kernel)
+    padded = tuple(m + 2 * p for m, p in zip(geo.size, geo.padding, strict=True))
+    wide = (geo.out[0], *padded[1:])
+    gw = xp.zeros((n, o, *wide), dtype=g.dtype)
+    gw[(slice(None), slice(None), *(slice(0, m) for m in geo.out))] = g
+    run = math.prod(wide)
+    gcols = xp.matmul(_mT(xp, wm), xp.reshape(gw, (n, gr, o // gr, run)))
+    gcols = xp.reshape(gcols, (n, c, k, run))
+    flat = [math.prod(padded[i + 1 :]) for i in range(len(padded))]
+    starts = [
+        sum(f * d * q for f, d, q in zip(flat, geo.dilation, off, strict=True))
+        for off in _offsets(geo.kernel)
+    ]
+    acc = xp.zeros((n, c, max(math.prod(padded), max(starts) + run)), dtype=g.dtype)
+    for j, s in enumerate(starts):
+        part = acc[:, :, s : s + run]
+        xp.add(part, gcols[:, :, j, :], out=part)
+    r = xp.reshape(acc[:, :, : math.prod(padded)], (n, c, *padded))
+    if not any(geo.padding):
+        return r
+    return r[
+        (
+            slice(None),
+            slice(None),
+            *(slice(p, p + m) for m, p in zip(geo.size, geo.padding, strict=True)),
+        )
+    ]
 
 
 def _weight_grad(xp: Any, strided: Any, x: Any, g: Any, geo: _Conv, chunk: int = 0) -> Any:

@@ -1,4 +1,5 @@
-"""Record PyTorch's strides, storage offsets, contiguity and view errors for the layout tests.
+"""Record PyTorch's strides, storage offsets, contiguity and view errors for the layout tests,
+on CPU tensors and on the same expressions of Meta tensors (``x.to("meta")``).
 
 Each case is ``(setup, expr)``: ``setup`` makes the base ``x`` (``T`` is the module, torch or
 tensorplug), ``expr`` the tensor whose layout is recorded, or raises. The same cases run against
@@ -130,10 +131,13 @@ CASES: list[tuple[str, str]] = [
 ]
 
 
-def record(T: Any, setup: str, expr: str) -> dict[str, Any]:
-    """The layout of ``expr`` (or the type of its error), for module ``T``."""
+def record(T: Any, setup: str, expr: str, meta: bool = False) -> dict[str, Any]:
+    """The layout of ``expr`` (or the type of its error), for module ``T``; with ``meta``, of
+    the same expression on ``x.to("meta")`` (no values: Meta tensors have none)."""
     env: dict[str, Any] = {"T": T}
     exec(setup, env)
+    if meta:
+        env["x"] = env["x"].to("meta")
     x = env["x"]
     try:
         r = eval(expr, env)
@@ -149,14 +153,21 @@ def record(T: Any, setup: str, expr: str) -> dict[str, Any]:
         "shares": r.untyped_storage().data_ptr() == x.untyped_storage().data_ptr(),
         "storage_nbytes": r.untyped_storage().nbytes(),
         "dim_order": list(r.dim_order()) if r.ndim else [],
-        "values": r.flatten().tolist() if 0 < r.numel() <= 24 and "empty" not in expr else None,
+        "values": (
+            r.flatten().tolist()
+            if 0 < r.numel() <= 24 and "empty" not in expr and not r.is_meta
+            else None
+        ),
     }
 
 
 def main() -> None:
     import torch
 
-    cases = [{"setup": s, "expr": e, "torch": record(torch, s, e)} for s, e in CASES]
+    cases = [
+        {"setup": s, "expr": e, "torch": record(torch, s, e), "meta": record(torch, s, e, True)}
+        for s, e in CASES
+    ]
     lines = ",\n".join(json.dumps(c, separators=(",", ":")) for c in cases)
     OUT.write_text(f'{{"torch":{json.dumps(torch.__version__)},"cases":[\n{lines}\n]}}\n')
     print(f"wrote {len(cases)} cases to {OUT}")

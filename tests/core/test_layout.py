@@ -32,6 +32,13 @@ def test_layout_matches_pytorch_frozen(case: dict[str, Any]) -> None:
     assert record(tp, case["setup"], case["expr"]) == case["torch"]
 
 
+@pytest.mark.parametrize("case", DATA["cases"], ids=_case_id)
+def test_meta_layout_matches_pytorch_frozen(case: dict[str, Any]) -> None:
+    """The same expressions on Meta tensors: PyTorch's meta tensors have strides, and so do
+    tensorplug's (Note [Meta strides] in tensorplug/_meta/_array.py)."""
+    assert record(tp, case["setup"], case["expr"], meta=True) == case["meta"]
+
+
 def test_the_frozen_cases_are_the_generator_s() -> None:
     """tools/gen_layout.py was run after its cases last changed."""
     assert [(c["setup"], c["expr"]) for c in DATA["cases"]] == CASES
@@ -41,6 +48,7 @@ def test_layout_matches_pytorch_live() -> None:
     torch = pytest.importorskip("torch")
     for setup, expr in CASES:
         assert record(tp, setup, expr) == record(torch, setup, expr), expr
+        assert record(tp, setup, expr, True) == record(torch, setup, expr, True), expr
 
 
 # --- storage sharing --------------------------------------------------------------------------
@@ -178,11 +186,30 @@ def test_a_backend_without_strides_says_so() -> None:
         x.contiguous(memory_format=tp.channels_last)
 
 
-def test_meta_has_no_strides_yet() -> None:
-    x = tp.empty(2, 3, device="meta")
-    with pytest.raises(RuntimeError, match="Meta backend .*have no strides"):
-        x.stride()
-    assert x.t().contiguous().shape == (3, 2)
+def test_meta_tensors_have_pytorch_s_strides() -> None:
+    """Beyond the frozen cases: factories, elementwise results (TensorIterator's layout),
+    as_strided_, view.dtype, and data pointers counted from a storage at address 0."""
+    x = tp.empty(2, 3, 4, device="meta")
+    assert x.stride() == (12, 4, 1) and x.storage_offset() == 0 and x.data_ptr() == 0
+    t = x.transpose(0, 2)
+    assert (t.stride(), t.is_contiguous(), t[1:].data_ptr()) == ((1, 4, 12), False, 4)
+    assert (t * 2).stride() == (1, 4, 12)  # dense alike: the input's strides
+    assert (t + x.transpose(0, 2).contiguous()).stride() == (1, 4, 12)  # the first decides
+    assert (x.transpose(0, 2).contiguous() + t).stride() == (6, 2, 1)
+    assert t.sum(0).stride() == (2, 1)  # reductions: fresh, row-major
+    cl = tp.empty(2, 3, 4, 5, device="meta", memory_format=tp.channels_last)
+    assert cl.stride() == (60, 1, 15, 3) and (cl.relu() * cl).stride() == (60, 1, 15, 3)
+    assert cl.to(tp.float16).stride() == (60, 1, 15, 3)
+    with pytest.raises(RuntimeError, match="required rank 4"):
+        tp.empty(2, 3, device="meta", memory_format=tp.channels_last)
+    v = tp.empty(4, 6, device="meta")
+    assert v.view(tp.float16).stride() == (12, 1) and v[:, 2:].view(tp.int16).stride() == (12, 1)
+    w = tp.empty(6, device="meta")
+    assert w.as_strided_((2,), (2,), 1) is w and (w.stride(), w.storage_offset()) == ((2,), 1)
+    assert w.untyped_storage().nbytes() == 24
+    with pytest.raises(RuntimeError, match="out of bounds for storage"):
+        tp.empty(6, device="meta").as_strided_((7,), (1,))
+    assert tp.empty(6, device="meta").as_strided((7,), (1,)).stride() == (1,)  # no bounds check
 
 
 def test_as_strided_inplace_has_no_derivative() -> None:

@@ -163,7 +163,11 @@ def geometry(t: Tensor, what: str) -> Geometry:
         rlay = memory_layout(root)
         if rlay is not None:
             rstart, rspan = _extent(rlay, tuple(root._data.shape))
-            if rstart <= start and start + span <= rstart + rspan:
+            # a view starts within its root's memory (it may reach past it only on Meta,
+            # whose as_strided checks no bounds, as PyTorch's meta as_strided does not)
+            if rstart <= start and (
+                start + span <= rstart + rspan or rspan == 0 or lay.address < rstart + rspan
+            ):
                 start, span = rstart, rspan
     strides = tuple(s // item for s in lay.strides)
     return Geometry(strides, (lay.address - start) // item, lay.address, start, span, item)

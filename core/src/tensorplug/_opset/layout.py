@@ -121,7 +121,8 @@ def new_empty_strided(
 def untyped_storage(self: Tensor) -> UntypedStorage:
     """The memory this tensor and its views share (a new object each call, as PyTorch's)."""
     g = _storage.geometry(self, "Tensor.untyped_storage")
-    return UntypedStorage(_storage.storage_root(self), g.storage_ptr, g.storage_nbytes)
+    ptr = g.storage_ptr if g.storage_nbytes else 0  # PyTorch's empty storage: no allocation
+    return UntypedStorage(_storage.storage_root(self), ptr, g.storage_nbytes)
 
 
 def dim_order(self: Tensor) -> tuple[int, ...]:

@@ -121,10 +121,11 @@ def check_geometry(size: Sequence[int], stride: Sequence[int], offset: int) -> N
 
 def _storage_view(
     kit: Kit, self: Tensor, size: Sequence[int], stride: Sequence[int], offset: int | None,
-    what: str,
+    what: str, bounded: bool = True,
 ) -> Any:  # fmt: skip
     """The array of the view of ``self``'s storage with ``size``, ``stride`` and ``offset`` (in
-    elements; None: ``self``'s own offset), checked against the storage's bounds."""
+    elements; None: ``self``'s own offset), checked against the storage's bounds (not with
+    ``bounded=False``: PyTorch's meta ``as_strided`` checks none)."""
     if not kit.strided or kit.as_strided is None:
         raise _storage.no_strides_error(self, what)
     g = _storage.geometry(self, what)
@@ -132,7 +133,7 @@ def _storage_view(
     check_geometry(size, stride, off)
     item = g.itemsize
     need = (off + span(size, stride)) * item if span(size, stride) else 0
-    if need > g.storage_nbytes:
+    if need > g.storage_nbytes and bounded:
         raise OpError(
             f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off}, and "
             f"itemsize {item} requiring a storage size of {need} are out of bounds for storage "
@@ -172,7 +173,10 @@ def as_strided(
     kit: Kit, self: Tensor, size: Sequence[int], stride: Sequence[int],
     storage_offset: int | None = None,
 ) -> Tensor:  # fmt: skip
-    return self._alias(_storage_view(kit, self, size, stride, storage_offset, "aten::as_strided"))
+    bounded = kit.device_type != "meta"  # PyTorch's meta as_strided checks no bounds
+    return self._alias(
+        _storage_view(kit, self, size, stride, storage_offset, "aten::as_strided", bounded)
+    )
 
 
 def as_strided_(

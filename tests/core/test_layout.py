@@ -212,14 +212,27 @@ def test_meta_tensors_have_pytorch_s_strides() -> None:
     assert tp.empty(6, device="meta").as_strided((7,), (1,)).stride() == (1,)  # no bounds check
 
 
-def test_as_strided_inplace_has_no_derivative() -> None:
+def test_as_strided_inplace_derivative() -> None:
+    """as_strided_'s derivative is as_strided's, over the geometry self had before (PyTorch's
+    TensorGeometry(self)); values from torch 2.13."""
     if "autograd" not in tp.plugins.loaded_names():
         pytest.skip("needs the tensorplug-autograd plugin loaded")
     x = tp.arange(6.0, dtype=tp.float64).requires_grad_()
     c = x * 1
-    c.as_strided_((2,), (2,))
-    with pytest.raises(NotImplementedError, match="'as_strided_' is not implemented"):
-        c.sum().backward()
+    c.as_strided_((2,), (2,), 1)
+    (c * tp.tensor([1.0, 2.0], dtype=tp.float64)).sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 0.0, 2.0, 0.0, 0.0]
     x.grad = None
-    x.as_strided((2,), (2,), 1).sum().backward()  # the out-of-place one has one
-    assert x.grad.tolist() == [0.0, 1.0, 0.0, 1.0, 0.0, 0.0]
+    x[2:].as_strided((2,), (1,), 0).sum().backward()  # reads none of x[2:]: no gradient
+    assert x.grad.tolist() == [0.0] * 6
+
+    def f(a: tp.Tensor) -> tp.Tensor:
+        b = a.t().contiguous().t() * 1  # column-major, not a view
+        b.as_strided_((2, 2), (1, 1), 1)  # an output whose elements overlap
+        return b * b
+
+    a = tp.randn(3, 3, dtype=tp.float64, requires_grad=True)
+    assert tp.autograd.gradcheck(f, (a,)) and tp.autograd.gradgradcheck(f, (a,))
+    v = (x * 1)[1:]
+    with pytest.raises(NotImplementedError, match="as_strided_.*geometry of a view"):
+        v.as_strided_((2,), (1,))

@@ -236,3 +236,77 @@ def test_as_strided_inplace_derivative() -> None:
     v = (x * 1)[1:]
     with pytest.raises(NotImplementedError, match="as_strided_.*geometry of a view"):
         v.as_strided_((2,), (1,))
+
+
+# --- storage ops beyond the frozen cases ----------------------------------------------------------
+
+
+def test_resize_growth_moves_every_tensor_of_the_storage() -> None:
+    """PyTorch reallocates the storage: the base, the resized view and the other views all
+    see the new memory (values from torch 2.13)."""
+    x = tp.arange(6.0)
+    y, z = x[2:], x[:2]
+    y.resize_(5)
+    assert x.untyped_storage().nbytes() == z.untyped_storage().nbytes() == 28
+    assert x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr()
+    y[:4].fill_(9.0)
+    assert (x.tolist(), z.tolist()) == ([0.0, 1.0, 9.0, 9.0, 9.0, 9.0], [0.0, 1.0])
+
+
+def test_typed_storage_is_deprecated_and_reads_the_whole_storage() -> None:
+    from tensorplug._opset import layout
+
+    layout._warned[0] = False
+    x = tp.arange(6.0)[2:]
+    with pytest.warns(UserWarning, match="TypedStorage is deprecated"):
+        s = x.storage()
+    assert (s.size(), len(s), s.dtype, s[1], s.element_size(), s.nbytes()) == (
+        6, 6, tp.float32, 1.0, 4, 24,
+    )  # fmt: skip
+    s[0] = 5.0
+    assert x._base.tolist()[0] == 5.0 and tp.is_storage(s)
+    assert s.untyped().data_ptr() == x.untyped_storage().data_ptr()
+    assert x.storage_type().__name__ == "FloatStorage"
+    assert repr(x.storage_type()) == "<class 'tensorplug.FloatStorage'>"
+    t = tp.zeros(2)
+    assert t.set_(s, 1, (2,)).tolist() == [1.0, 2.0]
+    with pytest.raises(RuntimeError, match="Expected a Storage of type"):
+        tp.zeros(2, dtype=tp.int64).set_(s)
+
+
+def test_share_memory_moves_the_storage_and_its_views() -> None:
+    x = tp.arange(6.0)
+    v, d = x[2:], x.detach()
+    assert not x.is_shared()
+    assert x.share_memory_() is x and x.is_shared() and v.is_shared()
+    assert v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr() == d.data_ptr()
+    v.fill_(7.0)
+    assert d.tolist() == [0.0, 1.0, 7.0, 7.0, 7.0, 7.0]
+
+
+def test_deprecated_resize_keeps_the_element_count() -> None:
+    with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+        assert tp.arange(6.0).resize(3, 2).tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="preserving the number"):
+        tp.zeros(3).resize(2)
+    with pytest.warns(UserWarning, match="non-inplace resize_as is deprecated"):
+        assert tp.zeros(6).resize_as(tp.ones(2, 3)).shape == (2, 3)
+
+
+def test_storage_ops_under_autograd_vmap_and_without_strides() -> None:
+    if "autograd" in tp.plugins.loaded_names():
+        x = tp.zeros(3, requires_grad=True)
+        with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
+            (x * 1).resize_(2)
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            x.set_(tp.ones(2))
+        y = (x * 1).set_(tp.ones(2))  # as PyTorch: runs, and backward has no derivative
+        with pytest.raises(RuntimeError, match="derivative for 'aten::set_"):
+            y.sum().backward()
+    if "batched" in tp.plugins.loaded_names():
+        with pytest.raises(RuntimeError, match="vmap: Calling aten::resize_"):
+            tp.vmap(lambda t: t.resize_(2))(tp.zeros(2, 3))
+    s = tp.zeros(3, device="strict")
+    with pytest.raises(RuntimeError, match=r"aten::resize_: tensors on the Strict backend"):
+        s.resize_(4)
+    assert s.set_(tp.ones(2, device="strict")).tolist() == [1.0, 1.0]  # an alias there

@@ -110,7 +110,7 @@ def topk(
 
 def _gt_or_nan(x: Any, y: Any) -> bool:
     """ATen's comparator: NaN above every number, else ``x > y``."""
-    return (x != x and y == y) or x > y
+    return bool((x != x and y == y) or x > y)
 
 
 def quick_select_index(values: list[Any], k: int) -> int:

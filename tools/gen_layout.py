@@ -1,4 +1,5 @@
-"""Record PyTorch's strides, storage offsets, contiguity and view errors for the layout tests.
+"""Record PyTorch's strides, storage offsets, contiguity and view errors for the layout tests,
+on CPU tensors and on the same expressions of Meta tensors (``x.to("meta")``).
 
 Each case is ``(setup, expr)``: ``setup`` makes the base ``x`` (``T`` is the module, torch or
 tensorplug), ``expr`` the tensor whose layout is recorded, or raises. The same cases run against
@@ -127,13 +128,49 @@ CASES: list[tuple[str, str]] = [
     (X2, "T.empty_strided((2, 3), (1, 2))"),
     (X2, "T.empty_strided((2, 3), (4, 1))"),
     (X2, "T.empty_strided((2, 0), (1, 2))"),
+    # storage ops: resize_, resize_as_, set_, swapdims_
+    (XV, "x.resize_(2, 2)"),
+    (XV, "x.resize_(6)"),
+    (XV, "x[2:].resize_(2)"),
+    (XV, "x[2:].resize_(4)"),
+    (XV, "x.resize_(3, 4)[:1]"),
+    (XV, "x[2:].resize_(5)[:4]"),
+    (XV, "x.resize_(0)"),
+    (XV, "x.resize_(-1)"),
+    (XV, "x.resize_(2, 3, memory_format=T.preserve_format)"),
+    (X2, "x.t().resize_(4, 3)"),
+    (X2, "x.t().resize_(3, 4)"),
+    (X2, "x.t().resize_(4, 3, memory_format=T.contiguous_format)"),
+    (X4, "x.resize_(2, 3, 4, 5, memory_format=T.channels_last)"),
+    (X4, "x.resize_(2, 3, 4, memory_format=T.channels_last)"),
+    (X2, "T.zeros(2, 6).resize_as_(x)"),
+    (X2, "T.zeros(2, 6).resize_as_(x.t(), memory_format=T.channels_last)"),
+    (XV, "T.zeros(3).set_(x, 1, (2, 2), (1, 2))"),
+    (XV, "T.zeros(3).set_(x, 2, (2, 2))"),
+    (XV, "T.zeros(3).set_(x, 4, (2, 2), (1, 2))[:1, :1]"),
+    (XV, "(T.zeros(3).set_(x, 4, (2, 2), (1, 2)), x)[1]"),
+    (XV, "(x[2:].resize_(5), x)[1]"),
+    (XV, "T.zeros(3).set_(x[2:])"),
+    (XV, "T.zeros(3).set_(x.view(2, 3).t())"),
+    (XV, "T.zeros(3).set_(x.untyped_storage())"),
+    (XV, "T.zeros(3).set_(x.untyped_storage(), 2, (2,))"),
+    (XV, "T.zeros(3).set_(x.untyped_storage(), 1, (2, 2), (2, 1))"),
+    (XV, "T.zeros(3, dtype=T.int32).set_(x.untyped_storage())"),
+    (XV, "T.zeros(3).set_()"),
+    (XV, "T.zeros(3).set_(x.to(T.int64))"),
+    (XV, "x.set_(x[1:])"),
+    (X2, "x.swapdims_(0, 1)"),
+    (X2, "x.swapaxes_(1, 0)"),
 ]
 
 
-def record(T: Any, setup: str, expr: str) -> dict[str, Any]:
-    """The layout of ``expr`` (or the type of its error), for module ``T``."""
+def record(T: Any, setup: str, expr: str, meta: bool = False) -> dict[str, Any]:
+    """The layout of ``expr`` (or the type of its error), for module ``T``; with ``meta``, of
+    the same expression on ``x.to("meta")`` (no values: Meta tensors have none)."""
     env: dict[str, Any] = {"T": T}
     exec(setup, env)
+    if meta:
+        env["x"] = env["x"].to("meta")
     x = env["x"]
     try:
         r = eval(expr, env)
@@ -149,14 +186,21 @@ def record(T: Any, setup: str, expr: str) -> dict[str, Any]:
         "shares": r.untyped_storage().data_ptr() == x.untyped_storage().data_ptr(),
         "storage_nbytes": r.untyped_storage().nbytes(),
         "dim_order": list(r.dim_order()) if r.ndim else [],
-        "values": r.flatten().tolist() if 0 < r.numel() <= 24 and "empty" not in expr else None,
+        "values": (
+            r.flatten().tolist()
+            if 0 < r.numel() <= 24 and "empty" not in expr and not r.is_meta
+            else None
+        ),
     }
 
 
 def main() -> None:
     import torch
 
-    cases = [{"setup": s, "expr": e, "torch": record(torch, s, e)} for s, e in CASES]
+    cases = [
+        {"setup": s, "expr": e, "torch": record(torch, s, e), "meta": record(torch, s, e, True)}
+        for s, e in CASES
+    ]
     lines = ",\n".join(json.dumps(c, separators=(",", ":")) for c in cases)
     OUT.write_text(f'{{"torch":{json.dumps(torch.__version__)},"cases":[\n{lines}\n]}}\n')
     print(f"wrote {len(cases)} cases to {OUT}")

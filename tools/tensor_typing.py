@@ -205,6 +205,9 @@ LAYOUT = {
 }
 LAYOUT["const_data_ptr"] = "Any"
 LAYOUT["pin_memory"] = LAYOUT["new_empty_strided"] = "Tensor"
+# storage (docs/layout.md, "Storage"): set_ and resize_as_ take storages and other devices
+LAYOUT.update(storage="Any", storage_type="Any", share_memory_="Tensor", set_="Tensor")
+LAYOUT.update(resize="Tensor", resize_as="Tensor", resize_as_="Tensor")
 LAYOUT_PROPERTIES = {"nbytes": "Any", "itemsize": "Any", "layout": "Any"}
 
 # attached by tensorplug.serialization (``__reduce_ex__`` is object's; ``__deepcopy__`` is not)

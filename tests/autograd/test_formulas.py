@@ -244,9 +244,6 @@ EXCLUDED = {
     ("linalg_vector_norm", "zero_row_p3"): "the norm's gradient jumps at 0; its subgradient "
     "there is pinned in tests/ops/test_sorting.py",
     ("unbind.int", "empty"): "no outputs: nothing to differentiate",
-    ("as_strided_", "column_major"): "its derivative raises (formulas/shape.py: the value "
-    "saved before an in-place op has lost its place in the storage)",
-    ("as_strided_", "broadcast_offset"): "its derivative raises, as above",
     ("cummax", "nan"): "NaN input: finite differences are NaN",
     ("cummin", "nan"): "NaN input: finite differences are NaN",
     ("kthvalue", "nan"): "NaN input: finite differences are NaN",

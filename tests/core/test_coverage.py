@@ -14,7 +14,7 @@ import tensorplug as tp
 DATA = Path(__file__).parent / "data"
 
 # Fractions present today; the floor each test holds.
-FLOORS = {"methods": 0.98, "properties": 1.0, "index": 0.96}
+FLOORS = {"methods": 0.996, "properties": 1.0, "index": 0.969}
 
 
 def frozen(name: str) -> list[str]:

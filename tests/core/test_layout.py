@@ -32,6 +32,13 @@ def test_layout_matches_pytorch_frozen(case: dict[str, Any]) -> None:
     assert record(tp, case["setup"], case["expr"]) == case["torch"]
 
 
+@pytest.mark.parametrize("case", DATA["cases"], ids=_case_id)
+def test_meta_layout_matches_pytorch_frozen(case: dict[str, Any]) -> None:
+    """The same expressions on Meta tensors: PyTorch's meta tensors have strides, and so do
+    tensorplug's (Note [Meta strides] in tensorplug/_meta/_array.py)."""
+    assert record(tp, case["setup"], case["expr"], meta=True) == case["meta"]
+
+
 def test_the_frozen_cases_are_the_generator_s() -> None:
     """tools/gen_layout.py was run after its cases last changed."""
     assert [(c["setup"], c["expr"]) for c in DATA["cases"]] == CASES
@@ -41,6 +48,7 @@ def test_layout_matches_pytorch_live() -> None:
     torch = pytest.importorskip("torch")
     for setup, expr in CASES:
         assert record(tp, setup, expr) == record(torch, setup, expr), expr
+        assert record(tp, setup, expr, True) == record(torch, setup, expr, True), expr
 
 
 # --- storage sharing --------------------------------------------------------------------------
@@ -178,21 +186,127 @@ def test_a_backend_without_strides_says_so() -> None:
         x.contiguous(memory_format=tp.channels_last)
 
 
-def test_meta_has_no_strides_yet() -> None:
-    x = tp.empty(2, 3, device="meta")
-    with pytest.raises(RuntimeError, match="Meta backend .*have no strides"):
-        x.stride()
-    assert x.t().contiguous().shape == (3, 2)
+def test_meta_tensors_have_pytorch_s_strides() -> None:
+    """Beyond the frozen cases: factories, elementwise results (TensorIterator's layout),
+    as_strided_, view.dtype, and data pointers counted from a storage at address 0."""
+    x = tp.empty(2, 3, 4, device="meta")
+    assert x.stride() == (12, 4, 1) and x.storage_offset() == 0 and x.data_ptr() == 0
+    t = x.transpose(0, 2)
+    assert (t.stride(), t.is_contiguous(), t[1:].data_ptr()) == ((1, 4, 12), False, 4)
+    assert (t * 2).stride() == (1, 4, 12)  # dense alike: the input's strides
+    assert (t + x.transpose(0, 2).contiguous()).stride() == (1, 4, 12)  # the first decides
+    assert (x.transpose(0, 2).contiguous() + t).stride() == (6, 2, 1)
+    assert t.sum(0).stride() == (2, 1)  # reductions: fresh, row-major
+    cl = tp.empty(2, 3, 4, 5, device="meta", memory_format=tp.channels_last)
+    assert cl.stride() == (60, 1, 15, 3) and (cl.relu() * cl).stride() == (60, 1, 15, 3)
+    assert cl.to(tp.float16).stride() == (60, 1, 15, 3)
+    with pytest.raises(RuntimeError, match="required rank 4"):
+        tp.empty(2, 3, device="meta", memory_format=tp.channels_last)
+    v = tp.empty(4, 6, device="meta")
+    assert v.view(tp.float16).stride() == (12, 1) and v[:, 2:].view(tp.int16).stride() == (12, 1)
+    w = tp.empty(6, device="meta")
+    assert w.as_strided_((2,), (2,), 1) is w and (w.stride(), w.storage_offset()) == ((2,), 1)
+    assert w.untyped_storage().nbytes() == 24
+    with pytest.raises(RuntimeError, match="out of bounds for storage"):
+        tp.empty(6, device="meta").as_strided_((7,), (1,))
+    assert tp.empty(6, device="meta").as_strided((7,), (1,)).stride() == (1,)  # no bounds check
 
 
-def test_as_strided_inplace_has_no_derivative() -> None:
+def test_as_strided_inplace_derivative() -> None:
+    """as_strided_'s derivative is as_strided's, over the geometry self had before (PyTorch's
+    TensorGeometry(self)); values from torch 2.13."""
     if "autograd" not in tp.plugins.loaded_names():
         pytest.skip("needs the tensorplug-autograd plugin loaded")
     x = tp.arange(6.0, dtype=tp.float64).requires_grad_()
     c = x * 1
-    c.as_strided_((2,), (2,))
-    with pytest.raises(NotImplementedError, match="'as_strided_' is not implemented"):
-        c.sum().backward()
+    c.as_strided_((2,), (2,), 1)
+    (c * tp.tensor([1.0, 2.0], dtype=tp.float64)).sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 0.0, 2.0, 0.0, 0.0]
     x.grad = None
-    x.as_strided((2,), (2,), 1).sum().backward()  # the out-of-place one has one
-    assert x.grad.tolist() == [0.0, 1.0, 0.0, 1.0, 0.0, 0.0]
+    x[2:].as_strided((2,), (1,), 0).sum().backward()  # reads none of x[2:]: no gradient
+    assert x.grad.tolist() == [0.0] * 6
+
+    def f(a: tp.Tensor) -> tp.Tensor:
+        b = a.t().contiguous().t() * 1  # column-major, not a view
+        b.as_strided_((2, 2), (1, 1), 1)  # an output whose elements overlap
+        return b * b
+
+    a = tp.randn(3, 3, dtype=tp.float64, requires_grad=True)
+    assert tp.autograd.gradcheck(f, (a,)) and tp.autograd.gradgradcheck(f, (a,))
+    v = (x * 1)[1:]
+    with pytest.raises(NotImplementedError, match="as_strided_.*geometry of a view"):
+        v.as_strided_((2,), (1,))
+
+
+# --- storage ops beyond the frozen cases ----------------------------------------------------------
+
+
+def test_resize_growth_moves_every_tensor_of_the_storage() -> None:
+    """PyTorch reallocates the storage: the base, the resized view and the other views all
+    see the new memory (values from torch 2.13)."""
+    x = tp.arange(6.0)
+    y, z = x[2:], x[:2]
+    y.resize_(5)
+    assert x.untyped_storage().nbytes() == z.untyped_storage().nbytes() == 28
+    assert x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr()
+    y[:4].fill_(9.0)
+    assert (x.tolist(), z.tolist()) == ([0.0, 1.0, 9.0, 9.0, 9.0, 9.0], [0.0, 1.0])
+
+
+def test_typed_storage_is_deprecated_and_reads_the_whole_storage() -> None:
+    from tensorplug._opset import layout
+
+    layout._warned[0] = False
+    x = tp.arange(6.0)[2:]
+    with pytest.warns(UserWarning, match="TypedStorage is deprecated"):
+        s = x.storage()
+    assert (s.size(), len(s), s.dtype, s[1], s.element_size(), s.nbytes()) == (
+        6, 6, tp.float32, 1.0, 4, 24,
+    )  # fmt: skip
+    s[0] = 5.0
+    assert x._base.tolist()[0] == 5.0 and tp.is_storage(s)
+    assert s.untyped().data_ptr() == x.untyped_storage().data_ptr()
+    assert x.storage_type().__name__ == "FloatStorage"
+    assert repr(x.storage_type()) == "<class 'tensorplug.FloatStorage'>"
+    t = tp.zeros(2)
+    assert t.set_(s, 1, (2,)).tolist() == [1.0, 2.0]
+    with pytest.raises(RuntimeError, match="Expected a Storage of type"):
+        tp.zeros(2, dtype=tp.int64).set_(s)
+
+
+def test_share_memory_moves_the_storage_and_its_views() -> None:
+    x = tp.arange(6.0)
+    v, d = x[2:], x.detach()
+    assert not x.is_shared()
+    assert x.share_memory_() is x and x.is_shared() and v.is_shared()
+    assert v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr() == d.data_ptr()
+    v.fill_(7.0)
+    assert d.tolist() == [0.0, 1.0, 7.0, 7.0, 7.0, 7.0]
+
+
+def test_deprecated_resize_keeps_the_element_count() -> None:
+    with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+        assert tp.arange(6.0).resize(3, 2).tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="preserving the number"):
+        tp.zeros(3).resize(2)
+    with pytest.warns(UserWarning, match="non-inplace resize_as is deprecated"):
+        assert tp.zeros(6).resize_as(tp.ones(2, 3)).shape == (2, 3)
+
+
+def test_storage_ops_under_autograd_vmap_and_without_strides() -> None:
+    if "autograd" in tp.plugins.loaded_names():
+        x = tp.zeros(3, requires_grad=True)
+        with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
+            (x * 1).resize_(2)
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            x.set_(tp.ones(2))
+        y = (x * 1).set_(tp.ones(2))  # as PyTorch: runs, and backward has no derivative
+        with pytest.raises(RuntimeError, match="derivative for 'aten::set_"):
+            y.sum().backward()
+    if "batched" in tp.plugins.loaded_names():
+        with pytest.raises(RuntimeError, match="vmap: Calling aten::resize_"):
+            tp.vmap(lambda t: t.resize_(2))(tp.zeros(2, 3))
+    s = tp.zeros(3, device="strict")
+    with pytest.raises(RuntimeError, match=r"aten::resize_: tensors on the Strict backend"):
+        s.resize_(4)
+    assert s.set_(tp.ones(2, device="strict")).tolist() == [1.0, 1.0]  # an alias there

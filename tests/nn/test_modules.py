@@ -642,7 +642,7 @@ def test_nn_and_optim_without_autograd():
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
         "Parameter False True",
-        "() True",
+        "tensorplug.Size([]) True",  # Tensor.shape is a tp.Size, as torch.Size
         "SGD True 0",
         "Adam True 0",
         "[]",  # nothing written on the tensors: no stray `grad` attributes

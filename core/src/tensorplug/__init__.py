@@ -32,7 +32,7 @@ from ._opset.functional import (
     unravel_index as unravel_index,
 )
 from ._opset.interop import as_tensor, asarray, from_dlpack, from_file, from_numpy, frombuffer
-from ._opset.layout import UntypedStorage
+from ._opset.layout import TypedStorage, UntypedStorage
 from ._opset.lu import lu as lu
 from ._opset.predicates import (
     Size,
@@ -189,6 +189,7 @@ __all__ = [  # the public API (plus the generated functions: tensorplug.add, ten
     "serialization", "set_default_device", "set_default_dtype", "short", "special", "storage",
     "tensor", "uint8", "utils",
     # layout (docs/layout.md)
-    "UntypedStorage", "channels_last", "channels_last_3d", "contiguous_format", "layout",
+    "TypedStorage", "UntypedStorage", "channels_last", "channels_last_3d", "contiguous_format",
+    "layout",
     "memory_format", "preserve_format", "strided",
 ]  # fmt: skip

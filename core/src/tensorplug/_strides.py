@@ -28,6 +28,8 @@ __all__ = [
     "contiguous_format",
     "contiguous_strides",
     "dense_strides_like",
+    "view_strides",
+    "elementwise_strides",
     "is_contiguous_for",
     "is_non_overlapping_and_dense",
     "layout",
@@ -245,6 +247,107 @@ def infer_dense_strides(sizes: Sequence[int], strides: Sequence[int]) -> tuple[i
         out[d] = acc
         if sizes[d] > 1:
             acc *= sizes[d]
+    return tuple(out)
+
+
+def elementwise_strides(
+    shape: Sequence[int], operands: Sequence[tuple[Sequence[int], Sequence[int]]]
+) -> tuple[int, ...] | None:
+    """The strides of a fresh elementwise result of ``shape`` from operands ``(sizes,
+    strides)`` (broadcast to ``shape``), as PyTorch's TensorIterator lays it out: dims
+    ordered by the operands' strides, the first operand that tells deciding (its
+    ``reorder_dimensions``), dense in that order; None for row-major."""
+    nd = len(shape)
+    if nd < 2:
+        return None
+    if operands and all(tuple(sizes) == tuple(shape) for sizes, _ in operands):
+        # TensorIterator's fast set-up: all contiguous, all channels_last, or all dense alike
+        if all(is_contiguous_for(shape, st, "contiguous_format") for _, st in operands):
+            return None
+        if nd == 4 and all(is_contiguous_for(shape, st, "channels_last") for _, st in operands):
+            return strides_for(shape, "channels_last")
+        if nd == 5 and all(is_contiguous_for(shape, st, "channels_last_3d") for _, st in operands):
+            return strides_for(shape, "channels_last_3d")
+        first = tuple(operands[0][1])
+        if is_non_overlapping_and_dense(shape, first) and all(
+            tuple(st) == first for _, st in operands
+        ):
+            return first
+    ops = []
+    for sizes, strides in operands:
+        lead = nd - len(sizes)
+        ops.append(
+            tuple(
+                0 if j < lead or (sizes[j - lead] == 1 and shape[j] != 1) else strides[j - lead]
+                for j in range(nd)
+            )
+        )
+
+    def should_swap(d0: int, d1: int) -> int:
+        for st in ops:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 < s1:
+                return -1
+            if s0 > s1:
+                return 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(reversed(range(nd)))
+    for i in range(1, nd):
+        d1 = i
+        for d0 in reversed(range(i)):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    if perm == list(reversed(range(nd))):
+        return None
+    out = [0] * nd
+    acc = 1
+    for d in perm:
+        out[d] = acc
+        acc *= shape[d]
+    return tuple(out)
+
+
+def view_strides(
+    old: Sequence[int], strides: Sequence[int], new: Sequence[int]
+) -> tuple[int, ...] | None:
+    """The strides of ``view(new)`` of a tensor of sizes ``old`` and ``strides``, None where
+    no view exists (PyTorch's ``computeStride``)."""
+    if not old:
+        return (1,) * len(new)
+    numel = 1
+    for n in old:
+        numel *= n
+    if numel == 0:
+        if tuple(old) == tuple(new):
+            return tuple(strides)
+        return contiguous_strides(new)
+    out = [0] * len(new)
+    view_d = len(new) - 1
+    base = strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(old) - 1, -1, -1):
+        tensor_numel *= old[d]
+        if d == 0 or (old[d - 1] != 1 and strides[d - 1] != tensor_numel * base):
+            while view_d >= 0 and (view_numel < tensor_numel or new[view_d] == 1):
+                out[view_d] = view_numel * base
+                view_numel *= new[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                base = strides[d - 1]
+                tensor_numel = view_numel = 1
+    if view_d != -1:
+        return None
     return tuple(out)
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "memory_layout",
     "no_strides_error",
     "storage_root",
+    "users",
     "views_of",
 ]
 
@@ -85,6 +86,32 @@ def views_of(base: Tensor) -> list[Tensor]:
     return views
 
 
+def users(root: Tensor) -> list[Tensor]:
+    """The live tensors whose storage is ``root``'s memory (:func:`storage_root`): its views,
+    the tensors ``detach()`` gave, and theirs. Asks the garbage collector, as
+    :func:`views_of` does (milliseconds): for the rare operations that move a storage
+    (``resize_`` growing it, ``share_memory_``), which every tensor of it follows."""
+    out: list[Tensor] = []
+    seen = {id(root)}
+    todo = [root]
+    while todo:
+        up = todo.pop()
+        for r in gc.get_referrers(up):
+            if type(r) is dict:  # Pythons that keep __dict__ apart
+                r = next(
+                    (o for o in gc.get_referrers(r) if getattr(o, "__dict__", None) is r), None
+                )
+            if (
+                isinstance(r, Tensor)
+                and id(r) not in seen
+                and (r._base is up or r._storage_base is up)
+            ):
+                seen.add(id(r))
+                out.append(r)
+                todo.append(r)
+    return out
+
+
 # --- strided layout (Note [Strided layout] in _strides.py) ------------------------------------
 
 
@@ -111,10 +138,13 @@ def is_strided(t: Tensor) -> bool:
 def storage_root(t: Tensor) -> Tensor:
     """The tensor whose memory is ``t``'s storage: the root base of a view, the tensor a
     ``detach()`` was taken of, else ``t`` itself."""
-    root = t._base
-    if root is None:
-        root = t._storage_base
-    return t if root is None else root
+    while True:
+        up = t._base
+        if up is None:
+            up = t._storage_base
+        if up is None:
+            return t
+        t = up  # (a view of a tensor that took another storage: resize_, set_, as_strided_)
 
 
 def _extent(lay: MemoryLayout, shape: tuple[int, ...]) -> tuple[int, int]:
@@ -163,7 +193,11 @@ def geometry(t: Tensor, what: str) -> Geometry:
         rlay = memory_layout(root)
         if rlay is not None:
             rstart, rspan = _extent(rlay, tuple(root._data.shape))
-            if rstart <= start and start + span <= rstart + rspan:
+            # a view starts within its root's memory (it may reach past it only on Meta,
+            # whose as_strided checks no bounds, as PyTorch's meta as_strided does not)
+            if rstart <= start and (
+                start + span <= rstart + rspan or rspan == 0 or lay.address < rstart + rspan
+            ):
                 start, span = rstart, rspan
     strides = tuple(s // item for s in lay.strides)
     return Geometry(strides, (lay.address - start) // item, lay.address, start, span, item)

@@ -16,9 +16,9 @@ lets users set attributes, as in PyTorch.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from math import prod as _prod
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, SupportsIndex, TypeVar
 
 from . import dtypes as _dtypes
 from . import keys as _keys
@@ -29,6 +29,7 @@ _T = TypeVar("_T", bound="Tensor")
 
 __all__ = [
     "LogicalShape",
+    "Size",
     "Tensor",
     "data_id",
     "is_wrapper",
@@ -39,6 +40,57 @@ __all__ = [
 ]
 
 T = TypeVar("T", bound="Tensor")
+
+
+class Size(tuple[int, ...]):
+    """A tensor shape: a tuple of ints with PyTorch's ``torch.Size`` repr and ``numel()``;
+    what ``Tensor.shape`` and ``Tensor.size()`` return (made from the array's shape tuple
+    with one ``tuple.__new__``: Note [Size])."""
+
+    __slots__ = ()
+
+    def __new__(cls, sizes: Iterable[SupportsIndex] = ()) -> Size:
+        items: list[int] = []
+        for s in sizes:
+            if isinstance(s, Tensor) and s.numel() == 1:
+                s = s.item()
+            if isinstance(s, bool) or not hasattr(type(s), "__index__"):
+                raise TypeError(
+                    f"torch.Size() takes an iterable of 'int' (item {len(items)} is "
+                    f"'{type(s).__name__}')"
+                )
+            items.append(s.__index__())
+        return _new_tuple(cls, items)
+
+    def numel(self) -> int:
+        """The number of elements a tensor of this shape holds."""
+        return _prod(self)
+
+    def __repr__(self) -> str:
+        return f"tensorplug.Size({list(self)})"
+
+    def __getitem__(self, i: Any) -> Any:  # a slice is a Size
+        r = _tuple_getitem(self, i)
+        return _new_tuple(Size, r) if type(i) is slice else r
+
+    def __add__(self, other: Any) -> Size:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return _new_tuple(Size, _tuple_add(self, other))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Size, (list(self),))
+
+
+# Note [Size]
+# ~~~~~~~~~~~
+# ``t.shape`` is read everywhere, so it must stay a cheap attribute read: ``tuple.__new__``
+# of the array's shape tuple (ints already: numpy's, CuPy's, meta arrays') makes the Size
+# without Size.__new__'s checks. Kernels and plugins read ``t.tp_data.shape`` (the array's
+# plain tuple) where they do not need a Size.
+_new_tuple = tuple.__new__
+_tuple_getitem = tuple.__getitem__
+_tuple_add = tuple.__add__
 
 
 if TYPE_CHECKING:  # the methods made at run time, declared for type checkers
@@ -132,13 +184,13 @@ class Tensor(_Declared):
     # --- metadata ------------------------------------------------------------------------
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self._data.shape)
+    def shape(self) -> Size:
+        return _new_tuple(Size, self._data.shape)  # Note [Size]
 
     def size(self, dim: int | None = None) -> Any:
-        shape = tuple(self._data.shape)
+        shape = self._data.shape
         if dim is None:
-            return shape
+            return _new_tuple(Size, shape)
         return shape[_wrap_dim(dim, len(shape))]
 
     @property

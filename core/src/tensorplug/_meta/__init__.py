@@ -130,58 +130,14 @@ def _ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False
     return _meta_tensor(MetaArray(tuple(batch.shape) + tuple(b[-2:]), LD._dtype), LD._dtype)
 
 
-# --- strided views: Meta arrays have no strides (Note [Strided layout] in _strides.py), so
-# these take every Meta tensor's storage to be its root base's elements, row-major, and check
-# the view against that as the CPU checks it against its memory
+# --- strides (Note [Meta strides] in _array.py) ------------------------------------------------
 
 
-def _meta_view_check(self: Tensor, size: Any, stride: Any, storage_offset: Any, what: str) -> None:
-    from .. import storage
-    from ..array_backend._strided import check_geometry, span
-
-    off = 0 if storage_offset is None else int(storage_offset)
-    check_geometry(size, stride, off)
-    item = self._dtype.itemsize
-    have = int(storage.storage_root(self)._data.size) * item
-    reach = span(size, stride)
-    need = (off + reach) * item if reach else 0
-    if need > have:
-        raise OpError(
-            f"{what}: setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
-            f"{off}, and itemsize {item} requiring a storage size of {need} are out of bounds "
-            f"for storage of size {have}"
-        )
-
-
-def _view_dtype(self: Tensor, dtype: Any) -> Tensor:
-    """``view.dtype``: the kit's shape rule, without the stride checks (Meta has no strides)."""
-    from ..array_backend._strided import dtype_view_shape
-
-    shape = dtype_view_shape(tuple(self._data.shape), self._dtype, dtype)
-    return self._alias(MetaArray(shape, dtype), dtype)
-
-
-def _as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
-    _meta_view_check(self, size, stride, storage_offset, "aten::as_strided")
-    return self._alias(MetaArray(tuple(size), self._dtype))
-
-
-def _as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
-    _meta_view_check(self, size, stride, storage_offset, "aten::as_strided_")
-    self._data = MetaArray(tuple(size), self._dtype)
-    return self
-
-
-def _as_strided_scatter(
-    self: Tensor, src: Tensor, size: Any, stride: Any, storage_offset: Any = None
-) -> Tensor:
-    _meta_view_check(self, size, stride, storage_offset, "aten::as_strided_scatter")
-    if tuple(src._data.shape) != tuple(size):
-        raise OpError(
-            "aten::as_strided_scatter: expected src to have a size equal to the slice of self. "
-            f"src size = {list(src._data.shape)}, slice size = {list(size)}"
-        )
-    return _meta_tensor(MetaArray(tuple(self._data.shape), self._dtype), self._dtype)
+def _as_strided_array(a: MetaArray, shape: Any, strides: Any) -> MetaArray:
+    """``kit.as_strided`` on Meta: numpy's ``lib.stride_tricks.as_strided`` (strides in
+    bytes, from ``a``'s first element)."""
+    item = a.dtype.itemsize
+    return a._view(tuple(int(n) for n in shape), tuple(int(s) // item for s in strides), a.addr)
 
 
 # --- issue 29's kernels that read values on CPU: shapes from their arguments ------------------
@@ -246,10 +202,6 @@ def _histogramdd_from_bin_tensors(self: Tensor, bins: Any, **kwargs: Any) -> Ten
 
 
 OVERRIDES: dict[str, Callable[..., Any]] = {
-    "as_strided": _as_strided,
-    "view.dtype": _view_dtype,
-    "as_strided_": _as_strided_,
-    "as_strided_scatter": _as_strided_scatter,
     "_local_scalar_dense": _item,
     "repeat_interleave.Tensor": _repeat_interleave,
     "median": _median,
@@ -301,6 +253,7 @@ class MetaStorage:
     key_name = KEY
     device_type = "meta"
     plugin = "tensorplug"
+    strided = True  # Note [Meta strides] in _array.py
 
     def device(self, d: Device) -> Device:
         return _DEVICE
@@ -308,15 +261,19 @@ class MetaStorage:
     def to_host(self, data: Any) -> Any:
         raise NotImplementedError(NO_DATA)
 
-    def memory_layout(self, data: Any) -> None:
-        return None
+    def memory_layout(self, data: Any) -> tuple[int, tuple[int, ...], int] | None:
+        """Where a meta array's elements would lie: its storage starts at address 0, as a
+        meta tensor's ``data_ptr()`` does in PyTorch (Note [Meta strides])."""
+        if type(data) is not MetaArray:
+            return None
+        return data.addr, data.strides, data.dtype.itemsize
 
     def host_dtype(self, host: Any) -> _dt.dtype:
         return _dt.from_name(str(host.dtype))
 
     def from_host(self, host: Any, device: Any) -> Tensor:
         d = self.host_dtype(host)
-        return _meta_tensor(MetaArray(tuple(int(n) for n in host.shape), d), d)
+        return _meta_tensor(_from_host(host, device), d)
 
     def from_python(self, data: Any, dtype: _dt.dtype | None, device: Any) -> Tensor:
         """``tp.tensor(data, device="meta")``: the shape of ``data``, the dtype
@@ -416,6 +373,8 @@ def kernels() -> dict[str, Callable[..., Any]]:
                     special=special,
                 )
                 backend.kit.item = _fill_value  # type: ignore[method-assign]
+                backend.kit.strided = True  # Note [Meta strides] in _array.py
+                backend.kit.as_strided = _as_strided_array
                 into.kernels["index_select"] = _index_select(into.kernels["index_select"])
                 _built.update(into.kernels)
     return _built
@@ -478,7 +437,20 @@ def _no_data(data: Any) -> Any:
 
 
 def _from_host(host: Any, device: Any) -> MetaArray:
-    return MetaArray(tuple(int(n) for n in host.shape), _dt.from_name(str(host.dtype)))
+    """A meta array of a host array's shape and dtype, laid out as ``.to("meta")`` lays a
+    copy out (preserve_format: its strides where dense, else dense in their order)."""
+    from .. import _strides
+
+    shape = tuple(int(n) for n in host.shape)
+    d = _dt.from_name(str(host.dtype))
+    st = getattr(host, "strides", None)
+    if st is None or not shape:
+        return MetaArray(shape, d)
+    item = int(host.itemsize)
+    est = tuple(int(s) // item for s in st)
+    if min(est, default=0) < 0 or _strides.is_contiguous_for(shape, est, "contiguous_format"):
+        return MetaArray(shape, d)
+    return MetaArray(shape, d, None, _strides.dense_strides_like(shape, est))
 
 
 def _fill_value(arr: Any, d: _dt.dtype) -> Any:

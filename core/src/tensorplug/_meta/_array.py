@@ -27,6 +27,21 @@ value decides an output's shape or is the result (``nonzero``, ``count_nonzero``
 read of an element (``int()``, ``float()``, ``bool()`` of other arrays, ``nonzero``,
 ``unique_*``, a boolean mask index) raises :class:`MetaValueRead`, which the Meta backend
 turns into an error naming the op (``tensorplug._meta``).
+
+Note [Meta strides]
+~~~~~~~~~~~~~~~~~~~
+PyTorch's meta tensors have strides, so abstract tracing knows layouts; so do these. A meta
+array carries its strides in elements (``_st``; None for a fresh row-major array: what
+most functions make, for nothing) and the address of its first element in bytes from its
+storage's start (``addr``), and answers ``strides``, ``itemsize`` and ``flags`` as numpy's
+arrays do. The Meta backend is then strided (``MetaStorage.strided``, ``kit.strided``) and
+the kit's strided code (``as_strided``, ``unfold``, ``view.dtype``, the memory formats of
+``clone``/``_to_copy``/``*_like``) runs on it unchanged. The views of this namespace
+(basic indexing, ``permute_dims`` and its kin, ``expand_dims``, ``squeeze``,
+``broadcast_to``, ``reshape`` where PyTorch's ``computeStride`` finds a view, ``unstack``)
+follow PyTorch's view rules; elementwise results are laid out as TensorIterator lays its
+outputs (``_strides.elementwise_strides``); every other result is row-major, as PyTorch's
+meta functions make theirs.
 """
 
 from __future__ import annotations
@@ -35,6 +50,7 @@ import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .. import _strides
 from .. import dtypes as _dt
 
 __all__ = ["MetaArray", "MetaValueRead", "xp"]
@@ -120,19 +136,68 @@ def _shp(x: Any) -> tuple[int, ...]:
 
 
 class MetaArray:
-    """An array with a shape and a dtype and no elements."""
+    """An array with a shape and a dtype and no elements; strided as PyTorch's meta tensors
+    are (Note [Meta strides])."""
 
-    __slots__ = ("shape", "dtype", "ndim", "size", "check")
+    __slots__ = ("shape", "dtype", "ndim", "size", "check", "_st", "addr")
 
-    def __init__(self, shape: tuple[int, ...], dtype: _dt.dtype, check: bool | int | None = None):
+    def __init__(
+        self,
+        shape: tuple[int, ...],
+        dtype: _dt.dtype,
+        check: bool | int | None = None,
+        strides: tuple[int, ...] | None = None,
+        addr: int = 0,
+    ):
         self.shape = shape
         self.dtype = dtype
         self.ndim = len(shape)
         self.size = math.prod(shape)
         self.check = check  # the truth of a passed value check (Note [Meta arrays])
+        self._st = strides  # in elements; None: row-major (a fresh array)
+        self.addr = addr  # of the first element, in bytes from where the storage starts
 
     def __repr__(self) -> str:
         return f"MetaArray({self.shape}, {self.dtype.name})"
+
+    # --- layout (Note [Meta strides]) ------------------------------------------------------
+
+    @property
+    def estrides(self) -> tuple[int, ...]:
+        """The strides in elements."""
+        st = self._st
+        return _strides.contiguous_strides(self.shape) if st is None else st
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """The strides in bytes, as numpy's."""
+        item = self.dtype.itemsize
+        return tuple(s * item for s in self.estrides)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def flags(self) -> _Flags:
+        st = self._st
+        return _Flags(st is None or _strides.is_contiguous_for(self.shape, st, "contiguous_format"))
+
+    def _view(self, shape: tuple[int, ...], strides: tuple[int, ...], addr: int) -> MetaArray:
+        return MetaArray(shape, self.dtype, None, strides, addr)
+
+    def view(self, dtype: _dt.dtype) -> MetaArray:
+        """The memory read as ``dtype`` (numpy's ``a.view(dtype)``: the last dim scaled)."""
+        s0, s1 = self.dtype.itemsize, dtype.itemsize
+        st = self.estrides
+        if s0 == s1 or not self.shape:
+            return MetaArray(self.shape, dtype, None, self._st, self.addr)
+        shape = (*self.shape[:-1], self.shape[-1] * s0 // s1)
+        return MetaArray(shape, dtype, None, (*(s * s0 // s1 for s in st[:-1]), 1), self.addr)
 
     def __array_namespace__(self, api_version: str | None = None) -> Any:
         return xp
@@ -143,13 +208,14 @@ class MetaArray:
 
     @property
     def T(self) -> MetaArray:  # noqa: N802 - the standard's name
-        return MetaArray(self.shape[::-1], self.dtype)
+        return self._view(self.shape[::-1], self.estrides[::-1], self.addr)
 
     @property
     def mT(self) -> MetaArray:  # noqa: N802
         if self.ndim < 2:
             raise ValueError("matrix transpose with ndim < 2 is undefined")
-        return MetaArray(self.shape[:-2] + self.shape[:-3:-1], self.dtype)
+        st = self.estrides
+        return self._view(self.shape[:-2] + self.shape[:-3:-1], st[:-2] + st[:-3:-1], self.addr)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -189,7 +255,7 @@ class MetaArray:
         return iter([MetaArray(self.shape[1:], self.dtype) for _ in range(self.shape[0])])
 
     def astype(self, dtype: _dt.dtype, copy: bool = True) -> MetaArray:
-        return MetaArray(self.shape, dtype)
+        return _elementwise(self.shape, dtype, self)
 
     def reshape(self, *shape: Any) -> MetaArray:
         return xp.reshape(  # type: ignore[no-any-return]
@@ -202,7 +268,8 @@ class MetaArray:
     # --- indexing ------------------------------------------------------------------------
 
     def __getitem__(self, idx: Any) -> MetaArray:
-        return MetaArray(_index_shape(self.shape, idx), self.dtype)
+        got = _basic_index(self, idx)
+        return MetaArray(_index_shape(self.shape, idx), self.dtype) if got is None else got
 
     def __setitem__(self, idx: Any, value: Any) -> None:
         target = _index_shape(self.shape, idx)
@@ -251,17 +318,81 @@ class MetaArray:
     __hash__ = object.__hash__
 
     def __neg__(self) -> MetaArray:
-        return MetaArray(self.shape, self.dtype)
+        return _elementwise(self.shape, self.dtype, self)
 
     __pos__ = __abs__ = __invert__ = __neg__
 
 
 def _binary(a: Any, b: Any) -> MetaArray:
-    return MetaArray(_broadcast(_shp(a), _shp(b)), _promote(a, b))
+    return _elementwise(_broadcast(_shp(a), _shp(b)), _promote(a, b), a, b)
 
 
 def _compare(a: Any, b: Any) -> MetaArray:
-    return MetaArray(_broadcast(_shp(a), _shp(b)), _b)
+    return _elementwise(_broadcast(_shp(a), _shp(b)), _b, a, b)
+
+
+class _Flags:
+    """numpy's ``flags``, as far as the kit asks (``c_contiguous``, ``writeable``)."""
+
+    __slots__ = ("c_contiguous",)
+    writeable = True
+
+    def __init__(self, c_contiguous: bool) -> None:
+        self.c_contiguous = c_contiguous
+
+    def __getitem__(self, name: str) -> bool:
+        if name in ("C_CONTIGUOUS", "C", "CONTIGUOUS"):
+            return self.c_contiguous
+        if name in ("WRITEABLE", "W"):
+            return True
+        raise KeyError(name)
+
+
+def _elementwise(shape: tuple[int, ...], dtype: _dt.dtype, *operands: Any) -> MetaArray:
+    """A fresh result of an elementwise function of ``operands``, laid out as PyTorch's
+    TensorIterator lays out its output (Note [Meta strides])."""
+    arrays = [x for x in operands if type(x) is MetaArray and x.ndim]
+    for x in arrays:
+        if x._st is not None:
+            break
+    else:  # all row-major: so is the result
+        return MetaArray(shape, dtype)
+    st = _strides.elementwise_strides(shape, [(x.shape, x.estrides) for x in arrays])
+    return MetaArray(shape, dtype, None, st)
+
+
+def _basic_index(a: MetaArray, idx: Any) -> MetaArray | None:
+    """``a[idx]`` for an index of ints, slices, None and Ellipsis: a view, as numpy's and
+    PyTorch's (strides and offset follow); None for an index with arrays in it."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    for e in items:
+        if not (e is None or e is Ellipsis or isinstance(e, (int, slice))) or isinstance(e, bool):
+            return None
+    shape = _index_shape(a.shape, idx)  # numpy's checks and errors
+    used = sum(1 for e in items if e is not None and e is not Ellipsis)
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items = items[:at] + (slice(None),) * (a.ndim - used) + items[at + 1 :]
+    else:
+        items = items + (slice(None),) * (a.ndim - used)
+    st_in = a.estrides
+    off = 0
+    strides: list[int] = []
+    dim = 0
+    for e in items:
+        if e is None:
+            # PyTorch's unsqueeze: the extent of the dim it precedes, 1 at the end
+            strides.append(a.shape[dim] * st_in[dim] if dim < a.ndim else 1)
+            continue
+        n, s = a.shape[dim], st_in[dim]
+        if isinstance(e, slice):
+            start, _stop, step = e.indices(n)
+            off += start * s  # where numpy's and PyTorch's slices start, empty ones too
+            strides.append(s * step)
+        else:
+            off += (int(e) % n) * s
+        dim += 1
+    return a._view(shape, tuple(strides), a.addr + off * a.dtype.itemsize)
 
 
 def _inplace(a: MetaArray, b: Any) -> None:
@@ -370,7 +501,10 @@ def _as_dtype(dtype: Any, default: _dt.dtype) -> _dt.dtype:
 @_api
 def asarray(obj: Any, dtype: Any = None, device: Any = None, copy: bool | None = None) -> MetaArray:
     if isinstance(obj, MetaArray):
-        return MetaArray(obj.shape, _as_dtype(dtype, obj.dtype))
+        d = _as_dtype(dtype, obj.dtype)
+        if copy is not True and d is obj.dtype:
+            return obj._view(obj.shape, obj.estrides, obj.addr)
+        return _elementwise(obj.shape, d, obj)  # numpy's copies keep the order (K)
     if isinstance(obj, (bool, int, float, complex)):
         return MetaArray((), _as_dtype(dtype, _scalar_default(obj)))
     if isinstance(obj, (list, tuple)):
@@ -430,7 +564,7 @@ def _nested(obj: Any) -> tuple[tuple[int, ...], set[str]]:
 
 @_api
 def astype(x: MetaArray, dtype: Any, /, *, copy: bool = True, device: Any = None) -> MetaArray:
-    return MetaArray(x.shape, _as_dtype(dtype, x.dtype))
+    return _elementwise(x.shape, _as_dtype(dtype, x.dtype), x)
 
 
 @_api

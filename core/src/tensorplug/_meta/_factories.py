@@ -14,6 +14,7 @@ from ._array import (
     MetaValueRead,
     _api,
     _as_dtype,
+    _elementwise,
     _f64,
     _i64,
     _scalar_default,
@@ -40,7 +41,7 @@ def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) 
 
 @_api
 def empty_like(x: MetaArray, *, dtype: Any = None, device: Any = None) -> MetaArray:
-    return MetaArray(x.shape, _as_dtype(dtype, x.dtype))
+    return _elementwise(x.shape, _as_dtype(dtype, x.dtype), x)  # numpy's: x's order (K)
 
 
 xp.zeros_like = xp.ones_like = empty_like
@@ -48,7 +49,7 @@ xp.zeros_like = xp.ones_like = empty_like
 
 @_api
 def full_like(x: MetaArray, fill_value: Any, *, dtype: Any = None, device: Any = None) -> MetaArray:
-    return MetaArray(x.shape, _as_dtype(dtype, x.dtype))
+    return _elementwise(x.shape, _as_dtype(dtype, x.dtype), x)
 
 
 @_api

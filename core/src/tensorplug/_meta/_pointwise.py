@@ -12,6 +12,7 @@ from ._array import (
     _api,
     _b,
     _broadcast,
+    _elementwise,
     _f32,
     _f64,
     _i32,
@@ -54,7 +55,7 @@ def _unary_fn(name: str, kind: str) -> Any:
             d = d.to_real()
         elif d.kind in "biu" and name in _FLOAT_RESULT:
             d = _f32 if d.itemsize <= 2 and d.kind != "b" or d is _b else _f64
-        return MetaArray(x.shape, d)
+        return _elementwise(x.shape, d, x)
 
     fn.__name__ = name
     return fn
@@ -74,11 +75,11 @@ def _binary_fn(name: str, compare: bool) -> Any:
             raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
         shape = _broadcast(_shp(a), _shp(b))
         if compare:
-            return MetaArray(shape, _b)
+            return _elementwise(shape, _b, a, b)
         d = _promote(a, b)
         if name in ("divide", "true_divide") and d.kind in "biu":
             d = _f64
-        return MetaArray(shape, d)
+        return _elementwise(shape, d, a, b)
 
     fn.__name__ = name
     return fn
@@ -106,12 +107,12 @@ xp.add.at = _add_at
 
 @_api
 def clip(x: MetaArray, /, min: Any = None, max: Any = None) -> MetaArray:  # noqa: A002
-    return MetaArray(_broadcast(x.shape, _shp(min), _shp(max)), x.dtype)
+    return _elementwise(_broadcast(x.shape, _shp(min), _shp(max)), x.dtype, x, min, max)
 
 
 @_api
 def where(cond: Any, a: Any, b: Any, /) -> MetaArray:
-    return MetaArray(_broadcast(_shp(cond), _shp(a), _shp(b)), _promote(a, b))
+    return _elementwise(_broadcast(_shp(cond), _shp(a), _shp(b)), _promote(a, b), cond, a, b)
 
 
 # gcd and lcm (integers: their operands' dtype), frexp (the mantissa and int32 exponents)

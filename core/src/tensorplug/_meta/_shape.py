@@ -9,6 +9,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from .. import _strides
 from ._array import (
     MetaArray,
     MetaValueRead,
@@ -16,6 +17,7 @@ from ._array import (
     _axes,
     _axis,
     _broadcast,
+    _elementwise,
     _promote,
     _shape_of,
     asarray,
@@ -35,7 +37,14 @@ def reshape(x: MetaArray, /, shape: Any, *, copy: bool | None = None) -> MetaArr
         shape = tuple(x.size // known if n == -1 else n for n in shape)
     if math.prod(shape) != x.size:
         raise ValueError(f"cannot reshape array of size {x.size} into shape {shape}")
-    return MetaArray(shape, x.dtype)
+    if copy is True:
+        return MetaArray(shape, x.dtype)
+    st = _strides.view_strides(x.shape, x.estrides, shape)
+    if st is None:  # the strides do not allow a view: numpy copies (row-major)
+        if copy is False:
+            raise ValueError("Unable to avoid creating a copy while reshaping.")
+        return MetaArray(shape, x.dtype)
+    return x._view(shape, st, x.addr)
 
 
 @_api
@@ -52,13 +61,24 @@ def broadcast_to(x: Any, /, shape: Any) -> MetaArray:
             f"operands could not be broadcast together with remapped shapes "
             f"[original->remapped]: {x.shape} and requested shape {shape}"
         )
-    return MetaArray(shape, x.dtype)
+    return _expanded(x, shape)
+
+
+def _expanded(x: MetaArray, shape: tuple[int, ...]) -> MetaArray:
+    """``x`` broadcast to ``shape``: a view with stride 0 along new and grown dims."""
+    lead = len(shape) - x.ndim
+    st = x.estrides
+    out = tuple(
+        0 if j < lead or (x.shape[j - lead] == 1 and n != 1) else st[j - lead]
+        for j, n in enumerate(shape)
+    )
+    return x._view(shape, out, x.addr)
 
 
 @_api
 def broadcast_arrays(*arrays: MetaArray) -> list[MetaArray]:
     shape = _broadcast(*(a.shape for a in arrays))
-    return [MetaArray(shape, a.dtype) for a in arrays]
+    return [_expanded(a, shape) for a in arrays]
 
 
 @_api
@@ -66,7 +86,9 @@ def permute_dims(x: MetaArray, /, axes: Sequence[int]) -> MetaArray:
     axes = tuple(axes)
     if sorted(_axis(a, x.ndim) for a in axes) != list(range(x.ndim)):
         raise ValueError("axes don't match array")
-    return MetaArray(tuple(x.shape[a] for a in axes), x.dtype)
+    st = x.estrides
+    axes = tuple(_axis(a, x.ndim) for a in axes)
+    return x._view(tuple(x.shape[a] for a in axes), tuple(st[a] for a in axes), x.addr)
 
 
 @_api
@@ -90,7 +112,7 @@ def moveaxis(x: MetaArray, source: Any, destination: Any, /) -> MetaArray:
     order = [n for n in range(x.ndim) if n not in src]
     for d, s in sorted(zip(dst, src, strict=True)):
         order.insert(d, s)
-    return MetaArray(tuple(x.shape[a] for a in order), x.dtype)
+    return permute_dims(x, order)
 
 
 @_api
@@ -107,26 +129,31 @@ def expand_dims(x: MetaArray, /, axis: Any = 0) -> MetaArray:
     n = x.ndim + len(axes)
     at = sorted(_axis(a, n) for a in axes)
     shape = list(x.shape)
-    for a in at:
+    st = list(x.estrides)
+    for a in at:  # PyTorch's unsqueeze: the extent of the dim it precedes, 1 at the end
+        st.insert(a, shape[a] * st[a] if a < len(shape) else 1)
         shape.insert(a, 1)
-    return MetaArray(tuple(shape), x.dtype)
+    return x._view(tuple(shape), tuple(st), x.addr)
 
 
 @_api
 def squeeze(x: MetaArray, /, axis: Any = None) -> MetaArray:
     if axis is None:
-        return MetaArray(tuple(n for n in x.shape if n != 1), x.dtype)
-    axes = _axes(axis, x.ndim)
+        axes = tuple(j for j, n in enumerate(x.shape) if n == 1)
+    else:
+        axes = _axes(axis, x.ndim)
     for a in axes:
         if x.shape[a] != 1:
             raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
-    return MetaArray(tuple(n for j, n in enumerate(x.shape) if j not in axes), x.dtype)
+    keep = [j for j in range(x.ndim) if j not in axes]
+    st = x.estrides
+    return x._view(tuple(x.shape[j] for j in keep), tuple(st[j] for j in keep), x.addr)
 
 
 @_api
 def flip(x: MetaArray, /, *, axis: Any = None) -> MetaArray:
     _axes(axis, x.ndim)
-    return MetaArray(x.shape, x.dtype)
+    return _elementwise(x.shape, x.dtype, x)  # PyTorch's flip: empty_like, preserve_format
 
 
 @_api
@@ -187,7 +214,10 @@ def stack(arrays: Sequence[MetaArray], /, *, axis: int = 0) -> MetaArray:
 def unstack(x: MetaArray, /, *, axis: int = 0) -> tuple[MetaArray, ...]:
     ax = _axis(axis, x.ndim)
     rest = x.shape[:ax] + x.shape[ax + 1 :]
-    return tuple(MetaArray(rest, x.dtype) for _ in range(x.shape[ax]))
+    st = x.estrides
+    step = st[ax] * x.dtype.itemsize
+    rst = st[:ax] + st[ax + 1 :]
+    return tuple(x._view(rest, rst, x.addr + i * step) for i in range(x.shape[ax]))
 
 
 @_api

@@ -12,10 +12,10 @@ from __future__ import annotations
 import builtins
 import math
 from collections.abc import Iterable
-from typing import Any, SupportsIndex
+from typing import Any
 
 from .. import overrides
-from ..tensor import Tensor
+from ..tensor import Size, Tensor
 
 __all__ = [
     "Size",
@@ -160,44 +160,6 @@ def sym_fresh_size(expr: Any) -> Any:
 
 
 # --- Size -------------------------------------------------------------------------------------
-
-
-class Size(tuple[int, ...]):
-    """A tensor shape: a tuple of ints with PyTorch's ``torch.Size`` repr and ``numel()``."""
-
-    __slots__ = ()
-
-    def __new__(cls, sizes: Iterable[SupportsIndex] = ()) -> Size:
-        items: list[int] = []
-        for s in sizes:
-            if isinstance(s, Tensor) and s.numel() == 1:
-                s = s.item()
-            if isinstance(s, builtins.bool) or not hasattr(type(s), "__index__"):
-                raise TypeError(
-                    f"torch.Size() takes an iterable of 'int' (item {len(items)} is "
-                    f"'{type(s).__name__}')"
-                )
-            items.append(s.__index__())
-        return super().__new__(cls, items)
-
-    def numel(self) -> int:
-        """The number of elements a tensor of this shape holds."""
-        return math.prod(self)
-
-    def __repr__(self) -> str:
-        return f"tensorplug.Size({list(self)})"
-
-    def __getitem__(self, i: Any) -> Any:  # a slice is a Size
-        r = tuple.__getitem__(self, i)
-        return Size(r) if isinstance(i, slice) else r
-
-    def __add__(self, other: Any) -> Size:
-        if not isinstance(other, tuple):
-            return NotImplemented
-        return Size(tuple.__add__(self, other))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Size, (list(self),))
 
 
 def broadcast_shapes(*shapes: Any) -> Size:

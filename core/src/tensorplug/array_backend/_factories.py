@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .. import _strides
 from .. import dtypes as _dt
 from ..device import canonical
 from ..device import device as Device
@@ -394,6 +395,8 @@ def creation(kit: Kit) -> Kernels:
         pin_memory: bool | None = None,
         memory_format: Any = None,
     ) -> Tensor:
+        if memory_format is not None and memory_format != "contiguous_format":
+            return _empty_in_format(kit, size, dtype, device, memory_format)
         r = quick(xp_empty, size, dtype, device)
         if r is not None:
             return r
@@ -422,6 +425,28 @@ def creation(kit: Kit) -> Kernels:
         return kit.new(arr, d, dev, ks)
 
     return {"zeros": zeros, "ones": ones, "empty.memory_format": empty, "full": full}
+
+
+def _empty_in_format(
+    kit: Kit, size: Sequence[int], dtype: _dt.dtype | None, device: Any, memory_format: Any
+) -> Tensor:
+    """``empty(size, memory_format=)`` for channels_last(_3d): their strides on a strided
+    backend (row-major elsewhere); preserve_format refused, as PyTorch refuses it."""
+    op = "aten::empty.memory_format"
+    fmt = _strides.check_format(memory_format, op)
+    if fmt == "preserve_format":
+        raise OpError("unsupported memory format Preserve")
+    d, dev = target(kit, dtype, device)
+    shape = check_sizes(size)
+    st = _strides.strides_for(shape, fmt)  # the rank check, on every backend
+    if not kit.strided or kit.as_strided is None:
+        return make(kit, kit.xp.empty, shape, d, dev)
+    n = 0 if 0 in shape else 1 + sum((k - 1) * s for k, s in zip(shape, st, strict=True))
+    with kit.on(dev):
+        flat = kit.xp.empty((n,), dtype=kit.storage[d])
+    item = int(flat.itemsize)
+    arr = kit.as_strided(flat, shape, tuple(s * item for s in st))
+    return kit.new(arr, d, dev, kit.keyset)
 
 
 KERNELS: dict[str, Callable[..., Any]] = {

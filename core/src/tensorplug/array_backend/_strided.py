@@ -121,10 +121,11 @@ def check_geometry(size: Sequence[int], stride: Sequence[int], offset: int) -> N
 
 def _storage_view(
     kit: Kit, self: Tensor, size: Sequence[int], stride: Sequence[int], offset: int | None,
-    what: str,
+    what: str, bounded: bool = True,
 ) -> Any:  # fmt: skip
     """The array of the view of ``self``'s storage with ``size``, ``stride`` and ``offset`` (in
-    elements; None: ``self``'s own offset), checked against the storage's bounds."""
+    elements; None: ``self``'s own offset), checked against the storage's bounds (not with
+    ``bounded=False``: PyTorch's meta ``as_strided`` checks none)."""
     if not kit.strided or kit.as_strided is None:
         raise _storage.no_strides_error(self, what)
     g = _storage.geometry(self, what)
@@ -132,7 +133,7 @@ def _storage_view(
     check_geometry(size, stride, off)
     item = g.itemsize
     need = (off + span(size, stride)) * item if span(size, stride) else 0
-    if need > g.storage_nbytes:
+    if need > g.storage_nbytes and bounded:
         raise OpError(
             f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off}, and "
             f"itemsize {item} requiring a storage size of {need} are out of bounds for storage "
@@ -172,7 +173,10 @@ def as_strided(
     kit: Kit, self: Tensor, size: Sequence[int], stride: Sequence[int],
     storage_offset: int | None = None,
 ) -> Tensor:  # fmt: skip
-    return self._alias(_storage_view(kit, self, size, stride, storage_offset, "aten::as_strided"))
+    bounded = kit.device_type != "meta"  # PyTorch's meta as_strided checks no bounds
+    return self._alias(
+        _storage_view(kit, self, size, stride, storage_offset, "aten::as_strided", bounded)
+    )
 
 
 def as_strided_(
@@ -180,12 +184,17 @@ def as_strided_(
     storage_offset: int | None = None,
 ) -> Tensor:  # fmt: skip
     r = _storage_view(kit, self, size, stride, storage_offset, "aten::as_strided_")
-    if self._base is None and self._storage_base is None:
-        # self owns the storage: a hidden tensor keeps its memory's extent known, so the
-        # new geometry still counts its offset from where the storage starts
-        self._storage_base = new_tensor(self._data, self._dtype, self._device, self._tp_keyset)
+    _keep_storage(self)
     self._data = r
     return self
+
+
+def _keep_storage(self: Tensor) -> None:
+    """Before ``self`` takes a new geometry over its own storage: where it owns the storage, a
+    hidden tensor keeps the memory's extent known, so offsets still count from where the
+    storage starts."""
+    if self._base is None and self._storage_base is None:
+        self._storage_base = new_tensor(self._data, self._dtype, self._device, self._tp_keyset)
 
 
 def as_strided_scatter(
@@ -243,6 +252,133 @@ def unfold(kit: Kit, self: Tensor, dimension: int, size: int, step: int) -> Tens
     r = xp.take(a, idx, axis=d)
     r = xp.reshape(r, (*shape[:d], windows, size, *shape[d + 1 :]))
     return self._alias(xp.moveaxis(r, d + 1, -1) if d + 1 != nd else r)
+
+
+# --- resize_, set_: a tensor takes another geometry or storage (docs/layout.md, "Storage") --------
+
+
+def resize_(kit: Kit, self: Tensor, size: Sequence[int], *, memory_format: Any = None) -> Tensor:
+    """PyTorch's ``resize_``: contiguous strides (or ``memory_format``'s) from the same storage
+    offset, over the same storage, grown where it is too small (the old elements first; every
+    tensor of the storage follows, as PyTorch's reallocation). The same sizes without a memory
+    format change nothing."""
+    what = "aten::resize_"
+    shape = tuple(int(n) for n in size)
+    check_sizes(shape)
+    if not kit.strided or kit.as_strided is None:
+        raise _storage.no_strides_error(self, what)
+    if memory_format is None:
+        if shape == tuple(self._data.shape):
+            return self
+        st = _strides.contiguous_strides(shape)
+    else:
+        fmt = _strides.check_format(memory_format, what)
+        if fmt == "preserve_format":
+            raise OpError("Unsupported memory format. Preserve")
+        st = _strides.strides_for(shape, fmt, what)
+    g = _storage.geometry(self, what)
+    reach = span(shape, st)
+    need = (g.offset + reach) * g.itemsize if reach else 0
+    if need > g.storage_nbytes:
+        _grow(kit, self, need, what)
+    r = _storage_view(kit, self, shape, st, g.offset, what)
+    _keep_storage(self)
+    self._data = r
+    return self
+
+
+def _grow(kit: Kit, t: Tensor, need: int, what: str) -> None:
+    """PyTorch's storage reallocation: ``t``'s storage becomes one of ``need`` bytes holding
+    the old one's first; every tensor of the storage follows (:func:`storage.users`), with
+    its geometry. A hidden tensor over the new memory becomes the storage's root."""
+    root = _storage.storage_root(t)
+    g = _storage.geometry(root, what)
+    item = g.itemsize
+    have = g.storage_nbytes // item
+    old = _storage_view(kit, root, (have,), (1,), 0, what)
+    with kit.on(root._device):
+        flat = kit.xp.empty((-(-need // item),), dtype=old.dtype)
+    if have:
+        flat[:have] = old
+    moved = [root, *_storage.users(root)]
+    places = [(u, _storage.geometry(u, what)) for u in moved]
+    view = kit.as_strided
+    assert view is not None  # (a strided backend: the callers checked)
+    for u, gu in places:
+        fu = flat if u._data.dtype == flat.dtype else flat.view(u._data.dtype)
+        shape = tuple(u._data.shape)
+        u._data = view(fu[gu.offset :], shape, tuple(s * gu.itemsize for s in gu.strides))
+    root._storage_base = new_tensor(flat, root._dtype, root._device, root._tp_keyset)
+
+
+def _rebind(self: Tensor, arr: Any, root: Tensor | None) -> None:
+    """``self`` becomes ``arr``, a tensor of the storage whose memory is ``root``'s (None: its
+    own): no longer a view of what it was a view of."""
+    self._data = arr
+    if self._base is not None:
+        self._base = None
+    self._storage_base = root
+
+
+def _check_source(self: Tensor, source: Tensor, what: str) -> None:
+    if source._dtype is not self._dtype:
+        raise OpError(
+            f"Could not set tensor of type {torch_name(source._dtype)} to a tensor of type "
+            f"{torch_name(self._dtype)}"
+        )
+    if source._device != self._device:
+        raise OpError(
+            f"Expected a Storage of device {self._device} but got {source._device} (set_ "
+            "shares memory: move one of them first)"
+        )
+
+
+def set_source_tensor_storage_offset(
+    kit: Kit, self: Tensor, source: Tensor, storage_offset: int, size: Sequence[int],
+    stride: Sequence[int] = (),
+) -> Tensor:  # fmt: skip
+    """``self`` becomes a tensor of ``source``'s storage with the given geometry; a storage too
+    small for it grows (PyTorch's reallocation, as ``resize_``'s)."""
+    what = "aten::set_.source_Tensor_storage_offset"
+    _check_source(self, source, what)
+    shape = tuple(int(n) for n in size)
+    st = tuple(int(s) for s in stride) if stride else _strides.contiguous_strides(shape)
+    if len(st) != len(shape):
+        raise OpError(
+            f"mismatch in length of strides and shape: sizes {list(shape)}, strides {list(st)}"
+        )
+    check_geometry(shape, st, int(storage_offset))
+    reach = span(shape, st)
+    need = (int(storage_offset) + reach) * self._dtype.itemsize if reach else 0
+    if kit.strided and need > _storage.geometry(source, what).storage_nbytes:
+        _grow(kit, source, need, what)  # PyTorch's set_ grows the storage too
+    root = _storage.storage_root(source)
+    if root is self:
+        _keep_storage(self)
+        root = _storage.storage_root(self)
+    arr = _storage_view(kit, source, shape, st, int(storage_offset), what)
+    _rebind(self, arr, root)
+    return self
+
+
+def set_source_tensor(kit: Kit, self: Tensor, source: Tensor) -> Tensor:
+    """``self`` becomes a tensor of ``source``'s storage with ``source``'s geometry; on a
+    backend without strides, an alias of ``source``'s array."""
+    if source is self:
+        return self
+    _check_source(self, source, "aten::set_.source_Tensor")
+    if not kit.strided or kit.as_strided is None:
+        _rebind(self, source._data, _storage.storage_root(source))
+        return self
+    g = _storage.geometry(source, "aten::set_.source_Tensor")
+    shape = tuple(source._data.shape)
+    return set_source_tensor_storage_offset(kit, self, source, g.offset, shape, g.strides)
+
+
+def set_(kit: Kit, self: Tensor) -> Tensor:
+    """``self`` becomes an empty 1-d tensor over a new, empty storage."""
+    _rebind(self, strided_array(kit, (0,), (1,), kit.storage[self._dtype], self._device), None)
+    return self
 
 
 # --- empty_strided -------------------------------------------------------------------------------
@@ -320,6 +456,10 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "as_strided_scatter": as_strided_scatter,
     "unfold": unfold,
     "empty_strided": empty_strided,
+    "resize_": resize_,
+    "set_.source_Tensor_storage_offset": set_source_tensor_storage_offset,
+    "set_.source_Tensor": set_source_tensor,
+    "set_": set_,
 }
 
 

@@ -652,6 +652,17 @@ def swapaxes_(self: Any, axis0: int, axis1: int) -> Any:
     return aten.transpose_.default(self, axis0, axis1)
 
 
+def swapdims_(self: Any, dim0: int, dim1: int) -> Any:
+    """``swapdims`` in place (an alias of ``transpose_``, as in PyTorch)."""
+    return aten.transpose_.default(self, dim0, dim1)
+
+
+def resize_as_(self: Any, the_template: Any, *, memory_format: Any = None) -> Any:
+    """``resize_`` to the template's sizes (PyTorch's: the template only gives sizes, so it
+    may live on another device)."""
+    return aten.resize_.default(self, list(the_template.shape), memory_format=memory_format)
+
+
 # --- unsafe_chunk, unsafe_split, unsafe_split_with_sizes (issue 29) ----------------------------
 # PyTorch's "unsafe" forms return pieces autograd does not track as views, for code that
 # knows it will not write into them; here the pieces of chunk and split serve (writing into

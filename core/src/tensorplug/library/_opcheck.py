@@ -273,6 +273,8 @@ def _compare_metadata(expected: Any, got: Any, where: str) -> None:
                                  "kernel a Tensor")  # fmt: skip
         for what in ("shape", "dtype"):
             e, g = getattr(expected, what), getattr(got, what)
+            if what == "shape":
+                e, g = tuple(e), tuple(g)
             if e != g:
                 raise AssertionError(f"{where}: the fake kernel gives {what} {g}, the kernel {e}")
         if got.device.type != "meta":

@@ -60,7 +60,7 @@ def _root_grads(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph: bo
             g = _implicit_grad(out)
         elif not isinstance(g, Tensor):
             g = tp.full_like(out, g)
-        elif tuple(g.shape) != tuple(out.shape):
+        elif tuple(g.tp_data.shape) != tuple(out.tp_data.shape):  # (arrays: Note [Size])
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
                 f"output[{i}] has a shape of {list(out.shape)}."

@@ -110,6 +110,13 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
             "operation. Do it under tp.no_grad(), or on a clone()."
         )
     view = m.view if m is not None else None
+    if view is not None and rule.moves_self_only and self.tp_keyset & M.ag:
+        raise NotImplementedError(
+            f"{rule.name}: changing the geometry of a view that requires grad in place is not "
+            "supported by tensorplug's autograd (PyTorch rebases the view's history); call "
+            "it on a tensor that is not a view (e.g. after .clone()), or use the out-of-place "
+            "as_strided"
+        )
     plain_base = None  # a tensor about to get its first history, whose plain views must follow
     if view is None and self.tp_base is not None:
         view = plain_view(rule, self, self.tp_base)
@@ -126,7 +133,10 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     if rule.saves_self_before:
         # recorded (CloneBackward) when self requires grad: a backward pass with
         # create_graph=True differentiates through the old value
-        before = tp.clone(self)
+        if rule.moves_self_only:  # its elements stay: a view keeps its old geometry
+            before = self.as_strided(list(self.shape), self.stride(), self.storage_offset())
+        else:
+            before = tp.clone(self)
     version = self.tp_version
     v0 = version.value
     out = rule.call_below(ks, args)
@@ -135,7 +145,7 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     if view is None:
         fn = record(rule, out, args, before)
         if fn is not None:
-            saved_before_write(fn, version, v0)
+            _saved_before(rule, fn, version, v0, before)
         if plain_base is not None and plain_base.tp_keyset & M.ag:
             follow(plain_base, self)
         return out
@@ -143,7 +153,7 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     fn = record(rule, out, args, before)  # self's history is replaced below
     if fn is None:
         return out
-    saved_before_write(fn, version, v0)
+    _saved_before(rule, fn, version, v0, before)
     base = view.base
     copy = CopySlices(base, view, fn)
     set_history(base, copy, 0)
@@ -154,6 +164,15 @@ def run_inplace(rule: Rule, ks: int, args: tuple[Any, ...]) -> Any:
     if plain_base is not None:
         follow(plain_base, self)
     return out
+
+
+def _saved_before(rule: Rule, fn: Node, version: Any, v0: int, before: Tensor | None) -> None:
+    if before is not None and rule.moves_self_only:
+        # as_strided_: the elements did not change, only self's geometry; its gradient
+        # has the shape self had before
+        fn._input_meta = (input_meta(before), *fn._input_meta[1:])
+        return
+    saved_before_write(fn, version, v0)
 
 
 def saved_before_write(fn: Node, version: Any, v0: int) -> None:

@@ -50,7 +50,7 @@ from .graph import Node, tensors_in
 from .inplace import run_inplace
 from .inplace_views import INPLACE_VIEWS, inplace_view_kernel
 from .masks import M
-from .meta import set_history
+from .meta import is_leaf, set_history
 from .recording import outputs, refuse_out, run
 from .rules import RULES, Rule, core_composite, register_lazily, short_name
 
@@ -134,6 +134,34 @@ def not_implemented_kernel(op: Any, ks: int, *args: Any, **kwargs: Any) -> Any:
 
 
 mark_boxed(not_implemented_kernel)
+
+
+# the ops that change a tensor's storage (resize_, set_; resize_as_ is resize_): PyTorch refuses to resize a tensor
+# that requires grad, and, as for every in-place op, a leaf that requires grad; otherwise they
+# run, and a backward pass reaching them raises (no derivative)
+STORAGE_OPS = frozenset(
+    ("resize_", "set_", "set_.source_Tensor", "set_.source_Tensor_storage_offset")
+)
+
+
+def storage_op_kernel(op: Any, ks: int, *args: Any, **kwargs: Any) -> Any:
+    """Boxed: the Autograd kernel of :data:`STORAGE_OPS`."""
+    self = args[0]
+    if self.tp_keyset & M.ag:
+        if op.name.startswith("aten::resize"):
+            raise RuntimeError(
+                f"{op.name}: cannot resize variables that require grad; resize a detached "
+                "tensor (t.detach().resize_(...)) or make a new one"
+            )
+        if is_leaf(self):
+            raise RuntimeError(
+                f"{op.name}: a leaf Variable that requires grad is being used in an in-place "
+                "operation. Do it under tp.no_grad(), or on a clone()."
+            )
+    return not_implemented_kernel(op, ks, *args, **kwargs)
+
+
+mark_boxed(storage_op_kernel)
 
 
 def autograd_not_implemented_fallback() -> Callable[..., Any]:
@@ -229,6 +257,10 @@ def register_all(lib: Any) -> int:
         short = short_name(op.name)
         if short.endswith(".default"):
             short = short[: -len(".default")]
+        if short in STORAGE_OPS:
+            lib.impl(op, storage_op_kernel, "Autograd")
+            count += 1
+            continue
         if short in INPLACE_VIEWS:  # Note [In-place views] in inplace_views.py
             lib.impl(op, inplace_view_kernel(short, INPLACE_VIEWS[short]), "Autograd")
             count += 1

@@ -28,6 +28,9 @@ def camel(op_name: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in op_name.strip("_").split("_"))
 
 
+_GEOMETRY_ONLY = frozenset(("aten::as_strided_", "aten::as_strided_.default"))
+
+
 class Rule:
     """What an op's autograd kernel and node need to know, computed once per op."""
 
@@ -97,6 +100,10 @@ class Rule:
         )
         self.saves_result = "result" in used or any(n and n in used for n in self.return_names)
         self.saves_self_before = self.inplace and "self" in used
+        # an in-place op that changes only where self lies in its storage, not its elements
+        # (as_strided_): what it saves of self before is a view with the old geometry, which
+        # as_strided's formula reads (PyTorch saves TensorGeometry(self))
+        self.moves_self_only = self.name in _GEOMETRY_ONLY
         self.list_args = frozenset(
             a.name for a in args if a.tensor_kind in ("Tensor[]", "Tensor?[]")
         )

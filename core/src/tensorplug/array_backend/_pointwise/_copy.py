@@ -64,7 +64,10 @@ def to_copy(
         arr = convert(kit, self._data, self._dtype, d) if d is not self._dtype else self._data
         host = kit.to_host(arr)
         if host is self._data:
-            host = host.copy()  # the target may keep host memory (CPU does)
+            # the target may keep host memory (CPU does); order K keeps the layout, as
+            # preserve_format asks (a strided target takes it: Meta, the CPU)
+            keep = memory_format is None or memory_format == "preserve_format"
+            host = host.copy(order="K") if keep else host.copy()
         out: Tensor = target.from_host(host, dev)
         return out
     host = kit.to_host(self._data)

@@ -99,6 +99,90 @@ def topk(
     return finish(kit, self, order, ax)
 
 
+# --- selection: which of tied elements PyTorch's CPU kernels return ---------------------------
+#
+# kthvalue selects with quick_select_template (ATen's
+# SortingUtils.h: median-of-three pivots, Hoare partitioning, values and indices swapped
+# together), so among elements equal to the selected one, the index returned is where that
+# algorithm leaves them, not the stable order's. The value comes from a sort (vectorized);
+# only rows where it is tied are replayed, on the host, to find PyTorch's index.
+
+
+def _gt_or_nan(x: Any, y: Any) -> bool:
+    """ATen's comparator: NaN above every number, else ``x > y``."""
+    return bool((x != x and y == y) or x > y)
+
+
+def quick_select_index(values: list[Any], k: int) -> int:
+    """The original index that ATen's ``quick_select_template`` leaves at position ``k``."""
+    arr = list(values)
+    ind = list(range(len(arr)))
+    gt = _gt_or_nan
+
+    def swap(i: int, j: int) -> None:
+        arr[i], arr[j] = arr[j], arr[i]
+        ind[i], ind[j] = ind[j], ind[i]
+
+    lo, hi = 0, len(arr) - 1
+    while True:
+        if hi <= lo:
+            return ind[k]
+        if hi == lo + 1:
+            if gt(arr[lo], arr[hi]):
+                swap(lo, hi)
+            return ind[k]
+        p = lo + (hi - lo) // 2
+        swap(p, lo + 1)
+        if gt(arr[lo + 1], arr[hi]):
+            swap(lo + 1, hi)
+        if gt(arr[lo], arr[hi]):
+            swap(lo, hi)
+        if gt(arr[lo + 1], arr[lo]):
+            swap(lo + 1, lo)
+        i, j = lo + 1, hi
+        piv = arr[lo]
+        while True:
+            i += 1
+            while gt(piv, arr[i]):
+                i += 1
+            j -= 1
+            while gt(arr[j], piv):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+
+
+def torch_tie_index(kit: Kit, a: Any, idx: Any, k: Any, device: Any) -> Any:
+    """``idx`` (..., 1), positions along the last axis of ``a`` selected as the ``k``-th
+    smallest (an int or an int array of ``idx``'s shape), with each row whose selected value
+    is tied taking the index ATen's quick select gives (the section's note)."""
+    xp = kit.xp
+    i64 = kit.storage[_dt.int64]
+    picked = kit.take_along_axis(a, idx, -1)
+    same = a == picked
+    if kit.kind(a) in "fc":
+        same = same | ((a != a) & (picked != picked))
+    ties = xp.sum(kit.cast(same, i64), axis=-1) > 1
+    if not bool(xp.any(ties)):  # (Meta: no values, no ties)
+        return idx
+    host = kit.to_host(a)
+    out = kit.to_host(idx).copy()
+    kk = kit.to_host(k) if not isinstance(k, int) else None
+    flat_a = host.reshape(-1, host.shape[-1])
+    flat_out = out.reshape(-1)
+    flat_k = None if kk is None else kk.reshape(-1)
+    for r in kit.to_host(ties).reshape(-1).nonzero()[0].tolist():
+        kr = k if flat_k is None else int(flat_k[r])
+        flat_out[r] = quick_select_index(flat_a[r].tolist(), kr)
+    return kit.from_host_array(out, device)
+
+
 # --- median: the lower median, its index the stable order's (Note [Tie order ...]) ------
 
 
@@ -164,6 +248,7 @@ def kthvalue(
         )
     a = xp.moveaxis(kit.as_compute(self, d), ax, -1)
     idx = xp.argsort(a, axis=-1, stable=True)[..., k_ - 1 : k_]  # NaNs last, as PyTorch
+    idx = torch_tie_index(kit, a, idx, k_ - 1, self._device)
     idx = xp.moveaxis(idx, -1, ax)
     vals = kit.take_along_axis(self._data, idx, ax)
     if not keepdim:

@@ -579,11 +579,18 @@ add(
 
 
 def _ref_kthvalue(x: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:
-    """The k-th smallest and its index in a stable sort (NaNs last)."""
+    """The k-th smallest (NaNs last) and its index: among tied elements the one ATen's
+    quick_select_template leaves at position k - 1, as PyTorch's CPU kernel returns."""
+    from ...array_backend._reductions._sorting import quick_select_index
+
     x = np.asarray(x)
     if x.ndim == 0:
         return x, np.asarray(0)
-    idx = np.take(np.argsort(x, axis=dim, kind="stable"), [k - 1], axis=dim)
+    moved = np.moveaxis(x, dim, -1)
+    rows = moved.reshape(-1, moved.shape[-1]) if moved.size else moved.reshape(0, 1)
+    picks = [quick_select_index(r.tolist(), k - 1) for r in rows] if moved.size else []
+    idx = np.asarray(picks, dtype=np.int64).reshape((*moved.shape[:-1], 1))
+    idx = np.moveaxis(idx, -1, dim)
     vals = np.take_along_axis(x, idx, axis=dim)
     if not keepdim:
         idx, vals = np.squeeze(idx, axis=dim), np.squeeze(vals, axis=dim)

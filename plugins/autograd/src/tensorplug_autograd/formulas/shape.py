@@ -105,22 +105,15 @@ def _as_strided_backward(
     (outputs that overlap add up), then read at the input's positions, divided by how many
     input elements share a position where the input overlaps itself. Positions count from
     the input's first element (their difference is what the data pointers give), so the
-    formula needs no storage offsets; built of differentiable ops (double backward)."""
+    formula needs no storage offsets; built of differentiable ops (double backward).
+    ``as_strided_`` saves its input as a view with the old geometry (its elements stay), so
+    the same formula serves it, as PyTorch's serves both with ``TensorGeometry(self)``."""
     shape = list(self_.shape)
     if g.numel() == 0 or self_.numel() == 0:
         return _zeros(g, shape)
     item = self_.element_size()
     in_stride = self_.stride()
     rel = (result.data_ptr() - self_.data_ptr()) // item
-    if not _overlap(self_, result):
-        # as_strided_ runs this formula with the value saved before the write: a copy, which
-        # has lost the input's place in the storage (its memory is its own)
-        raise NotImplementedError(
-            "the derivative for 'as_strided_' is not implemented in tensorplug (the value "
-            "saved before an in-place op is a copy, which has lost the input's place in its "
-            "storage), nor for an as_strided view that reads none of its input's memory: "
-            "use the out-of-place as_strided over the input"
-        )
     in_lo, in_hi = _reach(shape, in_stride, 0)
     out_lo, out_hi = _reach(size, stride, rel)
     lo, hi = min(in_lo, out_lo), max(in_hi, out_hi)
@@ -132,24 +125,6 @@ def _as_strided_backward(
         count = _zeros(g, [hi - lo + 1]).index_add(0, in_idx, tp.ones_like(in_idx, dtype=g.dtype))
         storage = storage / count.clamp(min=1)
     return storage.index_select(0, in_idx).reshape(shape)
-
-
-def _overlap(a: Tensor, b: Tensor) -> bool:
-    """Whether the memory ranges of ``a``'s and ``b``'s elements overlap."""
-    la, lb = tp.storage.memory_layout(a), tp.storage.memory_layout(b)
-    if la is None or lb is None:
-        return True
-
-    def extent(lay: tp.storage.MemoryLayout, shape: Shape) -> tuple[int, int]:
-        lo = hi = lay.address
-        for n, st in zip(shape, lay.strides, strict=True):
-            lo += min(0, (n - 1) * st)
-            hi += max(0, (n - 1) * st)
-        return lo, hi + lay.itemsize
-
-    a0, a1 = extent(la, a.shape)
-    b0, b1 = extent(lb, b.shape)
-    return a0 < b1 and b0 < a1
 
 
 def _dense(shape: Shape, stride: Shape) -> bool:

@@ -350,6 +350,29 @@ def _as_strided_inplace_rule(op: Any, self: BatchedTensor, *args: Any, **kwargs:
     )
 
 
+# --- storage ops: resize_, set_ (refused) -----------------------------------------------------
+
+
+@defrule(
+    "resize_.default", "set_.default", "set_.source_Tensor",
+    "set_.source_Tensor_storage_offset",
+)  # fmt: skip
+def _storage_op_rule(op: Any) -> Kernel:
+    """Refused, as PyTorch's vmap refuses them: they give a tensor another storage or
+    geometry, which a batched wrapper's per-sample view of one physical tensor cannot take."""
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        if not any(type(a) is BatchedTensor for a in (*args, *kwargs.values())):
+            return passdown(op, args, kwargs)
+        raise RuntimeError(
+            f"vmap: Calling {op.name} is not supported inside vmap (it changes the storage or "
+            "the shape of a tensor in place); make the tensor of the new shape outside vmap, "
+            "or use out-of-place ops (reshape, new_empty) inside"
+        )
+
+    return kernel
+
+
 # --- cat and stack ----------------------------------------------------------------------------
 
 

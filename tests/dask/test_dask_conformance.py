@@ -59,10 +59,6 @@ EXPECTED: dict[str, str] = {
     "conv3d.padding": "dask reshapes only whole chunks evenly",
     "eye.m": "dask's eye with m is a graph it cannot compute (a missing dependency)",
     "upsample_nearest3d": "dask's shape of a take with a one-element index array is wrong",
-    # not dask's limitation but the kit's, open in issue 33: the bin counting indexes with an
-    # array whose chunk sizes are unknown (value-dependent) and does not compute them first
-    "histogramdd": "the kit's bin counting leaves dask chunk sizes unknown (issue 33)",
-    "_histogramdd_from_bin_tensors": "the kit's bin counting leaves dask chunk sizes unknown",
 }
 
 

@@ -241,6 +241,8 @@ class Kit:
         # the special-function namespace (scipy.special, cupyx.scipy.special) or None: Note
         # [Special-function namespace] in _special.py; set by register(special=...)
         self.special: Any = None
+        # the FFT namespace when not xp.fft (Note [FFT kernels] in _fft.py); register(fft=...)
+        self.fft: Any = None
         # Note [Strided layout] in tensorplug/_strides.py; set by register(strided=...):
         # whether the arrays are strided, and the library's as_strided(a, shape, strides)
         self.strided = False

@@ -404,7 +404,8 @@ def written_back(functional: Kernel) -> Kernel:
                 f"output with shape {fmt_shape(self._data.shape)} doesn't match the broadcast "
                 f"shape {fmt_shape(r._data.shape)}"
             )
-        self._data[...] = r._data
+        if 0 not in r._data.shape:  # nothing to write (dask refuses a[...] = v with a 0-length dim)
+            self._data[...] = r._data
         return self
 
     return written_back

@@ -449,7 +449,8 @@ def non_finite_check_and_unscale_(
         x = kit.as_compute(g, d)
         bad = xp.logical_not(xp.all(xp.isfinite(x)))
         found = bad if found is None else xp.logical_or(found, bad)
-        g._data[...] = kit.cast(x * kit.cast(inv, kit.compute[d]), kit.storage[d])
+        if 0 not in x.shape:  # nothing to write (dask refuses a[...] = v with a 0-length dim)
+            g._data[...] = kit.cast(x * kit.cast(inv, kit.compute[d]), kit.storage[d])
     if found is not None:
         f = found_inf._data
         f[...] = xp.where(found, xp.ones_like(f), f)
@@ -484,8 +485,9 @@ def update_scale_(
         kept = xp.where(xp.logical_and(grow, xp.isfinite(grown)), grown, scale)
         new_scale = xp.where(inf, backed_off, kept)
         new_tracker = xp.where(xp.logical_or(inf, grow), xp.zeros_like(tracker), steps)
-    scale[...] = new_scale
-    tracker[...] = kit.cast(new_tracker, tracker.dtype)
+    # each one element, but of its own shape (the others' may differ: () against (1,))
+    scale[...] = xp.reshape(new_scale, scale.shape)
+    tracker[...] = xp.reshape(kit.cast(new_tracker, tracker.dtype), tracker.shape)
     return self
 
 

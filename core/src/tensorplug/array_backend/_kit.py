@@ -393,6 +393,12 @@ class Kit:
         else:
             a[idx] = v
 
+    def assign(self, a: Any, v: Any) -> None:
+        """``a[...] = v``: every element of ``a`` written in place; nothing to write into an
+        empty ``a`` (dask refuses ``a[...] = v`` with a 0-length dim, whatever ``v``)."""
+        if 0 not in a.shape:
+            a[...] = v
+
     def nonzero(self, a: Any) -> tuple[Any, ...]:
         """``xp.nonzero(a)`` with known lengths (Note [Value-dependent shapes])."""
         return tuple(self.known(i) for i in self.xp.nonzero(a))

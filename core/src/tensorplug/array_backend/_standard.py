@@ -146,7 +146,7 @@ def put(kit: Kit, a: Any, idx: tuple[Any, ...], v: Any, *, accumulate: bool = Fa
     flat = scatter(
         kit, xp.reshape(a, (-1,)), xp.reshape(pos, (-1,)), xp.reshape(vals, (-1,)), accumulate
     )
-    a[...] = xp.reshape(flat, a.shape)
+    kit.assign(a, xp.reshape(flat, a.shape))
 
 
 def scatter(

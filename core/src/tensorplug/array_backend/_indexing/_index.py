@@ -190,7 +190,7 @@ def index_put_(
         else:
             work = kit.cast(a, kit.compute[d])
             add_at(kit, work, iidx, v)
-            a[...] = kit.cast(work, kit.storage[d])
+            kit.assign(a, kit.cast(work, kit.storage[d]))
     except ValueError as e:
         target = tuple(kit.getitem(a, idx).shape)
         if "read-only" in str(e) or tuple(v.shape) == target:
@@ -388,7 +388,7 @@ def put_(kit: Kit, self: Tensor, index: Tensor, source: Tensor, accumulate: bool
     work = kit.copy(kit.cast(xp.reshape(self._data, (-1,)), kit.compute[d]))
     v = kit.cast(xp.reshape(kit.operand(source, d, self._device), (-1,)), kit.compute[d])
     kit.put(work, (i,), v, accumulate=accumulate)
-    self._data[...] = kit.cast(xp.reshape(work, shape), kit.storage[d])
+    kit.assign(self._data, kit.cast(xp.reshape(work, shape), kit.storage[d]))
     return self
 
 

@@ -499,11 +499,10 @@ def non_finite_check_and_unscale_(
         x = kit.as_compute(g, d)
         bad = xp.logical_not(xp.all(xp.isfinite(x)))
         found = bad if found is None else xp.logical_or(found, bad)
-        if 0 not in x.shape:  # nothing to write (dask refuses a[...] = v with a 0-length dim)
-            g._data[...] = kit.cast(x * kit.cast(inv, kit.compute[d]), kit.storage[d])
+        kit.assign(g._data, kit.cast(x * kit.cast(inv, kit.compute[d]), kit.storage[d]))
     if found is not None:
         f = found_inf._data
-        f[...] = xp.where(found, xp.ones_like(f), f)
+        kit.assign(f, xp.where(found, xp.ones_like(f), f))
 
 
 def update_scale_(
@@ -536,8 +535,8 @@ def update_scale_(
         new_scale = xp.where(inf, backed_off, kept)
         new_tracker = xp.where(xp.logical_or(inf, grow), xp.zeros_like(tracker), steps)
     # each one element, but of its own shape (the others' may differ: () against (1,))
-    scale[...] = xp.reshape(new_scale, scale.shape)
-    tracker[...] = xp.reshape(kit.cast(new_tracker, tracker.dtype), tracker.shape)
+    kit.assign(scale, xp.reshape(new_scale, scale.shape))
+    kit.assign(tracker, xp.reshape(kit.cast(new_tracker, tracker.dtype), tracker.shape))
     return self
 
 

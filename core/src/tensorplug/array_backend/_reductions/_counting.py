@@ -463,7 +463,7 @@ def unique_consecutive(
     if dim is None:
         flat = xp.reshape(a, (-1,))
         new = first_of_runs(kit, flat)
-        values = flat[new]
+        values = kit.known(flat[new])  # Note [Value-dependent shapes]
         inverse_shape: tuple[int, ...] = tuple(self._data.shape)
     else:
         if a.ndim == 0:
@@ -472,11 +472,11 @@ def unique_consecutive(
         m = xp.moveaxis(a, ax, 0)
         rows = xp.reshape(m, (m.shape[0], -1))
         new = _rows_new(kit, rows)
-        values = xp.moveaxis(m[new], 0, ax)
+        values = xp.moveaxis(kit.known(m[new]), 0, ax)
         inverse_shape = (int(m.shape[0]),)
     n = new.shape[0]
     group = xp.cumulative_sum(kit.cast(new, i64)) - 1 if n else empty
-    ends = xp.concat([kit.cast(xp.nonzero(new)[0], i64), xp.asarray([n], dtype=i64)])
+    ends = xp.concat([kit.cast(kit.nonzero(new)[0], i64), xp.asarray([n], dtype=i64)])
     counts = ends[1:] - ends[:-1]
     return (
         kit.wrap(values, d, dev),

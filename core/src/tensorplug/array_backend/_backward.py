@@ -340,8 +340,9 @@ def _nll_loss_backward_general(kit: Kit) -> Kernel:
         ignore_index: int = -100,
         rows: bool = False,
     ) -> Any:
-        """The gradient; with ``rows`` (a lazy backend's batched input, for Note [Lazy
-        cross-entropy backward]) its array, the coefficient of each target and the targets."""
+        """The gradient; with ``rows`` (a lazy backend's (batch, classes) input without
+        weights, for Note [Lazy cross-entropy backward]) its array, the coefficient of each
+        target and the targets, both as columns."""
         check_reduction(reduction)
         d = floating("nll_loss_backward", self._dtype)
         device = self._device
@@ -371,6 +372,23 @@ def _nll_loss_backward_general(kit: Kit) -> Kernel:
             rows = kit.row_numbers(shape[0], device)
             kit.put(out, (rows, t), -(g / shape[0] if reduction == "mean" else g))
             return kit.wrap(out, d, device)
+        if kit.lazy and weight is None and len(shape) == 2:
+            # Note [Lazy nll_loss]: each target's coefficient computed as a column, from the
+            # targets as class_hits compares them (no reshape of a coefficient vector)
+            te = xp.expand_dims(t, axis=1)
+            valid_e = te != ignore_index
+            zero = xp.zeros((), dtype=acc)
+            if reduction == "mean":
+                scale = g / lazy_target_count(kit, t, ignore_index, n_classes, acc)
+            else:
+                scale = xp.expand_dims(g, axis=1) if reduction == "none" else g
+            with kit.quiet():  # "mean" with a zero total weight divides by zero, as PyTorch
+                # -weight * scale with every weight 1: -scale, exactly
+                coef_e = xp.where(valid_e, -scale, zero)
+            out = xp.where(class_hits(kit, t, n_classes, 2), coef_e, zero)
+            if rows:
+                return out, coef_e, te
+            return kit.wrap(out, d, device)
         valid = t != ignore_index
         if lo is not None and lo < 0 and bool(xp.any(valid & (t < 0))):
             raise IndexError(f"Target {int(min_(xp.where(valid, t, 0)))} is out of bounds.")
@@ -381,10 +399,7 @@ def _nll_loss_backward_general(kit: Kit) -> Kernel:
             check_nll_weight(weight, n_classes)
             w = kit.cast(kit.operand(weight, weight._dtype, device), acc)
             wt = kit.getitem(w, (safe,)) * kit.cast(valid, acc)
-        if reduction == "mean" and weight is None and kit.lazy and batched:
-            # the forward's divisor, the same tasks (Note [Lazy nll_loss])
-            total = lazy_target_count(kit, t, ignore_index, n_classes, acc)
-        elif reduction == "mean":
+        if reduction == "mean":
             total = xp.sum(wt)
         with kit.quiet():  # "mean" with a zero total weight divides by zero, as PyTorch
             coef = -wt * (g / total if reduction == "mean" else g)
@@ -403,8 +418,6 @@ def _nll_loss_backward_general(kit: Kit) -> Kernel:
             # a 0-d zero, not ``out``: a full array of zeros would be chunked on its own on a
             # lazy library (one chunk), and rechunked to ``hit``'s chunks in the graph
             out = xp.where(hit, xp.expand_dims(coef, axis=1), xp.zeros((), dtype=acc))
-            if rows:
-                return out, coef, t
         return kit.wrap(out, d, device)
 
     return general
@@ -564,11 +577,11 @@ def cross_entropy_loss_backward(kit: Kit) -> Kernel:
         n_classes = log_probs._data.shape[-1]
         if lazy_rows and nd == 2 and n_classes > 1 and d in native and grad_output._dtype is d:
             # Note [Lazy cross-entropy backward]
-            G, coef, t = nll(grad_output, log_probs, target, None, reduction, ignore_index, True)
+            G, coef, te = nll(grad_output, log_probs, target, None, reduction, ignore_index, True)
             zero = xp.zeros((), dtype=G.dtype)
-            row_sum = xp.where((t >= 0) & (t < n_classes), coef, zero) + zero
+            row_sum = xp.where((te >= 0) & (te < n_classes), coef, zero) + zero  # a column
             y = log_probs._data
-            return kit.wrap(G - exp(y) * xp.expand_dims(row_sum, axis=1), d, log_probs._device)
+            return kit.wrap(G - exp(y) * row_sum, d, log_probs._device)
         gl = nll(grad_output, log_probs, target, None, reduction, ignore_index)
         return lsm(gl, log_probs, 0 if nd == 1 else 1, d)  # type: ignore[no-any-return]
 

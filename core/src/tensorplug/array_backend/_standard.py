@@ -34,6 +34,8 @@ class Kit(Protocol):
 
     def nonzero(self, a: Any) -> tuple[Any, ...]: ...
 
+    def assign(self, a: Any, v: Any) -> None: ...
+
 
 def matrix_transpose(xp: Any, a: Any) -> Any:
     """``a`` with its last two axes swapped: the standard's ``matrix_transpose`` where ``xp``

@@ -25,7 +25,7 @@ class FFT:
     def __init__(self) -> None:
         import array_api_compat.dask.array as xp
 
-        self._fft = xp.fft
+        self._fft = xp.fft  # type: ignore[attr-defined]
 
     @functools.cache  # noqa: B019 - one instance per loaded backend
     def __getattr__(self, name: str) -> Any:

@@ -233,15 +233,21 @@ def class_hits(kit: Kit, t: Any, n_classes: int, ndim: int) -> Any:
     return xp.expand_dims(t, axis=1) == classes
 
 
+def out_of_range(te: Any, ignore_index: int, n_classes: int) -> Any:
+    """Whether each target (of ``te``) is neither ignored nor a class."""
+    return (te != ignore_index) & ((te < 0) | (te >= n_classes))
+
+
 def lazy_target_count(kit: Kit, t: Any, ignore_index: int, n_classes: int, dtype: Any) -> Any:
     """The number of targets not ignored (a ``"mean"`` loss's divisor without weights), NaN
-    when one is out of range (Note [Lazy nll_loss]); written the same way by nll_loss and its
-    backward, so a graph computes it once."""
+    when one is out of range (Note [Lazy nll_loss]); computed on the targets as a column (the
+    array ``class_hits`` compares), the same way by nll_loss and its backward, so a graph
+    computes it once."""
     xp = kit.xp
-    valid = t != ignore_index
-    bad = valid & ((t < 0) | (t >= n_classes))
+    te = xp.expand_dims(t, axis=1)
     nan = xp.asarray(float("nan"), dtype=dtype)
-    return xp.sum(xp.where(bad, nan, kit.cast(valid, dtype)))
+    valid = kit.cast(te != ignore_index, dtype)
+    return xp.sum(xp.where(out_of_range(te, ignore_index, n_classes), nan, valid))
 
 
 def check_nll_weight(weight: Tensor, n_classes: int) -> None:
@@ -388,7 +394,8 @@ def nll_loss(kit: Kit) -> Kernel:
                 total = -xp.sum(xp.where(hit, x, zero))
                 with kit.quiet():
                     if reduction == "sum":
-                        return kit.wrap(total + xp.sum(xp.where(bad, nan, zero)), d, device)
+                        bad_e = out_of_range(xp.expand_dims(t, axis=1), ignore_index, n_classes)
+                        return kit.wrap(total + xp.sum(xp.where(bad_e, nan, zero)), d, device)
                     count = lazy_target_count(kit, t, ignore_index, n_classes, x.dtype)
                     return kit.wrap(total / count, d, device)
             picked = xp.sum(xp.where(hit, x, zero), axis=1)

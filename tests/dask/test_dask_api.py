@@ -199,3 +199,33 @@ def test_namespace_signatures_and_dtypes():
     ]  # fmt: skip
     x = tp.tensor([1.5], dtype=tp.bfloat16, device="dask")
     assert x.cpu().to("dask").dtype is tp.bfloat16 and x.cpu().tolist() == [1.5]
+
+
+def test_bin_counts_stay_lazy_with_known_chunks(counting):
+    """histc/histogram/histogramdd count into bins with a fixed-size sum (Note [Fixed-size bin
+    counts] in the kit): no value read, every chunk size known."""
+    x = tp.tensor(np.linspace(0.0, 1.0, 10, dtype=np.float32), device="dask")
+    h = tp.histc(x, bins=4, min=0.0, max=1.0)
+    pts = tp.stack([x, x], 1)
+    hd = tp.histogramdd(pts, bins=[2, 3], range=[0.0, 1.0, 0.0, 1.0]).hist
+    assert counting.calls == 0
+    for t in (h, hd):
+        assert not any(np.isnan(c) for cs in tp.dask.chunks(t) for c in cs)
+    assert h.tolist() == [3.0, 2.0, 2.0, 3.0]
+    np.testing.assert_array_equal(
+        hd.cpu().numpy(), np.histogramdd(np.linspace(0, 1, 10)[:, None].repeat(2, 1), [2, 3],
+                                         range=[(0, 1), (0, 1)])[0]
+    )  # fmt: skip
+
+
+def test_fft_along_a_chunked_axis():
+    """dask.array.fft needs the axis in one chunk: the plugin's FFT namespace rechunks it."""
+    a = np.arange(12, dtype=np.float32)
+    x = tp.dask.from_dask(da.from_array(a, chunks=4))
+    np.testing.assert_allclose(tp.fft.rfft(x).cpu().numpy(), np.fft.rfft(a), rtol=1e-5)
+
+
+def test_task_count_as_built_and_as_run():
+    x = tp.dask.from_dask(da.ones((8, 3), chunks=(2, 3)))
+    y = ((x + 1) * 2).exp()
+    assert tp.dask.task_count(y, optimized=True) < tp.dask.task_count(y)

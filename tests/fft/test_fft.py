@@ -69,6 +69,7 @@ def test_a_namespace_without_fft_is_refused_by_name() -> None:
     class NoFft:
         key_name = "Toy"
         xp = object()
+        fft = None  # no register(fft=...) either
 
     with pytest.raises(
         tp.array_backend.OpError, match=r"FFTs are not supported by this backend \(Toy\)"

@@ -35,6 +35,16 @@ signed zeros of their own in the composition (``-0.0 - 0.0``), a negative one ``
 ``exp(y) * c`` underflows (``0 + -0.0`` is ``+0.0``), a NaN takes the general path. Ignored
 targets, 1-D input, half precision and other devices take the general path too.
 
+Note [Lazy cross-entropy backward]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+On a lazy backend the (batch, classes) composition ``G - exp(y) * sum(G, 1)`` needs no row sum
+either: ``G``'s row is zeros but for ``c[i]`` at the target's class (``nll_loss_backward``,
+Note [Lazy nll_loss] in _nn/_functions.py), and a sum of zeros and one value ``v`` is ``v +
+0.0`` (``v`` itself, but ``+0.0`` for ``-0.0``: the zeros are ``+0.0``) with more than one
+class, or ``0.0`` for a row with no target in range. So the row sum is ``where(in range, c,
+0) + 0``, elementwise, and the result the composition's bits, chunk by chunk with no
+reduction. (On the host the fused path above does better, with no zeros at all.)
+
 Note [Backward kernel fast paths]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 A training step calls these kernels on one floating dtype computed natively, on one device, with
@@ -67,7 +77,14 @@ from ._kit import (
     lowers,
     wrap_dim,
 )
-from ._nn import check_nll_weight, check_reduction, floating, nll_target
+from ._nn import (
+    check_nll_weight,
+    check_reduction,
+    class_hits,
+    floating,
+    lazy_target_count,
+    nll_target,
+)
 
 _INF = math.inf
 
@@ -321,7 +338,11 @@ def _nll_loss_backward_general(kit: Kit) -> Kernel:
         weight: Tensor | None = None,
         reduction: str = "mean",
         ignore_index: int = -100,
-    ) -> Tensor:
+        rows: bool = False,
+    ) -> Any:
+        """The gradient; with ``rows`` (a lazy backend's (batch, classes) input without
+        weights, for Note [Lazy cross-entropy backward]) its array, the coefficient of each
+        target and the targets, both as columns."""
         check_reduction(reduction)
         d = floating("nll_loss_backward", self._dtype)
         device = self._device
@@ -351,6 +372,23 @@ def _nll_loss_backward_general(kit: Kit) -> Kernel:
             rows = kit.row_numbers(shape[0], device)
             kit.put(out, (rows, t), -(g / shape[0] if reduction == "mean" else g))
             return kit.wrap(out, d, device)
+        if kit.lazy and weight is None and len(shape) == 2:
+            # Note [Lazy nll_loss]: each target's coefficient computed as a column, from the
+            # targets as class_hits compares them (no reshape of a coefficient vector)
+            te = xp.expand_dims(t, axis=1)
+            valid_e = te != ignore_index
+            zero = xp.zeros((), dtype=acc)
+            if reduction == "mean":
+                scale = g / lazy_target_count(kit, t, ignore_index, n_classes, acc)
+            else:
+                scale = xp.expand_dims(g, axis=1) if reduction == "none" else g
+            with kit.quiet():  # "mean" with a zero total weight divides by zero, as PyTorch
+                # -weight * scale with every weight 1: -scale, exactly
+                coef_e = xp.where(valid_e, -scale, zero)
+            out = xp.where(class_hits(kit, t, n_classes, 2), coef_e, zero)
+            if rows:
+                return out, coef_e, te
+            return kit.wrap(out, d, device)
         valid = t != ignore_index
         if lo is not None and lo < 0 and bool(xp.any(valid & (t < 0))):
             raise IndexError(f"Target {int(min_(xp.where(valid, t, 0)))} is out of bounds.")
@@ -361,8 +399,10 @@ def _nll_loss_backward_general(kit: Kit) -> Kernel:
             check_nll_weight(weight, n_classes)
             w = kit.cast(kit.operand(weight, weight._dtype, device), acc)
             wt = kit.getitem(w, (safe,)) * kit.cast(valid, acc)
+        if reduction == "mean":
+            total = xp.sum(wt)
         with kit.quiet():  # "mean" with a zero total weight divides by zero, as PyTorch
-            coef = -wt * (g / xp.sum(wt) if reduction == "mean" else g)
+            coef = -wt * (g / total if reduction == "mean" else g)
         # ignored targets get an exact 0, as PyTorch, which never writes them: not the -0.0 of
         # -0 * g, nor the NaN of 0 * (g / 0) when every target is ignored
         coef = xp.where(valid, coef, xp.zeros((), dtype=acc))
@@ -372,10 +412,12 @@ def _nll_loss_backward_general(kit: Kit) -> Kernel:
         elif len(shape) == 2 and kit.fancy_setitem:
             kit.put(out, (kit.row_numbers(shape[0], device), safe), coef)
         else:  # (N, C, d1, ...), or without numpy's fancy writes (dask): compare each class
-            # with the target, along dim 1 (one elementwise pass, no scatter)
-            classes = xp.reshape(xp.arange(n_classes), (1, n_classes) + (1,) * (len(shape) - 2))
-            hit = xp.expand_dims(safe, axis=1) == classes
-            out = xp.where(hit, xp.expand_dims(coef, axis=1), out)
+            # with the target, along dim 1 (one elementwise pass, no scatter); an ignored
+            # target's coefficient is 0 (Note [Lazy nll_loss] in _nn/_functions.py)
+            hit = class_hits(kit, t, n_classes, len(shape))
+            # a 0-d zero, not ``out``: a full array of zeros would be chunked on its own on a
+            # lazy library (one chunk), and rechunked to ``hit``'s chunks in the graph
+            out = xp.where(hit, xp.expand_dims(coef, axis=1), xp.zeros((), dtype=acc))
         return kit.wrap(out, d, device)
 
     return general
@@ -515,6 +557,10 @@ def cross_entropy_loss_backward(kit: Kit) -> Kernel:
     exp, multiply = xp.exp, xp.multiply
     nll = _nll_loss_backward_general(kit)
     lsm = _softmax_general(kit, "_log_softmax_backward_data", _log_softmax_formulas(kit)[0])
+    lazy_rows = kit.lazy
+    native = frozenset(
+        d for d in kit.native if d.kind == "f" and kit.accumulate[d] == kit.storage[d]
+    )
 
     def general(
         grad_output: Tensor,
@@ -527,8 +573,17 @@ def cross_entropy_loss_backward(kit: Kit) -> Kernel:
         nd = log_probs._data.ndim
         if nd not in (1, 2):
             raise OpError(f"log_probs must be 1-D (classes) or 2-D (batch, classes), got {nd}-D")
+        d = log_probs._dtype
+        n_classes = log_probs._data.shape[-1]
+        if lazy_rows and nd == 2 and n_classes > 1 and d in native and grad_output._dtype is d:
+            # Note [Lazy cross-entropy backward]
+            G, coef, te = nll(grad_output, log_probs, target, None, reduction, ignore_index, True)
+            zero = xp.zeros((), dtype=G.dtype)
+            row_sum = xp.where((te >= 0) & (te < n_classes), coef, zero) + zero  # a column
+            y = log_probs._data
+            return kit.wrap(G - exp(y) * row_sum, d, log_probs._device)
         gl = nll(grad_output, log_probs, target, None, reduction, ignore_index)
-        return lsm(gl, log_probs, 0 if nd == 1 else 1, log_probs._dtype)  # type: ignore[no-any-return]
+        return lsm(gl, log_probs, 0 if nd == 1 else 1, d)  # type: ignore[no-any-return]
 
     slow = guard(_CE, general, kit.key_name)
 

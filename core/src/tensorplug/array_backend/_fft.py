@@ -7,8 +7,10 @@ The kernels call the array API's ``fft`` extension (``xp.fft.fftn``, ``ifftn``, 
 ``irfftn``): numpy's pocketfft on CPU, cuFFT through CuPy, any namespace that has the
 extension (array-api-compat gives it for numpy, CuPy, torch and dask). A namespace without it
 still registers; each call then raises "not supported by this backend", naming the op and the
-backend. ``normalization`` is PyTorch's integer: 0 none, 1 by 1/sqrt(n), 2 by 1/n, with n the
-number of points of the signal; it maps onto the standard's ``norm=`` of the transform's
+backend. A backend whose library needs more than its namespace's extension gives the kit an
+FFT namespace of its own (``register(..., fft=...)``: tensorplug-dask's puts each transformed
+axis in one chunk first, as ``dask.array.fft`` requires). ``normalization`` is PyTorch's
+integer: 0 none, 1 by 1/sqrt(n), 2 by 1/n, with n the number of points of the signal; it maps onto the standard's ``norm=`` of the transform's
 direction, so no extra pass scales the result. Half precision is refused as PyTorch's CPU does
 ("Unsupported dtype Half"); float32 signals transform in complex64, float64 in complex128.
 """
@@ -28,7 +30,7 @@ _INVERSE_NORM = ("forward", "ortho", "backward")
 
 
 def _fft(kit: Kit) -> Any:
-    ns = getattr(kit.xp, "fft", None)
+    ns = kit.fft if kit.fft is not None else getattr(kit.xp, "fft", None)
     if ns is None:
         raise OpError(
             f"FFTs are not supported by this backend ({kit.key_name}): its array namespace has "

@@ -241,6 +241,8 @@ class Kit:
         # the special-function namespace (scipy.special, cupyx.scipy.special) or None: Note
         # [Special-function namespace] in _special.py; set by register(special=...)
         self.special: Any = None
+        # the FFT namespace when not xp.fft (Note [FFT kernels] in _fft.py); register(fft=...)
+        self.fft: Any = None
         # Note [Strided layout] in tensorplug/_strides.py; set by register(strided=...):
         # whether the arrays are strided, and the library's as_strided(a, shape, strides)
         self.strided = False
@@ -390,6 +392,12 @@ class Kit:
             self.xp.add.at(a, idx, v)
         else:
             a[idx] = v
+
+    def assign(self, a: Any, v: Any) -> None:
+        """``a[...] = v``: every element of ``a`` written in place; nothing to write into an
+        empty ``a`` (dask refuses ``a[...] = v`` with a 0-length dim, whatever ``v``)."""
+        if 0 not in a.shape:
+            a[...] = v
 
     def nonzero(self, a: Any) -> tuple[Any, ...]:
         """``xp.nonzero(a)`` with known lengths (Note [Value-dependent shapes])."""

@@ -481,7 +481,7 @@ def addmm_inplace(kit: Kit, addmm: Kernel) -> Kernel:
                 f"Bad in-place call: input tensor size {list(self._data.shape)} and output "
                 f"tensor size {list(r._data.shape)} should match"
             )
-        self._data[...] = kit.cast(r._data, kit.storage[self._dtype])
+        kit.assign(self._data, kit.cast(r._data, kit.storage[self._dtype]))
         return self
 
     return addmm_

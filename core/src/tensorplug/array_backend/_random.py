@@ -296,7 +296,7 @@ def bernoulli_p(
 
 
 def fill_with(kit: Kit, self: Tensor, arr: Any) -> Tensor:
-    self._data[...] = kit.cast(arr, kit.storage[self._dtype])
+    kit.assign(self._data, kit.cast(arr, kit.storage[self._dtype]))
     return self
 
 

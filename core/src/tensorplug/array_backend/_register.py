@@ -243,6 +243,7 @@ def register(
     make_rng: Callable[[int], Any] | None = None,
     current_device: Callable[[], int] | None = None,
     special: Any = None,
+    fft: Any = None,
     lazy: bool | None = None,
     strided: bool | None = None,
     views: bool = True,
@@ -268,7 +269,9 @@ def register(
       ``special``: the special-function namespace (``scipy.special``, ``cupyx.scipy.special``,
       any namespace with scipy.special's names) that the kernels of the special functions call
       (``kit.special``); without it those ops raise "not supported by this backend" (Note
-      [Special-function namespace] in _special.py); ``lazy``: whether ``xp``'s arrays are
+      [Special-function namespace] in _special.py); ``fft``: the FFT namespace the FFT
+      kernels call (the standard's ``fft`` extension's names and calling convention; default
+      ``xp.fft``: Note [FFT kernels] in _fft.py); ``lazy``: whether ``xp``'s arrays are
       graphs computed when read (default: detected by dask's collection protocol), so kernels
       read no values for their checks (Note [Lazy backends read no values] in _kit.py);
     * ``strided``: whether the arrays are strided views of memory, with PyTorch's layout
@@ -317,6 +320,7 @@ def register(
     kit.make_rng = make_rng
     kit.current_device = current_device
     kit.special = special
+    kit.fft = fft
     tricks = getattr(getattr(library, "lib", None), "stride_tricks", None)
     kit.as_strided = getattr(tricks, "as_strided", None)
     if strided is None:

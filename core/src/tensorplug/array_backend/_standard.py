@@ -34,6 +34,8 @@ class Kit(Protocol):
 
     def nonzero(self, a: Any) -> tuple[Any, ...]: ...
 
+    def assign(self, a: Any, v: Any) -> None: ...
+
 
 def matrix_transpose(xp: Any, a: Any) -> Any:
     """``a`` with its last two axes swapped: the standard's ``matrix_transpose`` where ``xp``
@@ -146,15 +148,25 @@ def put(kit: Kit, a: Any, idx: tuple[Any, ...], v: Any, *, accumulate: bool = Fa
     flat = scatter(
         kit, xp.reshape(a, (-1,)), xp.reshape(pos, (-1,)), xp.reshape(vals, (-1,)), accumulate
     )
-    a[...] = xp.reshape(flat, a.shape)
+    kit.assign(a, xp.reshape(flat, a.shape))
 
 
-def scatter(kit: Kit, flat: Any, pos: Any, vals: Any, accumulate: bool) -> Any:
+def scatter(
+    kit: Kit,
+    flat: Any,
+    pos: Any,
+    vals: Any,
+    accumulate: bool,
+    combine: Callable[[Any, Any], Any] | None = None,
+) -> Any:
     """A copy of 1-D ``flat`` with ``vals`` written (or added) at positions ``pos``, in
     standard functions: sorted positions, then each cell looks its value up with
     ``searchsorted``. A repeated position keeps the last value written, or with
-    ``accumulate`` adds its values one round per repetition, in their order."""
+    ``accumulate`` adds its values one round per repetition, in their order (``combine``, a
+    binary function, in place of the addition: scatter_reduce's product, maximum...)."""
     xp = kit.xp
+    if combine is None:
+        combine = xp.add
     n = pos.shape[0]
     if n == 0:
         return flat
@@ -176,7 +188,7 @@ def scatter(kit: Kit, flat: Any, pos: Any, vals: Any, accumulate: bool) -> Any:
     for r in range(int(xp.max(runs))):
         k = left + r
         got = xp.take(vs, xp.clip(k, 0, n - 1))
-        out = xp.where(k < right, out + got, out)
+        out = xp.where(k < right, combine(out, got), out)
     return out
 
 

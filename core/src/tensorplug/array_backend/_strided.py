@@ -96,7 +96,7 @@ def conform(kit: Kit, src: Any, out: Any, fmt: Any, op: str, device: Device) -> 
     if element_strides(out) == target:
         return out
     r = strided_array(kit, tuple(out.shape), target, out.dtype, device)
-    r[...] = out
+    kit.assign(r, out)
     return r
 
 
@@ -214,7 +214,7 @@ def as_strided_scatter(
             "expected src to have a size equal to the slice of self. src size = "
             f"{list(src._data.shape)}, slice size = {list(view.shape)}"
         )
-    view[...] = kit.cast(src._data, kit.storage[self._dtype])
+    kit.assign(view, kit.cast(src._data, kit.storage[self._dtype]))
     return t
 
 

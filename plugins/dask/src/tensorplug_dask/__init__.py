@@ -10,7 +10,7 @@ functions applied chunk by chunk. docs/dask.md is the user's guide.
 
 Modules: ``backend`` (the kit's arguments), ``chunks`` (Note [Default chunks]), ``scheduler``
 (Note [Scheduler choice], Note [Progress]), ``special`` (scipy.special over dask arrays),
-``api`` (``tp.dask``).
+``fft`` (dask's FFTs, each transformed axis in one chunk), ``api`` (``tp.dask``).
 """
 
 from __future__ import annotations

@@ -170,13 +170,21 @@ def step(optimizer: Any, *tensors: Tensor, closure: Any = None) -> Any:
     return result
 
 
-def task_count(*tensors: Tensor | Iterable[Tensor]) -> int:
-    """The number of tasks in the graph behind ``tensors`` (shared tasks counted once): what a
-    compute of them would run, before dask's optimizations."""
-    graphs: dict[Any, Any] = {}
+def task_count(*tensors: Tensor | Iterable[Tensor], optimized: bool = False) -> int:
+    """The number of tasks in the graph behind ``tensors`` (shared tasks counted once), as
+    built; with ``optimized``, after dask's graph optimization (blockwise and linear fusion,
+    culling): what a compute of them runs."""
+    arrays = []
     for t in tensors:
         items = [t] if isinstance(t, Tensor) else list(t)
         for x in items:
             _check(x, "task_count")
-            graphs.update(dict(x.tp_data.__dask_graph__()))
+            arrays.append(x.tp_data)
+    if optimized:
+        import dask
+
+        arrays = list(dask.optimize(*arrays))
+    graphs: dict[Any, Any] = {}
+    for a in arrays:
+        graphs.update(dict(a.__dask_graph__()))
     return len(graphs)

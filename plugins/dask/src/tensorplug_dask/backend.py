@@ -25,6 +25,7 @@ def load() -> dict[str, Any]:
     """``array_backend.register``'s arguments over ``dask.array``."""
     import dask.array as da
 
+    from .fft import FFT
     from .special import SpecialFunctions
 
     return {
@@ -33,6 +34,7 @@ def load() -> dict[str, Any]:
         "from_host": from_host,
         "make_rng": make_rng,
         "special": SpecialFunctions(),
+        "fft": FFT(),  # each transformed axis in one chunk, as dask.array.fft requires
         "views": False,  # dask arrays share no memory: functionalization gives views
     }
 

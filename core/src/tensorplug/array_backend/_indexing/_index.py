@@ -190,7 +190,7 @@ def index_put_(
         else:
             work = kit.cast(a, kit.compute[d])
             add_at(kit, work, iidx, v)
-            a[...] = kit.cast(work, kit.storage[d])
+            kit.assign(a, kit.cast(work, kit.storage[d]))
     except ValueError as e:
         target = tuple(kit.getitem(a, idx).shape)
         if "read-only" in str(e) or tuple(v.shape) == target:
@@ -388,7 +388,7 @@ def put_(kit: Kit, self: Tensor, index: Tensor, source: Tensor, accumulate: bool
     work = kit.copy(kit.cast(xp.reshape(self._data, (-1,)), kit.compute[d]))
     v = kit.cast(xp.reshape(kit.operand(source, d, self._device), (-1,)), kit.compute[d])
     kit.put(work, (i,), v, accumulate=accumulate)
-    self._data[...] = kit.cast(xp.reshape(work, shape), kit.storage[d])
+    kit.assign(self._data, kit.cast(xp.reshape(work, shape), kit.storage[d]))
     return self
 
 
@@ -404,7 +404,8 @@ def written_back(functional: Kernel) -> Kernel:
                 f"output with shape {fmt_shape(self._data.shape)} doesn't match the broadcast "
                 f"shape {fmt_shape(r._data.shape)}"
             )
-        self._data[...] = r._data
+        if 0 not in r._data.shape:  # nothing to write (dask refuses a[...] = v with a 0-length dim)
+            self._data[...] = r._data
         return self
 
     return written_back

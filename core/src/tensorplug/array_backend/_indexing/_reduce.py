@@ -10,7 +10,9 @@ whose ``at`` the library does not implement, sorts the positions and combines on
 repetition: round ``r`` takes the ``r``-th value written
 to each position, whose positions are distinct, so a gather, the elementwise combination and a
 scatter (:func:`_standard.scatter`) do it; the rounds are as many as the most repeated
-position's count.
+position's count. No round selects its values with a boolean mask (a lazy library could not
+size the selection without computing it): each position finds its ``r``-th value by searching
+the sorted positions (:func:`_standard.scatter` with the reduction's ufunc as its ``combine``).
 """
 
 from __future__ import annotations
@@ -58,22 +60,7 @@ def reduce_at(kit: Kit, flat: Any, pos: Any, vals: Any, reduce: str) -> Any:
             return out
         except (NotImplementedError, TypeError):  # a ufunc whose at() the library lacks
             out = kit.copy(flat)
-    n = pos.shape[0]
-    if n == 0:
-        return out
-    i64 = kit.storage[_dt.int64]
-    order = xp.argsort(pos, stable=True)
-    ps, vs = xp.take(pos, order), xp.take(vals, order)
-    idx = xp.arange(n, dtype=i64)
-    starts = xp.concat([xp.ones((1,), dtype=kit.storage[_dt.bool]), ps[1:] != ps[:-1]])
-    first = _standard.running(kit, xp.maximum, xp.where(starts, idx, xp.zeros_like(idx)), axis=0)
-    rank = idx - first
-    combine = getattr(xp, name)
-    for r in range(int(xp.max(rank)) + 1):
-        sel = rank == r
-        p_r, v_r = ps[sel], vs[sel]
-        out = _standard.scatter(kit, out, p_r, combine(xp.take(out, p_r), v_r), False)
-    return out
+    return _standard.scatter(kit, out, pos, vals, True, getattr(xp, name))
 
 
 def _check(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, name: str) -> int:

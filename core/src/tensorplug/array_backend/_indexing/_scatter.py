@@ -175,9 +175,10 @@ def masked_select(kit: Kit, self: Tensor, mask: Tensor) -> Tensor:
         raise OpError("masked_select: expected BoolTensor for mask")
     # PyTorch broadcasts (mask, self), in that order: the message names them a and b
     shape = check_broadcast(tuple(mask._data.shape), tuple(self._data.shape))
-    m = xp.broadcast_to(kit.condition(mask, self._device), shape)
-    r = kit.known(xp.broadcast_to(self._data, shape)[m])
-    return kit.wrap(xp.reshape(r, (-1,)), self._dtype, self._device)
+    m = xp.reshape(xp.broadcast_to(kit.condition(mask, self._device), shape), (-1,))
+    # flat first: the same elements in the same order, and dask cannot mask a 0-d array
+    r = kit.known(xp.reshape(xp.broadcast_to(self._data, shape), (-1,))[m])
+    return kit.wrap(r, self._dtype, self._device)
 
 
 def nonzero(kit: Kit, self: Tensor) -> Tensor:

@@ -32,7 +32,14 @@ from . import (
     _rnn,
     _rnn_layer,
 )
-from ._functions import check_nll_weight, check_reduction, floating, nll_target
+from ._functions import (
+    check_nll_weight,
+    check_reduction,
+    class_hits,
+    floating,
+    lazy_target_count,
+    nll_target,
+)
 
 PARTS = (
     _functions,
@@ -48,4 +55,12 @@ PARTS = (
     _rnn_layer,
 )
 
-__all__ = ["PARTS", "check_nll_weight", "check_reduction", "floating", "nll_target"]
+__all__ = [
+    "PARTS",
+    "check_nll_weight",
+    "check_reduction",
+    "class_hits",
+    "floating",
+    "lazy_target_count",
+    "nll_target",
+]

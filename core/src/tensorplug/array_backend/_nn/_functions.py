@@ -17,6 +17,20 @@ precision training operators that ``tp.amp.GradScaler`` runs (PyTorch's names):
 expressions that never read a value back to the host, so a device backend (cupy) runs them
 without a synchronization, as PyTorch's CUDA kernels do.
 
+Note [Lazy nll_loss]
+~~~~~~~~~~~~~~~~~~~~
+On a lazy backend (dask) nll_loss and its backward compare each target with every class,
+``class_hits``: the loss picks ``sum(where(hit, x, 0), 1)`` (the target's log-probability,
+exactly: the other terms are zeros), the backward writes ``where(hit, coef, 0)``. Both write
+``hit`` the same way from the same target, so dask names its tasks the same and a training
+step's graph computes it once for the forward and the backward; the picking needs no gather
+(which would regroup the chunks), and the backward of ``cross_entropy`` needs no row sum
+(Note [Lazy cross-entropy backward] in _backward.py). Without weights, a ``"mean"`` or
+``"sum"`` loss is one sum over every element (no row sums), and the divisor, the count of
+targets not ignored (``lazy_target_count``), is shared with the backward the same way. A target
+out of range hits no class: the count, so the loss and a ``"mean"`` gradient, is NaN
+(docs/dask.md: PyTorch raises).
+
 Note [nll_loss fast path]
 ~~~~~~~~~~~~~~~~~~~~~~~~~
 The loss of a classifier's training step, ``nll_loss(log_probs, target)`` on a (batch, classes)
@@ -210,6 +224,32 @@ def nll_target(kit: Kit, shape: tuple[int, ...], target: Tensor, device: Any) ->
     return kit.operand(target, _dt.int64, device)
 
 
+def class_hits(kit: Kit, t: Any, n_classes: int, ndim: int) -> Any:
+    """Whether each class is each target, along dim 1 of an ``ndim``-D input: ``t[:, None] ==
+    arange(n_classes)`` (bool, the input's shape; no hit for a target out of range). Written
+    the same way by nll_loss and its backward (Note [Lazy nll_loss])."""
+    xp = kit.xp
+    classes = xp.reshape(xp.arange(n_classes, dtype=t.dtype), (1, n_classes) + (1,) * (ndim - 2))
+    return xp.expand_dims(t, axis=1) == classes
+
+
+def out_of_range(te: Any, ignore_index: int, n_classes: int) -> Any:
+    """Whether each target (of ``te``) is neither ignored nor a class."""
+    return (te != ignore_index) & ((te < 0) | (te >= n_classes))
+
+
+def lazy_target_count(kit: Kit, t: Any, ignore_index: int, n_classes: int, dtype: Any) -> Any:
+    """The number of targets not ignored (a ``"mean"`` loss's divisor without weights), NaN
+    when one is out of range (Note [Lazy nll_loss]); computed on the targets as a column (the
+    array ``class_hits`` compares), the same way by nll_loss and its backward, so a graph
+    computes it once."""
+    xp = kit.xp
+    te = xp.expand_dims(t, axis=1)
+    nan = xp.asarray(float("nan"), dtype=dtype)
+    valid = kit.cast(te != ignore_index, dtype)
+    return xp.sum(xp.where(out_of_range(te, ignore_index, n_classes), nan, valid))
+
+
 def check_nll_weight(weight: Tensor, n_classes: int) -> None:
     if tuple(weight._data.shape) != (n_classes,):
         raise OpError(
@@ -342,7 +382,24 @@ def nll_loss(kit: Kit) -> Kernel:
         elif bool(xp.any(bad)):
             first = int(xp.reshape(t[bad], (-1,))[0])
             raise IndexError(f"Target {first} is out of bounds.")
-        if batched:
+        if batched and kit.lazy:  # Note [Lazy nll_loss]
+            hit = class_hits(kit, t, n_classes, x.ndim)
+            zero = xp.zeros((), dtype=x.dtype)
+            if weight is None and reduction != "none":
+                # one sum over every element: no row sums
+                if 0 <= ignore_index < n_classes:  # an ignored class's column picks nothing
+                    cols = xp.arange(n_classes, dtype=t.dtype) != ignore_index
+                    hit = hit & xp.reshape(cols, (1, n_classes) + (1,) * (x.ndim - 2))
+                nan = xp.asarray(float("nan"), dtype=x.dtype)
+                total = -xp.sum(xp.where(hit, x, zero))
+                with kit.quiet():
+                    if reduction == "sum":
+                        bad_e = out_of_range(xp.expand_dims(t, axis=1), ignore_index, n_classes)
+                        return kit.wrap(total + xp.sum(xp.where(bad_e, nan, zero)), d, device)
+                    count = lazy_target_count(kit, t, ignore_index, n_classes, x.dtype)
+                    return kit.wrap(total / count, d, device)
+            picked = xp.sum(xp.where(hit, x, zero), axis=1)
+        elif batched:
             picked = xp.squeeze(kit.take_along_axis(x, xp.expand_dims(safe, axis=1), 1), axis=1)
         else:
             picked = kit.getitem(x, (safe,))
@@ -449,10 +506,10 @@ def non_finite_check_and_unscale_(
         x = kit.as_compute(g, d)
         bad = xp.logical_not(xp.all(xp.isfinite(x)))
         found = bad if found is None else xp.logical_or(found, bad)
-        g._data[...] = kit.cast(x * kit.cast(inv, kit.compute[d]), kit.storage[d])
+        kit.assign(g._data, kit.cast(x * kit.cast(inv, kit.compute[d]), kit.storage[d]))
     if found is not None:
         f = found_inf._data
-        f[...] = xp.where(found, xp.ones_like(f), f)
+        kit.assign(f, xp.where(found, xp.ones_like(f), f))
 
 
 def update_scale_(
@@ -484,8 +541,9 @@ def update_scale_(
         kept = xp.where(xp.logical_and(grow, xp.isfinite(grown)), grown, scale)
         new_scale = xp.where(inf, backed_off, kept)
         new_tracker = xp.where(xp.logical_or(inf, grow), xp.zeros_like(tracker), steps)
-    scale[...] = new_scale
-    tracker[...] = kit.cast(new_tracker, tracker.dtype)
+    # each one element, but of its own shape (the others' may differ: () against (1,))
+    kit.assign(scale, xp.reshape(new_scale, scale.shape))
+    kit.assign(tracker, xp.reshape(kit.cast(new_tracker, tracker.dtype), tracker.shape))
     return self
 
 

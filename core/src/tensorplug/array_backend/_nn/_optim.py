@@ -83,7 +83,7 @@ class _Writer:
                 if self.kit.lazy:  # a graph shares no memory: the new one replaces it
                     t._data = x
                 else:
-                    t._data[...] = x
+                    self.kit.assign(t._data, x)
             return
         for j, (u, old) in enumerate(self.pending):
             if u is t:
@@ -93,7 +93,7 @@ class _Writer:
 
     def flush(self) -> None:
         for t, x in self.pending:
-            t._data[...] = self.kit.cast(x, self.kit.storage[t._dtype])
+            self.kit.assign(t._data, self.kit.cast(x, self.kit.storage[t._dtype]))
 
 
 def foreach_add_scalar_(kit: Kit, self: list[Tensor], scalar: Any) -> None:
@@ -112,10 +112,10 @@ def foreach_add_scalar_(kit: Kit, self: list[Tensor], scalar: Any) -> None:
                 if kit.lazy:
                     t._data = a
                 else:
-                    t._data[...] = a
+                    kit.assign(t._data, a)
         else:
             x = kit.as_compute(t, d) + kit.scalar(scalar, d)
-            t._data[...] = kit.cast(x, kit.storage[d])
+            kit.assign(t._data, kit.cast(x, kit.storage[d]))
 
 
 def _adam(
@@ -175,11 +175,11 @@ def _adam(
         if weight < 0.5:
             M += (G - M) * weight
         else:
-            M[...] = G - (G - M) * (1 - weight)
+            kit.assign(M, G - (G - M) * (1 - weight))
         V *= beta2
         V += G * G * (1 - beta2)
         if VM is not None:
-            VM[...] = xp.maximum(VM, V)
+            kit.assign(VM, xp.maximum(VM, V))
             denom = xp.sqrt(VM)
         else:
             denom = xp.sqrt(V)
@@ -276,7 +276,7 @@ def fused_sgd_(kit: Kit, self: list[Tensor], grads: list[Tensor],
             continue
         if B is not None:
             if is_first_step:
-                B[...] = G
+                kit.assign(B, G)
             else:
                 B *= momentum
                 B += G * (1 - dampening)

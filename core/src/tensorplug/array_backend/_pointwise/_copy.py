@@ -162,7 +162,7 @@ def copy_(kit: Kit, self: Tensor, src: Tensor, non_blocking: bool = False) -> Te
         v = kit.xp.real(v)
     if self._data.size == 0:  # nothing to write (dask's a[...] = v refuses a 0-length dim)
         return self
-    self._data[...] = kit.cast(v, kit.storage[self._dtype])
+    kit.assign(self._data, kit.cast(v, kit.storage[self._dtype]))
     return self
 
 
@@ -171,12 +171,12 @@ def fill_(kit: Kit, self: Tensor, value: Scalar) -> Tensor:
     a = _fillable(self._data)
     if d.kind == "f" and d.itemsize == 2 and not isinstance(value, complex):
         with kit.quiet():  # PyTorch's float16 and bfloat16 fills round to inf, unchecked
-            a[...] = kit.scalar(value, d)
+            kit.assign(a, kit.scalar(value, d))
         return self
     check_fits(value, d)
     if d.kind in "ui" and isinstance(value, float):
         value = int(value)
-    a[...] = bool(value) if d.kind == "b" else kit.scalar(value, d)
+    kit.assign(a, bool(value) if d.kind == "b" else kit.scalar(value, d))
     return self
 
 

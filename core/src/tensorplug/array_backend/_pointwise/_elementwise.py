@@ -508,7 +508,7 @@ def write_result(kit: Kit, dst: Tensor, r: Any, od: _dt.dtype, *, in_place: bool
     if shape == dshape:
         if 0 in shape:  # nothing to write (and dask refuses a[...] = v with a 0-length dim)
             return
-        dst._data[...] = kit.cast(kit.xp.asarray(r), kit.storage[dst._dtype])
+        kit.assign(dst._data, kit.cast(kit.xp.asarray(r), kit.storage[dst._dtype]))
     elif in_place:
         raise OpError(
             f"output with shape {list(dshape)} doesn't match the broadcast shape {list(shape)}"

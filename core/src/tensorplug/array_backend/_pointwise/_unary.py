@@ -135,7 +135,7 @@ def relu_(kit: Kit, self: Tensor) -> Tensor:
         raise OpError(f"\"clamp_min_\" not implemented for '{torch_name(self._dtype)}'")
     a = kit.cast(self._data, kit.compute[self._dtype])
     r = kit.xp.maximum(a, 0)  # relu's array function
-    self._data[...] = kit.cast(r, kit.storage[self._dtype])
+    kit.assign(self._data, kit.cast(r, kit.storage[self._dtype]))
     return self
 
 

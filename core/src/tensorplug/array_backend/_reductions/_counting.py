@@ -1,10 +1,22 @@
 """Counting kernels: bincount, histc and histogram (counts of values per bin), isin
 (membership in a set of values) and unique_consecutive (runs of equal values).
 
-Counts are added at each value's bin with ``kit.put(..., accumulate=True)`` (numpy's
-``add.at``, or the standard functions' rounds); bins are found as PyTorch's kernels find
-them: histc by linear interpolation between its range's ends, histogram by searching its bin
-edges (its linear guess corrected against the edges gives the same bin).
+Counts are added at each value's bin with numpy's ``add.at`` (``kit.put(...,
+accumulate=True)``), or elsewhere by a sum of one-hot rows (Note [Fixed-size bin counts]); bins
+are found as PyTorch's kernels find them: histc by linear interpolation between its range's
+ends, histogram by searching its bin edges (its linear guess corrected against the edges gives
+the same bin).
+
+Note [Fixed-size bin counts]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Without numpy's ``add.at`` (the array API has no accumulating scatter), the counts of ``n``
+values in ``bins`` bins are ``sum(where(pos[:, None] == arange(bins), vals[:, None], 0), 0)``:
+every value compared with every bin, values out of range weighing 0 rather than being dropped
+by a boolean mask. Every size is known before anything is computed (a lazy library such as dask
+cannot size a masked array without computing it, so its chunks would be unknown) and nothing is
+read on the host (the standard scatter's rounds read the longest run of a repeated position).
+It costs ``n * bins`` comparisons, done in blocks of at most ``_ONE_HOT_BLOCK`` elements on an
+eager library (a lazy one computes chunk by chunk anyway).
 """
 
 from __future__ import annotations
@@ -51,14 +63,42 @@ def bincount(kit: Kit, self: Tensor, weights: Tensor | None = None, minlength: i
     else:
         d = _dt.float32 if weights._dtype is _dt.float32 else _dt.float64
         vals = kit.cast(kit.operand(weights, weights._dtype, dev), kit.storage[d])
+    if not kit.fancy_setitem:  # Note [Fixed-size bin counts]
+        return kit.wrap(_one_hot_counts(kit, idx, vals, n), d, dev)
     out = xp.zeros((n,), dtype=kit.storage[d])
     kit.put(out, (idx,), vals, accumulate=True)
     return kit.wrap(out, d, dev)
 
 
-def _bin_counts(kit: Kit, x: Any, pos: Any, valid: Any, bins: int, w: Any, dt: Any) -> Any:
-    """Counts (or summed weights) per bin of the flat values whose bin is ``pos``."""
+_ONE_HOT_BLOCK = 1 << 20  # elements of one block of comparisons (Note [Fixed-size bin counts])
+
+
+def _one_hot_counts(kit: Kit, pos: Any, vals: Any, bins: int) -> Any:
+    """``vals`` summed per bin ``pos`` (flat, every position in ``[0, bins)``), as a sum of
+    one-hot rows (Note [Fixed-size bin counts])."""
     xp = kit.xp
+    n = int(pos.shape[0])
+    cells = xp.reshape(xp.arange(bins, dtype=pos.dtype), (1, bins))
+    zero = xp.zeros((), dtype=vals.dtype)
+    step = n if kit.lazy else max(_ONE_HOT_BLOCK // max(bins, 1), 1)
+    out = None
+    for start in builtins_range(0, max(n, 1), max(step, 1)):
+        stop = min(start + step, n)  # the standard leaves slices past the end unspecified
+        p, v = pos[start:stop], vals[start:stop]
+        part = xp.sum(xp.where(p[:, None] == cells, v[:, None], zero), axis=0, dtype=vals.dtype)
+        out = part if out is None else out + part
+    return out
+
+
+def _bin_counts(kit: Kit, x: Any, pos: Any, valid: Any, bins: int, w: Any, dt: Any) -> Any:
+    """Counts (or summed weights) per bin of the flat values whose bin is ``pos`` (each in
+    ``[0, bins)``) and that are ``valid``: numpy's ``add.at`` where the namespace has it, else
+    a sum of one-hot rows (Note [Fixed-size bin counts])."""
+    xp = kit.xp
+    if not kit.fancy_setitem:
+        ones = xp.ones(pos.shape, dtype=dt)
+        vals = xp.where(valid, ones if w is None else kit.cast(w, dt), xp.zeros((), dtype=dt))
+        return _one_hot_counts(kit, pos, vals, bins)
     out = xp.zeros((bins,), dtype=dt)
     pos = pos[valid]
     vals = xp.ones(pos.shape, dtype=dt) if w is None else kit.cast(w[valid], dt)
@@ -423,7 +463,7 @@ def unique_consecutive(
     if dim is None:
         flat = xp.reshape(a, (-1,))
         new = first_of_runs(kit, flat)
-        values = flat[new]
+        values = kit.known(flat[new])  # Note [Value-dependent shapes]
         inverse_shape: tuple[int, ...] = tuple(self._data.shape)
     else:
         if a.ndim == 0:
@@ -432,11 +472,11 @@ def unique_consecutive(
         m = xp.moveaxis(a, ax, 0)
         rows = xp.reshape(m, (m.shape[0], -1))
         new = _rows_new(kit, rows)
-        values = xp.moveaxis(m[new], 0, ax)
+        values = xp.moveaxis(kit.known(m[new]), 0, ax)
         inverse_shape = (int(m.shape[0]),)
     n = new.shape[0]
     group = xp.cumulative_sum(kit.cast(new, i64)) - 1 if n else empty
-    ends = xp.concat([kit.cast(xp.nonzero(new)[0], i64), xp.asarray([n], dtype=i64)])
+    ends = xp.concat([kit.cast(kit.nonzero(new)[0], i64), xp.asarray([n], dtype=i64)])
     counts = ends[1:] - ends[:-1]
     return (
         kit.wrap(values, d, dev),

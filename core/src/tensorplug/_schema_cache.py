@@ -223,7 +223,7 @@ def decode(data: Any) -> Entries:
                 raise TypeError(f"not an argument: {name!r}")
             key = (name, t, default, kwarg_only) if ann is None else None
             if key is not None:
-                arg = made.get(key)  # type: ignore[assignment]
+                arg = made.get(key)
                 if arg is not None:
                     out.append(arg)
                     continue

@@ -51,7 +51,9 @@ class OpOverload:
         self.qualname = f"{namespace}::{schema.name}"
         self._name = f"{self.qualname}.{self.overload_name}"
         self._kernels: dict[str, Kernel] = {}  # registration key -> the kernel on top of its stack
-        self._stacks: dict[str, list[Kernel]] = {}  # registration key -> every open kernel
+        # registration key -> every open kernel, oldest first, for keys with more than one (a
+        # key with one has it in _kernels alone: start-up registers ~5000, one per key)
+        self._stacks: dict[str, list[Kernel]] = {}
         self._table: dict[int, Entry] = {}
         self._dirty = True
         self._cache: dict[int, Callable[..., Any]] = {}
@@ -232,7 +234,12 @@ class OpOverload:
                     "for all backends; CompositeExplicitAutogradNonFunctional when it writes or "
                     "views), not two."
                 )
-            self._stacks.setdefault(name, []).append(k)
+            if old is not None:
+                stack = self._stacks.get(name)
+                if stack is None:
+                    self._stacks[name] = [old, k]
+                else:
+                    stack.append(k)
             self._kernels[name] = k
             self._recompute()
 
@@ -240,14 +247,15 @@ class OpOverload:
         """Take ``k`` off its stack, wherever it is: what is then on top is the kernel."""
         name = k.key.name
         with _lock:
-            stack = self._stacks.get(name, [])
-            if k in stack:
-                stack.remove(k)
-                if stack:
-                    self._kernels[name] = stack[-1]
-                else:
-                    del self._stacks[name]
+            stack = self._stacks.get(name)
+            if stack is None:
+                if self._kernels.get(name) is k:
                     del self._kernels[name]
+            elif k in stack:
+                stack.remove(k)
+                self._kernels[name] = stack[-1]
+                if len(stack) == 1:
+                    del self._stacks[name]
             k.removed = True
             self._recompute()
 

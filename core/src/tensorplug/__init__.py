@@ -129,7 +129,6 @@ from .random import (
     set_rng_state,
 )
 from .schema import SchemaError
-from .serialization import load, save
 from .tensor import Tensor
 
 default_generator = random.default_generator("cpu")  # the CPU one, as torch.default_generator
@@ -144,14 +143,18 @@ from . import _startup  # noqa: E402
 _startup.start(_sys.modules[__name__])  # Note [Start-up]: operators, Meta, then the plugins
 
 _LAZY_SUBMODULES = frozenset({"cpu", "cuda", "fft", "linalg", "nn", "optim", "special", "utils"})
+_SERIALIZATION_NAMES = frozenset({"load", "save"})
 if TYPE_CHECKING:
     from . import cpu, cuda, fft, linalg, nn, optim, special, utils
+    from .serialization import load, save
 
 
 def __getattr__(name: str) -> Any:
     fn = _api.generated_function(name)
     if fn is not None:
         return fn
+    if name in _SERIALIZATION_NAMES:  # the archive's modules load on first use
+        return getattr(serialization, name)
     if name in _LAZY_SUBMODULES:  # imported on first use: `import tensorplug` stays fast
         import importlib
 
@@ -163,7 +166,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_api.function_names, *_LAZY_SUBMODULES})
+    return sorted({*globals(), *_api.function_names, *_LAZY_SUBMODULES, *_SERIALIZATION_NAMES})
 
 
 __all__ = [  # the public API (plus the generated functions: tensorplug.add, tensorplug.sum, ...)

@@ -211,11 +211,22 @@ def decode(data: Any) -> Entries:
             ann = annotations[key] = _schema.Annotation(tuple(before), write, tuple(after))
         return ann
 
+    # an argument is immutable, and most recur (``Tensor self``, ``int[1] dim``, ``bool
+    # keepdim=False``): one object each, shared by the schemas that have it
+    made: dict[tuple[Any, ...], _schema.Argument] = {}
+
     def arguments(items: Any, kwarg_only: bool) -> tuple[_schema.Argument, ...]:
         out = []
-        for name, t, default, ann in items:
+        for item in items:
+            name, t, default, ann = item
             if type(name) is not str or not (default is None or type(default) is str):
                 raise TypeError(f"not an argument: {name!r}")
+            key = (name, t, default, kwarg_only) if ann is None else None
+            if key is not None:
+                arg = made.get(key)
+                if arg is not None:
+                    out.append(arg)
+                    continue
             arg = new(Argument)
             arg.__dict__.update(
                 name=name,
@@ -224,6 +235,8 @@ def decode(data: Any) -> Entries:
                 annotation=annotation(ann),
                 kwarg_only=kwarg_only,
             )
+            if key is not None:
+                made[key] = arg
             out.append(arg)
         return tuple(out)
 

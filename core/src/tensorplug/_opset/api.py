@@ -89,6 +89,9 @@ def install(namespace: dict[str, Any]) -> None:
                 raw.get("python_module"),
                 raw.get("derived_from"),
             )
+            if not parsed.namespace:  # this run's own object: named as the operator will
+                # print it, so OpOverload keeps it instead of making a namespaced copy
+                object.__setattr__(parsed, "namespace", "aten")
             e.op = lib.define(parsed, tags=e.tags)
             e.op.allow_mixed_devices = "mixed_devices" in e.tags
             for key, fn_name in e.dispatch.items():

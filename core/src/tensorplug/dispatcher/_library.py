@@ -300,24 +300,39 @@ def _lazy_kernel(
     programs call a few dozen ops. Registered with ``lazy=True``, the kernel is built on the
     first call that reaches it: the stand-in calls ``build()``, puts the result in the
     registration's place and empties the op's dispatch cache, so later calls go straight to
-    it. Until then the registration is named after ``build`` (``explain``, traces).
+    it. Until then the registration is named after ``build`` (``explain``, traces). The
+    stand-in is one object and its ``__dict__`` (a closure was six: its function, list and
+    cells, for the garbage collector to walk after start-up; issue 34).
     """
-    built: list[Callable[..., Any]] = []
+    return _LazyKernel(op, kern, build)
 
-    def first_call(*args: Any, **kwargs: Any) -> Any:
-        if not built:
-            real = build()  # outside the lock: building may dispatch
+
+class _LazyKernel:
+    """Note [Lazy kernels]: calls ``build()`` once, then what it built. Named as ``build``
+    (its ``__qualname__`` and ``__module__`` are the instance's own)."""
+
+    def __init__(
+        self, op: OpOverload, kern: Kernel, build: Callable[[], Callable[..., Any]]
+    ) -> None:
+        self._op = op
+        self._kern = kern
+        self._build = build
+        self._built: Callable[..., Any] | None = None
+        self.__qualname__ = getattr(build, "__qualname__", "lazy_kernel")
+        self.__module__ = getattr(build, "__module__", __name__)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        built = self._built
+        if built is None:
+            real = self._build()  # outside the lock: building may dispatch
             with _dispatcher._lock:  # Note [Registration is atomic]
-                if not built:
-                    built.append(real)
-                if kern.fn is first_call:
-                    kern.fn = built[0]
-                    op._cache.clear()
-        return built[0](*args, **kwargs)
-
-    first_call.__qualname__ = getattr(build, "__qualname__", "lazy_kernel")
-    first_call.__module__ = getattr(build, "__module__", __name__)
-    return first_call
+                if self._built is None:
+                    self._built = real
+                built = self._built
+                if self._kern.fn is self:
+                    self._kern.fn = built
+                    self._op._cache.clear()
+        return built(*args, **kwargs)
 
 
 def mark_boxed(fn: F) -> F:

@@ -6,7 +6,6 @@ The registry that holds them is ``_registry.py``; the generic and traced call pa
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -26,21 +25,25 @@ from ._remedy import _remedy
 class OpOverload:
     """One operator overload: ``tp.ops.ns.op.overload``. Calling it dispatches.
 
-    Each instance gets a class of its own whose ``__call__`` and ``redispatch`` are generated
-    from the schema (Note [Generated call functions]).
+    On its first call each instance gets a class of its own whose ``__call__`` and
+    ``redispatch`` are generated from the schema (Note [Generated call functions], Note [Per-op
+    classes on first call]).
     """
 
     _schema: _sch.FunctionSchema
     _name: str
 
-    def __new__(cls, schema: _sch.FunctionSchema, namespace: str) -> OpOverload:
-        sub = type(f"OpOverload_{namespace}_{schema.name}_{schema.overload_name}", (cls,), {})
-        return super().__new__(sub)
-
     def __init__(self, schema: _sch.FunctionSchema, namespace: str) -> None:
         # stored with its namespace, as PyTorch's ``_schema``: it prints ``ns::op(...) -> ...``
-        if schema.namespace != namespace:
-            schema = dataclasses.replace(schema, namespace=namespace)
+        if schema.namespace != namespace:  # (the constructor: dataclasses.replace costs 5 us)
+            schema = _sch.FunctionSchema(
+                namespace,
+                schema.name,
+                schema.overload_name,
+                schema.positional,
+                schema.kwarg_only,
+                schema.returns,
+            )
         self._schema = schema
         self.namespace = namespace
         self.op_name = schema.name
@@ -48,7 +51,9 @@ class OpOverload:
         self.qualname = f"{namespace}::{schema.name}"
         self._name = f"{self.qualname}.{self.overload_name}"
         self._kernels: dict[str, Kernel] = {}  # registration key -> the kernel on top of its stack
-        self._stacks: dict[str, list[Kernel]] = {}  # registration key -> every open kernel
+        # registration key -> every open kernel, oldest first, for keys with more than one (a
+        # key with one has it in _kernels alone: start-up registers ~5000, one per key)
+        self._stacks: dict[str, list[Kernel]] = {}
         self._table: dict[int, Entry] = {}
         self._dirty = True
         self._cache: dict[int, Callable[..., Any]] = {}
@@ -61,16 +66,17 @@ class OpOverload:
         self._fast: tuple[Callable[..., Any], Callable[..., Any]] | None = None
         # argument-type signature -> its specialized call, or None (Note [Specialized calls])
         self._specialized: dict[tuple[Any, ...], Callable[..., Any] | None] = {}
-        self._use_fast(not _trace.enabled)
+        self._own_class = False  # Note [Per-op classes on first call]
 
     def _use_fast(self, fast: bool) -> None:
+        if not self._own_class:  # the shared class's lazy call picks the mode on first call
+            return
         cls = type(self)
         pair: tuple[Callable[..., Any], Callable[..., Any]]
         if not fast:
             pair = (_traced_call, _traced_redispatch)
-        elif self._fast is None:
-            pair = (_lazy_call, _lazy_redispatch)
         else:
+            assert self._fast is not None  # an own class comes with the generated functions
             pair = self._fast
         cls.__call__, cls.redispatch = pair  # type: ignore[method-assign]
 
@@ -81,6 +87,13 @@ class OpOverload:
                     self._fast = _callgen.generate(self, self._cache)  # type: ignore[assignment]
                 else:
                     self._fast = (_generic_call, _generic_redispatch)
+            if not self._own_class:
+                cls = type(self)
+                ov = self._schema.overload_name
+                self.__class__ = type(
+                    f"{cls.__name__}_{self.namespace}_{self.op_name}_{ov}", (cls,), {}
+                )
+                self._own_class = True
             self._use_fast(not _trace.enabled)
 
     def _call_for(self, sig: tuple[Any, ...]) -> Callable[..., Any]:
@@ -105,13 +118,28 @@ class OpOverload:
                 self._specialized[sig] = _callgen.specialize(self, sig) if usable else None
             return self._specialized[sig]
 
-    # The generated functions replace these on the per-op class.
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
-        raise AssertionError
+    # Note [Per-op classes on first call]
+    # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    # The generated functions live on a class of the operator's own, since the interpreter
+    # looks ``__call__`` up on the type. A class costs ~2.5 KB and ~5 us to make, and start-up
+    # defines ~1500 operators of which a program calls a few dozen, so an operator starts as an
+    # instance of the shared class, whose ``__call__``/``redispatch`` generate the operator's
+    # functions, give it its own class (``__class__`` is reassigned, under the registry lock)
+    # and call through it; ``_use_fast`` then switches that class between the generated and
+    # the traced path. An operator not called yet needs no switching: its first call picks the
+    # mode tracing is in.
+    # A method bound before the first call (``op.redispatch`` kept by a plugin at start-up)
+    # stays this one: after the first call it only forwards.
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not self._own_class:
+            self._generate()
+        return type(self).__call__(self, *args, **kwargs)
 
-    def redispatch(self, keyset: int, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
+    def redispatch(self, keyset: int, *args: Any, **kwargs: Any) -> Any:
         """Dispatch to the highest key of ``keyset`` (no argument key sets, no TLS)."""
-        raise AssertionError
+        if not self._own_class:
+            self._generate()
+        return type(self).redispatch(self, keyset, *args, **kwargs)
 
     @property
     def schema(self) -> _sch.FunctionSchema:
@@ -191,8 +219,12 @@ class OpOverload:
                     f"({k.where}). Pass override=True to replace it, or close the library that "
                     "registered the first one."
                 )
-            others = [c for c in _COMPOSITES if c != name and c in self._kernels]
-            if name in _COMPOSITES and others:
+            others = (
+                [c for c in _COMPOSITES if c != name and c in self._kernels]
+                if name in _COMPOSITES
+                else ()
+            )
+            if others:
                 other = others[0]
                 raise RegistrationError(
                     f"{self._name}: cannot register a {name} kernel ({k.registrant}) because a "
@@ -202,7 +234,12 @@ class OpOverload:
                     "for all backends; CompositeExplicitAutogradNonFunctional when it writes or "
                     "views), not two."
                 )
-            self._stacks.setdefault(name, []).append(k)
+            if old is not None:
+                stack = self._stacks.get(name)
+                if stack is None:
+                    self._stacks[name] = [old, k]
+                else:
+                    stack.append(k)
             self._kernels[name] = k
             self._recompute()
 
@@ -210,14 +247,15 @@ class OpOverload:
         """Take ``k`` off its stack, wherever it is: what is then on top is the kernel."""
         name = k.key.name
         with _lock:
-            stack = self._stacks.get(name, [])
-            if k in stack:
-                stack.remove(k)
-                if stack:
-                    self._kernels[name] = stack[-1]
-                else:
-                    del self._stacks[name]
+            stack = self._stacks.get(name)
+            if stack is None:
+                if self._kernels.get(name) is k:
                     del self._kernels[name]
+            elif k in stack:
+                stack.remove(k)
+                self._kernels[name] = stack[-1]
+                if len(stack) == 1:
+                    del self._stacks[name]
             k.removed = True
             self._recompute()
 
@@ -428,16 +466,6 @@ class OpOverload:
         for x, v in zip(t, before, strict=False):
             if x is not None and x._tp_version.value == v:
                 x._tp_version.value = v + 1
-
-
-def _lazy_call(op: OpOverload, /, *args: Any, **kwargs: Any) -> Any:
-    op._generate()
-    return type(op).__call__(op, *args, **kwargs)
-
-
-def _lazy_redispatch(op: OpOverload, keyset: int, /, *args: Any, **kwargs: Any) -> Any:
-    op._generate()
-    return type(op).redispatch(op, keyset, *args, **kwargs)
 
 
 def _same_device_guard(op: OpOverload, fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -172,8 +172,10 @@ def _recompute_all() -> None:
     with _lock:
         _fallback_by_bit = None
         _generation += 1
-        for op in _ops.values():
-            op._recompute()
+        for op in _ops.values():  # op._recompute() inline: start-up runs this ~20 times
+            op._dirty = True
+            if op._cache:
+                op._cache.clear()
 
 
 _keys._state.listeners.append(_recompute_all)

@@ -48,10 +48,9 @@ import contextlib
 import copy
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..tensor import Tensor
-from ._archive import FORMAT_VERSION, load, save
 from ._records import (
     add_safe_globals,
     clear_safe_globals,
@@ -69,6 +68,21 @@ __all__ = [
     "get_safe_globals", "load", "load_safetensors", "rebuild_from_storage", "rebuild_tensor",
     "register_tensor_class", "safe_globals", "save", "save_safetensors",
 ]  # fmt: skip
+
+
+# the archive reader and writer (zipfile, mmap, secrets) are imported on first use of one of
+# these names: ``import tensorplug`` does not pay for them (issue 34, start-up)
+_ARCHIVE_NAMES = frozenset({"FORMAT_VERSION", "load", "save"})
+if TYPE_CHECKING:
+    from ._archive import FORMAT_VERSION, load, save
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ARCHIVE_NAMES:
+        from . import _archive
+
+        return getattr(_archive, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @contextlib.contextmanager

@@ -19,10 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import optree
-
 import tensorplug as tp
 
+from . import _optree as optree
 from . import compile as _compile
 from .compile import CompiledFunction, CompileError, compile
 from .graph import Effect, Graph, Node, TensorMeta, Value, op_label

@@ -31,13 +31,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import optree
-
 import tensorplug as tp
 from tensorplug.codegen import define
 from tensorplug.dispatch import local_state
 from tensorplug.tensor import new_tensor
 
+from . import _optree as optree
 from .graph import Graph, Node, Value, _Keyword, _Shown, _shown_args, _shown_tree, op_label
 from .recorder import M, path_text
 

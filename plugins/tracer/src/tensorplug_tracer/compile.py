@@ -31,12 +31,11 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, cast
 
-import optree
-
 import tensorplug as tp
 from tensorplug.dispatch import local_state, state_read
 from tensorplug.tensor import Tensor
 
+from . import _optree as optree
 from . import codegen, passes, recorder
 from .codegen import MISS
 from .graph import Graph, TensorMeta, Value

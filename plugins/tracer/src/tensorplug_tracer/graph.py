@@ -24,17 +24,17 @@ Usage::
 from __future__ import annotations
 
 import math
-import shutil
-import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, NamedTuple
-
-import optree
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import tensorplug as tp
 from tensorplug.dispatcher import OpOverload
+
+from . import _optree as optree
+
+if TYPE_CHECKING:  # pathlib, shutil and subprocess load when a graph is saved or drawn
+    from pathlib import Path
 
 __all__ = ["Effect", "Graph", "GraphHooks", "Node", "TensorMeta", "Value", "hooks"]
 
@@ -340,6 +340,8 @@ class Graph:
     def save(self, path: str | Path) -> None:
         """Write the graph to ``path`` (JSON) and its tensor constants beside it (``.npz``);
         :func:`tensorplug_tracer.load` reads them back without executing anything."""
+        from pathlib import Path
+
         hooks.save(self, Path(path))
 
     def to_dot(self) -> str:
@@ -375,6 +377,10 @@ class Graph:
     def render(self, path: str | Path) -> Path:
         """Draw the graph with Graphviz's ``dot`` into ``path``; the format is its suffix
         (``.svg``, ``.png``, ``.pdf``)."""
+        import shutil
+        import subprocess
+        from pathlib import Path
+
         dot = shutil.which("dot")
         if dot is None:
             raise RuntimeError(

@@ -20,10 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import optree
-
 import tensorplug as tp
 
+from . import _optree as optree
 from .graph import Graph, Node, Value
 from .recorder import M
 

@@ -38,13 +38,12 @@ import warnings
 from collections.abc import Callable
 from typing import Any, cast
 
-import optree
-
 import tensorplug as tp
 from tensorplug.dispatch import local_state
 from tensorplug.dispatcher import OpOverload
 from tensorplug.tensor import Tensor, data_id
 
+from . import _optree as optree
 from .graph import Effect, Graph, Node, TensorMeta, Value
 
 __all__ = ["TracerWarning", "active", "record_trace", "tracer_fallback", "value_read_hook"]

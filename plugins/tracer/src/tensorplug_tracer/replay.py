@@ -24,11 +24,10 @@ import inspect
 from collections.abc import Callable
 from typing import Any, cast
 
-import optree
-
 import tensorplug as tp
 from tensorplug.tensor import Tensor
 
+from . import _optree as optree
 from .codegen import MISS, graph_function
 from .compile import ReplayPlans
 from .graph import Graph, Value

@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import json
 import keyword
-from pathlib import Path
-from typing import Any
-
-import optree
+from typing import TYPE_CHECKING, Any
 
 import tensorplug as tp
 
+from . import _optree as optree
 from .graph import Effect, Graph, Node, TensorMeta, Value
+
+if TYPE_CHECKING:  # pathlib loads when a graph is saved or read
+    from pathlib import Path
 
 __all__ = ["FORMAT_VERSION", "GraphFormatError", "load", "save"]
 
@@ -271,6 +272,8 @@ def _check_namespaces(path: Path, doc: dict[str, Any]) -> None:
 
 def load(path: str | Path) -> Graph:
     """Read a graph written by :meth:`Graph.save` (Note [Graph files])."""
+    from pathlib import Path
+
     import numpy as np
 
     p = Path(path)

@@ -18,6 +18,20 @@ that is four elementwise passes, which measured 50 to 100 times faster with nump
 reshape into windows and one reduction over the two short window axes (numpy reduces short
 axes that are not the last slowly).
 
+Note [Max pooling without padding]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Where no window reaches outside the input (no padding, and ceil mode adds no window) and the
+library writes into ``out=`` (numpy, CuPy), the forward takes the maxima of the offsets' views
+first, then finds each window's first maximum (PyTorch's index) by counting the offsets
+before it that do not hold it: a byte array ``behind`` ("no maximum yet") and-ed with
+``view != max`` and added into a byte counter per offset, so no ``where`` (numpy's ``where``
+with a scalar was 3/4 of the general path's time). The counter picks each window's step from
+a table and the window's first element is added: one int64 pass. A NaN maximum (PyTorch's
+index is the window's last NaN) sends the call to the general path. LeNet's 64x6x28x28,
+2x2/2: 1.22 -> 0.34 ms (torch: 1.3 ms). The backward stays a scatter by the indices: a write
+by the offsets' views, each masked by ``indices - first == step``, measured twice as slow
+(0.2 against 0.1 ms), and it would have to check that every index lies in its window.
+
 Adaptive average pooling is separable: its windows are boxes whose bounds depend on one axis
 each, so it is one small matrix product per spatial axis (the matrix of window weights), and its
 backward is the product with the transposed matrices.

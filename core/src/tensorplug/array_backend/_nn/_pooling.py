@@ -265,7 +265,7 @@ def max_pool_forward(
     # even when they are equal (the lowest value), so that the index is the input's
     padded = any(pd) or any(a_ > p_ for a_, p_ in zip(after, pd, strict=True))
     if not padded and kit.writes_out and not kit.lazy:
-        fast = _max_pool_unpadded(kit, p, nd, ks, st, dl, out, plane_strides)
+        fast = _max_pool_unpadded(kit, p, d.kind == "f", nd, ks, st, dl, out, plane_strides)
         if fast is not None:
             return kit.wrap(fast[0], d, device), kit.wrap(fast[1], _dt.int64, device)
     best: Any = None
@@ -317,6 +317,7 @@ def max_pool_forward(
 def _max_pool_unpadded(
     kit: Kit,
     a: Any,
+    floating: bool,
     nd: int,
     ks: list[int],
     st: list[int],
@@ -339,7 +340,7 @@ def _max_pool_unpadded(
         best = xp.maximum(views[0], views[1])
         for v in views[2:]:
             xp.maximum(best, v, out=best)
-    if best.dtype.kind == "f" and bool(xp.any(xp.isnan(best))):
+    if floating and bool(xp.any(xp.isnan(best))):
         return None
     i64 = kit.storage[_dt.int64]
     small = kit.storage[_dt.uint8] if n <= 256 and _dt.uint8 in kit.storage else i64

@@ -18,6 +18,20 @@ that is four elementwise passes, which measured 50 to 100 times faster with nump
 reshape into windows and one reduction over the two short window axes (numpy reduces short
 axes that are not the last slowly).
 
+Note [Max pooling without padding]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Where no window reaches outside the input (no padding, and ceil mode adds no window) and the
+library writes into ``out=`` (numpy, CuPy), the forward takes the maxima of the offsets' views
+first, then finds each window's first maximum (PyTorch's index) by counting the offsets
+before it that do not hold it: a byte array ``behind`` ("no maximum yet") and-ed with
+``view != max`` and added into a byte counter per offset, so no ``where`` (numpy's ``where``
+with a scalar was 3/4 of the general path's time). The counter picks each window's step from
+a table and the window's first element is added: one int64 pass. A NaN maximum (PyTorch's
+index is the window's last NaN) sends the call to the general path. LeNet's 64x6x28x28,
+2x2/2: 1.22 -> 0.34 ms (torch: 1.3 ms). The backward stays a scatter by the indices: a write
+by the offsets' views, each masked by ``indices - first == step``, measured twice as slow
+(0.2 against 0.1 ms), and it would have to check that every index lies in its window.
+
 Adaptive average pooling is separable: its windows are boxes whose bounds depend on one axis
 each, so it is one small matrix product per spatial axis (the matrix of window weights), and its
 backward is the product with the transposed matrices.
@@ -247,6 +261,13 @@ def max_pool_forward(
     plane_strides = [math.prod(spatial[i + 1 :]) for i in range(nd)]
     after = [_needed_after(spatial[i], ks[i], pd[i], st[i], dl[i], out[i]) for i in range(nd)]
     p = _pad(kit, a, nd, pd, after, _lowest(kit, d))
+    # where windows reach into the padding, an element of the input wins over a padded one
+    # even when they are equal (the lowest value), so that the index is the input's
+    padded = any(pd) or any(a_ > p_ for a_, p_ in zip(after, pd, strict=True))
+    if not padded and kit.writes_out and not kit.lazy:
+        fast = _max_pool_unpadded(kit, p, d.kind == "f", nd, ks, st, dl, out, plane_strides)
+        if fast is not None:
+            return kit.wrap(fast[0], d, device), kit.wrap(fast[1], _dt.int64, device)
     best: Any = None
     coords = [
         xp.reshape(
@@ -255,9 +276,6 @@ def max_pool_forward(
         )
         for i in range(nd)
     ]
-    # where windows reach into the padding, an element of the input wins over a padded one
-    # even when they are equal (the lowest value), so that the index is the input's
-    padded = any(pd) or any(a_ > p_ for a_, p_ in zip(after, pd, strict=True))
     best_pad: Any = None
     # the winner's offset in its window, in one byte per element (the wheres move 1/8 of an
     # int64's bytes); its flat index is made once at the end: first position + offset's step
@@ -294,6 +312,57 @@ def max_pool_forward(
     step = xp.take(xp.asarray(steps, dtype=i64), xp.reshape(kit.cast(best_at, i64), (-1,)))
     index = xp.reshape(step, tuple(best_at.shape)) + first
     return kit.wrap(best, d, device), kit.wrap(index, _dt.int64, device)
+
+
+def _max_pool_unpadded(
+    kit: Kit,
+    a: Any,
+    floating: bool,
+    nd: int,
+    ks: list[int],
+    st: list[int],
+    dl: list[int],
+    out: list[int],
+    plane_strides: list[int],
+) -> tuple[Any, Any] | None:
+    """Note [Max pooling without padding]: the maxima and PyTorch's indices of windows that
+    all lie inside ``a``, for a library whose functions write into ``out=``; None where a
+    maximum is NaN (the general path's last-NaN rule)."""
+    xp = kit.xp
+    views = [
+        a[_window_slices(nd, offsets, st, dl, out)]
+        for offsets in itertools.product(*(range(k) for k in ks))
+    ]
+    n = len(views)
+    if n == 1:
+        best = xp.asarray(views[0], copy=True)
+    else:
+        best = xp.maximum(views[0], views[1])
+        for v in views[2:]:
+            xp.maximum(best, v, out=best)
+    if floating and bool(xp.any(xp.isnan(best))):
+        return None
+    i64 = kit.storage[_dt.int64]
+    small = kit.storage[_dt.uint8] if n <= 256 and _dt.uint8 in kit.storage else i64
+    # the first offset holding the maximum, as the number of offsets before it that do not:
+    # ``behind`` says "no maximum yet", and each offset adds it (byte arithmetic, no where)
+    behind = views[0] != best
+    at = kit.cast(behind, small)
+    for v in views[1:-1]:
+        xp.logical_and(behind, v != best, out=behind)
+        xp.add(at, behind, out=at)
+    steps = [
+        sum(o[i] * dl[i] * plane_strides[i] for i in range(nd))
+        for o in itertools.product(*(range(k) for k in ks))
+    ]
+    index = xp.take(xp.asarray(steps, dtype=i64), xp.reshape(at, (-1,)))
+    index = xp.reshape(index, tuple(best.shape))
+    first: Any = 0  # each window's first element, as a flat position in its plane
+    for i in range(nd):
+        at_i = xp.arange(out[i], dtype=i64) * (st[i] * plane_strides[i])
+        first = first + xp.reshape(at_i, tuple(out[i] if j == i else 1 for j in range(nd)))
+    xp.add(index, first, out=index)
+    return best, index
 
 
 def _scatter_planes(

@@ -100,9 +100,18 @@ def _max_pool_samples(nd: int) -> Any:
             if nd == 2:
                 yield S("dilation", make((1, 1, 6, 6), d, rng), [2], [1], [1], [2])
             yield S("empty_batch", make((0, 2, *sp), d, rng), [2])
+        if d == "float32" or d in INTS:  # not float64: ties have no finite differences
+            # many equal values: the first maximum of each window is the index, on the
+            # unpadded fast path (tiles, gaps between windows, overlapping windows) too
+            x = make((2, 2, *(big,) * nd), d, rng)
+            x[...] = rng.integers(-1, 2, size=x.shape)
+            yield S("ties", x, [2])
+            yield S("ties_gaps", x, [2], [3])
+            yield S("ties_overlap", x, [3], [1])
         if d == "float32":  # not float64: gradcheck's samples; NaN has no finite differences
             x = make((1, 2, *sp), d, rng)
             x[0, 0].flat[1] = np.nan
+            x[0, 0].flat[sp[-1]] = np.nan  # two in one window: the last one's index
             x[0, 1].flat[:3] = -np.inf
             yield S("nan_and_inf", x, [2])
 

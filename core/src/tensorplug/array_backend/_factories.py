@@ -432,7 +432,7 @@ def creation(kit: Kit) -> Kernels:
                 r = quick(xp_empty, size, dtype, device, fill_value)
                 if r is not None:
                     return r
-        return full_checked(size, fill_value, dtype, device)
+        return full_checked(size, fill_value, dtype, device)  # type: ignore[no-any-return]
 
     return {"zeros": zeros, "ones": ones, "empty.memory_format": empty, "full": full}
 

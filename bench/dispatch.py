@@ -9,6 +9,12 @@ Prints per-call times and ratios, all measured in this one process:
 * a fallthrough layer (goal: adds nothing measurable).
 
 Goal: the dispatcher adds at most 0.6 us to a two-tensor call over the direct kernel call.
+
+Then, when torch is importable, the per-op overheads of issue 34 against torch in the same
+process, interleaved (goal: each at most 1.0x torch): the dispatcher's entry (a custom op
+through ``torch.library``, above), a tiny op without grad, with grad, in-place with grad, and
+the factories (``zeros``, ``zeros_like``, ``ones``, ``empty``, ``full``, ``arange``, ...), all
+on 3-element float32 tensors.
 Run: ``python bench/dispatch.py``.
 """
 
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -112,6 +119,41 @@ def torch_comparison(ours: float) -> None:
         f"torch {torch.__version__} torch.library Python op overhead: {theirs * 1e6:.3f} us "
         f"-> tensorplug's is {ours / theirs:.2f}x of it"
     )
+    per_op(torch)
+
+
+def per_op(torch: Any) -> None:
+    """Issue 34's per-op overheads: each call against torch's same call, one process,
+    interleaved, on 3-element float32 tensors (goal: each at most 1.0x torch)."""
+    a, b = tp.ones(3), tp.ones(3)
+    ta, tb = torch.ones(3), torch.ones(3)
+    g, tg = tp.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    y, ty = g * 1, tg * 1  # a non-leaf with history: in-place ops on it are recorded
+    cases: dict[str, tuple[Any, Any]] = {
+        "add (no grad)": (lambda: tp.add(a, b), lambda: torch.add(ta, tb)),
+        "add (grad)": (lambda: tp.add(g, b), lambda: torch.add(tg, tb)),
+        "mul_ (in-place, grad)": (lambda: y.mul_(1.0), lambda: ty.mul_(1.0)),
+        "zeros(3)": (lambda: tp.zeros(3), lambda: torch.zeros(3)),
+        "zeros(3, dtype=float64)": (
+            lambda: tp.zeros(3, dtype=tp.float64),
+            lambda: torch.zeros(3, dtype=torch.float64),
+        ),
+        "ones(3)": (lambda: tp.ones(3), lambda: torch.ones(3)),
+        "empty(3)": (lambda: tp.empty(3), lambda: torch.empty(3)),
+        "full((3,), 2.0)": (lambda: tp.full((3,), 2.0), lambda: torch.full((3,), 2.0)),
+        "arange(10)": (lambda: tp.arange(10), lambda: torch.arange(10)),
+        "zeros_like": (lambda: tp.zeros_like(a), lambda: torch.zeros_like(ta)),
+        "ones_like": (lambda: tp.ones_like(a), lambda: torch.ones_like(ta)),
+        "empty_like": (lambda: tp.empty_like(a), lambda: torch.empty_like(ta)),
+    }
+    fns: dict[Any, Any] = {}
+    for name, (ours, theirs) in cases.items():
+        fns[("tp", name)], fns[("torch", name)] = ours, theirs
+    t = interleaved(fns, number=5000, rounds=15)
+    print("\nper-op overhead, 3-element float32 (issue 34's goal: each <= 1.0x torch)")
+    for name in cases:
+        ours, theirs = t[("tp", name)], t[("torch", name)]
+        print(f"  {name:26s} {us(ours)}  torch {us(theirs)}  {ours / theirs:5.2f}x torch")
 
 
 if __name__ == "__main__":

@@ -51,13 +51,35 @@ class StorageBackend(Protocol):
 _by_key: dict[str, StorageBackend] = {}
 
 
+# Note [Backend of a device]: a factory asks for the backend of its device on every call; a
+# device object seen before is found by its id (hashing a device runs Python), each entry
+# holding the object so that its id is not reused while the entry lives. Emptied whenever the
+# backends change, and when it grows (devices made per call)
+_of_device: dict[int, tuple[Any, StorageBackend]] = {}
+
+
 def register(backend: StorageBackend) -> None:
     _by_key[backend.key_name] = backend
+    _of_device.clear()
 
 
 def unregister(backend: StorageBackend) -> None:
     if _by_key.get(backend.key_name) is backend:
         del _by_key[backend.key_name]
+    _of_device.clear()
+
+
+def for_device(device: Any) -> StorageBackend:
+    """The backend of ``device`` (a ``tensorplug.device``): :func:`for_device_type` of its
+    type, remembered by identity (Note [Backend of a device])."""
+    got = _of_device.get(id(device))
+    if got is not None and got[0] is device:
+        return got[1]
+    b = for_device_type(device.type)
+    if len(_of_device) > 64:
+        _of_device.clear()
+    _of_device[id(device)] = (device, b)
+    return b
 
 
 def for_key(key_name: str) -> StorageBackend:

@@ -101,7 +101,7 @@ def install(namespace: dict[str, Any]) -> None:
                 kernel = out_kernel(e.op, _defined[functional], outs, dropped)
                 lib.impl(e.op, kernel, "CompositeExplicitAutograd")
             elif "factory" in e.tags:
-                lib.impl(e.op, _backend_select(e.op), "BackendSelect", with_keyset=True)
+                lib.impl(e.op, _backend_select(e.op), "BackendSelect", per_keyset=True)
             _defined[e.op.name.partition("::")[2]] = e.op
             entries.append(e)
 
@@ -247,30 +247,39 @@ _dispatcher_source_callers.append(_public_callers)  # a table filled from above
 
 
 def _backend_select(op: OpOverload) -> Callable[..., Any]:
-    """Pick the backend of a factory call from ``device=`` and redispatch to it."""
+    """The ``per_keyset`` factory (Note [Per-key-set kernels] in the dispatcher) of the kernel
+    that picks the backend of a factory call from ``device=`` and redispatches to it.
+
+    Made per key set, the kernel has the key set and the mask below ``BackendSelect`` as ints
+    (they change only with the keys, which empties the dispatch cache and so remakes it), and
+    takes the call's arguments as they come, with no ``DispatchKeySet`` bound in front."""
     below = _keys.get("BackendSelect").bit
-    state = _keys._state
-
     cache = op.kernel_cache
+    keysets = _keys.tensor_keyset
+    for_device = _backends.for_device
 
-    def backend_select(ks: Any, *args: Any, **kwargs: Any) -> Any:
-        dev = _canonical_device(kwargs.get("device"))
-        storage = _backends.for_device_type(dev.type)  # clear error when none is loaded
-        kwargs["device"] = dev
-        backend_ks = _keys.tensor_keyset(storage.key_name) & local_state.masks.nexc
-        # ks.below(BackendSelect) | backend_ks, in ints (DispatchKeySet's operators are Python)
-        below_ks = (int(ks) & state.below_mask[below]) | backend_ks
-        if trace_state.enabled:  # the trace shows the redispatch
-            return op.redispatch(below_ks, *args, **kwargs)
-        # what op.redispatch does, without checking again the arguments the call checked (the
-        # canonical device passes as it is): about 0.5 us of tp.zeros's 3.7
-        k = cache.get(below_ks)
-        if k is None:
-            k = op.kernel_for(below_ks)
-        return k(*args, **kwargs)
+    def factory(op_: Any, ks: Any) -> Callable[..., Any]:
+        above = int(ks) & _keys._state.below_mask[below]  # ks.below(BackendSelect), as an int
 
-    backend_select.__qualname__ = f"backend_select[{op.name}]"
-    return backend_select
+        def backend_select(*args: Any, **kwargs: Any) -> Any:
+            dev = _canonical_device(kwargs.get("device"))
+            storage = for_device(dev)  # clear error when none is loaded
+            kwargs["device"] = dev
+            below_ks = above | (keysets(storage.key_name) & local_state.masks.nexc)
+            if trace_state.enabled:  # the trace shows the redispatch
+                return op.redispatch(below_ks, *args, **kwargs)
+            # what op.redispatch does, without checking again the arguments the call checked
+            # (the canonical device passes as it is)
+            k = cache.get(below_ks)
+            if k is None:
+                k = op.kernel_for(below_ks)
+            return k(*args, **kwargs)
+
+        backend_select.__qualname__ = f"backend_select[{op.name}]"
+        return backend_select
+
+    factory.__qualname__ = f"backend_select_factory[{op.name}]"
+    return factory
 
 
 __all__ += ["return_types", "OpPacket"]

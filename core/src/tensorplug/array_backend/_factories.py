@@ -37,6 +37,8 @@ from ._kit import (
     bind,
     check_fits,
     check_sizes,
+    guard,
+    guarded,
     scalar_dtype,
     torch_name,
 )
@@ -328,7 +330,8 @@ def _numpy_triangle_signature(kit: Kit, fn: Any, lower: bool) -> bool:
 
 def creation(kit: Kit) -> Kernels:
     """The kernels of zeros, ones, empty and full, each trying Note [Factory fast path] before
-    the general path."""
+    the general path. The fast path raises nothing, so each kernel converts its own errors
+    (Note [Kernel errors]): only its general path runs under the conversion."""
     xp = kit.xp
     ks = kit.keyset
     new = kit.new
@@ -357,6 +360,18 @@ def creation(kit: Kit) -> Kernels:
             fill(arr, value)  # type: ignore[misc]
         return new(arr, d, dev, ks)
 
+    def general(fn: Any) -> Any:
+        def make_general(size: Sequence[int], dtype: Any, device: Any) -> Tensor:
+            d, dev = target(kit, dtype, device)
+            return make(kit, fn, check_sizes(size), d, dev)
+
+        return make_general
+
+    zeros_general = guard("zeros", general(xp.zeros), kit.key_name)
+    ones_general = guard("ones", general(xp.ones), kit.key_name)
+    empty_general = guard("empty.memory_format", general(xp.empty), kit.key_name)
+
+    @guarded
     def zeros(
         size: Sequence[int],
         *,
@@ -366,11 +381,9 @@ def creation(kit: Kit) -> Kernels:
         pin_memory: bool | None = None,
     ) -> Tensor:
         r = quick(xp_zeros, size, dtype, device)
-        if r is not None:
-            return r
-        d, dev = target(kit, dtype, device)
-        return make(kit, xp.zeros, check_sizes(size), d, dev)
+        return zeros_general(size, dtype, device) if r is None else r
 
+    @guarded
     def ones(
         size: Sequence[int],
         *,
@@ -379,13 +392,10 @@ def creation(kit: Kit) -> Kernels:
         device: str | Device | None = None,
         pin_memory: bool | None = None,
     ) -> Tensor:
-        if fill is not None:
-            r = quick(xp_empty, size, dtype, device, 1)
-            if r is not None:
-                return r
-        d, dev = target(kit, dtype, device)
-        return make(kit, xp.ones, check_sizes(size), d, dev)
+        r = quick(xp_empty, size, dtype, device, 1) if fill is not None else None
+        return ones_general(size, dtype, device) if r is None else r
 
+    @guarded
     def empty(
         size: Sequence[int],
         *,
@@ -398,11 +408,18 @@ def creation(kit: Kit) -> Kernels:
         if memory_format is not None and memory_format != "contiguous_format":
             return _empty_in_format(kit, size, dtype, device, memory_format)
         r = quick(xp_empty, size, dtype, device)
-        if r is not None:
-            return r
-        d, dev = target(kit, dtype, device)
-        return make(kit, xp.empty, check_sizes(size), d, dev)
+        return empty_general(size, dtype, device) if r is None else r
 
+    def full_general(size: Sequence[int], fill_value: Scalar, dtype: Any, device: Any) -> Tensor:
+        d, dev = target(kit, scalar_dtype(fill_value) if dtype is None else dtype, device)
+        shape = check_sizes(size)
+        check_fits(fill_value, d)
+        arr = kit.fill_array(shape, fill_value, d, dev)
+        return kit.new(arr, d, dev, ks)
+
+    full_checked = guard("full", full_general, kit.key_name)
+
+    @guarded
     def full(
         size: Sequence[int],
         fill_value: Scalar,
@@ -418,11 +435,7 @@ def creation(kit: Kit) -> Kernels:
                 r = quick(xp_empty, size, dtype, device, fill_value)
                 if r is not None:
                     return r
-        d, dev = target(kit, scalar_dtype(fill_value) if dtype is None else dtype, device)
-        shape = check_sizes(size)
-        check_fits(fill_value, d)
-        arr = kit.fill_array(shape, fill_value, d, dev)
-        return kit.new(arr, d, dev, ks)
+        return full_checked(size, fill_value, dtype, device)  # type: ignore[no-any-return]
 
     return {"zeros": zeros, "ones": ones, "empty.memory_format": empty, "full": full}
 

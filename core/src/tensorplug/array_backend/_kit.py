@@ -229,6 +229,10 @@ class Kit:
         self.unhush: Callable[[Any], Any]
         self.hush, self.unhush = _quiet_pair(xp)
         self._devices: dict[Device, Device] = {}
+        # Note [Devices by identity]: hashing a device runs Python (its __hash__, about 0.15
+        # us), so factories find a device object they saw before by its id; each entry holds
+        # the object, so its id is not reused while the entry lives
+        self._device_ids: dict[int, tuple[Any, Device]] = {}
         self._rows: tuple[Any, Any] = (None, None)  # row_numbers: ((n, device), arange(n))
         # set by register(): host transfers and the random state (see its docstring)
         self.to_host: Callable[[Any], Any] = _unset
@@ -274,8 +278,17 @@ class Kit:
         return rows
 
     def interned_device(self, d: Any) -> Device | None:
-        """The device object for ``d`` if :meth:`device` has made it; None otherwise."""
-        return self._devices.get(d)
+        """The device object for ``d`` if :meth:`device` has made it; None otherwise. Looked
+        up by identity first (Note [Devices by identity])."""
+        got = self._device_ids.get(id(d))
+        if got is not None and got[0] is d:
+            return got[1]
+        dev = self._devices.get(d)
+        if dev is not None:
+            if len(self._device_ids) > 64:  # devices made per call: keep the memo small
+                self._device_ids.clear()
+            self._device_ids[id(d)] = (d, dev)
+        return dev
 
     # --- dtypes ------------------------------------------------------------------------
 

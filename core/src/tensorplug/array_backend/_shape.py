@@ -520,6 +520,7 @@ def views(kit: Kit) -> Kernels:
     permute_dims = getattr(xp, "permute_dims", None) or xp.transpose
     # the array's own methods, where it has them (cheaper than the namespace's functions)
     swapaxes = getattr(kit.array_type, "swapaxes", None)
+    transpose_method = getattr(kit.array_type, "transpose", None)  # numpy's and cupy's
     reshape_method = getattr(kit.array_type, "reshape", None)
     nocopy = reshapes_in_place(kit)  # then ``a.reshape(shape, copy=False)``
 
@@ -564,7 +565,7 @@ def views(kit: Kit) -> Kernels:
             return self._alias(swapaxes(a, dim0, dim1))  # numpy wraps negative dims too
         return slow_transpose(self, dim0, dim1)  # type: ignore[no-any-return]
 
-    def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
+    def permute_general(self: Tensor, dims: Sequence[int]) -> Tensor:
         a = self._data
         nd = a.ndim
         if len(dims) != nd:
@@ -577,6 +578,17 @@ def views(kit: Kit) -> Kernels:
         if len(set(wrapped)) != len(wrapped):
             raise OpError("permute(): duplicate dims are not allowed.")
         return self._alias(permute_dims(a, wrapped) if nd else a[...])
+
+    slow_permute = guard("permute", permute_general)
+
+    @guarded  # the fast path raises nothing (Note [Kernel errors] in _checks.py)
+    def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
+        # the matrices' orders (``w.T``, its backward): numpy's own method, no checks to run
+        if transpose_method is not None and len(dims) == 2 and self._data.ndim == 2:
+            d0, d1 = dims
+            if (d0 == 1 and d1 == 0) or (d0 == -1 and d1 == -2):
+                return self._alias(transpose_method(self._data))
+        return slow_permute(self, dims)  # type: ignore[no-any-return]
 
     def unsqueeze(self: Tensor, dim: int) -> Tensor:
         a = self._data

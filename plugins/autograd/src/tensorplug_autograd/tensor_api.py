@@ -71,7 +71,9 @@ def _set_grad(self: Tensor, value: Tensor | None) -> None:
             "assigned grad expected to be a Tensor or None but got grad of type "
             f"{type(value).__name__}"
         )
-    if tuple(value.shape) != tuple(self.shape):
+    # the shapes' arrays first, and devices by identity first: ``p.grad = g`` after each
+    # ``autograd.grad`` of a training step (a device's __eq__ runs Python)
+    if value.tp_data.shape != self.tp_data.shape and tuple(value.shape) != tuple(self.shape):
         raise RuntimeError(
             f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
             f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
@@ -83,7 +85,7 @@ def _set_grad(self: Tensor, value: Tensor | None) -> None:
             f"with dtype '{_short_dtype(self)}'. Please ensure that the gradient and the "
             "tensor have the same dtype"
         )
-    if value.device != self.device:
+    if value.tp_device is not self.tp_device and value.device != self.device:
         raise RuntimeError(
             f"attempting to assign a gradient with device type '{value.device.type}' to a "
             f"tensor with device type '{self.device.type}'. Please ensure that the gradient "

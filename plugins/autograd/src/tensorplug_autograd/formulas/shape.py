@@ -25,7 +25,7 @@ def _permute_backward(g: Tensor, dims: Sequence[int]) -> Tensor:
     inverse = [0] * n
     for i, d in enumerate(dims):
         inverse[d % n] = i
-    return g.permute(inverse)
+    return _aten.permute.default(g, inverse)  # the overload itself: no public method's layer
 
 
 def _unsqueeze_to(g: Tensor, shape: Shape, dim: int | None = None) -> Tensor:

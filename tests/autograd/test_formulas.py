@@ -115,6 +115,13 @@ NO_FORMULA = {
     "_thnn_fused_lstm_cell_backward_impl",
     "_thnn_fused_gru_cell_backward",
     "floor_divide_.Tensor",  # derivatives.yaml has none: backward raises, as PyTorch's
+    # the storage ops: their own Autograd kernel refuses what PyTorch refuses (resizing a tensor
+    # that requires grad, a leaf in place); a backward pass reaching them raises, as PyTorch's
+    # (tensorplug_autograd.kernels.STORAGE_OPS)
+    "resize_",
+    "set_",
+    "set_.source_Tensor",
+    "set_.source_Tensor_storage_offset",
 }
 
 

@@ -3,8 +3,10 @@ AdamW; the model of tests/models/gpt.py, causal attention through
 ``F.scaled_dot_product_attention``), tensorplug eagerly and with the whole step under
 ``tp.compile``, against torch eagerly: one process, one thread each, in CPU time (``time.process_time``).
 
-Goal: at most 1.0x torch eager. The floor: the step's matrix products alone, as raw numpy
-calls of the same shapes and layouts (recorded from one eager step). Run with torch importable (HELPERS.md):
+Goal: at most 1.0x torch eager. Two floors: the numpy floor, the same step hand-written in
+numpy (Note [numpy floor]; checked against tensorplug's loss, gradients and AdamW update
+before the timing), and the step's matrix products alone, as raw numpy calls of the same
+shapes and layouts (recorded from one eager step). Run with torch importable (HELPERS.md):
 ``PYTHONPATH=<torch site-packages> python bench/gpt.py [--mha] [--profile]``; ``--profile``
 prints cProfile's top functions of tensorplug's eager step (with ``--compiled``: the
 compiled step).
@@ -328,7 +330,7 @@ def numpy_floor(check: bool = True) -> Any:
             loss.backward()
             got = floor.forward_backward(xi, yi)
             grads = [abs(got - float(loss)) / abs(float(loss))]
-            for (name, p), g in zip(model.named_parameters(), floor.g.values(), strict=True):
+            for (_, p), g in zip(model.named_parameters(), floor.g.values(), strict=True):
                 ref = p.grad.numpy()
                 grads.append(float(np.abs(g - ref).max() / np.abs(ref).max()))
                 g[...] = ref

@@ -96,14 +96,11 @@ def native_layer_norm(
         centered = x - mean
         var = xp.mean(centered * centered, axis=axes, keepdims=True)
         rstd = 1.0 / xp.sqrt(var + eps)
-        # in place on the new ``centered`` (the same operations, in the same order, with
-        # fewer temporaries; a library without in-place operators rebinds instead)
-        out = centered
-        out *= rstd
+        out = centered * rstd
         if w is not None:
-            out *= w
+            out = out * w
         if b is not None:
-            out += b
+            out = out + b
     return kit.wrap(out, d, device), kit.wrap(mean, stats, device), kit.wrap(rstd, stats, device)
 
 
@@ -143,17 +140,13 @@ def native_layer_norm_backward(
     w = _vector(kit, weight, "weight", normalized, acc, device)
     gi = gw = gb = None
     with kit.quiet():
-        xh = x - mu
-        xh *= rs
+        xh = (x - mu) * rs
         if output_mask[0]:
             u = g if w is None else g * w
             if n:
                 a = xp.sum(u, axis=axes, keepdims=True) / n
                 c = xp.sum(u * xh, axis=axes, keepdims=True) / n
-                # (u - a - xh * c) * rs, in place on a new array
-                r = u - a
-                r -= xh * c
-                r *= rs
+                r = (u - a - xh * c) * rs
             else:
                 r = u
             gi = kit.wrap(r, d, device)

@@ -190,9 +190,12 @@ def copy_in_layout(g: Tensor, leaf: Tensor) -> Tensor:
     """A copy of ``g`` laid out as ``leaf`` (PyTorch's ``clone_obey_contract``): with the
     leaf's strides where it is dense, else row-major."""
     try:
-        flags = leaf.tp_data.flags
+        data = leaf.tp_data
+        flags = data.flags
     except AttributeError:
         return g.clone()
+    if same_layout(g.tp_data, data):
+        return g.clone()  # preserves the layout
     if flags.c_contiguous or not flags.f_contiguous or leaf.dim() < 2:
         return g.clone(memory_format=tp.contiguous_format)
     out = tp.empty_strided(leaf.shape, leaf.stride(), dtype=g.dtype, device=g.device)

@@ -309,46 +309,57 @@ class NumpyGPT:
         return loss
 
 
-def numpy_floor(check: bool = True) -> Any:
-    """The floor's step (Note [numpy floor]) from the copied weights, after 3 steps as
-    ``make_step``'s; with ``check``, first compare its loss, gradients and updated parameters
-    with tensorplug's step from the same weights (float32 tolerance), and fail loudly if they
-    differ."""
+def check_numpy_floor(steps: int = 2, verbose: bool = False) -> tuple[float, float]:
+    """Compare the floor (Note [numpy floor]) with tensorplug's step from the same weights for
+    ``steps`` steps: the largest relative difference (of each array's largest element) of the
+    loss and gradients, computed from the same parameters, and of the parameters after AdamW,
+    applied to the same gradients (AdamW's first steps amplify rounding where a gradient is
+    noise, such as the key bias's, 0 in exact arithmetic: ``g / (|g| + eps)`` is its sign)."""
     model = gpt.make_model(tp, "sdpa", **CONFIG)
     gpt.copy_weights(tp, model)
     named = {name: p.detach().numpy().copy() for name, p in model.named_parameters()}
     floor = NumpyGPT(named, CONFIG["heads"])
-    batch = gpt.batches(2, BATCH, CONFIG["block_size"], CONFIG["vocab"])
-    x, y = batch[0]
-    if check:
-        # gradients from the same parameters; then AdamW from the same gradients (AdamW's first
-        # steps amplify rounding where a gradient is noise, such as the key bias's, which is 0
-        # in exact arithmetic: g / (|g| + eps) is its sign)
-        opt = gpt.optimizer(tp, model)
-        for i, (xi, yi) in enumerate(batch):
-            loss = model(tp.tensor(xi), tp.tensor(yi))
-            loss.backward()
-            got = floor.forward_backward(xi, yi)
-            grads = [abs(got - float(loss)) / abs(float(loss))]
-            for (_, p), g in zip(model.named_parameters(), floor.g.values(), strict=True):
-                ref = p.grad.numpy()
-                grads.append(float(np.abs(g - ref).max() / np.abs(ref).max()))
-                g[...] = ref
-            opt.step()
-            opt.zero_grad()
-            floor.adamw()
-            params = [
-                float(np.abs(a - p.detach().numpy()).max() / np.abs(a).max())
-                for (_, p), a in zip(model.named_parameters(), floor.p.values(), strict=True)
-            ]
+    opt = gpt.optimizer(tp, model)
+    worst_grads = worst_params = 0.0
+    for i, (x, y) in enumerate(gpt.batches(steps, BATCH, CONFIG["block_size"], CONFIG["vocab"])):
+        loss = model(tp.tensor(x), tp.tensor(y))
+        loss.backward()
+        got = floor.forward_backward(x, y)
+        grads = [abs(got - float(loss)) / abs(float(loss))]
+        for (_, p), g in zip(model.named_parameters(), floor.g.values(), strict=True):
+            ref = p.grad.numpy()
+            grads.append(float(np.abs(g - ref).max() / np.abs(ref).max()))
+            g[...] = ref
+        opt.step()
+        opt.zero_grad()
+        floor.adamw()
+        params = [
+            float(np.abs(a - p.detach().numpy()).max() / np.abs(a).max())
+            for (_, p), a in zip(model.named_parameters(), floor.p.values(), strict=True)
+        ]
+        if verbose:
             print(
                 f"numpy floor vs tensorplug, step {i + 1}: loss {got:.6f} vs {float(loss):.6f}; "
                 f"largest relative difference: loss and gradients {max(grads):.1e}, "
                 f"parameters after AdamW {max(params):.1e}"
             )
-            if max(grads) > 1e-4 or max(params) > 1e-6:
-                raise SystemExit("the numpy floor does not compute tensorplug's step")
-        floor = NumpyGPT(named, CONFIG["heads"])
+        worst_grads, worst_params = max(worst_grads, *grads), max(worst_params, *params)
+    return worst_grads, worst_params
+
+
+def numpy_floor(check: bool = True) -> Any:
+    """The floor's step (Note [numpy floor]) from the copied weights, after 3 steps as
+    ``make_step``'s; with ``check``, first :func:`check_numpy_floor`, failing loudly if the
+    floor does not compute tensorplug's step (to float32 tolerance)."""
+    if check:
+        grads, params = check_numpy_floor(verbose=True)
+        if grads > 1e-4 or params > 1e-6:
+            raise SystemExit("the numpy floor does not compute tensorplug's step")
+    model = gpt.make_model(tp, "sdpa", **CONFIG)
+    gpt.copy_weights(tp, model)
+    named = {name: p.detach().numpy().copy() for name, p in model.named_parameters()}
+    floor = NumpyGPT(named, CONFIG["heads"])
+    x, y = gpt.batches(1, BATCH, CONFIG["block_size"], CONFIG["vocab"])[0]
     for _ in range(3):
         floor.step(x, y)
     return lambda: floor.step(x, y)

@@ -699,6 +699,26 @@ def test_leaf_grads_are_stolen_not_copied() -> None:
     np.testing.assert_allclose(m.grad.numpy(), x.numpy().T @ np.ones((4, 5)), rtol=1e-6)
 
 
+def test_leaf_grads_obey_the_layout_contract() -> None:
+    # Note [Stealing gradients]: a gradient laid out otherwise than its leaf is copied into the
+    # leaf's layout (PyTorch's AccumulateGrad): a batched matmul with w.t() (linear's
+    # decomposition, as tp.compile's graphs hold it) gives w.t()'s gradient, transposed back:
+    # a column-major product; the row-major weight gets a row-major .grad, as in torch 2.13
+    x = tp.randn([2, 4, 3])
+    w = tp.randn([5, 3], requires_grad=True)
+    tp.matmul(x, w.t()).sum().backward()
+    assert w.grad.stride() == w.stride() == (3, 1)
+    rows = x.numpy().reshape(8, 3)
+    np.testing.assert_allclose(w.grad.numpy(), np.ones((8, 5)).T @ rows, rtol=1e-5)
+    # a column-major leaf keeps its strides (torch 2.13: its .grad has strides (1, 5))
+    c = tp.randn([3, 5]).t().detach().requires_grad_()
+    (tp.matmul(tp.randn([4, 5]), c) * 1).sum().backward()
+    assert c.grad.stride() == c.stride() == (1, 5)
+    # an existing .grad keeps its layout as the next gradient is added into it
+    tp.matmul(x, w.t()).sum().backward()
+    assert w.grad.stride() == (3, 1)
+
+
 @pytest.mark.parametrize("hooked", [False, True])
 def test_leaf_accumulates_before_other_ready_nodes(hooked: bool) -> None:
     # Note [Engine order]: as PyTorch's AccumulateGrad, a leaf's accumulator runs as soon as

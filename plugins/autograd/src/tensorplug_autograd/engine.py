@@ -29,7 +29,14 @@ import tensorplug as tp
 from tensorplug.dispatch import local_state
 from tensorplug.tensor import Tensor
 
-from .accumulate import AccumulateGrad, accumulate_into_grad, edge, owns_layout, run_leaf_hooks
+from .accumulate import (
+    AccumulateGrad,
+    accumulate_into_grad,
+    edge,
+    owns_layout,
+    run_leaf_hooks,
+    same_layout,
+)
 from .graph import Node, apply_node, check_hook_values, run_tensor_hook
 from .masks import M
 from .meta import requires_grad
@@ -324,7 +331,7 @@ def _run(
                         and m.post_accumulate_hooks is None
                         and g0.tp_autograd is None
                         and getrefcount(g0) <= 2  # g0 and the call's own reference
-                        and owns_layout(g0)
+                        and owns_layout(g0, var)
                     ):
                         m.grad = g0  # Note [Stealing gradients]
                     else:
@@ -371,11 +378,19 @@ def _run(
                             and g.tp_autograd is None
                             and getrefcount(g) <= _HAND_ON_REFS
                         ):
-                            try:  # owns_layout(g), inline for numpy's flags
-                                f = g.tp_data.flags
-                                owns = (f.c_contiguous or f.f_contiguous) and f.writeable
+                            try:  # owns_layout(g, var), inline for numpy's flags
+                                gd = g.tp_data
+                                f = gd.flags
+                                owns = (
+                                    (f.c_contiguous or f.f_contiguous)
+                                    and f.writeable
+                                    and (
+                                        gd.strides == var.tp_data.strides
+                                        or same_layout(gd, var.tp_data)
+                                    )
+                                )
                             except AttributeError:
-                                owns = owns_layout(g)
+                                owns = owns_layout(g, var)
                             if owns:
                                 m.grad = g
                                 continue

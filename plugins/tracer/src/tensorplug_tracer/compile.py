@@ -118,9 +118,8 @@ def _guards(graph: Graph, state: tuple[Any, ...], gen: list[int],
             conds.append(
                 ("" if v.kind == "constant" else f"isinstance({n}, _T) and ")
                 + f"{n}.tp_keyset == {keysets[v]} and {n}.tp_dtype is _D{i} and "
-                f"({n}.tp_device is _V{i} or {n}.tp_device == _V{i}) and {n}.shape == _S{i} "
-                f"and {n}.requires_grad is {m.requires_grad}"
-            )
+                f"({n}.tp_device is _V{i} or {n}.tp_device == _V{i}) and {n}.shape == _S{i}"
+            )  # requires_grad is a function of the key set (the generation proves which)
         return conds
 
     return build

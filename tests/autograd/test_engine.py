@@ -656,6 +656,18 @@ def test_grad_setter_checks():
     assert x.grad is None
 
 
+def test_assign_grad_sets_what_the_setter_would():
+    # tp.autograd.graph.assign_grad: the setter without its checks (a compiled step's .grad)
+    x = t64([1.0, 2.0])
+    tp.autograd.graph.assign_grad(x, None)  # no state made for it
+    assert x.grad is None
+    g = tp.ones([2], dtype=tp.float64)
+    tp.autograd.graph.assign_grad(x, g)
+    assert x.grad is g
+    tp.autograd.graph.assign_grad(x, None)
+    assert x.grad is None
+
+
 def test_integer_outputs_do_not_require_grad():
     x = t64([1.0, 3.0, 2.0])
     assert not x.argmax().requires_grad

@@ -1,6 +1,7 @@
 """``tensorplug.autograd.graph``: the graph's public names, as ``torch.autograd.graph`` has them:
 :class:`Node` (a tensor's ``grad_fn``) and :class:`saved_tensors_hooks` (Note [Saved tensor
-hooks] in saved.py).
+hooks] in saved.py), and :func:`assign_grad` (``t.grad = g`` without the setter's checks, for
+callers that have proven them: a compiled step).
 
 Usage::
 
@@ -19,5 +20,6 @@ from __future__ import annotations
 
 from .graph import Node
 from .saved import saved_tensors_hooks
+from .tensor_api import assign_grad
 
-__all__ = ["Node", "saved_tensors_hooks"]
+__all__ = ["Node", "assign_grad", "saved_tensors_hooks"]

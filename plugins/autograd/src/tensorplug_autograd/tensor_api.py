@@ -19,7 +19,7 @@ from .graph import RemovableHandle
 from .masks import M, autograd_bit
 from .meta import AutogradMeta, is_leaf, meta_of, refresh_view
 
-__all__ = ["METHODS", "repr_suffix"]
+__all__ = ["METHODS", "assign_grad", "repr_suffix"]
 
 
 def _requires_grad(self: Tensor) -> bool:
@@ -92,6 +92,19 @@ def _set_grad(self: Tensor, value: Tensor | None) -> None:
             "and the tensor are on the same device"
         )
     meta_of(self).grad = value
+
+
+def assign_grad(t: Tensor, value: Tensor | None) -> None:
+    """``t.grad = value`` without the setter's checks, for a caller that has proven ``value``
+    is None or a tensor of ``t``'s shape, dtype and device (``tp.compile``'s lowered step: its
+    trace saw the setter accept a value so described, and its guards prove the descriptions).
+    About 0.03 us against the setter's 0.5 us."""
+    if value is None:
+        m: AutogradMeta | None = t.tp_autograd
+        if m is not None:
+            m.grad = None
+        return
+    meta_of(t).grad = value
 
 
 def _del_grad(self: Tensor) -> None:

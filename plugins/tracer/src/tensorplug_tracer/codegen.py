@@ -123,14 +123,20 @@ def _exclusion(excluded: int) -> str:
     return ", ".join(repr(n) for n in tp.keys.DispatchKeySet(excluded).names())
 
 
-def _effects(graph: Graph, names: _Names) -> list[str]:
+def _effects(graph: Graph, names: _Names, trusted: bool = False) -> list[str]:
+    """The lines that apply the graph's effects; ``trusted``: a ``.grad`` through
+    ``tp.autograd.graph.assign_grad`` (no checks), where the guards prove what the setter
+    checked when traced (the lowered form)."""
     lines = []
     for e in graph.effects:
         target = names.of[e.target]
         if e.what == "grad":
-            lines.append(
-                f"{target}.grad = {names.ref(e.value, True) if e.value is not None else 'None'}"
-            )
+            value = names.ref(e.value, True) if e.value is not None else "None"
+            if trusted and hasattr(tp, "autograd"):
+                names.ns["_assign_grad"] = tp.autograd.graph.assign_grad
+                lines.append(f"_assign_grad({target}, {value})")
+            else:
+                lines.append(f"{target}.grad = {value}")
         else:
             lines.append(f"{target}.requires_grad_({e.value})")
     return lines
@@ -327,7 +333,7 @@ def lowered_function(
         body.append("        pass")
     body.append("    finally:")
     body.append("        _m.nexc = _n")
-    body += ["    " + ln for ln in _effects(graph, names)]
+    body += ["    " + ln for ln in _effects(graph, names, trusted=True)]
     outs = [names.ref(v, False) for v in graph.out_leaves]
     if optree.treespec_is_leaf(graph.out_spec):
         body.append(f"    return {outs[0]}")

@@ -92,10 +92,12 @@ def _same_kernel(a: Any, b: Any) -> bool:
     return False
 
 
-def _guards(graph: Graph, state: tuple[Any, ...], gen: list[int],
-            keysets: dict[Value, int]) -> Callable[[Any], list[str]]:  # fmt: skip
+def _guards(graph: Graph, state: tuple[Any, ...], gen: list[int], keysets: dict[Value, int],
+            tuple_shaped: set[Value]) -> Callable[[Any], list[str]]:  # fmt: skip
     """The conditions the lowered function checks first (Note [Compile guards]);
-    ``keysets``: the key set of each input and constant when traced."""
+    ``keysets``: the key set of each input and constant when traced; ``tuple_shaped``: those
+    whose array's ``shape`` was a tuple (numpy, CuPy): their shape is read from the array
+    (``t.tp_data.shape``, 0.03 us, where ``t.shape`` makes a tuple of it, 0.07 us)."""
 
     def build(names: Any) -> list[str]:
         ns = names.ns
@@ -118,9 +120,9 @@ def _guards(graph: Graph, state: tuple[Any, ...], gen: list[int],
             conds.append(
                 ("" if v.kind == "constant" else f"isinstance({n}, _T) and ")
                 + f"{n}.tp_keyset == {keysets[v]} and {n}.tp_dtype is _D{i} and "
-                f"({n}.tp_device is _V{i} or {n}.tp_device == _V{i}) and {n}.shape == _S{i} "
-                f"and {n}.requires_grad is {m.requires_grad}"
-            )
+                f"({n}.tp_device is _V{i} or {n}.tp_device == _V{i}) and "
+                f"{n}{'.tp_data' if v in tuple_shaped else ''}.shape == _S{i}"
+            )  # requires_grad is a function of the key set (the generation proves which)
         return conds
 
     return build
@@ -249,8 +251,11 @@ class CompiledFunction:
             graph.eliminate_dead_code()
             keysets = dict(zip(graph.inputs, in_keysets, strict=True))
             keysets.update((c, c.tensor.tp_keyset) for c in graph.constants)
+            held = [*zip(graph.inputs, tensors, strict=True)]
+            held += [(c, c.tensor) for c in graph.constants]
+            tuple_shaped = {v for v, t in held if type(t.tp_data.shape) is tuple}
             entry.run, entry.bound = codegen.lowered_function(
-                graph, _guards(graph, state, self._gen, keysets)
+                graph, _guards(graph, state, self._gen, keysets, tuple_shaped)
             )
             entry.decomposed = decomposed
             entry.unflatten = None if optree.treespec_is_leaf(graph.out_spec) else graph.out_spec

@@ -26,8 +26,8 @@ from typing import Any
 from .. import dispatcher as _dispatcher
 from ..device import device as Device
 from ..errors import RegistrationError
-from ._checks import qualified
 from . import _register
+from ._checks import qualified
 from ._kit import Kernel, Kit
 from ._register import _MODULES, ArrayBackend, Registry, backend_key, register
 from ._storage import ArrayStorage, _default_storage

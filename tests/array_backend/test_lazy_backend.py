@@ -60,6 +60,20 @@ def test_stubs_fill_the_table_until_the_first_use(lazy):
     assert lazy_ops == cpu  # a stub for every kernel the kit has
 
 
+def test_stub_names_are_the_kits_build_over_numpy():
+    # the stubs take the names the CPU backend's build recorded (_register.numpy_names) instead
+    # of building the kit again: they must be exactly what a build over numpy makes
+    from tensorplug.array_backend import _kit, _lazy, _register, _storage
+
+    assert _register.numpy_names is not None  # the CPU plugin's register() recorded them
+    assert _lazy.kernel_names() == _register.numpy_names
+    kit = _kit.Kit(np, "CPU", "cpu", *_storage._default_storage(np))
+    built: set[str] = set()
+    for mod in _register._MODULES:
+        built.update(mod.build(kit))
+    assert built == _register.numpy_names
+
+
 def test_first_use_loads_once_and_replaces_the_stubs(lazy):
     b, load = lazy
     x = tp.ones([2], device="testdev")  # a factory: a stub, then the real kernel

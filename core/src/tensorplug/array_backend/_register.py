@@ -84,6 +84,13 @@ _MODULES: tuple[ModuleType, ...] = (
     _factories, _special, _fft, _backward,
 )  # fmt: skip
 
+# The names (``"add.Tensor"``) of the kernels the kit built over numpy, every module built:
+# recorded by the first such :func:`register` (the CPU plugin's), so that ``_lazy.kernel_names``
+# (the CUDA plugin's stubs) need not build the kit over numpy a second time. A build's names do
+# not depend on the kit's options (``special``, ``fft``, ``overrides`` are not in them), only
+# on the modules, and with numpy each module builds.
+numpy_names: frozenset[str] | None = None
+
 
 def _part_name(mod: ModuleType) -> str:
     """How a warning and ``ArrayBackend.unbuilt`` name a kernel module: its family, and the part
@@ -363,6 +370,9 @@ def register(
         kernels.update(built)
         # copies across backends call the other backend's kernels (Note [Copies across backends])
         dispatching.update(getattr(mod, "DISPATCHING", ()))
+    global numpy_names
+    if numpy_names is None and is_numpy and not unbuilt:
+        numpy_names = frozenset(kernels)
     if overrides:
         for name, fn in overrides.items():
             op = override_name(name)

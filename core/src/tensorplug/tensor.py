@@ -48,6 +48,7 @@ class Size(tuple[int, ...]):
     with one ``tuple.__new__``: Note [Size])."""
 
     __slots__ = ()
+    __module__ = "tensorplug"  # its public name, as ``torch.Size`` (pickles as tensorplug.Size)
 
     def __new__(cls, sizes: Iterable[SupportsIndex] = ()) -> Size:
         items: list[int] = []

@@ -87,7 +87,7 @@ def reshape_view(kit: Kit, a: Any, shape: tuple[int, ...]) -> Any:
     xp = kit.xp
     if reshapes_in_place(kit):
         return a.reshape(shape, copy=False)
-    if not a.size or not has_views(kit):
+    if not math.prod(a.shape) or not has_views(kit):
         # nothing to copy (array_api_strict would refuse); or arrays that share no memory
         # (dask): every reshape is a new array, as every view is (docs/dask.md)
         return xp.reshape(a, shape)
@@ -328,7 +328,7 @@ def roll(
     if not shift_list:
         raise OpError("`shifts` required")
     if not dim_list and len(shift_list) == 1:  # roll the flattened tensor
-        if a.ndim == 0 or a.size == 0:
+        if a.ndim == 0 or math.prod(a.shape) == 0:
             return kit.wrap(kit.copy(a), self._dtype, self._device)
         flat = xp.roll(xp.reshape(a, (-1,)), shift_list[0])
         return kit.wrap(xp.reshape(flat, tuple(a.shape)), self._dtype, self._device)
@@ -339,7 +339,7 @@ def roll(
     if a.ndim == 0:
         raise IndexError(f"Dimension specified as {dim_list[0]} but tensor has no dimensions")
     axes = tuple(wrap_dim(d, a.ndim) for d in dim_list)
-    if a.size == 0:
+    if math.prod(a.shape) == 0:
         return kit.wrap(kit.copy(a), self._dtype, self._device)
     return kit.wrap(xp.roll(a, tuple(shift_list), axis=axes), self._dtype, self._device)
 
@@ -376,7 +376,7 @@ def repeat_interleave(kit: Kit, repeats: Tensor, *, output_size: int | None = No
         raise NotImplementedError(
             f"\"repeat_interleave_cpu\" not implemented for '{torch_name(repeats._dtype)}'"
         )
-    if r.size and not kit.lazy and int(xp.min(r)) < 0:
+    if math.prod(r.shape) and not kit.lazy and int(xp.min(r)) < 0:
         raise OpError("repeats can not be negative")
     long_t = kit.storage[_dt.int64]
     if kit.lazy:
@@ -440,7 +440,7 @@ def standard_diagonal(kit: Kit, a: Any, offset: int, d1: int, d2: int) -> Any:
     rows, cols = int(m.shape[-2]), int(m.shape[-1])
     n = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
     lead = tuple(m.shape[:-2])
-    if n and m.size:
+    if n and math.prod(m.shape):
         try:
             flat = reshape_view(kit, m, (*lead, rows * cols))
         except ValueError:
@@ -526,7 +526,7 @@ def views(kit: Kit) -> Kernels:
 
     def view(self: Tensor, size: Sequence[int]) -> Tensor:
         a = self._data
-        shape = target_size(size, int(a.size))
+        shape = target_size(size, int(math.prod(a.shape)))
         try:
             r = a.reshape(shape, copy=False) if nocopy else reshape_view(kit, a, shape)
             return self._alias(r)
@@ -538,7 +538,7 @@ def views(kit: Kit) -> Kernels:
 
     def reshape(self: Tensor, shape: Sequence[int]) -> Tensor:
         a = self._data
-        target = target_size(shape, int(a.size))
+        target = target_size(shape, int(math.prod(a.shape)))
         try:
             r = a.reshape(target, copy=False) if nocopy else reshape_view(kit, a, target)
             return self._alias(r)

@@ -373,7 +373,7 @@ def _scatter_planes(
     xp = kit.xp
     n_planes = math.prod(planes_shape) // plane if plane else 0
     out = xp.zeros((n_planes * plane,), dtype=grad.dtype)
-    if n_planes and indices.size:
+    if n_planes and math.prod(indices.shape):
         per_plane = math.prod(indices.shape) // n_planes
         base = xp.reshape(xp.arange(n_planes, dtype=indices.dtype) * plane, (n_planes, 1))
         flat = xp.reshape(xp.reshape(indices, (n_planes, per_plane)) + base, (-1,))
@@ -921,7 +921,7 @@ def max_unpool(
     plane = math.prod(out)
     d = self._dtype
     idx = kit.operand(indices, _dt.int64, self._device)
-    if idx.size:
+    if math.prod(idx.shape):
         bad = (idx < 0) | (idx >= plane)
         if bool(xp.any(bad)):
             first = int(xp.reshape(idx[bad], (-1,))[0]) if kit.fancy_setitem else -1

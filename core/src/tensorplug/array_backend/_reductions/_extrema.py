@@ -5,6 +5,7 @@ comparisons of whole tensors (isclose, allclose, equal): the ``reductions`` fami
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,7 +75,7 @@ def extremum(kit: Kit, name: str, fn_name: str, ufunc_name: str) -> tuple[Kernel
     def over_all(self: Tensor) -> Tensor:
         d = self._dtype
         no_complex(name[1:], d)
-        if self._data.size == 0:
+        if math.prod(self._data.shape) == 0:
             raise OpError(
                 f"{name[1:]}(): Expected reduction dim to be specified for input.numel() == 0. "
                 "Specify the reduction dim with the 'dim' argument."
@@ -97,7 +98,7 @@ def aminmax(kit: Kit) -> Kernel:
             )
         a = kit.as_compute(self, d)
         if dim is None:
-            if a.size == 0:
+            if math.prod(a.shape) == 0:
                 raise OpError(
                     "aminmax(): cannot compute aminmax over an empty dimension as the operation "
                     "has no identity."
@@ -150,7 +151,7 @@ def with_indices(kit: Kit, name: str, arg_name: str) -> tuple[Kernel, Kernel]:
         a = kit.as_compute(self, d)
         device = self._device
         if dim is None:
-            if a.size == 0:
+            if math.prod(a.shape) == 0:
                 raise IndexError(
                     f"arg{name}(): Expected reduction dim to be specified for input.numel() == 0."
                 )

@@ -467,9 +467,29 @@ def standard_diag(kit: Kit, a: Any, k: int = 0) -> Any:
     return out
 
 
+_NUMPY_DIAG: dict[type, bool] = {}
+
+
+def numpy_diag(kit: Kit) -> Any:
+    """The namespace's ``diag`` where it is numpy's (``diag(a, k=)``: numpy, cupy, dask), else
+    None: torch's takes ``diagonal=``. Probed once per array type, so a namespace whose ``diag``
+    means something else is never called with numpy's arguments."""
+    fn = getattr(kit.xp, "diag", None)
+    if fn is None:
+        return None
+    t = kit.array_type
+    got = _NUMPY_DIAG.get(t)
+    if got is None:
+        try:
+            got = tuple(fn(kit.xp.ones((2,)), k=1).shape) == (3, 3)
+        except (AttributeError, NotImplementedError, TypeError, ValueError):
+            got = False
+        _NUMPY_DIAG[t] = got
+    return fn if got else None
+
+
 def diag(kit: Kit, self: Tensor, diagonal: int = 0) -> Tensor:
-    xp = kit.xp
-    diag_fn = optional(xp, "diag", functools.partial(standard_diag, kit))
+    diag_fn = numpy_diag(kit) or functools.partial(standard_diag, kit)
     a = self._data
     if a.ndim not in (1, 2):
         raise OpError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")

@@ -383,7 +383,8 @@ def _from_host_by_asarray(kit: Kit, host: Any, device: Device) -> Any:
 # (torch) can neither export it through DLPack or ``__array__`` to numpy, nor take an ml_dtypes
 # array in ``asarray``. The default transfers of such a backend carry bfloat16 as float32,
 # which holds every bfloat16 value exactly: ``to_host`` casts to float32 on the device, moves
-# that, and rounds back to ml_dtypes' bfloat16 on the host (exact); ``from_host`` the other way.
+# that, and rounds back to ml_dtypes' bfloat16 on the host (exact); ``from_host`` the other way,
+# with a positive NaN's sign bit cleared (torch's float32 -> bfloat16 sets it on every NaN).
 # Backends that store bfloat16 as ml_dtypes' (numpy, dask) or pass their own transfers pay
 # nothing.
 
@@ -416,9 +417,13 @@ def _from_host_through_float32(
     transfers])."""
     import ml_dtypes
 
-    if host.dtype != ml_dtypes.bfloat16:
+    if getattr(host, "dtype", None) != ml_dtypes.bfloat16:
         return from_host(host, device)
-    return kit.xp.astype(from_host(host.astype("float32"), device), bf16)
+    xp = kit.xp
+    f = from_host(host.astype("float32"), device)
+    r = xp.astype(f, bf16)
+    # torch rounds every float32 NaN to a bfloat16 NaN with the sign bit set: clear it again
+    return xp.where(xp.isnan(r) & ~xp.signbit(f), xp.abs(r), r)
 
 
 def _host_rng(seed: int) -> Any:

@@ -132,7 +132,8 @@ def with_indices(kit: Kit, name: str, arg_name: str) -> tuple[Kernel, Kernel]:
             vals = a
         else:
             nonempty_dims(name, self, (ax,))
-            idx = arg(a, axis=ax, keepdims=True)
+            # the standard's argmax takes numbers only (torch refuses bools): True > False
+            idx = arg(xp.astype(a, xp.uint8) if d is _dt.bool else a, axis=ax, keepdims=True)
             vals = kit.take_along_axis(a, idx, axis=ax)
             if not keepdim:
                 idx = xp.squeeze(idx, axis=ax)

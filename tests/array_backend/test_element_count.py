@@ -47,3 +47,17 @@ def _in_string(code: str, at: int) -> bool:
             text = head[head.rfind(q) + 1 :]
             return text.count("{") <= text.count("}")
     return False
+
+
+def test_numpy_held_bfloat16_takes_no_float32_bridge() -> None:
+    """Note [bfloat16 across transfers]: only a library's own bfloat16 (torch's) crosses the
+    default transfers as float32; ml_dtypes' (numpy's, dask's) pays nothing."""
+    import tensorplug as tp
+    from tensorplug import _backends
+    from tensorplug.array_backend._storage import _native_bfloat16
+
+    kit = _backends.for_device_type("cpu").kit  # type: ignore[attr-defined]
+    assert _native_bfloat16(kit) is None
+    t = tp.tensor([1.5, float("nan"), -2.0], dtype=tp.bfloat16)
+    assert t.isnan().tolist() == [False, True, False]
+    assert t.float().tolist()[::2] == [1.5, -2.0]

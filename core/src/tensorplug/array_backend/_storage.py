@@ -390,15 +390,21 @@ def _from_host_by_asarray(kit: Kit, host: Any, device: Device) -> Any:
 
 
 def _native_bfloat16(kit: Kit) -> Any:
-    """The storage dtype of bfloat16 when it is the library's own (not ml_dtypes'), else None."""
+    """The storage dtype of bfloat16 when it is the library's own, which numpy does not know
+    (torch's), else None (none, or ml_dtypes' in a numpy dtype: numpy, dask)."""
     d = kit.storage.get(_dt.bfloat16)
-    if d is None or getattr(d, "__module__", "").startswith("ml_dtypes"):
+    if d is None:
         return None
     try:
         import ml_dtypes  # noqa: F401  (the host's bfloat16)
+        import numpy
     except ImportError:
         return None
-    return d
+    try:
+        numpy.dtype(d)
+    except TypeError:
+        return d
+    return None
 
 
 def _to_host_through_float32(kit: Kit, to_host: Any, bf16: Any, a: Any) -> Any:

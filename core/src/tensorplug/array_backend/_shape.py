@@ -467,6 +467,14 @@ def standard_diag(kit: Kit, a: Any, k: int = 0) -> Any:
     return out
 
 
+def _reverses_axes(kit: Kit, transpose: Callable[[Any], Any]) -> bool:
+    """Whether the array method ``transpose()`` with no axes reverses them (numpy's, cupy's)."""
+    try:
+        return tuple(transpose(kit.xp.zeros((2, 3))).shape) == (3, 2)
+    except (AttributeError, NotImplementedError, TypeError, ValueError):
+        return False
+
+
 _NUMPY_DIAG: dict[type, bool] = {}
 
 
@@ -541,6 +549,8 @@ def views(kit: Kit) -> Kernels:
     # the array's own methods, where it has them (cheaper than the namespace's functions)
     swapaxes = getattr(kit.array_type, "swapaxes", None)
     transpose_method = getattr(kit.array_type, "transpose", None)  # numpy's and cupy's
+    if transpose_method is not None and not _reverses_axes(kit, transpose_method):
+        transpose_method = None  # torch's transpose(dim0, dim1) needs its dims
     reshape_method = getattr(kit.array_type, "reshape", None)
     nocopy = reshapes_in_place(kit)  # then ``a.reshape(shape, copy=False)``
 

@@ -210,11 +210,11 @@ class Tensor(_Declared):
         return int(self._data.ndim)
 
     def numel(self) -> int:
-        return int(self._data.size)
+        return int(_prod(self._data.shape))
 
     def nelement(self) -> int:
         """``numel()`` under its other name, as ``torch.Tensor.nelement``."""
-        return int(self._data.size)
+        return int(_prod(self._data.shape))
 
     def __len__(self) -> int:
         shape = self._data.shape

@@ -359,7 +359,7 @@ def _nll_loss_backward_general(kit: Kit) -> Kernel:
                 f"got {list(g.shape)}"
             )
         # a lazy backend reads no target (Note [Lazy backends read no values]): the general path
-        lo = None if kit.lazy else (int(min_(t)) if t.size else 0)
+        lo = None if kit.lazy else (int(min_(t)) if math.prod(t.shape) else 0)
         if (
             lo is not None
             and len(shape) == 2

@@ -954,9 +954,13 @@ def geqrf(kit: Kit, self: Tensor) -> tuple[Tensor, Tensor]:
         return _wrap(kit, xp.asarray(a, copy=True), d, self), _wrap(
             kit, xp.zeros((*batch, min(m, n)), dtype=a.dtype), d, self
         )
+    own = getattr(xp, "geqrf", None)  # a namespace with LAPACK's geqrf itself (torch's)
+    if own is not None:
+        h, tau = own(a)
+        return _wrap(kit, h, d, self), _wrap(kit, tau, d, self)
     try:
         h, tau = la.qr(a, mode="raw")
-    except (TypeError, ValueError) as e:
+    except (RuntimeError, TypeError, ValueError) as e:
         raise NotImplementedError(
             f"aten::geqrf: not supported by the {kit.key_name} backend: its linalg.qr has no "
             f"mode='raw' ({e})"

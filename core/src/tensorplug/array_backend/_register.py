@@ -67,10 +67,13 @@ from ._storage import (
     _default_storage,
     _drawn_here,
     _from_host_by_asarray,
+    _from_host_through_float32,
     _host_dtypes,
     _host_itself,
     _host_rng,
+    _native_bfloat16,
     _to_host_by_dlpack,
+    _to_host_through_float32,
 )
 
 __all__ = [
@@ -309,11 +312,16 @@ def register(
 
     numpy = sys.modules.get("numpy")  # imported only where needed: Meta runs without it
     is_numpy = numpy is not None and library is numpy
+    bf16 = _native_bfloat16(kit)  # Note [bfloat16 across transfers] in _storage.py
     if to_host is None:
         asnumpy = getattr(library, "asnumpy", None)
         to_host = _host_itself if is_numpy else (asnumpy or _to_host_by_dlpack)
+        if bf16 is not None:
+            to_host = functools.partial(_to_host_through_float32, kit, to_host, bf16)
     if from_host is None:
         from_host = functools.partial(_from_host_by_asarray, kit)
+        if bf16 is not None:
+            from_host = functools.partial(_from_host_through_float32, kit, from_host, bf16)
 
     rng_on_host = False
     if make_rng is None:

@@ -87,7 +87,7 @@ def reshape_view(kit: Kit, a: Any, shape: tuple[int, ...]) -> Any:
     xp = kit.xp
     if reshapes_in_place(kit):
         return a.reshape(shape, copy=False)
-    if not a.size or not has_views(kit):
+    if not math.prod(a.shape) or not has_views(kit):
         # nothing to copy (array_api_strict would refuse); or arrays that share no memory
         # (dask): every reshape is a new array, as every view is (docs/dask.md)
         return xp.reshape(a, shape)
@@ -328,7 +328,7 @@ def roll(
     if not shift_list:
         raise OpError("`shifts` required")
     if not dim_list and len(shift_list) == 1:  # roll the flattened tensor
-        if a.ndim == 0 or a.size == 0:
+        if a.ndim == 0 or math.prod(a.shape) == 0:
             return kit.wrap(kit.copy(a), self._dtype, self._device)
         flat = xp.roll(xp.reshape(a, (-1,)), shift_list[0])
         return kit.wrap(xp.reshape(flat, tuple(a.shape)), self._dtype, self._device)
@@ -339,7 +339,7 @@ def roll(
     if a.ndim == 0:
         raise IndexError(f"Dimension specified as {dim_list[0]} but tensor has no dimensions")
     axes = tuple(wrap_dim(d, a.ndim) for d in dim_list)
-    if a.size == 0:
+    if math.prod(a.shape) == 0:
         return kit.wrap(kit.copy(a), self._dtype, self._device)
     return kit.wrap(xp.roll(a, tuple(shift_list), axis=axes), self._dtype, self._device)
 
@@ -376,7 +376,7 @@ def repeat_interleave(kit: Kit, repeats: Tensor, *, output_size: int | None = No
         raise NotImplementedError(
             f"\"repeat_interleave_cpu\" not implemented for '{torch_name(repeats._dtype)}'"
         )
-    if r.size and not kit.lazy and int(xp.min(r)) < 0:
+    if math.prod(r.shape) and not kit.lazy and int(xp.min(r)) < 0:
         raise OpError("repeats can not be negative")
     long_t = kit.storage[_dt.int64]
     if kit.lazy:
@@ -440,7 +440,7 @@ def standard_diagonal(kit: Kit, a: Any, offset: int, d1: int, d2: int) -> Any:
     rows, cols = int(m.shape[-2]), int(m.shape[-1])
     n = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
     lead = tuple(m.shape[:-2])
-    if n and m.size:
+    if n and math.prod(m.shape):
         try:
             flat = reshape_view(kit, m, (*lead, rows * cols))
         except ValueError:
@@ -467,9 +467,37 @@ def standard_diag(kit: Kit, a: Any, k: int = 0) -> Any:
     return out
 
 
+def _reverses_axes(kit: Kit, transpose: Callable[[Any], Any]) -> bool:
+    """Whether the array method ``transpose()`` with no axes reverses them (numpy's, cupy's)."""
+    try:
+        return tuple(transpose(kit.xp.zeros((2, 3))).shape) == (3, 2)
+    except (AttributeError, NotImplementedError, TypeError, ValueError):
+        return False
+
+
+_NUMPY_DIAG: dict[type, bool] = {}
+
+
+def numpy_diag(kit: Kit) -> Any:
+    """The namespace's ``diag`` where it is numpy's (``diag(a, k=)``: numpy, cupy, dask), else
+    None: torch's takes ``diagonal=``. Probed once per array type, so a namespace whose ``diag``
+    means something else is never called with numpy's arguments."""
+    fn = getattr(kit.xp, "diag", None)
+    if fn is None:
+        return None
+    t = kit.array_type
+    got = _NUMPY_DIAG.get(t)
+    if got is None:
+        try:
+            got = tuple(fn(kit.xp.ones((2,)), k=1).shape) == (3, 3)
+        except (AttributeError, NotImplementedError, TypeError, ValueError):
+            got = False
+        _NUMPY_DIAG[t] = got
+    return fn if got else None
+
+
 def diag(kit: Kit, self: Tensor, diagonal: int = 0) -> Tensor:
-    xp = kit.xp
-    diag_fn = optional(xp, "diag", functools.partial(standard_diag, kit))
+    diag_fn = numpy_diag(kit) or functools.partial(standard_diag, kit)
     a = self._data
     if a.ndim not in (1, 2):
         raise OpError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
@@ -521,12 +549,14 @@ def views(kit: Kit) -> Kernels:
     # the array's own methods, where it has them (cheaper than the namespace's functions)
     swapaxes = getattr(kit.array_type, "swapaxes", None)
     transpose_method = getattr(kit.array_type, "transpose", None)  # numpy's and cupy's
+    if transpose_method is not None and not _reverses_axes(kit, transpose_method):
+        transpose_method = None  # torch's transpose(dim0, dim1) needs its dims
     reshape_method = getattr(kit.array_type, "reshape", None)
     nocopy = reshapes_in_place(kit)  # then ``a.reshape(shape, copy=False)``
 
     def view(self: Tensor, size: Sequence[int]) -> Tensor:
         a = self._data
-        shape = target_size(size, int(a.size))
+        shape = target_size(size, int(math.prod(a.shape)))
         try:
             r = a.reshape(shape, copy=False) if nocopy else reshape_view(kit, a, shape)
             return self._alias(r)
@@ -538,7 +568,7 @@ def views(kit: Kit) -> Kernels:
 
     def reshape(self: Tensor, shape: Sequence[int]) -> Tensor:
         a = self._data
-        target = target_size(shape, int(a.size))
+        target = target_size(shape, int(math.prod(a.shape)))
         try:
             r = a.reshape(target, copy=False) if nocopy else reshape_view(kit, a, target)
             return self._alias(r)

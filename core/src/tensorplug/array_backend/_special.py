@@ -262,7 +262,7 @@ def _polynomial(kit: Kit, name: str) -> Callable[..., Tensor]:
             # the recurrence runs to the largest degree asked; Meta arrays have no values, and
             # the result's shape and dtype do not depend on them
             top = 0
-            if kit.device_type != "meta" and ni.size and bool(xp.all(xp.isfinite(ni))):
+            if kit.device_type != "meta" and math.prod(ni.shape) and bool(xp.all(xp.isfinite(ni))):
                 top = int(xp.max(ni))
             prev = xp.ones_like(xa)
             r = xp.where(ni == 0, prev, xp.zeros_like(xa))

@@ -99,7 +99,7 @@ def positions(
         e = kit.cast(xp.asarray(items[j]), i64)
         n = shape[j]
         # a lazy backend reads no value here: an index out of range raises when computed
-        if not kit.lazy and e.size and (bool(xp.any(e >= n)) or bool(xp.any(e < -n))):
+        if not kit.lazy and math.prod(e.shape) and (bool(xp.any(e >= n)) or bool(xp.any(e < -n))):
             bad = int(xp.max(e)) if bool(xp.any(e >= n)) else int(xp.min(e))
             raise IndexError(f"index {bad} is out of bounds for dimension {j} with size {n}")
         items[j] = xp.where(e < 0, e + n, e)

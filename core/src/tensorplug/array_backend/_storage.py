@@ -375,6 +375,63 @@ def _from_host_by_asarray(kit: Kit, host: Any, device: Device) -> Any:
         return kit.xp.asarray(host)
 
 
+# --- bfloat16 across transfers ---------------------------------------------------------------
+#
+# Note [bfloat16 across transfers]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The host's bfloat16 is ml_dtypes' (numpy has none). A library with a bfloat16 of its own
+# (torch) can neither export it through DLPack or ``__array__`` to numpy, nor take an ml_dtypes
+# array in ``asarray``. The default transfers of such a backend carry bfloat16 as float32,
+# which holds every bfloat16 value exactly: ``to_host`` casts to float32 on the device, moves
+# that, and rounds back to ml_dtypes' bfloat16 on the host (exact); ``from_host`` the other way,
+# with a positive NaN's sign bit cleared (torch's float32 -> bfloat16 sets it on every NaN).
+# Backends that store bfloat16 as ml_dtypes' (numpy, dask) or pass their own transfers pay
+# nothing.
+
+
+def _native_bfloat16(kit: Kit) -> Any:
+    """The storage dtype of bfloat16 when it is the library's own, which numpy does not know
+    (torch's), else None (none, or ml_dtypes' in a numpy dtype: numpy, dask)."""
+    d = kit.storage.get(_dt.bfloat16)
+    if d is None:
+        return None
+    try:
+        import ml_dtypes  # noqa: F401  (the host's bfloat16)
+        import numpy
+    except ImportError:
+        return None
+    try:
+        numpy.dtype(d)
+    except TypeError:
+        return d
+    return None
+
+
+def _to_host_through_float32(kit: Kit, to_host: Any, bf16: Any, a: Any) -> Any:
+    """``to_host(a)``, a bfloat16 array through float32 (Note [bfloat16 across transfers])."""
+    if a.dtype != bf16:
+        return to_host(a)
+    import ml_dtypes
+
+    return to_host(kit.xp.astype(a, kit.xp.float32)).astype(ml_dtypes.bfloat16)
+
+
+def _from_host_through_float32(
+    kit: Kit, from_host: Any, bf16: Any, host: Any, device: Device
+) -> Any:
+    """``from_host(host, device)``, a bfloat16 array through float32 (Note [bfloat16 across
+    transfers])."""
+    import ml_dtypes
+
+    if getattr(host, "dtype", None) != ml_dtypes.bfloat16:
+        return from_host(host, device)
+    xp = kit.xp
+    f = from_host(host.astype("float32"), device)
+    r = xp.astype(f, bf16)
+    # torch rounds every float32 NaN to a bfloat16 NaN with the sign bit set: clear it again
+    return xp.where(xp.isnan(r) & ~xp.signbit(f), xp.abs(r), r)
+
+
 def _host_rng(seed: int) -> Any:
     """The default random state where ``xp`` has none: numpy's PCG64 on the host."""
     import numpy

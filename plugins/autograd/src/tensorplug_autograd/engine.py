@@ -51,7 +51,7 @@ def _as_tuple(x: Any) -> tuple[Any, ...]:
 
 
 def _root_grads(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph: bool) -> list[Tensor]:
-    if grad_outputs is None and len(outputs) == 1 and outputs[0].tp_data.size == 1:
+    if grad_outputs is None and len(outputs) == 1 and outputs[0].numel() == 1:
         return [_implicit_grad(outputs[0])]  # loss.backward(): the common case
     given = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     if len(given) != len(outputs):
@@ -140,7 +140,7 @@ def backward(
     if grad_tensors is None and inputs is None and not create_graph and type(tensors) is Tensor:
         # loss.backward(): one output of one element, its implicit gradient, every node runs
         m = tensors.tp_autograd
-        if m is not None and m.view is None and m.grad_fn is not None and tensors.tp_data.size == 1:
+        if m is not None and m.view is None and m.grad_fn is not None and tensors.numel() == 1:
             root = m.grad_fn
             one = _implicit_grad(tensors)
             buffers: dict[Node, list[Tensor | None]] = {}

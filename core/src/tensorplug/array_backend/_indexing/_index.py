@@ -37,7 +37,7 @@ def out_of_range(kit: Kit, i: Any, n: int) -> int | None:
     """The first index bound (the least, else the greatest) of ``i`` outside ``[0, n)``;
     None on a lazy backend, which reads no index (Note [Lazy backends read no values])."""
     xp = kit.xp
-    if kit.lazy or not i.size:
+    if kit.lazy or not math.prod(i.shape):
         return None
     lo, hi = int(xp.min(i)), int(xp.max(i))
     return lo if lo < 0 else hi if hi >= n else None
@@ -212,9 +212,9 @@ def index_select(kit: Kit, self: Tensor, dim: int, index: Tensor) -> Tensor:
     d = wrap_dim(dim, a.ndim)
     i = xp.reshape(kit.operand(index, index._dtype, self._device), (-1,))
     if a.ndim == 0:
-        if i.size != 1:
+        if i.shape[0] != 1:
             raise OpError(
-                f"index_select(): Index to scalar can have only 1 value, got {i.size} value(s)"
+                f"index_select(): Index to scalar can have only 1 value, got {i.shape[0]} value(s)"
             )
         if int(i[0]) != 0:
             raise IndexError("index out of range in self")
@@ -264,9 +264,9 @@ def index_add(
         )
     sa, ss = tuple(a.shape), tuple(source._data.shape)
     n_src = int(ss[d]) if ss else 1
-    if i.size != n_src:
+    if math.prod(i.shape) != n_src:
         raise OpError(
-            f"index_add_(): Number of indices ({i.size}) should be equal to "
+            f"index_add_(): Number of indices ({math.prod(i.shape)}) should be equal to "
             f"source.size(dim): ({n_src}), for dim: {dim}"
         )
     same = len(sa) == len(ss) and all(
@@ -303,7 +303,7 @@ def index_fill(kit: Kit, self: Tensor, dim: int, index: Tensor, value: Scalar) -
     if index._data.ndim > 1:
         raise OpError("Index has to be a vector/scalar")
     n = int(a.shape[d]) if a.ndim else 1
-    if i.size:  # negative indices count from the end, as PyTorch's index_fill
+    if math.prod(i.shape):  # negative indices count from the end, as PyTorch's index_fill
         lo, hi = int(xp.min(i)), int(xp.max(i))
         bad = lo if lo < -n else hi if hi >= n else None
         if bad is not None:
@@ -313,7 +313,7 @@ def index_fill(kit: Kit, self: Tensor, dim: int, index: Tensor, value: Scalar) -
     if dt.kind in "ui" and isinstance(value, float):
         value = int(value)
     work = kit.copy(a)
-    if i.size:
+    if math.prod(i.shape):
         v = xp.asarray(kit.scalar(value, dt), dtype=kit.compute[dt])
         if not a.ndim:
             work = xp.reshape(work, (1,))
@@ -342,7 +342,7 @@ def take(kit: Kit, self: Tensor, index: Tensor) -> Tensor:
     flat = xp.reshape(self._data, (-1,))
     i = kit.operand(index, _dt.int64, self._device)
     n = int(flat.shape[0])
-    if i.size:
+    if math.prod(i.shape):
         lo, hi = int(xp.min(i)), int(xp.max(i))
         bad = lo if lo < -n else hi if hi >= n else None
         if bad is not None:
@@ -365,15 +365,15 @@ def put_(kit: Kit, self: Tensor, index: Tensor, source: Tensor, accumulate: bool
             "put_(): self and source expected to have the same dtype, but got self.dtype = "
             f"{torch_name(self._dtype)} and source.dtype = {torch_name(source._dtype)}"
         )
-    if source._data.size != index._data.size:
+    if source.numel() != index.numel():
         raise IndexError(
             "put_(): Expected source and index to have the same number of elements, but got "
-            f"source.numel() = {source._data.size}, index.numel() = {index._data.size}"
+            f"source.numel() = {source.numel()}, index.numel() = {index.numel()}"
         )
     shape = tuple(self._data.shape)
     n = math.prod(shape)
     i = xp.reshape(kit.operand(index, _dt.int64, self._device), (-1,))
-    if i.size:
+    if math.prod(i.shape):
         if n == 0:
             raise IndexError("put_(): Tried to put elements into an empty tensor")
         lo, hi = int(xp.min(i)), int(xp.max(i))

@@ -17,6 +17,7 @@ the sorted positions (:func:`_standard.scatter` with the reduction's ufunc as it
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -72,7 +73,7 @@ def _check(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, name
         raise OpError(f"{name}(): Expected self.dtype to be equal to src.dtype")
     s, i, c = tuple(self._data.shape), tuple(index._data.shape), tuple(src._data.shape)
     d = wrap_dim(dim, len(s))
-    if index._data.size == 0:
+    if math.prod(index._data.shape) == 0:
         return d
     if not (len(i) == len(s) == len(c) or (len(s) <= 1 and len(i) <= 1 and len(c) <= 1)):
         raise OpError("Index tensor must have the same number of dimensions as self tensor")
@@ -104,7 +105,7 @@ def scatter_reduce(
     a = kit.as_compute(self, dt)
     shape = tuple(a.shape) or (1,)
     idx = xp.reshape(kit.operand(index, _dt.int64, dev), tuple(index._data.shape) or (1,))
-    if idx.size == 0:
+    if math.prod(idx.shape) == 0:
         return kit.wrap(kit.copy(a), dt, dev)
     check_range(kit, idx, d, shape[d])
     ishape = tuple(idx.shape)

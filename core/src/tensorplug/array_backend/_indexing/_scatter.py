@@ -6,6 +6,7 @@ negative (numpy would wrap it) and leaves the upper bound to ``add.at``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -109,7 +110,7 @@ def scatter_add(kit: Kit) -> Kernel:
             return None
         a, i, s = self._data, index._data, src._data
         nd = a.ndim
-        if not nd or i.ndim != nd or i.shape != s.shape or not -nd <= dim < nd or not i.size:
+        if not nd or i.ndim != nd or i.shape != s.shape or not -nd <= dim < nd or 0 in i.shape:
             return None
         ax = dim + nd if dim < 0 else dim
         ishape = i.shape
@@ -158,10 +159,10 @@ def scatter_add_general(kit: Kit, self: Tensor, dim: int, index: Tensor, src: Te
     dt = self._dtype
     work = kit.copy(kit.as_compute(self, dt))
     s = kit.operand(src, dt, self._device)
-    if i.size:
+    if math.prod(i.shape):
         if work.ndim == 0:
             flat = xp.reshape(work, (1,))
-            add_at(kit, flat, (xp.reshape(i, (-1,)),), xp.reshape(s, (-1,))[: i.size])
+            add_at(kit, flat, (xp.reshape(i, (-1,)),), xp.reshape(s, (-1,))[: math.prod(i.shape)])
             work = xp.reshape(flat, ())
         else:
             sub = s[tuple(slice(0, n) for n in si)]
@@ -225,7 +226,7 @@ def scatter_values(kit: Kit, self: Tensor, d: int, i: Any, values: Any) -> Tenso
     positions point to one place the last one wins, as PyTorch's CPU loop."""
     xp = kit.xp
     work = kit.copy(self._data)
-    if i.size:
+    if math.prod(i.shape):
         if work.ndim == 0:
             flat = xp.reshape(work, (1,))
             kit.put(

@@ -48,7 +48,7 @@ def search_checks(
                 f"{torch_name(sorter._dtype)}"
             )
         srt = sorter._data
-        if srt.size and (int(xp.min(srt)) < 0 or int(xp.max(srt)) >= b_shape[-1]):
+        if math.prod(srt.shape) and (int(xp.min(srt)) < 0 or int(xp.max(srt)) >= b_shape[-1]):
             raise OpError("torch.searchsorted(): sorter index out of range")
     if not v_shape and len(b_shape) != 1:
         raise OpError(

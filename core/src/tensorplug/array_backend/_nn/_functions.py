@@ -50,6 +50,7 @@ Each kernel has its builder, named after it (``nll_loss(kit)`` returns the kerne
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ... import dtypes as _dt
@@ -146,13 +147,13 @@ def softmax_kernel(kit: Kit, log: bool) -> Kernel:
             return kit.wrap(made((), dtype=a.dtype), od, self._device)
         with kit.quiet():
             if log:
-                if a.size:
+                if math.prod(a.shape):
                     shifted = a - xp.max(a, axis=ax, keepdims=True)
                     r = shifted - xp.log(xp.sum(xp.exp(shifted), axis=ax, keepdims=True))
                 else:
                     r = a
             else:
-                e = xp.exp(a - xp.max(a, axis=ax, keepdims=True)) if a.size else a
+                e = xp.exp(a - xp.max(a, axis=ax, keepdims=True)) if math.prod(a.shape) else a
                 r = e / xp.sum(e, axis=ax, keepdims=True)
         return kit.wrap(r, od, self._device)
 
@@ -454,7 +455,7 @@ def binary_cross_entropy(kit: Kit) -> Kernel:
             )
         x = kit.cast(self._data, kit.accumulate[d])
         t = kit.cast(kit.operand(target, target._dtype, device), x.dtype)
-        if x.size and (bool(xp.any(x < 0)) or bool(xp.any(x > 1))):
+        if math.prod(x.shape) and (bool(xp.any(x < 0)) or bool(xp.any(x > 1))):
             raise OpError("all elements of input should be between 0 and 1")
         with kit.quiet():
             floor = xp.asarray(-100.0, dtype=x.dtype)
@@ -475,7 +476,7 @@ def binary_cross_entropy(kit: Kit) -> Kernel:
 
 
 def _one_element(t: Tensor, what: str) -> None:
-    if int(t._data.size) != 1:
+    if int(math.prod(t._data.shape)) != 1:
         raise OpError(f"{what} must be a 1-element tensor.")
 
 

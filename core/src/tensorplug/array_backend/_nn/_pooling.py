@@ -212,6 +212,24 @@ def _pad(kit: Kit, a: Any, nd: int, before: list[int], after: list[int], value: 
     return a
 
 
+_BYTE_INDICES: dict[type, bool] = {}
+
+
+def _takes_byte_indices(kit: Kit) -> bool:
+    """Whether ``xp.take`` takes uint8 indices (numpy's does; torch's wants int32 or int64)."""
+    t = kit.array_type
+    got = _BYTE_INDICES.get(t)
+    if got is None:
+        xp = kit.xp
+        try:
+            i = xp.asarray([1], dtype=kit.storage[_dt.uint8])
+            got = int(xp.take(xp.asarray([3, 4]), i)[0]) == 4
+        except (IndexError, NotImplementedError, RuntimeError, TypeError, ValueError):
+            got = False
+        _BYTE_INDICES[t] = got
+    return got
+
+
 def _window_slices(
     nd: int, offsets: tuple[int, ...], st: list[int], dl: list[int], out: list[int]
 ) -> tuple[Any, ...]:
@@ -343,7 +361,8 @@ def _max_pool_unpadded(
     if floating and bool(xp.any(xp.isnan(best))):
         return None
     i64 = kit.storage[_dt.int64]
-    small = kit.storage[_dt.uint8] if n <= 256 and _dt.uint8 in kit.storage else i64
+    byte = n <= 256 and _dt.uint8 in kit.storage and _takes_byte_indices(kit)
+    small = kit.storage[_dt.uint8] if byte else i64
     # the first offset holding the maximum, as the number of offsets before it that do not:
     # ``behind`` says "no maximum yet", and each offset adds it (byte arithmetic, no where)
     behind = views[0] != best
@@ -373,7 +392,7 @@ def _scatter_planes(
     xp = kit.xp
     n_planes = math.prod(planes_shape) // plane if plane else 0
     out = xp.zeros((n_planes * plane,), dtype=grad.dtype)
-    if n_planes and indices.size:
+    if n_planes and math.prod(indices.shape):
         per_plane = math.prod(indices.shape) // n_planes
         base = xp.reshape(xp.arange(n_planes, dtype=indices.dtype) * plane, (n_planes, 1))
         flat = xp.reshape(xp.reshape(indices, (n_planes, per_plane)) + base, (-1,))
@@ -921,7 +940,7 @@ def max_unpool(
     plane = math.prod(out)
     d = self._dtype
     idx = kit.operand(indices, _dt.int64, self._device)
-    if idx.size:
+    if math.prod(idx.shape):
         bad = (idx < 0) | (idx >= plane)
         if bool(xp.any(bad)):
             first = int(xp.reshape(idx[bad], (-1,))[0]) if kit.fancy_setitem else -1

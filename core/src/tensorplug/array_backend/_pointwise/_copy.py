@@ -14,6 +14,7 @@ _register.py).
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 from ... import _backends
@@ -160,7 +161,9 @@ def copy_(kit: Kit, self: Tensor, src: Tensor, non_blocking: bool = False) -> Te
         )
     if src._dtype.kind == "c" and self._dtype.kind != "c":
         v = kit.xp.real(v)
-    if self._data.size == 0:  # nothing to write (dask's a[...] = v refuses a 0-length dim)
+    if (
+        math.prod(self._data.shape) == 0
+    ):  # nothing to write (dask's a[...] = v refuses a 0-length dim)
         return self
     kit.assign(self._data, kit.cast(v, kit.storage[self._dtype]))
     return self
@@ -202,7 +205,7 @@ def _fillable(a: Any) -> Any:
 
 def local_scalar_dense(kit: Kit, self: Tensor) -> Scalar:
     a = self._data
-    n = int(a.size)
+    n = int(math.prod(a.shape))
     if n != 1:
         raise OpError(f"a Tensor with {n} elements cannot be converted to Scalar")
     return kit.item(a, self._dtype)

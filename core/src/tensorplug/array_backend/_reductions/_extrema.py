@@ -5,6 +5,7 @@ comparisons of whole tensors (isclose, allclose, equal): the ``reductions`` fami
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,7 +75,7 @@ def extremum(kit: Kit, name: str, fn_name: str, ufunc_name: str) -> tuple[Kernel
     def over_all(self: Tensor) -> Tensor:
         d = self._dtype
         no_complex(name[1:], d)
-        if self._data.size == 0:
+        if math.prod(self._data.shape) == 0:
             raise OpError(
                 f"{name[1:]}(): Expected reduction dim to be specified for input.numel() == 0. "
                 "Specify the reduction dim with the 'dim' argument."
@@ -97,7 +98,7 @@ def aminmax(kit: Kit) -> Kernel:
             )
         a = kit.as_compute(self, d)
         if dim is None:
-            if a.size == 0:
+            if math.prod(a.shape) == 0:
                 raise OpError(
                     "aminmax(): cannot compute aminmax over an empty dimension as the operation "
                     "has no identity."
@@ -131,7 +132,8 @@ def with_indices(kit: Kit, name: str, arg_name: str) -> tuple[Kernel, Kernel]:
             vals = a
         else:
             nonempty_dims(name, self, (ax,))
-            idx = arg(a, axis=ax, keepdims=True)
+            # the standard's argmax takes numbers only (torch refuses bools): True > False
+            idx = arg(xp.astype(a, xp.uint8) if d is _dt.bool else a, axis=ax, keepdims=True)
             vals = kit.take_along_axis(a, idx, axis=ax)
             if not keepdim:
                 idx = xp.squeeze(idx, axis=ax)
@@ -150,7 +152,7 @@ def with_indices(kit: Kit, name: str, arg_name: str) -> tuple[Kernel, Kernel]:
         a = kit.as_compute(self, d)
         device = self._device
         if dim is None:
-            if a.size == 0:
+            if math.prod(a.shape) == 0:
                 raise IndexError(
                     f"arg{name}(): Expected reduction dim to be specified for input.numel() == 0."
                 )

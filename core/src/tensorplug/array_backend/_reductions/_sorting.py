@@ -17,6 +17,7 @@ every number (ascending: last; descending and ``largest``: first), as in PyTorch
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -194,12 +195,12 @@ def median_check(name: str, d: _dt.dtype) -> None:
 def median_all(kit: Kit, self: Tensor) -> Tensor:
     xp = kit.xp
     d = self._dtype
-    if self._data.size == 0:  # PyTorch fills in NaN, converted as C converts it (x86)
+    if math.prod(self._data.shape) == 0:  # PyTorch fills in NaN, converted as C converts it (x86)
         return kit.wrap(xp.asarray(_NAN_AS.get(d.name, float("nan"))), d, self._device)
     median_check("median_cpu", d)
     a = xp.reshape(kit.as_compute(self, d), (-1,))
     s = xp.sort(a)  # NaNs last: a NaN anywhere is the median, as PyTorch
-    v = s[-1] if kit.kind(s) == "f" and bool(s[-1] != s[-1]) else s[(a.size - 1) // 2]
+    v = s[-1] if kit.kind(s) == "f" and bool(s[-1] != s[-1]) else s[(math.prod(a.shape) - 1) // 2]
     return kit.wrap(xp.asarray(v), d, self._device)
 
 
@@ -271,7 +272,7 @@ def running_extremum(
     if d.kind == "c":
         raise OpError(f"\"{name}_cpu\" not implemented for '{torch_name(d)}'")
     ax = wrap_dim(dim, self._data.ndim)
-    if self._data.ndim == 0 or self._data.size == 0:
+    if self._data.ndim == 0 or math.prod(self._data.shape) == 0:
         return kit.wrap(kit.copy(self._data), d, self._device), kit.wrap(
             xp.zeros(self._data.shape, dtype=i64), _dt.int64, self._device
         )
@@ -390,7 +391,7 @@ def unique_dim(
     ax = wrap_dim(dim, a.ndim)
     dev = self._device
     empty = xp.zeros((0,), dtype=i64)
-    if a.size == 0:
+    if math.prod(a.shape) == 0:
         if sum(1 for n in a.shape if n == 0) != 1:
             raise OpError(
                 "Number of zero sized dimensions is more than one, so unique cannot be applied "

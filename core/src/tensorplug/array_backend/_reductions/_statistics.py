@@ -12,6 +12,7 @@ position (PyTorch's ``nth_element`` picks one of them).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -101,7 +102,7 @@ def nanmedian_all(kit: Kit, self: Tensor) -> Tensor:
     xp = kit.xp
     d = self._dtype
     _nanmedian_check("median_cpu", d)
-    if self._data.size == 0:
+    if math.prod(self._data.shape) == 0:
         return kit.wrap(xp.asarray(float("nan")), d, self._device)
     a = xp.reshape(kit.as_compute(self, d), (-1,))
     s = xp.sort(a)  # NaNs last

@@ -161,7 +161,7 @@ def mean_all(kit: Kit) -> Kernel:
     xp_mean = kit.xp.mean
 
     def mean_all(self: Tensor, *, dtype: _dt.dtype | None = None) -> Tensor:
-        if dtype is None and self._dtype in means and self._data.size:
+        if dtype is None and self._dtype in means and math.prod(self._data.shape):
             return quick(mean_of, self, None, False)
         return reduce(kit, xp_mean, self, None, False, mean_dtype(self, dtype))
 
@@ -192,7 +192,7 @@ def mean_dim(kit: Kit) -> Kernel:
         *,
         dtype: _dt.dtype | None = None,
     ) -> Tensor:
-        if dtype is None and self._dtype in means and self._data.size:
+        if dtype is None and self._dtype in means and math.prod(self._data.shape):
             ax = _one_axis(dim, self._data.ndim)
             if ax is not None:
                 return quick(mean_of, self, ax, keepdim)
@@ -277,7 +277,7 @@ def logsumexp(kit: Kit) -> Kernel:
         axes = wrap_dims(dim, self._data.ndim)
         a = kit.cast(self._data, kit.accumulate[od])
         with kit.quiet():
-            if a.size == 0:
+            if math.prod(a.shape) == 0:
                 r = xp.log(xp.sum(xp.exp(a), axis=axes, keepdims=keepdim))
             else:
                 m = stable_max(a, axes)
@@ -364,7 +364,7 @@ def vector_norm(kit: Kit) -> Kernel:
         ndim = self._data.ndim
         axes = wrap_dims(dim, ndim)
         shape = self._data.shape
-        if p in (math.inf, -math.inf) and self._data.size == 0:
+        if p in (math.inf, -math.inf) and math.prod(self._data.shape) == 0:
             name = "inf" if p > 0 else "-inf"
             if axes is None:
                 raise OpError(

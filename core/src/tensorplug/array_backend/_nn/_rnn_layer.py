@@ -44,7 +44,8 @@ from typing import Any
 
 from ... import dtypes as _dt
 from ...tensor import Tensor
-from .._kit import Kernel, Kernels, Kit, OpError, bind, fmt_shape, torch_name
+from .._kit import Kernel, Kernels, Kit, OpError, bind, fmt_shape
+from ._rnn import _dtype  # the cells' dtype rule: floating types, promoted
 
 _LSTM = 2
 _GRU = 3
@@ -52,17 +53,6 @@ _GATES = {_LSTM: 4, _GRU: 3}
 _PLANES = {_LSTM: 6, _GRU: 4}  # the workspace's: LSTM i, f, g, o, c, tanh(c); GRU r, z, n, hn
 _OP = "mkldnn_rnn_layer"
 _OP_BW = "mkldnn_rnn_layer_backward"
-
-
-def _dtype(op: str, *ts: Tensor | None) -> _dt.dtype:
-    d: _dt.dtype | None = None
-    for t in ts:
-        if t is not None:
-            d = t._dtype if d is None else _dt.promote_types(d, t._dtype)
-    assert d is not None
-    if d.kind != "f":
-        raise OpError(f"\"{op}\" not implemented for '{torch_name(d)}'")
-    return d
 
 
 def _check_mode(op: str, mode: int, batch_sizes: Any) -> None:

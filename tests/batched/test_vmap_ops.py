@@ -42,6 +42,8 @@ REFUSALS = (
     "vmap: It looks like you're calling .item() on a Tensor.",  # narrow.Tensor's start
     "aten::view: view size is not compatible",  # a batch not first, as PyTorch
     "vmap: Calling Tensor.as_strided",  # a batch not first in memory, or as_strided_
+    "vmap: Calling aten::resize_",  # the storage ops, refused as PyTorch's vmap refuses them
+    "vmap: Calling aten::set_",
 )
 
 

@@ -10,6 +10,7 @@ random state on the host where ``xp`` has none.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from .. import _backends
@@ -395,9 +396,13 @@ def _native_bfloat16(kit: Kit) -> Any:
     d = kit.storage.get(_dt.bfloat16)
     if d is None:
         return None
+    # a process without numpy has no host arrays to transfer to (Meta runs without it: no
+    # import here); the CPU plugin, and any backend with host transfers, imports it first
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        return None
     try:
         import ml_dtypes  # noqa: F401  (the host's bfloat16)
-        import numpy
     except ImportError:
         return None
     try:

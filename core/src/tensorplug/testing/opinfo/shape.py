@@ -29,6 +29,7 @@ from ._core import (
     meth,
     promoted,
     result_type,
+    same,
 )
 
 # --- views and shape --------------------------------------------------------------------------
@@ -1448,3 +1449,97 @@ for _base_name, _name in (
             dtypes=_base.dtypes,
         )
     )
+
+
+# --- storage ops (issue 29): self takes another size, or another tensor's storage ------------
+# Strided backends only (needs_strides): elsewhere they raise, naming the op and the backend.
+# The samples' inputs are new row-major tensors, so the storage a resize keeps is ``x.ravel()``;
+# the samples keep or shrink the element count (a grown storage's new elements are not values).
+
+
+def _resize_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("same_numel", make((2, 6), d, rng), (3, 4))
+    yield S("shrink", make((3, 4), d, rng), (5,))
+    yield S("to_0dim", make((4,), d, rng), ())
+    yield S("to_empty", make((2, 3), d, rng), (0, 3))
+
+
+def _resize_as_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("same_numel", make((2, 6), d, rng), make((4, 3), d, rng))
+    yield S("shrink", make((3, 4), d, rng), make((2, 2), d, rng))
+
+
+def _ref_resize(x: Any, size: Any) -> Any:
+    n = int(np.prod(size, dtype=np.int64))
+    return x.reshape(-1)[:n].reshape(tuple(size))
+
+
+def _set_tensor_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("other_shape", make((2, 3), d, rng), make((4,), d, rng))
+    yield S("same_shape", make((2, 2), d, rng), make((2, 2), d, rng))
+
+
+def _set_offset_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("transposed", make((3,), d, rng), make((6,), d, rng), 0, (2, 3), (1, 2))
+    yield S("offset", make((2,), d, rng), make((3, 4), d, rng), 1, (2, 3), (4, 1))
+    yield S("default_stride", make((2,), d, rng), make((8,), d, rng), 2, (2, 3))
+
+
+def _ref_set_offset(x: Any, source: Any, storage_offset: Any, size: Any, stride: Any = ()) -> Any:
+    if not stride:  # contiguous strides for size
+        acc, out = 1, []
+        for s in reversed(tuple(size)):
+            out.append(acc)
+            acc *= max(int(s), 1)
+        stride = tuple(reversed(out))
+    return _strided_ref(source, size, stride, storage_offset)
+
+
+def _set_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("plain", make((2, 3), d, rng))
+
+
+_STORAGE_OP = dict(dtypes=VIEW_DTYPES, kind="inplace", needs_strides=True, result_dtype=same)
+add(
+    OpInfo(
+        "resize_", op=meth("resize_"), sample_inputs=_resize_samples, ref=_ref_resize, **_STORAGE_OP
+    )
+)
+add(
+    OpInfo(
+        "resize_as_",
+        op=fn("resize_as_"),
+        method=meth("resize_as_"),
+        sample_inputs=_resize_as_samples,
+        ref=lambda x, other: _ref_resize(x, other.shape),
+        **_STORAGE_OP,
+    )
+)
+add(
+    OpInfo(
+        "set_.source_Tensor",
+        op=meth("set_"),
+        sample_inputs=_set_tensor_samples,
+        ref=lambda x, source: source,
+        **_STORAGE_OP,
+    )
+)
+add(
+    OpInfo(
+        "set_.source_Tensor_storage_offset",
+        op=meth("set_"),
+        sample_inputs=_set_offset_samples,
+        ref=_ref_set_offset,
+        **_STORAGE_OP,
+    )
+)
+add(
+    OpInfo(
+        "set_",
+        op=meth("set_"),
+        sample_inputs=_set_samples,
+        ref=lambda x: np.empty((0,), x.dtype),
+        **_STORAGE_OP,
+    )
+)
+add_inplace_of_shape(next(i for i in OP_DB if i.name == "swapdims"), "swapdims_", "swapdims_")

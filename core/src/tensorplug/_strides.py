@@ -20,7 +20,7 @@ default ``memory_format=contiguous_format`` would, and kernels compare against p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 __all__ = [
     "channels_last",
@@ -214,6 +214,22 @@ def dense_strides_like(sizes: Sequence[int], strides: Sequence[int]) -> tuple[in
     return infer_dense_strides(sizes, strides)
 
 
+def _insertion_order(nd: int, should_swap: Callable[[int, int], int]) -> list[int]:
+    """c10's insertion sort of the dims, from the last: ``should_swap(a, b)`` > 0 moves ``b``
+    inward past ``a``, < 0 stops, 0 leaves the pair as it is (and goes on)."""
+    perm = list(reversed(range(nd)))
+    for i in range(1, nd):
+        d1 = i
+        for d0 in reversed(range(i)):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm
+
+
 def _order(sizes: Sequence[int], strides: Sequence[int]) -> list[int]:
     """The dims from the innermost out: c10's insertion sort from the last dim, stride-0 and
     tied dims left in place (``infer_dense_strides``, ``compute_elementwise_output_...``)."""
@@ -226,17 +242,7 @@ def _order(sizes: Sequence[int], strides: Sequence[int]) -> list[int]:
             return -1 if sa < sb else 1
         return 1 if sizes[a] > sizes[b] else 0
 
-    perm = list(reversed(range(len(sizes))))
-    for i in range(1, len(sizes)):
-        d1 = i
-        for d0 in reversed(range(i)):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
-    return perm
+    return _insertion_order(len(sizes), should_swap)
 
 
 def infer_dense_strides(sizes: Sequence[int], strides: Sequence[int]) -> tuple[int, ...]:
@@ -296,16 +302,7 @@ def elementwise_strides(
                 return 1
         return 0
 
-    perm = list(reversed(range(nd)))
-    for i in range(1, nd):
-        d1 = i
-        for d0 in reversed(range(i)):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
+    perm = _insertion_order(nd, should_swap)
     if perm == list(reversed(range(nd))):
         return None
     out = [0] * nd

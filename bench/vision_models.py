@@ -206,22 +206,27 @@ def _pool2_back(name: str, g: np.ndarray, first: list[np.ndarray], shape: tuple[
 def _lenet_input_grad(g: np.ndarray, w: np.ndarray, size: int) -> np.ndarray:
     """The input gradient of a stride-1, unpadded k x k convolution: ``w^T @ g`` with ``g``'s
     rows widened to the input's width, so each kernel offset's windows add back as one
-    contiguous run per channel (25 adds of long runs instead of 25 of 10-element rows)."""
+    contiguous run per channel (25 adds of long runs instead of 25 of 10-element rows); the
+    samples inside the product (``g`` laid out (O, N, widened rows): one product, and each
+    offset's windows one contiguous block, added in memory order), then the result copied
+    back to (N, C, size, size) (tensorplug's ``_input_grad_wide``)."""
     n, o, oh, ow = g.shape
     c, k = w.shape[1], w.shape[2]
-    gw = _ws("igrad.g", (n, o, oh, size))  # its last size - ow columns stay zero
-    gw[..., :ow] = g
+    gw = _ws("igrad.g", (o, n, oh, size))  # its last size - ow columns stay zero
+    gw[..., :ow] = g.transpose(1, 0, 2, 3)
     run = oh * size
-    cols = _ws("igrad.cols", (n, c * k * k, run))
-    np.matmul(w.reshape(o, c * k * k).T, gw.reshape(n, o, run), out=cols)
-    cols = cols.reshape(n, c, k * k, run)
-    acc = _ws("igrad.acc", (n, c, (size + 1) * size))
+    cols = _ws("igrad.cols", (c * k * k, n * run))
+    np.matmul(w.reshape(o, c * k * k).T, gw.reshape(o, n * run), out=cols)
+    cols = cols.reshape(c, k * k, n, run)
+    acc = _ws("igrad.acc", (c, n, (size + 1) * size))
     acc[...] = 0
     for i in range(k):
         for j in range(k):
             at = acc[:, :, i * size + j : i * size + j + run]
-            np.add(at, cols[:, :, i * k + j], out=at)
-    return acc[:, :, : size * size].reshape(n, c, size, size)
+            np.add(at, cols[:, i * k + j], out=at)
+    out = _ws("igrad.out", (n, c, size, size))
+    out[...] = acc[:, :, : size * size].reshape(c, n, size, size).transpose(1, 0, 2, 3)
+    return out
 
 
 def numpy_lenet_step(x: np.ndarray, y: np.ndarray, state: dict[str, np.ndarray]) -> Any:

@@ -274,6 +274,55 @@ def test_backward_asks_only_for_the_gradients_it_needs() -> None:
     assert w.grad is not None and x.grad is None
 
 
+# Stride-1 convolutions whose input is larger than their output: their input gradient goes
+# through widened rows (_input_grad_wide in array_backend/_nn/_conv.py, the samples inside the
+# product); groups, dilation, padding, three spatial dimensions, a channels_last input, and the
+# transposed convolution whose forward it is.
+_WIDE = [
+    # (x shape, w shape, padding, dilation, groups)
+    ((3, 6, 14, 14), (16, 6, 5, 5), (0, 0), (1, 1), 1),  # LeNet's second layer
+    ((2, 4, 9, 8), (6, 2, 3, 2), (1, 0), (1, 1), 2),
+    ((2, 3, 10, 9), (2, 3, 3, 3), (1, 2), (2, 1), 1),
+    ((2, 4, 5, 6, 5), (4, 1, 2, 3, 2), (0, 1, 0), (1, 1, 2), 4),
+]
+
+
+@pytest.mark.parametrize("xs, ws, padding, dilation, groups", _WIDE)
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_widened_rows_input_gradient_matches_numpy(
+    xs: tuple[int, ...], ws: tuple[int, ...], padding: tuple[int, ...],
+    dilation: tuple[int, ...], groups: int, channels_last: bool,
+) -> None:  # fmt: skip
+    from tensorplug.testing.opinfo.nn._conv import _ref_convolution_backward, ref_conv_transpose
+
+    k = len(xs) - 2
+    if channels_last and k != 2:
+        pytest.skip("channels_last is 4-D")
+    rng = np.random.default_rng(sum(xs) + sum(ws))
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    args = ([1] * k, list(padding), list(dilation), False, [0] * k, groups)
+    xt = tp.tensor(x)
+    if channels_last:
+        xt = xt.contiguous(memory_format=tp.channels_last)
+    out = tp.ops.aten.convolution.default(xt, tp.tensor(w), None, *args)
+    g = rng.standard_normal(tuple(out.shape)).astype(np.float32)
+    gi = tp.ops.aten.convolution_backward.default(
+        tp.tensor(g), xt, tp.tensor(w), None, *args, [True, False, False]
+    )[0]
+    want = _ref_convolution_backward(g, x, w, None, *args, [True, False, False])[0]
+    np.testing.assert_allclose(gi.numpy(), want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
+    # the transposed convolution of g by w is the same sum, as a forward
+    if not channels_last:
+        y = tp.ops.aten.convolution.default(
+            tp.tensor(g), tp.tensor(w), None, [1] * k, list(padding), list(dilation), True,
+            [0] * k, groups,
+        )  # fmt: skip
+        ref = ref_conv_transpose(g, w, None, 1, padding, 0, groups, dilation)
+        assert y.is_contiguous()
+        np.testing.assert_allclose(y.numpy(), ref, rtol=2e-5, atol=2e-5 * np.abs(ref).max())
+
+
 # --- vmap -----------------------------------------------------------------------------------
 
 

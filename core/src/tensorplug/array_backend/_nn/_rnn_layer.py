@@ -36,21 +36,24 @@ running keep theirs, so the arrays end as the initial states' gradients.
 The forward makes the input's share of the gates for every row with one product, then per
 step the hidden state's product and the gates' elementwise work, in place (``out=``) in arrays
 made once per call. The LSTM's gate rows are scaled by -1 (``i, f, o``) and -2 (``g``) in the
-weights and biases, so that one ``exp``, add and reciprocal over the step's ``(n, 4H)`` block
-give the three sigmoids and ``sigmoid(2a)``, and ``tanh(a) = 2 sigmoid(2a) - 1`` two passes
-over ``g``'s columns. The LSTM's workspace is flat: the activated gates ``(N, 4H)``, then ``c``
-and ``tanh(c)`` ``(N, H)`` each, so that each step's block of each part is contiguous (a
-workspace ``(N, 6H)`` made every elementwise pass strided and measured slower); the GRU's is
-``(N, 4H)`` rows of ``r, z, n`` and ``h W_hn^T + b_hn`` (``(T, B, 4H)`` unpacked). The backward
-walks the steps in the opposite order: a step costs the gate gradients and one product ``(n,
-4H) x (4H, H)`` (``(n, 3H) x (3H, H)``) for the hidden state's gradient. The weight gradients
-are one product each over all rows: ``(G*H, N) x (N, I)`` for ``weight_ih`` and ``(G*H, N) x
-(N, H)`` for ``weight_hh`` against the hidden state each step read, and the input's gradient
-one ``(N, G*H) x (G*H, I)``. The LSTM's biases get the same gradient, the gate gradients
-summed over the rows. At batch 32, hidden 128, 32 steps the products are most of the time
-(1.5 ms of a 2.8 ms forward, 3.2 ms of a 4.4 ms backward). Half precision computes in float32
-and is rounded once. Namespaces without ``out=`` (Meta, the standard's) run the same code
-storing each result with ``setitem`` (:class:`_Into`).
+weights and biases, so that one ``exp``, add and reciprocal over the step's contiguous ``(n,
+4H)`` block give the three sigmoids and ``sigmoid(2a)``, and ``tanh(a) = 2 sigmoid(2a) - 1``
+two passes over ``g``. The activated gates are then copied into the workspace's planes ``(6,
+N, H)`` (``(6, T, B, H)`` unpacked) of ``i, f, g, o, c, tanh(c)``, so that every later pass,
+forward and backward, runs on contiguous rows (the gates' columns of one ``(N, 4H)`` array
+are strided, and each strided pass measured several times a contiguous one's cost). The GRU's
+workspace is planes ``(4, N, H)`` of ``r, z, n`` and ``h W_hn^T + b_hn``, its sigmoids one
+pass over ``r`` and ``z``. The backward walks the steps in the opposite order: a step costs the gate
+gradients (the LSTM's as the per-step cell's backward, on the planes' rows) and one product
+``(n, 4H) x (4H, H)`` (``(n, 3H) x (3H, H)``) for the hidden state's gradient. The weight
+gradients are one product each over all rows: ``(G*H, N) x (N, I)`` for ``weight_ih`` and
+``(G*H, N) x (N, H)`` for ``weight_hh`` against the hidden state each step read (unpacked, two
+products on ``h0``'s and the output's rows instead of making that array), and the input's
+gradient one ``(N, G*H) x (G*H, I)``. The LSTM's biases get the same gradient, the gate
+gradients summed over the rows. At batch 32, hidden 128, 32 steps the products are most of
+the time (1.5 ms of a 2.8 ms forward, 3.2 ms of a 4.4 ms backward). Half precision computes in
+float32 and is rounded once. Namespaces without ``out=`` (Meta, the standard's) run the same
+code storing each result with ``setitem`` (:class:`_Into`).
 """
 
 from __future__ import annotations
@@ -291,8 +294,8 @@ def rnn_layer(
         else:
             y, hy, cy, ws = _lstm_forward(xp, into, X, rows, w_ih, w_hh, b_ih, b_hh, h, c)
         y = _unflat(xp, y, rows, packed, batch_first)
-        if mode == _GRU:
-            ws = _unflat(xp, ws, rows, packed, False)
+        if not packed:  # the planes (k, N, H) as (k, T, B, H)
+            ws = xp.reshape(ws, (ws.shape[0], rows.T, h.shape[0], H))
     wrap = kit.wrap
     return wrap(y, d, device), wrap(hy, d, device), wrap(cy, d, device), wrap(ws, d, device)
 
@@ -338,18 +341,16 @@ def rnn_layer_backward(
     X, rows = _rows_of(_OP_BW, xp, x, batch_sizes, h0, reverse)
     B = h0.shape[0]
     N = X.shape[0]
-    if mode == _LSTM:
-        want: tuple[int, ...] = (N * 6 * H,)
-    else:
-        want = (N, 4 * H) if packed else (rows.T, B, 4 * H)
+    k = 6 if mode == _LSTM else 4
+    want = (k, N, H) if packed else (k, rows.T, B, H)
     if tuple(ws.shape) != want:
         raise OpError(
             f"{_OP_BW}: expected a workspace of shape {fmt_shape(want)} from mkldnn_rnn_layer, "
             f"but got {fmt_shape(ws.shape)}"
         )
     y, gy = _flat(xp, y, packed), _flat(xp, gy, packed)
-    if mode == _GRU:
-        ws = _flat(xp, ws, packed)
+    if not packed:
+        ws = xp.reshape(ws, (k, N, H))
     with kit.quiet():
         into = _Into(kit)
         # the running state gradients: the final states', updated in place step by step
@@ -379,8 +380,8 @@ def _lstm_forward(
     xp: Any, into: _Into, X: Any, rows: _Rows, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any,
     h0: Any, c0: Any,
 ) -> tuple[Any, Any, Any, Any]:  # fmt: skip
-    """The LSTM's loop: the output rows ``(N, H)``, the final states and the workspace ``(N,
-    6H)`` of the activated gates ``i, f, g, o``, ``c`` and ``tanh(c)``."""
+    """The LSTM's loop: the output rows ``(N, H)``, the final states and the workspace ``(6,
+    N, H)``, planes of the activated gates ``i, f, g, o``, ``c`` and ``tanh(c)``."""
     N, I = X.shape  # noqa: E741
     B, H = h0.shape
     # sigmoid(a) = 1 / (1 + exp(-a)) and tanh(a) = 2 sigmoid(2a) - 1: with the rows of i, f, o
@@ -388,38 +389,32 @@ def _lstm_forward(
     scale = xp.reshape(xp.asarray([-1.0, -1.0, -2.0, -1.0], dtype=X.dtype), (4, 1, 1))
     w_ih_s = xp.reshape(xp.reshape(w_ih, (4, H, I)) * scale, (4 * H, I))
     w_hh_t = xp.permute_dims(xp.reshape(xp.reshape(w_hh, (4, H, H)) * scale, (4 * H, H)), (1, 0))
-    gx = xp.matmul(X, xp.permute_dims(w_ih_s, (1, 0)))
+    gx = xp.matmul(X, xp.permute_dims(w_ih_s, (1, 0)))  # the input's share, every step's
     if b_ih is not None:
-        gx = into.add(gx, xp.reshape(xp.reshape(b_ih + b_hh, (4, H, 1)) * scale, (4 * H,)), out=gx)
-    ws = xp.empty((N * 6 * H,), dtype=X.dtype)
-    gates_all, cs, tcs = _lstm_planes(xp, ws, N, H)
+        bias = xp.reshape(xp.reshape(b_ih + b_hh, (4, H, 1)) * scale, (4 * H,))
+        into.add(gx, bias, out=gx)
+    ws = xp.empty((6, N, H), dtype=X.dtype)
     y = xp.empty((N, H), dtype=X.dtype)
     hg = xp.empty((B, 4 * H), dtype=X.dtype)
     ig = xp.empty((B, H), dtype=X.dtype)
     for t in rows.order():
         r, n = rows.rows(t), rows.sizes[t]
-        h, c = rows.prev(xp, y, h0, t), rows.prev(xp, cs, c0, t)
-        gates = gates_all[r, ...]
-        into.add(gx[r, ...], into.matmul(h, w_hh_t, out=hg[:n, ...]), out=gates)
+        h, c = rows.prev(xp, y, h0, t), rows.prev(xp, ws[4, ...], c0, t)
+        gates = gx[r, ...]
+        into.add(gates, into.matmul(h, w_hh_t, out=hg[:n, ...]), out=gates)
         into.exp(gates, out=gates)
         into.add(gates, 1, out=gates)
         into.reciprocal(gates, out=gates)
-        i, f, g, o = (gates[:, k * H : (k + 1) * H] for k in range(4))
+        for k in range(4):  # into the planes: every later pass on contiguous rows
+            ws[k, r, ...] = gates[:, k * H : (k + 1) * H]
+        i, f, g, o, ct, tc = (ws[k, r, ...] for k in range(6))
         into.multiply(g, 2, out=g)
         into.subtract(g, 1, out=g)
-        ct, tc = cs[r, ...], tcs[r, ...]
         into.multiply(f, c, out=ct)
         into.add(ct, into.multiply(i, g, out=ig[:n, ...]), out=ct)
         into.tanh(ct, out=tc)
         into.multiply(o, tc, out=y[r, ...])
-    return y, rows.last(xp, y, h0), rows.last(xp, cs, c0), ws
-
-
-def _lstm_planes(xp: Any, ws: Any, N: int, H: int) -> tuple[Any, Any, Any]:
-    """The LSTM workspace's parts: the activated gates ``(N, 4H)``, ``c`` and ``tanh(c)``
-    ``(N, H)``, each a contiguous block of the flat workspace."""
-    gates = xp.reshape(ws[: N * 4 * H], (N, 4 * H))
-    return gates, xp.reshape(ws[N * 4 * H : N * 5 * H], (N, H)), xp.reshape(ws[N * 5 * H :], (N, H))
+    return y, rows.last(xp, y, h0), rows.last(xp, ws[4, ...], c0), ws
 
 
 def _lstm_backward(
@@ -429,46 +424,42 @@ def _lstm_backward(
     """The LSTM's gradients ``(input, weight_ih, weight_hh, bias)``; ``dh`` and ``dc`` come in
     as the final states' gradients and leave as the initial states'."""
     N, H = y.shape
-    B = h0.shape[0]
-    gates, cs, tcs = _lstm_planes(xp, ws, N, H)
     dg = xp.empty((N, 4 * H), dtype=X.dtype)
-    tmp = xp.empty((B, H), dtype=X.dtype)
     for t in reversed(rows.order()):
         r, n = rows.rows(t), rows.sizes[t]
-        dhv, dcv, tv = dh[:n, ...], dc[:n, ...], tmp[:n, ...]
+        dhv, dcv = dh[:n, ...], dc[:n, ...]
         if gy is not None:
             into.add(dhv, gy[r, ...], out=dhv)
-        G, D, tc = gates[r, ...], dg[r, ...], tcs[r, ...]
-        i, f, g, o = (G[:, k * H : (k + 1) * H] for k in range(4))
-        di, df, dgg, do = (D[:, k * H : (k + 1) * H] for k in range(4))
-        # dc += dh * o (1 - tanh(c)^2)
-        into.multiply(tc, tc, out=tv)
-        into.subtract(1, tv, out=tv)
-        into.multiply(tv, o, out=tv)
-        into.add(dcv, into.multiply(tv, dhv, out=tv), out=dcv)
-        # dgates = (dc g i (1 - i), dc c_prev f (1 - f), dc i (1 - g^2), dh tanh(c) o (1 - o))
-        into.subtract(1, G, out=D)
-        into.multiply(D, G, out=D)
-        into.multiply(g, g, out=dgg)
-        into.subtract(1, dgg, out=dgg)
-        into.multiply(di, g, out=di)
-        into.multiply(df, rows.prev(xp, cs, c0, t), out=df)
-        into.multiply(dgg, i, out=dgg)
-        into.multiply(do, tc, out=do)
-        into.multiply(do, dhv, out=do)
-        if into.writes:  # the three gates of dc at once, on a view (numpy, CuPy)
-            ifg = xp.reshape(D, (n, 4, H))[:, :3, :]
-            into.multiply(ifg, xp.reshape(dcv, (n, 1, H)), out=ifg)
-        else:
-            for a in (di, df, dgg):
-                into.multiply(a, dcv, out=a)
+        i, f, g, o, _, tc = (ws[k, r, ...] for k in range(6))
+        # the cell's backward (Note [Fused recurrent cells]) on the step's rows
+        into.add(dcv, dhv * o * (1 - tc * tc), out=dcv)
+        D = dg[r, ...]
+        D[:, :H] = dcv * g * i * (1 - i)
+        D[:, H : 2 * H] = dcv * rows.prev(xp, ws[4, ...], c0, t) * f * (1 - f)
+        D[:, 2 * H : 3 * H] = dcv * i * (1 - g * g)
+        D[:, 3 * H :] = dhv * tc * o * (1 - o)
         into.multiply(dcv, f, out=dcv)
         into.matmul(D, w_hh, out=dhv)
     dg_t = xp.permute_dims(dg, (1, 0))
     gw_ih = xp.matmul(dg_t, X)
-    gw_hh = xp.matmul(dg_t, rows.prev_all(xp, y, h0))
+    gw_hh = _weight_grad(xp, dg, y, h0, rows)
     gx = xp.matmul(dg, w_ih)
     return gx, gw_ih, gw_hh, (xp.sum(dg, axis=0) if has_biases else None)
+
+
+def _weight_grad(xp: Any, dg: Any, y: Any, h0: Any, rows: _Rows) -> Any:
+    """``dg^T @ h_prev`` over all rows (``weight_hh``'s gradient), ``h_prev`` the hidden state
+    each step read; unpacked, as two products on the output's and ``h0``'s rows, without
+    making ``h_prev``."""
+    N, B = y.shape[0], h0.shape[0]
+    if not rows.uniform or N == 0:
+        return xp.matmul(xp.permute_dims(dg, (1, 0)), rows.prev_all(xp, y, h0))
+    first, rest = (
+        (dg[N - B :, ...], dg[: N - B, ...]) if rows.reverse else (dg[:B, ...], dg[B:, ...])
+    )
+    prev = y[B:, ...] if rows.reverse else y[: N - B, ...]
+    g = xp.matmul(xp.permute_dims(first, (1, 0)), h0)
+    return g + xp.matmul(xp.permute_dims(rest, (1, 0)), prev)
 
 
 def _gru_forward(
@@ -476,31 +467,37 @@ def _gru_forward(
     h0: Any,
 ) -> tuple[Any, Any, Any]:  # fmt: skip
     """The GRU's loop (Note [Fused recurrent cells]'s gates ``r, z, n``): the output rows, the
-    final hidden state and the workspace ``(N, 4H)`` of ``r, z, n`` and ``h_n + b_hn``."""
+    final hidden state and the workspace ``(4, N, H)``, planes of ``r, z, n`` and ``h W_hn^T +
+    b_hn``."""
     N = X.shape[0]
     B, H = h0.shape
     gx = xp.matmul(X, xp.permute_dims(w_ih, (1, 0)))
     if b_ih is not None:
-        gx = into.add(gx, b_ih, out=gx)
+        into.add(gx, b_ih, out=gx)
     w_hh_t = xp.permute_dims(w_hh, (1, 0))
-    ws = xp.empty((N, 4 * H), dtype=X.dtype)
+    ws = xp.empty((4, N, H), dtype=X.dtype)
     y = xp.empty((N, H), dtype=X.dtype)
     hg_buf = xp.empty((B, 3 * H), dtype=X.dtype)
+    rz_buf = xp.empty((B, 2 * H), dtype=X.dtype)
     for t in rows.order():
         r, n = rows.rows(t), rows.sizes[t]
         h = rows.prev(xp, y, h0, t)
         hg = into.matmul(h, w_hh_t, out=hg_buf[:n, ...])
         if b_hh is not None:
             into.add(hg, b_hh, out=hg)
-        row = ws[r, ...]
-        rz, z, nn, hn = row[:, : 2 * H], row[:, H : 2 * H], row[:, 2 * H : 3 * H], row[:, 3 * H :]
-        into.subtract(0, into.add(gx[r, : 2 * H], hg[:, : 2 * H], out=rz), out=rz)
+        gi = gx[r, ...]
+        # sigmoid(a) = 1 / (1 + exp(-a)) of r and z at once, on a contiguous block
+        rz = into.subtract(0, gi[:, : 2 * H], out=rz_buf[:n, ...])
+        into.subtract(rz, hg[:, : 2 * H], out=rz)
         into.exp(rz, out=rz)
         into.add(rz, 1, out=rz)
         into.reciprocal(rz, out=rz)
+        rg, z, nn, hn = (ws[k, r, ...] for k in range(4))
+        rg[...] = rz[:, :H]
+        z[...] = rz[:, H:]
         hn[...] = hg[:, 2 * H :]
-        into.multiply(row[:, :H], hn, out=nn)
-        into.add(nn, gx[r, 2 * H :], out=nn)
+        into.multiply(rg, hn, out=nn)
+        into.add(nn, gi[:, 2 * H :], out=nn)
         into.tanh(nn, out=nn)
         ht = y[r, ...]
         into.subtract(h, nn, out=ht)
@@ -517,49 +514,31 @@ def _gru_backward(
     step), the weights' over all steps at once: ``(input, weight_ih, weight_hh, bias_ih,
     bias_hh)``; ``dh`` comes in as the final state's gradient and leaves as the initial's."""
     N, H = y.shape
-    B = h0.shape[0]
-    r_, z_, n_, hn_ = (ws[:, k * H : (k + 1) * H] for k in range(4))
     h_prev = rows.prev_all(xp, y, h0)
-    # every step's factors at once: the input gates' gradients are dh * (fn fr, fz, fn), the
-    # hidden ones' dh * (fn fr, fz, fn r), with fn = (1 - z)(1 - n^2), fz = (h_prev - n) z
-    # (1 - z), fr = hn r (1 - r); dh becomes dh * z + dgates_h @ w_hh
-    gi = xp.empty((N, 3 * H), dtype=X.dtype)
-    fr, fz, fn = (gi[:, k * H : (k + 1) * H] for k in range(3))
-    one_z = into.subtract(1, z_, out=xp.empty((N, H), dtype=X.dtype))
-    into.multiply(n_, n_, out=fn)
-    into.subtract(1, fn, out=fn)
-    into.multiply(fn, one_z, out=fn)
-    into.subtract(h_prev, n_, out=fz)
-    into.multiply(fz, z_, out=fz)
-    into.multiply(fz, one_z, out=fz)
-    into.subtract(1, r_, out=fr)
-    into.multiply(fr, r_, out=fr)
-    into.multiply(fr, hn_, out=fr)
-    into.multiply(fr, fn, out=fr)
-    gh = gi + 0
-    into.multiply(gh[:, 2 * H :], r_, out=gh[:, 2 * H :])
-    by_gate = [xp.reshape(a, (N, 3, H)) for a in (gi, gh)] if into.writes else None
-    tmp = xp.empty((B, H), dtype=X.dtype)
+    dgi = xp.empty((N, 3 * H), dtype=X.dtype)
+    dgh = xp.empty((N, 3 * H), dtype=X.dtype)
     for t in reversed(rows.order()):
         r, n = rows.rows(t), rows.sizes[t]
         dhv = dh[:n, ...]
         if gy is not None:
             into.add(dhv, gy[r, ...], out=dhv)
-        if by_gate is not None:
-            for a in by_gate:
-                into.multiply(a[r, ...], xp.reshape(dhv, (n, 1, H)), out=a[r, ...])
-        else:
-            for a in (gi, gh):
-                for j in range(3):
-                    part = a[r, j * H : (j + 1) * H]
-                    into.multiply(part, dhv, out=part)
-        into.multiply(dhv, z_[r, ...], out=dhv)
-        into.add(dhv, into.matmul(gh[r, ...], w_hh, out=tmp[:n, ...]), out=dhv)
-    gw_ih = xp.matmul(xp.permute_dims(gi, (1, 0)), X)
-    gw_hh = xp.matmul(xp.permute_dims(gh, (1, 0)), h_prev)
-    gx = xp.matmul(gi, w_ih)
-    gb_ih = xp.sum(gi, axis=0) if has_biases else None
-    gb_hh = xp.sum(gh, axis=0) if has_biases else None
+        rg, z, nn, hn = (ws[k, r, ...] for k in range(4))
+        grad_hx = dhv * z
+        dn = (dhv - grad_hx) * (1 - nn * nn)
+        dz = dhv * (h_prev[r, ...] - nn) * z * (1 - z)
+        dr = dn * hn * rg * (1 - rg)
+        di, dhg = dgi[r, ...], dgh[r, ...]
+        di[:, :H] = dr
+        di[:, H : 2 * H] = dz
+        di[:, 2 * H :] = dn
+        dhg[:, : 2 * H] = di[:, : 2 * H]
+        into.multiply(dn, rg, out=dhg[:, 2 * H :])
+        into.add(grad_hx, into.matmul(dhg, w_hh, out=dhv), out=dhv)
+    gw_ih = xp.matmul(xp.permute_dims(dgi, (1, 0)), X)
+    gw_hh = xp.matmul(xp.permute_dims(dgh, (1, 0)), h_prev)
+    gx = xp.matmul(dgi, w_ih)
+    gb_ih = xp.sum(dgi, axis=0) if has_biases else None
+    gb_hh = xp.sum(dgh, axis=0) if has_biases else None
     return gx, gw_ih, gw_hh, gb_ih, gb_hh
 
 

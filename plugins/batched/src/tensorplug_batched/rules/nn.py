@@ -192,22 +192,9 @@ def _fused_gru_backward_maker(op: Any) -> Kernel:
 # mkldnn_rnn_layer (Note [Fused recurrent layer] in array_backend/_nn/_rnn_layer.py): with the
 # weights the same for every sample, the samples are more sequences of the layer's batch (the
 # vmap dimension folds into the batch dim of the input and the states, and unfolds from the
-# output's, the states' and the workspace's: the GRU's (T, B, 4H), the LSTM's flat parts, gates
-# (T, B, 4H) then c and tanh(c) (2, T, B, H), regrouped per sample); batched weights and packed
+# output's, the states' and the workspace's planes (k, T, B, H)); batched weights and packed
 # input (its batch sizes are per call) run the loop. The backward always loops: folded, its
 # weight gradients would sum over the samples.
-
-
-def _unfold_lstm_workspace(ws: Any, T: int, H: int, size: int) -> Any:
-    """The flat LSTM workspace of ``size`` samples folded into the batch, as ``(size, L)``:
-    each row the workspace of one sample's call."""
-    n = ws.shape[0] // (6 * H * T) if T else 0  # the folded batch
-    b = n // size
-    gates = _reshape(ws[: T * n * 4 * H], [T, size, b * 4 * H]).transpose(0, 1)
-    states = _reshape(ws[T * n * 4 * H :], [2 * T, size, b * H]).transpose(0, 1)
-    return aten.cat.default(
-        [_reshape(gates, [size, T * b * 4 * H]), _reshape(states, [size, 2 * T * b * H])], 1
-    )
 
 
 @defrule("mkldnn_rnn_layer.default")
@@ -233,13 +220,7 @@ def _rnn_layer_maker(op: Any) -> Kernel:
             wrap(_unfold_from(out, bdim, size), 0, lvl),
             wrap(_unfold_from(hy, 0, size), 0, lvl),
             wrap(_unfold_from(cy, 0, size), 0, lvl),
-            wrap(
-                _unfold_from(ws, 1, size)
-                if rest[2] == 3  # mode: the GRU's
-                else _unfold_lstm_workspace(ws, out.shape[1 if batch_first else 0], rest[3], size),
-                0,
-                lvl,
-            ),
+            wrap(_unfold_from(ws, 2, size), 0, lvl),
         )
 
     return kernel

@@ -30,6 +30,14 @@ def _order(T: int, reverse: bool) -> list[int]:
     return list(range(T - 1, -1, -1)) if reverse else list(range(T))
 
 
+def _lstm_gates(
+    x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, has_biases: bool, H: int
+) -> tuple[Any, Any, Any, Any]:
+    """One step's activated LSTM gates ``i, f, g, o``."""
+    g = x @ w_ih.T + h @ w_hh.T + ((b_ih + b_hh) if has_biases else 0.0)
+    return _sig(g[:, :H]), _sig(g[:, H : 2 * H]), np.tanh(g[:, 2 * H : 3 * H]), _sig(g[:, 3 * H :])
+
+
 def _ref_unpacked(
     x: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, h: Any, c: Any, reverse: bool, mode: int,
     H: int, has_biases: bool,
@@ -50,13 +58,7 @@ def _ref_unpacked(
             h = (1 - z) * n + z * h
             gates[t] = np.concatenate([r, z, n, hg[:, 2 * H :]], axis=1)
         else:
-            g = x[t] @ w_ih.T + h @ w_hh.T + ((b_ih + b_hh) if has_biases else 0.0)
-            i, f, gg, o = (
-                _sig(g[:, :H]),
-                _sig(g[:, H : 2 * H]),
-                np.tanh(g[:, 2 * H : 3 * H]),
-                _sig(g[:, 3 * H :]),
-            )
+            i, f, gg, o = _lstm_gates(x[t], h, w_ih, w_hh, b_ih, b_hh, has_biases, H)
             c = f * c + i * gg
             h = o * np.tanh(c)
             gates[t] = np.concatenate([i, f, gg, o], axis=1)
@@ -78,9 +80,9 @@ def _ref_layer(
     batch_sizes: Any, mode: int, hidden_size: int, num_layers: int, has_biases: bool,
     bidirectional: bool, batch_first: bool, train: bool,
 ) -> tuple[Any, ...]:  # fmt: skip
-    """The outputs and the workspace: the GRU's ``(T, B, 4H)`` (``(N, 4H)`` packed) of ``r, z,
-    n, hn``; the LSTM's flat: the gates ``i, f, g, o`` row by row, then ``c``, then
-    ``tanh(c)``. A packed input runs each sequence alone."""
+    """The outputs and the workspace: planes ``(k, T, B, H)`` (``(k, N, H)`` packed), the
+    LSTM's ``i, f, g, o, c, tanh(c)``, the GRU's ``r, z, n, hn``. A packed input runs each
+    sequence alone."""
     x, w_ih, w_hh, b_ih, b_hh, h, c = _f64(input, w_ih, w_hh, b_ih, b_hh, hx, cx)
     H = hidden_size
     w = (w_ih, w_hh, b_ih, b_hh)
@@ -99,9 +101,10 @@ def _ref_layer(
         out, hy, cy, gates, states = _ref_unpacked(x, *w, h, c, reverse, mode, H, has_biases)
         if batch_first:
             out = out.transpose(1, 0, 2)
+    planes = np.moveaxis(gates.reshape(*gates.shape[:-1], 4, H), -2, 0)
     if mode == _GRU:
-        return out, hy, c, gates
-    return out, hy, cy, np.concatenate([gates.ravel(), states.ravel()])
+        return out, hy, c, planes
+    return out, hy, cy, np.concatenate([planes, states])
 
 
 def _ref_layer_backward(
@@ -142,13 +145,7 @@ def _ref_layer_backward(
     steps, h, c = {}, hx, cx
     order = _order(T, reverse)
     for t in order:
-        g = x[t] @ w_ih.T + h @ w_hh.T + ((b_ih + b_hh) if has_biases else 0.0)
-        i, f, gg, o = (
-            _sig(g[:, :H]),
-            _sig(g[:, H : 2 * H]),
-            np.tanh(g[:, 2 * H : 3 * H]),
-            _sig(g[:, 3 * H :]),
-        )
+        i, f, gg, o = _lstm_gates(x[t], h, w_ih, w_hh, b_ih, b_hh, has_biases, H)
         steps[t] = (i, f, gg, o, c, h)
         c = f * c + i * gg
         h = o * np.tanh(c)

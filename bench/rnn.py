@@ -7,7 +7,9 @@ sizes (the layer alone, with no head, loss or optimizer), what a Python time loo
 costs at least. Times are CPU time (``time.process_time``).
 
 Goal: at most 1.0x torch eager. Run: ``python bench/rnn.py``; ``--gru``: the same classifier
-with a GRU (no floor).
+with a GRU (no floor); ``--forms``: the other forms of the layers (packed sequences of varying
+lengths, bidirectional, two layers with dropout, ``proj_size``), each a forward and backward of
+the layer alone (the sum of its squared outputs), tensorplug eager against torch eager.
 """
 
 from __future__ import annotations
@@ -115,7 +117,54 @@ def numpy_lstm(x: np.ndarray, w_ih: np.ndarray, w_hh: np.ndarray, b: np.ndarray)
     return step
 
 
+FORMS: dict[str, tuple[str, dict[str, Any], bool]] = {  # name: (class, options, packed input)
+    "LSTM packed": ("LSTM", {}, True),
+    "GRU packed": ("GRU", {}, True),
+    "LSTM bidirectional": ("LSTM", {"bidirectional": True}, False),
+    "LSTM 2 layers, dropout": ("LSTM", {"num_layers": 2, "dropout": 0.1}, False),
+    "GRU bidirectional packed": ("GRU", {"bidirectional": True}, True),
+    "LSTM proj_size 64": ("LSTM", {"proj_size": 64}, False),
+}
+
+
+def form_step(lib: Any, name: str, x: np.ndarray, lengths: list[int]) -> Any:
+    cls, kw, packed = FORMS[name]
+    layer = getattr(lib.nn, cls)(I, H, batch_first=True, **kw)
+    inp: Any = lib.tensor(x)
+    if packed:
+        inp = lib.nn.utils.rnn.pack_padded_sequence(
+            inp, lib.tensor(lengths), batch_first=True, enforce_sorted=False
+        )
+
+    def step() -> Any:
+        out, _ = layer(inp)
+        loss = ((out.data if packed else out) ** 2).sum()
+        loss.backward()
+        return loss
+
+    return step
+
+
+def forms() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((B, T, I), dtype=np.float32)
+    lengths = [int(n) for n in rng.integers(T // 2, T + 1, B)]
+    print(f"layer forward + backward (batch {B}, T {T}, input {I}, hidden {H}; packed lengths "
+          f"{T // 2}-{T})")  # fmt: skip
+    for name in FORMS:
+        tp.manual_seed(0)
+        fns = {"tensorplug": form_step(tp, name, x, lengths)}
+        if torch is not None:
+            fns["torch"] = form_step(torch, name, x, lengths)
+        best = interleaved(fns, number=3, rounds=7, timer=time.process_time)
+        ratio = f"  {best['tensorplug'] / best['torch']:.2f}x torch" if "torch" in best else ""
+        print(f"  {name:26s} {best['tensorplug'] * 1e3:8.2f} ms{ratio}")
+
+
 def main() -> None:
+    if "--forms" in sys.argv:
+        forms()
+        return
     rng = np.random.default_rng(0)
     x = rng.standard_normal((B, T, I), dtype=np.float32)
     y = rng.integers(0, C, B)

@@ -129,12 +129,16 @@ def test_meta_shapes() -> None:
     assert (out.shape, hy.shape, cy.shape, ws.shape) == ((T, B, H), (B, H), (B, H), (6, T, B, H))
 
 
-def test_refuses_other_modes_and_packed_input() -> None:
+def test_refuses_other_modes_and_bad_batch_sizes() -> None:
     args = [a.detach() for a in _args(tp.float32)]
     with pytest.raises(RuntimeError, match=r"mkldnn_rnn_layer.*only the LSTM .* and the GRU"):
         ops.aten.mkldnn_rnn_layer.default(*args, False, [], 1, H, 1, True, False, False, True)
-    with pytest.raises(RuntimeError, match=r"mkldnn_rnn_layer.*packed input"):
-        ops.aten.mkldnn_rnn_layer.default(*args, False, [2, 2], 2, H, 1, True, False, False, True)
+    packed = [args[0].reshape(T * B, I), *args[1:]]
+    for sizes in ([2, 2], [1, 2, 2, 2, 1], [3, 2, 2, 1], [2, 2, 2, 2, 0]):  # sum T * B = 8
+        with pytest.raises(RuntimeError, match=r"mkldnn_rnn_layer.*batch_sizes.*non-increasing"):
+            ops.aten.mkldnn_rnn_layer.default(
+                *packed, False, sizes, 2, H, 1, True, False, False, True
+            )
 
 
 def test_compiled_lstm_is_one_graph_with_the_layer() -> None:
@@ -221,3 +225,86 @@ def test_forward_mode_matches_finite_differences(cls: str) -> None:
     _, jv = tp.func.jvp(f, (x,), (t,))
     numeric = (f(x + 1e-6 * t) - f(x - 1e-6 * t)) / 2e-6
     assert tp.allclose(jv, numeric, atol=1e-8)
+
+
+# --- packed input (batch sizes per step) --------------------------------------------------------
+
+SIZES = [3, 3, 2, 1]  # sequences of lengths 4, 3, 2 (sorted longest first, as packing sorts)
+
+
+def _packed(mode: int, reverse: bool, hidden: int = H, sizes: list[int] = SIZES) -> Any:
+    def f(x: Any, wi: Any, wh: Any, bi: Any, bh: Any, h: Any, *c: Any) -> Any:
+        out, hy, cy, _ = ops.aten.mkldnn_rnn_layer.default(
+            x, wi, wh, bi, bh, h, c[0] if c else h, reverse, sizes, mode, hidden, 1, True,
+            False, False, True,
+        )  # fmt: skip
+        return (out, hy, cy) if c else (out, hy)
+
+    return f
+
+
+def _packed_args(mode: int, sizes: list[int] = SIZES, i: int = I, h: int = H) -> list[Any]:
+    g = 4 if mode == 2 else 3
+    b = sizes[0]
+    shapes = [(sum(sizes), i), (g * h, i), (g * h, h), (g * h,), (g * h,), (b, h)]
+    shapes += [(b, h)] if mode == 2 else []
+    return [tp.randn(*s, dtype=tp.float64, requires_grad=True) for s in shapes]
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("mode", [2, 3])
+def test_packed_gradcheck_and_gradgradcheck(mode: int, reverse: bool) -> None:
+    tp.manual_seed(8)
+    assert tp.autograd.gradcheck(_packed(mode, reverse), _packed_args(mode))
+    small = [2, 1]
+    args = _packed_args(mode, small, 1, 1)
+    assert tp.autograd.gradgradcheck(_packed(mode, reverse, 1, small), args)
+
+
+@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
+def test_packed_layers_run_the_fused_layer_and_agree_with_each_sequence_alone(cls: str) -> None:
+    """The packed layer against the same layer on each sequence alone (unpacked, batch 1),
+    values and gradients; its output's node is the fused layer's."""
+    tp.manual_seed(9)
+    m = getattr(tp.nn, cls)(I, H, num_layers=2, bidirectional=True)
+    lengths = [2, 4, 3]
+    seqs = [tp.randn(n, I, requires_grad=True) for n in lengths]
+    packed = tp.nn.utils.rnn.pack_sequence(seqs, enforce_sorted=False)
+    out, state = m(packed)
+    assert out.data.grad_fn.name() == "CatBackward0"  # the directions' outputs joined
+    assert out.data.grad_fn.next_functions[0][0].name() == "MkldnnRnnLayerBackward0"
+    padded, _ = tp.nn.utils.rnn.pad_packed_sequence(out)
+    hn = state[0] if cls == "LSTM" else state
+    loss = (padded**2).sum() + hn.sum()
+    got = tp.autograd.grad(loss, [*seqs, m.weight_hh_l0, m.weight_ih_l1_reverse])
+    ref_loss: Any = 0
+    for b, x in enumerate(seqs):
+        o, st = m(x.unsqueeze(1))
+        h = st[0] if cls == "LSTM" else st
+        assert tp.allclose(padded[: lengths[b], b], o[:, 0], atol=1e-6)
+        assert tp.allclose(padded[lengths[b] :, b], tp.zeros(1), atol=0)
+        assert tp.allclose(hn[:, b], h[:, 0], atol=1e-6)
+        if cls == "LSTM":
+            assert tp.allclose(state[1][:, b], st[1][:, 0], atol=1e-6)
+        ref_loss = ref_loss + (o**2).sum() + h.sum()
+    want = tp.autograd.grad(ref_loss, [*seqs, m.weight_hh_l0, m.weight_ih_l1_reverse])
+    for a, w in zip(got, want, strict=True):
+        assert tp.allclose(a, w, atol=1e-5)
+
+
+def test_vmap_over_packed_input_loops() -> None:
+    tp.manual_seed(10)
+    f = _packed(2, False)
+    args = [a.detach().float() for a in _packed_args(2)]
+    xs = tp.randn(3, *args[0].shape)
+    got = tp.vmap(lambda x: f(x, *args[1:])[1])(xs)
+    assert tp.allclose(got, tp.stack([f(x, *args[1:])[1] for x in xs]), atol=1e-6)
+
+
+def test_packed_meta_shapes() -> None:
+    args = [a.detach().float().to("meta") for a in _packed_args(2)]
+    out, hy, cy, ws = ops.aten.mkldnn_rnn_layer.default(
+        *args, True, SIZES, 2, H, 1, True, False, False, True
+    )
+    n = sum(SIZES)
+    assert (out.shape, hy.shape, cy.shape, ws.shape) == ((n, H), (3, H), (3, H), (6, n, H))

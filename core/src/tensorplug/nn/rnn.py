@@ -16,10 +16,12 @@ longest first): forward in time, the rows of sequences that have ended leave the
 kept as their final hidden state; backward in time, the rows of sequences that start join the
 state with their initial values.
 
-An LSTM or GRU layer on an unpacked input, without ``proj_size`` and outside autocast, skips
-that loop: each direction is one ``mkldnn_rnn_layer``, which runs the time loop inside its kernel
-and has a backward of its own (Note [Fused recurrent layer] in array_backend/_nn/_rnn_layer.py),
-so autograd records one node per layer and direction instead of two per step.
+An LSTM or GRU layer without ``proj_size`` and outside autocast skips that loop, on unpacked
+and packed input alike: each direction is one ``mkldnn_rnn_layer`` (given a packed sequence's
+batch sizes), which runs the time loop inside its kernel and has a backward of its own (Note
+[Fused recurrent layer] in array_backend/_nn/_rnn_layer.py), so autograd records one node per
+layer and direction instead of two per step. ``proj_size`` keeps the loop: PyTorch's
+``mkldnn_rnn_layer`` schema has no projection weight (oneDNN's LSTM has none either).
 """
 
 from __future__ import annotations
@@ -80,16 +82,17 @@ _LAYER_MODES = {"LSTM": 2, "GRU": 3}  # mkldnn_rnn_layer's numbering
 
 def _fused_layer(
     mode: str, x: Tensor, h0: Tensor, c0: Tensor | None, w: tuple[Any, ...], reverse: bool,
-    layer: Any,
+    sizes: list[int] | None, layer: Any,
 ) -> tuple[Tensor, Tensor, Tensor | None]:  # fmt: skip
     """One direction of one LSTM or GRU layer as one ``mkldnn_rnn_layer`` (Note [Fused
-    recurrent layer] in array_backend/_nn/_rnn_layer.py); the GRU passes ``h0`` as its cell
-    state, which the kernel returns unchanged."""
+    recurrent layer] in array_backend/_nn/_rnn_layer.py), on time-major ``x`` or a packed
+    sequence's data with its batch ``sizes``; the GRU passes ``h0`` as its cell state, which
+    the kernel returns unchanged."""
     has_biases = w[2] is not None
     # a layer without biases passes empty ones, which the kernel does not read
     b_ih, b_hh = (w[2], w[3]) if has_biases else (x.new_empty([0]), x.new_empty([0]))
     out, h, c, _ = ops.aten.mkldnn_rnn_layer.default(
-        x, w[0], w[1], b_ih, b_hh, h0, h0 if c0 is None else c0, reverse, [],
+        x, w[0], w[1], b_ih, b_hh, h0, h0 if c0 is None else c0, reverse, sizes or [],
         _LAYER_MODES[mode], w[1].shape[1], layer.num_layers, has_biases, layer.bidirectional,
         False, layer.training,
     )  # fmt: skip
@@ -108,8 +111,8 @@ def _run_direction(
 ) -> tuple[Tensor, Tensor, Tensor | None]:
     """One direction of one layer (Note [Recurrent time loop]): the outputs, ``(T, B, H)`` or
     packed ``(N, H)``, and the final hidden (and cell) state."""
-    if mode in _LAYER_MODES and sizes is None and w[4] is None and not _autocast_on():
-        return _fused_layer(mode, x, h0, c0, w, reverse, layer)
+    if mode in _LAYER_MODES and w[4] is None and not _autocast_on():
+        return _fused_layer(mode, x, h0, c0, w, reverse, sizes, layer)
     step = _STEPS[mode]
     if sizes is None:  # one 2-D product (addmm) for all steps: a 3-D matmul is slower
         T_, B_ = x.shape[0], x.shape[1]

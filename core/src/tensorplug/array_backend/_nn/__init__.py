@@ -12,7 +12,8 @@
 * ``_norms``: batch and group normalization and their backward kernels;
 * ``_layer_norm``: layer normalization and its backward kernel;
 * ``_rnn``: the fused LSTM and GRU cells and their backward kernels;
-* ``_rnn_layer``: a whole LSTM layer over a sequence and its backward (``mkldnn_rnn_layer``);
+* ``_rnn_layer``: a whole LSTM or GRU layer over a sequence, packed or not, and its backward
+  (``mkldnn_rnn_layer``);
 
 :data:`PARTS` are the modules ``register`` builds (one ``build(kit)`` each).
 """

@@ -966,110 +966,135 @@ OUTPUT_DIFFERENTIABILITY["_thnn_fused_gru_cell"] = (True, False)
 # inputs (PyTorch's mkldnn_rnn_layer_differentiable_backward), so the layer has double backward.
 
 
+class _LayerRows:
+    """A layer's input and output gradient as rows ``(N, ...)``, step after step, and each
+    step's size: a packed input's batch sizes, or the batch ``T`` times (time-major)."""
+
+    def __init__(self, s: Any, gy: Tensor | None) -> None:
+        x = s.input
+        self.packed = bool(len(s.batch_sizes))
+        if self.packed:
+            self.sizes = [int(n) for n in s.batch_sizes]
+        else:
+            if s.batch_first:
+                x = x.transpose(0, 1)
+                gy = None if gy is None else gy.transpose(0, 1)
+            T, B = x.shape[0], x.shape[1]
+            self.sizes = [B] * T
+            x = x.reshape([T * B, x.shape[2]])
+            gy = None if gy is None else gy.reshape([T * B, gy.shape[2]])
+        self.x, self.T, self.batch_first = x, len(self.sizes), s.batch_first
+        self.gys = None if gy is None else gy.split(self.sizes)
+        self.order = list(range(self.T - 1, -1, -1)) if s.reverse else list(range(self.T))
+
+    def input_grad(self, rows: Tensor) -> Tensor:
+        if self.packed:
+            return rows
+        B = self.sizes[0] if self.T else 0
+        g = rows.reshape([self.T, B, rows.shape[1]])
+        return g.transpose(0, 1) if self.batch_first else g
+
+    def cat(self, parts: list[Any], width: int) -> Tensor:
+        return tp.cat(parts) if parts else self.x.new_zeros([0, width])
+
+
+def _merge(new: Tensor, full: Tensor) -> Tensor:
+    """A state's first rows replaced by a step's (the sequences that ran it): the rest keep
+    theirs (Note [Fused recurrent layer])."""
+    n = new.shape[0]
+    return new if n == full.shape[0] else tp.cat([new, full[n:]])
+
+
 def _lstm_layer_differentiable(
     gy: Tensor | None, ghy: Tensor | None, gcy: Tensor | None, s: Any
 ) -> tuple[Tensor | None, ...]:
-    x, w_ih, w_hh = s.input, s.weight0, s.weight1
+    w_ih, w_hh = s.weight0, s.weight1
     b_ih, b_hh = (s.weight2, s.weight3) if s.has_biases else (None, None)
-    if s.batch_first:
-        x = x.transpose(0, 1)
-        gy = None if gy is None else gy.transpose(0, 1)
-    T, B, I, H = x.shape[0], x.shape[1], x.shape[2], s.hidden_size  # noqa: E741
-    pre = (x.reshape([T * B, I]) @ w_ih.t()).reshape([T, B, 4 * H])
+    L = _LayerRows(s, gy)
+    H = s.hidden_size
+    pre = L.x @ w_ih.t()
     for b in (b_ih, b_hh):
         if b is not None:
             pre = pre + b
-    order = list(range(T - 1, -1, -1)) if s.reverse else list(range(T))
+    pres = pre.split(L.sizes)
     h, c = s.hx_, s.cx_
-    saved: list[Any] = [None] * T
-    for t in order:
-        i, f, gg, o = (pre[t] + h @ w_hh.t()).chunk(4, 1)
+    saved: list[Any] = [None] * L.T
+    for t in L.order:
+        n = L.sizes[t]
+        h_prev, c_prev = h[:n], c[:n]
+        i, f, gg, o = (pres[t] + h_prev @ w_hh.t()).chunk(4, 1)
         i, f, gg, o = i.sigmoid(), f.sigmoid(), gg.tanh(), o.sigmoid()
-        c_prev, h_prev = c, h
-        c = f * c + i * gg
-        tc = c.tanh()
-        h = o * tc
+        c_t = f * c_prev + i * gg
+        tc = c_t.tanh()
+        h, c = _merge(o * tc, h), _merge(c_t, c)
         saved[t] = (i, f, gg, o, c_prev, tc, h_prev)
     dh = tp.zeros_like(s.hx_) if ghy is None else ghy
     dc = tp.zeros_like(s.cx_) if gcy is None else gcy
-    dgates: list[Any] = [None] * T
-    for t in reversed(order):
+    dgates: list[Any] = [None] * L.T
+    for t in reversed(L.order):
         i, f, gg, o, c_prev, tc, _ = saved[t]
-        if gy is not None:
-            dh = dh + gy[t]
-        dc = dc + dh * o * (1 - tc * tc)
+        n = L.sizes[t]
+        dh_t, dc_t = dh[:n], dc[:n]
+        if L.gys is not None:
+            dh_t = dh_t + L.gys[t]
+        dc_t = dc_t + dh_t * o * (1 - tc * tc)
         d = tp.cat(
-            [dc * gg * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - gg * gg),
-             dh * tc * o * (1 - o)],
+            [dc_t * gg * i * (1 - i), dc_t * c_prev * f * (1 - f), dc_t * i * (1 - gg * gg),
+             dh_t * tc * o * (1 - o)],
             1,
         )  # fmt: skip
-        dc = dc * f
-        dh = d @ w_hh
+        dh, dc = _merge(d @ w_hh, dh), _merge(dc_t * f, dc)
         dgates[t] = d
-    if T:
-        flat = tp.stack(dgates).reshape([T * B, 4 * H])
-        h_prev = tp.stack([st[6] for st in saved]).reshape([T * B, H])
-    else:
-        flat = x.new_zeros([0, 4 * H])
-        h_prev = x.new_zeros([0, H])
-    gx = (flat @ w_ih).reshape([T, B, I])
-    if s.batch_first:
-        gx = gx.transpose(0, 1)
+    flat = L.cat(dgates, 4 * H)
+    h_prev = L.cat([st[6] for st in saved], H)
     gb = flat.sum(0) if s.has_biases else None
-    return gx, flat.t() @ x.reshape([T * B, I]), flat.t() @ h_prev, gb, gb, dh, dc
+    gx = L.input_grad(flat @ w_ih)
+    return gx, flat.t() @ L.x, flat.t() @ h_prev, gb, gb, dh, dc
 
 
 def _gru_layer_differentiable(
     gy: Tensor | None, ghy: Tensor | None, gcy: Tensor | None, s: Any
 ) -> tuple[Tensor | None, ...]:
-    x, w_ih, w_hh = s.input, s.weight0, s.weight1
+    w_ih, w_hh = s.weight0, s.weight1
     b_ih, b_hh = (s.weight2, s.weight3) if s.has_biases else (None, None)
-    if s.batch_first:
-        x = x.transpose(0, 1)
-        gy = None if gy is None else gy.transpose(0, 1)
-    T, B, I, H = x.shape[0], x.shape[1], x.shape[2], s.hidden_size  # noqa: E741
-    pre = (x.reshape([T * B, I]) @ w_ih.t()).reshape([T, B, 3 * H])
+    L = _LayerRows(s, gy)
+    H = s.hidden_size
+    pre = L.x @ w_ih.t()
     if b_ih is not None:
         pre = pre + b_ih
-    order = list(range(T - 1, -1, -1)) if s.reverse else list(range(T))
+    pres = pre.split(L.sizes)
     h = s.hx_
-    saved: list[Any] = [None] * T
-    for t in order:
-        hg = h @ w_hh.t()
+    saved: list[Any] = [None] * L.T
+    for t in L.order:
+        h_prev = h[: L.sizes[t]]
+        hg = h_prev @ w_hh.t()
         if b_hh is not None:
             hg = hg + b_hh
-        xr, xz, xn = pre[t].chunk(3, 1)
+        xr, xz, xn = pres[t].chunk(3, 1)
         hr, hz, hn = hg.chunk(3, 1)
         r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
         n = (xn + r * hn).tanh()
-        saved[t] = (r, z, n, hn, h)
-        h = n + z * (h - n)
+        saved[t] = (r, z, n, hn, h_prev)
+        h = _merge(n + z * (h_prev - n), h)
     dh = tp.zeros_like(s.hx_) if ghy is None else ghy
-    dgi: list[Any] = [None] * T
-    dgh: list[Any] = [None] * T
-    for t in reversed(order):
+    dgi: list[Any] = [None] * L.T
+    dgh: list[Any] = [None] * L.T
+    for t in reversed(L.order):
         r, z, n, hn, h_prev = saved[t]
-        if gy is not None:
-            dh = dh + gy[t]
-        dn = dh * (1 - z) * (1 - n * n)
-        dz = dh * (h_prev - n) * z * (1 - z)
+        dh_t = dh[: L.sizes[t]]
+        if L.gys is not None:
+            dh_t = dh_t + L.gys[t]
+        dn = dh_t * (1 - z) * (1 - n * n)
+        dz = dh_t * (h_prev - n) * z * (1 - z)
         dr = dn * hn * r * (1 - r)
         dgi[t] = tp.cat([dr, dz, dn], 1)
         dgh[t] = tp.cat([dr, dz, dn * r], 1)
-        dh = dh * z + dgh[t] @ w_hh
-    if T:
-        fi = tp.stack(dgi).reshape([T * B, 3 * H])
-        fh = tp.stack(dgh).reshape([T * B, 3 * H])
-        h_prev = tp.stack([st[4] for st in saved]).reshape([T * B, H])
-    else:
-        fi = fh = x.new_zeros([0, 3 * H])
-        h_prev = x.new_zeros([0, H])
-    gx = (fi @ w_ih).reshape([T, B, I])
-    if s.batch_first:
-        gx = gx.transpose(0, 1)
+        dh = _merge(dh_t * z + dgh[t] @ w_hh, dh)
+    fi, fh = L.cat(dgi, 3 * H), L.cat(dgh, 3 * H)
+    h_prev = L.cat([st[4] for st in saved], H)
     gbi, gbh = (fi.sum(0), fh.sum(0)) if s.has_biases else (None, None)
     gcx = gcy  # the GRU's cy is cx passed through
-    return gx, fi.t() @ x.reshape([T * B, I]), fh.t() @ h_prev, gbi, gbh, dh, gcx
+    return L.input_grad(fi @ w_ih), fi.t() @ L.x, fh.t() @ h_prev, gbi, gbh, dh, gcx
 
 
 def _lstm_layer_backward(g: tuple[Tensor | None, ...], s: Any) -> tuple[Tensor | None, ...]:

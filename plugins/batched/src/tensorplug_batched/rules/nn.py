@@ -192,8 +192,9 @@ def _fused_gru_backward_maker(op: Any) -> Kernel:
 # mkldnn_rnn_layer (Note [Fused recurrent layer] in array_backend/_nn/_rnn_layer.py): with the
 # weights the same for every sample, the samples are more sequences of the layer's batch (the
 # vmap dimension folds into the batch dim of the input and the states, and unfolds from the
-# output's, the states' and the workspace's); batched weights run the loop. The backward
-# always loops: folded, its weight gradients would sum over the samples.
+# output's, the states' and the workspace's planes (k, T, B, H)); batched weights and packed
+# input (its batch sizes are per call) run the loop. The backward always loops: folded, its
+# weight gradients would sum over the samples.
 
 
 @defrule("mkldnn_rnn_layer.default")
@@ -203,7 +204,7 @@ def _rnn_layer_maker(op: Any) -> Kernel:
         lvl = top_level(args[:7])
         if lvl == 0:
             return passdown(op, args, {})
-        if any(batched_at(w, lvl) for w in (w0, w1, w2, w3)):
+        if len(rest[1]) or any(batched_at(w, lvl) for w in (w0, w1, w2, w3)):
             return loop(op, args, {}, lvl)
         size = _size_at(lvl, x, hx, cx)
         batch_first = rest[-2]

@@ -30,43 +30,81 @@ def _order(T: int, reverse: bool) -> list[int]:
     return list(range(T - 1, -1, -1)) if reverse else list(range(T))
 
 
-def _ref_layer(
-    input: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, hx: Any, cx: Any, reverse: bool,
-    batch_sizes: Any, mode: int, hidden_size: int, num_layers: int, has_biases: bool,
-    bidirectional: bool, batch_first: bool, train: bool,
+def _lstm_gates(
+    x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, has_biases: bool, H: int
+) -> tuple[Any, Any, Any, Any]:
+    """One step's activated LSTM gates ``i, f, g, o``."""
+    g = x @ w_ih.T + h @ w_hh.T + ((b_ih + b_hh) if has_biases else 0.0)
+    return _sig(g[:, :H]), _sig(g[:, H : 2 * H]), np.tanh(g[:, 2 * H : 3 * H]), _sig(g[:, 3 * H :])
+
+
+def _ref_unpacked(
+    x: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, h: Any, c: Any, reverse: bool, mode: int,
+    H: int, has_biases: bool,
 ) -> tuple[Any, ...]:  # fmt: skip
-    x, w_ih, w_hh, b_ih, b_hh, h, c = _f64(input, w_ih, w_hh, b_ih, b_hh, hx, cx)
-    if batch_first:
-        x = x.transpose(1, 0, 2)
+    """The layer on time-major float64 ``x``: the output, the final states, and the gates ``(T,
+    B, 4H)`` with the LSTM's ``c`` and ``tanh(c)`` ``(2, T, B, H)``."""
     T, B, _ = x.shape
-    H = hidden_size
     out = np.zeros((T, B, H))
-    if mode == _GRU:
-        ws = np.zeros((4, T, B, H))
-        for t in _order(T, reverse):
+    gates = np.zeros((T, B, 4 * H))
+    states = np.zeros((2, T, B, H))
+    for t in _order(T, reverse):
+        if mode == _GRU:
             ig = x[t] @ w_ih.T + (b_ih if has_biases else 0.0)
             hg = h @ w_hh.T + (b_hh if has_biases else 0.0)
             r = _sig(ig[:, :H] + hg[:, :H])
             z = _sig(ig[:, H : 2 * H] + hg[:, H : 2 * H])
             n = np.tanh(ig[:, 2 * H :] + r * hg[:, 2 * H :])
             h = (1 - z) * n + z * h
-            out[t] = h
-            ws[:, t] = r, z, n, hg[:, 2 * H :]
-        return (out.transpose(1, 0, 2) if batch_first else out), h, c, ws
-    ws = np.zeros((6, T, B, H))
-    for t in _order(T, reverse):
-        g = x[t] @ w_ih.T + h @ w_hh.T + ((b_ih + b_hh) if has_biases else 0.0)
-        i, f, gg, o = (
-            _sig(g[:, :H]),
-            _sig(g[:, H : 2 * H]),
-            np.tanh(g[:, 2 * H : 3 * H]),
-            _sig(g[:, 3 * H :]),
-        )
-        c = f * c + i * gg
-        h = o * np.tanh(c)
+            gates[t] = np.concatenate([r, z, n, hg[:, 2 * H :]], axis=1)
+        else:
+            i, f, gg, o = _lstm_gates(x[t], h, w_ih, w_hh, b_ih, b_hh, has_biases, H)
+            c = f * c + i * gg
+            h = o * np.tanh(c)
+            gates[t] = np.concatenate([i, f, gg, o], axis=1)
+            states[:, t] = c, np.tanh(c)
         out[t] = h
-        ws[:, t] = i, f, gg, o, c, np.tanh(c)
-    return (out.transpose(1, 0, 2) if batch_first else out), h, c, ws
+    return out, h, c, gates, states
+
+
+def _sequences(sizes: list[int]) -> list[list[int]]:
+    """A packed input's rows of each sequence, step by step."""
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
+    return [
+        [int(starts[t]) + b for t in range(len(sizes)) if sizes[t] > b] for b in range(sizes[0])
+    ]
+
+
+def _ref_layer(
+    input: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, hx: Any, cx: Any, reverse: bool,
+    batch_sizes: Any, mode: int, hidden_size: int, num_layers: int, has_biases: bool,
+    bidirectional: bool, batch_first: bool, train: bool,
+) -> tuple[Any, ...]:  # fmt: skip
+    """The outputs and the workspace: planes ``(k, T, B, H)`` (``(k, N, H)`` packed), the
+    LSTM's ``i, f, g, o, c, tanh(c)``, the GRU's ``r, z, n, hn``. A packed input runs each
+    sequence alone."""
+    x, w_ih, w_hh, b_ih, b_hh, h, c = _f64(input, w_ih, w_hh, b_ih, b_hh, hx, cx)
+    H = hidden_size
+    w = (w_ih, w_hh, b_ih, b_hh)
+    if len(batch_sizes):
+        N = x.shape[0]
+        out, gates, states = np.zeros((N, H)), np.zeros((N, 4 * H)), np.zeros((2, N, H))
+        hy, cy = np.zeros_like(h), np.zeros_like(c)
+        for b, rows in enumerate(_sequences(list(batch_sizes))):
+            o, hy[b], cy[b], g, st = _ref_unpacked(
+                x[rows][:, None], *w, h[b : b + 1], c[b : b + 1], reverse, mode, H, has_biases
+            )
+            out[rows], gates[rows], states[:, rows] = o[:, 0], g[:, 0], st[:, :, 0]
+    else:
+        if batch_first:
+            x = x.transpose(1, 0, 2)
+        out, hy, cy, gates, states = _ref_unpacked(x, *w, h, c, reverse, mode, H, has_biases)
+        if batch_first:
+            out = out.transpose(1, 0, 2)
+    planes = np.moveaxis(gates.reshape(*gates.shape[:-1], 4, H), -2, 0)
+    if mode == _GRU:
+        return out, hy, c, planes
+    return out, hy, cy, np.concatenate([planes, states])
 
 
 def _ref_layer_backward(
@@ -75,6 +113,22 @@ def _ref_layer_backward(
     hidden_size: int, num_layers: int, has_biases: bool, train: bool, bidirectional: bool,
     batch_sizes: Any, batch_first: bool, workspace: Any,
 ) -> tuple[Any, ...]:  # fmt: skip
+    if len(batch_sizes):  # each sequence alone, its weight gradients summed
+        x, hx, cx, gy, ghy, gcy = _f64(input, hx, cx, grad_output, grad_hy, grad_cy)
+        gx, dh, dc = np.zeros_like(x), np.zeros_like(hx), np.zeros_like(cx)
+        sums: list[Any] = [0.0] * 4
+        for b, rows in enumerate(_sequences(list(batch_sizes))):
+            r = _ref_layer_backward(
+                x[rows][:, None], w_ih, w_hh, b_ih, b_hh, hx[b : b + 1], cx[b : b + 1], None,
+                None, None, None if gy is None else gy[rows][:, None],
+                None if ghy is None else ghy[b : b + 1], None if gcy is None else gcy[b : b + 1],
+                reverse, mode, hidden_size, num_layers, has_biases, train, bidirectional, [],
+                False, None,
+            )  # fmt: skip
+            gx[rows], dh[b], dc[b] = r[0][:, 0], r[5][0], r[6][0]
+            sums = [a if v is None else a + v for a, v in zip(sums, r[1:5], strict=True)]
+        gb = sums[2:] if has_biases else [None, None]
+        return gx, sums[0], sums[1], gb[0], gb[1], dh, dc
     x, w_ih, w_hh, hx, cx, gy, ghy, gcy = _f64(
         input, w_ih, w_hh, hx, cx, grad_output, grad_hy, grad_cy
     )
@@ -91,13 +145,7 @@ def _ref_layer_backward(
     steps, h, c = {}, hx, cx
     order = _order(T, reverse)
     for t in order:
-        g = x[t] @ w_ih.T + h @ w_hh.T + ((b_ih + b_hh) if has_biases else 0.0)
-        i, f, gg, o = (
-            _sig(g[:, :H]),
-            _sig(g[:, H : 2 * H]),
-            np.tanh(g[:, 2 * H : 3 * H]),
-            _sig(g[:, 3 * H :]),
-        )
+        i, f, gg, o = _lstm_gates(x[t], h, w_ih, w_hh, b_ih, b_hh, has_biases, H)
         steps[t] = (i, f, gg, o, c, h)
         c = f * c + i * gg
         h = o * np.tanh(c)
@@ -185,27 +233,37 @@ _CASES = {  # name: (mode, reverse, has_biases, batch_first)
     "gru": (_GRU, False, True, False),
     "gru_reverse_no_biases": (_GRU, True, False, True),
 }
+# packed input: sequences of lengths 3, 2, 2, 1 (batch sizes 4, 3, 1)
+_PACKED = {"packed": (_LSTM, False), "packed_reverse": (_LSTM, True), "gru_packed": (_GRU, True)}
+_SIZES = [4, 3, 1]
 
 
 def _layer_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     for name, (mode, reverse, has_biases, batch_first) in _CASES.items():
         args = _layer_args(d, rng, batch_first, mode)
         yield S(name, *args, reverse, [], mode, _H, 1, has_biases, False, batch_first, True)
+    for name, (mode, reverse) in _PACKED.items():
+        g = 4 if mode == _LSTM else 3
+        shapes = [(sum(_SIZES), _I), (g * _H, _I), (g * _H, _H), (g * _H,), (g * _H,)]
+        shapes += [(_SIZES[0], _H), (_SIZES[0], _H)]
+        args = [make(sh, d, rng) for sh in shapes]
+        yield S(name, *args, reverse, _SIZES, mode, _H, 1, True, False, False, True)
 
 
 def _layer_backward_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     for s in _layer_samples(d, rng):
         a = s.args
         x, w_ih, w_hh, b_ih, b_hh, hx, cx = a[:7]
-        reverse, mode, has_biases, batch_first = a[7], a[9], a[12], a[14]
+        reverse, sizes, mode, has_biases, batch_first = a[7], a[8], a[9], a[12], a[14]
         out, hy, cy, ws = (_as(r, x) for r in _ref_layer(*a))
         grads = [make(out.shape, d, rng), make(hy.shape, d, rng), make(cy.shape, d, rng)]
-        if s.name == "plain":  # only the output's gradient
+        if s.name in ("plain", "packed"):  # only the output's gradient
             grads[1] = grads[2] = None
         if s.name in ("reverse", "gru_reverse_no_biases"):  # only the final states'
             grads[0] = None
         head = (x, w_ih, w_hh, b_ih, b_hh, hx, cx, out, hy, cy, *grads)
-        yield S(s.name, *head, reverse, mode, _H, 1, has_biases, True, False, [], batch_first, ws)
+        yield S(s.name, *head, reverse, mode, _H, 1, has_biases, True, False, sizes, batch_first,
+                ws)  # fmt: skip
 
 
 _TOL = {"float32": (1e-5, 1e-5), **LOWP_TOL_LOOSE}

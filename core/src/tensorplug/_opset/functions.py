@@ -207,10 +207,12 @@ def _first_call(
 # specialized to the signature (Note [Specialized calls] in dispatcher/_callgen.py), which
 # checks only what the types leave open and passes the schema's defaults for the options not
 # given. ``zeros(2, 3)`` packs its sizes as the tuple ``(2, 3)``, the form an ``int[]`` binds
-# to, so that neither a list nor its conversion back to a tuple is made per call; a call whose
-# sizes are no ints (a 0-dim tensor, ``zeros(2, 3.5)``) fails the specialized call's check
-# and goes to Note [Python argument conversions] with the sizes as a list, as before. A call
-# without ``out=`` picks among the functional overloads only.
+# to, so that neither a list nor its conversion back to a tuple is made per call. The first
+# call of a signature runs as before (the sizes as a list, the overload picked by the packet,
+# whose messages name the list), and so does a call the specialized call refuses (sizes that
+# are no ints, a 0-dim tensor: its message is the binder's, the same for a list and a tuple),
+# which goes to Note [Python argument conversions] with the sizes as a list; nothing runs
+# twice. A call without ``out=`` picks among the functional overloads only.
 
 
 def _first_factory_call(
@@ -276,21 +278,20 @@ def _make_function(name: str, es: list[OpEntry], module: str = "tensorplug") -> 
                 sig = tuple(map(type, args))
             op = get(sig)
             try:
-                if op is None:
+                if op is None:  # the sizes as a list, as the call was before packing
                     r = _first_factory_call(
-                        target if "out" in kwargs else no_out, args, kwargs, sig, choice
+                        target if "out" in kwargs else no_out,
+                        (list(args[0]),) if packed else args,
+                        kwargs,
+                        sig,
+                        choice,
                     )
                 else:
                     r = op(*args, **kwargs)
             except TypeError:
-                if packed:  # the call as it was before packing: the sizes as a list
+                if packed:
                     args = (list(args[0]),)
-                    try:
-                        r = (target if "out" in kwargs else no_out)(*args, **kwargs)
-                    except TypeError:
-                        r = _converted_call(factory, target, args, kwargs)
-                else:
-                    r = _converted_call(factory, target, args, kwargs)
+                r = _converted_call(factory, target, args, kwargs)
             if requires_grad:
                 r.requires_grad_()
             return r

@@ -180,8 +180,6 @@ def test_public_function(info: OpInfo, dtype: str, sample: SampleInput) -> None:
     entry = _entry(_overload(info))
     if "function" not in entry.variants and entry.python_module is None:
         pytest.skip("no public function")
-    if "factory" in entry.tags:
-        pytest.skip("a factory's public function is made from no template")
     name, module = entry.public_name, entry.python_module
     public = _api.generated_function(name, module)
     assert public is not None
@@ -313,12 +311,3 @@ def test_specialized_references_exist_where_specialized_calls_can() -> None:
     assert reference_specialized(op, (Tensor, Tensor, "bogus", int)) is None  # unknown keyword
     assert reference_specialized(op, (Tensor,)) is None  # `other` is required
     assert reference_specialized(op, (Tensor, "other", Tensor)) is not None
-
-
-def test_a_factory_has_no_template_reference() -> None:
-    with pytest.raises(ValueError) as e:
-        reference_function("zeros", _api._function_entries["zeros"], tp.zeros)
-    assert str(e.value) == (
-        "tensorplug.zeros is a factory: its public function is plain Python, made from no "
-        "template, and is its own reference"
-    )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from . import _manifest
+from . import _manifest, keys
 from .errors import MissingPluginError
 
 __all__ = [
@@ -58,15 +58,44 @@ _by_key: dict[str, StorageBackend] = {}
 _of_device: dict[int, tuple[Any, StorageBackend]] = {}
 
 
+# Note [Factory targets]: what a factory's ``device=`` argument means, for the generated
+# ``BackendSelect`` kernels (Note [Generated BackendSelect kernels] in _opset/api.py): the
+# argument's id -> (the argument, its canonical device, the key set of its backend's
+# tensors). The entry holds the argument, so its id is not reused while the entry lives (a
+# string such as "cpu" is found by identity too). Emptied whenever the backends or the keys
+# change (the key set of a backend's tensors follows the keys), and when it grows.
+factory_targets: dict[int, tuple[Any, Any, int]] = {}
+
+
+def factory_target(d: Any) -> tuple[Any, Any, int]:
+    """The entry of :data:`factory_targets` for device argument ``d`` (not ``None``), made
+    now: its canonical device (a bad device string raises here) and the key set of the tensors
+    of the backend that serves it (none loaded: :class:`MissingPluginError`)."""
+    from .device import canonical
+
+    dev = canonical(d)
+    b = for_device(dev)
+    got = (d, dev, keys.tensor_keyset(b.key_name))
+    if len(factory_targets) > 64:  # devices made per call: keep it small
+        factory_targets.clear()
+    factory_targets[id(d)] = got
+    return got
+
+
+keys.add_listener(factory_targets.clear)
+
+
 def register(backend: StorageBackend) -> None:
     _by_key[backend.key_name] = backend
     _of_device.clear()
+    factory_targets.clear()
 
 
 def unregister(backend: StorageBackend) -> None:
     if _by_key.get(backend.key_name) is backend:
         del _by_key[backend.key_name]
     _of_device.clear()
+    factory_targets.clear()
 
 
 def for_device(device: Any) -> StorageBackend:
@@ -93,8 +122,6 @@ def for_device_type(device_type: str) -> StorageBackend:
     for b in _by_key.values():
         if b.device_type == device_type:
             return b
-    from . import keys
-
     k = keys.backend_for_device_type(device_type)
     raise _missing_backend(k.name if k is not None else None, device_type)
 
@@ -133,8 +160,6 @@ FIRST_PARTY_DEVICES = {d: (p.name, p.distribution) for p in _manifest.MANIFEST f
 
 
 def _missing_backend(key_name: str | None, device_type: str) -> Exception:
-    from . import keys
-
     provider = FIRST_PARTY_DEVICES.get(device_type)
     if provider is not None:
         plugin, dist = provider

@@ -22,7 +22,7 @@ from ..tensor import Tensor
 from . import python_args as _python_args
 from . import python_forms as _python_forms
 from .native import OpEntry
-from .templates import _FUNCTION, _METHOD, _NO, _PICK, _WITH_ALPHA, _inlined, _pack
+from .templates import _FUNCTION, _LIKE, _METHOD, _NO, _PICK, _WITH_ALPHA, _inlined, _pack
 
 # --- public functions and methods -----------------------------------------------------------
 
@@ -200,6 +200,41 @@ def _first_call(
     return nt(*r) if nt is not None and type(r) is tuple else r
 
 
+# Note [Public factory fast path]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A factory's public function caches what to call per signature of argument types, as the
+# other public functions do (Note [Public function fast path]): the overload's call
+# specialized to the signature (Note [Specialized calls] in dispatcher/_callgen.py), which
+# checks only what the types leave open and passes the schema's defaults for the options not
+# given. ``zeros(2, 3)`` packs its sizes as the tuple ``(2, 3)``, the form an ``int[]`` binds
+# to, so that neither a list nor its conversion back to a tuple is made per call. The first
+# call of a signature runs as before (the sizes as a list, the overload picked by the packet,
+# whose messages name the list), and so does a call the specialized call refuses (sizes that
+# are no ints, a 0-dim tensor: its message is the binder's, the same for a list and a tuple),
+# which goes to Note [Python argument conversions] with the sizes as a list; nothing runs
+# twice. A call without ``out=`` picks among the functional overloads only.
+
+
+def _first_factory_call(
+    target: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    sig: tuple[Any, ...],
+    choice: _Choices,
+) -> Any:
+    """A factory's call with a signature not seen yet (Note [Public factory fast path]): the
+    overload the arguments fit, called; its specialized call cached when the types decided."""
+    resolve = getattr(target, "_resolve_overload", None)
+    op: Any = resolve(args, kwargs) if resolve is not None else target
+    r = op(*args, **kwargs)
+    if all(
+        t in _PLAIN or (choice.lists and t in _LISTS) for t in sig if isinstance(t, type)
+    ) and _types_decide(op, args, kwargs):
+        with _dispatcher_lock:  # as _first_call
+            choice[sig] = op._call_for(sig)
+    return r
+
+
 def _converted_call(
     public: Callable[..., Any], target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
@@ -231,11 +266,31 @@ def _make_function(name: str, es: list[OpEntry], module: str = "tensorplug") -> 
         no_out = _target(plain) if plain else target
 
         def factory(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Any:
-            if pack and args and type(args[0]) is int:  # zeros(2, 3) means zeros([2, 3])
-                args = (list(args),)
+            # Note [Public factory fast path]
+            packed = pack and args and type(args[0]) is int  # zeros(2, 3) means zeros((2, 3))
+            if packed:
+                args = (args,)
+            if kwargs:
+                sig = (*map(type, args), *kwargs, *map(type, kwargs.values()))
+            elif len(args) == 1:
+                sig = (type(args[0]),)
+            else:
+                sig = tuple(map(type, args))
+            op = get(sig)
             try:
-                r = (target if "out" in kwargs else no_out)(*args, **kwargs)
+                if op is None:  # the sizes as a list, as the call was before packing
+                    r = _first_factory_call(
+                        target if "out" in kwargs else no_out,
+                        (list(args[0]),) if packed else args,
+                        kwargs,
+                        sig,
+                        choice,
+                    )
+                else:
+                    r = op(*args, **kwargs)
             except TypeError:
+                if packed:
+                    args = (list(args[0]),)
                 r = _converted_call(factory, target, args, kwargs)
             if requires_grad:
                 r.requires_grad_()
@@ -273,7 +328,7 @@ def _make_function(name: str, es: list[OpEntry], module: str = "tensorplug") -> 
 
             fn = function_nt
         if name.endswith("_like") and all(_takes_options(e) for e in es):  # zeros_like & co.
-            fn = _with_requires_grad(fn)
+            fn = _like_function(fn, es, choice)
         at = _tensor_varargs_at(es)
         if at is not None:  # meshgrid(a, b) means meshgrid([a, b])
             fn = _with_tensor_varargs(fn, at, lone=any(_takes_tensor_at(e, at) for e in es))
@@ -356,7 +411,8 @@ def _takes_options(e: OpEntry) -> bool:
 
 def _with_requires_grad(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` taking ``requires_grad=`` too (a public function with tensor options that
-    dispatches on a tensor argument, such as ``zeros_like``; factories have their own)."""
+    dispatches on a tensor argument, such as ``zeros_like``; factories have their own). The
+    public functions are :func:`_like_function`; this is its reference's form (_opset/reference.py)."""
 
     def with_options(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Any:
         r = fn(*args, **kwargs)
@@ -365,6 +421,18 @@ def _with_requires_grad(fn: Callable[..., Any]) -> Callable[..., Any]:
         return r
 
     return with_options
+
+
+def _like_function(
+    plain: Callable[..., Any], es: list[OpEntry], choice: _Choices
+) -> Callable[..., Any]:
+    """:func:`_with_requires_grad` of ``plain``, generated from _LIKE: the common call, one
+    tensor and nothing else, runs the specialized call of ``(Tensor,)`` inline, as ``plain``
+    does (Note [Public function fast path]), with no layer in front; anything else goes
+    through ``plain``."""
+    ns: dict[str, Any] = {"plain": plain}
+    inline = {"inline1": _inlined(es, _T1, ["a"], 8, ns, "_1")}
+    return _exec(_LIKE, inline, choice, ns, "function")
 
 
 def _make_method(

@@ -4,8 +4,10 @@ Note [Template references] in dispatcher/_reference.py): what ``tensorplug.<name
 generated code. Every call takes what ``general`` takes on a signature's first call: the
 ``__tensorplug_function__`` protocol, the overload the packet picks, Note [Python argument
 conversions] when no overload fits as given, and the named tuple of results; the overload runs
-through the schema binder (``reference_call``). The wrappers that are plain Python already
-(``requires_grad=`` of ``*_like``, tensors given one by one) are the public function's own.
+through the schema binder (``reference_call``). The wrappers that are plain Python in the
+reference (``requires_grad=`` of ``*_like``, tensors given one by one) are the public
+function's own forms; a factory's reference is its public function without the cache (Note
+[Public factory fast path] in _opset/functions.py).
 """
 
 from __future__ import annotations
@@ -36,14 +38,10 @@ def reference_function(
     name: str, entries: list[OpEntry], public: Callable[..., Any], module: str = "tensorplug"
 ) -> Callable[..., Any]:
     """The reference of ``public``, the function ``functions._make_function(name, entries,
-    module)`` made (it is what ``__tensorplug_function__`` implementations are handed). A
-    factory is no template (its public function is plain Python): a ValueError says so."""
-    if all("factory" in e.tags for e in entries):
-        raise ValueError(
-            f"{module}.{name} is a factory: its public function is plain Python, made from no "
-            "template, and is its own reference"
-        )
+    module)`` made (it is what ``__tensorplug_function__`` implementations are handed)."""
     target = _target(entries)
+    if all("factory" in e.tags for e in entries):
+        return _reference_factory(entries, target)
     nt = _named_tuples[name if module == "tensorplug" else f"{module}.{name}"]
 
     def reference(*args: Any, **kwargs: Any) -> Any:
@@ -56,6 +54,28 @@ def reference_function(
     if at is not None:
         fn = _with_tensor_varargs(fn, at, lone=any(_takes_tensor_at(e, at) for e in entries))
     return fn
+
+
+def _reference_factory(entries: list[OpEntry], target: Any) -> Callable[..., Any]:
+    """A factory's public function by the book (Note [Public factory fast path] in
+    _opset/functions.py): sizes given one by one as a list, the overload the packet of the
+    functional overloads picks (``out=`` given: of all), Note [Python argument conversions]
+    when none fits as given, then ``requires_grad=``; nothing cached, no specialized call."""
+    pack = _packs_int_varargs(entries, method=False)
+    plain = [e for e in entries if e.op is None or not e.op.schema.is_out]
+    no_out = _target(plain) if plain else target
+
+    def reference(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Any:
+        if pack and args and type(args[0]) is int:  # zeros(2, 3) means zeros([2, 3])
+            args = (list(args),)
+        chosen = target if "out" in kwargs else no_out
+        r = _bound_call(reference.__name__, target, chosen, args, kwargs)
+        if requires_grad:
+            r.requires_grad_()
+        return r
+
+    reference.__name__ = entries[0].public_name
+    return reference
 
 
 def reference_method(
@@ -94,16 +114,27 @@ def _general(
     relevant = (*args, *kwargs.values())
     if overrides.has_tensorplug_function(relevant):
         return overrides.handle_tensorplug_function(public, relevant, *args, **kwargs)
+    r = _bound_call(public.__name__, target, target, args, kwargs)
+    return nt(*r) if nt is not None and type(r) is tuple else r
+
+
+def _bound_call(
+    name: str, target: Any, chosen: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """The overload of ``chosen`` (an overload or a packet) that the arguments fit, called
+    through the binder; when none of ``target``'s fits as given, Note [Python argument
+    conversions] for the function ``name``."""
     try:
-        op = target._resolve_overload(args, kwargs) if isinstance(target, OpPacket) else target
-        r = reference_call(op, *args, **kwargs)
+        op: Any = chosen
+        if isinstance(chosen, OpPacket):
+            op = chosen._resolve_overload(args, kwargs)
+        return reference_call(op, *args, **kwargs)
     except TypeError:
         overloads = target._packet_overloads() if isinstance(target, OpPacket) else [target]
         if any(o.schema.try_bind(args, kwargs) is not None for o in overloads):
             raise
-        converted = _python_args.convert(public.__name__, overloads, args, kwargs)
+        converted = _python_args.convert(name, overloads, args, kwargs)
         if converted is None:
             raise
         op, args, kwargs = converted
-        r = reference_call(op, *args, **kwargs)
-    return nt(*r) if nt is not None and type(r) is tuple else r
+        return reference_call(op, *args, **kwargs)

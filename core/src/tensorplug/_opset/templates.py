@@ -61,6 +61,23 @@ def function(a=_NO, b=_NO, /, *rest, **kwargs):
 """
 
 
+# ``zeros_like`` & co. (_opset/functions.py, _with_requires_grad): ``requires_grad=`` as a
+# parameter of its own, one tensor alone through the cached call (inline), anything else
+# through ``plain``, the public function made from _FUNCTION
+_LIKE = """
+def function(a=_NO, b=_NO, /, *rest, requires_grad=False, **kwargs):
+    if b is _NO and type(a) is T and not kwargs and not requires_grad:
+{inline1}
+        op = choice.t1
+        if op is not None:
+            return op(a)
+    r = plain(*_pack(a, b, rest), **kwargs)
+    if requires_grad:
+        r.requires_grad_()
+    return r
+"""
+
+
 def _inlined(
     es: list[OpEntry],
     sig: tuple[Any, ...],

@@ -335,8 +335,8 @@ def creation(kit: Kit) -> Kernels:
     xp = kit.xp
     ks = kit.keyset
     new = kit.new
-    default_dtype = _dt.get_default_dtype
     seen_device = kit.interned_device
+    device_ids = kit._device_ids  # Note [Devices by identity] in _kit.py
     fast_store = {d: kit.storage[d] for d in kit.native} if kit.device_context is None else {}
     fill = getattr(kit.array_type, "fill", None)
     xp_zeros, xp_empty = xp.zeros, xp.empty
@@ -347,9 +347,10 @@ def creation(kit: Kit) -> Kernels:
         fn: Any, size: Sequence[int], dtype: _dt.dtype | None, device: Any, value: Any = None
     ) -> Tensor | None:
         """The array ``fn(size)`` (filled with ``value`` if given) on the fast path, or None."""
-        d = default_dtype() if dtype is None else dtype
+        d = _dt._default_dtype if dtype is None else dtype  # (get_default_dtype, not called)
         xd = fast_store.get(d)
-        dev = seen_device(device)
+        got = device_ids.get(id(device))  # seen_device's first lookup, not called
+        dev = got[1] if got is not None and got[0] is device else seen_device(device)
         if xd is None or dev is None:
             return None
         try:
@@ -430,14 +431,83 @@ def creation(kit: Kit) -> Kernels:
         pin_memory: bool | None = None,
     ) -> Tensor:
         if fill is not None and type(fill_value) is float:
-            top = fmax.get(default_dtype() if dtype is None else dtype)
+            top = fmax.get(_dt._default_dtype if dtype is None else dtype)
             if top is not None and -top <= fill_value <= top:  # finite, and no overflow check
                 r = quick(xp_empty, size, dtype, device, fill_value)
                 if r is not None:
                     return r
         return full_checked(size, fill_value, dtype, device)  # type: ignore[no-any-return]
 
-    return {"zeros": zeros, "ones": ones, "empty.memory_format": empty, "full": full}
+    # Note [Factory fast path], for arange: int start, end and step (bool is no int here),
+    # the default dtype of ints (int64) or int64 given, a step whose sign agrees with the
+    # range; anything else, or an array library that refuses (beyond int64), takes the
+    # general path, which raises PyTorch's messages
+    int64 = fast_store.get(_dt.int64)
+    xp_arange: Any = getattr(xp, "arange", None)
+    arange_general = guard("arange", bind(kit, arange), kit.key_name)
+    start_step_general = guard("arange.start_step", bind(kit, arange_start_step), kit.key_name)
+
+    def quick_range(start: int, end: int, step: int, device: Any) -> Tensor | None:
+        got = device_ids.get(id(device))
+        dev = got[1] if got is not None and got[0] is device else seen_device(device)
+        if dev is None or int64 is None:
+            return None
+        if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+            return None  # step 0, or a sign against the range: the general path's message
+        n = -(-(end - start) // step)
+        try:
+            arr = xp_arange(start, start + n * step, step, dtype=int64)
+        except (ValueError, TypeError, OverflowError):
+            return None
+        return new(arr, _dt.int64, dev, ks)
+
+    @guarded
+    def arange_end(
+        end: Scalar,
+        *,
+        dtype: _dt.dtype | None = None,
+        layout: Any = None,
+        device: str | Device | None = None,
+        pin_memory: bool | None = None,
+    ) -> Tensor:
+        if type(end) is int and (dtype is None or dtype is _dt.int64):
+            r = quick_range(0, end, 1, device)
+            if r is not None:
+                return r
+        return arange_general(  # type: ignore[no-any-return]
+            end, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory
+        )
+
+    @guarded
+    def arange_start_step_(
+        start: Scalar,
+        end: Scalar,
+        step: Scalar = 1,
+        *,
+        dtype: _dt.dtype | None = None,
+        layout: Any = None,
+        device: str | Device | None = None,
+        pin_memory: bool | None = None,
+    ) -> Tensor:
+        if (
+            type(start) is int
+            and type(end) is int
+            and type(step) is int
+            and (dtype is None or dtype is _dt.int64)
+        ):
+            r = quick_range(start, end, step, device)
+            if r is not None:
+                return r
+        return start_step_general(  # type: ignore[no-any-return]
+            start, end, step, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory
+        )
+
+    arange_end.__name__ = arange_end.__qualname__ = "arange"
+    arange_start_step_.__name__ = arange_start_step_.__qualname__ = "arange_start_step"
+    kernels: Kernels = {"zeros": zeros, "ones": ones, "empty.memory_format": empty, "full": full}
+    if xp_arange is not None:
+        kernels.update({"arange": arange_end, "arange.start_step": arange_start_step_})
+    return kernels
 
 
 def _empty_in_format(
@@ -476,5 +546,5 @@ KERNELS: dict[str, Callable[..., Any]] = {
 
 def build(kit: Kit) -> Kernels:
     k: Kernels = creation(kit)
-    k.update((name, bind(kit, fn)) for name, fn in KERNELS.items())
+    k.update((name, bind(kit, fn)) for name, fn in KERNELS.items() if name not in k)
     return k

@@ -12,6 +12,7 @@ from .. import _strides
 from .. import dtypes as _dt
 from .. import storage as _storage
 from ..ops import ops
+from ..tensor import Tensor
 
 aten = ops.aten
 
@@ -19,14 +20,30 @@ aten = ops.aten
 # --- *_like factories -----------------------------------------------------------------------
 
 
-def _like(self: Any, dtype: Any, device: Any) -> dict[str, Any]:
-    return {"dtype": dtype or self.dtype, "device": device or self.device}
+# Note [*_like factories]
+# ~~~~~~~~~~~~~~~~~~~~~~~
+# ``zeros_like(x)`` is ``zeros(x's sizes, dtype=, device=)`` (each option ``x``'s unless
+# given), laid out as ``memory_format`` asks. The sizes pass as the array's shape tuple, the
+# form an ``int[]`` binds to (a plain Tensor's ``shape`` is that tuple as a ``Size``; a list
+# of it would be made and turned back into a tuple by the call), and the options as keywords
+# of their own, with no dict built and unpacked. A subclass is asked for its ``shape``, which
+# it may define. The common layout, preserve_format of a row-major array, is settled before
+# anything else.
+
+
+def _sizes(self: Any) -> Any:
+    """``self``'s sizes as the factory call takes them (Note [*_like factories])."""
+    return self._data.shape if type(self) is Tensor else list(self.shape)
 
 
 def _in_layout(self: Any, out: Any, memory_format: Any, op: str) -> Any:
     """``out`` (row-major, new) laid out as ``memory_format`` asks given ``self``'s strides
     (PyTorch's ``*_like`` rule: preserve_format keeps dense strides, Note [Strided layout] in
     _strides.py); ``out`` itself where that is row-major or the backend has no strides."""
+    if memory_format is None:  # preserve_format of a row-major array: the common case
+        flags = getattr(self._data, "flags", None)
+        if flags is not None and flags.c_contiguous:
+            return out
     fmt = _strides.check_format(memory_format, op)
     if fmt == "contiguous_format":
         return out
@@ -57,7 +74,11 @@ def zeros_like(
     pin_memory: Any = None,
     memory_format: Any = None,
 ) -> Any:
-    out = aten.zeros.default(list(self.shape), **_like(self, dtype, device))
+    out = aten.zeros.default(
+        _sizes(self),
+        dtype=dtype or self._dtype,
+        device=device or self._device,
+    )
     return _in_layout(self, out, memory_format, "zeros_like")
 
 
@@ -70,7 +91,11 @@ def ones_like(
     pin_memory: Any = None,
     memory_format: Any = None,
 ) -> Any:
-    out = aten.ones.default(list(self.shape), **_like(self, dtype, device))
+    out = aten.ones.default(
+        _sizes(self),
+        dtype=dtype or self._dtype,
+        device=device or self._device,
+    )
     return _in_layout(self, out, memory_format, "ones_like")
 
 
@@ -83,7 +108,11 @@ def empty_like(
     pin_memory: Any = None,
     memory_format: Any = None,
 ) -> Any:
-    out = aten.empty.memory_format(list(self.shape), **_like(self, dtype, device))
+    out = aten.empty.memory_format(
+        _sizes(self),
+        dtype=dtype or self._dtype,
+        device=device or self._device,
+    )
     return _in_layout(self, out, memory_format, "empty_like")
 
 
@@ -97,7 +126,12 @@ def full_like(
     pin_memory: Any = None,
     memory_format: Any = None,
 ) -> Any:
-    out = aten.full.default(list(self.shape), fill_value, **_like(self, dtype, device))
+    out = aten.full.default(
+        _sizes(self),
+        fill_value,
+        dtype=dtype or self._dtype,
+        device=device or self._device,
+    )
     return _in_layout(self, out, memory_format, "full_like")
 
 

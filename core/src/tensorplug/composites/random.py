@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ops import ops
-from .factories import _in_layout, _like
+from .factories import _in_layout, _sizes
 
 aten = ops.aten
 
@@ -20,7 +20,7 @@ def rand_like(
     pin_memory: Any = None,
     memory_format: Any = None,
 ) -> Any:
-    out = aten.rand.default(list(self.shape), **_like(self, dtype, device))
+    out = aten.rand.default(_sizes(self), dtype=dtype or self._dtype, device=device or self._device)
     return _in_layout(self, out, memory_format, "rand_like")
 
 
@@ -33,7 +33,9 @@ def randn_like(
     pin_memory: Any = None,
     memory_format: Any = None,
 ) -> Any:
-    out = aten.randn.default(list(self.shape), **_like(self, dtype, device))
+    out = aten.randn.default(
+        _sizes(self), dtype=dtype or self._dtype, device=device or self._device
+    )
     return _in_layout(self, out, memory_format, "randn_like")
 
 
@@ -50,7 +52,9 @@ def randint_like(
     pin_memory: Any = None,
     memory_format: Any = None,
 ) -> Any:
-    out = aten.randint.default(high, list(self.shape), **_like(self, dtype, device))
+    out = aten.randint.default(
+        high, _sizes(self), dtype=dtype or self._dtype, device=device or self._device
+    )
     return _in_layout(self, out, memory_format, "randint_like")
 
 
@@ -65,5 +69,7 @@ def randint_like_low(
     pin_memory: Any = None,
     memory_format: Any = None,
 ) -> Any:
-    out = aten.randint.low(low, high, list(self.shape), **_like(self, dtype, device))
+    out = aten.randint.low(
+        low, high, _sizes(self), dtype=dtype or self._dtype, device=device or self._device
+    )
     return _in_layout(self, out, memory_format, "randint_like")

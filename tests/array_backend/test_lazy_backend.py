@@ -6,6 +6,9 @@ array library, on the test backend ``TestBackend`` (device type ``testdev``)."""
 from __future__ import annotations
 
 import contextlib
+import json
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -61,17 +64,54 @@ def test_stubs_fill_the_table_until_the_first_use(lazy):
 
 
 def test_stub_names_are_the_kits_build_over_numpy():
-    # the stubs take the names the CPU backend's build recorded (_register.numpy_names) instead
-    # of building the kit again: they must be exactly what a build over numpy makes
+    # the stubs take the kit's kernel names from a cache (Note [Kit kernel names]) instead of
+    # building the kit: they must be exactly what a build over numpy makes
     from tensorplug.array_backend import _kit, _lazy, _register, _storage
 
-    assert _register.numpy_names is not None  # the CPU plugin's register() recorded them
-    assert _lazy.kernel_names() == _register.numpy_names
     kit = _kit.Kit(np, "CPU", "cpu", *_storage._default_storage(np))
     built: set[str] = set()
     for mod in _register._MODULES:
         built.update(mod.build(kit))
-    assert built == _register.numpy_names
+    assert _lazy.kernel_names() == built
+    assert _lazy._built_names() == built
+
+
+def test_kit_names_are_cached_per_sources(tmp_path, monkeypatch):
+    from tensorplug.array_backend import _lazy
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(_lazy, "_names", None)
+    built = _lazy._built_names()
+    key = _lazy._sources_digest()
+    assert _lazy._cached_names(key) is None  # an empty cache
+    assert _lazy.kernel_names() == built  # built, then written
+    (written,) = (tmp_path / "tensorplug").glob("kit_kernels-*.json")
+    assert written.name == f"kit_kernels-{key[:16]}.json"
+    assert _lazy._cached_names(key) == built
+    # another source (an edited kernel module) is another digest: the cache does not answer
+    assert _lazy._cached_names(_lazy._schema_cache.digest(b"other sources", "kit")) is None
+    # a file of another layout is not read (it is rebuilt and written again)
+    data = json.loads(written.read_text())
+    for bad in ([1, 2], "add.Tensor", [], ["add.Tensor", ""]):
+        written.write_text(json.dumps({**data, "names": bad}))
+        assert _lazy._cached_names(key) is None
+    monkeypatch.setattr(_lazy, "_names", None)
+    assert _lazy.kernel_names() == built
+    assert _lazy._cached_names(key) == built
+
+
+def test_sources_digest_follows_the_kits_files(tmp_path, monkeypatch):
+    from tensorplug.array_backend import _lazy
+
+    pkg = tmp_path / "kit"
+    (pkg / "_part").mkdir(parents=True)
+    (pkg / "_lazy.py").write_text("x = 1\n")
+    (pkg / "_part" / "_unary.py").write_text("y = 1\n")
+    monkeypatch.setattr(_lazy, "__file__", str(pkg / "_lazy.py"))
+    first = _lazy._sources_digest()
+    assert _lazy._sources_digest() == first
+    (pkg / "_part" / "_unary.py").write_text("y = 12\n")  # a module of a family package
+    assert _lazy._sources_digest() != first
 
 
 def test_first_use_loads_once_and_replaces_the_stubs(lazy):
@@ -156,6 +196,105 @@ def test_unload_puts_the_stubs_back(lazy):
     assert tp.ones([1], device="testdev").tolist() == [1.0] and load.calls == 2
     b.unload()
     b.unload()  # twice: harmless
+
+
+def test_two_threads_making_the_first_call_load_once(backend):
+    # Note [Lazy backends]: the second thread arrives while the first one loads (its load()
+    # sleeps), waits for it, and both get the real kernel's answer
+    load = Loader()
+    slow = load.__call__
+
+    def load_slowly() -> dict[str, Any]:
+        time.sleep(0.05)
+        return slow()
+
+    registry = FakeRegistry()
+    b = array_backend.register_lazy(registry, KEY, load_slowly)
+    start = threading.Barrier(2)
+    results: list[Any] = [None, None]
+
+    def first_call(i: int) -> None:
+        start.wait()
+        try:
+            x = tp.ones([3], device="testdev") * (i + 2)
+            results[i] = x.tolist()
+        except BaseException as e:  # reported below, not swallowed
+            results[i] = e
+
+    try:
+        threads = [threading.Thread(target=first_call, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert results == [[2.0] * 3, [3.0] * 3]
+        assert load.calls == 1 and b.loaded
+        ks = tp.keys.keyset(KEY)
+        assert tp.ops.aten.mul.Tensor.kernel_for(ks) is b.backend.kernels["mul.Tensor"]
+    finally:
+        for lib in registry.libraries:
+            lib.close()
+        _backends.unregister(b.storage)
+
+
+def test_a_kernel_registered_on_first_use_is_the_eager_registration(backend):
+    # what a lazy backend has registered once loaded is what register() registers eagerly:
+    # the same operators, table entries, owners, kernel names and no-dispatch marks
+    def table(key: str) -> dict[str, Any]:
+        ks = tp.keys.keyset(key)
+        out = {}
+        for op in dispatcher.all_ops():
+            if key not in dispatcher.registrations(op):
+                continue
+            k = op.kernel_for(ks)
+            out[op.name] = (
+                dispatcher.dispatch_table(op)[key],
+                dispatcher.registrations(op)[key],
+                k.__qualname__,
+                tp.library.is_no_dispatch(k),
+            )
+        return out
+
+    eager_registry = FakeRegistry()
+    eager = array_backend.register(eager_registry, KEY, np)
+    try:
+        expected = table(KEY)
+    finally:
+        eager.close()
+    assert expected and all(KEY not in dispatcher.registrations(o) for o in dispatcher.all_ops())
+    registry = FakeRegistry()
+    b = array_backend.register_lazy(registry, KEY, Loader())
+    try:
+        stubs = table(KEY)
+        assert stubs.keys() == expected.keys()  # a stub for each kernel, before the first use
+        assert {n: e[:2] for n, e in stubs.items()} == {n: e[:2] for n, e in expected.items()}
+        tp.ones([1], device="testdev")
+        assert b.loaded and table(KEY) == expected
+    finally:
+        for lib in registry.libraries:
+            lib.close()
+        _backends.unregister(b.storage)
+
+
+def test_the_lazy_storage_answers_as_the_loaded_one(lazy):
+    b, load = lazy
+    # every name of the storage a lazy backend stands in for is forwarded (the core reads the
+    # CPU storage's host dtypes too)
+    from tensorplug.array_backend import ArrayStorage
+
+    names = {n for n in dir(ArrayStorage) if not n.startswith("_")} | {"_host_dtypes"}
+    assert names <= set(dir(type(b.storage))), names - set(dir(type(b.storage)))
+    assert load.calls == 0  # reading the names loads nothing
+    x = tp.arange(6.0, device="testdev").reshape(2, 3)
+    real = b._real_storage
+    assert real is not None and b.storage.kit is real.kit
+    assert b.storage.strided is real.strided is True
+    assert b.storage.memory_layout(x._data) == real.memory_layout(x._data)
+    flat = x.reshape(-1)._data
+    assert b.storage.as_strided(flat, (3, 2), (1, 3), 0).tolist() == [[0, 3], [1, 4], [2, 5]]
+    y = b.storage.from_buffer(bytearray(np.arange(3.0).tobytes()), tp.float64, "little", "testdev")
+    assert y.tolist() == [0.0, 1.0, 2.0] and y.device == tp.device("testdev")
+    assert b.storage._host_dtypes is real._host_dtypes
 
 
 def test_register_lazy_needs_a_backend_key():

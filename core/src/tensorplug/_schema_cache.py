@@ -18,7 +18,9 @@ The cache must never be a way to run code, nor give a stale answer:
   reader sees a whole file or none.
 
 Where the directory cannot be made private (a home on a shared file system, read-only), the
-yaml is parsed at every import.
+yaml is parsed at every import. :func:`read_private` and :func:`write_private` keep these rules
+for any cache file of that directory; the array kit's kernel names use them too (Note [Kit
+kernel names] in array_backend/_lazy.py).
 """
 
 from __future__ import annotations
@@ -71,8 +73,26 @@ def directory() -> str:
 def load(raw: bytes, tag: str) -> Entries | None:
     """The cached entries for this yaml text and parser, or ``None`` (Note [Op set cache])."""
     key = digest(raw, tag)
+    data = read_private("native_functions", key)
+    if data is None:
+        return None
+    try:
+        return decode(data["entries"])
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None  # not our layout: parse, and write a good one
+
+
+def store(raw: bytes, tag: str, entries: Entries) -> None:
+    """Write the cache for this yaml text and parser, if a private directory can hold it."""
+    write_private("native_functions", digest(raw, tag), {"entries": encode(entries)})
+
+
+def read_private(prefix: str, key: str) -> dict[str, Any] | None:
+    """The JSON object of cache file ``<prefix>-<key[:16]>.json`` when it is the user's own,
+    private, of this ``FORMAT`` and made for ``key`` (Note [Op set cache]); else ``None``. The
+    caller still checks the layout of what it reads."""
     folder = directory()
-    path = os.path.join(folder, f"native_functions-{key[:16]}.json")
+    path = os.path.join(folder, f"{prefix}-{key[:16]}.json")
     try:
         if not _private(os.stat(folder, follow_symlinks=False), stat.S_ISDIR):
             return None
@@ -84,16 +104,18 @@ def load(raw: bytes, tag: str) -> Entries | None:
             if not _private(os.fstat(f.fileno()), stat.S_ISREG):
                 return None
             data = json.loads(f.read())
+        if not isinstance(data, dict):
+            return None
         if data.get("format") != FORMAT or data.get("digest") != key:
             return None
-        return decode(data["entries"])
-    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
-        return None  # unreadable or not our layout: parse, and write a good one
+        return data
+    except (OSError, ValueError):
+        return None  # unreadable: rebuild, and write a good one
 
 
-def store(raw: bytes, tag: str, entries: Entries) -> None:
-    """Write the cache for this yaml text and parser, if a private directory can hold it."""
-    key = digest(raw, tag)
+def write_private(prefix: str, key: str, payload: dict[str, Any]) -> None:
+    """Write ``payload`` (JSON data) as cache file ``<prefix>-<key[:16]>.json``, if a private
+    directory can hold it; whole or not at all (Note [Op set cache])."""
     folder = directory()
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
@@ -103,10 +125,8 @@ def store(raw: bytes, tag: str, entries: Entries) -> None:
             st = os.stat(folder, follow_symlinks=False)
         if not _private(st, stat.S_ISDIR):
             return
-        text = json.dumps(
-            {"format": FORMAT, "digest": key, "entries": encode(entries)}, separators=(",", ":")
-        )
-        path = os.path.join(folder, f"native_functions-{key[:16]}.json")
+        text = json.dumps({"format": FORMAT, "digest": key, **payload}, separators=(",", ":"))
+        path = os.path.join(folder, f"{prefix}-{key[:16]}.json")
         tmp = f"{path}.{os.getpid()}.{time.monotonic_ns()}.tmp"
         fd = os.open(
             tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
@@ -118,9 +138,9 @@ def store(raw: bytes, tag: str, entries: Entries) -> None:
         except BaseException:
             os.unlink(tmp)
             raise
-        _prune(folder)
+        _prune(folder, prefix)
     except OSError:
-        pass  # a read-only or shared home: parse at every import
+        pass  # a read-only or shared home: rebuild at every import
 
 
 def _private(st: os.stat_result, kind: Any) -> bool:
@@ -128,13 +148,13 @@ def _private(st: os.stat_result, kind: Any) -> bool:
     return bool(kind(st.st_mode)) and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
-def _prune(folder: str) -> None:
-    """Keep the ``_KEPT`` newest cache files; delete an older tensorplug's pickled caches (they
+def _prune(folder: str, prefix: str) -> None:
+    """Keep the ``_KEPT`` newest cache files of ``prefix``; delete an older tensorplug's pickled caches (they
     would be unpickled by it) and temporary files of writers that died an hour ago or more."""
     now = time.time()
     files = []
     for entry in os.scandir(folder):
-        if not entry.name.startswith("native_functions-"):
+        if not entry.name.startswith(f"{prefix}-"):
             continue
         try:
             mtime = entry.stat(follow_symlinks=False).st_mtime

@@ -14,10 +14,12 @@ noun: ``_kit`` holds what the kernels share (dtype maps, wrapping, promotion hel
 Notes), ``_checks`` PyTorch's argument checks and the kernel errors, ``_standard`` the fallbacks
 in standard functions, ``_register`` :func:`register` (Notes [Kernels that do not dispatch] and
 [Device guard]), ``_storage`` the backend's storage, and ``_lazy`` :func:`register_lazy`, which
-registers a backend whose array library is imported on first use (CUDA: CuPy). Nothing here
-imports numpy at module level: the core does not depend on it.
+registers a backend whose array library and kernels load on first use (CUDA: CuPy; CPU: the
+kernel modules themselves, which ``import tensorplug`` does not import). Nothing here imports
+numpy at module level: the core does not depend on it.
 
-Usage (what ``tensorplug-cpu`` does in its ``tensorplug_register_kernels`` hook)::
+Usage (``tensorplug-cpu`` makes the first call lazily, in its ``tensorplug_register_kernels``
+hook: ``array_backend.register_lazy(registry, "CPU", lambda: {"xp": numpy, ...})``)::
 
     import numpy
     from tensorplug import array_backend
@@ -32,33 +34,43 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._kit import OpError
-from ._register import (  # _MODULES, override_name, standard_namespace: importable as before
-    _MODULES,  # noqa: F401
-    ArrayBackend,
-    Registry,
-    override_name,  # noqa: F401
-    register,
-    standard_namespace,  # noqa: F401
-)
-from ._storage import ArrayStorage
+from .._op_errors import OpError
 
 __all__ = [
     "ArrayBackend", "ArrayStorage", "LazyArrayBackend", "OpError", "Registry", "register",
     "register_lazy",
 ]  # fmt: skip
 
-# register_lazy (``_lazy``) is loaded on first use: a backend plugin that registers eagerly
-# does not pay for it at ``import tensorplug``.
+# Everything but OpError is loaded on first use (PEP 562): ``import tensorplug`` imports this
+# package, and ``_register`` imports every kernel module (~40 of them), which a backend
+# registered lazily (``register_lazy``: the CPU and CUDA plugins) needs only on its first
+# kernel call (Note [Lazy backends] in _lazy.py). ``_MODULES``, ``override_name`` and
+# ``standard_namespace`` stay importable from here as before.
+_LAZY_NAMES = {
+    "ArrayBackend": "_register", "Registry": "_register", "register": "_register",
+    "_MODULES": "_register", "override_name": "_register", "standard_namespace": "_register",
+    "ArrayStorage": "_storage", "LazyArrayBackend": "_lazy", "register_lazy": "_lazy",
+}  # fmt: skip
+
 if TYPE_CHECKING:
     from ._lazy import LazyArrayBackend, register_lazy
+    from ._register import _MODULES as _MODULES
+    from ._register import ArrayBackend, Registry, register
+    from ._register import override_name as override_name
+    from ._register import standard_namespace as standard_namespace
+    from ._storage import ArrayStorage
 
 
 def __getattr__(name: str) -> Any:
-    if name not in ("LazyArrayBackend", "register_lazy"):
+    module = _LAZY_NAMES.get(name)
+    if module is None:
         raise AttributeError(f"module 'tensorplug.array_backend' has no attribute {name!r}")
-    from . import _lazy
+    import importlib
 
-    value = getattr(_lazy, name)
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY_NAMES})

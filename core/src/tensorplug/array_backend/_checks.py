@@ -1,7 +1,8 @@
 """What every kernel checks and raises, whatever its backend: PyTorch's argument checks
 (dims, broadcasting, sizes, a scalar that fits a dtype) with PyTorch's wording, the kernel
 error types, and the wrapper that names the op and the backend in every error a kernel lets
-out. ``_kit`` re-exports these names.
+out (``_kit`` re-exports these names); and the check of the key a backend registers for
+(:func:`backend_key`).
 
 Note [Kernel errors]
 ~~~~~~~~~~~~~~~~~~~~
@@ -22,7 +23,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import dtypes as _dt
+from .. import keys as _keys
 from .._op_errors import OpError, OpTypeError
+from ..errors import RegistrationError
 
 Kernel = Callable[..., Any]
 Kernels = dict[str, Kernel]
@@ -84,6 +87,22 @@ def qualified(name: str) -> str:
     """The operator a kit kernel name means: ``"add.Tensor"`` is aten's, a name with its
     namespace (``"tensorplug::cross_entropy_loss_backward"``) is that namespace's."""
     return name if "::" in name else "aten::" + name
+
+
+def backend_key(caller: str, key: str, device_type: str | None) -> tuple[_keys.DispatchKey, str]:
+    """The backend key named ``key`` and its device type (``device_type``, else the key's);
+    a RegistrationError naming ``caller`` (``register``, ``register_lazy``) for a key that is
+    no backend or has no device type."""
+    k = _keys.get(key)
+    if k.kind is not _keys.KeyKind.BACKEND:
+        raise RegistrationError(
+            f"array_backend.{caller}: {key!r} is a {k.kind.value} key, not a backend key; "
+            "create one with tensorplug.keys.register_backend(name, device_type)"
+        )
+    dev_type = device_type or k.device_type
+    if dev_type is None:
+        raise RegistrationError(f"array_backend.{caller}: backend {key!r} has no device type")
+    return k, dev_type
 
 
 def guard(name: str, fn: Kernel, key: str = "") -> Kernel:

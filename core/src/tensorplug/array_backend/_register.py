@@ -60,7 +60,7 @@ from . import (
     _special,
     _strided,
 )
-from ._checks import qualified
+from ._checks import backend_key, qualified
 from ._kit import Kernel, Kit
 from ._storage import (
     ArrayStorage,
@@ -87,34 +87,12 @@ _MODULES: tuple[ModuleType, ...] = (
     _factories, _special, _fft, _backward,
 )  # fmt: skip
 
-# The names (``"add.Tensor"``) of the kernels the kit built over numpy, every module built:
-# recorded by the first such :func:`register` (the CPU plugin's), so that ``_lazy.kernel_names``
-# (the CUDA plugin's stubs) need not build the kit over numpy a second time. A build's names do
-# not depend on the kit's options (``special``, ``fft``, ``overrides`` are not in them), only
-# on the modules, and with numpy each module builds.
-numpy_names: frozenset[str] | None = None
-
 
 def _part_name(mod: ModuleType) -> str:
     """How a warning and ``ArrayBackend.unbuilt`` name a kernel module: its family, and the part
     of a family package (``"linalg"``, ``"pointwise.unary"``)."""
     path = mod.__name__.split(".")[2:]  # below tensorplug.array_backend
     return ".".join(p.lstrip("_") for p in path)
-
-
-def backend_key(caller: str, key: str, device_type: str | None) -> tuple[_keys.DispatchKey, str]:
-    """The backend key named ``key`` and its device type (``device_type``, else the key's);
-    a RegistrationError naming ``caller`` for a key that is no backend or has no device type."""
-    k = _keys.get(key)
-    if k.kind is not _keys.KeyKind.BACKEND:
-        raise RegistrationError(
-            f"array_backend.{caller}: {key!r} is a {k.kind.value} key, not a backend key; "
-            "create one with tensorplug.keys.register_backend(name, device_type)"
-        )
-    dev_type = device_type or k.device_type
-    if dev_type is None:
-        raise RegistrationError(f"array_backend.{caller}: backend {key!r} has no device type")
-    return k, dev_type
 
 
 class Registry(Protocol):
@@ -378,9 +356,6 @@ def register(
         kernels.update(built)
         # copies across backends call the other backend's kernels (Note [Copies across backends])
         dispatching.update(getattr(mod, "DISPATCHING", ()))
-    global numpy_names
-    if numpy_names is None and is_numpy and not unbuilt:
-        numpy_names = frozenset(kernels)
     if overrides:
         for name, fn in overrides.items():
             op = override_name(name)

@@ -5,6 +5,11 @@ numpy; bfloat16 is stored with ml_dtypes and computed in float32; the special fu
 (``tp.special``, ``tp.lgamma``, ...) are scipy.special's, handed to the kit as its
 special-function namespace and imported on their first call. The ``CPU`` key and the ``cpu``
 device type are built into the core, so this plugin adds no keys.
+
+The backend registers lazily (``tensorplug.array_backend.register_lazy``, as tensorplug-cuda's):
+``import tensorplug`` registers a stub per kernel, and the first CPU kernel call or tensor
+builds the kit over numpy and registers the real kernels in their place (issue 34, start-up;
+Note [Lazy backends] in tensorplug/array_backend/_lazy.py).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import numpy
 from tensorplug import array_backend
 from tensorplug.hookspecs import hookimpl
 
-__all__ = ["PLUGIN_API_VERSION", "tensorplug_register_kernels"]
+__all__ = ["LAZY", "PLUGIN_API_VERSION", "tensorplug_register_kernels"]
 
 PLUGIN_API_VERSION = "1.0"  # the tensorplug.PLUGIN_API_VERSION it is written for
 
@@ -32,6 +37,15 @@ class LazySpecial:
         return getattr(importlib.import_module("scipy.special"), name)
 
 
+LAZY: array_backend.LazyArrayBackend | None = None  # set while the plugin is loaded
+
+
+def load() -> dict[str, Any]:
+    """``array_backend.register``'s arguments, on the first CPU kernel call or tensor."""
+    return {"xp": numpy, "special": LazySpecial()}
+
+
 @hookimpl
 def tensorplug_register_kernels(registry: Any) -> None:
-    array_backend.register(registry, "CPU", numpy, special=LazySpecial())
+    global LAZY
+    LAZY = array_backend.register_lazy(registry, "CPU", load)

@@ -210,8 +210,10 @@ def _adam(
 # step count, are updated together: parameters, gradients and both moments concatenated into
 # flat arrays, the same ufunc calls once over them, and the parameters and moments copied back.
 # Every element sees the same operations with the same scalars as alone, so the results are
-# bit for bit those of one update a parameter. (bench/gpt.py's step: 10 of its 16 parameters,
-# 2 560 elements in all.) amsgrad, grad_scale and lazy or device arrays take the loop.
+# bit for bit those of one update a parameter. In bench/gpt.py's step, 10 of its 16
+# parameters (2 560 elements in all): 1.08-1.15 ms for the whole update against 1.16-1.19 ms
+# one parameter at a time (the large weights' passes are the rest). amsgrad, grad_scale and
+# lazy or device arrays take the loop.
 _SMALL = 4096
 
 

@@ -94,8 +94,8 @@ def _scores(
 ) -> Any:
     """The scaled, masked scores ``(q * scale) k^T + mask`` in the accumulation dtype: one new
     ``(..., L, S)`` array, the masks added in place as ``0``/``-inf`` biases. ``q`` comes
-    scaled (:func:`_scaled`): the scale multiplies the ``(L, E)`` queries, not the ``(L, S)``
-    scores (Note [Scaled queries])."""
+    scaled: the scale multiplies the ``(L, E)`` queries, not the ``(L, S)`` scores (Note
+    [Scaled queries])."""
     xp = kit.xp
     s = xp.matmul(q, _mT(xp, k))
     ninf = xp.asarray(-math.inf, dtype=acc)
@@ -120,16 +120,15 @@ def _scores(
 # instead of the ``(L, S)`` scores (S is 2-16x E in a GPT block). The backward takes the same
 # scaled queries: its scores are the forward's to the bit (the weights come back exactly from
 # ``lse``), ``dK = dS^T (q * scale)`` needs no scale of its own, and ``dQ = (dS K) * scale``
-# scales ``(L, E)`` again, not ``dS``. The forward also divides the output by the softmax's
+# scales ``(L, E)`` again, not ``dS``. Each block scales its own rows of the queries (one
+# block's copy alive at a time). The forward also divides the output by the softmax's
 # row sums after its product with ``v`` (``(L, Ev)``) instead of the weights (``(L, S)``).
 # Against the scores scaled after the product, the results differ by rounding only.
 
 
-def _scaled(xp: Any, q: Any, scale: float | None) -> tuple[Any, float]:
-    """``(q * scale, scale)``, the scale defaulting to ``1 / sqrt(E)`` (Note [Scaled
-    queries])."""
-    sc = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
-    return q * sc, sc
+def _scale(q: Any, scale: float | None) -> float:
+    """The scale, ``1 / sqrt(E)`` by default."""
+    return 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
 
 
 def _add(s: Any, bias: Any) -> Any:
@@ -177,12 +176,12 @@ def _causal_blocks(
 
 
 def _forward(
-    kit: Kit, q: Any, k: Any, v: Any, attn_mask: Tensor | None, causal: Any, acc: Any
+    kit: Kit, q: Any, k: Any, v: Any, attn_mask: Tensor | None, causal: Any, sc: float, acc: Any
 ) -> tuple[Any, Any]:
     """The output and ``lse`` (with its last dim kept) of one attention or block of query rows:
     ``causal`` is False, True, or the first row of a causal block (an int)."""
     xp = kit.xp
-    p = _scores(kit, q, k, attn_mask, causal, acc)
+    p = _scores(kit, q * sc, k, attn_mask, causal, acc)
     top = xp.max(p, axis=-1, keepdims=True)
     top = xp.where(xp.isfinite(top), top, xp.asarray(0.0, dtype=acc))
     p -= top
@@ -211,12 +210,12 @@ def flash_attention_for_cpu(
     q, k, v = _operands(kit, d, query, key, value)
     with kit.quiet():
         blocks = _causal_blocks(q, k, attn_mask, is_causal)
-        q, _ = _scaled(xp, q, scale)
+        sc = _scale(q, scale)
         if blocks is None:
-            out, lse = _forward(kit, q, k, v, attn_mask, is_causal, acc)
+            out, lse = _forward(kit, q, k, v, attn_mask, is_causal, sc, acc)
         else:
             parts = [
-                _forward(kit, q[..., r0:r1, :], k[..., :e, :], v[..., :e, :], None, r0, acc)
+                _forward(kit, q[..., r0:r1, :], k[..., :e, :], v[..., :e, :], None, r0, sc, acc)
                 for r0, r1, e in blocks
             ]
             out = xp.concat([o for o, _ in parts], axis=-2)
@@ -247,16 +246,15 @@ def flash_attention_for_cpu_backward(
     lse = kit.cast(logsumexp._data, acc)[..., None]
     with kit.quiet():
         blocks = _causal_blocks(q, k, attn_mask, is_causal)
-        q_shape = q.shape
-        q, sc = _scaled(xp, q, scale)
+        sc = _scale(q, scale)
         if blocks is None:
-            dq, dk, dv = _backward(kit, q, k, v, g, o, lse, attn_mask, is_causal, acc)
+            dq, dk, dv = _backward(kit, q, k, v, g, o, lse, attn_mask, is_causal, sc, acc)
         else:
             dqs, dk, dv = [], None, None
             for r0, r1, e in blocks:
                 dq_b, dk_b, dv_b = _backward(
                     kit, q[..., r0:r1, :], k[..., :e, :], v[..., :e, :], g[..., r0:r1, :],
-                    o[..., r0:r1, :], lse[..., r0:r1, :], None, r0, acc,
+                    o[..., r0:r1, :], lse[..., r0:r1, :], None, r0, sc, acc,
                 )  # fmt: skip
                 dqs.append(dq_b)
                 if dk is None:  # the first block sees the fewest keys: zeros for the rest
@@ -269,7 +267,7 @@ def flash_attention_for_cpu_backward(
         dq *= sc
     device = query._device
     return (
-        kit.wrap(_sum_to(xp, dq, q_shape), d, device),
+        kit.wrap(_sum_to(xp, dq, q.shape), d, device),
         kit.wrap(_sum_to(xp, dk, k.shape), d, device),
         kit.wrap(_sum_to(xp, dv, v.shape), d, device),
     )
@@ -277,12 +275,13 @@ def flash_attention_for_cpu_backward(
 
 def _backward(
     kit: Kit, q: Any, k: Any, v: Any, g: Any, o: Any, lse: Any, attn_mask: Tensor | None,
-    causal: Any, acc: Any,
+    causal: Any, sc: float, acc: Any,
 ) -> tuple[Any, Any, Any]:  # fmt: skip
     """The three gradients of one attention or block of query rows (``causal`` as in
-    :func:`_forward`, ``q`` scaled), the weights recomputed from ``lse``; ``dQ`` still to be
-    multiplied by the scale (Note [Scaled queries])."""
+    :func:`_forward`), the weights recomputed from ``lse``; ``dQ`` still to be multiplied by
+    the scale ``sc`` (Note [Scaled queries])."""
     xp = kit.xp
+    q = q * sc
     p = _scores(kit, q, k, attn_mask, causal, acc)
     # a row every key is masked from has lse -inf and only -inf scores: exp gives 0 there
     p -= xp.where(xp.isfinite(lse), lse, xp.asarray(0.0, dtype=acc))

@@ -535,6 +535,29 @@ def test_indexing(paths: tuple[Kernels, Kernels], dtype: str) -> None:
     )
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bfloat16"])
+def test_index_put_rows_in_rounds(paths: tuple[Kernels, Kernels], dtype: str) -> None:
+    # Note [Rows added in rounds]: enough rows (>= 64) for the rounds, repeated indices (the
+    # order of the additions to one row shows in float sums), negative ones aliasing positive
+    # ones, too many rounds (one index 40 times of 70), an index out of range, a broadcast row
+    rng = np.random.default_rng(3)
+    x = make(dtype, (64, 5), special=True)
+    for idx in (
+        rng.integers(0, 64, 1280),
+        rng.integers(-64, 64, 640),
+        np.concatenate([np.full(40, 2), np.arange(60)]),
+        np.concatenate([rng.integers(0, 64, 640), [64]]),
+        np.concatenate([rng.integers(0, 64, 640), [-65]]),
+    ):
+        for i in (tp.tensor(idx.astype(np.int64)), tp.tensor(idx.astype(np.int32))):
+            n = len(idx)
+            check(paths, "index_put_", x, [i], make(dtype, (n, 5), 4), True)
+            check(paths, "index_put_", x, [i], make(dtype, (5,), 4), True)
+    big = make(dtype, (300, 2, 3), 5)
+    i = tp.tensor(rng.integers(0, 300, 640))
+    check(paths, "index_put_", big, [i], make(dtype, (640, 2, 3), 6), True)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_scatter_add(paths: tuple[Kernels, Kernels], dtype: str) -> None:
     base = make(dtype, (5, 4), special=True)

@@ -228,3 +228,40 @@ def test_update_bn_resets_and_recomputes_running_statistics():
     bn = model[0]
     assert bn.resets == 1 and bn.batches == [((2, 3), None, True), ((4, 3), None, True)]
     assert bn.momentum == 0.1 and not model.training
+
+
+@pytest.mark.parametrize("decoupled", [True, False])
+@pytest.mark.parametrize("maximize", [False, True])
+def test_fused_adam_small_parameters_together_are_bit_for_bit_one_at_a_time(decoupled, maximize):
+    # Note [Small parameters together] (array_backend/_nn/_optim.py): a list of small
+    # parameters (some sharing a step count, one at another, one large, one float64, one
+    # transposed) against the same update one parameter a call
+    rng = np.random.default_rng(7)
+    shapes = [(128,), (3, 5), (80, 80), (7,), (2, 3), (4, 6)]
+    dtypes = [tp.float32, tp.float32, tp.float32, tp.float32, tp.float64, tp.float32]
+    steps = [3.0, 3.0, 3.0, 5.0, 3.0, 3.0]
+
+    def state():
+        out = []
+        for shape, d, s in zip(shapes, dtypes, steps, strict=True):
+            p, g, m, v = (tp.tensor(rng.normal(size=shape)).to(d) for _ in range(4))
+            out.append((p, g, m, v.abs(), tp.tensor(s)))
+        p, g, m, v, s = out[5]
+        out[5] = (p.t().contiguous().t(), g, m, v, s)  # a column-major parameter
+        return out
+
+    fused = tp.ops.aten._fused_adamw_ if decoupled else tp.ops.aten._fused_adam_
+    kw = {"lr": 0.01, "beta1": 0.9, "beta2": 0.999, "weight_decay": 0.1, "eps": 1e-8,
+          "amsgrad": False, "maximize": maximize}  # fmt: skip
+    together = state()
+    alone = [tuple(t.clone() for t in row) for row in together]
+    before = [row[0].numpy().copy() for row in together]
+    fused(*([row[k] for row in together] for k in (0, 1, 2, 3)), [], [r[4] for r in together],
+          **kw)  # fmt: skip
+    for p, g, m, v, s in alone:
+        fused([p], [g], [m], [v], [], [s], **kw)
+    for a, b, p0 in zip(together, alone, before, strict=True):
+        for k in (0, 2, 3):
+            assert a[k].dtype == b[k].dtype
+            np.testing.assert_array_equal(a[k].numpy(), b[k].numpy())
+        assert not np.array_equal(a[0].numpy(), p0)  # updated

@@ -1,4 +1,5 @@
-"""Backward kernels: the gradients of relu, softmax, log_softmax and nll_loss as one kernel each.
+"""Backward kernels: the gradients of relu, gelu, softmax, log_softmax and nll_loss as one kernel
+each.
 
 Autograd formulas call these (as PyTorch's derivatives.yaml calls ``threshold_backward`` and
 friends) so that a backward pass runs one array expression where a composition of public ops
@@ -7,6 +8,7 @@ compute dtypes] in _kit.py) and keeps PyTorch's conventions:
 
 * ``threshold_backward(g, x, t)`` is ``g`` where ``x > t`` and 0 elsewhere; a NaN in ``x``
   passes ``g`` through (PyTorch tests ``x <= t``, which NaN fails);
+* ``gelu_backward(g, x, approximate)`` is ``g * gelu'(x)`` (Note [GELU backward]);
 * ``_softmax_backward_data(g, y, dim, input_dtype)`` is ``y * (g - sum(g * y, dim))`` and
   ``_log_softmax_backward_data`` is ``g - exp(y) * sum(g, dim)``, both in ``input_dtype``;
 * ``nll_loss_backward`` scatters ``-weight[target] * g`` (divided by the total weight for
@@ -64,6 +66,7 @@ import math
 from typing import Any
 
 from .. import dtypes as _dt
+from .._op_errors import torch_name
 from ..tensor import Tensor
 from ._kit import (
     Kernel,
@@ -85,6 +88,7 @@ from ._nn import (
     lazy_target_count,
     nll_target,
 )
+from ._pointwise._unary import erfc, erfc_f32
 
 _INF = math.inf
 
@@ -637,8 +641,99 @@ def cross_entropy_loss_backward(kit: Kit) -> Kernel:
     return cross_entropy_loss_backward
 
 
+# --- gelu_backward ------------------------------------------------------------------------
+# Note [GELU backward]
+# ~~~~~~~~~~~~~~~~~~~~
+# PyTorch's ``gelu_backward(grad_output, self, approximate)`` takes the forward's input. Exact:
+# d/dx x Phi(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi), with Phi(x) =
+# erfc(-x / sqrt(2)) / 2 by the float32 erfc for float32 and narrower inputs (erfc_f32, Note
+# [erfc] in _pointwise/_unary.py; gelu's own) and the float64 expansions for float64. tanh:
+# with u = b (x + k x^3), t = tanh(u), b = sqrt(2 / pi), k = 0.044715, the derivative of
+# x (1 + t) / 2 is (1 + t) / 2 + x (1 - t^2) b (1 + 3 k x^2) / 2 (PyTorch's formula).
+#
+# On numpy the exact form is slower than a composition that reads Phi(x) off the forward's
+# result (result / x, about a dozen cheap passes and one exp): the kernel evaluates erfc
+# again (NR's degree-9 polynomial, ~20 passes, and a second exp). On (512, 512) float32
+# activations, best of 45 calls, CPU time: exact 2.27 ms here against 1.27 ms for that
+# composition; tanh 1.28 ms against 1.64 ms for its 15-op composition. So gelu's autograd
+# formula calls this kernel for ``approximate="tanh"`` and keeps the composition for the exact
+# form; the kernel is PyTorch's operator for whoever calls it, and its own derivative
+# (gelu_backward's formula) is the double backward of both forms.
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_BETA = math.sqrt(2.0 / math.pi)
+_GELU_KAPPA = 0.044715
+
+
+def gelu_derivative(kit: Kit, x: Any, d: _dt.dtype, approximate: str) -> Any:
+    """gelu'(x) for the compute array ``x`` of a floating dtype ``d`` (Note [GELU backward]),
+    a new array in ``x``'s dtype (float32 for float32 and narrower, as gelu computes)."""
+    xp = kit.xp
+    compute = kit.compute
+    wide = d is _dt.float64 or _dt.float32 not in compute
+    if wide:
+        x = kit.cast(x, compute[_dt.float64]) if _dt.float64 in compute else x
+    else:  # half precision computes in float32, as PyTorch's opmath
+        x = kit.cast(x, compute[_dt.float32])
+    if approximate == "tanh":
+        x2 = x * x
+        u = x2 * _GELU_KAPPA
+        u += 1.0
+        u *= x
+        u *= _GELU_BETA
+        t = xp.tanh(u)
+        right = x2 * (3.0 * _GELU_KAPPA)  # x (1 - t^2) b (1 + 3 k x^2) / 2
+        right += 1.0
+        right *= 0.5 * _GELU_BETA
+        right *= x
+        u = t * t
+        u = 1.0 - u
+        right *= u
+        t += 1.0
+        t *= 0.5
+        t += right
+        return t
+    if approximate != "none":
+        raise OpError(f"approximate argument must be either none or tanh, got '{approximate}'")
+    if wide:
+        cdf = erfc(xp, x * -_SQRT_HALF) * 0.5
+    else:
+        cdf = erfc_f32(xp, x * -_SQRT_HALF)
+        cdf *= 0.5
+    pdf = x * x
+    pdf *= -0.5
+    pdf = xp.exp(pdf)
+    pdf *= _INV_SQRT_2PI
+    pdf *= x
+    cdf += pdf
+    return cdf
+
+
+def gelu_backward(kit: Kit) -> Kernel:
+    def general(grad_output: Tensor, self: Tensor, *, approximate: str = "none") -> Tensor:
+        g, x = grad_output, self
+        d = g._dtype if g._dtype is x._dtype else kit.result_dtype(g, x)
+        if d.kind != "f":
+            raise OpError(f"\"GeluBackwardKernelImpl\" not implemented for '{torch_name(d)}'")
+        kit.same_device(g, x)
+        ga, xa = kit.as_compute(g, d), kit.as_compute(x, d)
+        if ga.shape != xa.shape:
+            check_broadcast(tuple(ga.shape), tuple(xa.shape))
+        with kit.quiet():
+            r = gelu_derivative(kit, xa, d, approximate)
+            if r.shape == ga.shape:
+                r *= ga
+            else:
+                r = r * ga
+        return kit.wrap(r, d, g._device)
+
+    return guard("gelu_backward", general, kit.key_name)
+
+
 BUILDERS = {
     "threshold_backward": threshold_backward,
+    "gelu_backward": gelu_backward,
     "_softmax_backward_data": softmax_backward_data,
     "_log_softmax_backward_data": log_softmax_backward_data,
     "nll_loss_backward": nll_loss_backward,

@@ -90,15 +90,14 @@ def _scores(
     k: Any,
     attn_mask: Tensor | None,
     is_causal: Any,
-    scale: float | None,
     acc: Any,
 ) -> Any:
-    """The scaled, masked scores ``q k^T * scale + mask`` in the accumulation dtype: one new
-    ``(..., L, S)`` array, the masks added in place as ``0``/``-inf`` biases."""
+    """The scaled, masked scores ``(q * scale) k^T + mask`` in the accumulation dtype: one new
+    ``(..., L, S)`` array, the masks added in place as ``0``/``-inf`` biases. ``q`` comes
+    scaled: the scale multiplies the ``(L, E)`` queries, not the ``(L, S)`` scores (Note
+    [Scaled queries])."""
     xp = kit.xp
-    sc = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     s = xp.matmul(q, _mT(xp, k))
-    s *= sc
     ninf = xp.asarray(-math.inf, dtype=acc)
     zero = xp.asarray(0.0, dtype=acc)
     if attn_mask is not None:
@@ -113,6 +112,23 @@ def _scores(
         keep = xp.arange(S)[None, :] <= xp.arange(r0, r0 + L)[:, None]
         s = _add(s, xp.where(keep, zero, ninf))
     return s
+
+
+# Note [Scaled queries]
+# ~~~~~~~~~~~~~~~~~~~~~
+# The scale enters the scores as ``(q * scale) k^T``: a pass over the ``(L, E)`` queries
+# instead of the ``(L, S)`` scores (S is 2-16x E in a GPT block). The backward takes the same
+# scaled queries: its scores are the forward's to the bit (the weights come back exactly from
+# ``lse``), ``dK = dS^T (q * scale)`` needs no scale of its own, and ``dQ = (dS K) * scale``
+# scales ``(L, E)`` again, not ``dS``. Each block scales its own rows of the queries (one
+# block's copy alive at a time). The forward also divides the output by the softmax's
+# row sums after its product with ``v`` (``(L, Ev)``) instead of the weights (``(L, S)``).
+# Against the scores scaled after the product, the results differ by rounding only.
+
+
+def _scale(q: Any, scale: float | None) -> float:
+    """The scale, ``1 / sqrt(E)`` by default."""
+    return 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
 
 
 def _add(s: Any, bias: Any) -> Any:
@@ -160,21 +176,21 @@ def _causal_blocks(
 
 
 def _forward(
-    kit: Kit, q: Any, k: Any, v: Any, attn_mask: Tensor | None, causal: Any,
-    scale: float | None, acc: Any,
-) -> tuple[Any, Any]:  # fmt: skip
+    kit: Kit, q: Any, k: Any, v: Any, attn_mask: Tensor | None, causal: Any, sc: float, acc: Any
+) -> tuple[Any, Any]:
     """The output and ``lse`` (with its last dim kept) of one attention or block of query rows:
     ``causal`` is False, True, or the first row of a causal block (an int)."""
     xp = kit.xp
-    p = _scores(kit, q, k, attn_mask, causal, scale, acc)
+    p = _scores(kit, q * sc, k, attn_mask, causal, acc)
     top = xp.max(p, axis=-1, keepdims=True)
     top = xp.where(xp.isfinite(top), top, xp.asarray(0.0, dtype=acc))
     p -= top
     p = _exp_(xp, p)
     total = xp.sum(p, axis=-1, keepdims=True)
     lse = xp.log(total) + top  # -inf on a row every key is masked from (its p is 0)
-    p /= xp.where(total == 0, xp.asarray(1.0, dtype=acc), total)
-    return xp.matmul(p, v), lse
+    out = xp.matmul(p, v)
+    out /= xp.where(total == 0, xp.asarray(1.0, dtype=acc), total)
+    return out, lse
 
 
 def flash_attention_for_cpu(
@@ -194,11 +210,12 @@ def flash_attention_for_cpu(
     q, k, v = _operands(kit, d, query, key, value)
     with kit.quiet():
         blocks = _causal_blocks(q, k, attn_mask, is_causal)
+        sc = _scale(q, scale)
         if blocks is None:
-            out, lse = _forward(kit, q, k, v, attn_mask, is_causal, scale, acc)
+            out, lse = _forward(kit, q, k, v, attn_mask, is_causal, sc, acc)
         else:
             parts = [
-                _forward(kit, q[..., r0:r1, :], k[..., :e, :], v[..., :e, :], None, r0, scale, acc)
+                _forward(kit, q[..., r0:r1, :], k[..., :e, :], v[..., :e, :], None, r0, sc, acc)
                 for r0, r1, e in blocks
             ]
             out = xp.concat([o for o, _ in parts], axis=-2)
@@ -229,14 +246,15 @@ def flash_attention_for_cpu_backward(
     lse = kit.cast(logsumexp._data, acc)[..., None]
     with kit.quiet():
         blocks = _causal_blocks(q, k, attn_mask, is_causal)
+        sc = _scale(q, scale)
         if blocks is None:
-            dq, dk, dv = _backward(kit, q, k, v, g, o, lse, attn_mask, is_causal, scale, acc)
+            dq, dk, dv = _backward(kit, q, k, v, g, o, lse, attn_mask, is_causal, sc, acc)
         else:
             dqs, dk, dv = [], None, None
             for r0, r1, e in blocks:
                 dq_b, dk_b, dv_b = _backward(
                     kit, q[..., r0:r1, :], k[..., :e, :], v[..., :e, :], g[..., r0:r1, :],
-                    o[..., r0:r1, :], lse[..., r0:r1, :], None, r0, scale, acc,
+                    o[..., r0:r1, :], lse[..., r0:r1, :], None, r0, sc, acc,
                 )  # fmt: skip
                 dqs.append(dq_b)
                 if dk is None:  # the first block sees the fewest keys: zeros for the rest
@@ -246,6 +264,7 @@ def flash_attention_for_cpu_backward(
                 dk[..., :e, :] += dk_b
                 dv[..., :e, :] += dv_b
             dq = xp.concat(dqs, axis=-2)
+        dq *= sc
     device = query._device
     return (
         kit.wrap(_sum_to(xp, dq, q.shape), d, device),
@@ -256,13 +275,14 @@ def flash_attention_for_cpu_backward(
 
 def _backward(
     kit: Kit, q: Any, k: Any, v: Any, g: Any, o: Any, lse: Any, attn_mask: Tensor | None,
-    causal: Any, scale: float | None, acc: Any,
+    causal: Any, sc: float, acc: Any,
 ) -> tuple[Any, Any, Any]:  # fmt: skip
     """The three gradients of one attention or block of query rows (``causal`` as in
-    :func:`_forward`), the weights recomputed from ``lse``."""
+    :func:`_forward`), the weights recomputed from ``lse``; ``dQ`` still to be multiplied by
+    the scale ``sc`` (Note [Scaled queries])."""
     xp = kit.xp
-    sc = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
-    p = _scores(kit, q, k, attn_mask, causal, scale, acc)
+    q = q * sc
+    p = _scores(kit, q, k, attn_mask, causal, acc)
     # a row every key is masked from has lse -inf and only -inf scores: exp gives 0 there
     p -= xp.where(xp.isfinite(lse), lse, xp.asarray(0.0, dtype=acc))
     p = _exp_(xp, p)
@@ -271,7 +291,6 @@ def _backward(
     ds = xp.matmul(g, _mT(xp, v))  # dP, then dS in place
     ds -= xp.sum(g * o, axis=-1, keepdims=True)
     ds = _mul(ds, p)
-    ds *= sc
     dq = xp.matmul(ds, k)
     dk = _mT(xp, xp.matmul(_mT(xp, q), ds))
     return dq, dk, dv

@@ -138,7 +138,15 @@ def _adam(
     w = _Writer(kit)
     scale = None if grad_scale is None else grad_scale._data
     scalars: dict[Any, tuple[Any, Any]] = {}
+    batched: set[int] = set()
+    if host and ufuncs and not kit.lazy and not amsgrad and scale is None and len(self) > 1:
+        batched = _adam_small_together(
+            kit, self, grads, exp_avgs, exp_avg_sqs, state_steps, lr, beta1, beta2,
+            weight_decay, eps, maximize, decoupled,
+        )  # fmt: skip
     for i, p in enumerate(self):
+        if i in batched:
+            continue
         d = p._dtype
         cd = kit.compute[d]
         P, M, V = w.open(p), w.open(exp_avgs[i]), w.open(exp_avg_sqs[i])
@@ -192,6 +200,71 @@ def _adam(
         w.done(exp_avgs[i], M)
         w.done(exp_avg_sqs[i], V)
     w.flush()
+
+
+# Note [Small parameters together]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Adam's update is a dozen ufunc calls a parameter, whatever its size; for biases and
+# LayerNorm weights (a few hundred elements) the calls' overhead is their whole cost. On the
+# host, the small parameters (at most _SMALL elements) of one dtype, stored natively, at one
+# step count, are updated together: parameters, gradients and both moments concatenated into
+# flat arrays, the same ufunc calls once over them, and the parameters and moments copied back.
+# Every element sees the same operations with the same scalars as alone, so the results are
+# bit for bit those of one update a parameter. In bench/gpt.py's step, 10 of its 16
+# parameters (2 560 elements in all): 1.08-1.15 ms for the whole update against 1.16-1.19 ms
+# one parameter at a time (the large weights' passes are the rest). amsgrad, grad_scale and
+# lazy or device arrays take the loop.
+_SMALL = 4096
+
+
+def _adam_small_together(
+    kit: Kit, self: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
+    exp_avg_sqs: list[Tensor], state_steps: list[Tensor], lr: Any, beta1: float,
+    beta2: float, weight_decay: float, eps: float, maximize: bool, decoupled: bool,
+) -> set[int]:  # fmt: skip
+    """Note [Small parameters together]: the indices of the parameters updated here."""
+    xp = kit.xp
+    groups: dict[tuple[Any, float], list[int]] = {}
+    for i, p in enumerate(self):
+        d = p._dtype
+        a = p._data
+        if (
+            d not in kit.native
+            or a.size > _SMALL
+            or grads[i]._dtype is not d
+            or exp_avgs[i]._dtype is not d
+            or exp_avg_sqs[i]._dtype is not d
+            or grads[i]._data.shape != a.shape
+        ):
+            continue
+        groups.setdefault((d, float(state_steps[i]._data)), []).append(i)
+    done: set[int] = set()
+    for (d, step), idx in groups.items():
+        if len(idx) < 2:
+            continue
+        cd = kit.compute[d]
+        flat = [[t[i]._data.reshape(-1) for i in idx] for t in (self, grads, exp_avgs, exp_avg_sqs)]
+        P, G, M, V = (xp.concatenate(f) for f in flat)
+        if maximize:
+            G = -G
+        if weight_decay != 0:
+            if decoupled:
+                P *= _scalar(kit, 1 - lr * weight_decay, cd)
+            else:
+                G = G + P * weight_decay
+        bc2_sqrt = (1 - beta2**step) ** 0.5
+        step_size = lr / (1 - beta1**step)
+        _adam_ufuncs(xp, P, G, M, V, None, beta1, beta2, eps, _scalar(kit, bc2_sqrt, cd),
+                     _scalar(kit, step_size, cd))  # fmt: skip
+        o = 0
+        for i in idx:
+            n = self[i]._data.size
+            for t, a in ((self, P), (exp_avgs, M), (exp_avg_sqs, V)):
+                dst = t[i]._data
+                xp.copyto(dst, a[o : o + n].reshape(dst.shape))
+            o += n
+        done.update(idx)
+    return done
 
 
 def _adam_ufuncs(xp: Any, P: Any, G: Any, M: Any, V: Any, VM: Any, beta1: float, beta2: float,

@@ -4,6 +4,7 @@ tp.amp.GradScaler runs) and mish."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -219,6 +220,44 @@ add(
         op=fn("threshold_backward"),
         sample_inputs=_threshold_backward_samples,
         ref=_ref_threshold_backward,
+        dtypes=FLOATS + LOWP,
+    )
+)
+
+
+def _ref_gelu_backward(g: Any, x: Any, approximate: str = "none") -> Any:
+    """g * gelu'(x) in float64: Phi(x) + x phi(x) by math.erf, or the derivative of the tanh
+    form written out."""
+    g, x = np.asarray(g, np.float64), np.asarray(x, np.float64)
+    if approximate == "tanh":
+        b, k = math.sqrt(2 / math.pi), 0.044715
+        t = np.tanh(b * (x + k * x**3))
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * b * (1 + 3 * k * x * x))
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    cdf = 0.5 * (1 + erf(x / math.sqrt(2)))
+    return g * (cdf + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi))
+
+
+def _gelu_backward_samples(d: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield S("exact", make((3, 4), d, rng), make((3, 4), d, rng))
+    yield S("tanh", make((3, 4), d, rng), make((3, 4), d, rng), approximate="tanh")
+    # the tails (Phi near 0 and 1) and zero; infinite inputs give NaN (x phi(x) is inf * 0,
+    # as in PyTorch's kernel)
+    x = np.array([-9.0, -4.0, -0.0, 0.0, 0.5, 4.0, 9.0], np_dtype(d))
+    yield S("tails", make((7,), d, rng), x)
+    yield S("tails_tanh", make((7,), d, rng), x, approximate="tanh")
+    yield S("nonfinite", make((3,), d, rng), np.array([np.inf, -np.inf, np.nan], np_dtype(d)))
+    yield S("broadcast", make((3, 1), d, rng), make((4,), d, rng))
+    yield S("0dim", make((), d, rng), make((), d, rng), approximate="none")
+    yield S("empty", make((0, 3), d, rng), make((0, 3), d, rng))
+
+
+add(
+    OpInfo(
+        "gelu_backward",
+        op=fn("gelu_backward"),
+        sample_inputs=_gelu_backward_samples,
+        ref=_ref_gelu_backward,
         dtypes=FLOATS + LOWP,
     )
 )

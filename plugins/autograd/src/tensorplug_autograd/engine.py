@@ -341,15 +341,24 @@ def _run(
                         fn((), (g0,))
                 node = pop(ready)[1] if ready else None
                 continue
-            if node._validates_grads and not node._post_hooks:
-                outs = node.apply(grads)
+            fuse = node._fuse  # a method, or None: Note [Fused backward steps] in fused_steps.py
+            if fuse is not None and not create_graph:
+                fused = fuse(grads, deps, ready, targeted, keep_graph, buffers)
             else:
-                outs = apply_node(node, grads)
-            del grads
+                fused = None
+            if fused is not None:
+                nexts, outs = fused
+            else:
+                if node._validates_grads and not node._post_hooks:
+                    outs = node.apply(grads)
+                else:
+                    outs = apply_node(node, grads)
+                nexts = node.next_functions
+            del grads, fused
             if not keep_graph and node._saves:
                 node._release()
             nxt = None  # the last child made ready, not yet in the queue
-            for (child, nr), g in zip(node.next_functions, outs, strict=False):
+            for (child, nr), g in zip(nexts, outs, strict=False):
                 if child is None:
                     continue
                 try:
@@ -410,7 +419,7 @@ def _run(
                     nxt = child
                 else:
                     deps[child] = left - 1
-            del outs
+            del outs, nexts
             # the last buffer and gradient must not outlive their loop (Note [Stealing
             # gradients]: a reference left here keeps an accumulator from taking a gradient)
             buf = g = old = None

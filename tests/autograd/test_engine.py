@@ -416,6 +416,64 @@ def test_autograd_grad_does_not_run_the_node_of_a_target_it_need_not_pass():
     assert ran == [1]
 
 
+def _grad_walks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Which walk ``autograd.grad`` takes to find the nodes to run, per call: "one" (all
+    targets leaves and every leaf reached a target) or "needed" (the general one)."""
+    from tensorplug_autograd import engine
+
+    walks: list[str] = []
+    leaf_targets, needed = engine._leaf_targets, engine._needed
+
+    def one(*args: Any) -> Any:
+        r = leaf_targets(*args)
+        if r is not None:
+            walks.append("one")
+        return r
+
+    def general(*args: Any) -> Any:
+        walks.append("needed")
+        return needed(*args)
+
+    monkeypatch.setattr(engine, "_leaf_targets", one)
+    monkeypatch.setattr(engine, "_needed", general)
+    return walks
+
+
+def test_autograd_grad_of_leaves_in_one_walk_and_the_general_walk_agree(monkeypatch):
+    """Every leaf reached is a target: one walk; a leaf reached that is no target, or a
+    target that is no leaf: the general walk. The gradients are the closed forms either way,
+    and the leaf that is no target gets nothing (its ``.grad`` and hooks untouched)."""
+    walks = _grad_walks(monkeypatch)
+    x, w, z = t64([1.0, 2.0]), t64([3.0, -1.0]), t64([0.5, 0.25])
+    hooked: list[Any] = []
+    z.register_hook(hooked.append)
+    y = ((x * w).sum() * 2 + (z * x).sum()) * 1.0
+    gx, gw, gx2 = tp.autograd.grad(y, [x, w, x], retain_graph=True)  # x given twice
+    np.testing.assert_allclose(gx.numpy(), 2 * w.detach().numpy() + z.detach().numpy())
+    np.testing.assert_allclose(gx2.numpy(), gx.numpy())
+    np.testing.assert_allclose(gw.numpy(), 2 * x.detach().numpy())
+    assert walks == ["needed"]  # z is reached and is no target
+    gx, gw, gz = tp.autograd.grad(y, [x, w, z], retain_graph=True)
+    np.testing.assert_allclose(gz.numpy(), x.detach().numpy())
+    assert walks == ["needed", "one"] and len(hooked) == 1  # z's hook ran for its capture
+    (gz,) = tp.autograd.grad(y, [z])
+    assert walks == ["needed", "one", "needed"]
+    assert x.grad is None and w.grad is None and z.grad is None
+
+
+def test_autograd_grad_captures_a_leaf_with_hooks_after_them(monkeypatch):
+    walks = _grad_walks(monkeypatch)
+    x, w = t64([1.0, 2.0]), t64([3.0, -1.0])
+    x.register_hook(lambda g: g * 10)
+    ran: list[Any] = []
+    y = (x * w).sum()
+    y.grad_fn.register_prehook(lambda gs: ran.append("pre"))
+    gx, gw = tp.autograd.grad(y, [x, w])
+    np.testing.assert_allclose(gx.numpy(), 10 * w.detach().numpy())
+    np.testing.assert_allclose(gw.numpy(), x.detach().numpy())
+    assert walks == ["one"] and ran == ["pre"]
+
+
 def test_autograd_grad_unused_inputs():
     x, z = t64([1.0]), t64([2.0])
     y = (x * 2).sum()

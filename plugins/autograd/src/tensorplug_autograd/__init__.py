@@ -18,7 +18,8 @@ Its modules, one noun each, every one importing only modules listed before it (a
 ``AccumulateGrad``), ``engine`` (backward, ``autograd.grad``), ``nodes`` (the node of an op with
 a formula), ``formulas/`` (the derivative table, one module per op family), ``rules`` (what each
 op's kernel needs), ``recording``, ``inplace`` (in-place autograd, ``CopySlices``), ``codegen``
-(the kernels' generated source), ``kernels``, ``views``, ``fused``, ``function``
+(the kernels' generated source), ``kernels``, ``views``, ``fused``, ``fused_steps`` (a chain of
+nodes run as one step), ``function``
 (``tp.autograd.Function``), ``reference`` (the kernels as plain Python), ``forward_formulas``
 (the tangent formulas), ``forward`` (the ``ForwardAD`` kernel), ``forward_ad``
 (``tp.autograd.forward_ad``), ``functional`` (``tp.autograd.functional``), ``tensor_api``,
@@ -36,6 +37,7 @@ from . import autograd as _autograd_api
 from . import engine
 from . import forward as _forward
 from . import fused as _fused
+from . import fused_steps as _fused_steps
 from . import grad_mode as _grad_mode
 from . import kernels as _kernels
 from . import tensor_api as _tensor_api
@@ -93,6 +95,7 @@ def tensorplug_register_kernels(registry: Any) -> None:
     aten = registry.library("aten", "IMPL")
     _kernels.register_all(aten)
     _fused.register_fused(aten)
+    _fused_steps.register_fused_steps()  # Note [Fused backward steps]
     _views.register_inplace_or_view(aten)
 
 

@@ -243,7 +243,12 @@ def _execute(
         deps = _dependencies([n for n, _ in roots])
     else:
         capture = {}
-        needed, deps = _needed(roots, targets, capture)
+        fast = _leaf_targets(roots, targets, capture)
+        if fast is not None:
+            deps = fast  # every node reached is on a path to a target
+        else:
+            capture.clear()
+            needed, deps = _needed(roots, targets, capture)
     # 2. the roots' gradients, and the roots ready to run
     buffers: dict[Node, list[Tensor | None]] = {}
     for (n, nr), root_grad in zip(roots, root_grads, strict=True):
@@ -341,15 +346,24 @@ def _run(
                         fn((), (g0,))
                 node = pop(ready)[1] if ready else None
                 continue
-            if node._validates_grads and not node._post_hooks:
-                outs = node.apply(grads)
+            fuse = node._fuse  # a method, or None: Note [Fused backward steps] in fused_steps.py
+            if fuse is not None and not create_graph:
+                fused = fuse(grads, deps, ready, targeted, keep_graph, buffers)
             else:
-                outs = apply_node(node, grads)
-            del grads
+                fused = None
+            if fused is not None:
+                nexts, outs = fused
+            else:
+                if node._validates_grads and not node._post_hooks:
+                    outs = node.apply(grads)
+                else:
+                    outs = apply_node(node, grads)
+                nexts = node.next_functions
+            del grads, fused
             if not keep_graph and node._saves:
                 node._release()
             nxt = None  # the last child made ready, not yet in the queue
-            for (child, nr), g in zip(node.next_functions, outs, strict=False):
+            for (child, nr), g in zip(nexts, outs, strict=False):
                 if child is None:
                     continue
                 try:
@@ -394,6 +408,27 @@ def _run(
                             if owns:
                                 m.grad = g
                                 continue
+                    elif (
+                        targeted is not None
+                        and left == 1
+                        and type(child) is AccumulateGrad
+                        and child in targeted
+                        and child not in buffers
+                        and not child._pre_hooks
+                        and not child._post_hooks
+                        and (
+                            (var := child._variable()) is None
+                            or (m := var.tp_autograd) is None
+                            or not m.hooks
+                        )
+                    ):
+                        # a leaf's last gradient, captured here (what _capture does, with no
+                        # hooks to run): the accumulator has nothing else to do
+                        assert capture is not None and captured is not None
+                        for i in capture.get((child, nr), ()):
+                            before = captured[i]
+                            captured[i] = g if before is None else before + g
+                        continue
                     buf = buffers.get(child)
                     if buf is None:
                         if child._n_out == 1:  # the common case: a one-output node's first
@@ -410,7 +445,7 @@ def _run(
                     nxt = child
                 else:
                     deps[child] = left - 1
-            del outs
+            del outs, nexts
             # the last buffer and gradient must not outlive their loop (Note [Stealing
             # gradients]: a reference left here keeps an accumulator from taking a gradient)
             buf = g = old = None
@@ -483,6 +518,57 @@ def _dependencies(starts: list[Node]) -> dict[Node, int]:
             if child not in seen:
                 seen.add(child)
                 stack.append(child)
+    return deps
+
+
+def _leaf_targets(
+    roots: list[tuple[Node, int]],
+    targets: list[tuple[Node | None, int]],
+    capture: dict[tuple[Node, int], list[int]],
+) -> dict[Node, int] | None:
+    """:func:`_needed` in one walk for the common case, or None where it does not hold:
+    every target is a leaf (its accumulator), every accumulator reached from the roots is a
+    target, and every other node reached has an edge. Then every node reached is on a path to
+    a target (the graph is finite and acyclic: a walk down from any node ends at an
+    accumulator), so the nodes that run are all those reached, and their counts are
+    :func:`_dependencies`'s; fills ``capture`` for the targets reached."""
+    wanted: dict[Node, list[int]] = {}
+    for i, (target, _) in enumerate(targets):
+        if target is None:
+            continue
+        if type(target) is not AccumulateGrad:
+            return None
+        wanted.setdefault(target, []).append(i)
+    starts = [n for n, _ in roots]
+    if len(starts) > 1:
+        starts = list(dict.fromkeys(starts))  # a node given twice is walked once
+    for n in starts:
+        if type(n) is AccumulateGrad and n not in wanted:
+            return None
+    deps: dict[Node, int] = {}
+    seen = set(starts)
+    stack = list(starts)
+    pop, push = stack.pop, stack.append
+    while stack:
+        n = pop()
+        edges = 0
+        for child, _ in n.next_functions:
+            if child is None:
+                continue
+            edges += 1
+            deps[child] = deps.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                if type(child) is AccumulateGrad:
+                    if child not in wanted:
+                        return None
+                else:
+                    push(child)
+        if not edges and type(n) is not AccumulateGrad:
+            return None
+    for target, where in wanted.items():
+        if target in seen:
+            capture[(target, 0)] = where
     return deps
 
 

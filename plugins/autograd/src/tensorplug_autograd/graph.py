@@ -70,6 +70,9 @@ class Node:
     # hooks are rare: a node stores them in its __dict__ once registered
     _pre_hooks: dict[int, list[Any]] | None = None
     _post_hooks: list[Any] | None = None
+    # a step the engine may run in place of this node and the nodes under it, or None:
+    # Note [Fused backward steps] in fused_steps.py
+    _fuse: Any = None
 
     next_functions: tuple[tuple[Node | None, int], ...]
 

@@ -130,6 +130,8 @@ class Rule:
                 # saves, so a second backward through the freed graph raises there too
                 "_saves": bool(self.saved) or self.saves_result or self.saves_scalar,
                 "_spans": self.static_spans,  # what the fast kernel's calls have
+                # Note [Fused backward steps] in fused_steps.py
+                "_fuse": FUSED_STEPS.get(self.name),
             },
         )
         self.view_cls = saved_view_class(self, used)
@@ -168,6 +170,9 @@ def _names_read(code: types.CodeType) -> set[str]:
 
 
 RULES: dict[str, Rule] = {}
+# op name -> the step its nodes' class runs in the engine (Note [Fused backward steps] in
+# fused_steps.py, which fills it)
+FUSED_STEPS: dict[str, Any] = {}
 
 
 def core_composite(op: OpOverload) -> bool:

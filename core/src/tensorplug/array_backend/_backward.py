@@ -41,9 +41,11 @@ On a lazy backend the (batch, classes) composition ``G - exp(y) * sum(G, 1)`` ne
 either: ``G``'s row is zeros but for ``c[i]`` at the target's class (``nll_loss_backward``,
 Note [Lazy nll_loss] in _nn/_functions.py), and a sum of zeros and one value ``v`` is ``v +
 0.0`` (``v`` itself, but ``+0.0`` for ``-0.0``: the zeros are ``+0.0``) with more than one
-class, or ``0.0`` for a row with no target in range. So the row sum is ``where(in range, c,
-0) + 0``, elementwise, and the result the composition's bits, chunk by chunk with no
-reduction. (On the host the fused path above does better, with no zeros at all.)
+class, or ``0.0`` for a row with no hit (a target out of range, or ignored). So the row sum
+is ``where(hit in the row, c, 0) + 0``, elementwise, and the result the composition's bits,
+chunk by chunk with no reduction; ``c`` is one 0-d coefficient for a ``"mean"`` or ``"sum"``
+loss (``-g / count``, ``-g``), a column for ``"none"``. (On the host the fused path above
+does better, with no zeros at all.)
 
 Note [Backward kernel fast paths]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -82,7 +84,7 @@ from ._nn import (
     check_reduction,
     class_hits,
     floating,
-    lazy_target_count,
+    lazy_pick_and_count,
     nll_target,
 )
 
@@ -373,21 +375,22 @@ def _nll_loss_backward_general(kit: Kit) -> Kernel:
             kit.put(out, (rows, t), -(g / shape[0] if reduction == "mean" else g))
             return kit.wrap(out, d, device)
         if kit.lazy and weight is None and len(shape) == 2:
-            # Note [Lazy nll_loss]: each target's coefficient computed as a column, from the
-            # targets as class_hits compares them (no reshape of a coefficient vector)
-            te = xp.expand_dims(t, axis=1)
-            valid_e = te != ignore_index
+            # Note [Lazy nll_loss]: the targets' classes as class_hits compares them, with the
+            # count of the forward's reduction (the same tasks), no reshape of a coefficient
+            # vector; an ignored target has no hit, so its row is zeros
             zero = xp.zeros((), dtype=acc)
             if reduction == "mean":
-                scale = g / lazy_target_count(kit, t, ignore_index, n_classes, acc)
+                x = kit.cast(self._data, acc)
+                scale = g / lazy_pick_and_count(kit, x, t, ignore_index, n_classes)[1]
             else:
                 scale = xp.expand_dims(g, axis=1) if reduction == "none" else g
             with kit.quiet():  # "mean" with a zero total weight divides by zero, as PyTorch
                 # -weight * scale with every weight 1: -scale, exactly
-                coef_e = xp.where(valid_e, -scale, zero)
-            out = xp.where(class_hits(kit, t, n_classes, 2), coef_e, zero)
+                coef = -scale
+            hit = class_hits(kit, t, n_classes, 2, ignore_index, backward=True)
+            out = xp.where(hit, coef, zero)
             if rows:
-                return out, coef_e, te
+                return out, coef, t
             return kit.wrap(out, d, device)
         valid = t != ignore_index
         if lo is not None and lo < 0 and bool(xp.any(valid & (t < 0))):
@@ -577,9 +580,13 @@ def cross_entropy_loss_backward(kit: Kit) -> Kernel:
         n_classes = log_probs._data.shape[-1]
         if lazy_rows and nd == 2 and n_classes > 1 and d in native and grad_output._dtype is d:
             # Note [Lazy cross-entropy backward]
-            G, coef, te = nll(grad_output, log_probs, target, None, reduction, ignore_index, True)
+            G, coef, t = nll(grad_output, log_probs, target, None, reduction, ignore_index, True)
             zero = xp.zeros((), dtype=G.dtype)
-            row_sum = xp.where((te >= 0) & (te < n_classes), coef, zero) + zero  # a column
+            te = xp.expand_dims(t, axis=1)
+            kept = (te >= 0) & (te < n_classes)  # a target with a hit in its row
+            if 0 <= ignore_index < n_classes:
+                kept = kept & (te != ignore_index)
+            row_sum = xp.where(kept, coef, zero) + zero  # a column
             y = log_probs._data
             return kit.wrap(G - exp(y) * row_sum, d, log_probs._device)
         gl = nll(grad_output, log_probs, target, None, reduction, ignore_index)

@@ -37,7 +37,7 @@ from ._functions import (
     check_reduction,
     class_hits,
     floating,
-    lazy_target_count,
+    lazy_pick_and_count,
     nll_target,
 )
 
@@ -61,6 +61,6 @@ __all__ = [
     "check_reduction",
     "class_hits",
     "floating",
-    "lazy_target_count",
+    "lazy_pick_and_count",
     "nll_target",
 ]

@@ -43,9 +43,22 @@ On a lazy backend the (batch, classes) composition ``G - exp(y) * sum(G, 1)`` ne
 either: ``G``'s row is zeros but for ``c[i]`` at the target's class (``nll_loss_backward``,
 Note [Lazy nll_loss] in _nn/_functions.py), and a sum of zeros and one value ``v`` is ``v +
 0.0`` (``v`` itself, but ``+0.0`` for ``-0.0``: the zeros are ``+0.0``) with more than one
-class, or ``0.0`` for a row with no target in range. So the row sum is ``where(in range, c,
-0) + 0``, elementwise, and the result the composition's bits, chunk by chunk with no
-reduction. (On the host the fused path above does better, with no zeros at all.)
+class, or ``0.0`` for a row with no hit (a target out of range, or ignored). So the row sum
+is ``where(hit in the row, c, 0) + 0``, elementwise, and the result the composition's bits,
+chunk by chunk with no reduction; ``c`` is one 0-d coefficient for a ``"mean"`` or ``"sum"``
+loss (``-g / count``, ``-g``), a column for ``"none"``. (On the host the fused path above
+does better, with no zeros at all.)
+
+Note [Lazy threshold_backward]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ReLU's backward, ``where(x <= 0, 0, g)``, is the largest elementwise pass of a training step's
+backward on dask (a (batch, hidden) array, recomputed in each task that reads it: the weight
+gradient's product and the bias gradient's sum). numpy's ``where`` over a mask with no pattern
+costs 4 to 8 times what the mask's integer ops cost (34 ms against 8 ms on 8192 x 256 float32
+here), so on a lazy library whose arrays view their bits (dask's ``view`` is chunk by chunk)
+the kernel drops gradients as the host fast path does, by ANDing their bits with ``drop - 1``
+in the integer dtype of their width: the same bits as the ``where`` (NaN, inf and -0.0 kept
+where they pass, +0.0 where dropped), without ``out=``.
 
 Note [Backward kernel fast paths]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -85,7 +98,7 @@ from ._nn import (
     check_reduction,
     class_hits,
     floating,
-    lazy_target_count,
+    lazy_pick_and_count,
     nll_target,
 )
 from ._pointwise._unary import erfc, erfc_f32
@@ -99,6 +112,10 @@ def fast_floats(kit: Kit) -> frozenset[_dt.dtype]:
     xp = kit.xp
     if not kit.writes_out or getattr(xp.add, "reduce", None) is None:
         return frozenset()
+    return frozenset(d for d in kit.native if d.kind == "f" and kit.accumulate[d] == kit.storage[d])
+
+
+def _native_floats(kit: Kit) -> frozenset[_dt.dtype]:
     return frozenset(d for d in kit.native if d.kind == "f" and kit.accumulate[d] == kit.storage[d])
 
 
@@ -119,6 +136,10 @@ def threshold_backward(kit: Kit) -> Kernel:
     new = kit.new
     ks = kit.keyset
     bits = _bit_views(kit)
+    # a lazy library's arrays (dask's) view their bits too, without ``out=``: the same mask,
+    # elementwise, instead of a ``where`` (numpy's where over an unpredictable mask is 4 to 8
+    # times the cost of the mask's integer ops; Note [Lazy threshold_backward])
+    lazy_bits = _bit_views(kit, lazy=True) if kit.lazy else {}
     subtract, bitwise_and, int8 = xp.subtract, xp.bitwise_and, getattr(xp, "int8", None)
 
     def masked(ga: Any, drop: Any) -> Any:
@@ -140,6 +161,10 @@ def threshold_backward(kit: Kit) -> Kernel:
         drop = xa <= threshold
         if ga.dtype in bits and ga.shape == xa.shape and ga.ndim:
             return kit.wrap(masked(ga, drop), d, g._device)
+        if ga.dtype in lazy_bits and ga.shape == xa.shape and ga.ndim:
+            as_int, as_float = lazy_bits[ga.dtype]
+            mask = subtract(drop.view(int8), 1, dtype=as_int)
+            return kit.wrap(bitwise_and(ga.view(as_int), mask).view(as_float), d, g._device)
         return kit.wrap(xp.where(drop, zeros0[d], ga), d, g._device)
 
     slow = guard("threshold_backward", general, kit.key_name)
@@ -177,15 +202,17 @@ def threshold_backward(kit: Kit) -> Kernel:
     return lowers(kit, threshold_backward, lower)
 
 
-def _bit_views(kit: Kit) -> dict[Any, tuple[Any, Any]]:
-    """For the native float array dtypes of ``kit``'s fast paths, where its arrays have numpy's
+def _bit_views(kit: Kit, lazy: bool = False) -> dict[Any, tuple[Any, Any]]:
+    """For the native float array dtypes of ``kit``'s fast paths (with ``lazy``, its native
+    floating dtypes computed and accumulated as stored), where its arrays have numpy's
     ``view``: the float dtype -> (the integer dtype of its width, itself)."""
     xp = kit.xp
-    if not fast_floats(kit) or not hasattr(xp.asarray(0.0), "view"):
+    floats = _native_floats(kit) if lazy else fast_floats(kit)
+    if not floats or not hasattr(xp.asarray(0.0), "view"):
         return {}
     ints = {4: getattr(xp, "int32", None), 8: getattr(xp, "int64", None)}
     out: dict[Any, tuple[Any, Any]] = {}
-    for d in fast_floats(kit):
+    for d in floats:
         xd = kit.storage[d]
         width = xp.empty(0, dtype=xd).itemsize
         if ints.get(width) is not None and getattr(xp, "int8", None) is not None:
@@ -377,21 +404,22 @@ def _nll_loss_backward_general(kit: Kit) -> Kernel:
             kit.put(out, (rows, t), -(g / shape[0] if reduction == "mean" else g))
             return kit.wrap(out, d, device)
         if kit.lazy and weight is None and len(shape) == 2:
-            # Note [Lazy nll_loss]: each target's coefficient computed as a column, from the
-            # targets as class_hits compares them (no reshape of a coefficient vector)
-            te = xp.expand_dims(t, axis=1)
-            valid_e = te != ignore_index
+            # Note [Lazy nll_loss]: the targets' classes as class_hits compares them, with the
+            # count of the forward's reduction (the same tasks), no reshape of a coefficient
+            # vector; an ignored target has no hit, so its row is zeros
             zero = xp.zeros((), dtype=acc)
             if reduction == "mean":
-                scale = g / lazy_target_count(kit, t, ignore_index, n_classes, acc)
+                x = kit.cast(self._data, acc)
+                scale = g / lazy_pick_and_count(kit, x, t, ignore_index, n_classes)[1]
             else:
                 scale = xp.expand_dims(g, axis=1) if reduction == "none" else g
             with kit.quiet():  # "mean" with a zero total weight divides by zero, as PyTorch
                 # -weight * scale with every weight 1: -scale, exactly
-                coef_e = xp.where(valid_e, -scale, zero)
-            out = xp.where(class_hits(kit, t, n_classes, 2), coef_e, zero)
+                coef = -scale
+            hit = class_hits(kit, t, n_classes, 2, ignore_index, backward=True)
+            out = xp.where(hit, coef, zero)
             if rows:
-                return out, coef_e, te
+                return out, coef, t
             return kit.wrap(out, d, device)
         valid = t != ignore_index
         if lo is not None and lo < 0 and bool(xp.any(valid & (t < 0))):
@@ -581,9 +609,13 @@ def cross_entropy_loss_backward(kit: Kit) -> Kernel:
         n_classes = log_probs._data.shape[-1]
         if lazy_rows and nd == 2 and n_classes > 1 and d in native and grad_output._dtype is d:
             # Note [Lazy cross-entropy backward]
-            G, coef, te = nll(grad_output, log_probs, target, None, reduction, ignore_index, True)
+            G, coef, t = nll(grad_output, log_probs, target, None, reduction, ignore_index, True)
             zero = xp.zeros((), dtype=G.dtype)
-            row_sum = xp.where((te >= 0) & (te < n_classes), coef, zero) + zero  # a column
+            te = xp.expand_dims(t, axis=1)
+            kept = (te >= 0) & (te < n_classes)  # a target with a hit in its row
+            if 0 <= ignore_index < n_classes:
+                kept = kept & (te != ignore_index)
+            row_sum = xp.where(kept, coef, zero) + zero  # a column
             y = log_probs._data
             return kit.wrap(G - exp(y) * row_sum, d, log_probs._device)
         gl = nll(grad_output, log_probs, target, None, reduction, ignore_index)

@@ -38,7 +38,7 @@ from ._functions import (
     check_reduction,
     class_hits,
     floating,
-    lazy_target_count,
+    lazy_pick_and_count,
     nll_target,
 )
 
@@ -62,6 +62,6 @@ __all__ = [
     "check_reduction",
     "class_hits",
     "floating",
-    "lazy_target_count",
+    "lazy_pick_and_count",
     "nll_target",
 ]

@@ -21,15 +21,29 @@ Note [Lazy nll_loss]
 ~~~~~~~~~~~~~~~~~~~~
 On a lazy backend (dask) nll_loss and its backward compare each target with every class,
 ``class_hits``: the loss picks ``sum(where(hit, x, 0), 1)`` (the target's log-probability,
-exactly: the other terms are zeros), the backward writes ``where(hit, coef, 0)``. Both write
-``hit`` the same way from the same target, so dask names its tasks the same and a training
-step's graph computes it once for the forward and the backward; the picking needs no gather
-(which would regroup the chunks), and the backward of ``cross_entropy`` needs no row sum
-(Note [Lazy cross-entropy backward] in _backward.py). Without weights, a ``"mean"`` or
-``"sum"`` loss is one sum over every element (no row sums), and the divisor, the count of
-targets not ignored (``lazy_target_count``), is shared with the backward the same way. A target
-out of range hits no class: the count, so the loss and a ``"mean"`` gradient, is NaN
-(docs/dask.md: PyTorch raises).
+exactly: the other terms are zeros), the backward writes ``where(hit, coef, 0)``. The picking
+needs no gather (which would regroup the chunks), and the backward of ``cross_entropy`` needs
+no row sum (Note [Lazy cross-entropy backward] in _backward.py). The forward and the backward
+write the comparison the other way round from each other (``t == classes``, ``classes == t``),
+so dask names them apart: each is fused into the tasks that use it (a comparison of a chunk's
+targets with the classes costs less than a task), where one comparison shared by both was a
+layer of its own, 8 more tasks in a step of 8 chunks, that dask's fusion does not inline into
+tasks that also depend on the forward's sum.
+
+Without weights, a ``"mean"`` or ``"sum"`` loss is one sum over every element (no row sums),
+and the ``"mean"`` divisor, the count of targets not ignored, comes from the same reduction
+(``lazy_pick_and_count``): the sum is over ``where(hit, x + 1j, miss)``, whose real part picks
+the targets' log-probabilities and whose imaginary part counts the hits, one per target in
+range. A complex sum adds the real and the imaginary parts apart (IEEE addition is
+componentwise), so both are the float sums they stand for, in the input's precision as
+PyTorch's total weight; an ignored target hits nothing and counts nothing (an ``ignore_index``
+that is a class has its column masked). PyTorch divides by a count, not the batch size, so the
+count is needed whenever a target may equal ``ignore_index``, which is a value; as its own
+reduction it cost a column comparison and a sum, 23 tasks of a 65,536-row, 8-chunk step
+(docs/dask.md). The backward writes the same sum from the same arrays (so dask names it the
+same and the step computes it once) and takes its imaginary part. ``miss`` is 0, or an
+imaginary NaN for a target out of range: it hits no class, and the count, so the loss and a
+``"mean"`` gradient, is NaN (docs/dask.md: PyTorch raises); a ``"sum"`` adds ``count * 0``.
 
 Note [nll_loss fast path]
 ~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -225,13 +239,31 @@ def nll_target(kit: Kit, shape: tuple[int, ...], target: Tensor, device: Any) ->
     return kit.operand(target, _dt.int64, device)
 
 
-def class_hits(kit: Kit, t: Any, n_classes: int, ndim: int) -> Any:
+def class_hits(
+    kit: Kit,
+    t: Any,
+    n_classes: int,
+    ndim: int,
+    ignore_index: int | None = None,
+    *,
+    backward: bool = False,
+) -> Any:
     """Whether each class is each target, along dim 1 of an ``ndim``-D input: ``t[:, None] ==
-    arange(n_classes)`` (bool, the input's shape; no hit for a target out of range). Written
-    the same way by nll_loss and its backward (Note [Lazy nll_loss])."""
+    arange(n_classes)`` (bool, the input's shape; no hit for a target out of range; with
+    ``ignore_index``, none for an ignored target either: an ``ignore_index`` that is a class
+    has its column masked). The ``backward``'s is written the other way round, so that a lazy
+    library names it apart from the forward's (Note [Lazy nll_loss])."""
     xp = kit.xp
-    classes = xp.reshape(xp.arange(n_classes, dtype=t.dtype), (1, n_classes) + (1,) * (ndim - 2))
-    return xp.expand_dims(t, axis=1) == classes
+    classes = xp.arange(n_classes, dtype=t.dtype)
+    masked = ignore_index is not None and 0 <= ignore_index < n_classes
+    kept = classes != ignore_index if masked else None
+    if ndim > 2:  # (classes, 1, ...): broadcast against the targets' column (N, 1, d1, ...)
+        tail = (n_classes,) + (1,) * (ndim - 2)
+        classes = xp.reshape(classes, tail)
+        kept = None if kept is None else xp.reshape(kept, tail)
+    te = xp.expand_dims(t, axis=1)
+    hit = classes == te if backward else te == classes
+    return hit if kept is None else hit & kept
 
 
 def out_of_range(te: Any, ignore_index: int, n_classes: int) -> Any:
@@ -239,16 +271,21 @@ def out_of_range(te: Any, ignore_index: int, n_classes: int) -> Any:
     return (te != ignore_index) & ((te < 0) | (te >= n_classes))
 
 
-def lazy_target_count(kit: Kit, t: Any, ignore_index: int, n_classes: int, dtype: Any) -> Any:
-    """The number of targets not ignored (a ``"mean"`` loss's divisor without weights), NaN
-    when one is out of range (Note [Lazy nll_loss]); computed on the targets as a column (the
-    array ``class_hits`` compares), the same way by nll_loss and its backward, so a graph
-    computes it once."""
+def lazy_pick_and_count(
+    kit: Kit, x: Any, t: Any, ignore_index: int, n_classes: int
+) -> tuple[Any, Any]:
+    """The sum of ``x`` at the targets' classes and the number of targets not ignored (NaN
+    when one is out of range): a ``"mean"`` loss's sum and divisor without weights, in one
+    reduction (Note [Lazy nll_loss]); written the same way by nll_loss and its backward, so a
+    graph computes it once."""
     xp = kit.xp
+    hit = class_hits(kit, t, n_classes, x.ndim, ignore_index)
     te = xp.expand_dims(t, axis=1)
-    nan = xp.asarray(float("nan"), dtype=dtype)
-    valid = kit.cast(te != ignore_index, dtype)
-    return xp.sum(xp.where(out_of_range(te, ignore_index, n_classes), nan, valid))
+    xc = x + 1j  # the real part picks, the imaginary part counts
+    nan = xp.asarray(complex(0.0, float("nan")), dtype=xc.dtype)
+    miss = xp.where(out_of_range(te, ignore_index, n_classes), nan, xp.zeros((), dtype=xc.dtype))
+    total = xp.sum(xp.where(hit, xc, miss))
+    return xp.real(total), xp.imag(total)
 
 
 def check_nll_weight(weight: Tensor, n_classes: int) -> None:
@@ -368,6 +405,15 @@ def nll_loss(kit: Kit) -> Kernel:
         t = nll_target(kit, tuple(int(n) for n in x.shape), target, device)
         batched = x.ndim >= 2
         n_classes = int(x.shape[1] if batched else x.shape[0])
+        if batched and kit.lazy and weight is None and reduction != "none":
+            # Note [Lazy nll_loss]: one sum over every element, no row sums; no value read
+            # (Note [Lazy backends read no values]): a target out of range gives a NaN loss
+            # where PyTorch raises (docs/dask.md)
+            pick, count = lazy_pick_and_count(kit, x, t, ignore_index, n_classes)
+            with kit.quiet():
+                if reduction == "sum":  # NaN when a target is out of range, as the count
+                    return kit.wrap(-pick + count * 0, d, device)
+                return kit.wrap(-pick / count, d, device)
         if weight is not None:
             check_nll_weight(weight, n_classes)
             w = kit.cast(kit.operand(weight, weight._dtype, device), x.dtype)
@@ -386,19 +432,6 @@ def nll_loss(kit: Kit) -> Kernel:
         if batched and kit.lazy:  # Note [Lazy nll_loss]
             hit = class_hits(kit, t, n_classes, x.ndim)
             zero = xp.zeros((), dtype=x.dtype)
-            if weight is None and reduction != "none":
-                # one sum over every element: no row sums
-                if 0 <= ignore_index < n_classes:  # an ignored class's column picks nothing
-                    cols = xp.arange(n_classes, dtype=t.dtype) != ignore_index
-                    hit = hit & xp.reshape(cols, (1, n_classes) + (1,) * (x.ndim - 2))
-                nan = xp.asarray(float("nan"), dtype=x.dtype)
-                total = -xp.sum(xp.where(hit, x, zero))
-                with kit.quiet():
-                    if reduction == "sum":
-                        bad_e = out_of_range(xp.expand_dims(t, axis=1), ignore_index, n_classes)
-                        return kit.wrap(total + xp.sum(xp.where(bad_e, nan, zero)), d, device)
-                    count = lazy_target_count(kit, t, ignore_index, n_classes, x.dtype)
-                    return kit.wrap(total / count, d, device)
             picked = xp.sum(xp.where(hit, x, zero), axis=1)
         elif batched:
             picked = xp.squeeze(kit.take_along_axis(x, xp.expand_dims(safe, axis=1), 1), axis=1)

@@ -331,9 +331,14 @@ def fused_sgd_(kit: Kit, self: list[Tensor], grads: list[Tensor],
     scale = None if grad_scale is None else grad_scale._data
     xp = kit.xp
     ufuncs = getattr(xp.add, "reduce", None) is not None  # numpy, CuPy: ``out=`` arguments
+    lrs: dict[Any, Any] = {}  # the learning rate in each compute dtype, cast once (a graph node
+    # per cast on a lazy backend)
     for i, p in enumerate(self):
         d = p._dtype
         cd = kit.compute[d]
+        lr_cd = lrs.get(cd)
+        if lr_cd is None:
+            lr_cd = lrs[cd] = _scalar(kit, lr, cd)
         P = w.open(p)
         G = kit.as_compute(grads[i], d)
         if scale is not None:
@@ -344,8 +349,7 @@ def fused_sgd_(kit: Kit, self: list[Tensor], grads: list[Tensor],
             G = G + P * weight_decay
         B = w.open(momentum_buffer_list[i]) if momentum != 0 else None
         if ufuncs and P.dtype == G.dtype:
-            _sgd_ufuncs(xp, P, G, B, momentum, dampening, nesterov, is_first_step,
-                        _scalar(kit, lr, cd))  # fmt: skip
+            _sgd_ufuncs(xp, P, G, B, momentum, dampening, nesterov, is_first_step, lr_cd)
             continue
         if B is not None:
             if is_first_step:
@@ -355,7 +359,7 @@ def fused_sgd_(kit: Kit, self: list[Tensor], grads: list[Tensor],
                 B += G * (1 - dampening)
             w.done(momentum_buffer_list[i], B)
             G = G + B * momentum if nesterov else B
-        P -= G * _scalar(kit, lr, cd)
+        P -= G * lr_cd
         w.done(p, P)
     w.flush()
 

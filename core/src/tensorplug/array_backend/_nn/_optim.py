@@ -20,6 +20,7 @@ as in PyTorch.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 from ..._op_errors import OpError, torch_name
@@ -230,7 +231,7 @@ def _adam_small_together(
         a = p._data
         if (
             d not in kit.native
-            or a.size > _SMALL
+            or math.prod(a.shape) > _SMALL
             or grads[i]._dtype is not d
             or exp_avgs[i]._dtype is not d
             or exp_avg_sqs[i]._dtype is not d
@@ -258,7 +259,7 @@ def _adam_small_together(
                      _scalar(kit, step_size, cd))  # fmt: skip
         o = 0
         for i in idx:
-            n = self[i]._data.size
+            n = math.prod(self[i]._data.shape)
             for t, a in ((self, P), (exp_avgs, M), (exp_avg_sqs, V)):
                 dst = t[i]._data
                 xp.copyto(dst, a[o : o + n].reshape(dst.shape))

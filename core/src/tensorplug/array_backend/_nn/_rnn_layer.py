@@ -207,9 +207,9 @@ class _Into:
         xp = kit.xp
         self.writes = kit.writes_out
         for name in ("multiply", "add", "subtract", "exp", "reciprocal", "tanh", "matmul"):
-            setattr(self, name, self._wrap(getattr(xp, name)))
+            setattr(self, name, self._with_out(getattr(xp, name)))
 
-    def _wrap(self, fn: Any) -> Any:
+    def _with_out(self, fn: Any) -> Any:
         if self.writes:
             return fn
 
